@@ -1,0 +1,16 @@
+{
+  "targets": [{
+    "target_name": "xling",
+    "sources": ["native/addon.cc", "native/torch_binding.cc", "native/faiss_binding.cc"],
+    "include_dirs": [
+      "<!(node -p \"require('node-addon-api').include_dir\")",
+      "<!@(node scripts/gyp-flags.cjs include)"
+    ],
+    "libraries": ["<!@(node scripts/gyp-flags.cjs libs)"],
+    "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+    "cflags!": ["-fno-exceptions", "-fno-rtti"],
+    "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
+    "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-O2", "-fopenmp", "-Wno-unused-parameter", "-Wno-deprecated-declarations"],
+    "ldflags": ["-fopenmp"]
+  }]
+}

@@ -1,0 +1,632 @@
+// libtorch binding. Design (like tch-rs, but generic): JS resolves an ATen operator once by
+// name + overload to an integer id, then calls it with plain JS values; arguments are converted
+// by the operator's schema and run through the c10 Dispatcher (so autograd, type promotion and
+// all of ATen's checks apply). Only what the dispatcher cannot express lives here: tensor
+// creation/export, autograd entry points, grad mode, seeds, threads.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/generated/variable_factories.h>
+#include <torch/version.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "common.h"
+
+namespace xling {
+namespace {
+
+// Distinguishes our tensor handles from any other JS external (faiss indexes, user values).
+const napi_type_tag kTensorTag = {0x786c696e67746e73ULL, 0x7465727465727465ULL};
+
+struct Holder {
+  at::Tensor t;
+  int64_t reported = 0;  // bytes reported to V8 via AdjustExternalMemory
+};
+
+std::atomic<int64_t> liveHandles{0};
+std::atomic<int64_t> liveBytes{0};
+
+int64_t storageBytes(const at::Tensor& t) {
+  if (!t.defined() || !t.has_storage()) return 0;
+  // Report each tensor's own element bytes: views over-report, which only makes GC eager.
+  return static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
+}
+
+void releaseHolder(Napi::Env env, Holder* h) {
+  if (h->reported) {
+    Napi::MemoryManagement::AdjustExternalMemory(env, -h->reported);
+    liveBytes -= h->reported;
+    h->reported = 0;
+  }
+  if (h->t.defined()) {
+    h->t = at::Tensor();
+    liveHandles--;
+  }
+}
+
+Napi::Value wrap(Napi::Env env, at::Tensor t) {
+  auto* h = new Holder{std::move(t), 0};
+  if (h->t.defined()) {
+    liveHandles++;
+    h->reported = storageBytes(h->t);
+    if (h->reported) {
+      Napi::MemoryManagement::AdjustExternalMemory(env, h->reported);
+      liveBytes += h->reported;
+    }
+  }
+  auto ext = Napi::External<Holder>::New(env, h, [](Napi::Env env, Holder* p) {
+    releaseHolder(env, p);
+    delete p;
+  });
+  ext.TypeTag(&kTensorTag);
+  return ext;
+}
+
+Holder* holderOf(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsExternal() || !v.As<Napi::External<Holder>>().CheckTypeTag(&kTensorTag))
+    throwJs(env, what + ": expected a Tensor");
+  return v.As<Napi::External<Holder>>().Data();
+}
+
+const at::Tensor& tensorOf(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  Holder* h = holderOf(env, v, what);
+  if (!h->t.defined()) throwJs(env, what + ": tensor was disposed");
+  return h->t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators by schema.
+
+std::mutex opsMutex;
+std::deque<c10::OperatorHandle> ops;  // deque: stable references while growing
+std::unordered_map<std::string, int32_t> opIds;
+
+const c10::OperatorHandle& opById(Napi::Env env, const Napi::Value& v) {
+  int64_t id = toInt(env, v, "op id");
+  std::lock_guard<std::mutex> lock(opsMutex);
+  if (id < 0 || id >= static_cast<int64_t>(ops.size())) throwJs(env, "unknown op id " + std::to_string(id));
+  return ops[id];
+}
+
+std::string argLabel(const c10::OperatorHandle& op, const c10::Argument& a) {
+  return op.schema().name() + (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name()) +
+         ": argument '" + a.name() + "'";
+}
+
+double toDouble(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (v.IsNumber()) return v.As<Napi::Number>().DoubleValue();
+  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1.0 : 0.0;
+  throwJs(env, what + ": expected a number");
+}
+
+c10::IValue toIValue(Napi::Env env, const Napi::Value& v, const c10::TypePtr& type, const std::string& what);
+
+c10::IValue listToIValue(Napi::Env env, const Napi::Value& v, const c10::ListTypePtr& lt, const std::string& what) {
+  const auto& elem = lt->getElementType();
+  auto kind = elem->kind();
+  // int[1] style arguments accept a bare number.
+  if (!v.IsArray()) {
+    if ((kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType) && v.IsNumber())
+      return c10::IValue(std::vector<int64_t>{toInt(env, v, what.c_str())});
+    throwJs(env, what + ": expected an array");
+  }
+  auto arr = v.As<Napi::Array>();
+  uint32_t n = arr.Length();
+  switch (kind) {
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: {
+      std::vector<int64_t> out(n);
+      for (uint32_t i = 0; i < n; i++) out[i] = toInt(env, arr.Get(i), what.c_str());
+      return c10::IValue(out);
+    }
+    case c10::TypeKind::FloatType: {
+      std::vector<double> out(n);
+      for (uint32_t i = 0; i < n; i++) out[i] = toDouble(env, arr.Get(i), what);
+      return c10::IValue(out);
+    }
+    case c10::TypeKind::BoolType: {
+      c10::List<bool> out;
+      for (uint32_t i = 0; i < n; i++) {
+        auto e = arr.Get(i);
+        if (!e.IsBoolean()) throwJs(env, what + ": expected booleans");
+        out.push_back(e.As<Napi::Boolean>().Value());
+      }
+      return c10::IValue(out);
+    }
+    case c10::TypeKind::TensorType: {
+      c10::List<at::Tensor> out;
+      out.reserve(n);
+      for (uint32_t i = 0; i < n; i++) out.push_back(tensorOf(env, arr.Get(i), what + "[" + std::to_string(i) + "]"));
+      return c10::IValue(out);
+    }
+    case c10::TypeKind::OptionalType: {
+      auto inner = elem->castRaw<c10::OptionalType>()->getElementType();
+      if (inner->kind() == c10::TypeKind::TensorType) {
+        c10::List<c10::optional<at::Tensor>> out;
+        for (uint32_t i = 0; i < n; i++) {
+          auto e = arr.Get(i);
+          if (e.IsNull() || e.IsUndefined()) out.push_back(c10::nullopt);
+          else out.push_back(tensorOf(env, e, what + "[" + std::to_string(i) + "]"));
+        }
+        return c10::IValue(out);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  throwJs(env, what + ": unsupported list type " + lt->str());
+}
+
+c10::IValue toIValue(Napi::Env env, const Napi::Value& v, const c10::TypePtr& type, const std::string& what) {
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType:
+      return c10::IValue(tensorOf(env, v, what));
+    case c10::TypeKind::OptionalType:
+      if (v.IsNull() || v.IsUndefined()) return c10::IValue();
+      return toIValue(env, v, type->castRaw<c10::OptionalType>()->getElementType(), what);
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType:
+      return c10::IValue(toInt(env, v, what.c_str()));
+    case c10::TypeKind::FloatType:
+      return c10::IValue(toDouble(env, v, what));
+    case c10::TypeKind::BoolType:
+      if (!v.IsBoolean()) throwJs(env, what + ": expected a boolean");
+      return c10::IValue(v.As<Napi::Boolean>().Value());
+    case c10::TypeKind::NumberType:  // Scalar
+      if (v.IsBoolean()) return c10::IValue(c10::Scalar(v.As<Napi::Boolean>().Value()));
+      if (v.IsNumber()) {
+        double d = v.As<Napi::Number>().DoubleValue();
+        if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15)
+          return c10::IValue(c10::Scalar(static_cast<int64_t>(d)));
+        return c10::IValue(c10::Scalar(d));
+      }
+      throwJs(env, what + ": expected a number");
+    case c10::TypeKind::StringType:
+      if (!v.IsString()) throwJs(env, what + ": expected a string");
+      return c10::IValue(v.As<Napi::String>().Utf8Value());
+    case c10::TypeKind::DeviceObjType:
+      if (!v.IsString()) throwJs(env, what + ": expected a device string such as 'cpu' or 'cuda:0'");
+      return c10::IValue(c10::Device(v.As<Napi::String>().Utf8Value()));
+    case c10::TypeKind::ListType:
+      return listToIValue(env, v, type->cast<c10::ListType>(), what);
+    default:
+      throwJs(env, what + ": unsupported argument type " + type->str());
+  }
+}
+
+Napi::Value fromIValue(Napi::Env env, const c10::IValue& v) {
+  if (v.isTensor()) return wrap(env, v.toTensor());
+  if (v.isNone()) return env.Null();
+  if (v.isInt()) return Napi::Number::New(env, static_cast<double>(v.toInt()));
+  if (v.isDouble()) return Napi::Number::New(env, v.toDouble());
+  if (v.isBool()) return Napi::Boolean::New(env, v.toBool());
+  if (v.isScalar()) return Napi::Number::New(env, v.toScalar().toDouble());
+  if (v.isTensorList()) {
+    auto list = v.toTensorList();
+    auto arr = Napi::Array::New(env, list.size());
+    for (size_t i = 0; i < list.size(); i++) arr.Set(i, wrap(env, list.get(i)));
+    return arr;
+  }
+  if (v.isTuple()) {
+    const auto& elems = v.toTupleRef().elements();
+    auto arr = Napi::Array::New(env, elems.size());
+    for (size_t i = 0; i < elems.size(); i++) arr.Set(i, fromIValue(env, elems[i]));
+    return arr;
+  }
+  if (v.isIntList()) {
+    auto list = v.toIntVector();
+    auto arr = Napi::Array::New(env, list.size());
+    for (size_t i = 0; i < list.size(); i++) arr.Set(i, Napi::Number::New(env, static_cast<double>(list[i])));
+    return arr;
+  }
+  if (v.isString()) return Napi::String::New(env, v.toStringRef());
+  throwJs(env, "unsupported return type " + v.tagKind());
+}
+
+// Builds the dispatcher stack from JS arguments, filling defaults from the schema.
+std::vector<c10::IValue> buildStack(Napi::Env env, const c10::OperatorHandle& op, const Napi::Value& argsV) {
+  if (!argsV.IsArray()) throwJs(env, op.schema().name() + ": arguments must be an array");
+  auto args = argsV.As<Napi::Array>();
+  const auto& schema = op.schema();
+  const auto& formals = schema.arguments();
+  if (args.Length() > formals.size())
+    throwJs(env, schema.name() + ": too many arguments (" + std::to_string(args.Length()) + " > " +
+                     std::to_string(formals.size()) + ")");
+  std::vector<c10::IValue> stack;
+  stack.reserve(formals.size());
+  for (size_t i = 0; i < formals.size(); i++) {
+    const auto& a = formals[i];
+    Napi::Value v = i < args.Length() ? args.Get(static_cast<uint32_t>(i)) : env.Undefined();
+    if (v.IsUndefined()) {
+      if (a.default_value()) {
+        stack.push_back(*a.default_value());
+        continue;
+      }
+      if (a.type()->kind() != c10::TypeKind::OptionalType) throwJs(env, argLabel(op, a) + " is required");
+    }
+    stack.push_back(toIValue(env, v, a.type(), argLabel(op, a)));
+  }
+  return stack;
+}
+
+Napi::Value stackToJs(Napi::Env env, const std::vector<c10::IValue>& stack) {
+  if (stack.empty()) return env.Undefined();
+  if (stack.size() == 1) return fromIValue(env, stack[0]);
+  auto arr = Napi::Array::New(env, stack.size());
+  for (size_t i = 0; i < stack.size(); i++) arr.Set(i, fromIValue(env, stack[i]));
+  return arr;
+}
+
+// op(name, overload) -> id
+XL_FN(OpLookup) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "op");
+    if (!info[0].IsString() || !info[1].IsString()) throwJs(env, "op: name and overload must be strings");
+    std::string name = info[0].As<Napi::String>().Utf8Value();
+    std::string overload = info[1].As<Napi::String>().Utf8Value();
+    std::string key = name + "." + overload;
+    std::lock_guard<std::mutex> lock(opsMutex);
+    auto it = opIds.find(key);
+    if (it != opIds.end()) return Napi::Number::New(env, it->second);
+    auto handle = c10::Dispatcher::singleton().findSchema({name, overload});
+    if (!handle) throwJs(env, "no ATen operator " + name + (overload.empty() ? "" : "." + overload));
+    ops.push_back(*handle);
+    int32_t id = static_cast<int32_t>(ops.size() - 1);
+    opIds[key] = id;
+    return Napi::Number::New(env, id);
+  });
+}
+
+XL_FN(OpSchema) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "opSchema");
+    std::stringstream ss;
+    ss << opById(info.Env(), info[0]).schema();
+    return Napi::String::New(info.Env(), ss.str());
+  });
+}
+
+// call(id, args[], discard?) -> result (Tensor | Tensor[] | number | boolean | null)
+XL_FN(Call) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "call");
+    const auto& op = opById(env, info[0]);
+    auto stack = buildStack(env, op, info[1]);
+    op.callBoxed(&stack);
+    if (info.Length() > 2 && info[2].ToBoolean().Value()) return env.Undefined();
+    return stackToJs(env, stack);
+  });
+}
+
+// Runs one operator on a libuv worker thread in no-grad mode (for servers).
+class CallWorker : public Napi::AsyncWorker {
+ public:
+  CallWorker(Napi::Env env, c10::OperatorHandle op, std::vector<c10::IValue> stack)
+      : Napi::AsyncWorker(env), op_(std::move(op)), stack_(std::move(stack)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      at::init_num_threads();
+      at::NoGradGuard noGrad;
+      op_.callBoxed(&stack_);
+    } catch (const std::exception& e) {
+      SetError(nativeMessage(e));
+    } catch (...) {
+      SetError("xling native: unknown C++ exception");
+    }
+  }
+  void OnOK() override {
+    try {
+      deferred_.Resolve(stackToJs(Env(), stack_));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+    stack_.clear();
+  }
+  void OnError(const Napi::Error& e) override {
+    stack_.clear();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  c10::OperatorHandle op_;
+  std::vector<c10::IValue> stack_;
+  Napi::Promise::Deferred deferred_;
+};
+
+XL_FN(CallAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "callAsync");
+    const auto& op = opById(env, info[0]);
+    auto stack = buildStack(env, op, info[1]);
+    auto* w = new CallWorker(env, op, std::move(stack));
+    auto p = w->promise();
+    w->Queue();
+    return p;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation and export.
+
+std::vector<int64_t> shapeOf(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsArray()) throwJs(env, "shape: expected an array of integers");
+  auto arr = v.As<Napi::Array>();
+  std::vector<int64_t> shape(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    shape[i] = toInt(env, arr.Get(i), "shape");
+    if (shape[i] < 0) throwJs(env, "shape: negative dimension " + std::to_string(shape[i]));
+  }
+  return shape;
+}
+
+at::ScalarType dtypeOf(Napi::Env env, const Napi::Value& v) {
+  int64_t code = toInt(env, v, "dtype");
+  switch (static_cast<at::ScalarType>(code)) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16:
+    case at::kLong: case at::kInt: case at::kShort: case at::kByte: case at::kChar: case at::kBool:
+      return static_cast<at::ScalarType>(code);
+    default:
+      throwJs(env, "unsupported dtype code " + std::to_string(code));
+  }
+}
+
+// fromBuffer(typedArrayOrBuffer, shape, dtype) -> Tensor (copies the bytes)
+XL_FN(FromBuffer) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "fromBuffer");
+    const uint8_t* data = nullptr;
+    size_t bytes = 0;
+    if (info[0].IsTypedArray()) {
+      auto ta = info[0].As<Napi::TypedArray>();
+      data = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+      bytes = ta.ByteLength();
+    } else if (info[0].IsBuffer()) {
+      auto b = info[0].As<Napi::Buffer<uint8_t>>();
+      data = b.Data();
+      bytes = b.Length();
+    } else if (info[0].IsArrayBuffer()) {
+      auto b = info[0].As<Napi::ArrayBuffer>();
+      data = static_cast<const uint8_t*>(b.Data());
+      bytes = b.ByteLength();
+    } else {
+      throwJs(env, "fromBuffer: expected a typed array or buffer");
+    }
+    auto shape = shapeOf(env, info[1]);
+    auto dtype = dtypeOf(env, info[2]);
+    auto t = at::empty(shape, at::TensorOptions().dtype(dtype));
+    size_t need = static_cast<size_t>(t.numel()) * t.element_size();
+    if (need != bytes)
+      throwJs(env, "fromBuffer: data has " + std::to_string(bytes) + " bytes but shape needs " + std::to_string(need));
+    if (need) std::memcpy(t.data_ptr(), data, need);
+    return wrap(env, t);
+  });
+}
+
+// toBuffer(t) -> ArrayBuffer with the tensor's elements in row-major order (copied to CPU).
+XL_FN(ToBuffer) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "toBuffer");
+    auto t = tensorOf(env, info[0], "toBuffer").detach().to(at::kCPU).contiguous();
+    size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+    auto buf = Napi::ArrayBuffer::New(env, bytes);
+    if (bytes) std::memcpy(buf.Data(), t.data_ptr(), bytes);
+    return buf;
+  });
+}
+
+// copyInto(t, typedArray): writes the tensor's elements into an existing typed array.
+XL_FN(CopyInto) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "copyInto");
+    auto t = tensorOf(env, info[0], "copyInto").detach().to(at::kCPU).contiguous();
+    if (!info[1].IsTypedArray()) throwJs(env, "copyInto: expected a typed array");
+    auto ta = info[1].As<Napi::TypedArray>();
+    size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+    if (ta.ByteLength() != bytes)
+      throwJs(env, "copyInto: target has " + std::to_string(ta.ByteLength()) + " bytes, tensor has " + std::to_string(bytes));
+    if (bytes) std::memcpy(static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset(), t.data_ptr(), bytes);
+    return env.Undefined();
+  });
+}
+
+// meta(t) -> [dtypeCode, device, requiresGrad, isLeaf, ...shape]
+XL_FN(Meta) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "meta");
+    const auto& t = tensorOf(env, info[0], "meta");
+    auto arr = Napi::Array::New(env, 4 + t.dim());
+    arr.Set(0u, Napi::Number::New(env, static_cast<int>(t.scalar_type())));
+    arr.Set(1u, Napi::String::New(env, t.device().str()));
+    arr.Set(2u, Napi::Boolean::New(env, t.requires_grad()));
+    arr.Set(3u, Napi::Boolean::New(env, t.is_leaf()));
+    for (int64_t i = 0; i < t.dim(); i++) arr.Set(static_cast<uint32_t>(4 + i), Napi::Number::New(env, static_cast<double>(t.size(i))));
+    return arr;
+  });
+}
+
+XL_FN(Shape) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "shape");
+    const auto& t = tensorOf(env, info[0], "shape");
+    auto arr = Napi::Array::New(env, t.dim());
+    for (int64_t i = 0; i < t.dim(); i++) arr.Set(static_cast<uint32_t>(i), Napi::Number::New(env, static_cast<double>(t.size(i))));
+    return arr;
+  });
+}
+
+XL_FN(Item) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "item");
+    const auto& t = tensorOf(env, info[0], "item");
+    if (t.numel() != 1) throwJs(env, "item: tensor has " + std::to_string(t.numel()) + " elements, expected 1");
+    auto s = t.item();
+    if (s.isBoolean()) return Napi::Boolean::New(env, s.toBool());
+    return Napi::Number::New(env, s.toDouble());
+  });
+}
+
+XL_FN(Dispose) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "dispose");
+    releaseHolder(info.Env(), holderOf(info.Env(), info[0], "dispose"));
+    return info.Env().Undefined();
+  });
+}
+
+XL_FN(IsDisposed) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "isDisposed");
+    return Napi::Boolean::New(info.Env(), !holderOf(info.Env(), info[0], "isDisposed")->t.defined());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autograd.
+
+XL_FN(SetRequiresGrad) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "setRequiresGrad");
+    auto t = tensorOf(env, info[0], "setRequiresGrad");
+    t.set_requires_grad(info[1].ToBoolean().Value());
+    return env.Undefined();
+  });
+}
+
+XL_FN(Grad) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "grad");
+    const auto& g = tensorOf(env, info[0], "grad").grad();
+    if (!g.defined()) return env.Null();
+    return wrap(env, g);
+  });
+}
+
+// setGrad(t, g | null): replaces (or clears) the accumulated gradient.
+XL_FN(SetGrad) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "setGrad");
+    auto t = tensorOf(env, info[0], "setGrad");
+    if (info[1].IsNull() || info[1].IsUndefined()) t.mutable_grad().reset();
+    else t.mutable_grad() = tensorOf(env, info[1], "setGrad(grad)");
+    return env.Undefined();
+  });
+}
+
+// backward(t, grad | null, retainGraph)
+XL_FN(Backward) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "backward");
+    const auto& t = tensorOf(env, info[0], "backward");
+    at::Tensor g;
+    if (info.Length() > 1 && !info[1].IsNull() && !info[1].IsUndefined()) g = tensorOf(env, info[1], "backward(grad)");
+    bool retain = info.Length() > 2 && info[2].ToBoolean().Value();
+    if (!t.requires_grad()) throwJs(env, "backward: tensor does not require grad (was it computed in a no-grad scope?)");
+    if (!g.defined() && t.numel() != 1) throwJs(env, "backward: a gradient is needed for a non-scalar output");
+    t.backward(g, retain);
+    return env.Undefined();
+  });
+}
+
+// setGradEnabled(bool) -> previous
+XL_FN(SetGradEnabled) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "setGradEnabled");
+    bool prev = at::GradMode::is_enabled();
+    at::GradMode::set_enabled(info[0].ToBoolean().Value());
+    return Napi::Boolean::New(info.Env(), prev);
+  });
+}
+
+XL_FN(IsGradEnabled) { return Napi::Boolean::New(info.Env(), at::GradMode::is_enabled()); }
+
+// ---------------------------------------------------------------------------------------------
+// Runtime.
+
+XL_FN(ManualSeed) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "manualSeed");
+    int64_t seed = toInt(info.Env(), info[0], "manualSeed");
+    at::manual_seed(static_cast<uint64_t>(seed));
+    return info.Env().Undefined();
+  });
+}
+
+XL_FN(SetNumThreads) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    expectArgs(info, 1, "setNumThreads");
+    int64_t n = toInt(info.Env(), info[0], "setNumThreads");
+    if (n < 1) throwJs(info.Env(), "setNumThreads: need at least 1 thread");
+    at::set_num_threads(static_cast<int>(n));
+    return info.Env().Undefined();
+  });
+}
+
+XL_FN(GetNumThreads) { return Napi::Number::New(info.Env(), at::get_num_threads()); }
+XL_FN(HasCuda) { return Napi::Boolean::New(info.Env(), at::hasCUDA()); }
+
+XL_FN(MemoryStats) {
+  auto env = info.Env();
+  auto o = Napi::Object::New(env);
+  o.Set("handles", Napi::Number::New(env, static_cast<double>(liveHandles.load())));
+  o.Set("bytes", Napi::Number::New(env, static_cast<double>(liveBytes.load())));
+  return o;
+}
+
+XL_FN(Version) { return Napi::String::New(info.Env(), TORCH_VERSION); }
+
+}  // namespace
+
+void initTorch(Napi::Env env, Napi::Object exports) {
+  auto torch = Napi::Object::New(env);
+#define REG(name, fn) torch.Set(name, Napi::Function::New(env, fn, name))
+  REG("op", OpLookup);
+  REG("opSchema", OpSchema);
+  REG("call", Call);
+  REG("callAsync", CallAsync);
+  REG("fromBuffer", FromBuffer);
+  REG("toBuffer", ToBuffer);
+  REG("copyInto", CopyInto);
+  REG("meta", Meta);
+  REG("shape", Shape);
+  REG("item", Item);
+  REG("dispose", Dispose);
+  REG("isDisposed", IsDisposed);
+  REG("setRequiresGrad", SetRequiresGrad);
+  REG("grad", Grad);
+  REG("setGrad", SetGrad);
+  REG("backward", Backward);
+  REG("setGradEnabled", SetGradEnabled);
+  REG("isGradEnabled", IsGradEnabled);
+  REG("manualSeed", ManualSeed);
+  REG("setNumThreads", SetNumThreads);
+  REG("getNumThreads", GetNumThreads);
+  REG("hasCuda", HasCuda);
+  REG("memoryStats", MemoryStats);
+  REG("version", Version);
+#undef REG
+  exports.Set("torch", torch);
+}
+
+}  // namespace xling

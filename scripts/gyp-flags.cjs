@@ -1,0 +1,48 @@
+// Computes compiler/linker flags for binding.gyp. Debian's multiarch libtorch/faiss by default;
+// LIBTORCH (an unpacked libtorch distribution, cxx11 ABI) and FAISS_HOME (an install prefix)
+// override them, the way tch-rs does.
+const fs = require('fs');
+const path = require('path');
+const { execSync } = require('child_process');
+
+function multiarch() {
+  try { return execSync('gcc -print-multiarch', { encoding: 'utf8' }).trim() || 'x86_64-linux-gnu'; }
+  catch { return 'x86_64-linux-gnu'; }
+}
+const libdir = `/usr/lib/${multiarch()}`;
+const torch = process.env.LIBTORCH;
+const faiss = process.env.FAISS_HOME;
+
+function includes() {
+  const out = [];
+  if (torch) out.push(`${torch}/include`, `${torch}/include/torch/csrc/api/include`);
+  else out.push('/usr/include/torch/csrc/api/include');
+  if (faiss) out.push(`${faiss}/include`);
+  return out;
+}
+
+function libs() {
+  const out = [];
+  // faiss: prefer the static archive (Debian ships only libfaiss.a), fall back to a shared lib.
+  const faissLib = faiss ? [`${faiss}/lib`, `${faiss}/lib64`] : [libdir];
+  let faissFound = false;
+  for (const d of faissLib) {
+    if (fs.existsSync(path.join(d, 'libfaiss.a'))) { out.push(path.join(d, 'libfaiss.a')); faissFound = true; break; }
+    if (fs.existsSync(path.join(d, 'libfaiss.so'))) { out.push(`-L${d}`, `-Wl,-rpath,${d}`, '-lfaiss'); faissFound = true; break; }
+  }
+  if (!faissFound) throw new Error(`libfaiss not found in ${faissLib.join(', ')} (install libfaiss-dev or set FAISS_HOME)`);
+  if (torch) {
+    const tl = `${torch}/lib`;
+    out.push(`-L${tl}`, `-Wl,-rpath,${tl}`);
+    if (fs.existsSync(path.join(tl, 'libtorch_cuda.so'))) out.push('-Wl,--no-as-needed', '-ltorch_cuda', '-lc10_cuda', '-Wl,--as-needed');
+  } else if (!fs.existsSync(path.join(libdir, 'libtorch.so'))) {
+    throw new Error(`libtorch not found in ${libdir} (install libtorch-dev or set LIBTORCH)`);
+  }
+  out.push('-ltorch', '-ltorch_cpu', '-lc10', '-lopenblas', '-lgomp', '-lpthread');
+  return out;
+}
+
+const what = process.argv[2];
+if (what === 'include') console.log(includes().join(' '));
+else if (what === 'libs') console.log(libs().join(' '));
+else { console.error('usage: gyp-flags.cjs include|libs'); process.exit(2); }

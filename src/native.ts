@@ -1,0 +1,34 @@
+// Loads the compiled N-API addon (build/Release/xling.node). All native calls go through here.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type NativeFn = (...args: any[]) => any;
+
+export interface NativeAddon {
+  torch: Record<string, NativeFn>;
+  faiss: Record<string, NativeFn>;
+}
+
+function packageRoot(): string {
+  // dist/src/native.js -> package root is two levels up from dist/src.
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'binding.gyp'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('xling: cannot locate the package root (binding.gyp)');
+}
+
+function load(): NativeAddon {
+  const root = packageRoot();
+  const candidates = [join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')];
+  const path = candidates.find((p) => existsSync(p));
+  if (!path) throw new Error(`xling: native addon not built (looked for ${candidates[0]}); run "npm run build:native"`);
+  const require = createRequire(import.meta.url);
+  return require(path) as NativeAddon;
+}
+
+export const native: NativeAddon = load();
