@@ -1,0 +1,4 @@
+export * from './module.js';
+export * from './layers.js';
+export * from './pooling.js';
+export * from './optim.js';

@@ -1,0 +1,233 @@
+// Layers with PyTorch's parameter names, shapes and default initialisation.
+import { DType } from '../tensor/dtype.js';
+import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, ones, packPaddedSequence, padPackedSequence, zeros } from '../tensor/ops.js';
+import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { Module, ModuleList } from './module.js';
+
+function uniformParam(shape: number[], bound: number, dtype: DType = 'float32'): Tensor {
+  const t = empty(shape, dtype);
+  noGrad(() => t.uniform_(-bound, bound));
+  return t;
+}
+
+export class Linear extends Module {
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+  constructor(readonly inFeatures: number, readonly outFeatures: number, bias = true) {
+    super();
+    // kaiming_uniform(a=sqrt(5)) reduces to U(-1/sqrt(in), 1/sqrt(in)), like the bias.
+    const bound = 1 / Math.sqrt(inFeatures);
+    this.weight = this.param('weight', uniformParam([outFeatures, inFeatures], bound));
+    this.bias = bias ? this.param('bias', uniformParam([outFeatures], bound)) : null;
+  }
+  forward(x: Tensor): Tensor { return linear(x, this.weight, this.bias); }
+}
+
+export class Embedding extends Module {
+  readonly weight: Tensor;
+  constructor(readonly numEmbeddings: number, readonly dim: number, readonly paddingIdx: number | null = null) {
+    super();
+    const w = empty([numEmbeddings, dim]);
+    noGrad(() => {
+      w.normal_(0, 1);
+      if (paddingIdx !== null) tidy(() => w.select(0, paddingIdx).zero_());
+    });
+    this.weight = this.param('weight', w);
+  }
+  forward(ids: Tensor): Tensor { return embedding(this.weight, ids, this.paddingIdx ?? -1); }
+}
+
+export class LayerNorm extends Module {
+  readonly weight: Tensor;
+  readonly bias: Tensor;
+  constructor(readonly dim: number, readonly eps = 1e-5) {
+    super();
+    this.weight = this.param('weight', ones([dim]));
+    this.bias = this.param('bias', zeros([dim]));
+  }
+  forward(x: Tensor): Tensor { return layerNorm(x, [this.dim], this.weight, this.bias, this.eps); }
+}
+
+export class Dropout extends Module {
+  constructor(readonly p = 0.5) { super(); }
+  forward(x: Tensor): Tensor { return dropout(x, this.p, this.training); }
+}
+
+export interface LSTMOptions { numLayers?: number; bidirectional?: boolean; batchFirst?: boolean; dropout?: number }
+
+export interface LSTMOutput {
+  /** [B, T, dirs*H] (batch-first) — padded steps hold paddingValue. */
+  output: Tensor;
+  /** [layers*dirs, B, H] final hidden and cell states (at each sequence's last real step). */
+  h: Tensor;
+  c: Tensor;
+}
+
+/** Multi-layer (bi)LSTM over the fused aten::lstm kernel, with length-aware packing. */
+export class LSTM extends Module {
+  readonly numLayers: number;
+  readonly bidirectional: boolean;
+  readonly batchFirst: boolean;
+  readonly dropout: number;
+  private readonly flat: Tensor[] = [];
+
+  constructor(readonly inputSize: number, readonly hiddenSize: number, o: LSTMOptions = {}) {
+    super();
+    this.numLayers = o.numLayers ?? 1;
+    this.bidirectional = o.bidirectional ?? false;
+    this.batchFirst = o.batchFirst ?? true;
+    this.dropout = o.dropout ?? 0;
+    const dirs = this.bidirectional ? 2 : 1;
+    const bound = 1 / Math.sqrt(hiddenSize);
+    for (let l = 0; l < this.numLayers; l++) {
+      for (let d = 0; d < dirs; d++) {
+        const sfx = `_l${l}${d === 1 ? '_reverse' : ''}`;
+        const inp = l === 0 ? inputSize : hiddenSize * dirs;
+        this.flat.push(
+          this.param(`weight_ih${sfx}`, uniformParam([4 * hiddenSize, inp], bound)),
+          this.param(`weight_hh${sfx}`, uniformParam([4 * hiddenSize, hiddenSize], bound)),
+          this.param(`bias_ih${sfx}`, uniformParam([4 * hiddenSize], bound)),
+          this.param(`bias_hh${sfx}`, uniformParam([4 * hiddenSize], bound)),
+        );
+      }
+    }
+  }
+
+  get outputSize(): number { return this.hiddenSize * (this.bidirectional ? 2 : 1); }
+
+  /**
+   * x: [B, T, I] (batch-first). lengths: the real length of each sequence (padding is then
+   * skipped by packing, so reverse directions start at each sequence's true end).
+   */
+  forward(x: Tensor, opts: { lengths?: ArrayLike<number>; h0?: [Tensor, Tensor]; paddingValue?: number } = {}): LSTMOutput {
+    return tidy(() => {
+      const bf = this.batchFirst;
+      const B = x.size(bf ? 0 : 1), T = x.size(bf ? 1 : 0);
+      const dirs = this.bidirectional ? 2 : 1;
+      const hx: [Tensor, Tensor] = opts.h0 ?? [zeros([this.numLayers * dirs, B, this.hiddenSize]), zeros([this.numLayers * dirs, B, this.hiddenSize])];
+      const o = { numLayers: this.numLayers, bidirectional: this.bidirectional, dropout: this.dropout, train: this.training };
+      const lengths = opts.lengths;
+      if (!lengths || Array.prototype.every.call(lengths, (l: number) => l === T)) {
+        const [output, h, c] = lstm(x, hx, this.flat, { ...o, batchFirst: bf });
+        return { output, h, c };
+      }
+      if (lengths.length !== B) throw new Error(`LSTM: ${lengths.length} lengths for a batch of ${B}`);
+      // Sort by decreasing length (packing needs it), run packed, restore the original order.
+      const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+      const inv = new Array<number>(B);
+      order.forEach((o2, i) => { inv[o2] = i; });
+      for (const l of order) if (!(lengths[l]! >= 1 && lengths[l]! <= T)) throw new Error(`LSTM: length ${lengths[l]} out of range [1, ${T}]`);
+      const orderT = fromArray(BigInt64Array.from(order, BigInt));
+      const invT = fromArray(BigInt64Array.from(inv, BigInt));
+      const sortedLens = fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!)));
+      const xs = x.indexSelect(bf ? 0 : 1, orderT);
+      const h0s: [Tensor, Tensor] = opts.h0 ? [hx[0].indexSelect(1, orderT), hx[1].indexSelect(1, orderT)] : hx;
+      const [data, batchSizes] = packPaddedSequence(xs, sortedLens, bf);
+      const [outData, h, c] = lstmPacked(data, batchSizes, h0s, this.flat, o);
+      const [padded] = padPackedSequence(outData, batchSizes, bf, opts.paddingValue ?? 0, T);
+      return { output: padded.indexSelect(bf ? 0 : 1, invT), h: h.indexSelect(1, invT), c: c.indexSelect(1, invT) };
+    });
+  }
+}
+
+/** Multi-head self-attention (PyTorch nn.MultiheadAttention parameter layout, batch-first). */
+export class MultiheadAttention extends Module {
+  readonly in_proj_weight: Tensor;
+  readonly in_proj_bias: Tensor;
+  readonly out_proj: Linear;
+  readonly headDim: number;
+  constructor(readonly dim: number, readonly numHeads: number, readonly dropout = 0) {
+    super();
+    if (dim % numHeads !== 0) throw new Error(`MultiheadAttention: dim ${dim} not divisible by ${numHeads} heads`);
+    this.headDim = dim / numHeads;
+    // xavier_uniform over the packed [3E, E] matrix, zero biases (as PyTorch).
+    this.in_proj_weight = this.param('in_proj_weight', uniformParam([3 * dim, dim], Math.sqrt(6 / (4 * dim))));
+    this.in_proj_bias = this.param('in_proj_bias', zeros([3 * dim]));
+    this.out_proj = this.module('out_proj', new Linear(dim, dim));
+    noGrad(() => this.out_proj.bias!.zero_());
+  }
+
+  /** x: [B, T, E]; keyPaddingMask: bool [B, T], true = padding (ignored as a key). */
+  forward(x: Tensor, keyPaddingMask?: Tensor | null): Tensor {
+    return tidy(() => {
+      const [B, T, E] = x.shape as [number, number, number];
+      const H = this.numHeads, hd = this.headDim;
+      const [q, k, v] = linear(x, this.in_proj_weight, this.in_proj_bias).chunk(3, -1) as [Tensor, Tensor, Tensor];
+      const heads = (t: Tensor) => t.reshape([B, T, H, hd]).transpose(1, 2).reshape([B * H, T, hd]);
+      const qh = heads(q).mul(1 / Math.sqrt(hd)), kh = heads(k), vh = heads(v);
+      let scores = qh.bmm(kh.transpose(1, 2)); // [B*H, T, T]
+      if (keyPaddingMask) {
+        const m = keyPaddingMask.view([B, 1, 1, T]).expand([B, H, 1, T]).reshape([B * H, 1, T]);
+        scores = scores.maskedFill(m, -Infinity);
+      }
+      const attn = dropout(scores.softmax(-1), this.dropout, this.training);
+      const out = attn.bmm(vh).reshape([B, H, T, hd]).transpose(1, 2).reshape([B, T, E]);
+      return this.out_proj.forward(out);
+    });
+  }
+}
+
+export interface TransformerLayerOptions { dim: number; heads: number; ff?: number; dropout?: number; activation?: 'relu' | 'gelu'; normFirst?: boolean; eps?: number }
+
+/** nn.TransformerEncoderLayer (batch_first), post-norm by default. */
+export class TransformerEncoderLayer extends Module {
+  readonly self_attn: MultiheadAttention;
+  readonly linear1: Linear;
+  readonly linear2: Linear;
+  readonly norm1: LayerNorm;
+  readonly norm2: LayerNorm;
+  readonly p: number;
+  readonly activation: 'relu' | 'gelu';
+  readonly normFirst: boolean;
+  constructor(o: TransformerLayerOptions) {
+    super();
+    const ff = o.ff ?? 4 * o.dim;
+    this.p = o.dropout ?? 0.1;
+    this.activation = o.activation ?? 'relu';
+    this.normFirst = o.normFirst ?? false;
+    this.self_attn = this.module('self_attn', new MultiheadAttention(o.dim, o.heads, this.p));
+    this.linear1 = this.module('linear1', new Linear(o.dim, ff));
+    this.linear2 = this.module('linear2', new Linear(ff, o.dim));
+    this.norm1 = this.module('norm1', new LayerNorm(o.dim, o.eps ?? 1e-5));
+    this.norm2 = this.module('norm2', new LayerNorm(o.dim, o.eps ?? 1e-5));
+  }
+
+  private ffBlock(x: Tensor): Tensor {
+    const h = this.linear1.forward(x);
+    const a = this.activation === 'relu' ? h.relu() : h.gelu();
+    return dropout(this.linear2.forward(dropout(a, this.p, this.training)), this.p, this.training);
+  }
+
+  forward(x: Tensor, keyPaddingMask?: Tensor | null): Tensor {
+    return tidy(() => {
+      const tr = this.training;
+      if (this.normFirst) {
+        const y = x.add(dropout(this.self_attn.forward(this.norm1.forward(x), keyPaddingMask), this.p, tr));
+        return y.add(this.ffBlock(this.norm2.forward(y)));
+      }
+      const y = this.norm1.forward(x.add(dropout(this.self_attn.forward(x, keyPaddingMask), this.p, tr)));
+      return this.norm2.forward(y.add(this.ffBlock(y)));
+    });
+  }
+}
+
+/** A stack of encoder layers named layers.0, layers.1, … (as nn.TransformerEncoder). */
+export class TransformerEncoder extends Module {
+  readonly layers: TransformerEncoderLayer[];
+  constructor(o: TransformerLayerOptions & { numLayers: number }) {
+    super();
+    const list = this.module('layers', new ModuleList<TransformerEncoderLayer>());
+    for (let i = 0; i < o.numLayers; i++) list.append(new TransformerEncoderLayer(o));
+    this.layers = list.items;
+  }
+  forward(x: Tensor, keyPaddingMask?: Tensor | null): Tensor {
+    return tidy(() => {
+      let h = x;
+      for (const l of this.layers) h = l.forward(h, keyPaddingMask);
+      return h;
+    });
+  }
+}
+
+/** Concatenates along the last dim (helper for pooled features). */
+export function concatFeatures(ts: Tensor[]): Tensor { return cat(ts, -1); }

@@ -1,0 +1,4 @@
+export * from './dtype.js';
+export * from './tensor.js';
+export * from './ops.js';
+export * from './gradcheck.js';
