@@ -4,7 +4,7 @@ import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, on
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { Module, ModuleList } from './module.js';
 
-function uniformParam(shape: number[], bound: number, dtype: DType = 'float32'): Tensor {
+function uniformParam(shape: number[], bound: number, dtype?: DType): Tensor {
   const t = empty(shape, dtype);
   noGrad(() => t.uniform_(-bound, bound));
   return t;
