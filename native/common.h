@@ -53,6 +53,9 @@ inline int64_t toInt(Napi::Env env, const Napi::Value& v, const char* what) {
 }
 
 void initTorch(Napi::Env env, Napi::Object exports);
+void installCpuAllocator();
+Napi::Value EmptyCpuCache(const Napi::CallbackInfo& info);
+Napi::Value CpuCacheStats(const Napi::CallbackInfo& info);
 void initFaiss(Napi::Env env, Napi::Object exports);
 
 }  // namespace xling

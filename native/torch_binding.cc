@@ -33,6 +33,18 @@ struct Holder {
 std::atomic<int64_t> liveHandles{0};
 std::atomic<int64_t> liveBytes{0};
 
+std::atomic<uint64_t> maskCounter{0x9e3779b97f4a7c15ULL};
+
+inline uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+
 int64_t storageBytes(const at::Tensor& t) {
   if (!t.defined() || !t.has_storage()) return 0;
   // Report each tensor's own element bytes: views over-report, which only makes GC eager.
@@ -569,6 +581,8 @@ XL_FN(ManualSeed) {
     expectArgs(info, 1, "manualSeed");
     int64_t seed = toInt(info.Env(), info[0], "manualSeed");
     at::manual_seed(static_cast<uint64_t>(seed));
+    uint64_t sm = static_cast<uint64_t>(seed);
+    maskCounter = splitmix64(sm);
     return info.Env().Undefined();
   });
 }
@@ -580,6 +594,50 @@ XL_FN(SetNumThreads) {
     if (n < 1) throwJs(info.Env(), "setNumThreads: need at least 1 thread");
     at::set_num_threads(static_cast<int>(n));
     return info.Env().Undefined();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dropout masks. libtorch 1.13's CPU bernoulli_ draws one number at a time from a locked
+// mt19937 (the costliest op of a Transformer training step here); this fills the inverted-dropout
+// mask (0 or 1/(1-p)) in parallel with a counter-seeded xoshiro256+ per 64K-element block, so the
+// result depends only on the seed, not on the thread count.
+
+// dropoutMask(shape, p, dtypeCode) -> tensor of 0 or 1/(1-p)
+XL_FN(DropoutMask) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "dropoutMask");
+    auto shape = shapeOf(env, info[0]);
+    double p = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : -1;
+    if (!(p >= 0 && p < 1)) throwJs(env, "dropoutMask: p must be in [0, 1)");
+    auto dtype = dtypeOf(env, info[2]);
+    if (dtype != at::kFloat && dtype != at::kDouble) throwJs(env, "dropoutMask: dtype must be float32 or float64");
+    auto out = at::empty(shape, at::TensorOptions().dtype(at::kFloat));
+    const int64_t n = out.numel();
+    float* data = out.data_ptr<float>();
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    // keep when the top 32 bits of a draw are >= threshold
+    const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
+    const uint64_t seed = maskCounter.fetch_add(0x632be59bd9b4e019ULL);
+    constexpr int64_t kBlock = 1 << 16;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    at::parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; b++) {
+        uint64_t sm = seed ^ (static_cast<uint64_t>(b) * 0xd1342543de82ef95ULL);
+        uint64_t s0 = splitmix64(sm), s1 = splitmix64(sm), s2 = splitmix64(sm), s3 = splitmix64(sm);
+        const int64_t end = std::min(n, (b + 1) * kBlock);
+        for (int64_t i = b * kBlock; i < end; i += 2) {
+          const uint64_t r = s0 + s3;
+          const uint64_t t = s1 << 17;
+          s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 45);
+          data[i] = (r >> 32) >= threshold ? scale : 0.f;
+          if (i + 1 < end) data[i + 1] = (r & 0xffffffffULL) >= threshold ? scale : 0.f;
+        }
+      }
+    });
+    if (dtype == at::kDouble) out = out.to(at::kDouble);
+    return wrap(env, out);
   });
 }
 
@@ -599,6 +657,7 @@ XL_FN(Version) { return Napi::String::New(info.Env(), TORCH_VERSION); }
 }  // namespace
 
 void initTorch(Napi::Env env, Napi::Object exports) {
+  installCpuAllocator();
   auto torch = Napi::Object::New(env);
 #define REG(name, fn) torch.Set(name, Napi::Function::New(env, fn, name))
   REG("op", OpLookup);
@@ -625,6 +684,9 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("hasCuda", HasCuda);
   REG("memoryStats", MemoryStats);
   REG("version", Version);
+  REG("emptyCpuCache", EmptyCpuCache);
+  REG("dropoutMask", DropoutMask);
+  REG("cpuCacheStats", CpuCacheStats);
 #undef REG
   exports.Set("torch", torch);
 }

@@ -1,6 +1,7 @@
 // Functional ops over Tensors: creation, joining, neural-network primitives (the ones the
 // models need), each a direct call of the ATen operator of the same name.
 import { DType, dtypeCode } from './dtype.js';
+import { native } from '../native.js';
 import { callOp, opId, Scalar, Shape, Tensor, tidy } from './tensor.js';
 
 const ID = {
@@ -82,11 +83,16 @@ export function mseLoss(a: Tensor, b: Tensor, reduction: Reduction = 'mean'): Te
 export function layerNorm(x: Tensor, normalizedShape: Shape, weight?: Tensor | null, bias?: Tensor | null, eps = 1e-5): Tensor {
   return callOp(ID.layerNorm, [x, normalizedShape, weight ?? null, bias ?? null, eps, false]) as Tensor;
 }
-/** Inverted dropout; identity when !train or p == 0. */
+/** A mask of 0 and 1/(1-p) entries (keep probability 1-p), drawn in parallel; seeded by manualSeed(). */
+export function dropoutMask(shape: Shape, p: number, dtype: DType = defaultFloat): Tensor {
+  return new Tensor(native.torch.dropoutMask(shape, p, dtypeCode(dtype)));
+}
+
+/** Inverted dropout (x * mask / (1-p)); identity when !train or p == 0. */
 export function dropout(x: Tensor, p: number, train: boolean): Tensor {
   if (p < 0 || p >= 1) throw new Error(`dropout: p must be in [0, 1), got ${p}`);
   if (!train || p === 0) return x;
-  return callOp(ID.dropout, [x, p, train]) as Tensor;
+  return tidy(() => x.mul(dropoutMask(x.shape, p, x.dtype === 'float64' ? 'float64' : 'float32')));
 }
 /** Rows of weight [V, E] picked by integer indices of any shape. paddingIdx rows get no gradient. */
 export function embedding(weight: Tensor, indices: Tensor, paddingIdx = -1): Tensor {

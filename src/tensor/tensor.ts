@@ -106,8 +106,29 @@ function wrapResult(r: unknown): unknown {
   return r;
 }
 
+// Optional op-level profile (XLING_PROFILE=1): wall time per ATen operator, printed at exit.
+const profile = process.env.XLING_PROFILE ? new Map<number, { n: number; ms: number }>() : null;
+if (profile) {
+  process.on('exit', () => {
+    const names = new Map([...opIds].map(([k, v]) => [v, k]));
+    const rows = [...profile].sort((a, b) => b[1].ms - a[1].ms).slice(0, 40);
+    const total = [...profile.values()].reduce((a, r) => a + r.ms, 0);
+    process.stderr.write(`op profile (forward + optimizer ops; backward runs inside 'backward'): total ${total.toFixed(0)} ms\n`);
+    for (const [id, r] of rows) process.stderr.write(`${r.ms.toFixed(1).padStart(10)} ms ${String(r.n).padStart(8)}x  ${names.get(id) ?? id}\n`);
+  });
+}
+function profiled(id: number, fn: () => unknown): unknown {
+  const t0 = performance.now();
+  const r = fn();
+  const e = profile!.get(id) ?? { n: 0, ms: 0 };
+  e.n++; e.ms += performance.now() - t0;
+  profile!.set(id, e);
+  return r;
+}
+
 /** Calls an ATen operator with schema-ordered arguments (Tensors, numbers, booleans, arrays, null). */
 export function callOp(id: number, args: unknown[]): unknown {
+  if (profile) return profiled(id, () => wrapResult(T.call(id, args.map(unwrap))));
   return wrapResult(T.call(id, args.map(unwrap)));
 }
 
@@ -118,6 +139,7 @@ export async function callOpAsync(id: number, args: unknown[]): Promise<unknown>
 
 /** Calls an in-place operator and discards its (aliasing) outputs. */
 function callInPlace(id: number, args: unknown[]): void {
+  if (profile) { profiled(id, () => T.call(id, args.map(unwrap), true)); return; }
   T.call(id, args.map(unwrap), true);
 }
 
@@ -191,7 +213,10 @@ export class Tensor {
   get grad(): Tensor | null { const g = T.grad(this.handle); return g ? new Tensor(g) : null; }
   set grad(g: Tensor | null) { T.setGrad(this.handle, g ? g.handle : null); }
   zeroGrad(): void { T.setGrad(this.handle, null); }
-  backward(grad?: Tensor, retainGraph = false): void { T.backward(this.handle, grad ? grad.handle : null, retainGraph); }
+  backward(grad?: Tensor, retainGraph = false): void {
+    if (profile) { profiled(-1, () => T.backward(this.handle, grad ? grad.handle : null, retainGraph)); return; }
+    T.backward(this.handle, grad ? grad.handle : null, retainGraph);
+  }
   detach(): Tensor { return callOp(ID.detach, [this]) as Tensor; }
 
   // ---- data export
@@ -404,3 +429,10 @@ export function noGrad<R>(fn: () => R): R {
   try { return fn(); } finally { T.setGradEnabled(prev); }
 }
 export function isGradEnabled(): boolean { return T.isGradEnabled() as boolean; }
+
+/** Frees the large CPU blocks the caching allocator keeps for reuse. */
+export function emptyCpuCache(): void { T.emptyCpuCache(); }
+/** Bytes held in the CPU block cache, bytes of live cached-class blocks, and the cache limit. */
+export function cpuCacheStats(): { cachedBytes: number; liveLargeBytes: number; limitBytes: number } {
+  return T.cpuCacheStats() as { cachedBytes: number; liveLargeBytes: number; limitBytes: number };
+}

@@ -1,0 +1,27 @@
+// Shared helpers for the side-by-side benchmarks.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const benchRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
+
+/** Runs a Python side script with Debian's python3 (python3-torch / python3-faiss); parses its JSON line. */
+export function runPython(script: string, args: string[]): Record<string, number> {
+  const r = spawnSync('/usr/bin/python3', [join(benchRoot, 'py', script), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`python ${script} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  const line = r.stdout.trim().split('\n').pop()!;
+  return JSON.parse(line) as Record<string, number>;
+}
+
+export function threadsArg(): number {
+  const i = process.argv.indexOf('--threads');
+  return i > 0 ? Number(process.argv[i + 1]) : 2;
+}
+
+export function jsonMode(): boolean { return process.argv.includes('--json'); }
+
+/** Deterministic small PRNG for synthetic batches (identical on both sides via JSON). */
+export function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 4294967296; };
+}

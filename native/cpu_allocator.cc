@@ -1,0 +1,150 @@
+// A caching CPU allocator for libtorch. Training and embedding loops allocate the same large
+// buffers every step; glibc hands such blocks back to the kernel (munmap) and the next step
+// page-faults fresh zeroed memory in (measured: a 2880×384 @ 384×2048 GEMM runs at 196 instead
+// of 300 GFLOPS). Blocks of >= 256 KiB are kept in size-class free lists and reused; the cache
+// is bounded (XLING_CPU_CACHE_MB, default 25% of RAM up to 4 GiB) and can be emptied.
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <sys/sysinfo.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+#include "common.h"
+
+namespace xling {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr size_t kMinCached = 256 << 10;
+
+// Size classes: 8 steps per power of two, so a reused block wastes at most 12.5%.
+size_t roundSize(size_t n) {
+  if (n < kMinCached) return (n + kAlign - 1) & ~(kAlign - 1);
+  size_t p = 1;
+  while ((p << 1) <= n) p <<= 1;
+  size_t step = p / 8;
+  return (n + step - 1) / step * step;
+}
+
+class CachingCPUAllocator final : public c10::Allocator {
+ public:
+  CachingCPUAllocator() {
+    const char* env = std::getenv("XLING_CPU_CACHE_MB");
+    if (env) {
+      limit_ = static_cast<size_t>(std::atoll(env)) << 20;
+    } else {
+      struct sysinfo si {};
+      size_t ram = sysinfo(&si) == 0 ? static_cast<size_t>(si.totalram) * si.mem_unit : (size_t(8) << 30);
+      limit_ = std::min(ram / 4, size_t(4) << 30);
+    }
+  }
+
+  c10::DataPtr allocate(size_t nbytes) const override {
+    void* p = self().take(nbytes);
+    return {p, p, &CachingCPUAllocator::release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &CachingCPUAllocator::release; }
+
+  static CachingCPUAllocator& self() {
+    static CachingCPUAllocator* a = new CachingCPUAllocator();  // never destroyed: tensors may outlive statics
+    return *a;
+  }
+
+  static void release(void* p) {
+    if (p) self().give(p);
+  }
+
+  void emptyCache() {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& kv : free_) std::free(kv.second);
+    free_.clear();
+    cached_ = 0;
+  }
+
+  void stats(size_t& cached, size_t& live, size_t& limit) {
+    std::lock_guard<std::mutex> g(mu_);
+    cached = cached_;
+    live = liveBytes_;
+    limit = limit_;
+  }
+
+ private:
+  void* take(size_t nbytes) {
+    if (nbytes == 0) nbytes = 1;
+    size_t sz = roundSize(nbytes);
+    if (sz >= kMinCached) {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = free_.find(sz);
+      if (it != free_.end()) {
+        void* p = it->second;
+        free_.erase(it);
+        cached_ -= sz;
+        sizes_[p] = sz;
+        liveBytes_ += sz;
+        return p;
+      }
+    }
+    void* p = nullptr;
+    if (posix_memalign(&p, kAlign, sz) != 0 || !p) {
+      emptyCache();  // retry once without the cache
+      if (posix_memalign(&p, kAlign, sz) != 0 || !p) throw std::bad_alloc();
+    }
+    if (sz >= kMinCached) {
+      std::lock_guard<std::mutex> g(mu_);
+      sizes_[p] = sz;
+      liveBytes_ += sz;
+    }
+    return p;
+  }
+
+  void give(void* p) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = sizes_.find(p);
+      if (it != sizes_.end()) {
+        size_t sz = it->second;
+        sizes_.erase(it);
+        liveBytes_ -= sz;
+        if (cached_ + sz <= limit_) {
+          free_.emplace(sz, p);
+          cached_ += sz;
+          return;
+        }
+      }
+    }
+    std::free(p);
+  }
+
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;
+  std::unordered_map<void*, size_t> sizes_;
+  size_t cached_ = 0, liveBytes_ = 0, limit_ = 0;
+};
+
+}  // namespace
+
+void installCpuAllocator() {
+  if (std::getenv("XLING_NO_CPU_CACHE")) return;
+  c10::SetCPUAllocator(&CachingCPUAllocator::self(), /*priority=*/1);
+}
+
+Napi::Value EmptyCpuCache(const Napi::CallbackInfo& info) {
+  CachingCPUAllocator::self().emptyCache();
+  return info.Env().Undefined();
+}
+
+Napi::Value CpuCacheStats(const Napi::CallbackInfo& info) {
+  size_t cached, live, limit;
+  CachingCPUAllocator::self().stats(cached, live, limit);
+  auto o = Napi::Object::New(info.Env());
+  o.Set("cachedBytes", Napi::Number::New(info.Env(), static_cast<double>(cached)));
+  o.Set("liveLargeBytes", Napi::Number::New(info.Env(), static_cast<double>(live)));
+  o.Set("limitBytes", Napi::Number::New(info.Env(), static_cast<double>(limit)));
+  return o;
+}
+
+}  // namespace xling

@@ -1,0 +1,165 @@
+// LASER-style encoder–decoder (Artetxe & Schwenk 2019): a shared BiLSTM encoder whose sentence
+// vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
+// from that vector alone, told the target language by a small language embedding.
+import { Embedding, Linear, LSTM, Module, lastToken } from '../nn/index.js';
+import { crossEntropy, dropout, zeros } from '../tensor/ops.js';
+import { cat, fromArray, Tensor, tidy } from '../tensor/index.js';
+
+export interface LaserConfig {
+  vocabSize: number;
+  padId: number;
+  /** Encoder */
+  embedDim: number;      // 320
+  hidden: number;        // 512 per direction
+  layers: number;        // 1
+  bidirectional: boolean;
+  pooling: 'max' | 'last';
+  /** Decoder */
+  decEmbedDim: number;   // 320
+  decHidden: number;     // 1024
+  langEmbedDim: number;  // 32
+  targetLangs: string[]; // decoder target languages (index = language id)
+  dropout: number;       // on embeddings and the sentence vector
+}
+
+export const LASER_DEFAULTS: Omit<LaserConfig, 'vocabSize' | 'targetLangs'> = {
+  padId: 0, embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max',
+  decEmbedDim: 320, decHidden: 1024, langEmbedDim: 32, dropout: 0,
+};
+
+/** A batch of token ids, right-padded: ids [B, T] int64 plus each row's real length. */
+export interface TokenBatch { ids: Tensor; lengths: number[] }
+
+/** Pads int sequences into a [B, T] int64 tensor. */
+export function padBatch(seqs: ArrayLike<number>[], padId = 0, prefix?: number): TokenBatch {
+  const extra = prefix === undefined ? 0 : 1;
+  const lengths = seqs.map((s) => s.length + extra);
+  const T = Math.max(1, ...lengths);
+  const buf = new BigInt64Array(seqs.length * T).fill(BigInt(padId));
+  seqs.forEach((s, i) => {
+    let o = i * T;
+    if (prefix !== undefined) buf[o++] = BigInt(prefix);
+    for (let j = 0; j < s.length; j++) buf[o + j] = BigInt(s[j]!);
+  });
+  return { ids: fromArray(buf, [seqs.length, T]), lengths };
+}
+
+export class LaserEncoder extends Module {
+  readonly embed: Embedding;
+  readonly lstm: LSTM;
+  constructor(readonly cfg: LaserConfig) {
+    super();
+    this.embed = this.module('embed', new Embedding(cfg.vocabSize, cfg.embedDim, cfg.padId));
+    this.lstm = this.module('lstm', new LSTM(cfg.embedDim, cfg.hidden, { numLayers: cfg.layers, bidirectional: cfg.bidirectional, dropout: cfg.layers > 1 ? cfg.dropout : 0 }));
+  }
+  get dim(): number { return this.lstm.outputSize; }
+
+  /** Sentence vectors [B, dim]. The encoder never sees a language id. */
+  forward(b: TokenBatch): Tensor {
+    return tidy(() => {
+      const x = dropout(this.embed.forward(b.ids), this.cfg.dropout, this.training);
+      if (this.cfg.pooling === 'max') {
+        // Padded steps hold -1e9 so they never win the max (as the reference does).
+        const out = this.lstm.forward(x, { lengths: b.lengths, paddingValue: -1e9 }).output;
+        return out.max(1)[0];
+      }
+      const out = this.lstm.forward(x, { lengths: b.lengths }).output;
+      if (!this.cfg.bidirectional) return lastTokenOf(out, b.lengths);
+      // BiLSTM-last: forward direction's last real step ++ backward direction's first step.
+      const H = this.cfg.hidden;
+      return cat([lastTokenOf(out.narrow(2, 0, H), b.lengths), out.narrow(2, H, H).select(1, 0)], 1);
+    });
+  }
+}
+
+function lastTokenOf(out: Tensor, lengths: number[]): Tensor {
+  const T = out.size(1);
+  const mask = fromArray(Uint8Array.from(lengths.flatMap((l) => Array.from({ length: T }, (_, t) => (t < l ? 1 : 0)))), [lengths.length, T], 'bool');
+  return lastToken(out, mask);
+}
+
+export class LaserDecoder extends Module {
+  readonly embed: Embedding;
+  readonly langEmbed: Embedding;
+  readonly init: Linear;
+  readonly lstm: LSTM;
+  readonly out: Linear;
+  constructor(readonly cfg: LaserConfig, sentDim: number) {
+    super();
+    this.embed = this.module('embed', new Embedding(cfg.vocabSize, cfg.decEmbedDim, cfg.padId));
+    this.langEmbed = this.module('lang_embed', new Embedding(Math.max(1, cfg.targetLangs.length), cfg.langEmbedDim));
+    this.init = this.module('init', new Linear(sentDim, cfg.decHidden));
+    this.lstm = this.module('lstm', new LSTM(cfg.decEmbedDim + sentDim + cfg.langEmbedDim, cfg.decHidden));
+    this.out = this.module('out', new Linear(cfg.decHidden, cfg.vocabSize));
+  }
+
+  /**
+   * Teacher-forced logits over the vocabulary, only at real target positions ([N, V], N = total
+   * target tokens): the projection to the vocabulary is the costliest op, so padding skips it.
+   */
+  forward(sent: Tensor, tgtIn: TokenBatch, lang: Tensor, validIndex: Tensor): Tensor {
+    return tidy(() => {
+      const [B, T] = tgtIn.ids.shape as [number, number];
+      const ctx = cat([sent, this.langEmbed.forward(lang)], 1).unsqueeze(1).expand([B, T, -1]);
+      const h0 = this.init.forward(sent).tanh().unsqueeze(0);
+      const emb = dropout(this.embed.forward(tgtIn.ids), this.cfg.dropout, this.training);
+      const x = cat([emb, ctx], 2);
+      const o = this.lstm.forward(x, { h0: [h0, zeros(h0.shape)] }).output; // [B, T, H]
+      const flat = o.reshape([B * T, -1]).indexSelect(0, validIndex);
+      return this.out.forward(flat);
+    });
+  }
+}
+
+/** Encoder + decoder; loss = cross entropy of the target given the source's sentence vector. */
+export class LaserModel extends Module {
+  readonly encoder: LaserEncoder;
+  readonly decoder: LaserDecoder;
+  constructor(readonly cfg: LaserConfig) {
+    super();
+    this.encoder = this.module('encoder', new LaserEncoder(cfg));
+    this.decoder = this.module('decoder', new LaserDecoder(cfg, this.encoder.dim));
+  }
+
+  /**
+   * Translation loss for one step. src: source batches whose sentence vectors are averaged
+   * (one batch = 1:1; several = the M:1 path). targets: one or more (target ids, target-language
+   * id) for the same sentences (several = the 1:N path); losses are summed.
+   */
+  loss(src: TokenBatch[], targets: { seqs: ArrayLike<number>[]; lang: number }[], bosId: number): Tensor {
+    return tidy(() => {
+      let sent = this.encoder.forward(src[0]!);
+      for (let i = 1; i < src.length; i++) sent = sent.add(this.encoder.forward(src[i]!));
+      if (src.length > 1) sent = sent.div(src.length);
+      sent = dropout(sent, this.cfg.dropout, this.training);
+      let total: Tensor | null = null;
+      for (const t of targets) {
+        const { tgtIn, gold, valid } = teacherForcing(t.seqs, this.cfg.padId, bosId);
+        const langT = fromArray(new BigInt64Array(t.seqs.length).fill(BigInt(t.lang)));
+        const logits = this.decoder.forward(sent, tgtIn, langT, valid);
+        const l = crossEntropy(logits, gold);
+        total = total ? total.add(l) : l;
+      }
+      return total!;
+    });
+  }
+}
+
+/** Decoder input (BOS + target[:-1]), gold tokens at real positions, and their flat indices. */
+export function teacherForcing(seqs: ArrayLike<number>[], padId: number, bosId: number): { tgtIn: TokenBatch; gold: Tensor; valid: Tensor } {
+  const B = seqs.length;
+  const T = Math.max(1, ...seqs.map((s) => s.length));
+  const ins: number[][] = [];
+  const gold: bigint[] = [];
+  const valid: bigint[] = [];
+  seqs.forEach((s, i) => {
+    const inp = [bosId];
+    for (let j = 0; j + 1 < s.length; j++) inp.push(s[j]!);
+    ins.push(inp);
+    for (let j = 0; j < s.length; j++) { gold.push(BigInt(s[j]!)); valid.push(BigInt(i * T + j)); }
+  });
+  const tgtIn = padBatch(ins, padId);
+  if (tgtIn.ids.size(1) !== T) throw new Error('teacherForcing: inconsistent lengths');
+  void B;
+  return { tgtIn, gold: fromArray(BigInt64Array.from(gold)), valid: fromArray(BigInt64Array.from(valid)) };
+}
