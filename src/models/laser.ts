@@ -126,7 +126,7 @@ export class LaserModel extends Module {
    * (one batch = 1:1; several = the M:1 path). targets: one or more (target ids, target-language
    * id) for the same sentences (several = the 1:N path); losses are summed.
    */
-  loss(src: TokenBatch[], targets: { seqs: ArrayLike<number>[]; lang: number }[], bosId: number): Tensor {
+  loss(src: TokenBatch[], targets: { seqs: ArrayLike<number>[]; lang: number | ArrayLike<number> }[], bosId: number): Tensor {
     return tidy(() => {
       let sent = this.encoder.forward(src[0]!);
       for (let i = 1; i < src.length; i++) sent = sent.add(this.encoder.forward(src[i]!));
@@ -135,7 +135,9 @@ export class LaserModel extends Module {
       let total: Tensor | null = null;
       for (const t of targets) {
         const { tgtIn, gold, valid } = teacherForcing(t.seqs, this.cfg.padId, bosId);
-        const langT = fromArray(new BigInt64Array(t.seqs.length).fill(BigInt(t.lang)));
+        const langT = typeof t.lang === 'number'
+          ? fromArray(new BigInt64Array(t.seqs.length).fill(BigInt(t.lang)))
+          : fromArray(BigInt64Array.from(Array.from(t.lang), (v) => BigInt(v)));
         const logits = this.decoder.forward(sent, tgtIn, langT, valid);
         const l = crossEntropy(logits, gold);
         total = total ? total.add(l) : l;

@@ -1,0 +1,23 @@
+// A CLI subcommand: its argument spec (also its --help) and what it runs.
+import { CommandSpec, formatHelp, parseArgs, ParsedArgs, UsageError } from '../util/args.js';
+
+export interface CliCommand {
+  /** Words after `xling`, e.g. ['eval', 'xsim']. */
+  path: string[];
+  spec: CommandSpec;
+  run(argv: string[]): Promise<void>;
+}
+
+/** Builds a command whose run() parses argv by spec (printing --help when asked). */
+export function command<const S extends CommandSpec>(path: string[], spec: S, run: (a: ParsedArgs<S>) => Promise<void>): CliCommand {
+  return {
+    path, spec,
+    async run(argv) {
+      const a = parseArgs(spec, argv);
+      if (a.help) { process.stdout.write(formatHelp(spec) + '\n'); return; }
+      await run(a);
+    },
+  };
+}
+
+export function usage(msg: string): never { throw new UsageError(msg); }

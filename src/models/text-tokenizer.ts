@@ -1,0 +1,10 @@
+// What models need from a tokenizer (implemented by src/text/tokenizer.ts).
+export interface TextTokenizer {
+  readonly vocabSize: number;
+  readonly padId: number;
+  readonly unkId: number;
+  readonly bosId: number;
+  readonly eosId: number;
+  /** Normalised, tokenised ids ending with EOS, at most maxLen ids. */
+  encode(s: string): Int32Array;
+}

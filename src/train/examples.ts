@@ -1,0 +1,123 @@
+// Training examples from an N-way parallel corpus, following the configured paths, and a
+// deterministic, resumable batch stream (length-sorted chunks as LASER does, shuffled batches).
+import { Rng } from '../util/rng.js';
+import { PathConfig } from './config.js';
+
+/** Token ids of every cell: ids.get(lang)[row] (undefined when the row has no such cell). */
+export type EncodedCorpus = { langs: string[]; rows: number; ids: Map<string, (Int32Array | undefined)[]> };
+
+export interface Example {
+  kind: PathConfig['kind'];
+  row: number;
+  src: string[];   // one source language, or several (M:1)
+  trg: string[];   // one target language, or several (1:N)
+}
+
+export interface Batch {
+  kind: PathConfig['kind'];
+  examples: Example[];
+  /** (source, target) pairs this batch trains on. */
+  pairs: number;
+}
+
+function resolveSrc(p: PathConfig, langs: string[]): string[] {
+  return p.src === '*' ? langs.filter((l) => !p.trg.includes(l)) : p.src;
+}
+
+/** Enumerates the examples of every path (M:1 uses pairs of sources of the same row). */
+export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] {
+  const out: Example[] = [];
+  for (const p of paths) {
+    for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
+      if (!c.ids.has(l)) throw new Error(`path ${p.kind} ${JSON.stringify(p.src)}→${p.trg.join(',')}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
+    }
+    const srcs = resolveSrc(p, c.langs);
+    for (let r = 0; r < c.rows; r++) {
+      const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
+      const trg = p.trg.filter(has);
+      if (p.kind === '1:1') {
+        if (!trg.length) continue;
+        for (const s of srcs) if (has(s) && s !== trg[0]) out.push({ kind: '1:1', row: r, src: [s], trg });
+      } else if (p.kind === '1:N') {
+        if (trg.length < p.trg.length) continue;
+        for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: [s], trg });
+      } else {
+        if (!trg.length) continue;
+        const present = srcs.filter((s) => has(s) && !trg.includes(s));
+        for (let i = 0; i + 1 < present.length; i += 2) out.push({ kind: 'M:1', row: r, src: [present[i]!, present[i + 1]!], trg: [trg[0]!] });
+      }
+    }
+  }
+  if (!out.length) throw new Error('no training examples: check the paths against the corpus languages');
+  return out;
+}
+
+export interface StreamState { epoch: number; batch: number }
+
+/**
+ * Batches of one epoch: examples shuffled with seed+epoch, cut into chunks of
+ * size*sortChunk, each chunk sorted by (kind, source length) and cut into batches of `size`
+ * examples (or fewer when maxTokens caps the padded source tokens), batches shuffled.
+ */
+export function epochBatches(ex: Example[], c: EncodedCorpus, seed: number, epoch: number, size: number, sortChunk: number, maxTokens: number): Batch[] {
+  const rng = new Rng(seed * 7919 + epoch);
+  const order = rng.shuffle(Array.from(ex.keys()));
+  const len = (e: Example) => c.ids.get(e.src[0]!)![e.row]!.length;
+  const kindRank = { '1:1': 0, '1:N': 1, 'M:1': 2 } as const;
+  const batches: Batch[] = [];
+  const chunkSize = size * Math.max(1, sortChunk);
+  for (let i = 0; i < order.length; i += chunkSize) {
+    const chunk = order.slice(i, i + chunkSize).map((j) => ex[j]!);
+    chunk.sort((a, b) => kindRank[a.kind] - kindRank[b.kind] || len(a) - len(b));
+    const local: Batch[] = [];
+    let cur: Example[] = [];
+    let maxLen = 0;
+    const flush = () => { if (cur.length) local.push({ kind: cur[0]!.kind, examples: cur, pairs: pairsOf(cur) }); cur = []; maxLen = 0; };
+    for (const e of chunk) {
+      const l = len(e);
+      if (cur.length && (cur[0]!.kind !== e.kind || cur.length >= size || (maxTokens > 0 && Math.max(maxLen, l) * (cur.length + 1) > maxTokens))) flush();
+      cur.push(e);
+      maxLen = Math.max(maxLen, l);
+    }
+    flush();
+    batches.push(...rng.shuffle(local));
+  }
+  return batches;
+}
+
+export function pairsOf(examples: Example[]): number {
+  return examples.reduce((a, e) => a + (e.kind === '1:N' ? e.trg.length : 1), 0);
+}
+
+/** Endless resumable stream of batches. */
+export class BatchStream {
+  private cache: { epoch: number; batches: Batch[] } | null = null;
+  constructor(private readonly ex: Example[], private readonly c: EncodedCorpus, private readonly seed: number,
+    private readonly size: number, private readonly sortChunk: number, private readonly maxTokens: number,
+    public state: StreamState = { epoch: 0, batch: 0 }) {}
+
+  next(): Batch {
+    for (;;) {
+      if (!this.cache || this.cache.epoch !== this.state.epoch) {
+        this.cache = { epoch: this.state.epoch, batches: epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens) };
+      }
+      const b = this.cache.batches[this.state.batch];
+      if (b) { this.state = { epoch: this.state.epoch, batch: this.state.batch + 1 }; return b; }
+      this.state = { epoch: this.state.epoch + 1, batch: 0 };
+    }
+  }
+}
+
+/** Truncates a batch so that it trains on exactly `pairs` pairs (for exact budgets). */
+export function truncateBatch(b: Batch, pairs: number): Batch {
+  if (b.pairs <= pairs) return b;
+  const kept: Example[] = [];
+  let n = 0;
+  for (const e of b.examples) {
+    const p = e.kind === '1:N' ? e.trg.length : 1;
+    if (n + p > pairs) break;
+    kept.push(e);
+    n += p;
+  }
+  return { kind: b.kind, examples: kept, pairs: n };
+}
