@@ -74,7 +74,7 @@ function merge(def: unknown, user: unknown, path: string, file: string): unknown
 }
 
 export function parseConfig(user: unknown, file = 'config'): TrainConfig {
-  const defaults: Record<string, unknown> = { ...DEFAULT_CONFIG, budget: {}, paths: [] };
+  const defaults: Record<string, unknown> = { ...DEFAULT_CONFIG, budget: { pairs: 0, minutes: 0 }, paths: [] };
   const cfg = merge(defaults, user, '', file) as TrainConfig;
   if (!isObj(user) || !('paths' in user)) cfg.paths = DEFAULT_CONFIG.paths;
   if (!isObj(user) || !('budget' in user)) cfg.budget = DEFAULT_CONFIG.budget;

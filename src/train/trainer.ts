@@ -97,8 +97,8 @@ export async function trainLaser(o: TrainOptions): Promise<{ model: LaserModel; 
     writeFileSync(logFile, '');
   }
 
-  const budgetPairs = cfg.budget.pairs ?? Infinity;
-  const budgetSeconds = cfg.budget.minutes ? cfg.budget.minutes * 60 : Infinity;
+  const budgetPairs = cfg.budget.pairs || Infinity;
+  const budgetSeconds = cfg.budget.minutes ? cfg.budget.minutes * 60 : Infinity; // 0 = unset
   const t0 = performance.now();
   const elapsed = () => priorSeconds + (performance.now() - t0) / 1000;
   let windowStart = performance.now(), windowPairs = 0, windowTokens = 0, stepsHere = 0;

@@ -1,0 +1,1 @@
+export const commands: import('./command.js').CliCommand[] = [];

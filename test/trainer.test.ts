@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseConfig } from '../src/train/config.js';
+import { buildExamples, EncodedCorpus, epochBatches } from '../src/train/examples.js';
+import { laserConfigOf, trainLaser } from '../src/train/trainer.js';
+import { LaserEncoder } from '../src/models/laser.js';
+import { SentenceEncoderModel } from '../src/embed/model.js';
+import { xsimOnDev, DevSet } from '../src/train/validate.js';
+import { TextTokenizer } from '../src/models/text-tokenizer.js';
+import { Rng } from '../src/util/rng.js';
+
+/** Word-level tokenizer over a fixed vocabulary (test fixture). */
+class WordTokenizer implements TextTokenizer {
+  readonly padId = 0; readonly unkId = 1; readonly bosId = 2; readonly eosId = 3;
+  private readonly ids = new Map<string, number>();
+  constructor(words: string[]) { for (const w of words) if (!this.ids.has(w)) this.ids.set(w, this.ids.size + 4); }
+  get vocabSize(): number { return this.ids.size + 4; }
+  encode(s: string): Int32Array { return Int32Array.from([...s.split(' ').map((w) => this.ids.get(w) ?? 1), 3]); }
+}
+
+/**
+ * Three "languages": en, and two word-substitution ciphers of it (one also reverses word order).
+ * Half the words (names, numbers) are spelled the same in all three: as with a joint BPE
+ * vocabulary, shared tokens anchor the languages in one space.
+ */
+function syntheticCorpus(rows: number, seed: number) {
+  const rng = new Rng(seed);
+  const V = 60;
+  const en = Array.from({ length: V }, (_, i) => `w${i}`);
+  const xx = Array.from({ length: V }, (_, i) => (i < V / 2 ? en[i]! : `x${(i * 7) % V}q`));
+  const yy = Array.from({ length: V }, (_, i) => (i < V / 2 ? en[i]! : `y${(i * 13) % V}z`));
+  const sents = Array.from({ length: rows }, () => Array.from({ length: 3 + rng.int(5) }, () => rng.int(V)));
+  const cells = new Map<string, string[]>([
+    ['en', sents.map((s) => s.map((w) => en[w]).join(' '))],
+    ['xx', sents.map((s) => s.map((w) => xx[w]).join(' '))],
+    ['yy', sents.map((s) => s.map((w) => yy[w]).reverse().join(' '))],
+  ]);
+  return { cells, words: [...en, ...xx, ...yy] };
+}
+
+function encode(cells: Map<string, string[]>, tok: TextTokenizer, from: number, to: number): EncodedCorpus {
+  const ids = new Map<string, (Int32Array | undefined)[]>();
+  for (const [l, s] of cells) ids.set(l, s.slice(from, to).map((x) => tok.encode(x)));
+  return { langs: [...cells.keys()], rows: to - from, ids };
+}
+
+const tinyConfig = (pairs: number) => parseConfig({
+  seed: 3,
+  encoder: { embedDim: 32, hidden: 64 },
+  decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
+  paths: [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['xx'] }],
+  batch: { size: 32 },
+  optim: { lr: 0.01 },
+  budget: { pairs },
+  checkpointEvery: 10,
+  logEvery: 1000,
+  validate: { every: 0 },
+}, 'test config');
+
+describe('LASER trainer', () => {
+  const { cells, words } = syntheticCorpus(900, 1);
+  const tok = new WordTokenizer(words);
+  const train = encode(cells, tok, 0, 700);
+  const dev: DevSet = { pairs: new Map(['xx', 'yy'].map((l) => [l, { src: cells.get(l)!.slice(700, 900), en: cells.get('en')!.slice(700, 900) }])) };
+
+  it('config errors name the setting', () => {
+    assert.throws(() => parseConfig({ encoder: { hiden: 3 } }, 'c.json'), /c\.json: unknown setting 'encoder\.hiden'/);
+    assert.throws(() => parseConfig({ batch: { size: 'x' } }, 'c.json'), /'batch\.size' must be a number/);
+    assert.throws(() => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en', 'es'] }] }, 'c.json'), /one target language/);
+  });
+
+  it('builds examples per path and length-sorted batches', () => {
+    const ex = buildExamples(train, [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:N', src: ['xx'], trg: ['en', 'yy'] }, { kind: 'M:1', src: ['xx', 'yy'], trg: ['en'] }]);
+    assert.equal(ex.filter((e) => e.kind === '1:1').length, 1400);
+    assert.equal(ex.filter((e) => e.kind === '1:N').length, 700);
+    assert.equal(ex.filter((e) => e.kind === 'M:1').length, 700);
+    const bs = epochBatches(ex, train, 1, 0, 32, 10, 0);
+    assert.equal(bs.reduce((a, b) => a + b.examples.length, 0), ex.length);
+    for (const b of bs) assert.ok(b.examples.every((e) => e.kind === b.kind));
+    assert.deepEqual(epochBatches(ex, train, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row), bs.map((b) => b.examples[0]!.row), 'deterministic');
+    assert.throws(() => buildExamples(train, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
+  });
+
+  it('learns cross-lingual sentence vectors far below chance', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'xling-train-'));
+    try {
+      const cfg = tinyConfig(40000);
+      const untrained = new LaserEncoder(laserConfigOf(cfg, tok));
+      const before = xsimOnDev(new SentenceEncoderModel(untrained, tok, cfg), dev);
+      untrained.dispose();
+      const { model, log } = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: dir, log: () => {} });
+      const after = xsimOnDev(new SentenceEncoderModel(model.encoder, tok, cfg), dev);
+      // Chance is 99.5%; shared words already give an untrained encoder some signal.
+      assert.ok(after.average < 40, `trained xsim error ${after.average}% (chance 99.5%)`);
+      assert.ok(after.average < before.average - 15, `training helps: ${before.average}% -> ${after.average}%`);
+      assert.ok(log.at(-1)!.loss < log[0]!.loss / 2, 'loss falls');
+      assert.equal(log.at(-1)!.pairs, 40000, 'exact pair budget');
+      assert.ok(existsSync(join(dir, 'loss.svg')));
+      model.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('resume after a kill reproduces the same loss curve', async () => {
+    const a = mkdtempSync(join(tmpdir(), 'xling-resume-a-'));
+    const b = mkdtempSync(join(tmpdir(), 'xling-resume-b-'));
+    try {
+      const cfg = { ...tinyConfig(32 * 30), dropout: 0.1 };
+      const full = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: a, log: () => {} });
+      // "kill" after 17 steps: the last checkpoint is at step 10, steps 11–17 are lost.
+      const part = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: b, log: () => {}, stopAfterSteps: 17 });
+      part.model.dispose();
+      const resumed = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: b, resume: true, log: () => {} });
+      const la = full.log.map((e) => e.loss), lb = readFileSync(join(b, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { loss: number }).loss);
+      assert.equal(lb.length, la.length);
+      for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
+      full.model.dispose(); resumed.model.dispose();
+    } finally {
+      rmSync(a, { recursive: true, force: true });
+      rmSync(b, { recursive: true, force: true });
+    }
+  });
+});
