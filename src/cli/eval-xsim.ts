@@ -1,0 +1,64 @@
+// xling eval xsim: the similarity-search error matrix over the languages of an N-way TSV.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
+import { readNpy } from '../io/npy.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { loadTable } from '../train/prepare.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { heatmap } from '../util/svg.js';
+import { command, usage } from './command.js';
+
+export const evalXsimCommand = command(['eval', 'xsim'], {
+  name: 'xling eval xsim',
+  summary: 'similarity-search error between every pair of languages',
+  options: {
+    model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors)' },
+    vectors: { type: 'string', metavar: 'DIR', help: 'precomputed LANG.npy files, one row per TSV row (rows with an empty cell are ignored)' },
+    data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz' },
+    langs: { type: 'list', help: 'languages (default: all columns)' },
+    mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
+    minRows: { type: 'number', default: 100, help: 'skip language pairs with fewer common rows' },
+    json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON' },
+    svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG' },
+    threads: { type: 'number' },
+  },
+}, async (a) => {
+  if (a.threads) setNumThreads(a.threads);
+  if (!a.model === !a.vectors) usage('give exactly one of --model or --vectors');
+  const table = await loadTable(a.data);
+  const langs = a.langs.length ? a.langs : table.langs;
+  for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${a.data}`);
+  const model = a.model ? loadSentenceEncoder(a.model) : null;
+  const per: LangVectors[] = [];
+  let dim = 0;
+  for (const l of langs) {
+    const rows: number[] = [], texts: string[] = [];
+    table.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
+    let vecs: Float32Array;
+    if (model) { vecs = model.embed(texts); dim = model.dim; }
+    else {
+      const f = join(a.vectors!, `${l}.npy`);
+      if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
+      const npy = readNpy(f);
+      if (npy.dtype !== 'float32' || npy.shape.length !== 2) throw new Error(`${f}: expected a 2-D float32 matrix`);
+      if (npy.shape[0] !== table.rows.length) throw new Error(`${f}: ${npy.shape[0]} rows, but ${a.data} has ${table.rows.length}`);
+      dim = npy.shape[1]!;
+      const all = npy.data as Float32Array;
+      vecs = new Float32Array(rows.length * dim);
+      rows.forEach((r, i) => {
+        const v = all.subarray(r * dim, (r + 1) * dim);
+        let n = 0; for (const x of v) n += x * x;
+        const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
+        for (let j = 0; j < dim; j++) vecs[i * dim + j] = v[j]! * inv;
+      });
+    }
+    per.push({ lang: l, rows, vecs, texts });
+  }
+  const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
+  process.stdout.write(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
+  process.stdout.write(`overall average: ${m.overall.toFixed(2)}%\n`);
+  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(m, (_k, v) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 1) + '\n');
+  if (a.svg) writeFileAtomicSync(a.svg, heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 }));
+});

@@ -1,0 +1,65 @@
+// The research's similarity-search error between every ordered pair of languages of an N-way
+// parallel set: for (p, q), the share of sentences whose cosine 1-NN among all q sentences of
+// the rows both languages have is not their own row. Text mode counts a retrieved sentence
+// whose text is identical to the gold one as correct.
+import { fromArray, noGrad, tidy } from '../tensor/index.js';
+
+export interface LangVectors { lang: string; rows: number[]; vecs: Float32Array; texts: string[] }
+
+export interface XsimMatrix {
+  langs: string[];
+  /** errors[i][j]: % error of retrieving lang j's sentence for lang i's (NaN on the diagonal or < minRows). */
+  errors: number[][];
+  counts: number[][];
+  rowAvg: number[];
+  colAvg: number[];
+  overall: number;
+  mode: 'index' | 'text';
+}
+
+export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 'text' = 'index', minRows = 1): XsimMatrix {
+  const n = langs.length;
+  const errors = langs.map(() => new Array<number>(n).fill(NaN));
+  const counts = langs.map(() => new Array<number>(n).fill(0));
+  const pos = langs.map((l) => new Map(l.rows.map((r, i) => [r, i])));
+  for (let a = 0; a < n; a++) {
+    for (let b = 0; b < n; b++) {
+      if (a === b) continue;
+      const common: [number, number][] = [];
+      for (const [r, i] of pos[a]!) { const j = pos[b]!.get(r); if (j !== undefined) common.push([i, j]); }
+      if (common.length < minRows) continue;
+      const m = common.length;
+      const pick = (src: Float32Array, idx: number[]) => {
+        const out = new Float32Array(idx.length * dim);
+        idx.forEach((k, t) => out.set(src.subarray(k * dim, (k + 1) * dim), t * dim));
+        return out;
+      };
+      const X = pick(langs[a]!.vecs, common.map((c) => c[0]));
+      const Y = pick(langs[b]!.vecs, common.map((c) => c[1]));
+      const nn = noGrad(() => tidy(() => fromArray(X, [m, dim]).matmul(fromArray(Y, [m, dim]).t()).argmax(1).toArray()));
+      let wrong = 0;
+      const tb = langs[b]!.texts;
+      for (let i = 0; i < m; i++) {
+        const j = nn[i]!;
+        if (j === i) continue;
+        if (mode === 'text' && tb[common[j]![1]] === tb[common[i]![1]]) continue;
+        wrong++;
+      }
+      errors[a]![b] = (100 * wrong) / m;
+      counts[a]![b] = m;
+    }
+  }
+  const mean = (xs: number[]) => { const v = xs.filter((x) => !Number.isNaN(x)); return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN; };
+  const rowAvg = errors.map((r) => mean(r));
+  const colAvg = langs.map((_, j) => mean(errors.map((r) => r[j]!)));
+  return { langs: langs.map((l) => l.lang), errors, counts, rowAvg, colAvg, overall: mean(errors.flat()), mode };
+}
+
+export function formatXsimMatrix(m: XsimMatrix): string {
+  const w = Math.max(6, ...m.langs.map((l) => l.length + 1));
+  const f = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(1)).padStart(w);
+  const lines = [''.padStart(w) + m.langs.map((l) => l.padStart(w)).join('') + 'avg'.padStart(w)];
+  m.langs.forEach((l, i) => lines.push(l.padStart(w) + m.errors[i]!.map(f).join('') + f(m.rowAvg[i]!)));
+  lines.push('avg'.padStart(w) + m.colAvg.map(f).join('') + f(m.overall));
+  return lines.join('\n');
+}

@@ -1,0 +1,38 @@
+// Streaming line reader over files of any size (optionally gzip), strict UTF-8: invalid bytes
+// are an error naming the file and line. Yields lines without the trailing newline (and \r).
+import { createReadStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+
+export async function* readLines(path: string, o: { maxChars?: number } = {}): AsyncGenerator<{ line: string; no: number }> {
+  const dec = new TextDecoder('utf-8', { fatal: true });
+  let src: NodeJS.ReadableStream = createReadStream(path, { highWaterMark: 1 << 20 });
+  if (path.endsWith('.gz')) src = src.pipe(createGunzip());
+  let carry: Buffer | null = null;
+  let no = 0;
+  const emit = (buf: Buffer): string => {
+    no++;
+    let end = buf.length;
+    if (end && buf[end - 1] === 13) end--;
+    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3), end -= 3; // BOM
+    let s: string;
+    try { s = dec.decode(buf.subarray(0, end)); } catch { throw new Error(`${path}:${no}: invalid UTF-8`); }
+    if (o.maxChars && s.length > o.maxChars) throw new Error(`${path}:${no}: line longer than ${o.maxChars} characters`);
+    return s;
+  };
+  try {
+    for await (const chunk of src as AsyncIterable<Buffer>) {
+      let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      let start = 0;
+      for (let i = buf.indexOf(10, start); i !== -1; i = buf.indexOf(10, start)) {
+        yield { line: emit(buf.subarray(start, i)), no };
+        start = i + 1;
+      }
+      carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${path}: no such file`);
+    if ((e as Error).message?.includes('incorrect header check')) throw new Error(`${path}: not a gzip file`);
+    throw e;
+  }
+  if (carry && carry.length) yield { line: emit(carry), no };
+}
