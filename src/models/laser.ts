@@ -1,9 +1,9 @@
 // LASER-style encoder–decoder (Artetxe & Schwenk 2019): a shared BiLSTM encoder whose sentence
 // vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
 // from that vector alone, told the target language by a small language embedding.
-import { Embedding, Linear, LSTM, Module, lastToken } from '../nn/index.js';
+import { Embedding, Linear, LSTM, Module, lastToken, lstmForwardAsync } from '../nn/index.js';
 import { crossEntropy, dropout, zeros } from '../tensor/ops.js';
-import { cat, fromArray, Tensor, tidy } from '../tensor/index.js';
+import { cat, fromArray, noGrad, Tensor, tidy } from '../tensor/index.js';
 
 export interface LaserConfig {
   vocabSize: number;
@@ -69,6 +69,18 @@ export class LaserEncoder extends Module {
       const H = this.cfg.hidden;
       return cat([lastTokenOf(out.narrow(2, 0, H), b.lengths), out.narrow(2, H, H).select(1, 0)], 1);
     });
+  }
+}
+
+/** Inference-only forward with the recurrent kernel off the JS thread (max pooling). */
+export async function encodeAsync(enc: LaserEncoder, b: TokenBatch): Promise<Tensor> {
+  if (enc.cfg.pooling !== 'max') return noGrad(() => enc.forward(b));
+  const x = noGrad(() => enc.embed.forward(b.ids));
+  try {
+    const r = await lstmForwardAsync(enc.lstm, x, { lengths: b.lengths, paddingValue: -1e9 });
+    try { return noGrad(() => r.output.max(1)[0]); } finally { r.output.dispose(); r.h.dispose(); r.c.dispose(); }
+  } finally {
+    x.dispose();
   }
 }
 

@@ -1,7 +1,7 @@
 // Layers with PyTorch's parameter names, shapes and default initialisation.
 import { DType } from '../tensor/dtype.js';
 import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, ones, packPaddedSequence, padPackedSequence, zeros } from '../tensor/ops.js';
-import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { Module, ModuleList } from './module.js';
 
 function uniformParam(shape: number[], bound: number, dtype?: DType): Tensor {
@@ -94,6 +94,8 @@ export class LSTM extends Module {
   }
 
   get outputSize(): number { return this.hiddenSize * (this.bidirectional ? 2 : 1); }
+  /** Weights in aten::lstm's flat order. */
+  flatWeights(): Tensor[] { return [...this.flat]; }
 
   /**
    * x: [B, T, I] (batch-first). lengths: the real length of each sequence (padding is then
@@ -127,6 +129,44 @@ export class LSTM extends Module {
       const [padded] = padPackedSequence(outData, batchSizes, bf, opts.paddingValue ?? 0, T);
       return { output: padded.indexSelect(bf ? 0 : 1, invT), h: h.indexSelect(1, invT), c: c.indexSelect(1, invT) };
     });
+  }
+}
+
+/**
+ * forward() for inference off the JS thread: the recurrent kernel (the costly part) runs on a
+ * libuv worker in no-grad mode while the event loop keeps serving; the cheap reordering runs
+ * here. Call with no autograd needed; the caller owns the returned tensors.
+ */
+export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: ArrayLike<number>; paddingValue?: number } = {}): Promise<LSTMOutput> {
+  const tmp: Tensor[] = [];
+  const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
+  try {
+    const B = x.size(0), T = x.size(1), dirs = m.bidirectional ? 2 : 1;
+    const flat = m.flatWeights();
+    const hx: [Tensor, Tensor] = noGrad(() => [own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype)), own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype))]);
+    const lengths = opts.lengths;
+    if (!lengths || Array.prototype.every.call(lengths, (l: number) => l === T)) {
+      const [output, h, c] = (await callOpAsync(opId('lstm', 'input'), [x, hx, flat, true, m.numLayers, 0, false, m.bidirectional, true])) as [Tensor, Tensor, Tensor];
+      return { output, h, c };
+    }
+    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+    const inv = new Array<number>(B);
+    order.forEach((o2, i) => { inv[o2] = i; });
+    for (const l of order) if (!(lengths[l]! >= 1 && lengths[l]! <= T)) throw new Error(`LSTM: length ${lengths[l]} out of range [1, ${T}]`);
+    const [data, batchSizes] = noGrad(() => {
+      const orderT = own(fromArray(BigInt64Array.from(order, BigInt)));
+      const sortedLens = own(fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!))));
+      return packPaddedSequence(own(x.indexSelect(0, orderT)), sortedLens, true).map(own) as [Tensor, Tensor];
+    });
+    const [outData, h, c] = ((await callOpAsync(opId('lstm', 'data'), [data, batchSizes, hx, flat, true, m.numLayers, 0, false, m.bidirectional])) as Tensor[]).map(own);
+    return noGrad(() => {
+      const invT = own(fromArray(BigInt64Array.from(inv, BigInt)));
+      const [padded, lens] = padPackedSequence(outData!, batchSizes, true, opts.paddingValue ?? 0, T);
+      own(padded!); own(lens!);
+      return { output: padded!.indexSelect(0, invT), h: h!.indexSelect(1, invT), c: c!.indexSelect(1, invT) };
+    });
+  } finally {
+    for (const t of tmp) t.dispose();
   }
 }
 
