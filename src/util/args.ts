@@ -1,0 +1,366 @@
+// Tiny CLI argument parser for xling subcommands.
+//
+//   const spec = defineCommand({
+//     name: 'xling search', summary: 'k-NN search',
+//     options: {
+//       topK: { type: 'number', alias: 'k', default: 10, help: 'neighbours per query' },
+//       output: { type: 'string', alias: 'o', required: true, help: 'output file' },
+//       langs: { type: 'list', help: 'languages (repeat or comma-separate)' },
+//       gpu: { type: 'boolean', default: true, help: 'use the GPU' },
+//     },
+//     positionals: [{ name: 'queries', required: true }],
+//   });
+//   const a = parseArgs(spec, process.argv.slice(3)); // a.topK: number, a.output: string, a._: string[]
+//   if (a.help) console.log(formatHelp(spec));
+//
+// Option keys are camelCase; on the command line they are kebab-case (`topK` → `--top-k`), and the
+// key itself is accepted too. Forms: `--k v`, `--k=v`, `-k v`, `-k=v`, `--flag`, `--no-flag`,
+// `-abc` (bundled boolean aliases), `--` ends options. Lists repeat and/or split on commas.
+
+export type OptType = 'string' | 'number' | 'boolean' | 'list';
+
+type TypeOf<T extends OptType> = T extends 'number' ? number : T extends 'boolean' ? boolean : T extends 'list' ? string[] : string;
+
+export interface OptionDef {
+  type: OptType;
+  /** Single-letter short form, without the dash: 'k' for -k. */
+  alias?: string;
+  default?: string | number | boolean | readonly string[];
+  required?: boolean;
+  help?: string;
+  /** Allowed values (string and list options). */
+  choices?: readonly string[];
+  /** Placeholder in help text, e.g. 'FILE'. */
+  metavar?: string;
+  /** Not shown by formatHelp. */
+  hidden?: boolean;
+}
+
+export interface PositionalDef {
+  name: string;
+  help?: string;
+  required?: boolean;
+  /** Takes all remaining positionals (last one only). */
+  variadic?: boolean;
+}
+
+export interface CommandSpec {
+  /** Shown in usage, e.g. 'xling embed'. */
+  name: string;
+  summary?: string;
+  description?: string;
+  options: Readonly<Record<string, OptionDef>>;
+  positionals?: readonly PositionalDef[];
+  examples?: readonly string[];
+}
+
+type OptValue<D> = D extends { type: infer T extends OptType }
+  ? D extends { required: true } ? TypeOf<T>
+    : D extends { default: string | number | boolean | readonly string[] } ? TypeOf<T>
+      : T extends 'boolean' | 'list' ? TypeOf<T>
+        : TypeOf<T> | undefined
+  : never;
+
+/** Parsed values: one property per option, plus `_` (positionals) and `help`. */
+export type ParsedArgs<S extends CommandSpec> = { -readonly [K in keyof S['options']]: OptValue<S['options'][K]> } & {
+  _: string[];
+  help: boolean;
+};
+
+/** A command-line mistake; the message names the offending argument. */
+export class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Identity helper that keeps literal types for ParsedArgs inference. */
+export function defineCommand<const S extends CommandSpec>(spec: S): S {
+  validateSpec(spec);
+  return spec;
+}
+
+export function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function validateSpec(spec: CommandSpec): void {
+  const seen = new Set<string>();
+  for (const [key, d] of Object.entries(spec.options)) {
+    if (!['string', 'number', 'boolean', 'list'].includes(d.type)) throw new Error(`option '${key}': bad type '${String(d.type)}'`);
+    if (d.alias !== undefined && !/^[A-Za-z0-9]$/.test(d.alias)) throw new Error(`option '${key}': alias must be one character`);
+    for (const n of [kebab(key), ...(d.alias ? [`-${d.alias}`] : [])]) {
+      if (seen.has(n)) throw new Error(`option '${key}': duplicate name '${n}'`);
+      seen.add(n);
+    }
+  }
+  const pos = spec.positionals ?? [];
+  pos.forEach((p, i) => {
+    if (p.variadic && i !== pos.length - 1) throw new Error(`positional '${p.name}': only the last positional may be variadic`);
+  });
+}
+
+function flagName(key: string): string {
+  return `--${kebab(key)}`;
+}
+
+function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!;
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length]!;
+}
+
+function convert(_key: string, d: OptionDef, raw: string, shown: string, cmd: string): string | number | boolean {
+  switch (d.type) {
+    case 'number': {
+      const v = raw.trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(v)) throw new UsageError(`${shown} expects a number, got '${raw}'`, cmd);
+      return v;
+    }
+    case 'boolean': {
+      const s = raw.toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(s)) return true;
+      if (['false', '0', 'no', 'off'].includes(s)) return false;
+      throw new UsageError(`${shown} expects true or false, got '${raw}'`, cmd);
+    }
+    default:
+      if (d.choices && d.type === 'string' && !d.choices.includes(raw)) {
+        throw new UsageError(`${shown} must be one of ${d.choices.join(', ')}; got '${raw}'`, cmd);
+      }
+      return raw;
+  }
+}
+
+/** Parses `argv` (without node/script/subcommand) against `spec`. Throws UsageError on mistakes. */
+export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly string[]): ParsedArgs<S> {
+  const cmd = spec.name;
+  const byLong = new Map<string, string>();
+  const byShort = new Map<string, string>();
+  for (const [key, d] of Object.entries(spec.options)) {
+    byLong.set(kebab(key), key);
+    byLong.set(key, key);
+    if (d.alias) byShort.set(d.alias, key);
+  }
+  const hasHelpOpt = 'help' in spec.options;
+  const values: Record<string, unknown> = {};
+  const lists: Record<string, string[]> = {};
+  const positionals: string[] = [];
+  let help = false;
+
+  const unknown = (arg: string): never => {
+    const name = arg.replace(/^-+/, '').split('=')[0]!;
+    let best: string | undefined;
+    let bestD = Infinity;
+    for (const k of Object.keys(spec.options)) {
+      const dist = editDistance(name, kebab(k));
+      if (dist < bestD) { bestD = dist; best = k; }
+    }
+    const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${flagName(best)}?)` : '';
+    throw new UsageError(`unknown option '${arg.split('=')[0]}'${hint}`, cmd);
+  };
+
+  const assign = (key: string, raw: string, shown: string): void => {
+    const d = spec.options[key]!;
+    if (d.type === 'list') {
+      const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      if (d.choices) {
+        for (const it of items) {
+          if (!d.choices.includes(it)) throw new UsageError(`${shown} values must be among ${d.choices.join(', ')}; got '${it}'`, cmd);
+        }
+      }
+      (lists[key] ??= []).push(...items);
+    } else {
+      values[key] = convert(key, d, raw, shown, cmd);
+    }
+  };
+
+  let i = 0;
+  const takeValue = (shown: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw new UsageError(`${shown} requires a value`, cmd);
+    i++;
+    return v;
+  };
+
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith('--') && arg.length > 2) {
+      const eq = arg.indexOf('=');
+      const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+      const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+      let key = byLong.get(name);
+      if (key === undefined && name === 'help' && !hasHelpOpt) {
+        if (inline !== undefined) throw new UsageError(`--help takes no value`, cmd);
+        help = true;
+        continue;
+      }
+      if (key === undefined && name.startsWith('no-')) {
+        key = byLong.get(name.slice(3));
+        if (key === undefined) unknown(arg);
+        if (spec.options[key!]!.type !== 'boolean') throw new UsageError(`--${name}: ${flagName(key!)} is not a boolean option`, cmd);
+        if (inline !== undefined) throw new UsageError(`--${name} takes no value`, cmd);
+        values[key!] = false;
+        continue;
+      }
+      if (key === undefined) unknown(arg);
+      const d = spec.options[key!]!;
+      const shown = `--${name}`;
+      if (d.type === 'boolean') {
+        values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
+      } else {
+        assign(key!, inline ?? takeValue(shown), shown);
+      }
+      continue;
+    }
+    if (arg.startsWith('-') && arg.length > 1 && !/^-\d/.test(arg)) {
+      const eq = arg.indexOf('=');
+      const letters = eq >= 0 ? arg.slice(1, eq) : arg.slice(1);
+      const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+      if (letters.length === 1) {
+        const key = byShort.get(letters);
+        if (key === undefined) {
+          if (letters === 'h' && !hasHelpOpt) { help = true; continue; }
+          unknown(arg);
+        }
+        const d = spec.options[key!]!;
+        const shown = `-${letters}`;
+        if (d.type === 'boolean') values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
+        else assign(key!, inline ?? takeValue(shown), shown);
+        continue;
+      }
+      // bundled boolean short flags: -abc
+      if (inline !== undefined) throw new UsageError(`invalid argument '${arg}'`, cmd);
+      for (const c of letters) {
+        const key = byShort.get(c);
+        if (key === undefined) {
+          if (c === 'h' && !hasHelpOpt) { help = true; continue; }
+          throw new UsageError(`unknown option '-${c}' in '${arg}'`, cmd);
+        }
+        if (spec.options[key]!.type !== 'boolean') throw new UsageError(`-${c} in '${arg}' needs a value and cannot be bundled`, cmd);
+        values[key] = true;
+      }
+      continue;
+    }
+    positionals.push(arg);
+  }
+
+  const out: Record<string, unknown> = { _: positionals, help };
+  for (const [key, d] of Object.entries(spec.options)) {
+    if (d.type === 'list') {
+      out[key] = lists[key] ?? (d.default !== undefined ? [...(d.default as readonly string[])] : []);
+    } else if (key in values) {
+      out[key] = values[key];
+    } else if (d.default !== undefined) {
+      out[key] = d.default;
+    } else if (d.type === 'boolean') {
+      out[key] = false;
+    } else {
+      out[key] = undefined;
+    }
+  }
+  if (!help) {
+    for (const [key, d] of Object.entries(spec.options)) {
+      const missing = d.type === 'list' ? (out[key] as string[]).length === 0 : out[key] === undefined;
+      if (d.required && missing) throw new UsageError(`missing required option ${flagName(key)}`, cmd);
+    }
+    const pos = spec.positionals ?? [];
+    const variadic = pos.length > 0 && pos[pos.length - 1]!.variadic === true;
+    const req = pos.filter((p) => p.required).length;
+    if (positionals.length < req) {
+      throw new UsageError(`missing required argument <${pos[positionals.length]!.name}>`, cmd);
+    }
+    if (spec.positionals !== undefined && !variadic && positionals.length > pos.length) {
+      throw new UsageError(`unexpected argument '${positionals[pos.length]}'`, cmd);
+    }
+  }
+  return out as ParsedArgs<S>;
+}
+
+function metavar(key: string, d: OptionDef): string {
+  if (d.metavar) return d.metavar;
+  if (d.choices) return `{${d.choices.join('|')}}`;
+  if (d.type === 'number') return 'N';
+  if (d.type === 'list') return 'A,B,...';
+  return kebab(key).toUpperCase().replace(/-/g, '_');
+}
+
+function wrap(text: string, width: number): string[] {
+  const words = text.split(/\s+/).filter((w) => w.length > 0);
+  const lines: string[] = [];
+  let cur = '';
+  for (const w of words) {
+    if (cur && cur.length + 1 + w.length > width) { lines.push(cur); cur = w; } else cur = cur ? `${cur} ${w}` : w;
+  }
+  if (cur) lines.push(cur);
+  return lines.length ? lines : [''];
+}
+
+/** `--help` text: usage line, summary, positionals, options with defaults, examples. */
+export function formatHelp(spec: CommandSpec, width = 80): string {
+  const pos = spec.positionals ?? [];
+  const usage = [`Usage: ${spec.name} [options]`];
+  for (const p of pos) {
+    const n = p.variadic ? `${p.name}...` : p.name;
+    usage.push(p.required ? `<${n}>` : `[${n}]`);
+  }
+  const out: string[] = [usage.join(' ')];
+  if (spec.summary) out.push('', spec.summary);
+  if (spec.description) out.push('', ...wrap(spec.description, width));
+
+  const rows: [string, string][] = [];
+  for (const [key, d] of Object.entries(spec.options)) {
+    if (d.hidden) continue;
+    const short = d.alias ? `-${d.alias}, ` : '    ';
+    const long = d.type === 'boolean' ? `--${kebab(key)}` : `--${kebab(key)} ${metavar(key, d)}`;
+    const extras: string[] = [];
+    if (d.required) extras.push('required');
+    if (d.default !== undefined && !(d.type === 'boolean' && d.default === false)) {
+      const dv = Array.isArray(d.default) ? (d.default as string[]).join(',') : String(d.default);
+      extras.push(`default: ${dv}`);
+    }
+    if (d.type === 'boolean' && d.default === true) extras.push(`--no-${kebab(key)} to disable`);
+    const help = [d.help ?? '', extras.length ? `(${extras.join('; ')})` : ''].filter((s) => s).join(' ');
+    rows.push([`${short}${long}`, help]);
+  }
+  if (!('help' in spec.options)) rows.push(['-h, --help', 'show this help']);
+
+  const left = Math.min(32, Math.max(...rows.map((r) => r[0].length), ...pos.map((p) => p.name.length + 2)) + 2);
+  const fmtRows = (rs: [string, string][]): string[] => {
+    const lines: string[] = [];
+    for (const [l, r] of rs) {
+      const wrapped = wrap(r, Math.max(20, width - 2 - left));
+      if (l.length + 2 > left) {
+        lines.push(`  ${l}`);
+        for (const w of wrapped) if (w) lines.push(`  ${' '.repeat(left)}${w}`);
+      } else {
+        lines.push(`  ${l.padEnd(left)}${wrapped[0]}`.trimEnd());
+        for (const w of wrapped.slice(1)) lines.push(`  ${' '.repeat(left)}${w}`);
+      }
+    }
+    return lines;
+  };
+  if (pos.length) {
+    out.push('', 'Arguments:');
+    out.push(...fmtRows(pos.map((p) => [p.name, p.help ?? ''] as [string, string])));
+  }
+  out.push('', 'Options:');
+  out.push(...fmtRows(rows));
+  if (spec.examples?.length) {
+    out.push('', 'Examples:');
+    for (const e of spec.examples) out.push(`  ${e}`);
+  }
+  return `${out.join('\n')}\n`;
+}
