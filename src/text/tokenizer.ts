@@ -1,0 +1,169 @@
+// The joint multilingual vocabulary: our BPE learner trained on a language-balanced sample,
+// saved as a Hugging Face tokenizer.json (BPE model, Metaspace pre-tokenizer) that HF
+// `tokenizers` (npm or Python) loads unchanged. encode() is synchronous (merge ranks + a word
+// cache, the same segmentation as HF's BPE); encodeBatchHF() runs HF's own Rust encoder.
+import { readFileSync } from 'node:fs';
+import { Tokenizer as HFTokenizer } from 'tokenizers';
+import { TextTokenizer } from '../models/text-tokenizer.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { Rng } from '../util/rng.js';
+import { learnBpe, preTokenize, WORD_START } from './bpe.js';
+import { normalize, NormalizeOptions } from './normalize.js';
+
+export const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'] as const;
+
+export interface TokenizerTrainOptions {
+  vocabSize?: number;           // default 16000
+  temperature?: number;         // language sampling p_l ∝ n_l^(1/T); default 5
+  sampleSentences?: number;     // sentences in the balanced sample; default 400000
+  seed?: number;
+  normalize?: NormalizeOptions;
+  maxLen?: number;              // ids per sentence incl. EOS; default 64
+  characterCoverage?: number;   // default 0.9995
+}
+
+export class Tokenizer implements TextTokenizer {
+  readonly padId = 0;
+  readonly unkId = 1;
+  readonly bosId = 2;
+  readonly eosId = 3;
+  private readonly ids = new Map<string, number>();
+  private readonly tokens: string[] = [];
+  private readonly ranks = new Map<string, number>(); // "a b" -> rank
+  private readonly cache = new Map<string, number[]>();
+
+  private constructor(vocab: string[], merges: [string, string][], readonly norm: NormalizeOptions, readonly maxLen: number) {
+    vocab.forEach((t, i) => { this.ids.set(t, i); this.tokens.push(t); });
+    merges.forEach(([a, b], r) => { const k = `${a} ${b}`; if (!this.ranks.has(k)) this.ranks.set(k, r); });
+  }
+
+  get vocabSize(): number { return this.tokens.length; }
+
+  /** Learns a joint vocabulary from sentences grouped by language (temperature-balanced sample). */
+  static train(byLang: Map<string, string[]>, o: TokenizerTrainOptions = {}): Tokenizer {
+    const vocabSize = o.vocabSize ?? 16000, T = o.temperature ?? 5, S = o.sampleSentences ?? 400000;
+    const norm = o.normalize ?? { lowercase: true };
+    const langs = [...byLang].filter(([, s]) => s.length);
+    if (!langs.length) throw new Error('Tokenizer.train: no sentences');
+    const total = langs.reduce((a, [, s]) => a + s.length, 0);
+    const weights = langs.map(([, s]) => s.length ** (1 / T));
+    const wsum = weights.reduce((a, b) => a + b, 0);
+    const rng = new Rng(o.seed ?? 0);
+    const counts = new Map<string, number>();
+    const take = Math.min(S, total * 2);
+    langs.forEach(([, sents], i) => {
+      const n = Math.max(1, Math.round((take * weights[i]!) / wsum));
+      // without replacement while the language has enough sentences, then with replacement
+      const order = n >= sents.length ? null : rng.sample(sents.length, n);
+      for (let j = 0; j < n; j++) {
+        const s = sents[order ? order[j]! : j % sents.length]!;
+        for (const w of preTokenize(normalize(s, norm))) counts.set(w, (counts.get(w) ?? 0) + 1);
+      }
+    });
+    const { symbols, merges } = learnBpe(counts, { vocabSize, specials: SPECIALS.length, characterCoverage: o.characterCoverage });
+    return new Tokenizer([...SPECIALS, ...symbols], merges, norm, o.maxLen ?? 64);
+  }
+
+  /** Normalised, BPE-segmented ids, truncated to maxLen-1, then EOS. */
+  encode(s: string): Int32Array {
+    const out: number[] = [];
+    for (const w of preTokenize(normalize(s, this.norm))) {
+      for (const id of this.encodeWord(w)) out.push(id);
+      if (out.length >= this.maxLen - 1) break;
+    }
+    if (out.length > this.maxLen - 1) out.length = this.maxLen - 1;
+    out.push(this.eosId);
+    return Int32Array.from(out);
+  }
+
+  /** Token strings of a sentence (without EOS), for inspection. */
+  tokenize(s: string): string[] {
+    return Array.from(this.encode(s).subarray(0, -1), (i) => this.tokens[i]!);
+  }
+
+  decode(ids: ArrayLike<number>): string {
+    let s = '';
+    for (let i = 0; i < ids.length; i++) { const id = ids[i]!; if (id >= SPECIALS.length) s += this.tokens[id]; else if (id === this.unkId) s += '⁇'; }
+    return s.split(WORD_START).join(' ').trim();
+  }
+
+  private encodeWord(w: string): number[] {
+    const hit = this.cache.get(w);
+    if (hit) return hit;
+    let sym = Array.from(w);
+    // lowest-rank merge first, until no adjacent pair is a merge (HF BPE semantics)
+    for (;;) {
+      let best = Infinity, at = -1;
+      for (let i = 0; i + 1 < sym.length; i++) {
+        const r = this.ranks.get(`${sym[i]} ${sym[i + 1]}`);
+        if (r !== undefined && r < best) { best = r; at = i; }
+      }
+      if (at < 0) break;
+      const a = sym[at]!, b = sym[at + 1]!;
+      const next: string[] = [];
+      for (let i = 0; i < sym.length; i++) {
+        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) { next.push(a + b); i++; } else next.push(sym[i]!);
+      }
+      sym = next;
+    }
+    const ids: number[] = [];
+    for (const t of sym) {
+      const id = this.ids.get(t) ?? this.unkId;
+      if (id === this.unkId && ids[ids.length - 1] === this.unkId) continue; // fuse_unk
+      ids.push(id);
+    }
+    if (this.cache.size > 500000) this.cache.clear();
+    this.cache.set(w, ids);
+    return ids;
+  }
+
+  /** HF tokenizer.json text. */
+  toJSON(): unknown {
+    const vocab: Record<string, number> = {};
+    this.tokens.forEach((t, i) => { vocab[t] = i; });
+    const merges = [...this.ranks.entries()].sort((a, b) => a[1] - b[1]).map(([k]) => k.split(' '));
+    const normalizers: unknown[] = [{ type: 'NFKC' }];
+    if (this.norm.lowercase ?? true) normalizers.push({ type: 'Lowercase' });
+    return {
+      version: '1.0',
+      // HF applies the same truncation (our EOS comes after it)
+      truncation: { direction: 'Right', max_length: this.maxLen - 1, strategy: 'LongestFirst', stride: 0 },
+      padding: null,
+      added_tokens: SPECIALS.map((t, i) => ({ id: i, content: t, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      normalizer: { type: 'Sequence', normalizers },
+      pre_tokenizer: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
+      post_processor: null,
+      decoder: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
+      model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges },
+    };
+  }
+
+  save(path: string): void { writeFileAtomicSync(path, JSON.stringify(this.toJSON())); }
+
+  /**
+   * Loads a tokenizer.json. Lowercasing and the length limit are read from it (normalizer,
+   * truncation); romanisation, which HF cannot express, comes from the model config.
+   */
+  static load(path: string, extra: { romanize?: boolean } = {}): Tokenizer {
+    let j: { model?: { type?: string; vocab?: Record<string, number>; merges?: (string | [string, string])[] }; normalizer?: { normalizers?: { type: string }[] } | null; truncation?: { max_length?: number } | null };
+    try { j = JSON.parse(readFileSync(path, 'utf8')); } catch (e) { throw new Error(`${path}: cannot read tokenizer: ${(e as Error).message}`); }
+    if (j.model?.type !== 'BPE' || !j.model.vocab || !j.model.merges) throw new Error(`${path}: not a BPE tokenizer.json`);
+    const vocab: string[] = [];
+    for (const [t, i] of Object.entries(j.model.vocab)) vocab[i] = t;
+    for (let i = 0; i < SPECIALS.length; i++) if (vocab[i] !== SPECIALS[i]) throw new Error(`${path}: expected special token ${SPECIALS[i]} at id ${i}`);
+    const merges = j.model.merges.map((m) => (Array.isArray(m) ? m : (m.split(' ') as [string, string])));
+    const lowercase = !!j.normalizer?.normalizers?.some((n) => n.type === 'Lowercase');
+    const maxLen = (j.truncation?.max_length ?? 63) + 1;
+    return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen);
+  }
+
+  /** The same tokenizer in HF's own (Rust) implementation. */
+  toHF(): HFTokenizer { return HFTokenizer.fromString(JSON.stringify(this.toJSON())); }
+
+  /** Encodes with HF's batch encoder (parallel Rust); ids as encode() returns them. */
+  async encodeBatchHF(sentences: string[]): Promise<Int32Array[]> {
+    const hf = this.toHF();
+    const enc = await hf.encodeBatch(sentences.map((s) => normalize(s, this.norm)));
+    return enc.map((e) => { const ids = e.getIds(); ids.push(this.eosId); return Int32Array.from(ids); });
+  }
+}
