@@ -1,6 +1,510 @@
-// faiss binding (filled in by the index work).
+// faiss binding: indexes as type-tagged externals, float32/int64 typed arrays in and out.
+// Every call validates its arguments and runs inside guard(), so faiss assertions become JS
+// Errors. Long calls (train, add, search, exact k-NN) also have Promise variants that run on a
+// libuv worker; an index in use by a worker refuses other calls until it is done.
+#include <faiss/AutoTune.h>
+#include <faiss/Clustering.h>
+#include <faiss/IVFlib.h>
+#include <faiss/Index.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/clone_index.h>
+#include <faiss/impl/FaissException.h>
+#include <faiss/impl/IDSelector.h>
+#include <faiss/index_factory.h>
+#include <faiss/index_io.h>
+#include <faiss/utils/distances.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "common.h"
 
 namespace xling {
-void initFaiss(Napi::Env env, Napi::Object exports) {}
+namespace {
+
+const napi_type_tag kIndexTag = {0x786c696e67666169ULL, 0x7373696e64657821ULL};
+
+std::atomic<int> faissThreads{0};  // 0 = faiss/OpenMP default
+
+struct IndexHolder {
+  faiss::Index* index = nullptr;
+  std::atomic<int> busy{0};
+  bool orphaned = false;  // JS handle collected while a worker still used it
+  ~IndexHolder() { delete index; }
+};
+
+Napi::Value wrapIndex(Napi::Env env, faiss::Index* idx) {
+  auto* h = new IndexHolder();
+  h->index = idx;
+  auto ext = Napi::External<IndexHolder>::New(env, h, [](Napi::Env, IndexHolder* p) {
+    if (p->busy.load() == 0) delete p;
+    else p->orphaned = true;  // the worker using it frees it when done (both on the JS thread)
+  });
+  ext.TypeTag(&kIndexTag);
+  return ext;
+}
+
+IndexHolder* holderOf(Napi::Env env, const Napi::Value& v, const char* fn, bool allowBusy = false) {
+  if (!v.IsExternal() || !v.As<Napi::External<IndexHolder>>().CheckTypeTag(&kIndexTag))
+    throwJs(env, std::string(fn) + ": expected a faiss index");
+  auto* h = v.As<Napi::External<IndexHolder>>().Data();
+  if (!h->index) throwJs(env, std::string(fn) + ": index was disposed");
+  if (!allowBusy && h->busy.load() > 0) throwJs(env, std::string(fn) + ": index is busy with an asynchronous call");
+  return h;
+}
+
+struct FloatView {
+  const float* data = nullptr;
+  size_t length = 0;
+};
+
+FloatView floats(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throwJs(env, std::string(what) + ": expected a Float32Array");
+  auto a = v.As<Napi::Float32Array>();
+  return {a.Data(), a.ElementLength()};
+}
+
+size_t rowsOf(Napi::Env env, const FloatView& f, int64_t d, const char* what) {
+  if (d <= 0) throwJs(env, std::string(what) + ": dimension must be positive");
+  if (f.length % static_cast<size_t>(d) != 0)
+    throwJs(env, std::string(what) + ": array length " + std::to_string(f.length) + " is not a multiple of the dimension " + std::to_string(d));
+  return f.length / static_cast<size_t>(d);
+}
+
+const int64_t* ids(Napi::Env env, const Napi::Value& v, size_t n, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_bigint64_array)
+    throwJs(env, std::string(what) + ": ids must be a BigInt64Array");
+  auto a = v.As<Napi::BigInt64Array>();
+  if (a.ElementLength() != n) throwJs(env, std::string(what) + ": " + std::to_string(a.ElementLength()) + " ids for " + std::to_string(n) + " vectors");
+  return a.Data();
+}
+
+int64_t kOf(Napi::Env env, const Napi::Value& v, const char* what) {
+  int64_t k = toInt(env, v, what);
+  if (k <= 0) throwJs(env, std::string(what) + ": k must be >= 1, got " + std::to_string(k));
+  if (k > 100000) throwJs(env, std::string(what) + ": k must be <= 100000");
+  return k;
+}
+
+faiss::MetricType metricOf(Napi::Env env, const Napi::Value& v) {
+  std::string m = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (m == "ip") return faiss::METRIC_INNER_PRODUCT;
+  if (m == "l2") return faiss::METRIC_L2;
+  throwJs(env, "metric must be 'ip' or 'l2'");
+}
+
+void applyThreads() {
+  int n = faissThreads.load();
+  if (n > 0) omp_set_num_threads(n);
+}
+
+// ---- synchronous entry points
+
+XL_FN(IndexFactory) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "indexFactory");
+    int64_t d = toInt(env, info[0], "indexFactory(d)");
+    if (d <= 0 || d > 65536) throwJs(env, "indexFactory: dimension must be in [1, 65536]");
+    if (!info[1].IsString()) throwJs(env, "indexFactory: description must be a string");
+    auto desc = info[1].As<Napi::String>().Utf8Value();
+    return wrapIndex(env, faiss::index_factory(static_cast<int>(d), desc.c_str(), metricOf(env, info[2])));
+  });
+}
+
+XL_FN(ReadIndex) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "readIndex");
+    if (!info[0].IsString()) throwJs(env, "readIndex: path must be a string");
+    auto path = info[0].As<Napi::String>().Utf8Value();
+    bool mmap = info.Length() > 1 && info[1].ToBoolean().Value();
+    return wrapIndex(env, faiss::read_index(path.c_str(), mmap ? faiss::IO_FLAG_MMAP : 0));
+  });
+}
+
+XL_FN(WriteIndex) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "writeIndex");
+    auto* h = holderOf(env, info[0], "writeIndex");
+    if (!info[1].IsString()) throwJs(env, "writeIndex: path must be a string");
+    faiss::write_index(h->index, info[1].As<Napi::String>().Utf8Value().c_str());
+    return env.Undefined();
+  });
+}
+
+XL_FN(Info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "info");
+    auto* h = holderOf(env, info[0], "info", true);
+    auto o = Napi::Object::New(env);
+    o.Set("d", Napi::Number::New(env, h->index->d));
+    o.Set("ntotal", Napi::Number::New(env, static_cast<double>(h->index->ntotal)));
+    o.Set("isTrained", Napi::Boolean::New(env, h->index->is_trained));
+    o.Set("metric", Napi::String::New(env, h->index->metric_type == faiss::METRIC_INNER_PRODUCT ? "ip" : "l2"));
+    o.Set("busy", Napi::Boolean::New(env, h->busy.load() > 0));
+    return o;
+  });
+}
+
+XL_FN(Train) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "train");
+    auto* h = holderOf(env, info[0], "train");
+    auto x = floats(env, info[1], "train");
+    size_t n = rowsOf(env, x, h->index->d, "train");
+    if (!n) throwJs(env, "train: no training vectors");
+    applyThreads();
+    h->index->train(static_cast<faiss::Index::idx_t>(n), x.data);
+    return env.Undefined();
+  });
+}
+
+XL_FN(Add) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "add");
+    auto* h = holderOf(env, info[0], "add");
+    auto x = floats(env, info[1], "add");
+    size_t n = rowsOf(env, x, h->index->d, "add");
+    if (!h->index->is_trained) throwJs(env, "add: the index is not trained (call train() first)");
+    applyThreads();
+    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull())
+      h->index->add_with_ids(static_cast<faiss::Index::idx_t>(n), x.data, ids(env, info[2], n, "addWithIds"));
+    else
+      h->index->add(static_cast<faiss::Index::idx_t>(n), x.data);
+    return env.Undefined();
+  });
+}
+
+Napi::Object searchResult(Napi::Env env, size_t n, int64_t k, Napi::Float32Array& D, Napi::BigInt64Array& I) {
+  auto o = Napi::Object::New(env);
+  o.Set("distances", D);
+  o.Set("labels", I);
+  o.Set("n", Napi::Number::New(env, static_cast<double>(n)));
+  o.Set("k", Napi::Number::New(env, static_cast<double>(k)));
+  return o;
+}
+
+XL_FN(Search) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "search");
+    auto* h = holderOf(env, info[0], "search");
+    auto q = floats(env, info[1], "search");
+    size_t n = rowsOf(env, q, h->index->d, "search");
+    int64_t k = kOf(env, info[2], "search");
+    if (!h->index->is_trained) throwJs(env, "search: the index is not trained");
+    auto D = Napi::Float32Array::New(env, n * k);
+    auto I = Napi::BigInt64Array::New(env, n * k);
+    applyThreads();
+    if (n) h->index->search(static_cast<faiss::Index::idx_t>(n), q.data, k, D.Data(), I.Data());
+    return searchResult(env, n, k, D, I);
+  });
+}
+
+XL_FN(SetParams) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "setParams");
+    auto* h = holderOf(env, info[0], "setParams");
+    if (!info[1].IsString()) throwJs(env, "setParams: expected a string such as 'nprobe=64'");
+    faiss::ParameterSpace().set_index_parameters(h->index, info[1].As<Napi::String>().Utf8Value().c_str());
+    return env.Undefined();
+  });
+}
+
+XL_FN(MergeFrom) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "mergeFrom");
+    auto* a = holderOf(env, info[0], "mergeFrom");
+    auto* b = holderOf(env, info[1], "mergeFrom(other)");
+    if (a == b) throwJs(env, "mergeFrom: cannot merge an index into itself");
+    if (a->index->d != b->index->d) throwJs(env, "mergeFrom: dimensions differ");
+    // IVF indexes (also under OPQ/PCA pre-transforms) move their inverted lists; flat-code
+    // indexes append their codes. Ids are kept as they are.
+    if (faiss::ivflib::try_extract_index_ivf(a->index)) faiss::ivflib::merge_into(a->index, b->index, false);
+    else a->index->merge_from(*b->index, 0);
+    return env.Undefined();
+  });
+}
+
+XL_FN(Reconstruct) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "reconstruct");
+    auto* h = holderOf(env, info[0], "reconstruct");
+    int64_t i0 = toInt(env, info[1], "reconstruct(start)"), n = toInt(env, info[2], "reconstruct(n)");
+    if (i0 < 0 || n < 0 || i0 + n > h->index->ntotal)
+      throwJs(env, "reconstruct: rows [" + std::to_string(i0) + ", " + std::to_string(i0 + n) + ") out of range (ntotal " + std::to_string(h->index->ntotal) + ")");
+    auto out = Napi::Float32Array::New(env, static_cast<size_t>(n) * h->index->d);
+    if (n) h->index->reconstruct_n(i0, n, out.Data());
+    return out;
+  });
+}
+
+XL_FN(Reset) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    holderOf(info.Env(), info[0], "reset")->index->reset();
+    return info.Env().Undefined();
+  });
+}
+
+XL_FN(RemoveIds) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "removeIds");
+    auto* h = holderOf(env, info[0], "removeIds");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_bigint64_array)
+      throwJs(env, "removeIds: ids must be a BigInt64Array");
+    auto a = info[1].As<Napi::BigInt64Array>();
+    faiss::IDSelectorBatch sel(a.ElementLength(), a.Data());
+    return Napi::Number::New(env, static_cast<double>(h->index->remove_ids(sel)));
+  });
+}
+
+XL_FN(Clone) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    return wrapIndex(info.Env(), faiss::clone_index(holderOf(info.Env(), info[0], "clone")->index));
+  });
+}
+
+XL_FN(Dispose) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    if (!info[0].IsExternal() || !info[0].As<Napi::External<IndexHolder>>().CheckTypeTag(&kIndexTag)) throwJs(env, "dispose: expected a faiss index");
+    auto* h = info[0].As<Napi::External<IndexHolder>>().Data();
+    if (h->busy.load() > 0) throwJs(env, "dispose: index is busy with an asynchronous call");
+    delete h->index;
+    h->index = nullptr;
+    return env.Undefined();
+  });
+}
+
+// kmeans(x, d, k, niter, seed, spherical) -> { centroids, objective }
+XL_FN(Kmeans) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "kmeans");
+    auto x = floats(env, info[0], "kmeans");
+    int64_t d = toInt(env, info[1], "kmeans(d)");
+    size_t n = rowsOf(env, x, d, "kmeans");
+    int64_t k = kOf(env, info[2], "kmeans(k)");
+    if (static_cast<size_t>(k) > n) throwJs(env, "kmeans: k (" + std::to_string(k) + ") exceeds the number of points (" + std::to_string(n) + ")");
+    faiss::ClusteringParameters cp;
+    if (info.Length() > 3 && info[3].IsNumber()) cp.niter = static_cast<int>(toInt(env, info[3], "kmeans(niter)"));
+    if (info.Length() > 4 && info[4].IsNumber()) cp.seed = static_cast<int>(toInt(env, info[4], "kmeans(seed)"));
+    if (info.Length() > 5) cp.spherical = info[5].ToBoolean().Value();
+    cp.verbose = false;
+    applyThreads();
+    faiss::Clustering clus(static_cast<int>(d), static_cast<int>(k), cp);
+    faiss::IndexFlatL2 assign(static_cast<int>(d));
+    clus.train(static_cast<faiss::Index::idx_t>(n), x.data, assign);
+    auto c = Napi::Float32Array::New(env, clus.centroids.size());
+    std::memcpy(c.Data(), clus.centroids.data(), clus.centroids.size() * sizeof(float));
+    auto o = Napi::Object::New(env);
+    o.Set("centroids", c);
+    o.Set("objective", Napi::Number::New(env, clus.iteration_stats.empty() ? 0.0 : clus.iteration_stats.back().obj));
+    return o;
+  });
+}
+
+XL_FN(SetThreads) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    int64_t n = toInt(info.Env(), info[0], "setThreads");
+    if (n < 1) throwJs(info.Env(), "setThreads: need at least 1 thread");
+    faissThreads = static_cast<int>(n);
+    omp_set_num_threads(static_cast<int>(n));
+    return info.Env().Undefined();
+  });
+}
+
+XL_FN(GetThreads) { return Napi::Number::New(info.Env(), faissThreads.load() > 0 ? faissThreads.load() : omp_get_max_threads()); }
+
+// ---- asynchronous entry points
+
+// Runs `work` on a libuv worker; inputs stay alive through references; outputs are JS arrays
+// allocated up front (their backing stores never move).
+class FaissWorker : public Napi::AsyncWorker {
+ public:
+  FaissWorker(Napi::Env env, IndexHolder* h, std::function<void()> work, std::vector<Napi::Value> keep, std::function<Napi::Value(Napi::Env)> result)
+      : Napi::AsyncWorker(env), h_(h), work_(std::move(work)), result_(std::move(result)), deferred_(Napi::Promise::Deferred::New(env)) {
+    for (auto& v : keep) refs_.push_back(Napi::Persistent(v.As<Napi::Object>()));
+    if (h_) h_->busy++;
+  }
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      applyThreads();
+      work_();
+    } catch (const std::exception& e) {
+      SetError(nativeMessage(e));
+    } catch (...) {
+      SetError("faiss: unknown C++ exception");
+    }
+  }
+  void OnOK() override {
+    release();
+    try { deferred_.Resolve(result_(Env())); } catch (const Napi::Error& e) { deferred_.Reject(e.Value()); }
+  }
+  void OnError(const Napi::Error& e) override {
+    release();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  void release() {
+    if (h_ && --h_->busy == 0 && h_->orphaned) delete h_;
+    h_ = nullptr;
+    refs_.clear();
+  }
+  IndexHolder* h_;
+  std::function<void()> work_;
+  std::function<Napi::Value(Napi::Env)> result_;
+  std::vector<Napi::ObjectReference> refs_;
+  Napi::Promise::Deferred deferred_;
+};
+
+Napi::Value queue(FaissWorker* w) {
+  auto p = w->promise();
+  w->Queue();
+  return p;
+}
+
+XL_FN(TrainAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "trainAsync");
+    auto* h = holderOf(env, info[0], "trainAsync");
+    auto x = floats(env, info[1], "trainAsync");
+    size_t n = rowsOf(env, x, h->index->d, "trainAsync");
+    if (!n) throwJs(env, "trainAsync: no training vectors");
+    faiss::Index* idx = h->index;
+    return queue(new FaissWorker(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); }));
+  });
+}
+
+XL_FN(AddAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 2, "addAsync");
+    auto* h = holderOf(env, info[0], "addAsync");
+    auto x = floats(env, info[1], "addAsync");
+    size_t n = rowsOf(env, x, h->index->d, "addAsync");
+    if (!h->index->is_trained) throwJs(env, "addAsync: the index is not trained (call train() first)");
+    faiss::Index* idx = h->index;
+    std::vector<Napi::Value> keep{info[1]};
+    const int64_t* idp = nullptr;
+    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) { idp = ids(env, info[2], n, "addAsync"); keep.push_back(info[2]); }
+    return queue(new FaissWorker(env, h, [=] {
+      if (idp) idx->add_with_ids(static_cast<faiss::Index::idx_t>(n), x.data, idp);
+      else idx->add(static_cast<faiss::Index::idx_t>(n), x.data);
+    }, keep, [](Napi::Env e) { return e.Undefined(); }));
+  });
+}
+
+XL_FN(SearchAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "searchAsync");
+    auto* h = holderOf(env, info[0], "searchAsync", true);
+    auto q = floats(env, info[1], "searchAsync");
+    size_t n = rowsOf(env, q, h->index->d, "searchAsync");
+    int64_t k = kOf(env, info[2], "searchAsync");
+    if (!h->index->is_trained) throwJs(env, "searchAsync: the index is not trained");
+    auto D = Napi::Float32Array::New(env, n * k);
+    auto I = Napi::BigInt64Array::New(env, n * k);
+    float* dp = D.Data();
+    int64_t* ip = I.Data();
+    faiss::Index* idx = h->index;
+    auto dRef = std::make_shared<Napi::Reference<Napi::Float32Array>>(Napi::Persistent(D));
+    auto iRef = std::make_shared<Napi::Reference<Napi::BigInt64Array>>(Napi::Persistent(I));
+    return queue(new FaissWorker(env, h, [=] { if (n) idx->search(static_cast<faiss::Index::idx_t>(n), q.data, k, dp, ip); }, {info[1]},
+                                 [=](Napi::Env e) {
+                                   auto Dv = dRef->Value();
+                                   auto Iv = iRef->Value();
+                                   return Napi::Value(searchResult(e, n, k, Dv, Iv));
+                                 }));
+  });
+}
+
+// knn(xq, xb, d, k, metric, async) -> exact k-NN of each query among xb (no index).
+XL_FN(Knn) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 5, "knn");
+    auto q = floats(env, info[0], "knn(queries)");
+    auto b = floats(env, info[1], "knn(base)");
+    int64_t d = toInt(env, info[2], "knn(d)");
+    size_t nq = rowsOf(env, q, d, "knn(queries)"), nb = rowsOf(env, b, d, "knn(base)");
+    int64_t k = kOf(env, info[3], "knn");
+    auto metric = metricOf(env, info[4]);
+    bool async = info.Length() > 5 && info[5].ToBoolean().Value();
+    auto D = Napi::Float32Array::New(env, nq * k);
+    auto I = Napi::BigInt64Array::New(env, nq * k);
+    float* dp = D.Data();
+    int64_t* ip = I.Data();
+    auto work = [=] {
+      if (!nq) return;
+      if (!nb) { std::fill(dp, dp + nq * k, metric == faiss::METRIC_L2 ? INFINITY : -INFINITY); std::fill(ip, ip + nq * k, -1); return; }
+      if (metric == faiss::METRIC_INNER_PRODUCT) faiss::knn_inner_product(q.data, b.data, d, nq, nb, k, dp, ip);
+      else faiss::knn_L2sqr(q.data, b.data, d, nq, nb, k, dp, ip);
+    };
+    if (!async) {
+      applyThreads();
+      work();
+      return searchResult(env, nq, k, D, I);
+    }
+    auto dRef = std::make_shared<Napi::Reference<Napi::Float32Array>>(Napi::Persistent(D));
+    auto iRef = std::make_shared<Napi::Reference<Napi::BigInt64Array>>(Napi::Persistent(I));
+    return queue(new FaissWorker(env, nullptr, work, {info[0], info[1]}, [=](Napi::Env e) {
+      auto Dv = dRef->Value();
+      auto Iv = iRef->Value();
+      return Napi::Value(searchResult(e, nq, k, Dv, Iv));
+    }));
+  });
+}
+
+}  // namespace
+
+void initFaiss(Napi::Env env, Napi::Object exports) {
+  auto f = Napi::Object::New(env);
+#define REG(name, fn) f.Set(name, Napi::Function::New(env, fn, name))
+  REG("indexFactory", IndexFactory);
+  REG("readIndex", ReadIndex);
+  REG("writeIndex", WriteIndex);
+  REG("info", Info);
+  REG("train", Train);
+  REG("add", Add);
+  REG("search", Search);
+  REG("setParams", SetParams);
+  REG("mergeFrom", MergeFrom);
+  REG("reconstruct", Reconstruct);
+  REG("reset", Reset);
+  REG("removeIds", RemoveIds);
+  REG("clone", Clone);
+  REG("dispose", Dispose);
+  REG("kmeans", Kmeans);
+  REG("setThreads", SetThreads);
+  REG("getThreads", GetThreads);
+  REG("trainAsync", TrainAsync);
+  REG("addAsync", AddAsync);
+  REG("searchAsync", SearchAsync);
+  REG("knn", Knn);
+#undef REG
+  exports.Set("faiss", f);
+}
+
 }  // namespace xling

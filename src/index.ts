@@ -1,3 +1,24 @@
 // Package root: the typed library API.
 export * from './tensor/index.js';
 export * from './nn/index.js';
+export * from './index/index.js';
+export { LaserModel, LaserEncoder, LaserDecoder, LASER_DEFAULTS, padBatch, encodeAsync } from './models/laser.js';
+export type { LaserConfig, TokenBatch } from './models/laser.js';
+export { DualEncoder, DUAL_DEFAULTS } from './models/dual.js';
+export type { DualConfig, PoolKind } from './models/dual.js';
+export { Tokenizer } from './text/tokenizer.js';
+export { normalize as normalizeText, romanize } from './text/normalize.js';
+export type { NormalizeOptions } from './text/normalize.js';
+export { readNWayTsv, loadNWayTsv, readBucc, readGold, readMoses, readSentences } from './data/corpus.js';
+export { SentenceEncoderModel } from './embed/model.js';
+export { loadSentenceEncoder, saveModelDir, exportEncoder } from './embed/model-dir.js';
+export { trainLaser } from './train/trainer.js';
+export { parseConfig, loadConfig, DEFAULT_CONFIG } from './train/config.js';
+export type { TrainConfig, PathConfig } from './train/config.js';
+export { mine, marginScore, unify, knnChunked } from './mine/mine.js';
+export type { MarginKind, Retrieval, Candidate } from './mine/mine.js';
+export { evaluateBucc, evaluateAtThreshold } from './eval/bucc.js';
+export { precisionAtK } from './eval/retrieval.js';
+export { xsimMatrix } from './eval/xsim-matrix.js';
+export { readNpy, writeNpy, NpyRowReader, NpyWriter } from './io/npy.js';
+export { readSafetensors, writeSafetensors } from './io/safetensors.js';

@@ -1,8 +1,15 @@
 // Every xling subcommand.
 import { CliCommand } from './command.js';
 import { embedCommand } from './embed.js';
+import { evalBuccCommand } from './eval-bucc.js';
+import { evalRetrievalCommand } from './eval-retrieval.js';
 import { evalXsimCommand } from './eval-xsim.js';
 import { exportCommand } from './export.js';
+import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
+import { mineCommand } from './mine.js';
 import { trainCommand } from './train.js';
 
-export const commands: CliCommand[] = [trainCommand, embedCommand, exportCommand, evalXsimCommand];
+export const commands: CliCommand[] = [
+  trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
+  mineCommand, indexBuildCommand, indexMergeCommand, searchCommand,
+];

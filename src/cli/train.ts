@@ -37,7 +37,7 @@ export const trainCommand = command(['train'], {
   const tokFile = join(a.out, 'tokenizer.json');
   let tok: Tokenizer;
   if (existsSync(tokFile) && a.resume) {
-    tok = Tokenizer.load(tokFile);
+    tok = Tokenizer.load(tokFile, { romanize: cfg.vocab.romanize });
   } else {
     const byLang = new Map<string, string[]>(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)]));
     const t0 = performance.now();

@@ -64,7 +64,8 @@ export function readModelConfig(dir: string): ModelDirConfig {
 /** Loads the encoder + tokenizer of a model directory (full or exported). */
 export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
-  const tok: TextTokenizer = Tokenizer.load(join(dir, 'tokenizer.json'));
+  const romanize = (cfg.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
+  const tok: TextTokenizer = Tokenizer.load(join(dir, 'tokenizer.json'), { romanize });
   const enc = new LaserEncoder(cfg.laser);
   const { tensors } = loadTensors(join(dir, 'model.safetensors'));
   const sd = new Map<string, Tensor>();

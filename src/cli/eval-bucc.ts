@@ -1,0 +1,55 @@
+// xling eval bucc: mine candidates on a BUCC-format split, then P/R/F1 at the F1-optimal
+// threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere.
+import { readBucc, readGold } from '../data/corpus.js';
+import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
+import { MarginKind, mine, Retrieval } from '../mine/mine.js';
+import { readJson } from '../nn/serialize.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { prCurve } from '../util/svg.js';
+import { command, usage } from './command.js';
+import { MINE_OPTIONS } from './mine.js';
+import { vectorsFor } from './vectors.js';
+
+export const evalBuccCommand = command(['eval', 'bucc'], {
+  name: 'xling eval bucc',
+  summary: 'BUCC-style bitext mining precision/recall/F1',
+  options: {
+    src: { type: 'string', required: true, metavar: 'FILE', help: 'id<TAB>sentence (e.g. xx-en.dev.xx)' },
+    trg: { type: 'string', required: true, metavar: 'FILE', help: 'id<TAB>sentence (e.g. xx-en.dev.en)' },
+    gold: { type: 'string', required: true, metavar: 'FILE', help: 'src_id<TAB>trg_id pairs' },
+    srcVectors: { type: 'string', metavar: 'NPY' },
+    trgVectors: { type: 'string', metavar: 'NPY' },
+    model: { type: 'string', metavar: 'DIR' },
+    ...MINE_OPTIONS,
+    thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
+    json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON' },
+    svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve' },
+  },
+}, async (a) => {
+  if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
+  const S = await readBucc(a.src), T = await readBucc(a.trg);
+  const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
+  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, a.src);
+  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, a.trg);
+  if (sv.d !== tv.d) throw new Error(`dimension mismatch: source vectors have ${sv.d} columns, target vectors ${tv.d}`);
+  const cands = mine(sv.data, tv.data, sv.d, { k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
+    .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
+  const r = evaluateBucc(cands, gold);
+  const out: Record<string, unknown> = {
+    precision: r.precision, recall: r.recall, f1: r.f1, threshold: r.threshold, averagePrecision: r.averagePrecision,
+    tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k: a.k,
+  };
+  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${a.margin}, ${a.retrieval}, k=${a.k})\n`);
+  if (a.thresholdFrom) {
+    const t = readJson<{ threshold?: number }>(a.thresholdFrom).threshold;
+    if (typeof t !== 'number') throw new Error(`${a.thresholdFrom}: no numeric 'threshold'`);
+    const at = evaluateAtThreshold(cands, gold, t);
+    out.atThreshold = at;
+    process.stdout.write(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+  }
+  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(out, null, 1) + '\n');
+  if (a.svg) {
+    const step = Math.max(1, Math.floor(r.curve.length / 400));
+    writeFileAtomicSync(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
+  }
+});

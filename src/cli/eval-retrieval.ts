@@ -1,0 +1,42 @@
+// xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions.
+import { readFileSync } from 'node:fs';
+import { readIndex } from '../index/faiss.js';
+import { alignByIds, exactSearch, precisionAtK, recallVsExact } from '../eval/retrieval.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { command } from './command.js';
+import { readVectors } from './vectors.js';
+
+const readIds = (f: string) => readFileSync(f, 'utf8').split('\n').filter((l) => l.length);
+
+export const evalRetrievalCommand = command(['eval', 'retrieval'], {
+  name: 'xling eval retrieval',
+  summary: 'P@1/3/10 of finding aligned sentences or documents',
+  options: {
+    srcVectors: { type: 'string', required: true, metavar: 'NPY' },
+    trgVectors: { type: 'string', required: true, metavar: 'NPY' },
+    srcIds: { type: 'string', metavar: 'FILE', help: 'one id per row (e.g. OUTPUT.ids of `xling embed --docs`); align by id instead of row' },
+    trgIds: { type: 'string', metavar: 'FILE' },
+    index: { type: 'string', metavar: 'FAISS', help: 'forward search through this index over the target vectors (recall vs exact is reported)' },
+    nprobe: { type: 'number' },
+    json: { type: 'string', metavar: 'FILE' },
+  },
+}, async (a) => {
+  const s = readVectors(a.srcVectors), t = readVectors(a.trgVectors);
+  if (s.d !== t.d) throw new Error(`dimension mismatch: ${a.srcVectors} has ${s.d} columns, ${a.trgVectors} ${t.d}`);
+  const sIds = a.srcIds ? readIds(a.srcIds) : null, tIds = a.trgIds ? readIds(a.trgIds) : null;
+  if (sIds && sIds.length !== s.n) throw new Error(`${a.srcIds}: ${sIds.length} ids for ${s.n} vectors`);
+  if (tIds && tIds.length !== t.n) throw new Error(`${a.trgIds}: ${tIds.length} ids for ${t.n} vectors`);
+  const gold = alignByIds(sIds, tIds, s.n, t.n);
+  const fwdExact = exactSearch(s.data, t.data, s.d, 10);
+  const out: Record<string, unknown> = { forward: precisionAtK(fwdExact, gold.fwd), backward: precisionAtK(exactSearch(t.data, s.data, s.d, 10), gold.bwd) };
+  if (a.index) {
+    const idx = readIndex(a.index);
+    if (a.nprobe) idx.setNprobe(a.nprobe);
+    const approx = idx.search(s.data, Math.min(10, t.n));
+    out.forwardIndex = { ...precisionAtK(approx, gold.fwd), recallVsExact: recallVsExact(fwdExact, approx) };
+    idx.dispose();
+  }
+  const fmt = (p: { p1: number; p3: number; p10: number; n: number }) => `P@1 ${(100 * p.p1).toFixed(2)}  P@3 ${(100 * p.p3).toFixed(2)}  P@10 ${(100 * p.p10).toFixed(2)}  (n=${p.n})`;
+  for (const [k, v] of Object.entries(out)) process.stdout.write(`${k.padEnd(13)} ${fmt(v as never)}${(v as { recallVsExact?: number }).recallVsExact !== undefined ? `  recall@10 vs exact ${(v as { recallVsExact: number }).recallVsExact.toFixed(3)}` : ''}\n`);
+  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(out, null, 1) + '\n');
+});

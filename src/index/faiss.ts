@@ -1,0 +1,92 @@
+// faiss indexes from TypeScript: index_factory strings, training, adding, k-NN search, faiss's
+// own file format (Python faiss reads what we write), IVF shard merging, k-means, exact k-NN.
+import { renameSync, rmSync } from 'node:fs';
+import { native } from '../native.js';
+import { tempPathFor } from '../util/atomic.js';
+
+const F = native.faiss;
+
+export type Metric = 'ip' | 'l2';
+
+/** Row-major k-NN results: distances[i*k + j] and labels[i*k + j] for query i (label -1 = none). */
+export interface SearchResult { distances: Float32Array; labels: BigInt64Array; n: number; k: number }
+
+export class FaissIndex {
+  private constructor(private readonly handle: unknown) {}
+
+  /**
+   * Builds an index from a faiss index_factory description: "Flat", "IVF4096,Flat",
+   * "IVF4096,PQ32", "OPQ32,IVF4096,PQ32", "HNSW32", "SQ8", "SQfp16", …
+   */
+  static create(d: number, description: string, metric: Metric = 'ip'): FaissIndex {
+    return new FaissIndex(F.indexFactory(d, description, metric));
+  }
+
+  /** Reads a faiss index file; mmap maps IVF lists instead of loading them. */
+  static read(path: string, o: { mmap?: boolean } = {}): FaissIndex {
+    return new FaissIndex(F.readIndex(path, !!o.mmap));
+  }
+
+  private get info(): { d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean } {
+    return F.info(this.handle) as { d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean };
+  }
+  get d(): number { return this.info.d; }
+  get ntotal(): number { return this.info.ntotal; }
+  get isTrained(): boolean { return this.info.isTrained; }
+  get metric(): Metric { return this.info.metric; }
+
+  train(x: Float32Array): void { F.train(this.handle, x); }
+  add(x: Float32Array): void { F.add(this.handle, x); }
+  /** Adds vectors under explicit ids (IVF indexes, or an IDMap). */
+  addWithIds(x: Float32Array, ids: BigInt64Array): void { F.add(this.handle, x, ids); }
+  search(queries: Float32Array, k: number): SearchResult { return F.search(this.handle, queries, k) as SearchResult; }
+
+  /** Off the JS thread (the index refuses other calls until done). */
+  trainAsync(x: Float32Array): Promise<void> { return F.trainAsync(this.handle, x) as Promise<void>; }
+  addAsync(x: Float32Array, ids?: BigInt64Array): Promise<void> { return F.addAsync(this.handle, x, ids ?? null) as Promise<void>; }
+  searchAsync(queries: Float32Array, k: number): Promise<SearchResult> { return F.searchAsync(this.handle, queries, k) as Promise<SearchResult>; }
+
+  /** faiss ParameterSpace settings, e.g. "nprobe=64" or "efSearch=128". */
+  setParams(params: string): void { F.setParams(this.handle, params); }
+  setNprobe(n: number): void { this.setParams(`nprobe=${n}`); }
+
+  /** Writes faiss's own index format (atomically: temp file, then rename). */
+  write(path: string): void {
+    const tmp = tempPathFor(path);
+    try { F.writeIndex(this.handle, tmp); renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw e; }
+  }
+
+  /** Moves other's vectors into this index (shards built from the same trained empty index). */
+  mergeFrom(other: FaissIndex): void { F.mergeFrom(this.handle, other.handle); }
+
+  /** Stored vectors [start, start+n) (decoded, so approximate for PQ/SQ). */
+  reconstruct(start: number, n = 1): Float32Array { return F.reconstruct(this.handle, start, n) as Float32Array; }
+  reset(): void { F.reset(this.handle); }
+  removeIds(ids: BigInt64Array): number { return F.removeIds(this.handle, ids) as number; }
+  clone(): FaissIndex { return new FaissIndex(F.clone(this.handle)); }
+  /** Frees the index now. Later calls throw "index was disposed". */
+  dispose(): void { F.dispose(this.handle); }
+}
+
+export function indexFactory(d: number, description: string, metric: Metric = 'ip'): FaissIndex {
+  return FaissIndex.create(d, description, metric);
+}
+
+export function readIndex(path: string, o: { mmap?: boolean } = {}): FaissIndex { return FaissIndex.read(path, o); }
+
+/** Exact k nearest neighbours of each query row among base rows (blocked BLAS, no index). */
+export function knn(queries: Float32Array, base: Float32Array, d: number, k: number, metric: Metric = 'ip'): SearchResult {
+  return F.knn(queries, base, d, k, metric, false) as SearchResult;
+}
+export function knnAsync(queries: Float32Array, base: Float32Array, d: number, k: number, metric: Metric = 'ip'): Promise<SearchResult> {
+  return F.knn(queries, base, d, k, metric, true) as Promise<SearchResult>;
+}
+
+/** k-means with faiss's Clustering: centroids [k, d] and the final objective. */
+export function kmeans(x: Float32Array, d: number, k: number, o: { niter?: number; seed?: number; spherical?: boolean } = {}): { centroids: Float32Array; objective: number } {
+  return F.kmeans(x, d, k, o.niter ?? 25, o.seed ?? 1234, !!o.spherical) as { centroids: Float32Array; objective: number };
+}
+
+/** Threads faiss (OpenMP) uses, also in async calls. */
+export function setFaissThreads(n: number): void { F.setThreads(n); }
+export function getFaissThreads(): number { return F.getThreads() as number; }

@@ -1,0 +1,147 @@
+// Bitext mining with margin scoring (Artetxe & Schwenk 2019; Yang et al. 2019 Eq. 9/10).
+// Vectors are L2-normalised rows, so φ(x, y) = cos(x, y) = x·y. Both directions' k nearest
+// neighbours give each sentence its neighbourhood mean; candidates are rescored by a margin
+// and selected by a retrieval mode.
+import { knn as faissKnn, FaissIndex, SearchResult } from '../index/faiss.js';
+
+export type MarginKind = 'ratio' | 'distance' | 'absolute' | 'eq9' | 'eq10';
+export type Retrieval = 'fwd' | 'bwd' | 'intersect' | 'max';
+
+/**
+ * Score of a candidate pair from its cosine and the neighbourhood means
+ * mx = mean cos of x's k neighbours in Y, my = mean cos of y's k neighbours in X.
+ */
+export function marginScore(kind: MarginKind, cos: number, mx: number, my: number): number {
+  switch (kind) {
+    case 'absolute': return cos;
+    case 'ratio': return cos / ((mx + my) / 2);
+    case 'distance': return cos - (mx + my) / 2;
+    // Eq. 9: margin = Σ_{NN_k(x)} φ/2k + Σ_{NN_k(y)} φ/2k = (mx + my)/2; s = φ/margin + φ
+    case 'eq9': return cos / ((mx + my) / 2) + cos;
+    // Eq. 10: one-directional margin = Σ_{NN_k(x)} φ/k = mx
+    case 'eq10': return cos / mx + cos;
+  }
+}
+
+export interface Candidate { src: number; trg: number; score: number; cos: number }
+
+export type KnnFn = (queries: Float32Array, base: Float32Array, d: number, k: number) => SearchResult;
+
+export interface MineOptions {
+  k?: number;                 // neighbours per direction (default 4)
+  margin?: MarginKind;        // default 'ratio'
+  retrieval?: Retrieval;      // default 'max'
+  threshold?: number;         // keep candidates scoring at least this
+  /** Searches src→trg through this index (over the trg vectors, ids = trg rows) instead of exact search. */
+  trgIndex?: FaissIndex;
+  /** Query rows per exact-search call (bounds the result memory). */
+  chunk?: number;
+  knn?: KnnFn;
+}
+
+function checkVectors(x: Float32Array, d: number, name: string): number {
+  if (!(d > 0)) throw new Error('mine: dimension must be positive');
+  if (x.length === 0) throw new Error(`mine: ${name} has no vectors`);
+  if (x.length % d !== 0) throw new Error(`mine: ${name} length ${x.length} is not a multiple of the dimension ${d}`);
+  for (let i = 0; i < x.length; i++) if (!Number.isFinite(x[i]!)) throw new Error(`mine: ${name} row ${Math.floor(i / d)} has a NaN or infinite value`);
+  return x.length / d;
+}
+
+/** k-NN of every query row, chunked over queries. */
+export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 65536, fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip')): SearchResult {
+  const n = q.length / d;
+  const kk = Math.min(k, base.length / d);
+  const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
+  for (let i = 0; i < n; i += chunk) {
+    const j = Math.min(n, i + chunk);
+    const r = fn(q.subarray(i * d, j * d), base, d, kk);
+    distances.set(r.distances, i * kk);
+    labels.set(r.labels, i * kk);
+  }
+  return { distances, labels, n, k: kk };
+}
+
+function rowMeans(r: SearchResult): Float32Array {
+  const m = new Float32Array(r.n);
+  for (let i = 0; i < r.n; i++) {
+    let s = 0, c = 0;
+    for (let j = 0; j < r.k; j++) if (r.labels[i * r.k + j]! >= 0n) { s += r.distances[i * r.k + j]!; c++; }
+    m[i] = c ? s / c : 0;
+  }
+  return m;
+}
+
+/**
+ * Mines candidate pairs between row-aligned-nothing corpora src and trg (normalised vectors).
+ * Memory: both k-NN result tables (rows × k) plus the candidates; vectors are not copied.
+ */
+export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Candidate[] {
+  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
+  const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
+  const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
+  const fwd = o.trgIndex ? o.trgIndex.search(src, k) : knnChunked(src, trg, d, k, o.chunk, o.knn);
+  const bwd = knnChunked(trg, src, d, k, o.chunk, o.knn);
+  const mx = rowMeans(fwd), my = rowMeans(bwd);
+  const dot = (i: number, j: number) => { let s = 0; const a = i * d, b = j * d; for (let t = 0; t < d; t++) s += src[a + t]! * trg[b + t]!; return s; };
+
+  // best candidate of each source among its k neighbours (and of each target among its)
+  const best = (r: SearchResult, fromSrc: boolean): Candidate[] => {
+    const out: Candidate[] = [];
+    for (let i = 0; i < r.n; i++) {
+      let top: Candidate | null = null;
+      for (let j = 0; j < r.k; j++) {
+        const l = Number(r.labels[i * r.k + j]!);
+        if (l < 0) continue;
+        const s = fromSrc ? i : l, t = fromSrc ? l : i;
+        // index distances may be approximate (PQ): score exact cosines
+        const cos = o.trgIndex && fromSrc ? dot(s, t) : r.distances[i * r.k + j]!;
+        const score = marginScore(kind, cos, mx[s]!, my[t]!);
+        if (!top || score > top.score) top = { src: s, trg: t, score, cos };
+      }
+      if (top) out.push(top);
+    }
+    return out;
+  };
+  const needF = mode !== 'bwd', needB = mode !== 'fwd';
+  const f = needF ? best(fwd, true) : [];
+  const b = needB ? best(bwd, false) : [];
+  let cands: Candidate[];
+  if (mode === 'fwd') cands = f;
+  else if (mode === 'bwd') cands = b;
+  else if (mode === 'intersect') {
+    const back = new Map(b.map((c) => [c.trg, c.src]));
+    cands = f.filter((c) => back.get(c.trg) === c.src);
+  } else {
+    // pool both directions' best candidates; accept greedily by score, each sentence at most once
+    const pool = [...f, ...b].sort((x, y) => y.score - x.score || x.src - y.src || x.trg - y.trg);
+    const usedS = new Set<number>(), usedT = new Set<number>();
+    cands = [];
+    for (const c of pool) {
+      if (usedS.has(c.src) || usedT.has(c.trg)) continue;
+      usedS.add(c.src); usedT.add(c.trg);
+      cands.push(c);
+    }
+  }
+  if (o.threshold !== undefined) cands = cands.filter((c) => c.score >= o.threshold!);
+  return cands.sort((x, y) => y.score - x.score || x.src - y.src || x.trg - y.trg);
+}
+
+/** Unique texts and, for each input line, the index of its unique text. */
+export function unify(texts: string[]): { unique: string[]; of: Int32Array; first: Int32Array } {
+  const map = new Map<string, number>();
+  const of = new Int32Array(texts.length);
+  const first: number[] = [];
+  texts.forEach((t, i) => {
+    let u = map.get(t);
+    if (u === undefined) { u = first.length; map.set(t, u); first.push(i); }
+    of[i] = u;
+  });
+  return { unique: [...map.keys()], of, first: Int32Array.from(first) };
+}
+
+/** Rows of x at the given indices (e.g. the first occurrence of each unique line). */
+export function gatherRows(x: Float32Array, d: number, rows: ArrayLike<number>): Float32Array {
+  const out = new Float32Array(rows.length * d);
+  for (let i = 0; i < rows.length; i++) out.set(x.subarray(rows[i]! * d, (rows[i]! + 1) * d), i * d);
+  return out;
+}
