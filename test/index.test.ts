@@ -6,10 +6,11 @@ import { describe, it } from 'node:test';
 import { FaissIndex, indexFactory, kmeans, knn, knnAsync, readIndex, setFaissThreads } from '../src/index/index.js';
 import { Rng } from '../src/util/rng.js';
 
-/** n points around `clusters` random centres (unit-normalised for inner product). */
-function clustered(n: number, d: number, clusters: number, seed: number, spread = 0.3): Float32Array {
+/** n points around `clusters` random centres (unit-normalised for inner product); the centres depend on centreSeed only. */
+function clustered(n: number, d: number, clusters: number, seed: number, spread = 1.0, centreSeed = 42): Float32Array {
+  const cr = new Rng(centreSeed);
+  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: d }, () => cr.normal()));
   const rng = new Rng(seed);
-  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: d }, () => rng.normal()));
   const x = new Float32Array(n * d);
   for (let i = 0; i < n; i++) {
     const c = centres[rng.int(clusters)]!;
@@ -66,9 +67,10 @@ describe('faiss indexes', () => {
     pq.setParams('nprobe=16');
     const rPq = recallAt(exact.labels, pq.search(xq, k).labels, nq, k);
     assert.ok(rPq >= 0.6, `IVF64,PQ16 recall@10 at nprobe 16: ${rPq}`);
-    const hnsw = indexFactory(d, 'HNSW32', 'ip');
+    // HNSW graphs are built for L2; on unit vectors L2 ranks exactly like inner product
+    const hnsw = indexFactory(d, 'HNSW32', 'l2');
     hnsw.add(xb);
-    hnsw.setParams('efSearch=128');
+    hnsw.setParams('efSearch=256');
     const rH = recallAt(exact.labels, hnsw.search(xq, k).labels, nq, k);
     assert.ok(rH >= 0.9, `HNSW32 recall@10: ${rH}`);
     for (const i of [ivf, pq, hnsw]) i.dispose();
