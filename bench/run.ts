@@ -1,0 +1,34 @@
+// All side-by-side benchmarks: `npm run bench` (text) or `npm run bench -- --json` (one JSON object).
+// Each figure is a ratio against the reference (PyTorch / Python faiss) measured in the same run.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchGemm } from './gemm.js';
+import { benchTrainStep } from './train-step.js';
+import { benchRoot, jsonMode, threadsArg } from './common.js';
+
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const want = (n: string) => !only || only.includes(n);
+const results: Record<string, unknown> = { threads: threadsArg(), date: new Date().toISOString() };
+const say = (s: string) => { if (!jsonMode()) console.log(s); };
+
+if (want('gemm')) {
+  const r = benchGemm();
+  results.gemm = r;
+  say(`GEMM ${r.shape}: xling ${r.xling_gflops.toFixed(1)} GFLOPS vs PyTorch ${r.torch_gflops.toFixed(1)} → ${r.ratio.toFixed(3)}×`);
+}
+for (const k of ['dual', 'laser'] as const) {
+  if (!want(`train_${k}`)) continue;
+  const r = await benchTrainStep(k);
+  results[`train_${k}`] = r;
+  say(`train step ${k}: xling ${r.xling_pairs_per_s.toFixed(1)} pairs/s vs PyTorch ${r.torch_pairs_per_s.toFixed(1)} → ${r.ratio.toFixed(3)}×`);
+}
+// Benchmarks of other capabilities register themselves as modules exporting `run()`.
+for (const [name, file] of [['faiss_flat', 'faiss-flat.js'], ['embed', 'embed.js'], ['mine_knn', 'mine-knn.js']] as const) {
+  const path = join(benchRoot, '..', 'dist', 'bench', file);
+  if (!want(name) || !existsSync(path)) continue;
+  const mod = (await import(path)) as { run: () => Promise<Record<string, unknown>> };
+  const r = await mod.run();
+  results[name] = r;
+  say(`${name}: ${JSON.stringify(r)}`);
+}
+if (jsonMode()) console.log(JSON.stringify(results));
