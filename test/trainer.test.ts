@@ -82,6 +82,8 @@ describe('LASER trainer', () => {
     for (const b of bs) assert.ok(b.examples.every((e) => e.kind === b.kind));
     assert.deepEqual(epochBatches(ex, train, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row), bs.map((b) => b.examples[0]!.row), 'deterministic');
     assert.throws(() => buildExamples(train, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
+    const weighted = buildExamples(train, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
+    assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
   });
 
   it('learns cross-lingual sentence vectors far below chance', async () => {

@@ -24,32 +24,49 @@ function resolveSrc(p: PathConfig, langs: string[]): string[] {
   return p.src === '*' ? langs.filter((l) => !p.trg.includes(l)) : p.src;
 }
 
-/** Enumerates the examples of every path (M:1 uses pairs of sources of the same row). */
+/**
+ * Enumerates the examples of every path (M:1 uses pairs of sources of the same row). A path's
+ * weight repeats its examples (integer part) and keeps a fixed, evenly spread share of them
+ * (fractional part), so weights rebalance paths deterministically.
+ */
 export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] {
   const out: Example[] = [];
   for (const p of paths) {
-    for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
-      if (!c.ids.has(l)) throw new Error(`path ${p.kind} ${JSON.stringify(p.src)}→${p.trg.join(',')}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
-    }
-    const srcs = resolveSrc(p, c.langs);
-    for (let r = 0; r < c.rows; r++) {
-      const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
-      const trg = p.trg.filter(has);
-      if (p.kind === '1:1') {
-        if (!trg.length) continue;
-        for (const s of srcs) if (has(s) && s !== trg[0]) out.push({ kind: '1:1', row: r, src: [s], trg });
-      } else if (p.kind === '1:N') {
-        if (trg.length < p.trg.length) continue;
-        for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: [s], trg });
-      } else {
-        if (!trg.length) continue;
-        const present = srcs.filter((s) => has(s) && !trg.includes(s));
-        for (let i = 0; i + 1 < present.length; i += 2) out.push({ kind: 'M:1', row: r, src: [present[i]!, present[i + 1]!], trg: [trg[0]!] });
-      }
+    const start = out.length;
+    pathExamples(c, p, out);
+    const w = p.weight ?? 1;
+    if (!(w > 0)) throw new Error(`path ${p.kind} → ${p.trg.join(',')}: weight must be > 0`);
+    if (w !== 1) {
+      const own = out.splice(start);
+      const whole = Math.floor(w), frac = w - whole;
+      for (let r = 0; r < whole; r++) out.push(...own);
+      if (frac > 0) for (let i = 0; i < own.length; i++) if (Math.floor((i + 1) * frac) > Math.floor(i * frac)) out.push(own[i]!);
     }
   }
   if (!out.length) throw new Error('no training examples: check the paths against the corpus languages');
   return out;
+}
+
+function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
+  for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
+    if (!c.ids.has(l)) throw new Error(`path ${p.kind} ${JSON.stringify(p.src)}→${p.trg.join(',')}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
+  }
+  const srcs = resolveSrc(p, c.langs);
+  for (let r = 0; r < c.rows; r++) {
+    const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
+    const trg = p.trg.filter(has);
+    if (p.kind === '1:1') {
+      if (!trg.length) continue;
+      for (const s of srcs) if (has(s) && s !== trg[0]) out.push({ kind: '1:1', row: r, src: [s], trg });
+    } else if (p.kind === '1:N') {
+      if (trg.length < p.trg.length) continue;
+      for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: [s], trg });
+    } else {
+      if (!trg.length) continue;
+      const present = srcs.filter((s) => has(s) && !trg.includes(s));
+      for (let i = 0; i + 1 < present.length; i += 2) out.push({ kind: 'M:1', row: r, src: [present[i]!, present[i + 1]!], trg: [trg[0]!] });
+    }
+  }
 }
 
 export interface StreamState { epoch: number; batch: number }
