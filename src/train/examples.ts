@@ -57,7 +57,8 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
     const trg = p.trg.filter(has);
     if (p.kind === '1:1') {
       if (!trg.length) continue;
-      for (const s of srcs) if (has(s) && s !== trg[0]) out.push({ kind: '1:1', row: r, src: [s], trg });
+      // src == trg (auto-encoding, e.g. en→en) only when the path names it explicitly
+      for (const s of srcs) if (has(s) && (s !== trg[0] || p.src !== '*')) out.push({ kind: '1:1', row: r, src: [s], trg });
     } else if (p.kind === '1:N') {
       if (trg.length < p.trg.length) continue;
       for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: [s], trg });
