@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LaserEncoder, LASER_DEFAULTS, padBatch } from '../src/models/laser.js';
+import { LaserEncoder, LASER_DEFAULTS } from '../src/models/laser.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { manualSeed, setNumThreads } from '../src/tensor/index.js';
 import { jsonMode, lcg, runPython, threadsArg } from './common.js';
@@ -23,7 +23,6 @@ export async function run(n = 20000) {
   const t0 = performance.now();
   m.embedIds(ids);
   const secs = (performance.now() - t0) / 1000;
-  void padBatch;
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-'));
   try {
     writeFileSync(join(dir, 'e.json'), JSON.stringify({ threads, vocab: V, sents }));

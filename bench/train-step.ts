@@ -13,7 +13,7 @@ import { jsonMode, lcg, runPython, threadsArg } from './common.js';
 const V = 16000;
 
 /** Batches shaped like the reference batcher's: length-sorted chunks, so lengths within a batch are close. */
-function makeBatches(kind: 'laser' | 'dual', n: number, B: number, seed: number) {
+function makeBatches(n: number, B: number, seed: number) {
   const rnd = lcg(seed);
   const tok = () => 4 + Math.floor(rnd() * (V - 4));
   const batches: { src: number[][]; tgt: number[][] }[] = [];
@@ -28,7 +28,6 @@ function makeBatches(kind: 'laser' | 'dual', n: number, B: number, seed: number)
     }
     batches.push({ src, tgt });
   }
-  void kind;
   return batches;
 }
 
@@ -36,7 +35,7 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
   setNumThreads(threads);
   manualSeed(0);
   const B = kind === 'laser' ? 64 : 128;
-  const batches = makeBatches(kind, warmup + steps, B, kind === 'laser' ? 1 : 2);
+  const batches = makeBatches(warmup + steps, B, kind === 'laser' ? 1 : 2);
   let step: (b: { src: number[][]; tgt: number[][] }) => number;
   let nParams = 0;
   if (kind === 'laser') {

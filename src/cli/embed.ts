@@ -53,10 +53,8 @@ export const embedCommand = command(['embed'], {
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
   const d = m.dim;
-  let total: number | undefined;
-  try { total = a.input.endsWith('.gz') ? undefined : Math.round(statSync(a.input).size / 60); } catch { throw new Error(`--input: no such file ${a.input}`); }
+  try { statSync(a.input); } catch { throw new Error(`--input: no such file ${a.input}`); }
   const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
-  void total;
   const emb = (sents: string[]) => m.embed(sents, { maxTokens: a.batchTokens, normalize: a.docs ? true : a.normalize });
 
   if (a.docs) {

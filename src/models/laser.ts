@@ -161,7 +161,6 @@ export class LaserModel extends Module {
 
 /** Decoder input (BOS + target[:-1]), gold tokens at real positions, and their flat indices. */
 export function teacherForcing(seqs: ArrayLike<number>[], padId: number, bosId: number): { tgtIn: TokenBatch; gold: Tensor; valid: Tensor } {
-  const B = seqs.length;
   const T = Math.max(1, ...seqs.map((s) => s.length));
   const ins: number[][] = [];
   const gold: bigint[] = [];
@@ -174,6 +173,5 @@ export function teacherForcing(seqs: ArrayLike<number>[], padId: number, bosId: 
   });
   const tgtIn = padBatch(ins, padId);
   if (tgtIn.ids.size(1) !== T) throw new Error('teacherForcing: inconsistent lengths');
-  void B;
   return { tgtIn, gold: fromArray(BigInt64Array.from(gold)), valid: fromArray(BigInt64Array.from(valid)) };
 }
