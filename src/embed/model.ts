@@ -8,25 +8,36 @@ import { noGrad, tidy } from '../tensor/tensor.js';
 
 export interface EmbedOptions { maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void }
 
+/**
+ * Input indices grouped into batches: sorted by length, each batch capped by sentences and by
+ * padded tokens (ascending order: a batch's longest sentence is its last one).
+ */
+export function lengthBatches(seqs: ArrayLike<number>[], maxTokens: number, maxSentences: number): number[][] {
+  const order = Array.from({ length: seqs.length }, (_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
+  const batches: number[][] = [];
+  let i = 0;
+  while (i < order.length) {
+    let j = i + 1;
+    while (j < order.length && j - i < maxSentences && seqs[order[j]!]!.length * (j - i + 1) <= maxTokens) j++;
+    batches.push(order.slice(i, j));
+    i = j;
+  }
+  return batches;
+}
+
 export class SentenceEncoderModel {
   constructor(readonly encoder: LaserEncoder, readonly tokenizer: TextTokenizer, readonly config: unknown) {}
   get dim(): number { return this.encoder.dim; }
 
   /** Embeds token sequences; rows in input order. */
   embedIds(seqs: Int32Array[], o: EmbedOptions = {}): Float32Array {
-    const maxTokens = o.maxTokens ?? 12000, maxSentences = o.maxSentences ?? 512;
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
-    const order = Array.from(seqs.keys()).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
     const wasTraining = this.encoder.training;
     this.encoder.eval();
     try {
-      let i = 0, done = 0;
-      while (i < order.length) {
-        // Sorted ascending: the batch's longest sentence is its last one.
-        let j = i + 1;
-        while (j < order.length && j - i < maxSentences && seqs[order[j]!]!.length * (j - i + 1) <= maxTokens) j++;
-        const idx = order.slice(i, j);
+      let done = 0;
+      for (const idx of lengthBatches(seqs, o.maxTokens ?? 12000, o.maxSentences ?? 512)) {
         const rows = noGrad(() => tidy(() => {
           const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
           let v = this.encoder.forward(b);
@@ -36,7 +47,6 @@ export class SentenceEncoderModel {
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
         done += idx.length;
         o.onBatch?.(done);
-        i = j;
       }
     } finally {
       this.encoder.train(wasTraining);
@@ -50,21 +60,14 @@ export class SentenceEncoderModel {
    */
   async embedAsync(sentences: string[], o: EmbedOptions = {}): Promise<Float32Array> {
     const seqs = sentences.map((s) => this.tokenizer.encode(s));
-    const maxTokens = o.maxTokens ?? 12000, maxSentences = o.maxSentences ?? 512;
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
-    const order = Array.from(seqs.keys()).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
-    let i = 0;
-    while (i < order.length) {
-      let j = i + 1;
-      while (j < order.length && j - i < maxSentences && seqs[order[j]!]!.length * (j - i + 1) <= maxTokens) j++;
-      const idx = order.slice(i, j);
+    for (const idx of lengthBatches(seqs, o.maxTokens ?? 12000, o.maxSentences ?? 512)) {
       const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
       const v = await encodeAsync(this.encoder, b);
       const rows = noGrad(() => tidy(() => (o.normalize !== false ? l2normalize(v, 1) : v).toFloat32Array()));
       v.dispose(); b.ids.dispose();
       idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
-      i = j;
     }
     return out;
   }

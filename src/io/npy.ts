@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { atomicOutputSync, tempPathFor } from '../util/atomic.js';
 import { halfBitsToFloat } from './half.js';
+import { dtypeOfArray } from '../tensor/dtype.js';
 
 export type NpyDType = 'float32' | 'float64' | 'float16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
@@ -54,15 +55,7 @@ function checkShape(shape: readonly number[], what: string): void {
 
 /** The dtype a typed array maps to by default (Uint16Array → float16, Uint8Array → uint8). */
 export function npyDtypeOfArray(a: NpyArray): NpyDType {
-  if (a instanceof Float32Array) return 'float32';
-  if (a instanceof Float64Array) return 'float64';
-  if (a instanceof Uint16Array) return 'float16';
-  if (a instanceof BigInt64Array) return 'int64';
-  if (a instanceof Int32Array) return 'int32';
-  if (a instanceof Int16Array) return 'int16';
-  if (a instanceof Int8Array) return 'int8';
-  if (a instanceof Uint8Array) return 'uint8';
-  throw new Error('unsupported typed array type');
+  return dtypeOfArray(a) as NpyDType; // never bfloat16/bool: those need an explicit dtype
 }
 
 function arrayMatchesDtype(a: NpyArray, d: NpyDType): boolean {
