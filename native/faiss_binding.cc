@@ -7,6 +7,10 @@
 #include <faiss/IVFlib.h>
 #include <faiss/Index.h>
 #include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/IndexPQ.h>
+#include <faiss/IndexPreTransform.h>
+#include <faiss/VectorTransform.h>
 #include <faiss/clone_index.h>
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/IDSelector.h>
@@ -222,6 +226,40 @@ XL_FN(SetParams) {
     if (!info[1].IsString()) throwJs(env, "setParams: expected a string such as 'nprobe=64'");
     faiss::ParameterSpace().set_index_parameters(h->index, info[1].As<Napi::String>().Utf8Value().c_str());
     return env.Undefined();
+  });
+}
+
+XL_FN(SetTrainingParams) {
+  // Training knobs index_factory strings cannot express: polysemous training of PQ codes
+  // (a centroid permutation only Hamming-distance filtering uses; minutes of popcount loops
+  // on Debian's generic build) and OPQ's alternating-optimisation iterations (faiss default 50,
+  // each with a 1024×1024 SVD for d = 1024). Returns what it found and set.
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "setTrainingParams");
+    auto* h = holderOf(env, info[0], "setTrainingParams");
+    bool polysemous = info[1].ToBoolean().Value();
+    int64_t opqIters = toInt(env, info[2], "setTrainingParams(opqIters)");
+    auto out = Napi::Object::New(env);
+    faiss::Index* idx = h->index;
+    if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) {
+      int opq = 0;
+      for (auto* vt : pt->chain)
+        if (auto* m = dynamic_cast<faiss::OPQMatrix*>(vt)) {
+          if (opqIters > 0) m->niter = static_cast<int>(opqIters);
+          opq = m->niter;
+        }
+      if (opq) out.Set("opqIters", opq);
+      idx = pt->index;
+    }
+    if (auto* ivfpq = dynamic_cast<faiss::IndexIVFPQ*>(idx)) {
+      ivfpq->do_polysemous_training = polysemous;
+      out.Set("polysemous", polysemous);
+    } else if (auto* pq = dynamic_cast<faiss::IndexPQ*>(idx)) {
+      pq->do_polysemous_training = polysemous;
+      out.Set("polysemous", polysemous);
+    }
+    return out;
   });
 }
 
@@ -490,6 +528,7 @@ void initFaiss(Napi::Env env, Napi::Object exports) {
   REG("add", Add);
   REG("search", Search);
   REG("setParams", SetParams);
+  REG("setTrainingParams", SetTrainingParams);
   REG("mergeFrom", MergeFrom);
   REG("reconstruct", Reconstruct);
   REG("reset", Reset);

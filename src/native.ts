@@ -24,7 +24,8 @@ function packageRoot(): string {
 
 function load(): NativeAddon {
   const root = packageRoot();
-  const candidates = [join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')];
+  // XLING_ADDON: an addon built elsewhere (e.g. to test a rebuild while jobs use the installed one)
+  const candidates = [process.env.XLING_ADDON ?? '', join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')].filter(Boolean);
   const path = candidates.find((p) => existsSync(p));
   if (!path) throw new Error(`xling: native addon not built (looked for ${candidates[0]}); run "npm run build:native"`);
   const require = createRequire(import.meta.url);

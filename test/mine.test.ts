@@ -55,6 +55,12 @@ describe('margin scoring and retrieval', () => {
     assert.ok(accuracy(ratio) >= accuracy(abs) + 15, `ratio ${accuracy(ratio)} vs cosine ${accuracy(abs)} correct of 300`);
     assert.ok(accuracy(eq9) >= accuracy(abs) + 15, `eq9 ${accuracy(eq9)} vs cosine ${accuracy(abs)}`);
     assert.ok(ratio.filter((c) => c.trg >= w.n).length < hubHits - 10, 'fewer hub picks with the margin');
+    // chunked search reports progress over both directions and gives the same pairs
+    const seen: number[] = [];
+    const chunked = mine(w.src, w.trg, d, { margin: 'ratio', retrieval: 'fwd', chunk: 64, onProgress: (done, total) => { seen.push(done); assert.equal(total, 300 + w.trg.length / d); } });
+    assert.deepEqual(chunked, ratio);
+    assert.equal(seen.length, Math.ceil(300 / 64) + Math.ceil(w.trg.length / d / 64));
+    assert.equal(seen.at(-1), 300 + w.trg.length / d);
   });
 
   it('retrieval modes: fwd, bwd, intersect (mutual), max (each sentence once)', () => {

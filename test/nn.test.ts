@@ -8,7 +8,9 @@ import {
   Adam, AdamW, AttentionPool, clipGradNorm, Embedding, LayerNorm, Linear, loadModule, loadTensors, LSTM, maxPool, meanPool,
   firstToken, lastToken, Module, PlateauDecay, saveModule, SGD, TransformerEncoder, TransformerEncoderLayer, warmupInvSqrt, stepDecay,
 } from '../src/nn/index.js';
-import { crossEntropy, gradCheck, keep, manualSeed, memoryStats, randn, randint, setDefaultDtype, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
+import { crossEntropy, gradCheck, keep, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
+import { encoderTables, LASER_DEFAULTS, LaserEncoder, padBatch } from '../src/models/laser.js';
+import { SentenceEncoderModel } from '../src/embed/model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixture = join(root, 'test', 'fixtures', 'parity.safetensors');
@@ -228,5 +230,42 @@ describe('memory stays bounded', () => {
     assert.ok(handles1 <= handles0, `no native handle leaks (${handles0} -> ${handles1})`);
     assert.ok(rss1 - rss0 < 64 * 1024 * 1024, `RSS grew by ${((rss1 - rss0) / 1048576).toFixed(1)} MiB`);
     for (const m of [emb, lstm, out]) m.dispose();
+  });
+});
+
+describe('token-table LSTM inference (per-vocabulary input projections)', () => {
+  it('gives forward()\'s sentence vectors for max/last pooling, bi- and unidirectional, sync and async', async () => {
+    manualSeed(11);
+    for (const pooling of ['max', 'last'] as const) for (const bidirectional of [true, false]) {
+      const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 300, hidden: 24, embedDim: 16, pooling, bidirectional, targetLangs: ['en'] }).eval();
+      // unsorted lengths 1..13, so the kernel's sorting and order restoring are exercised
+      const seqs = Array.from({ length: 29 }, (_, i) => Int32Array.from({ length: 1 + ((i * 7) % 13) }, (_, j) => 4 + ((i * 31 + j * 17) % 290)));
+      const b = padBatch(seqs, 0);
+      const ref = noGrad(() => enc.forward(b)).toFloat32Array();
+      const tables = encoderTables(enc)!;
+      const viaTables = tables.encode(b.ids, b.lengths, pooling).toFloat32Array();
+      const viaAsync = (await tables.encodeAsync(b.ids, b.lengths, pooling)).toFloat32Array();
+      for (let i = 0; i < ref.length; i++) {
+        assert.ok(Math.abs(ref[i]! - viaTables[i]!) < 1e-5, `${pooling} bi=${bidirectional} [${i}]: ${ref[i]} vs ${viaTables[i]}`);
+        assert.ok(Math.abs(ref[i]! - viaAsync[i]!) < 1e-5);
+      }
+      // and the model-level embedder picks them for big jobs with the same result
+      const m = new SentenceEncoderModel(enc, { vocabSize: 300, padId: 0 } as never, {});
+      const big = Array.from({ length: 60 }, (_, i) => seqs[i % seqs.length]!);
+      const a = m.embedIds(big, { tables: false }), t = m.embedIds(big, { tables: true });
+      for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - t[i]!) < 1e-5);
+      tables.dispose(); enc.dispose(); b.ids.dispose();
+    }
+  });
+
+  it('rejects bad input with a clear error', () => {
+    const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 50, hidden: 8, embedDim: 8, targetLangs: ['en'] }).eval();
+    const tables = encoderTables(enc)!;
+    const b = padBatch([Int32Array.from([4, 5, 60]), Int32Array.from([4])], 0);
+    assert.throws(() => tables.encode(b.ids, b.lengths, 'max'), /token id 60 out of range/);
+    assert.throws(() => tables.encode(b.ids, [3, 9], 'max'), /length 9 out of range/);
+    assert.throws(() => tables.encode(b.ids, b.lengths, 'mean' as never), /pooling must be/);
+    assert.equal(encoderTables(new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 50, hidden: 8, embedDim: 8, layers: 2, targetLangs: ['en'] })), null, '2-layer encoders take the aten::lstm path');
+    tables.dispose(); enc.dispose();
   });
 });

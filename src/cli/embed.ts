@@ -44,7 +44,8 @@ export const embedCommand = command(['embed'], {
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
     normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
-    batchTokens: { type: 'number', default: 12000, help: 'max padded tokens per batch' },
+    batchTokens: { type: 'number', default: 32000, help: 'max padded tokens per batch' },
+    batchSentences: { type: 'number', default: 4096, help: 'max sentences per batch' },
     chunk: { type: 'number', default: 50000, help: 'sentences read and length-sorted at a time (memory bound)' },
     threads: { type: 'number', help: 'intra-op threads (default: all cores)' },
     quiet: { type: 'boolean', default: false },
@@ -55,7 +56,7 @@ export const embedCommand = command(['embed'], {
   const d = m.dim;
   try { statSync(a.input); } catch { throw new Error(`--input: no such file ${a.input}`); }
   const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
-  const emb = (sents: string[]) => m.embed(sents, { maxTokens: a.batchTokens, normalize: a.docs ? true : a.normalize });
+  const emb = (sents: string[]) => m.embed(sents, { maxTokens: a.batchTokens, maxSentences: a.batchSentences, normalize: a.docs ? true : a.normalize });
 
   if (a.docs) {
     const ids: string[] = [];

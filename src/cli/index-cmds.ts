@@ -37,6 +37,8 @@ export const indexBuildCommand = command(['index', 'build'], {
     chunk: { type: 'number', default: 100000, help: 'rows added per call' },
     normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
     seed: { type: 'number', default: 1 },
+    opqIters: { type: 'number', default: 20, help: 'OPQ optimisation iterations (faiss default 50; each costs a d×d SVD)' },
+    polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training (only for Hamming filtering; slow)' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
   },
 }, async (a) => {
@@ -51,6 +53,8 @@ export const indexBuildCommand = command(['index', 'build'], {
     if (!index.isTrained) throw new Error(`${a.trained}: index is not trained`);
   } else {
     index = indexFactory(d, a.factory, a.metric as Metric);
+    if (!(a.opqIters >= 1)) usage('--opq-iters must be >= 1');
+    index.setTrainingParams({ polysemous: a.polysemous, opqIters: a.opqIters });
     if (!index.isTrained) {
       const m = Math.min(n, a.trainSample);
       const rows = new Rng(a.seed).sample(n, m).sort((x, y) => x - y);

@@ -3,6 +3,7 @@ import { readSentences } from '../data/corpus.js';
 import { readIndex } from '../index/faiss.js';
 import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
+import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { vectorsFor } from './vectors.js';
 
@@ -50,7 +51,12 @@ export const mineCommand = command(['mine'], {
     if (index.ntotal !== tv.n) throw new Error(`${a.index}: holds ${index.ntotal} vectors, ${a.trg} has ${tv.n} lines`);
     if (a.nprobe) index.setNprobe(a.nprobe);
   }
-  const cands = mine(sv.data, tv.data, sv.d, { k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index });
+  const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+  const cands = mine(sv.data, tv.data, sv.d, {
+    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index,
+    chunk: 16384, onProgress: (done) => prog.set(done),
+  });
+  prog.done();
   index?.dispose();
   const bucc = S.bucc && T.bucc;
   const lines = cands.map((c) => {

@@ -1,12 +1,17 @@
 // A sentence encoder ready for embedding: the trained encoder, its tokenizer and the text
 // normalisation recorded in the model config. Embeds in length-sorted batches capped by
 // tokens, in no-grad eval mode, and returns L2-normalised float32 rows in input order.
-import { encodeAsync, LaserEncoder, padBatch } from '../models/laser.js';
+import { encodeAsync, encoderTables, LaserEncoder, padBatch } from '../models/laser.js';
+import { LSTMTokenTables } from '../nn/layers.js';
 import { TextTokenizer } from '../models/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
 
-export interface EmbedOptions { maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void }
+export interface EmbedOptions {
+  maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
+  /** Per-token input projection tables (1-layer encoders): 'auto' uses them when the job has more tokens than the vocabulary. */
+  tables?: 'auto' | boolean;
+}
 
 /**
  * Input indices grouped into batches: sorted by length, each batch capped by sentences and by
@@ -29,18 +34,29 @@ export class SentenceEncoderModel {
   constructor(readonly encoder: LaserEncoder, readonly tokenizer: TextTokenizer, readonly config: unknown) {}
   get dim(): number { return this.encoder.dim; }
 
+  private tablesFor(seqs: ArrayLike<number>[], o: EmbedOptions): LSTMTokenTables | null {
+    const want = o.tables ?? 'auto';
+    if (want === false) return null;
+    let tokens = 0;
+    for (const s of seqs) tokens += s.length;
+    // building costs one GEMM over the vocabulary; it pays once the job has more tokens
+    if (want === 'auto' && tokens < this.encoder.cfg.vocabSize) return null;
+    return encoderTables(this.encoder);
+  }
+
   /** Embeds token sequences; rows in input order. */
   embedIds(seqs: Int32Array[], o: EmbedOptions = {}): Float32Array {
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
     const wasTraining = this.encoder.training;
     this.encoder.eval();
+    const tables = this.tablesFor(seqs, o);
     try {
       let done = 0;
-      for (const idx of lengthBatches(seqs, o.maxTokens ?? 12000, o.maxSentences ?? 512)) {
+      for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
         const rows = noGrad(() => tidy(() => {
           const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
-          let v = this.encoder.forward(b);
+          let v = tables ? tables.encode(b.ids, b.lengths, this.encoder.cfg.pooling) : this.encoder.forward(b);
           if (o.normalize !== false) v = l2normalize(v, 1);
           return v.toFloat32Array();
         }));
@@ -49,6 +65,7 @@ export class SentenceEncoderModel {
         o.onBatch?.(done);
       }
     } finally {
+      tables?.dispose();
       this.encoder.train(wasTraining);
     }
     return out;
@@ -62,12 +79,17 @@ export class SentenceEncoderModel {
     const seqs = sentences.map((s) => this.tokenizer.encode(s));
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
-    for (const idx of lengthBatches(seqs, o.maxTokens ?? 12000, o.maxSentences ?? 512)) {
-      const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
-      const v = await encodeAsync(this.encoder, b);
-      const rows = noGrad(() => tidy(() => (o.normalize !== false ? l2normalize(v, 1) : v).toFloat32Array()));
-      v.dispose(); b.ids.dispose();
-      idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+    const tables = this.tablesFor(seqs, o);
+    try {
+      for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
+        const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
+        const v = await encodeAsync(this.encoder, b, tables);
+        const rows = noGrad(() => tidy(() => (o.normalize !== false ? l2normalize(v, 1) : v).toFloat32Array()));
+        v.dispose(); b.ids.dispose();
+        idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+      }
+    } finally {
+      tables?.dispose();
     }
     return out;
   }

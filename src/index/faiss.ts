@@ -50,6 +50,16 @@ export class FaissIndex {
   setParams(params: string): void { F.setParams(this.handle, params); }
   setNprobe(n: number): void { this.setParams(`nprobe=${n}`); }
 
+  /**
+   * Training knobs a factory string cannot express (call before train): polysemous training of
+   * PQ codes (only Hamming-distance filtering needs it; faiss's factory turns it on and it costs
+   * minutes), and the number of OPQ optimisation iterations (faiss's default is 50; <= 0 keeps it).
+   * Returns the settings the index actually has.
+   */
+  setTrainingParams(o: { polysemous?: boolean; opqIters?: number }): { polysemous?: boolean; opqIters?: number } {
+    return F.setTrainingParams(this.handle, !!o.polysemous, o.opqIters ?? 0) as { polysemous?: boolean; opqIters?: number };
+  }
+
   /** Writes faiss's own index format (atomically: temp file, then rename). */
   write(path: string): void {
     const tmp = tempPathFor(path);

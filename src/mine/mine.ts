@@ -37,6 +37,8 @@ export interface MineOptions {
   /** Query rows per exact-search call (bounds the result memory). */
   chunk?: number;
   knn?: KnnFn;
+  /** Called after every search chunk with the rows searched so far (both directions) and the total. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 function checkVectors(x: Float32Array, d: number, name: string): number {
@@ -48,7 +50,7 @@ function checkVectors(x: Float32Array, d: number, name: string): number {
 }
 
 /** k-NN of every query row, chunked over queries. */
-export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 65536, fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip')): SearchResult {
+export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 65536, fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip'), onChunk?: (rows: number) => void): SearchResult {
   const n = q.length / d;
   const kk = Math.min(k, base.length / d);
   const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
@@ -57,6 +59,7 @@ export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: nu
     const r = fn(q.subarray(i * d, j * d), base, d, kk);
     distances.set(r.distances, i * kk);
     labels.set(r.labels, i * kk);
+    onChunk?.(j - i);
   }
   return { distances, labels, n, k: kk };
 }
@@ -79,8 +82,11 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
   const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
   const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
   const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
-  const fwd = o.trgIndex ? o.trgIndex.search(src, k) : knnChunked(src, trg, d, k, o.chunk, o.knn);
-  const bwd = knnChunked(trg, src, d, k, o.chunk, o.knn);
+  let searched = 0;
+  const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
+  const viaIndex: KnnFn = (q, _b, _d, kk) => o.trgIndex!.search(q, kk);
+  const fwd = knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk);
+  const bwd = knnChunked(trg, src, d, k, o.chunk, o.knn, onChunk);
   const mx = rowMeans(fwd), my = rowMeans(bwd);
   const dot = (i: number, j: number) => { let s = 0; const a = i * d, b = j * d; for (let t = 0; t < d; t++) s += src[a + t]! * trg[b + t]!; return s; };
 

@@ -1,7 +1,7 @@
 // LASER-style encoder–decoder (Artetxe & Schwenk 2019): a shared BiLSTM encoder whose sentence
 // vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
 // from that vector alone, told the target language by a small language embedding.
-import { Embedding, Linear, LSTM, Module, lastToken, lstmForwardAsync } from '../nn/index.js';
+import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwardAsync } from '../nn/index.js';
 import { crossEntropy, dropout, zeros } from '../tensor/ops.js';
 import { cat, fromArray, noGrad, Tensor, tidy } from '../tensor/index.js';
 
@@ -72,8 +72,17 @@ export class LaserEncoder extends Module {
   }
 }
 
-/** Inference-only forward with the recurrent kernel off the JS thread (max pooling). */
-export async function encodeAsync(enc: LaserEncoder, b: TokenBatch): Promise<Tensor> {
+/**
+ * Inference tables of a 1-layer encoder (input projections per vocabulary entry), or null when
+ * the encoder has more layers. Same vectors as forward() in eval mode, to float rounding.
+ */
+export function encoderTables(enc: LaserEncoder): LSTMTokenTables | null {
+  return enc.cfg.layers === 1 ? LSTMTokenTables.build(enc.embed, enc.lstm) : null;
+}
+
+/** Inference-only forward with the recurrent kernel off the JS thread; with tables, through them. */
+export async function encodeAsync(enc: LaserEncoder, b: TokenBatch, tables?: LSTMTokenTables | null): Promise<Tensor> {
+  if (tables) return tables.encodeAsync(b.ids, b.lengths, enc.cfg.pooling);
   if (enc.cfg.pooling !== 'max') return noGrad(() => enc.forward(b));
   const x = noGrad(() => enc.embed.forward(b.ids));
   try {

@@ -2,6 +2,7 @@
 import { DType } from '../tensor/dtype.js';
 import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, ones, packPaddedSequence, padPackedSequence, zeros } from '../tensor/ops.js';
 import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { native } from '../native.js';
 import { Module, ModuleList } from './module.js';
 
 function uniformParam(shape: number[], bound: number, dtype?: DType): Tensor {
@@ -168,6 +169,66 @@ export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: Arr
   } finally {
     for (const t of tmp) t.dispose();
   }
+}
+
+/**
+ * Inference over token ids for an embedding followed by a 1-layer (bi)LSTM, with the input
+ * projection precomputed per vocabulary entry: table = E·W_ihᵀ + b_ih + b_hh, [V, 4H] float32
+ * per direction (native lstmTableEncode). Removes the input GEMM over every token; worth it
+ * once a job embeds more tokens than the vocabulary has entries. The tables are a snapshot of
+ * the weights: build after training, dispose() when done.
+ */
+export class LSTMTokenTables {
+  private constructor(private readonly tables: Tensor[], private readonly whh: Tensor[]) {}
+
+  static build(emb: Embedding, m: LSTM): LSTMTokenTables {
+    if (m.numLayers !== 1) throw new Error('LSTMTokenTables: only a 1-layer LSTM');
+    if (emb.dim !== m.inputSize) throw new Error(`LSTMTokenTables: embedding dim ${emb.dim} != LSTM input ${m.inputSize}`);
+    const w = m.flatWeights();
+    const dirs = m.bidirectional ? 2 : 1;
+    return noGrad(() => {
+      const tables: Tensor[] = [], whh: Tensor[] = [];
+      for (let d = 0; d < dirs; d++) {
+        const [wih, wh, bih, bhh] = w.slice(4 * d, 4 * d + 4) as [Tensor, Tensor, Tensor, Tensor];
+        tables.push(tidy(() => emb.weight.float().mm(wih.float().t()).add(bih.float()).add(bhh.float()).contiguous()));
+        whh.push(tidy(() => wh.float().contiguous()));
+      }
+      return new LSTMTokenTables(tables, whh);
+    });
+  }
+
+  /** Sorts rows by decreasing length for the kernel; returns [sorted ids, sorted lengths, inverse order]. */
+  private prepare(ids: Tensor, lengths: ArrayLike<number>): [Tensor, number[], Tensor] {
+    const B = lengths.length;
+    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+    const inv = new Array<number>(B);
+    order.forEach((o, i) => { inv[o] = i; });
+    return noGrad(() => tidy(() => [
+      ids.indexSelect(0, fromArray(BigInt64Array.from(order, BigInt))).contiguous(),
+      order.map((i) => lengths[i]!),
+      fromArray(BigInt64Array.from(inv, BigInt)),
+    ]));
+  }
+
+  /** ids [B, T] int64 (padding after each sequence's length) → [B, dirs·H]: max over time, or final states. */
+  encode(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Tensor {
+    const [sorted, lens, inv] = this.prepare(ids, lengths);
+    try {
+      const out = new Tensor(native.torch.lstmTableEncode(sorted.handle, lens, this.tables.map((t) => t.handle), this.whh.map((t) => t.handle), pooling));
+      try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
+    } finally { sorted.dispose(); inv.dispose(); }
+  }
+
+  /** encode() on a libuv worker thread. */
+  async encodeAsync(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Promise<Tensor> {
+    const [sorted, lens, inv] = this.prepare(ids, lengths);
+    try {
+      const out = new Tensor(await native.torch.lstmTableEncodeAsync(sorted.handle, lens, this.tables.map((t) => t.handle), this.whh.map((t) => t.handle), pooling));
+      try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
+    } finally { sorted.dispose(); inv.dispose(); }
+  }
+
+  dispose(): void { for (const t of [...this.tables, ...this.whh]) t.dispose(); }
 }
 
 /** Multi-head self-attention (PyTorch nn.MultiheadAttention parameter layout, batch-first). */
