@@ -162,6 +162,15 @@ describe('CLI: mine, eval bucc, index, search (on synthetic vectors)', () => {
       assert.equal(r.status, 0, r.stderr);
       const top = readFileSync(join(dir, 'res.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t')).filter((f) => f[1] === '1');
       assert.ok(top.filter(([q, , id]) => Number(id) === n - 1 - Number(q)).length >= 110, 'search finds the aligned rows (global ids)');
+      // exact search from .npy, the base read in blocks: same neighbours as one block
+      r = cli(['search', '--base', join(dir, 't.npy'), '--queries', join(dir, 's.npy'), '-k', '3', '-o', join(dir, 'ex1.tsv')]);
+      assert.equal(r.status, 0, r.stderr);
+      r = cli(['search', '--base', join(dir, 't.npy'), '--base-block', '7', '--queries', join(dir, 's.npy'), '-k', '3', '-o', join(dir, 'ex7.tsv')]);
+      assert.equal(r.status, 0, r.stderr);
+      const ids = (f: string) => readFileSync(join(dir, f), 'utf8').trim().split('\n').map((l) => l.split('\t').slice(0, 3).join(' '));
+      assert.deepEqual(ids('ex7.tsv'), ids('ex1.tsv'));
+      assert.equal(ids('ex1.tsv').length, 3 * n, 'k rows per query');
+      assert.ok(ids('ex1.tsv').filter((l) => l.split(' ')[1] === '1' && Number(l.split(' ')[2]) === n - 1 - Number(l.split(' ')[0])).length >= 110, 'exact search finds the aligned rows');
       // bad input: clear errors, exit codes, no output files
       writeNpy(join(dir, 'bad.npy'), new Float32Array(n * 8), [n, 8]);
       r = cli(['mine', '--src', join(dir, 's.txt'), '--trg', join(dir, 't.txt'), '--src-vectors', join(dir, 'bad.npy'), '--trg-vectors', join(dir, 't.npy'), '-o', join(dir, 'x.tsv')]);

@@ -5,7 +5,7 @@ import { NpyRowReader } from '../io/npy.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
-import { knnChunked } from '../mine/mine.js';
+import { knnChunked, mergeTopK } from '../mine/mine.js';
 import { command, usage } from './command.js';
 import { normalizeRows, readVectors } from './vectors.js';
 
@@ -105,6 +105,7 @@ export const searchCommand = command(['search'], {
     queries: { type: 'string', required: true, metavar: 'NPY' },
     k: { type: 'number', alias: 'k', default: 10 },
     nprobe: { type: 'number' },
+    baseBlock: { type: 'number', default: 262144, help: 'exact search: base rows read per block' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score' },
   },
 }, async (a) => {
@@ -119,9 +120,23 @@ export const searchCommand = command(['search'], {
     res = await idx.searchAsync(q.data, a.k);
     idx.dispose();
   } else {
-    const b = readVectors(a.base!);
-    if (b.d !== q.d) throw new Error(`dimension mismatch: ${a.base} has ${b.d}, ${a.queries} has ${q.d}`);
-    res = knnChunked(q.data, b.data, q.d, a.k);
+    // exact: the base is read in blocks of rows (any size), each block's top k merged in
+    const r = NpyRowReader.open(a.base!);
+    if (r.shape.length !== 2) throw new Error(`${a.base}: expected a 2-D matrix`);
+    if (r.rows === 0) throw new Error(`${a.base}: no vectors`);
+    if (r.cols !== q.d) throw new Error(`dimension mismatch: ${a.base} has ${r.cols}, ${a.queries} has ${q.d}`);
+    const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
+    const block = Math.max(1, Math.floor(a.baseBlock));
+    let acc: ReturnType<typeof knnChunked> | null = null;
+    for (let i = 0; i < r.rows; i += block) {
+      const j = Math.min(r.rows, i + block);
+      const part = knnChunked(q.data, readRows(r, i, j, true, a.base!), q.d, a.k);
+      acc = mergeTopK(acc, part, i, Math.min(a.k, j));
+      prog.tick(j - i);
+    }
+    prog.done();
+    r.close();
+    res = acc!;
   }
   const lines: string[] = [];
   for (let i = 0; i < res.n; i++) for (let j = 0; j < res.k; j++) {

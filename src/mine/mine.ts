@@ -64,6 +64,29 @@ export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: nu
   return { distances, labels, n, k: kk };
 }
 
+/**
+ * Merges the k-NN of the same queries against a further block of the base (labels offset by the
+ * block's first row) into acc: the best k by score (higher is better: inner product).
+ */
+export function mergeTopK(acc: SearchResult | null, part: SearchResult, offset: number, k: number): SearchResult {
+  const n = part.n;
+  const distances = new Float32Array(n * k).fill(-Infinity), labels = new BigInt64Array(n * k).fill(-1n);
+  const off = BigInt(offset);
+  for (let i = 0; i < n; i++) {
+    // both lists are sorted best-first: a two-way merge
+    let a = 0, b = 0;
+    const na = acc ? acc.k : 0;
+    for (let j = 0; j < k; j++) {
+      const da = acc && a < na && acc.labels[i * na + a]! >= 0n ? acc.distances[i * na + a]! : -Infinity;
+      const db = b < part.k && part.labels[i * part.k + b]! >= 0n ? part.distances[i * part.k + b]! : -Infinity;
+      if (da === -Infinity && db === -Infinity) break;
+      if (da >= db) { distances[i * k + j] = da; labels[i * k + j] = acc!.labels[i * na + a]!; a++; }
+      else { distances[i * k + j] = db; labels[i * k + j] = part.labels[i * part.k + b]! + off; b++; }
+    }
+  }
+  return { distances, labels, n, k };
+}
+
 function rowMeans(r: SearchResult): Float32Array {
   const m = new Float32Array(r.n);
   for (let i = 0; i < r.n; i++) {
