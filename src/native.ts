@@ -25,7 +25,9 @@ function packageRoot(): string {
 function load(): NativeAddon {
   const root = packageRoot();
   // XLING_ADDON: an addon built elsewhere (e.g. to test a rebuild while jobs use the installed one)
-  const candidates = [process.env.XLING_ADDON ?? '', join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')].filter(Boolean);
+  const override = process.env.XLING_ADDON;
+  if (override && !existsSync(override)) throw new Error(`xling: XLING_ADDON=${override} does not exist`);
+  const candidates = override ? [override] : [join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')];
   const path = candidates.find((p) => existsSync(p));
   if (!path) throw new Error(`xling: native addon not built (looked for ${candidates[0]}); run "npm run build:native"`);
   const require = createRequire(import.meta.url);
