@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { normalize, romanize } from '../src/text/normalize.js';
 import { learnBpe, preTokenize } from '../src/text/bpe.js';
 import { Tokenizer } from '../src/text/tokenizer.js';
+import { digamma, learnUnigram } from '../src/text/unigram.js';
 import { loadNWayTsv, readBucc, readGold, readMoses, readSentences } from '../src/data/corpus.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -59,6 +60,45 @@ describe('BPE', () => {
       assert.ok(unk / total < 0.01, `unknown rate ${unk / total}`);
       assert.equal(tok.decode(tok.encode('Cannot open the file')), 'cannot open the file');
       assert.ok(tok.encode('word '.repeat(200)).length === 64, 'truncated to maxLen');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('learns a unigram vocabulary: EM + pruning to the requested size, HF Unigram encodes identically', async () => {
+    // toy: frequent whole words survive as pieces; scores are log-probabilities
+    const counts = new Map<string, number>();
+    for (const w of preTokenize('low low low lower lowest newer newer wider the the the the')) counts.set(w, (counts.get(w) ?? 0) + 1);
+    const toy = learnUnigram(counts, { vocabSize: 4 + 16, specials: 4, characterCoverage: 1 });
+    assert.equal(toy.pieces.length, 16);
+    assert.ok(['▁the', '▁low', '▁newer'].every((p) => toy.pieces.includes(p)), toy.pieces.join(' '));
+    // a vocabulary larger than the useful pieces stops early (pieces seen less than once are dropped)
+    assert.ok(learnUnigram(counts, { vocabSize: 4 + 40, specials: 4, characterCoverage: 1 }).pieces.length < 40);
+    assert.ok(toy.scores.every((s, i) => s < 0 && (i === 0 || s <= toy.scores[i - 1]!)), 'sorted log-probabilities');
+    assert.ok(Math.abs(digamma(1) + 0.5772156649) < 1e-9 && Math.abs(digamma(10) - 2.2517525891) < 1e-9);
+    // real sample: HF's own Unigram model (from our tokenizer.json) gives the same ids
+    const t = await loadNWayTsv(join(sample, 'gettext.train.tsv.gz'));
+    const byLang = new Map(t.langs.map((l) => [l, t.rows.map((r) => r.get(l)).filter((s): s is string => !!s)]));
+    const tok = Tokenizer.train(byLang, { model: 'unigram', vocabSize: 2000, seed: 1, sampleSentences: 8000 });
+    assert.equal(tok.vocabSize, 2000);
+    assert.equal(tok.model, 'unigram');
+    const dir = mkdtempSync(join(tmpdir(), 'xling-uni-'));
+    try {
+      tok.save(join(dir, 'tokenizer.json'));
+      const again = Tokenizer.load(join(dir, 'tokenizer.json'));
+      assert.equal(again.model, 'unigram');
+      const dev = await loadNWayTsv(join(sample, 'gettext.dev.tsv.gz'));
+      const sents = [...dev.rows.slice(0, 40).flatMap((r) => [...r.values()]), 'emoji 🙂🙂 and ☃ unknown ꙮ'];
+      const hf = await again.encodeBatchHF(sents);
+      let pieces = 0, chars = 0;
+      sents.forEach((s, i) => {
+        const ids = tok.encode(s);
+        assert.deepEqual(Array.from(again.encode(s)), Array.from(ids), 'same after save/load');
+        assert.deepEqual(Array.from(hf[i]!), Array.from(ids), `HF encodes '${s}' identically`);
+        pieces += ids.length - 1; chars += s.length;
+      });
+      // measured 2.02 characters per piece (BPE of the same size: 2.05; characters alone: 1)
+      assert.ok(chars / pieces > 1.8, `pieces are subwords, not characters: ${(chars / pieces).toFixed(2)} chars/piece`);
+      assert.equal(tok.decode(tok.encode('Cannot open the file')), 'cannot open the file');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -41,9 +41,9 @@ export const trainCommand = command(['train'], {
   } else {
     const byLang = new Map<string, string[]>(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)]));
     const t0 = performance.now();
-    tok = Tokenizer.train(byLang, { vocabSize: cfg.vocab.size, temperature: cfg.vocab.temperature, seed: cfg.seed, maxLen: cfg.maxLen, sampleSentences: cfg.vocab.sampleSentences, normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize } });
+    tok = Tokenizer.train(byLang, { model: cfg.vocab.type, vocabSize: cfg.vocab.size, temperature: cfg.vocab.temperature, seed: cfg.seed, maxLen: cfg.maxLen, sampleSentences: cfg.vocab.sampleSentences, normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize } });
     tok.save(tokFile);
-    log(`joint BPE vocabulary of ${tok.vocabSize} trained in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+    log(`joint ${cfg.vocab.type === "unigram" ? "unigram" : "BPE"} vocabulary of ${tok.vocabSize} trained in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
   }
   const t1 = performance.now();
   const corpus = encodeTable(table, tok);

@@ -1,18 +1,20 @@
-// The joint multilingual vocabulary: our BPE learner trained on a language-balanced sample,
-// saved as a Hugging Face tokenizer.json (BPE model, Metaspace pre-tokenizer) that HF
-// `tokenizers` (npm or Python) loads unchanged. encode() is synchronous (merge ranks + a word
-// cache, the same segmentation as HF's BPE); encodeBatchHF() runs HF's own Rust encoder.
+// The joint multilingual vocabulary: our BPE or unigram-LM learner trained on a language-balanced
+// sample, saved as a Hugging Face tokenizer.json (BPE or Unigram model, Metaspace pre-tokenizer)
+// that HF `tokenizers` (npm or Python) loads unchanged. encode() is synchronous (merge ranks or
+// Viterbi + a word cache, the same segmentation as HF's); encodeBatchHF() runs HF's Rust encoder.
 import { readFileSync } from 'node:fs';
 import { Tokenizer as HFTokenizer } from 'tokenizers';
 import { TextTokenizer } from '../models/text-tokenizer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Rng } from '../util/rng.js';
 import { learnBpe, preTokenize, WORD_START } from './bpe.js';
+import { learnUnigram, PieceTrie, UNK_PENALTY, viterbi } from './unigram.js';
 import { normalize, NormalizeOptions } from './normalize.js';
 
 export const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'] as const;
 
 export interface TokenizerTrainOptions {
+  model?: 'bpe' | 'unigram';    // default bpe
   vocabSize?: number;           // default 16000
   temperature?: number;         // language sampling p_l ∝ n_l^(1/T); default 5
   sampleSentences?: number;     // sentences in the balanced sample; default 400000
@@ -31,11 +33,20 @@ export class Tokenizer implements TextTokenizer {
   private readonly tokens: string[] = [];
   private readonly ranks = new Map<string, number>(); // "a b" -> rank
   private readonly cache = new Map<string, number[]>();
+  /** Unigram models: piece log-probabilities by id (specials 0), a trie and HF's unknown score. */
+  private readonly scores: number[] | null;
+  private readonly trie: PieceTrie | null;
+  private readonly unkScore: number;
 
-  private constructor(vocab: string[], merges: [string, string][], readonly norm: NormalizeOptions, readonly maxLen: number) {
+  private constructor(vocab: string[], merges: [string, string][] | null, readonly norm: NormalizeOptions, readonly maxLen: number, scores: number[] | null = null) {
     vocab.forEach((t, i) => { this.ids.set(t, i); this.tokens.push(t); });
-    merges.forEach(([a, b], r) => { const k = `${a} ${b}`; if (!this.ranks.has(k)) this.ranks.set(k, r); });
+    merges?.forEach(([a, b], r) => { const k = `${a} ${b}`; if (!this.ranks.has(k)) this.ranks.set(k, r); });
+    this.scores = scores;
+    this.trie = scores ? new PieceTrie(vocab, SPECIALS.length) : null;
+    this.unkScore = scores ? Math.min(...scores) - UNK_PENALTY : 0;
   }
+
+  get model(): 'bpe' | 'unigram' { return this.scores ? 'unigram' : 'bpe'; }
 
   get vocabSize(): number { return this.tokens.length; }
 
@@ -60,6 +71,10 @@ export class Tokenizer implements TextTokenizer {
         for (const w of preTokenize(normalize(s, norm))) counts.set(w, (counts.get(w) ?? 0) + 1);
       }
     });
+    if (o.model === 'unigram') {
+      const { pieces, scores } = learnUnigram(counts, { vocabSize, specials: SPECIALS.length, characterCoverage: o.characterCoverage });
+      return new Tokenizer([...SPECIALS, ...pieces], null, norm, o.maxLen ?? 64, [...SPECIALS.map(() => 0), ...scores]);
+    }
     const { symbols, merges } = learnBpe(counts, { vocabSize, specials: SPECIALS.length, characterCoverage: o.characterCoverage });
     return new Tokenizer([...SPECIALS, ...symbols], merges, norm, o.maxLen ?? 64);
   }
@@ -90,6 +105,23 @@ export class Tokenizer implements TextTokenizer {
   private encodeWord(w: string): number[] {
     const hit = this.cache.get(w);
     if (hit) return hit;
+    const ids = this.trie ? this.unigramWord(w) : this.bpeWord(w);
+    if (this.cache.size > 500000) this.cache.clear();
+    this.cache.set(w, ids);
+    return ids;
+  }
+
+  private unigramWord(w: string): number[] {
+    const cps = Array.from(w, (c) => c.codePointAt(0)!);
+    const ids: number[] = [];
+    for (const id of viterbi(cps, this.trie!, this.scores!, this.unkId, this.unkScore)) {
+      if (id === this.unkId && ids[ids.length - 1] === this.unkId) continue; // fuse_unk, as HF
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  private bpeWord(w: string): number[] {
     let sym = Array.from(w);
     // lowest-rank merge first, until no adjacent pair is a merge (HF BPE semantics)
     for (;;) {
@@ -112,16 +144,11 @@ export class Tokenizer implements TextTokenizer {
       if (id === this.unkId && ids[ids.length - 1] === this.unkId) continue; // fuse_unk
       ids.push(id);
     }
-    if (this.cache.size > 500000) this.cache.clear();
-    this.cache.set(w, ids);
     return ids;
   }
 
   /** HF tokenizer.json text. */
   toJSON(): unknown {
-    const vocab: Record<string, number> = {};
-    this.tokens.forEach((t, i) => { vocab[t] = i; });
-    const merges = [...this.ranks.entries()].sort((a, b) => a[1] - b[1]).map(([k]) => k.split(' '));
     const normalizers: unknown[] = [{ type: 'NFKC' }];
     if (this.norm.lowercase ?? true) normalizers.push({ type: 'Lowercase' });
     return {
@@ -134,8 +161,16 @@ export class Tokenizer implements TextTokenizer {
       pre_tokenizer: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
       post_processor: null,
       decoder: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
-      model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges },
+      model: this.modelJSON(),
     };
+  }
+
+  private modelJSON(): unknown {
+    if (this.scores) return { type: 'Unigram', unk_id: this.unkId, vocab: this.tokens.map((t, i) => [t, this.scores![i]!]), byte_fallback: false };
+    const vocab: Record<string, number> = {};
+    this.tokens.forEach((t, i) => { vocab[t] = i; });
+    const merges = [...this.ranks.entries()].sort((a, b) => a[1] - b[1]).map(([k]) => k.split(' '));
+    return { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges };
   }
 
   save(path: string): void { writeFileAtomicSync(path, JSON.stringify(this.toJSON())); }
@@ -145,16 +180,27 @@ export class Tokenizer implements TextTokenizer {
    * truncation); romanisation, which HF cannot express, comes from the model config.
    */
   static load(path: string, extra: { romanize?: boolean } = {}): Tokenizer {
-    let j: { model?: { type?: string; vocab?: Record<string, number>; merges?: (string | [string, string])[] }; normalizer?: { normalizers?: { type: string }[] } | null; truncation?: { max_length?: number } | null };
+    let j: { model?: { type?: string; vocab?: Record<string, number> | [string, number][]; merges?: (string | [string, string])[]; unk_id?: number }; normalizer?: { normalizers?: { type: string }[] } | null; truncation?: { max_length?: number } | null };
     try { j = JSON.parse(readFileSync(path, 'utf8')); } catch (e) { throw new Error(`${path}: cannot read tokenizer: ${(e as Error).message}`); }
-    if (j.model?.type !== 'BPE' || !j.model.vocab || !j.model.merges) throw new Error(`${path}: not a BPE tokenizer.json`);
+    const m = j.model;
+    const isBpe = m?.type === 'BPE' && !!m.vocab && !Array.isArray(m.vocab) && !!m.merges;
+    const isUnigram = m?.type === 'Unigram' && Array.isArray(m.vocab);
+    if (!m || (!isBpe && !isUnigram)) throw new Error(`${path}: not a BPE or Unigram tokenizer.json`);
     const vocab: string[] = [];
-    for (const [t, i] of Object.entries(j.model.vocab)) vocab[i] = t;
+    let scores: number[] | null = null;
+    if (isUnigram) {
+      if (m.unk_id !== 1) throw new Error(`${path}: expected unk_id 1`);
+      const v = m.vocab as [string, number][];
+      scores = v.map(([, sc], i) => { if (typeof sc !== 'number' || !Number.isFinite(sc)) throw new Error(`${path}: vocab[${i}] has no numeric score`); return sc; });
+      v.forEach(([t], i) => { vocab[i] = t; });
+    } else {
+      for (const [t, i] of Object.entries(m.vocab as Record<string, number>)) vocab[i] = t;
+    }
     for (let i = 0; i < SPECIALS.length; i++) if (vocab[i] !== SPECIALS[i]) throw new Error(`${path}: expected special token ${SPECIALS[i]} at id ${i}`);
-    const merges = j.model.merges.map((m) => (Array.isArray(m) ? m : (m.split(' ') as [string, string])));
+    const merges = isBpe ? m.merges!.map((x) => (Array.isArray(x) ? x : (x.split(' ') as [string, string]))) : null;
     const lowercase = !!j.normalizer?.normalizers?.some((n) => n.type === 'Lowercase');
     const maxLen = (j.truncation?.max_length ?? 63) + 1;
-    return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen);
+    return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen, scores);
   }
 
   /** The same tokenizer in HF's own (Rust) implementation. */

@@ -18,7 +18,7 @@ export interface PathConfig {
 export interface TrainConfig {
   model: 'laser';
   seed: number;
-  vocab: { size: number; type: 'bpe'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
+  vocab: { size: number; type: 'bpe' | 'unigram'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
   encoder: { embedDim: number; hidden: number; layers: number; bidirectional: boolean; pooling: 'max' | 'last' };
   decoder: { embedDim: number; hidden: number; langEmbedDim: number };
   paths: PathConfig[];
@@ -87,6 +87,7 @@ export function parseConfig(user: unknown, file = 'config'): TrainConfig {
   }
   if (!cfg.budget.pairs && !cfg.budget.minutes) throw new Error(`${file}: budget needs pairs or minutes`);
   if (cfg.batch.size < 1) throw new Error(`${file}: batch.size must be >= 1`);
+  if (!['bpe', 'unigram'].includes(cfg.vocab.type)) throw new Error(`${file}: vocab.type must be 'bpe' or 'unigram', got ${JSON.stringify(cfg.vocab.type)}`);
   if (cfg.vocab.size < 300) throw new Error(`${file}: vocab.size must be >= 300`);
   return cfg;
 }
