@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/train/config.js';
-import { buildExamples, EncodedCorpus, epochBatches } from '../src/train/examples.js';
+import { BatchStream, buildExamples, EncodedCorpus, epochBatches, epochPairBatches, pairKey } from '../src/train/examples.js';
 import { laserConfigOf, trainLaser } from '../src/train/trainer.js';
 import { LaserEncoder } from '../src/models/laser.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
@@ -84,6 +84,34 @@ describe('LASER trainer', () => {
     assert.throws(() => buildExamples(train, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
     const weighted = buildExamples(train, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
     assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
+  });
+
+  it('samples one language pair per batch with a temperature', () => {
+    // xx→en has 700 examples, en→yy only 70: T = 1 keeps the 10:1 ratio, T = 100 is near 1:1
+    const ex = buildExamples(train, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 }]);
+    const share = (T: number) => {
+      let small = 0, n = 0;
+      for (let epoch = 0; epoch < 20; epoch++) {
+        const bs = epochPairBatches(ex, train, 1, epoch, 8, 10, 0, T);
+        assert.equal(bs.length, Math.ceil(700 / 8) + Math.ceil(70 / 8), 'an epoch has as many batches as the pairs have');
+        for (const b of bs) {
+          assert.equal(new Set(b.examples.map(pairKey)).size, 1, 'one language pair per batch');
+          n++; if (b.examples[0]!.src[0] === 'en') small++;
+        }
+      }
+      return small / n;
+    };
+    const s1 = share(1), s100 = share(100);
+    assert.ok(Math.abs(s1 - 70 / 770) < 0.03, `T=1: share of the small pair ${s1.toFixed(3)}`);
+    assert.ok(Math.abs(s100 - 0.5) < 0.05, `T=100: share of the small pair ${s100.toFixed(3)}`);
+    // deterministic and resumable from the stream state (an epoch here has 97 batches)
+    const key = (st: BatchStream) => st.next().examples.map((e) => e.row).join();
+    const a = new BatchStream(ex, train, 1, 8, 10, 0, undefined, { pairTemperature: 5 });
+    const seen: string[] = [];
+    let at = a.state;
+    for (let i = 0; i < 150; i++) { if (i === 120) at = a.state; seen.push(key(a)); }
+    const b = new BatchStream(ex, train, 1, 8, 10, 0, at, { pairTemperature: 5 });
+    for (let i = 120; i < 150; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
   });
 
   it('learns cross-lingual sentence vectors far below chance', async () => {

@@ -22,7 +22,12 @@ export interface TrainConfig {
   encoder: { embedDim: number; hidden: number; layers: number; bidirectional: boolean; pooling: 'max' | 'last' };
   decoder: { embedDim: number; hidden: number; langEmbedDim: number };
   paths: PathConfig[];
-  batch: { size: number; maxTokens: number; sortChunk: number };
+  /**
+   * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
+   * length-sorted chunks of size × sortChunk examples; pairTemperature > 0: every batch holds one
+   * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs).
+   */
+  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number };
   maxLen: number;
   optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau'; weightDecay: number };
   dropout: number;
@@ -44,7 +49,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     { kind: '1:1', src: '*', trg: ['en'] },
     { kind: '1:1', src: ['en'], trg: ['es'] },
   ],
-  batch: { size: 64, maxTokens: 0, sortChunk: 50 },
+  batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0 },
   maxLen: 64,
   optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', weightDecay: 0 },
   dropout: 0,
@@ -86,6 +91,7 @@ export function parseConfig(user: unknown, file = 'config'): TrainConfig {
     if (p.kind === '1:1' && p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: a 1:1 path has one target language`);
   }
   if (!cfg.budget.pairs && !cfg.budget.minutes) throw new Error(`${file}: budget needs pairs or minutes`);
+  if (!(cfg.batch.pairTemperature >= 0)) throw new Error(`${file}: batch.pairTemperature must be >= 0`);
   if (cfg.batch.size < 1) throw new Error(`${file}: batch.size must be >= 1`);
   if (!['bpe', 'unigram'].includes(cfg.vocab.type)) throw new Error(`${file}: vocab.type must be 'bpe' or 'unigram', got ${JSON.stringify(cfg.vocab.type)}`);
   if (cfg.vocab.size < 300) throw new Error(`${file}: vocab.size must be >= 300`);

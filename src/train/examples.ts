@@ -107,17 +107,63 @@ export function pairsOf(examples: Example[]): number {
   return examples.reduce((a, e) => a + (e.kind === '1:N' ? e.trg.length : 1), 0);
 }
 
+/** The language pair of an example: path kind, source language(s) → target language(s). */
+export function pairKey(e: Example): string {
+  return `${e.kind} ${e.src.join('+')}>${e.trg.join('+')}`;
+}
+
+/**
+ * Batches of one epoch where every batch holds one language pair (as LASER trains): each pair's
+ * examples are cut into length-sorted batches as in epochBatches, then each batch slot draws a
+ * pair with probability ∝ n_pair^(1/T) (T = 1: proportional to its size; large T: towards
+ * uniform, so small pairs are seen more often) and takes that pair's next batch, starting
+ * the pair over (reshuffled) when it runs out. The epoch has as many batches as all pairs have.
+ */
+export function epochPairBatches(ex: Example[], c: EncodedCorpus, seed: number, epoch: number, size: number, sortChunk: number, maxTokens: number, temperature: number): Batch[] {
+  const groups = new Map<string, Example[]>();
+  for (const e of ex) { const k = pairKey(e); let g = groups.get(k); if (!g) groups.set(k, (g = [])); g.push(e); }
+  const keys = [...groups.keys()].sort();
+  const lists = keys.map((k, gi) => ({ gi, cycle: 0, at: 0, batches: epochBatches(groups.get(k)!, c, seed + 1000003 * (gi + 1), epoch * 1009, size, sortChunk, maxTokens) }));
+  const total = lists.reduce((a, l) => a + l.batches.length, 0);
+  const w = keys.map((k) => groups.get(k)!.length ** (1 / temperature));
+  const cum: number[] = [];
+  w.reduce((a, x, i) => (cum[i] = a + x), 0);
+  const wsum = cum[cum.length - 1]!;
+  const rng = new Rng(seed * 104729 + epoch);
+  const out: Batch[] = [];
+  for (let b = 0; b < total; b++) {
+    const u = rng.next() * wsum;
+    let g = 0;
+    while (g + 1 < cum.length && cum[g]! <= u) g++;
+    const l = lists[g]!;
+    if (l.at >= l.batches.length) {
+      l.cycle++; l.at = 0;
+      l.batches = epochBatches(groups.get(keys[g]!)!, c, seed + 1000003 * (l.gi + 1), epoch * 1009 + l.cycle, size, sortChunk, maxTokens);
+    }
+    out.push(l.batches[l.at++]!);
+  }
+  return out;
+}
+
+export interface StreamOptions {
+  /** One language pair per batch, pairs drawn with this temperature (0 = off: batches mix pairs). */
+  pairTemperature?: number;
+}
+
 /** Endless resumable stream of batches. */
 export class BatchStream {
   private cache: { epoch: number; batches: Batch[] } | null = null;
   constructor(private readonly ex: Example[], private readonly c: EncodedCorpus, private readonly seed: number,
     private readonly size: number, private readonly sortChunk: number, private readonly maxTokens: number,
-    public state: StreamState = { epoch: 0, batch: 0 }) {}
+    public state: StreamState = { epoch: 0, batch: 0 }, private readonly opts: StreamOptions = {}) {}
 
   next(): Batch {
     for (;;) {
       if (!this.cache || this.cache.epoch !== this.state.epoch) {
-        this.cache = { epoch: this.state.epoch, batches: epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens) };
+        const T = this.opts.pairTemperature ?? 0;
+        this.cache = { epoch: this.state.epoch, batches: T > 0
+          ? epochPairBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens, T)
+          : epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens) };
       }
       const b = this.cache.batches[this.state.batch];
       if (b) { this.state = { epoch: this.state.epoch, batch: this.state.batch + 1 }; return b; }

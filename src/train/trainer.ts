@@ -71,7 +71,7 @@ export async function trainLaser(o: TrainOptions): Promise<{ model: LaserModel; 
   const params = model.parameters();
   const opt = new Adam(params, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay });
   const examples = buildExamples(corpus, cfg.paths);
-  const stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens);
+  const stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
   const sched = cfg.optim.schedule === 'invsqrt' ? warmupInvSqrt(cfg.optim.lr, cfg.optim.warmup) : (s: number) => (cfg.optim.warmup > 0 && s < cfg.optim.warmup ? (cfg.optim.lr * s) / cfg.optim.warmup : cfg.optim.lr);
 
