@@ -70,6 +70,7 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
   for (const b of batches.slice(warmup)) { losses.push(step(b)); pairs += b.src.length; await new Promise((r) => setImmediate(r)); }
   const seconds = (performance.now() - t0) / 1000;
   const xling = { pairs_per_s: pairs / seconds, seconds, first_loss: losses[0]!, last_loss: losses.at(-1)!, params: nParams };
+  process.stderr.write(`[bench] xling ${kind}: ${xling.pairs_per_s.toFixed(1)} pairs/s\n`);
 
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-'));
   try {

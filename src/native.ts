@@ -30,6 +30,10 @@ function load(): NativeAddon {
   const candidates = override ? [override] : [join(root, 'build', 'Release', 'xling.node'), join(root, 'build', 'Debug', 'xling.node')];
   const path = candidates.find((p) => existsSync(p));
   if (!path) throw new Error(`xling: native addon not built (looked for ${candidates[0]}); run "npm run build:native"`);
+  // libtorch's OpenMP workers spin while idle by default; OpenBLAS runs GEMMs on threads of its
+  // own, so the spinning workers take cores from them (measured: LASER training 17.8 → 28.8
+  // pairs/s on 2 cores). libgomp reads this when the addon loads it; a user's setting wins.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   const require = createRequire(import.meta.url);
   return require(path) as NativeAddon;
 }

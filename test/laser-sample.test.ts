@@ -31,8 +31,11 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.equal(r.status, 0, r.stderr);
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'loss.svg']) assert.ok(existsSync(join(model, f)), f);
     const enc = loadSentenceEncoder(model);
+    assert.deepEqual([...enc.centers.keys()].sort(), ['cs', 'de', 'en', 'es', 'fr', 'it', 'ja', 'pl', 'pt_br', 'ru', 'sv', 'tr', 'zh'], 'a mean vector per training language');
     const dev = devSetOf(await loadNWayTsv(join(root, 'data/sample/gettext.dev.tsv.gz')), ['de', 'fr', 'es', 'it', 'pt_br'], 200, 200);
+    const raw = xsimOnDev(enc, dev, { center: false });
     const x = xsimOnDev(enc, dev);
+    console.log(`# xsim without centring ${raw.average.toFixed(1)}%, with ${x.average.toFixed(1)}%`);
     // chance: 199/200 = 99.5% error. Measured: 64.7% with this seed and budget (the issue's
     // 30% target needs more training than a CI test can afford on 2 cores).
     assert.ok(x.average < 80, `xsim error ${x.average.toFixed(1)}% on 200 held-out rows (trained in ${secs.toFixed(0)}s): ${JSON.stringify(x.langs)}`);
@@ -51,6 +54,19 @@ describe('LASER on the gettext sample (CLI)', () => {
     const lib = enc.embed(sents);
     const a = v.data as Float32Array;
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - lib[i]!) < 1e-5);
+    // --lang: the language's mean vector is subtracted, then rows are re-normalised
+    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vde.npy'), '--lang', 'de', '--quiet']);
+    assert.equal(r.status, 0, r.stderr);
+    const vde = readNpy(join(dir, 'vde.npy')).data as Float32Array, mu = enc.centers.get('de')!;
+    for (let i = 0; i < 4; i++) {
+      const c = a.subarray(i * enc.dim, (i + 1) * enc.dim).map((x, j) => x - mu[j]!);
+      const n = Math.hypot(...c);
+      for (let j = 0; j < enc.dim; j++) assert.ok(Math.abs(vde[i * enc.dim + j]! - c[j]! / n) < 1e-5);
+    }
+    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vnc.npy'), '--lang', 'de', '--no-center', '--quiet']);
+    assert.deepEqual(Array.from(readNpy(join(dir, 'vnc.npy')).data as Float32Array), Array.from(a), '--no-center: plain vectors');
+    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vxx.npy'), '--lang', 'xx', '--quiet']);
+    assert.match(r.stderr, /no mean vector for --lang xx/);
     r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v16.npy'), '--fp16', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readNpy(join(dir, 'v16.npy')).dtype, 'float16');
@@ -83,8 +99,8 @@ describe('LASER on the gettext sample (CLI)', () => {
     const e = cli(['export', '--model', model, '-o', join(dir, 'enc')]);
     assert.equal(e.status, 0, e.stderr);
     assert.ok(statSync(join(dir, 'enc', 'model.safetensors')).size < statSync(join(model, 'model.safetensors')).size / 2);
-    const a = loadSentenceEncoder(model).embed(['hello']), b = loadSentenceEncoder(join(dir, 'enc')).embed(['hello']);
-    assert.deepEqual(Array.from(a), Array.from(b));
+    const a = loadSentenceEncoder(model).embed(['hello'], { lang: 'fr' }), b = loadSentenceEncoder(join(dir, 'enc')).embed(['hello'], { lang: 'fr' });
+    assert.deepEqual(Array.from(a), Array.from(b), 'the exported encoder keeps the mean vectors');
     const bad = cli(['train', '--config', join(dir, 'missing.json'), '--data', 'x', '--out', join(dir, 'o')]);
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /cannot read .*missing\.json/);

@@ -19,6 +19,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz' },
     langs: { type: 'list', help: 'languages (default: all columns)' },
     mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
+    center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
     minRows: { type: 'number', default: 100, help: 'skip language pairs with fewer common rows' },
     json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG' },
@@ -37,7 +38,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     const rows: number[] = [], texts: string[] = [];
     table.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
     let vecs: Float32Array;
-    if (model) { vecs = model.embed(texts); dim = model.dim; }
+    if (model) { vecs = model.embed(texts, { lang: l, center: a.center }); dim = model.dim; }
     else {
       const f = join(a.vectors!, `${l}.npy`);
       if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { saveModelDir } from '../embed/model-dir.js';
+import { fitLanguageMeans } from '../embed/centering.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Tokenizer } from '../text/tokenizer.js';
@@ -51,11 +52,20 @@ export const trainCommand = command(['train'], {
   const devTable = a.dev ? await loadTable(a.dev) : null;
   const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
   const { model } = await trainLaser({ config: cfg, corpus, tokenizer: tok, outDir: a.out, resume: a.resume, dev, log });
-  saveModelDir(a.out, model, tokFile, cfg);
+  const enc = new SentenceEncoderModel(model.encoder, tok, cfg);
+  if (cfg.center.perLang > 0) {
+    const t2 = performance.now();
+    const byLang = new Map<string, string[]>(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)]));
+    enc.centers = fitLanguageMeans(enc, byLang, cfg.center.perLang, cfg.seed);
+    log(`per-language mean vectors (${enc.centers.size} languages, ≤ ${cfg.center.perLang} sentences each) in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
+  }
+  saveModelDir(a.out, model, tokFile, cfg, enc.centers);
   log(`model written to ${a.out}`);
   if (dev) {
-    const r = xsimOnDev(new SentenceEncoderModel(model.encoder, tok, cfg), dev);
-    writeFileSync(join(a.out, 'dev-xsim.json'), JSON.stringify(r, null, 1) + '\n');
-    log(`dev similarity-search error (avg X→en, en→X over ${Object.keys(r.langs).length} languages): ${r.average.toFixed(2)}%`);
+    const raw = xsimOnDev(enc, dev, { center: false });
+    const centered = enc.centers.size ? xsimOnDev(enc, dev) : null;
+    writeFileSync(join(a.out, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
+    const n = Object.keys(raw.langs).length;
+    log(`dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw.average.toFixed(2)}%` + (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''));
   }
 });

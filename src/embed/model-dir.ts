@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { LaserConfig, LaserEncoder, LaserModel } from '../models/laser.js';
 import { TextTokenizer } from '../models/text-tokenizer.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
-import { Tensor } from '../tensor/tensor.js';
+import { fromArray, Tensor } from '../tensor/tensor.js';
 import { Tokenizer } from '../text/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
 
@@ -18,14 +18,17 @@ export interface ModelDirConfig {
   train?: unknown;
 }
 
-/** Writes a complete model directory atomically (temp dir + rename). */
-export function saveModelDir(dir: string, model: LaserModel, tokenizerFile: string, train: unknown): void {
+/** Writes a complete model directory atomically (temp dir + rename); centers → center.<lang> tensors. */
+export function saveModelDir(dir: string, model: LaserModel, tokenizerFile: string, train: unknown, centers: Map<string, Float32Array> = new Map()): void {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const cfg: ModelDirConfig = { format: 'xling-laser', version: 1, encoderOnly: false, laser: model.cfg, train };
   writeJson(join(tmp, 'config.json'), cfg);
-  saveTensors(join(tmp, 'model.safetensors'), model.stateDict(), { format: 'pt' });
+  const sd = model.stateDict();
+  const extra = [...centers].map(([l, v]) => [`center.${l}`, fromArray(v)] as const);
+  for (const [k, t] of extra) sd.set(k, t);
+  try { saveTensors(join(tmp, 'model.safetensors'), sd, { format: 'pt' }); } finally { for (const [, t] of extra) t.dispose(); }
   copyFileSync(tokenizerFile, join(tmp, 'tokenizer.json'));
   replaceDir(tmp, dir);
 }
@@ -42,7 +45,7 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   const cfg = readModelConfig(modelDir);
   const { tensors } = loadTensors(join(modelDir, 'model.safetensors'));
   const enc = new Map<string, Tensor>();
-  for (const [k, t] of tensors) if (k.startsWith('encoder.')) enc.set(k, t);
+  for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
   const tmp = `${outDir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
@@ -69,8 +72,12 @@ export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const enc = new LaserEncoder(cfg.laser);
   const { tensors } = loadTensors(join(dir, 'model.safetensors'));
   const sd = new Map<string, Tensor>();
-  for (const [k, t] of tensors) if (k.startsWith('encoder.')) sd.set(k.slice('encoder.'.length), t);
+  const centers = new Map<string, Float32Array>();
+  for (const [k, t] of tensors) {
+    if (k.startsWith('encoder.')) sd.set(k.slice('encoder.'.length), t);
+    else if (k.startsWith('center.')) centers.set(k.slice('center.'.length), t.float().toFloat32Array());
+  }
   try { enc.loadStateDict(sd); } finally { for (const t of tensors.values()) t.dispose(); }
   enc.eval();
-  return new SentenceEncoderModel(enc, tok, cfg);
+  return new SentenceEncoderModel(enc, tok, cfg, centers);
 }

@@ -6,9 +6,13 @@ import { LSTMTokenTables } from '../nn/layers.js';
 import { TextTokenizer } from '../models/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
+import { centerRows } from './centering.js';
 
 export interface EmbedOptions {
   maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
+  /** Language of the sentences: with `center` (default on), the model's mean vector of that language is subtracted. */
+  lang?: string;
+  center?: boolean;
   /** Per-token input projection tables (1-layer encoders): 'auto' uses them when the job has more tokens than the vocabulary. */
   tables?: 'auto' | boolean;
 }
@@ -31,8 +35,16 @@ export function lengthBatches(seqs: ArrayLike<number>[], maxTokens: number, maxS
 }
 
 export class SentenceEncoderModel {
-  constructor(readonly encoder: LaserEncoder, readonly tokenizer: TextTokenizer, readonly config: unknown) {}
+  constructor(readonly encoder: LaserEncoder, readonly tokenizer: TextTokenizer, readonly config: unknown,
+    /** Per-language mean vectors (see centering.ts); empty for models without them. */
+    public centers: Map<string, Float32Array> = new Map()) {}
   get dim(): number { return this.encoder.dim; }
+
+  /** The mean vector embed() subtracts for these options, or null. */
+  centerFor(o: EmbedOptions): Float32Array | null {
+    if (o.center === false || !o.lang) return null;
+    return this.centers.get(o.lang) ?? null;
+  }
 
   private tablesFor(seqs: ArrayLike<number>[], o: EmbedOptions): LSTMTokenTables | null {
     const want = o.tables ?? 'auto';
@@ -51,15 +63,17 @@ export class SentenceEncoderModel {
     const wasTraining = this.encoder.training;
     this.encoder.eval();
     const tables = this.tablesFor(seqs, o);
+    const mu = this.centerFor(o);
     try {
       let done = 0;
       for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
         const rows = noGrad(() => tidy(() => {
           const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
           let v = tables ? tables.encode(b.ids, b.lengths, this.encoder.cfg.pooling) : this.encoder.forward(b);
-          if (o.normalize !== false) v = l2normalize(v, 1);
+          if (o.normalize !== false || mu) v = l2normalize(v, 1);
           return v.toFloat32Array();
         }));
+        if (mu) centerRows(rows, d, mu, o.normalize !== false);
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
         done += idx.length;
         o.onBatch?.(done);
@@ -80,11 +94,13 @@ export class SentenceEncoderModel {
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
     const tables = this.tablesFor(seqs, o);
+    const mu = this.centerFor(o);
     try {
       for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
         const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
         const v = await encodeAsync(this.encoder, b, tables);
-        const rows = noGrad(() => tidy(() => (o.normalize !== false ? l2normalize(v, 1) : v).toFloat32Array()));
+        const rows = noGrad(() => tidy(() => (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array()));
+        if (mu) centerRows(rows, d, mu, o.normalize !== false);
         v.dispose(); b.ids.dispose();
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
       }

@@ -37,6 +37,8 @@ export interface TrainConfig {
   /** Validation on dev (similarity-search error) every N steps (0 = only at the end). */
   validate: { every: number; langs: string[]; maxRows: number };
   logEvery: number;
+  /** Per-language mean vectors fitted on this many training sentences per language at the end (0 = none). */
+  center: { perLang: number };
 }
 
 export const DEFAULT_CONFIG: TrainConfig = {
@@ -57,6 +59,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
   checkpointEvery: 50,
   validate: { every: 0, langs: ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'], maxRows: 1000 },
   logEvery: 10,
+  center: { perLang: 2000 },
 };
 
 function isObj(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }

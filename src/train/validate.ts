@@ -21,12 +21,13 @@ export function xsimError(X: Float32Array, Y: Float32Array, n: number, d: number
   }));
 }
 
-export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet): XsimResult {
+/** Dev xsim; each side embedded with its language (so per-language centring applies unless center is false). */
+export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean } = {}): XsimResult {
   const langs: XsimResult['langs'] = {};
   let sum = 0, cnt = 0;
   for (const [l, p] of dev.pairs) {
     const n = p.src.length;
-    const X = model.embed(p.src), Y = model.embed(p.en);
+    const X = model.embed(p.src, { lang: l, center: o.center }), Y = model.embed(p.en, { lang: 'en', center: o.center });
     const e = xsimError(X, Y, n, model.dim);
     langs[l] = { n, l2en: e.xy, en2l: e.yx };
     sum += e.xy + e.yx; cnt += 2;

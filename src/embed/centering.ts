@@ -1,0 +1,33 @@
+// Per-language centring. A multilingual encoder keeps a language-specific offset in its sentence
+// vectors (the less trained, the larger); subtracting each language's mean vector before comparing
+// across languages removes it (Libovický et al., 2020, "On the language neutrality of pre-trained
+// multilingual representations"). The means are fitted on training text at the end of training
+// and stored in the model (model.safetensors: center.<lang>); `xling embed --lang xx` applies them.
+import { Rng } from '../util/rng.js';
+import type { SentenceEncoderModel } from './model.js';
+
+/** Mean of the L2-normalised sentence vectors of up to `perLang` sentences of each language. */
+export function fitLanguageMeans(model: SentenceEncoderModel, byLang: Map<string, string[]>, perLang: number, seed = 0): Map<string, Float32Array> {
+  const out = new Map<string, Float32Array>();
+  const d = model.dim;
+  for (const [lang, all] of byLang) {
+    if (!all.length) continue;
+    const rng = new Rng(`${seed}:${lang}`);
+    const pick = all.length > perLang ? rng.sample(all.length, perLang).map((i) => all[i]!) : all;
+    const v = model.embed(pick, { normalize: true, center: false });
+    const mu = new Float64Array(d);
+    for (let i = 0; i < pick.length; i++) for (let j = 0; j < d; j++) mu[j] += v[i * d + j]!;
+    out.set(lang, Float32Array.from(mu, (x) => x / pick.length));
+  }
+  return out;
+}
+
+/** In place: rows ← rows − mu, then (optionally) L2-normalised. rows are L2-normalised on entry. */
+export function centerRows(rows: Float32Array, dim: number, mu: Float32Array, normalize: boolean): void {
+  for (let r = 0; r < rows.length / dim; r++) {
+    const v = rows.subarray(r * dim, (r + 1) * dim);
+    let n = 0;
+    for (let j = 0; j < dim; j++) { const x = v[j]! - mu[j]!; v[j] = x; n += x * x; }
+    if (normalize && n > 0) { const inv = 1 / Math.sqrt(n); for (let j = 0; j < dim; j++) v[j]! *= inv; }
+  }
+}
