@@ -21,10 +21,10 @@ const model = loadSentenceEncoder(out);
 const dev = await loadNWayTsv('data/sample/gettext.dev.tsv.gz');
 const d = model.dim;
 const queries = dev.rows.slice(0, 4).map((r) => r.get('en'));
-const qv = model.embed(queries);
+const qv = model.embed(queries, { lang: 'en' }); // per-language centring (the model's mean vectors)
 for (const lang of ['de', 'fr', 'zh', 'ru']) {
   const cands = dev.rows.map((r) => r.get(lang));
-  const cv = model.embed(cands);
+  const cv = model.embed(cands, { lang });
   console.log(`\nnearest ${lang} sentence for each English query (among ${cands.length}):`);
   queries.forEach((q, i) => {
     let best = -2, arg = -1;

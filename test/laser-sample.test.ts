@@ -24,7 +24,7 @@ describe('LASER on the gettext sample (CLI)', () => {
   const base = JSON.parse(readFileSync(join(root, 'configs/tiny-sample.json'), 'utf8')) as Record<string, unknown>;
 
   it('trains on the sample and beats chance by a wide margin', async () => {
-    writeFileSync(cfg, JSON.stringify({ ...base, budget: { pairs: 24000 } }));
+    writeFileSync(cfg, JSON.stringify(base));
     const t0 = performance.now();
     const r = cli(['train', '--config', cfg, '--data', 'data/sample/gettext.train.tsv.gz', '--out', model]);
     const secs = (performance.now() - t0) / 1000;
@@ -36,9 +36,15 @@ describe('LASER on the gettext sample (CLI)', () => {
     const raw = xsimOnDev(enc, dev, { center: false });
     const x = xsimOnDev(enc, dev);
     console.log(`# xsim without centring ${raw.average.toFixed(1)}%, with ${x.average.toFixed(1)}%`);
-    // chance: 199/200 = 99.5% error. Measured: 64.7% with this seed and budget (the issue's
-    // 30% target needs more training than a CI test can afford on 2 cores).
-    assert.ok(x.average < 80, `xsim error ${x.average.toFixed(1)}% on 200 held-out rows (trained in ${secs.toFixed(0)}s): ${JSON.stringify(x.langs)}`);
+    // chance: 199/200 = 99.5% error. Measured with this seed and budget (20,000 pairs, ~160 s on 2
+    // cores): 40.8% plain, 38.9% centred (bench/RESULTS.md); the issue's 30% needs more training.
+    assert.ok(x.average < 50, `xsim error ${x.average.toFixed(1)}% on 200 held-out rows (trained in ${secs.toFixed(0)}s): ${JSON.stringify(x.langs)}`);
+    // a file of one language is identified by its nearest mean vectors (what embed's default uses)
+    const ids = [...dev.pairs].map(([l, p]) => [l, enc.identifyLanguage(p.src)!.lang]);
+    ids.push(['en', enc.identifyLanguage(dev.pairs.get('de')!.en)!.lang]);
+    assert.ok(ids.filter(([l, g]) => l === g).length >= 5, `language identification: ${JSON.stringify(ids)}`);
+    const fr = dev.pairs.get('fr')!.src.slice(0, 50);
+    assert.deepEqual(Array.from(enc.embed(fr, { lang: 'auto' })), Array.from(enc.embed(fr, { lang: enc.identifyLanguage(fr)!.lang })));
     // wall time is a benchmark figure, not an assertion (see bench/RESULTS.md); logged for CI
     console.log(`# tiny LASER on the sample: ${secs.toFixed(0)}s, xsim ${x.average.toFixed(1)}%`);
   });
@@ -46,7 +52,7 @@ describe('LASER on the gettext sample (CLI)', () => {
   it('embed writes .npy / fp16 / raw float32 / document vectors equal to the library', () => {
     const sents = ['Cannot open file', 'Datei kann nicht geöffnet werden', '', 'Impossible d\'ouvrir le fichier'];
     writeFileSync(join(dir, 'in.txt'), sents.join('\n') + '\n');
-    let r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.npy'), '--quiet']);
+    let r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.npy'), '--no-center', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     const v = readNpy(join(dir, 'v.npy'));
     const enc = loadSentenceEncoder(model);
@@ -54,6 +60,14 @@ describe('LASER on the gettext sample (CLI)', () => {
     const lib = enc.embed(sents);
     const a = v.data as Float32Array;
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - lib[i]!) < 1e-5);
+    // default (no --lang): the language is identified from the input and its mean subtracted
+    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vauto.npy')]);
+    assert.equal(r.status, 0, r.stderr);
+    const said = /input language identified as (\S+)/.exec(r.stderr);
+    assert.ok(said && enc.centers.has(said[1]!), r.stderr);
+    assert.equal(enc.identifyLanguage(sents)!.lang, said![1]);
+    const vauto = readNpy(join(dir, 'vauto.npy')).data as Float32Array, libAuto = enc.embed(sents, { lang: said![1] });
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(vauto[i]! - libAuto[i]!) < 1e-5);
     // --lang: the language's mean vector is subtracted, then rows are re-normalised
     r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vde.npy'), '--lang', 'de', '--quiet']);
     assert.equal(r.status, 0, r.stderr);

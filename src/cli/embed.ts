@@ -39,8 +39,8 @@ export const embedCommand = command(['embed'], {
     model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); .gz allowed' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
-    lang: { type: 'string', help: "language of the input: the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it)" },
-    center: { type: 'boolean', default: true, help: 'with --lang: apply per-language centring (--no-center: plain LASER vectors)' },
+    lang: { type: 'string', help: "language of the input: the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from the first sentences of the input (a vote of nearest mean vectors; inputs of one language)" },
+    center: { type: 'boolean', default: true, help: 'apply per-language centring (--no-center: plain LASER vectors)' },
     fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
     normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
@@ -57,8 +57,19 @@ export const embedCommand = command(['embed'], {
   const d = m.dim;
   try { statSync(a.input); } catch { throw new Error(`--input: no such file ${a.input}`); }
   const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
-  if (a.lang && a.center && m.centers.size && !m.centers.has(a.lang)) process.stderr.write(`[embed] warning: the model has no mean vector for --lang ${a.lang} (it has ${[...m.centers.keys()].join(' ')}); vectors are not centred\n`);
-  const emb = (sents: string[]) => m.embed(sents, { maxTokens: a.batchTokens, maxSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, lang: a.lang, center: a.center });
+  let lang: string | undefined = a.lang && a.lang !== 'auto' ? a.lang : undefined;
+  if (lang && a.center && m.centers.size && !m.centers.has(lang)) process.stderr.write(`[embed] warning: the model has no mean vector for --lang ${lang} (it has ${[...m.centers.keys()].join(' ')}); vectors are not centred\n`);
+  // 'auto' (the default): decided once, on the first chunk, so every row of the output is centred alike
+  let decided = !!lang || !a.center || !m.centers.size;
+  const emb = (sents: string[]) => {
+    if (!decided) {
+      decided = true;
+      const id = m.identifyLanguage(sents);
+      lang = id?.lang;
+      if (id && !a.quiet) process.stderr.write(`[embed] input language identified as ${id.lang} (${(100 * id.share).toFixed(0)}% of ${Math.min(sents.length, 2000)} sentences nearest its mean vector); centring with it (--lang to set, --no-center for plain vectors)\n`);
+    }
+    return m.embed(sents, { maxTokens: a.batchTokens, maxSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, lang, center: a.center });
+  };
 
   if (a.docs) {
     const ids: string[] = [];

@@ -31,3 +31,27 @@ export function centerRows(rows: Float32Array, dim: number, mu: Float32Array, no
     if (normalize && n > 0) { const inv = 1 / Math.sqrt(n); for (let j = 0; j < dim; j++) v[j]! *= inv; }
   }
 }
+
+/**
+ * The language whose mean vector is nearest to most rows (argmin_l |v − μ_l|², i.e. argmax
+ * v·μ_l − |μ_l|²/2), with the share of rows that voted for it. Per sentence this is a weak
+ * language identifier; over a file of one language the vote is reliable (dev: every file of a
+ * 12-language test identified correctly while single sentences were right ~50% of the time).
+ */
+export function nearestCenterVote(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): { lang: string; share: number } | null {
+  const n = rows.length / dim;
+  if (!centers.size || n === 0) return null;
+  const cs = [...centers].map(([l, mu]) => ({ l, mu, half: mu.reduce((a, x) => a + x * x, 0) / 2 }));
+  const votes = new Map<string, number>();
+  for (let r = 0; r < n; r++) {
+    let best = -Infinity, bl = cs[0]!.l;
+    for (const c of cs) {
+      let s = -c.half;
+      for (let j = 0; j < dim; j++) s += rows[r * dim + j]! * c.mu[j]!;
+      if (s > best) { best = s; bl = c.l; }
+    }
+    votes.set(bl, (votes.get(bl) ?? 0) + 1);
+  }
+  const [lang, k] = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+  return { lang, share: k / n };
+}

@@ -6,11 +6,15 @@ import { LSTMTokenTables } from '../nn/layers.js';
 import { TextTokenizer } from '../models/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
-import { centerRows } from './centering.js';
+import { centerRows, nearestCenterVote } from './centering.js';
 
 export interface EmbedOptions {
   maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
-  /** Language of the sentences: with `center` (default on), the model's mean vector of that language is subtracted. */
+  /**
+   * Language of the sentences: with `center` (default on), the model's mean vector of that
+   * language is subtracted. 'auto': the language is identified from the sentences themselves
+   * (identifyLanguage: a vote of nearest mean vectors; meant for inputs of one language).
+   */
   lang?: string;
   center?: boolean;
   /** Per-token input projection tables (1-layer encoders): 'auto' uses them when the job has more tokens than the vocabulary. */
@@ -40,10 +44,27 @@ export class SentenceEncoderModel {
     public centers: Map<string, Float32Array> = new Map()) {}
   get dim(): number { return this.encoder.dim; }
 
-  /** The mean vector embed() subtracts for these options, or null. */
+  /** The mean vector embed() subtracts for these options, or null ('auto' is resolved by the caller). */
   centerFor(o: EmbedOptions): Float32Array | null {
-    if (o.center === false || !o.lang) return null;
+    if (o.center === false || !o.lang || o.lang === 'auto') return null;
     return this.centers.get(o.lang) ?? null;
+  }
+
+  /**
+   * The language of a set of sentences (assumed to share one language) among those the model has
+   * mean vectors for, by a majority vote of nearest mean vectors; `sample` caps the sentences
+   * looked at. null when the model has no mean vectors.
+   */
+  identifyLanguage(sentences: string[], sample = 2000): { lang: string; share: number } | null {
+    if (!this.centers.size || !sentences.length) return null;
+    const pick = sentences.length > sample ? sentences.filter((_, i) => i % Math.ceil(sentences.length / sample) === 0) : sentences;
+    return nearestCenterVote(this.embed(pick, { center: false }), this.dim, this.centers);
+  }
+
+  /** Options with lang 'auto' replaced by the identified language. */
+  private resolveAuto(sentences: string[], o: EmbedOptions): EmbedOptions {
+    if (o.lang !== 'auto' || o.center === false) return o;
+    return { ...o, lang: this.identifyLanguage(sentences)?.lang };
   }
 
   private tablesFor(seqs: ArrayLike<number>[], o: EmbedOptions): LSTMTokenTables | null {
@@ -90,6 +111,7 @@ export class SentenceEncoderModel {
    * responsive while a batch is encoded. Same result as embed().
    */
   async embedAsync(sentences: string[], o: EmbedOptions = {}): Promise<Float32Array> {
+    o = this.resolveAuto(sentences, o);
     const seqs = sentences.map((s) => this.tokenizer.encode(s));
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
@@ -111,6 +133,7 @@ export class SentenceEncoderModel {
   }
 
   embed(sentences: string[], o: EmbedOptions = {}): Float32Array {
+    o = this.resolveAuto(sentences, o);
     return this.embedIds(sentences.map((s) => this.tokenizer.encode(s)), o);
   }
 }

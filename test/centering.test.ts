@@ -1,0 +1,29 @@
+// Per-language centring helpers (no model needed): the mean is subtracted and rows re-normalised;
+// a file's language is the majority vote of the rows' nearest mean vectors.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { centerRows, nearestCenterVote } from '../src/embed/centering.js';
+
+test('centerRows subtracts the mean and re-normalises', () => {
+  const rows = Float32Array.from([1, 0, 0, 0.6, 0.8, 0]);
+  centerRows(rows, 3, Float32Array.from([0.5, 0, 0]), true);
+  assert.ok(Math.abs(rows[0]! - 1) < 1e-6 && Math.abs(rows[1]!) < 1e-6);
+  const n = Math.hypot(rows[3]!, rows[4]!, rows[5]!);
+  assert.ok(Math.abs(n - 1) < 1e-6);
+  assert.ok(Math.abs(rows[3]! - 0.1 / Math.hypot(0.1, 0.8)) < 1e-6);
+  const raw = Float32Array.from([1, 0]);
+  centerRows(raw, 2, Float32Array.from([0.25, 0.5]), false);
+  assert.deepEqual([...raw], [0.75, -0.5]);
+});
+
+test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows', () => {
+  const centers = new Map([['de', Float32Array.from([0.6, 0, 0])], ['fr', Float32Array.from([0, 0.6, 0])], ['en', Float32Array.from([0.3, 0.3, 0])]]);
+  // rows: two near de's mean, one near fr's, one equidistant-ish but nearer en (the mixed direction)
+  const rows = Float32Array.from([1, 0, 0, 0.9, 0.1, 0, 0, 1, 0, 0.5, 0.5, 0]);
+  assert.deepEqual(nearestCenterVote(rows, 3, centers), { lang: 'de', share: 0.5 });
+  // argmax of v·μ alone would pick the longest mean; the |μ|²/2 term makes it a distance
+  const far = new Map([['big', Float32Array.from([2, 0])], ['small', Float32Array.from([0.5, 0.1])]]);
+  assert.equal(nearestCenterVote(Float32Array.from([0.6, 0.1]), 2, far)!.lang, 'small');
+  assert.equal(nearestCenterVote(new Float32Array(0), 3, centers), null);
+  assert.equal(nearestCenterVote(rows, 3, new Map()), null);
+});
