@@ -8,7 +8,7 @@ import {
   Adam, AdamW, AttentionPool, clipGradNorm, Embedding, LayerNorm, Linear, loadModule, loadTensors, LSTM, maxPool, meanPool,
   firstToken, lastToken, Module, PlateauDecay, saveModule, SGD, TransformerEncoder, TransformerEncoderLayer, warmupInvSqrt, stepDecay,
 } from '../src/nn/index.js';
-import { crossEntropy, gradCheck, keep, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
+import { crossEntropy, getNumThreads, gradCheck, keep, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, setNumThreads, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
 import { encoderTables, LASER_DEFAULTS, LaserEncoder, padBatch } from '../src/models/laser.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 
@@ -243,12 +243,18 @@ describe('token-table LSTM inference (per-vocabulary input projections)', () => 
       const b = padBatch(seqs, 0);
       const ref = noGrad(() => enc.forward(b)).toFloat32Array();
       const tables = encoderTables(enc)!;
-      const viaTables = tables.encode(b.ids, b.lengths, pooling).toFloat32Array();
-      const viaAsync = (await tables.encodeAsync(b.ids, b.lengths, pooling)).toFloat32Array();
-      for (let i = 0; i < ref.length; i++) {
-        assert.ok(Math.abs(ref[i]! - viaTables[i]!) < 1e-5, `${pooling} bi=${bidirectional} [${i}]: ${ref[i]} vs ${viaTables[i]}`);
-        assert.ok(Math.abs(ref[i]! - viaAsync[i]!) < 1e-5);
+      // 2 threads: directions run side by side (oneDNN GEMMs); 1 thread: one after the other
+      const threads0 = getNumThreads();
+      for (const threads of [1, 2]) {
+        setNumThreads(threads);
+        const viaTables = tables.encode(b.ids, b.lengths, pooling).toFloat32Array();
+        const viaAsync = (await tables.encodeAsync(b.ids, b.lengths, pooling)).toFloat32Array();
+        for (let i = 0; i < ref.length; i++) {
+          assert.ok(Math.abs(ref[i]! - viaTables[i]!) < 1e-5, `${pooling} bi=${bidirectional} threads=${threads} [${i}]: ${ref[i]} vs ${viaTables[i]}`);
+          assert.ok(Math.abs(ref[i]! - viaAsync[i]!) < 1e-5);
+        }
       }
+      setNumThreads(threads0);
       // and the model-level embedder picks them for big jobs with the same result
       const m = new SentenceEncoderModel(enc, { vocabSize: 300, padId: 0 } as never, {});
       const big = Array.from({ length: 60 }, (_, i) => seqs[i % seqs.length]!);
