@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/train/config.js';
 import { BatchStream, buildExamples, EncodedCorpus, epochBatches, epochPairBatches, pairKey } from '../src/train/examples.js';
-import { laserConfigOf, trainLaser } from '../src/train/trainer.js';
-import { LaserEncoder } from '../src/models/laser.js';
+import { laserConfigOf, trainLaser, unigramOutputBias } from '../src/train/trainer.js';
+import { LaserEncoder, LaserModel } from '../src/models/laser.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { xsimOnDev, DevSet } from '../src/train/validate.js';
 import { TextTokenizer } from '../src/models/text-tokenizer.js';
@@ -112,6 +112,22 @@ describe('LASER trainer', () => {
     for (let i = 0; i < 150; i++) { if (i === 120) at = a.state; seen.push(key(a)); }
     const b = new BatchStream(ex, train, 1, 8, 10, 0, at, { pairTemperature: 5 });
     for (let i = 120; i < 150; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
+  });
+
+  it('decoder.outBias unigram starts the output bias at the log frequency of target tokens', () => {
+    const cfg = parseConfig({ ...tinyConfig(100), decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8, outBias: 'unigram' } }, 't');
+    assert.throws(() => parseConfig({ decoder: { outBias: 'zipf' } }, 'c.json'), /c\.json: decoder\.outBias must be 'uniform' or 'unigram'/);
+    const model = new LaserModel(laserConfigOf(cfg, tok));
+    const ex = buildExamples(train, cfg.paths);
+    unigramOutputBias(model, ex, train);
+    const bias = model.decoder.out.bias!.toFloat32Array();
+    const counts = new Float64Array(tok.vocabSize).fill(1);
+    for (const e of ex) for (const t of train.ids.get(e.trg[0]!)![e.row]!) counts[t]! += 1;
+    const total = counts.reduce((a, b) => a + b, 0);
+    for (let v = 0; v < tok.vocabSize; v++) assert.ok(Math.abs(bias[v]! - Math.log(counts[v]! / total)) < 1e-5, `token ${v}`);
+    assert.ok(Math.abs(bias.reduce((a, b) => a + Math.exp(b), 0) - 1) < 1e-4, 'a distribution');
+    assert.equal(bias.indexOf(Math.max(...bias)), tok.eosId, 'end of sentence is the most frequent target token');
+    model.dispose();
   });
 
   it('learns cross-lingual sentence vectors far below chance', async () => {

@@ -20,7 +20,8 @@ export interface TrainConfig {
   seed: number;
   vocab: { size: number; type: 'bpe' | 'unigram'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
   encoder: { embedDim: number; hidden: number; layers: number; bidirectional: boolean; pooling: 'max' | 'last' };
-  decoder: { embedDim: number; hidden: number; langEmbedDim: number };
+  /** outBias 'unigram': output bias starts at the log frequency of target tokens ('uniform': PyTorch's init). */
+  decoder: { embedDim: number; hidden: number; langEmbedDim: number; outBias: 'uniform' | 'unigram' };
   paths: PathConfig[];
   /**
    * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
@@ -46,7 +47,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
   seed: 1,
   vocab: { size: 16000, type: 'bpe', temperature: 5, lowercase: true, romanize: false, sampleSentences: 400000 },
   encoder: { embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max' },
-  decoder: { embedDim: 320, hidden: 1024, langEmbedDim: 32 },
+  decoder: { embedDim: 320, hidden: 1024, langEmbedDim: 32, outBias: 'unigram' },
   paths: [
     { kind: '1:1', src: '*', trg: ['en'] },
     { kind: '1:1', src: ['en'], trg: ['es'] },
@@ -97,6 +98,7 @@ export function parseConfig(user: unknown, file = 'config'): TrainConfig {
   if (!(cfg.batch.pairTemperature >= 0)) throw new Error(`${file}: batch.pairTemperature must be >= 0`);
   if (cfg.batch.size < 1) throw new Error(`${file}: batch.size must be >= 1`);
   if (!['bpe', 'unigram'].includes(cfg.vocab.type)) throw new Error(`${file}: vocab.type must be 'bpe' or 'unigram', got ${JSON.stringify(cfg.vocab.type)}`);
+  if (!['uniform', 'unigram'].includes(cfg.decoder.outBias)) throw new Error(`${file}: decoder.outBias must be 'uniform' or 'unigram', got ${JSON.stringify(cfg.decoder.outBias)}`);
   if (cfg.vocab.size < 300) throw new Error(`${file}: vocab.size must be >= 300`);
   return cfg;
 }

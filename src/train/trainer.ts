@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { LaserModel, LaserConfig, padBatch } from '../models/laser.js';
 import { Adam, clipGradNorm, PlateauDecay, warmupInvSqrt } from '../nn/optim.js';
 import { loadTensors, saveTensors, writeJson, readJson } from '../nn/serialize.js';
-import { manualSeed, tidy, Tensor } from '../tensor/tensor.js';
+import { fromArray, manualSeed, noGrad, tidy, Tensor } from '../tensor/tensor.js';
 import { lineChart } from '../util/svg.js';
 import { formatDuration } from '../util/progress.js';
 import { TrainConfig } from './config.js';
-import { BatchStream, buildExamples, EncodedCorpus, Batch, truncateBatch, StreamState } from './examples.js';
+import { BatchStream, buildExamples, EncodedCorpus, Batch, Example, truncateBatch, StreamState } from './examples.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { xsimOnDev, DevSet } from './validate.js';
 import { TextTokenizer } from '../models/text-tokenizer.js';
@@ -59,6 +59,21 @@ function batchLoss(model: LaserModel, b: Batch, c: EncodedCorpus, bos: number, p
   }
 }
 
+/**
+ * Starts the decoder's output bias at log p(token) over the training targets, so the first steps
+ * go to what the sentence vector must carry instead of to learning token frequencies.
+ */
+export function unigramOutputBias(model: LaserModel, examples: Example[], c: EncodedCorpus): void {
+  const bias = model.decoder.out.bias;
+  if (!bias) return;
+  const counts = new Float64Array(model.cfg.vocabSize).fill(1);  // add-one: unseen tokens stay possible
+  for (const e of examples) for (const l of e.trg) for (const t of c.ids.get(l)![e.row]!) counts[t]! += 1;
+  let total = 0;
+  for (const n of counts) total += n;
+  const logp = Float32Array.from(counts, (n) => Math.log(n / total));
+  noGrad(() => { const t = fromArray(logp); bias.copy_(t); t.dispose(); });
+}
+
 export async function trainLaser(o: TrainOptions): Promise<{ model: LaserModel; log: TrainLogEntry[] }> {
   const { config: cfg, corpus, tokenizer: tok, outDir } = o;
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -71,6 +86,7 @@ export async function trainLaser(o: TrainOptions): Promise<{ model: LaserModel; 
   const params = model.parameters();
   const opt = new Adam(params, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay });
   const examples = buildExamples(corpus, cfg.paths);
+  if (cfg.decoder.outBias === 'unigram') unigramOutputBias(model, examples, corpus);
   const stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
   const sched = cfg.optim.schedule === 'invsqrt' ? warmupInvSqrt(cfg.optim.lr, cfg.optim.warmup) : (s: number) => (cfg.optim.warmup > 0 && s < cfg.optim.warmup ? (cfg.optim.lr * s) / cfg.optim.warmup : cfg.optim.lr);
