@@ -110,6 +110,13 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.deepEqual(m.langs, ['en', 'de', 'fr']);
     assert.equal(m.errors[0]![0], null);
     assert.ok(readFileSync(join(dir, 'x.svg'), 'utf8').startsWith('<svg'));
+    // --identify centres each column with the language found in it, as xling embed does by default
+    const r2 = cli(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--identify', '--json', join(dir, 'x2.json')]);
+    assert.equal(r2.status, 0, r2.stderr);
+    const found = [...r2.stderr.matchAll(/column (\w+): identified as (\w+)/g)].map((x) => [x[1], x[2]]);
+    assert.equal(found.length, 3, r2.stderr);
+    assert.ok(found.filter(([c, g]) => c === g).length >= 2, JSON.stringify(found));
+    if (found.every(([c, g]) => c === g)) assert.deepEqual(JSON.parse(readFileSync(join(dir, 'x2.json'), 'utf8')).errors, m.errors);
     const e = cli(['export', '--model', model, '-o', join(dir, 'enc')]);
     assert.equal(e.status, 0, e.stderr);
     assert.ok(statSync(join(dir, 'enc', 'model.safetensors')).size < statSync(join(model, 'model.safetensors')).size / 2);

@@ -20,6 +20,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     langs: { type: 'list', help: 'languages (default: all columns)' },
     mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
     center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
+    identify: { type: 'boolean', default: false, help: "centre each column with the language identified from its sentences, as xling embed does by default, instead of the column's name" },
     minRows: { type: 'number', default: 100, help: 'skip language pairs with fewer common rows' },
     json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG' },
@@ -38,7 +39,15 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     const rows: number[] = [], texts: string[] = [];
     table.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
     let vecs: Float32Array;
-    if (model) { vecs = model.embed(texts, { lang: l, center: a.center }); dim = model.dim; }
+    if (model) {
+      let lang: string | undefined = l;
+      if (a.identify && a.center) {
+        lang = model.identifyLanguage(texts)?.lang;
+        process.stderr.write(`[xsim] column ${l}: identified as ${lang ?? '(the model has no mean vectors)'}\n`);
+      }
+      vecs = model.embed(texts, { lang, center: a.center });
+      dim = model.dim;
+    }
     else {
       const f = join(a.vectors!, `${l}.npy`);
       if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
