@@ -10,7 +10,6 @@
 #include <torch/csrc/autograd/generated/variable_factories.h>
 #include <torch/version.h>
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "common.h"
+#include "lstm.h"
 
 namespace xling {
 namespace {
@@ -658,132 +658,6 @@ XL_FN(MemoryStats) {
   return o;
 }
 
-// oneDNN's row-major sgemm, from the libdnnl that libtorch already loaded (null where libtorch was
-// built without it). Unlike OpenBLAS's pthread pool, it runs on the calling thread inside an
-// OpenMP region, so two threads can each run their own GEMMs at once.
-using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
-DnnlSgemm dnnlSgemm() {
-  static const DnnlSgemm fn = []() -> DnnlSgemm {
-    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
-    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<DnnlSgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
-  }();
-  return fn;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Inference LSTM over token ids with per-vocabulary input projections.
-//
-// For a first layer fed by an embedding, W_ih·emb(v) + b_ih + b_hh depends on the token only,
-// so it is one row of a table [V, 4H] computed once per model (a GEMM over the vocabulary).
-// Each step then gathers table rows and adds the recurrent GEMM; gate nonlinearities run as
-// vectorised ATen ops and the state update and pooling as one fused pass. Same arithmetic as
-// aten::lstm (gate order i, f, g, o) minus the input GEMM over every token, which is about 40%
-// of a 320→512 BiLSTM's FLOPs. A tensor primitive like aten::lstm: no model logic here.
-//
-// ids [B, T] int64 with rows sorted by decreasing length; lengths (B ints); tables and w_hh per
-// direction (direction 1 runs backwards from each sequence's end). pooling: 0 = max over time,
-// 1 = final state (forward: last real step; backward: first step). Returns [B, dirs*H] float32.
-at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& lengths,
-                           const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& whh, int pooling) {
-  TORCH_CHECK(ids.dim() == 2 && ids.scalar_type() == at::kLong, "lstmTableEncode: ids must be int64 [B, T]");
-  const int64_t B = ids.size(0), T = ids.size(1);
-  const size_t D = tables.size();
-  TORCH_CHECK(D == 1 || D == 2, "lstmTableEncode: one or two directions");
-  TORCH_CHECK(whh.size() == D, "lstmTableEncode: one w_hh per direction");
-  TORCH_CHECK(static_cast<int64_t>(lengths.size()) == B, "lstmTableEncode: one length per row");
-  const int64_t H = whh[0].size(1);
-  for (size_t d = 0; d < D; d++) {
-    TORCH_CHECK(tables[d].dim() == 2 && tables[d].size(1) == 4 * H && tables[d].scalar_type() == at::kFloat && tables[d].is_contiguous(),
-                "lstmTableEncode: tables must be contiguous float32 [V, 4H]");
-    TORCH_CHECK(whh[d].dim() == 2 && whh[d].size(0) == 4 * H && whh[d].size(1) == H && whh[d].scalar_type() == at::kFloat,
-                "lstmTableEncode: w_hh must be float32 [4H, H]");
-  }
-  for (int64_t b = 0; b < B; b++) {
-    TORCH_CHECK(lengths[b] >= 1 && lengths[b] <= T, "lstmTableEncode: length ", lengths[b], " out of range [1, ", T, "]");
-    TORCH_CHECK(b == 0 || lengths[b] <= lengths[b - 1], "lstmTableEncode: rows must be sorted by decreasing length");
-  }
-  const int64_t V = tables[0].size(0);
-  auto idsC = ids.contiguous();
-  const int64_t* idp = idsC.data_ptr<int64_t>();
-  for (int64_t i = 0; i < B * T; i++) {
-    int64_t b = i / T, t = i % T;
-    TORCH_CHECK(t >= lengths[b] || (idp[i] >= 0 && idp[i] < V), "lstmTableEncode: token id ", idp[i], " out of range [0, ", V, ")");
-  }
-  at::NoGradGuard noGrad;
-  auto out = at::empty({B, static_cast<int64_t>(D) * H}, at::kFloat);
-  float* op = out.data_ptr<float>();
-  const int64_t ostride = static_cast<int64_t>(D) * H;
-  // Two directions on two threads, each with single-threaded GEMMs, when oneDNN's sgemm is at hand:
-  // per-step work is too small to split across cores without paying more in wake-ups than it saves
-  // (measured on 2 cores: 1550 sentences/s with every op on 2 threads, 1700 with ATen ops on 1).
-  const DnnlSgemm sgemm = dnnlSgemm();
-  const bool byDirection = D == 2 && sgemm != nullptr && at::get_num_threads() >= 2 && !at::in_parallel_region();
-  auto runDirection = [&](size_t d, bool inner) {
-    const bool reverse = d == 1;
-    const float* tab = tables[d].data_ptr<float>();
-    auto whhC = whh[d].contiguous();
-    auto whhT = whhC.t();
-    auto gates = at::empty({B, 4 * H}, at::kFloat);
-    auto h = at::zeros({B, H}, at::kFloat), c = at::zeros({B, H}, at::kFloat), tc = at::empty({B, H}, at::kFloat);
-    float* gp = gates.data_ptr<float>();
-    float* cp = c.data_ptr<float>();
-    float* hp = h.data_ptr<float>();
-    const float* tcp = tc.data_ptr<float>();
-    // inner: split each step's rows across threads (ATen ops and BLAS); otherwise one thread does it all
-    auto rows = [&](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
-      if (inner) at::parallel_for(0, n, grain, f); else f(0, n);
-    };
-    if (pooling == 0)
-      for (int64_t b = 0; b < B; b++) std::fill(op + b * ostride + d * H, op + b * ostride + (d + 1) * H, -std::numeric_limits<float>::infinity());
-    for (int64_t s = 0; s < T; s++) {
-      const int64_t t = reverse ? T - 1 - s : s;
-      int64_t bt = 0;  // active rows: a prefix, since lengths decrease
-      while (bt < B && lengths[bt] > t) bt++;
-      if (bt == 0) continue;
-      rows(bt, std::max<int64_t>(1, 8192 / H), [&](int64_t lo, int64_t hi) {
-        for (int64_t b = lo; b < hi; b++) std::memcpy(gp + b * 4 * H, tab + idp[b * T + t] * 4 * H, 4 * H * sizeof(float));
-      });
-      auto g = gates.narrow(0, 0, bt);
-      if (inner) g.addmm_(h.narrow(0, 0, bt), whhT);
-      else TORCH_CHECK(sgemm('N', 'T', bt, 4 * H, H, 1.0f, hp, H, whhC.data_ptr<float>(), H, 1.0f, gp, 4 * H) == 0, "lstmTableEncode: dnnl_sgemm failed");
-      g.narrow(1, 0, 2 * H).sigmoid_();
-      g.narrow(1, 2 * H, H).tanh_();
-      g.narrow(1, 3 * H, H).sigmoid_();
-      rows(bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
-        for (int64_t b = lo; b < hi; b++) {
-          const float* gi = gp + b * 4 * H;
-          const float *gf = gi + H, *gg = gi + 2 * H;
-          float* cb = cp + b * H;
-          for (int64_t j = 0; j < H; j++) cb[j] = gf[j] * cb[j] + gi[j] * gg[j];
-        }
-      });
-      auto tcv = tc.narrow(0, 0, bt);
-      at::tanh_out(tcv, c.narrow(0, 0, bt));
-      rows(bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
-        for (int64_t b = lo; b < hi; b++) {
-          const float* go = gp + b * 4 * H + 3 * H;
-          float* hb = hp + b * H;
-          const float* tb = tcp + b * H;
-          float* pb = op + b * ostride + d * H;
-          for (int64_t j = 0; j < H; j++) hb[j] = go[j] * tb[j];
-          if (pooling == 0)
-            for (int64_t j = 0; j < H; j++) pb[j] = std::max(pb[j], hb[j]);
-        }
-      });
-    }
-    if (pooling == 1) out.narrow(1, d * H, H).copy_(h);
-  };
-  if (byDirection) {
-    // inside the region ATen runs its ops inline and oneDNN's GEMM on the calling thread only
-    at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t d = lo; d < hi; d++) runDirection(static_cast<size_t>(d), false);
-    });
-  } else {
-    for (size_t d = 0; d < D; d++) runDirection(d, true);
-  }
-  return out;
-}
 
 struct TableArgs {
   at::Tensor ids;
@@ -850,6 +724,24 @@ XL_FN(LstmTableEncodeAsync) {
   });
 }
 
+// lstmRecurrence(xg, whh, h0, c0, lengths, fill) -> [output, h_n, c_n] (see native/lstm.cc)
+XL_FN(LstmRecurrence) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 6, "lstmRecurrence");
+    if (!info[4].IsArray()) throwJs(env, "lstmRecurrence: lengths must be an array");
+    std::vector<int64_t> lengths;
+    auto L = info[4].As<Napi::Array>();
+    for (uint32_t i = 0; i < L.Length(); i++) lengths.push_back(toInt(env, L.Get(i), "lstmRecurrence: lengths"));
+    auto r = lstmRecurrence(tensorOf(env, info[0], "lstmRecurrence(xg)"), tensorOf(env, info[1], "lstmRecurrence(w_hh)"),
+                            tensorOf(env, info[2], "lstmRecurrence(h0)"), tensorOf(env, info[3], "lstmRecurrence(c0)"), lengths,
+                            toDouble(env, info[5], "lstmRecurrence: fill"));
+    auto arr = Napi::Array::New(env, r.size());
+    for (uint32_t i = 0; i < r.size(); i++) arr.Set(i, wrap(env, std::move(r[i])));
+    return arr;
+  });
+}
+
 XL_FN(Version) { return Napi::String::New(info.Env(), TORCH_VERSION); }
 
 }  // namespace
@@ -884,6 +776,7 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("version", Version);
   REG("lstmTableEncode", LstmTableEncode);
   REG("lstmTableEncodeAsync", LstmTableEncodeAsync);
+  REG("lstmRecurrence", LstmRecurrence);
   REG("emptyCpuCache", EmptyCpuCache);
   REG("dropoutMask", DropoutMask);
   REG("cpuCacheStats", CpuCacheStats);

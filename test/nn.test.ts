@@ -8,7 +8,7 @@ import {
   Adam, AdamW, AttentionPool, clipGradNorm, Embedding, LayerNorm, Linear, loadModule, loadTensors, LSTM, maxPool, meanPool,
   firstToken, lastToken, Module, PlateauDecay, saveModule, SGD, TransformerEncoder, TransformerEncoderLayer, warmupInvSqrt, stepDecay,
 } from '../src/nn/index.js';
-import { crossEntropy, getNumThreads, gradCheck, keep, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, setNumThreads, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
+import { crossEntropy, getNumThreads, gradCheck, keep, lstmRecurrence, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, setNumThreads, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
 import { encoderTables, LASER_DEFAULTS, LaserEncoder, padBatch } from '../src/models/laser.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 
@@ -273,5 +273,75 @@ describe('token-table LSTM inference (per-vocabulary input projections)', () => 
     assert.throws(() => tables.encode(b.ids, b.lengths, 'mean' as never), /pooling must be/);
     assert.equal(encoderTables(new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 50, hidden: 8, embedDim: 8, layers: 2, targetLangs: ['en'] })), null, '2-layer encoders take the aten::lstm path');
     tables.dispose(); enc.dispose();
+  });
+});
+
+describe('LSTM recurrence node (native lstmRecurrence) against aten::lstm', () => {
+  // Same weights and inputs through both implementations: outputs, final states and the gradients
+  // of every input and weight must agree (float32 rounding only).
+  const run = (m: LSTM, impl: 'aten' | 'recurrence', x: Tensor, o: { lengths?: number[]; h0?: [Tensor, Tensor]; rowInput?: Tensor }) => tidy(() => {
+    m.impl = impl;
+    const leaves = [x, ...(o.h0 ?? []), ...(o.rowInput ? [o.rowInput] : []), ...m.parameters()];
+    for (const t of leaves) t.zeroGrad();
+    const r = m.forward(x, { ...o, paddingValue: -2 });
+    // a loss that reads every output, including padded steps (their value is fixed: no gradient)
+    const w = randn(r.output.shape);
+    r.output.mul(w).sum().add(r.h.pow(2).sum()).add(r.c.sum().mul(0.5)).backward();
+    const grads = leaves.map((t) => { const g = t.grad!; const a = g.toFloat32Array(); g.dispose(); return a; });
+    return { out: r.output.toFloat32Array(), h: r.h.toFloat32Array(), c: r.c.toFloat32Array(), grads };
+  });
+  const close = (a: Float32Array, b: Float32Array, what: string) => {
+    assert.equal(a.length, b.length, what);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - b[i]!) < 2e-5 * (1 + Math.abs(b[i]!)), `${what}[${i}]: ${a[i]} vs ${b[i]}`);
+  };
+
+  it('same outputs and gradients (bi/uni, 1-2 layers, unsorted lengths, h0, per-row input, 1 and 2 threads)', () => {
+    const threads0 = getNumThreads();
+    const cases = [
+      { bi: true, layers: 1, lengths: [3, 9, 1, 9, 5, 2, 7], h0: false, row: 0 },
+      { bi: false, layers: 1, lengths: undefined, h0: true, row: 6 },
+      { bi: false, layers: 1, lengths: [4, 9, 2, 9, 1, 6, 8], h0: true, row: 6 },
+      { bi: true, layers: 2, lengths: [9, 8, 8, 5, 3, 3, 1], h0: true, row: 0 },
+    ];
+    for (const threads of [1, 2]) {
+      setNumThreads(threads);
+      for (const c of cases) {
+        manualSeed(21);
+        const I = 5, H = 8, B = 7, T = 9, D = c.bi ? 2 : 1;
+        const m = new LSTM(I + c.row, H, { bidirectional: c.bi, numLayers: c.layers });
+        const x = keep(randn([B, T, I]).requiresGrad_());
+        const h0: [Tensor, Tensor] | undefined = c.h0 ? [keep(randn([c.layers * D, B, H]).requiresGrad_()), keep(randn([c.layers * D, B, H]).requiresGrad_())] : undefined;
+        const rowInput = c.row ? keep(randn([B, c.row]).requiresGrad_()) : undefined;
+        manualSeed(5);
+        const a = run(m, 'aten', x, { lengths: c.lengths, h0, rowInput });
+        manualSeed(5);
+        const r = run(m, 'recurrence', x, { lengths: c.lengths, h0, rowInput });
+        const what = `threads=${threads} ${JSON.stringify(c)}`;
+        close(r.out, a.out, `${what} output`);
+        close(r.h, a.h, `${what} h_n`);
+        close(r.c, a.c, `${what} c_n`);
+        a.grads.forEach((g, i) => close(r.grads[i]!, g, `${what} gradient of leaf ${i}`));
+        m.dispose(); x.dispose(); h0?.forEach((t) => t.dispose()); rowInput?.dispose();
+      }
+    }
+    setNumThreads(threads0);
+  });
+
+  it('LSTM layers use it by default; XLING_LSTM=aten selects aten::lstm', () => {
+    const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 40, hidden: 8, embedDim: 8, targetLangs: ['en'] });
+    assert.equal(enc.lstm.impl, process.env.XLING_LSTM === 'aten' ? 'aten' : 'recurrence');
+    enc.dispose();
+  });
+
+  it('rejects bad input with a clear error instead of crashing', () => {
+    const x = zeros([4, 2, 12]), whh = zeros([1, 12, 3]), h = zeros([1, 2, 3]);
+    assert.throws(() => lstmRecurrence(x, whh, h, h, [5, 1]), /length 5 out of range \[1, 4\]/);
+    assert.throws(() => lstmRecurrence(x, whh, h, h, [1]), /1 lengths for a batch of 2/);
+    assert.throws(() => lstmRecurrence(x, zeros([1, 12, 4]), h, h, []), /w_hh must be \[D, 4H, H\]/);
+    assert.throws(() => lstmRecurrence(x, whh, zeros([2, 2, 3]), h, []), /h0 and c0 must be \[1, 2, 3\]/);
+    assert.throws(() => lstmRecurrence(x.to('float64'), whh, h, h, []), /float32 CPU tensors only/);
+    const m = new LSTM(3, 4);
+    assert.throws(() => m.forward(zeros([2, 5, 3]), { lengths: [6, 1] }), /length 6 out of range \[1, 5\]/);
+    m.dispose();
   });
 });

@@ -121,11 +121,12 @@ export class LaserDecoder extends Module {
   forward(sent: Tensor, tgtIn: TokenBatch, lang: Tensor, validIndex: Tensor): Tensor {
     return tidy(() => {
       const [B, T] = tgtIn.ids.shape as [number, number];
-      const ctx = cat([sent, this.langEmbed.forward(lang)], 1).unsqueeze(1).expand([B, T, -1]);
+      // the input at every step is [token embedding; sentence vector; language embedding]; the
+      // last two are constant over time, so the LSTM takes them as a per-sequence input
+      const ctx = cat([sent, this.langEmbed.forward(lang)], 1);
       const h0 = this.init.forward(sent).tanh().unsqueeze(0);
       const emb = dropout(this.embed.forward(tgtIn.ids), this.cfg.dropout, this.training);
-      const x = cat([emb, ctx], 2);
-      const o = this.lstm.forward(x, { h0: [h0, zeros(h0.shape)] }).output; // [B, T, H]
+      const o = this.lstm.forward(emb, { h0: [h0, zeros(h0.shape)], rowInput: ctx, lengths: tgtIn.lengths }).output; // [B, T, H]
       const flat = o.reshape([B * T, -1]).indexSelect(0, validIndex);
       return this.out.forward(flat);
     });

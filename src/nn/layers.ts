@@ -1,9 +1,14 @@
 // Layers with PyTorch's parameter names, shapes and default initialisation.
 import { DType } from '../tensor/dtype.js';
-import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, ones, packPaddedSequence, padPackedSequence, zeros } from '../tensor/ops.js';
+import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
 import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { native } from '../native.js';
 import { Module, ModuleList } from './module.js';
+
+function isNonIncreasing(a: ArrayLike<number>): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i]! > a[i - 1]!) return false;
+  return true;
+}
 
 function uniformParam(shape: number[], bound: number, dtype?: DType): Tensor {
   const t = empty(shape, dtype);
@@ -54,7 +59,28 @@ export class Dropout extends Module {
   forward(x: Tensor): Tensor { return dropout(x, this.p, this.training); }
 }
 
-export interface LSTMOptions { numLayers?: number; bidirectional?: boolean; batchFirst?: boolean; dropout?: number }
+/**
+ * impl: 'recurrence' (default for float32 on CPU) runs each layer as one GEMM for the input gates
+ * plus the native recurrence node (lstmRecurrence); 'aten' runs aten::lstm with packing. Same
+ * arithmetic; the first is faster to train (fewer autograd nodes, directions side by side).
+ * XLING_LSTM=aten selects the second everywhere.
+ */
+export interface LSTMOptions { numLayers?: number; bidirectional?: boolean; batchFirst?: boolean; dropout?: number; impl?: 'recurrence' | 'aten' }
+
+/** Options of one LSTM call. */
+export interface LSTMForwardOptions {
+  /** Real length of each sequence: steps past it are skipped (reverse directions start at the end). */
+  lengths?: ArrayLike<number>;
+  /** Initial [h0, c0], each [layers*dirs, B, H]. */
+  h0?: [Tensor, Tensor];
+  /** Output value at padded steps (default 0). */
+  paddingValue?: number;
+  /**
+   * A per-sequence input [B, R] appended to x at every step (the layer's input is [x_t; row]).
+   * Its share of the input gates is computed once per sequence rather than once per step.
+   */
+  rowInput?: Tensor;
+}
 
 export interface LSTMOutput {
   /** [B, T, dirs*H] (batch-first) — padded steps hold paddingValue. */
@@ -64,12 +90,13 @@ export interface LSTMOutput {
   c: Tensor;
 }
 
-/** Multi-layer (bi)LSTM over the fused aten::lstm kernel, with length-aware packing. */
+/** Multi-layer (bi)LSTM with PyTorch's parameters, length-aware (see LSTMOptions.impl). */
 export class LSTM extends Module {
   readonly numLayers: number;
   readonly bidirectional: boolean;
   readonly batchFirst: boolean;
   readonly dropout: number;
+  impl: 'recurrence' | 'aten';
   private readonly flat: Tensor[] = [];
 
   constructor(readonly inputSize: number, readonly hiddenSize: number, o: LSTMOptions = {}) {
@@ -78,6 +105,7 @@ export class LSTM extends Module {
     this.bidirectional = o.bidirectional ?? false;
     this.batchFirst = o.batchFirst ?? true;
     this.dropout = o.dropout ?? 0;
+    this.impl = o.impl ?? (process.env.XLING_LSTM === 'aten' ? 'aten' : 'recurrence');
     const dirs = this.bidirectional ? 2 : 1;
     const bound = 1 / Math.sqrt(hiddenSize);
     for (let l = 0; l < this.numLayers; l++) {
@@ -98,38 +126,91 @@ export class LSTM extends Module {
   /** Weights in aten::lstm's flat order. */
   flatWeights(): Tensor[] { return [...this.flat]; }
 
-  /**
-   * x: [B, T, I] (batch-first). lengths: the real length of each sequence (padding is then
-   * skipped by packing, so reverse directions start at each sequence's true end).
-   */
-  forward(x: Tensor, opts: { lengths?: ArrayLike<number>; h0?: [Tensor, Tensor]; paddingValue?: number } = {}): LSTMOutput {
+  /** x: [B, T, I] (batch-first) or [T, B, I]; with rowInput, I + R = inputSize. */
+  forward(x: Tensor, opts: LSTMForwardOptions = {}): LSTMOutput {
     return tidy(() => {
       const bf = this.batchFirst;
       const B = x.size(bf ? 0 : 1), T = x.size(bf ? 1 : 0);
-      const dirs = this.bidirectional ? 2 : 1;
-      const hx: [Tensor, Tensor] = opts.h0 ?? [zeros([this.numLayers * dirs, B, this.hiddenSize]), zeros([this.numLayers * dirs, B, this.hiddenSize])];
-      const o = { numLayers: this.numLayers, bidirectional: this.bidirectional, dropout: this.dropout, train: this.training };
       const lengths = opts.lengths;
-      if (!lengths || Array.prototype.every.call(lengths, (l: number) => l === T)) {
-        const [output, h, c] = lstm(x, hx, this.flat, { ...o, batchFirst: bf });
-        return { output, h, c };
+      if (lengths) {
+        if (lengths.length !== B) throw new Error(`LSTM: ${lengths.length} lengths for a batch of ${B}`);
+        for (let i = 0; i < B; i++) if (!(lengths[i]! >= 1 && lengths[i]! <= T)) throw new Error(`LSTM: length ${lengths[i]} out of range [1, ${T}]`);
       }
-      if (lengths.length !== B) throw new Error(`LSTM: ${lengths.length} lengths for a batch of ${B}`);
-      // Sort by decreasing length (packing needs it), run packed, restore the original order.
-      const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
-      const inv = new Array<number>(B);
-      order.forEach((o2, i) => { inv[o2] = i; });
-      for (const l of order) if (!(lengths[l]! >= 1 && lengths[l]! <= T)) throw new Error(`LSTM: length ${lengths[l]} out of range [1, ${T}]`);
-      const orderT = fromArray(BigInt64Array.from(order, BigInt));
-      const invT = fromArray(BigInt64Array.from(inv, BigInt));
-      const sortedLens = fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!)));
-      const xs = x.indexSelect(bf ? 0 : 1, orderT);
-      const h0s: [Tensor, Tensor] = opts.h0 ? [hx[0].indexSelect(1, orderT), hx[1].indexSelect(1, orderT)] : hx;
-      const [data, batchSizes] = packPaddedSequence(xs, sortedLens, bf);
-      const [outData, h, c] = lstmPacked(data, batchSizes, h0s, this.flat, o);
-      const [padded] = padPackedSequence(outData, batchSizes, bf, opts.paddingValue ?? 0, T);
-      return { output: padded.indexSelect(bf ? 0 : 1, invT), h: h.indexSelect(1, invT), c: c.indexSelect(1, invT) };
+      const full = !lengths || Array.prototype.every.call(lengths, (l: number) => l === T);
+      if (this.impl === 'recurrence' && x.dtype === 'float32' && x.device === 'cpu') return this.forwardRecurrence(x, full ? [] : lengths!, opts);
+      if (opts.rowInput) x = cat([x, opts.rowInput.unsqueeze(bf ? 1 : 0).expand(bf ? [B, T, -1] : [T, B, -1])], 2);
+      return this.forwardAten(x, full ? null : lengths!, opts);
     });
+  }
+
+  private forwardRecurrence(x: Tensor, lengths: ArrayLike<number>, opts: LSTMForwardOptions): LSTMOutput {
+    const dirs = this.bidirectional ? 2 : 1, H = this.hiddenSize;
+    let seq = this.batchFirst ? x.transpose(0, 1) : x; // [T, B, I]
+    const B = seq.size(1);
+    // Rows in decreasing length let each step's GEMM skip the rows that have ended.
+    let inv: Tensor | null = null;
+    if (!isNonIncreasing(lengths)) {
+      const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+      const invOrder = new Array<number>(B);
+      order.forEach((o2, i) => { invOrder[o2] = i; });
+      const orderT = fromArray(BigInt64Array.from(order, BigInt));
+      inv = fromArray(BigInt64Array.from(invOrder, BigInt));
+      seq = seq.indexSelect(1, orderT);
+      if (opts.rowInput) opts = { ...opts, rowInput: opts.rowInput.indexSelect(0, orderT) };
+      if (opts.h0) opts = { ...opts, h0: [opts.h0[0].indexSelect(1, orderT), opts.h0[1].indexSelect(1, orderT)] };
+      lengths = order.map((i) => lengths[i]!);
+    }
+    const hs: Tensor[] = [], cs: Tensor[] = [];
+    for (let l = 0; l < this.numLayers; l++) {
+      const w = Array.from({ length: dirs }, (_, d) => this.flat.slice((l * dirs + d) * 4, (l * dirs + d) * 4 + 4));
+      // input gates of every direction from one GEMM over all steps: [T, B, dirs*4H]
+      const wih = dirs === 2 ? cat([w[0]![0]!, w[1]![0]!], 0) : w[0]![0]!;
+      const bias = cat(w.map((p) => p[2]!.add(p[3]!)), 0);
+      let xg: Tensor;
+      if (l === 0 && opts.rowInput) {
+        const I = seq.size(2);
+        const rowGates = linear(opts.rowInput, wih.narrow(1, I, wih.size(1) - I), bias); // [B, dirs*4H]
+        xg = linear(seq, wih.narrow(1, 0, I)).add(rowGates.unsqueeze(0));
+      } else {
+        xg = linear(seq, wih, bias);
+      }
+      const whh = stack(w.map((p) => p[1]!), 0);
+      const [h0, c0] = opts.h0
+        ? [opts.h0[0].narrow(0, l * dirs, dirs), opts.h0[1].narrow(0, l * dirs, dirs)]
+        : [zeros([dirs, B, H]), zeros([dirs, B, H])];
+      const last = l === this.numLayers - 1;
+      const [out, hN, cN] = lstmRecurrence(xg, whh, h0, c0, lengths, last ? opts.paddingValue ?? 0 : 0);
+      hs.push(hN); cs.push(cN);
+      seq = last ? out : dropout(out, this.dropout, this.training);
+    }
+    let h = cat(hs, 0), c = cat(cs, 0);
+    if (inv) { seq = seq.indexSelect(1, inv); h = h.indexSelect(1, inv); c = c.indexSelect(1, inv); }
+    return { output: this.batchFirst ? seq.transpose(0, 1) : seq, h, c };
+  }
+
+  private forwardAten(x: Tensor, lengths: ArrayLike<number> | null, opts: LSTMForwardOptions): LSTMOutput {
+    const bf = this.batchFirst;
+    const B = x.size(bf ? 0 : 1), T = x.size(bf ? 1 : 0);
+    const dirs = this.bidirectional ? 2 : 1;
+    const hx: [Tensor, Tensor] = opts.h0 ?? [zeros([this.numLayers * dirs, B, this.hiddenSize]), zeros([this.numLayers * dirs, B, this.hiddenSize])];
+    const o = { numLayers: this.numLayers, bidirectional: this.bidirectional, dropout: this.dropout, train: this.training };
+    if (!lengths) {
+      const [output, h, c] = lstm(x, hx, this.flat, { ...o, batchFirst: bf });
+      return { output, h, c };
+    }
+    // Sort by decreasing length (packing needs it), run packed, restore the original order.
+    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+    const inv = new Array<number>(B);
+    order.forEach((o2, i) => { inv[o2] = i; });
+    const orderT = fromArray(BigInt64Array.from(order, BigInt));
+    const invT = fromArray(BigInt64Array.from(inv, BigInt));
+    const sortedLens = fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!)));
+    const xs = x.indexSelect(bf ? 0 : 1, orderT);
+    const h0s: [Tensor, Tensor] = opts.h0 ? [hx[0].indexSelect(1, orderT), hx[1].indexSelect(1, orderT)] : hx;
+    const [data, batchSizes] = packPaddedSequence(xs, sortedLens, bf);
+    const [outData, h, c] = lstmPacked(data, batchSizes, h0s, this.flat, o);
+    const [padded] = padPackedSequence(outData, batchSizes, bf, opts.paddingValue ?? 0, T);
+    return { output: padded.indexSelect(bf ? 0 : 1, invT), h: h.indexSelect(1, invT), c: c.indexSelect(1, invT) };
   }
 }
 

@@ -132,6 +132,18 @@ export function lstmPacked(data: Tensor, batchSizes: Tensor, hx: [Tensor, Tensor
   return callOp(ID.lstmPacked, [data, batchSizes, hx, params, o.hasBiases ?? true, o.numLayers, o.dropout, o.train, o.bidirectional]) as [Tensor, Tensor, Tensor];
 }
 
+/**
+ * The recurrence of one (bi)directional LSTM layer over precomputed input gates, as one autograd
+ * node (native/lstm.cc). xg [T, B, D*4H] = x·W_ihᵀ + b_ih + b_hh per direction (gates i, f, g, o);
+ * whh [D, 4H, H]; h0, c0 [D, B, H]; lengths: each row's real length (empty: all T). Steps past a
+ * row's length keep its state and output `fill`; direction 1 runs backwards from each row's end.
+ * Returns [output [T, B, D*H], hN [D, B, H], cN [D, B, H]].
+ */
+export function lstmRecurrence(xg: Tensor, whh: Tensor, h0: Tensor, c0: Tensor, lengths: ArrayLike<number>, fill = 0): [Tensor, Tensor, Tensor] {
+  const r = native.torch.lstmRecurrence(xg.handle, whh.handle, h0.handle, c0.handle, Array.from(lengths), fill) as unknown[];
+  return [new Tensor(r[0]), new Tensor(r[1]), new Tensor(r[2])];
+}
+
 /** Packs a padded batch whose lengths are sorted in decreasing order. lengths: int64 CPU tensor. */
 export function packPaddedSequence(input: Tensor, lengths: Tensor, batchFirst: boolean): [Tensor, Tensor] {
   return callOp(ID.pack, [input, lengths, batchFirst]) as [Tensor, Tensor];
