@@ -29,6 +29,44 @@ DnnlSgemm dnnlSgemm() {
   return fn;
 }
 
+// Splits rows across threads (inner mode) or runs them on the calling thread.
+void forRows(bool inner, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (inner) at::parallel_for(0, n, grain, f);
+  else f(0, n);
+}
+
+// C[M, N] = beta*C + A[M, K]·op(B) on row-major blocks: oneDNN on the calling thread, or ATen.
+void gemm(DnnlSgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+          const float* Bm, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (sg) {
+    TORCH_CHECK(sg('N', transB ? 'T' : 'N', M, N, K, 1.0f, A, lda, Bm, ldb, beta, C, ldc) == 0, "xling lstm: dnnl_sgemm failed");
+    return;
+  }
+  auto a = at::from_blob(const_cast<float*>(A), {M, K}, {lda, 1}, at::kFloat);
+  auto b = transB ? at::from_blob(const_cast<float*>(Bm), {N, K}, {ldb, 1}, at::kFloat).t()
+                  : at::from_blob(const_cast<float*>(Bm), {K, N}, {ldb, 1}, at::kFloat);
+  auto c = at::from_blob(C, {M, N}, {ldc, 1}, at::kFloat);
+  if (beta == 0.0f) c.copy_(at::mm(a, b));
+  else c.addmm_(a, b);
+}
+
+// Runs f(d, inner) for each direction. Two directions run side by side on two threads, each with
+// single-threaded GEMMs, when oneDNN's sgemm is at hand: per-step work is too small to split across
+// cores without paying more in wake-ups than it saves (measured on 2 cores: 1550 sentences/s with
+// every op on 2 threads, 1700 with ATen ops on 1). Inside the region ATen runs its ops inline.
+// inner = true: one direction after the other, each step's rows and GEMMs split across threads.
+template <typename F>
+void forDirections(int64_t D, F&& f) {
+  const bool byDirection = D == 2 && dnnlSgemm() != nullptr && at::get_num_threads() >= 2 && !at::in_parallel_region();
+  if (byDirection) {
+    at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t d = lo; d < hi; d++) f(d, false);
+    });
+  } else {
+    for (int64_t d = 0; d < D; d++) f(d, true);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -74,26 +112,17 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
   auto out = at::empty({B, static_cast<int64_t>(D) * H}, at::kFloat);
   float* op = out.data_ptr<float>();
   const int64_t ostride = static_cast<int64_t>(D) * H;
-  // Two directions on two threads, each with single-threaded GEMMs, when oneDNN's sgemm is at hand:
-  // per-step work is too small to split across cores without paying more in wake-ups than it saves
-  // (measured on 2 cores: 1550 sentences/s with every op on 2 threads, 1700 with ATen ops on 1).
-  const DnnlSgemm sgemm = dnnlSgemm();
-  const bool byDirection = D == 2 && sgemm != nullptr && at::get_num_threads() >= 2 && !at::in_parallel_region();
-  auto runDirection = [&](size_t d, bool inner) {
+  forDirections(static_cast<int64_t>(D), [&](int64_t d, bool inner) {
+    const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
     const bool reverse = d == 1;
     const float* tab = tables[d].data_ptr<float>();
     auto whhC = whh[d].contiguous();
-    auto whhT = whhC.t();
     auto gates = at::empty({B, 4 * H}, at::kFloat);
     auto h = at::zeros({B, H}, at::kFloat), c = at::zeros({B, H}, at::kFloat), tc = at::empty({B, H}, at::kFloat);
     float* gp = gates.data_ptr<float>();
     float* cp = c.data_ptr<float>();
     float* hp = h.data_ptr<float>();
     const float* tcp = tc.data_ptr<float>();
-    // inner: split each step's rows across threads (ATen ops and BLAS); otherwise one thread does it all
-    auto rows = [&](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
-      if (inner) at::parallel_for(0, n, grain, f); else f(0, n);
-    };
     if (pooling == 0)
       for (int64_t b = 0; b < B; b++) std::fill(op + b * ostride + d * H, op + b * ostride + (d + 1) * H, -std::numeric_limits<float>::infinity());
     for (int64_t s = 0; s < T; s++) {
@@ -101,16 +130,15 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
       int64_t bt = 0;  // active rows: a prefix, since lengths decrease
       while (bt < B && lengths[bt] > t) bt++;
       if (bt == 0) continue;
-      rows(bt, std::max<int64_t>(1, 8192 / H), [&](int64_t lo, int64_t hi) {
+      forRows(inner, bt, std::max<int64_t>(1, 8192 / H), [&](int64_t lo, int64_t hi) {
         for (int64_t b = lo; b < hi; b++) std::memcpy(gp + b * 4 * H, tab + idp[b * T + t] * 4 * H, 4 * H * sizeof(float));
       });
+      gemm(sg, true, bt, 4 * H, H, hp, H, whhC.data_ptr<float>(), H, 1.0f, gp, 4 * H);
       auto g = gates.narrow(0, 0, bt);
-      if (inner) g.addmm_(h.narrow(0, 0, bt), whhT);
-      else TORCH_CHECK(sgemm('N', 'T', bt, 4 * H, H, 1.0f, hp, H, whhC.data_ptr<float>(), H, 1.0f, gp, 4 * H) == 0, "lstmTableEncode: dnnl_sgemm failed");
       g.narrow(1, 0, 2 * H).sigmoid_();
       g.narrow(1, 2 * H, H).tanh_();
       g.narrow(1, 3 * H, H).sigmoid_();
-      rows(bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
+      forRows(inner, bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
         for (int64_t b = lo; b < hi; b++) {
           const float* gi = gp + b * 4 * H;
           const float *gf = gi + H, *gg = gi + 2 * H;
@@ -120,7 +148,7 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
       });
       auto tcv = tc.narrow(0, 0, bt);
       at::tanh_out(tcv, c.narrow(0, 0, bt));
-      rows(bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
+      forRows(inner, bt, std::max<int64_t>(1, 16384 / H), [&](int64_t lo, int64_t hi) {
         for (int64_t b = lo; b < hi; b++) {
           const float* go = gp + b * 4 * H + 3 * H;
           float* hb = hp + b * H;
@@ -133,15 +161,7 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
       });
     }
     if (pooling == 1) out.narrow(1, d * H, H).copy_(h);
-  };
-  if (byDirection) {
-    // inside the region ATen runs its ops inline and oneDNN's GEMM on the calling thread only
-    at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t d = lo; d < hi; d++) runDirection(static_cast<size_t>(d), false);
-    });
-  } else {
-    for (size_t d = 0; d < D; d++) runDirection(d, true);
-  }
+  });
   return out;
 }
 
@@ -166,27 +186,6 @@ struct Shapes {
   int64_t T, B, D, H;
 };
 
-// Splits rows across threads (inner mode) or runs them on the calling thread.
-void forRows(bool inner, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
-  if (inner) at::parallel_for(0, n, grain, f);
-  else f(0, n);
-}
-
-// C[M, N] = beta*C + A[M, K]·op(B) on row-major blocks: oneDNN on the calling thread, or ATen.
-void gemm(DnnlSgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-          const float* Bm, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (sg) {
-    TORCH_CHECK(sg('N', transB ? 'T' : 'N', M, N, K, 1.0f, A, lda, Bm, ldb, beta, C, ldc) == 0, "lstmRecurrence: dnnl_sgemm failed");
-    return;
-  }
-  auto a = at::from_blob(const_cast<float*>(A), {M, K}, {lda, 1}, at::kFloat);
-  auto b = transB ? at::from_blob(const_cast<float*>(Bm), {N, K}, {ldb, 1}, at::kFloat).t()
-                  : at::from_blob(const_cast<float*>(Bm), {K, N}, {ldb, 1}, at::kFloat);
-  auto c = at::from_blob(C, {M, N}, {ldc, 1}, at::kFloat);
-  if (beta == 0.0f) c.copy_(at::mm(a, b));
-  else c.addmm_(a, b);
-}
-
 bool active(const std::vector<int64_t>& len, int64_t b, int64_t t) { return len.empty() || t < len[b]; }
 
 // Rows [0, n_t) hold every row active at step t: GEMMs and gate passes skip the rest (all of the
@@ -199,19 +198,6 @@ std::vector<int64_t> activePrefix(const std::vector<int64_t>& len, int64_t T, in
     for (int64_t b = 0; b < B; b++) if (t < len[b]) n[t] = b + 1;
   }
   return n;
-}
-
-// Runs f(d, inner) for each direction: side by side on two threads when oneDNN's sgemm is at hand.
-template <typename F>
-void forDirections(int64_t D, F&& f) {
-  const bool byDirection = D == 2 && dnnlSgemm() != nullptr && at::get_num_threads() >= 2 && !at::in_parallel_region();
-  if (byDirection) {
-    at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t d = lo; d < hi; d++) f(d, false);
-    });
-  } else {
-    for (int64_t d = 0; d < D; d++) f(d, true);
-  }
 }
 
 // out, acts (activated gates), cs and hs (state after every step, every row) of all directions.

@@ -5,6 +5,14 @@ import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/te
 import { native } from '../native.js';
 import { Module, ModuleList } from './module.js';
 
+/** Row order by decreasing length (stable) and its inverse, as packing and the LSTM kernels want. */
+function lengthOrder(lengths: ArrayLike<number>): { order: number[]; inv: number[] } {
+  const order = Array.from({ length: lengths.length }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  const inv = new Array<number>(order.length);
+  order.forEach((o, i) => { inv[o] = i; });
+  return { order, inv };
+}
+
 function isNonIncreasing(a: ArrayLike<number>): boolean {
   for (let i = 1; i < a.length; i++) if (a[i]! > a[i - 1]!) return false;
   return true;
@@ -150,9 +158,7 @@ export class LSTM extends Module {
     // Rows in decreasing length let each step's GEMM skip the rows that have ended.
     let inv: Tensor | null = null;
     if (!isNonIncreasing(lengths)) {
-      const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
-      const invOrder = new Array<number>(B);
-      order.forEach((o2, i) => { invOrder[o2] = i; });
+      const { order, inv: invOrder } = lengthOrder(lengths);
       const orderT = fromArray(BigInt64Array.from(order, BigInt));
       inv = fromArray(BigInt64Array.from(invOrder, BigInt));
       seq = seq.indexSelect(1, orderT);
@@ -199,9 +205,7 @@ export class LSTM extends Module {
       return { output, h, c };
     }
     // Sort by decreasing length (packing needs it), run packed, restore the original order.
-    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
-    const inv = new Array<number>(B);
-    order.forEach((o2, i) => { inv[o2] = i; });
+    const { order, inv } = lengthOrder(lengths);
     const orderT = fromArray(BigInt64Array.from(order, BigInt));
     const invT = fromArray(BigInt64Array.from(inv, BigInt));
     const sortedLens = fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!)));
@@ -231,9 +235,7 @@ export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: Arr
       const [output, h, c] = (await callOpAsync(opId('lstm', 'input'), [x, hx, flat, true, m.numLayers, 0, false, m.bidirectional, true])) as [Tensor, Tensor, Tensor];
       return { output, h, c };
     }
-    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
-    const inv = new Array<number>(B);
-    order.forEach((o2, i) => { inv[o2] = i; });
+    const { order, inv } = lengthOrder(lengths);
     for (const l of order) if (!(lengths[l]! >= 1 && lengths[l]! <= T)) throw new Error(`LSTM: length ${lengths[l]} out of range [1, ${T}]`);
     const [data, batchSizes] = noGrad(() => {
       const orderT = own(fromArray(BigInt64Array.from(order, BigInt)));
@@ -280,10 +282,7 @@ export class LSTMTokenTables {
 
   /** Sorts rows by decreasing length for the kernel; returns [sorted ids, sorted lengths, inverse order]. */
   private prepare(ids: Tensor, lengths: ArrayLike<number>): [Tensor, number[], Tensor] {
-    const B = lengths.length;
-    const order = Array.from({ length: B }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
-    const inv = new Array<number>(B);
-    order.forEach((o, i) => { inv[o] = i; });
+    const { order, inv } = lengthOrder(lengths);
     return noGrad(() => tidy(() => [
       ids.indexSelect(0, fromArray(BigInt64Array.from(order, BigInt))).contiguous(),
       order.map((i) => lengths[i]!),
