@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LaserEncoder, LASER_DEFAULTS } from '../src/models/laser.js';
+import { LaserEncoder, LaserSentenceEncoder, LASER_DEFAULTS } from '../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { manualSeed, setNumThreads } from '../src/tensor/index.js';
 import { jsonMode, lcg, runPython, threadsArg } from './common.js';
@@ -17,7 +17,7 @@ export async function run(n = 20000) {
   const sents = Array.from({ length: n }, () => { const L = 5 + Math.floor(35 * rnd() * rnd()); return [...Array.from({ length: L - 1 }, () => 4 + Math.floor(rnd() * (V - 4))), 3]; });
   const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: V, targetLangs: ['en'] }).eval();
   const tok = { vocabSize: V, padId: 0, unkId: 1, bosId: 2, eosId: 3, encode: () => new Int32Array() };
-  const m = new SentenceEncoderModel(enc, tok, {});
+  const m = new SentenceEncoderModel(new LaserSentenceEncoder(enc, 0), tok);
   const ids = sents.map((s) => Int32Array.from(s));
   m.embedIds(ids.slice(0, 500)); // warm-up
   const t0 = performance.now();

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Adam, clipGradNorm } from '../src/nn/index.js';
 import { manualSeed, setNumThreads } from '../src/tensor/index.js';
-import { DualEncoder, DUAL_DEFAULTS } from '../src/models/dual.js';
-import { LaserModel, LASER_DEFAULTS, padBatch } from '../src/models/laser.js';
+import { LaserModel, LASER_DEFAULTS } from '../src/models/laser/model.js';
+import { padBatch } from '../src/data/batch.js';
 import { jsonMode, lcg, runPython, threadsArg } from './common.js';
 
 const V = 16000;
@@ -51,17 +51,7 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
       return v;
     };
   } else {
-    const model = new DualEncoder({ ...DUAL_DEFAULTS, vocabSize: V });
-    const params = model.parameters();
-    nParams = model.numParameters();
-    const opt = new Adam(params, { lr: 5e-4 });
-    step = (b) => {
-      const src = padBatch(b.src), trg = padBatch(b.tgt);
-      const loss = model.loss(src, trg);
-      opt.zeroGrad(); loss.backward(); clipGradNorm(params, 5); opt.step();
-      const v = loss.item(); loss.dispose(); src.ids.dispose(); trg.ids.dispose();
-      return v;
-    };
+    throw new Error('the dual encoder has its own bench: bench/train-dual.ts');
   }
   for (const b of batches.slice(0, warmup)) step(b);
   const t0 = performance.now();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common.h"
+#include "bag.h"
 #include "lstm.h"
 
 namespace xling {
@@ -742,6 +743,30 @@ XL_FN(LstmRecurrence) {
   });
 }
 
+XL_FN(EmbeddingBag) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 4, "embeddingBag");
+    at::Tensor psw;
+    if (!info[3].IsNull() && !info[3].IsUndefined()) psw = tensorOf(env, info[3], "embeddingBag(perSampleWeights)");
+    return wrap(env, embeddingBag(tensorOf(env, info[0], "embeddingBag(weight)"), tensorOf(env, info[1], "embeddingBag(ids)"),
+                                  tensorOf(env, info[2], "embeddingBag(offsets)"), psw));
+  });
+}
+
+XL_FN(SparseAdamStep) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 9, "sparseAdamStep");
+    at::Tensor p = tensorOf(env, info[0], "sparseAdamStep(param)"), m = tensorOf(env, info[1], "sparseAdamStep(exp_avg)"),
+               v = tensorOf(env, info[2], "sparseAdamStep(exp_avg_sq)");
+    sparseAdamStep(p, m, v, tensorOf(env, info[3], "sparseAdamStep(grad)"), toDouble(env, info[4], "sparseAdamStep: lr"),
+                   toDouble(env, info[5], "sparseAdamStep: beta1"), toDouble(env, info[6], "sparseAdamStep: beta2"),
+                   toDouble(env, info[7], "sparseAdamStep: eps"), toInt(env, info[8], "sparseAdamStep: step"));
+    return env.Undefined();
+  });
+}
+
 XL_FN(Version) { return Napi::String::New(info.Env(), TORCH_VERSION); }
 
 }  // namespace
@@ -777,6 +802,8 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("lstmTableEncode", LstmTableEncode);
   REG("lstmTableEncodeAsync", LstmTableEncodeAsync);
   REG("lstmRecurrence", LstmRecurrence);
+  REG("embeddingBag", EmbeddingBag);
+  REG("sparseAdamStep", SparseAdamStep);
   REG("emptyCpuCache", EmptyCpuCache);
   REG("dropoutMask", DropoutMask);
   REG("cpuCacheStats", CpuCacheStats);

@@ -9,7 +9,8 @@ import {
   firstToken, lastToken, Module, PlateauDecay, saveModule, SGD, TransformerEncoder, TransformerEncoderLayer, warmupInvSqrt, stepDecay,
 } from '../src/nn/index.js';
 import { crossEntropy, getNumThreads, gradCheck, keep, lstmRecurrence, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, setNumThreads, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
-import { encoderTables, LASER_DEFAULTS, LaserEncoder, padBatch } from '../src/models/laser.js';
+import { encoderTables, LASER_DEFAULTS, LaserEncoder, LaserSentenceEncoder } from '../src/models/laser/model.js';
+import { padBatch } from '../src/data/batch.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -256,9 +257,9 @@ describe('token-table LSTM inference (per-vocabulary input projections)', () => 
       }
       setNumThreads(threads0);
       // and the model-level embedder picks them for big jobs with the same result
-      const m = new SentenceEncoderModel(enc, { vocabSize: 300, padId: 0 } as never, {});
+      const m = new SentenceEncoderModel(new LaserSentenceEncoder(enc, 0), { vocabSize: 300, padId: 0 } as never);
       const big = Array.from({ length: 60 }, (_, i) => seqs[i % seqs.length]!);
-      const a = m.embedIds(big, { tables: false }), t = m.embedIds(big, { tables: true });
+      const a = m.embedIds(big, { fastPath: false }), t = m.embedIds(big, { fastPath: true });
       for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - t[i]!) < 1e-5);
       tables.dispose(); enc.dispose(); b.ids.dispose();
     }

@@ -1,16 +1,20 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/train/config.js';
-import { BatchStream, buildExamples, EncodedCorpus, epochBatches, epochPairBatches, pairKey } from '../src/train/examples.js';
-import { laserConfigOf, trainLaser, unigramOutputBias } from '../src/train/trainer.js';
-import { LaserEncoder, LaserModel } from '../src/models/laser.js';
+import { BatchStream, buildExamples, EncodedCorpus, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
+import { train } from '../src/train/trainer.js';
+import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
+import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { xsimOnDev, DevSet } from '../src/train/validate.js';
-import { TextTokenizer } from '../src/models/text-tokenizer.js';
+import { TextTokenizer } from '../src/text/text-tokenizer.js';
 import { Rng } from '../src/util/rng.js';
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
 
 /** Word-level tokenizer over a fixed vocabulary (test fixture). */
 class WordTokenizer implements TextTokenizer {
@@ -63,7 +67,7 @@ const tinyConfig = (pairs: number) => parseConfig({
 describe('LASER trainer', () => {
   const { cells, words } = syntheticCorpus(900, 1);
   const tok = new WordTokenizer(words);
-  const train = encode(cells, tok, 0, 700);
+  const trainSet = encode(cells, tok, 0, 700);
   const dev: DevSet = { pairs: new Map(['xx', 'yy'].map((l) => [l, { src: cells.get(l)!.slice(700, 900), en: cells.get('en')!.slice(700, 900) }])) };
 
   it('config errors name the setting', () => {
@@ -73,26 +77,26 @@ describe('LASER trainer', () => {
   });
 
   it('builds examples per path and length-sorted batches', () => {
-    const ex = buildExamples(train, [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:N', src: ['xx'], trg: ['en', 'yy'] }, { kind: 'M:1', src: ['xx', 'yy'], trg: ['en'] }]);
+    const ex = buildExamples(trainSet, [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:N', src: ['xx'], trg: ['en', 'yy'] }, { kind: 'M:1', src: ['xx', 'yy'], trg: ['en'] }]);
     assert.equal(ex.filter((e) => e.kind === '1:1').length, 1400);
     assert.equal(ex.filter((e) => e.kind === '1:N').length, 700);
     assert.equal(ex.filter((e) => e.kind === 'M:1').length, 700);
-    const bs = epochBatches(ex, train, 1, 0, 32, 10, 0);
+    const bs = epochBatches(ex, trainSet, 1, 0, 32, 10, 0);
     assert.equal(bs.reduce((a, b) => a + b.examples.length, 0), ex.length);
     for (const b of bs) assert.ok(b.examples.every((e) => e.kind === b.kind));
-    assert.deepEqual(epochBatches(ex, train, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row), bs.map((b) => b.examples[0]!.row), 'deterministic');
-    assert.throws(() => buildExamples(train, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
-    const weighted = buildExamples(train, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
+    assert.deepEqual(epochBatches(ex, trainSet, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row), bs.map((b) => b.examples[0]!.row), 'deterministic');
+    assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
+    const weighted = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
     assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
   });
 
   it('samples one language pair per batch with a temperature', () => {
     // xx→en has 700 examples, en→yy only 70: T = 1 keeps the 10:1 ratio, T = 100 is near 1:1
-    const ex = buildExamples(train, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 }]);
+    const ex = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 }]);
     const share = (T: number) => {
       let small = 0, n = 0;
       for (let epoch = 0; epoch < 20; epoch++) {
-        const bs = epochPairBatches(ex, train, 1, epoch, 8, 10, 0, T);
+        const bs = epochPairBatches(ex, trainSet, 1, epoch, 8, 10, 0, T);
         assert.equal(bs.length, Math.ceil(700 / 8) + Math.ceil(70 / 8), 'an epoch has as many batches as the pairs have');
         for (const b of bs) {
           assert.equal(new Set(b.examples.map(pairKey)).size, 1, 'one language pair per batch');
@@ -106,23 +110,23 @@ describe('LASER trainer', () => {
     assert.ok(Math.abs(s100 - 0.5) < 0.05, `T=100: share of the small pair ${s100.toFixed(3)}`);
     // deterministic and resumable from the stream state (an epoch here has 97 batches)
     const key = (st: BatchStream) => st.next().examples.map((e) => e.row).join();
-    const a = new BatchStream(ex, train, 1, 8, 10, 0, undefined, { pairTemperature: 5 });
+    const a = new BatchStream(ex, trainSet, 1, 8, 10, 0, undefined, { pairTemperature: 5 });
     const seen: string[] = [];
     let at = a.state;
     for (let i = 0; i < 150; i++) { if (i === 120) at = a.state; seen.push(key(a)); }
-    const b = new BatchStream(ex, train, 1, 8, 10, 0, at, { pairTemperature: 5 });
+    const b = new BatchStream(ex, trainSet, 1, 8, 10, 0, at, { pairTemperature: 5 });
     for (let i = 120; i < 150; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
   });
 
   it('decoder.outBias unigram starts the output bias at the log frequency of target tokens', () => {
     const cfg = parseConfig({ ...tinyConfig(100), decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8, outBias: 'unigram' } }, 't');
-    assert.throws(() => parseConfig({ decoder: { outBias: 'zipf' } }, 'c.json'), /c\.json: decoder\.outBias must be 'uniform' or 'unigram'/);
+    assert.throws(() => parseConfig({ decoder: { outBias: 'zipf' } }, 'c.json'), /c\.json: 'decoder\.outBias' must be 'uniform', 'unigram', got "zipf"/);
     const model = new LaserModel(laserConfigOf(cfg, tok));
-    const ex = buildExamples(train, cfg.paths);
-    unigramOutputBias(model, ex, train);
+    const ex = buildExamples(trainSet, cfg.paths);
+    unigramOutputBias(model, ex, trainSet);
     const bias = model.decoder.out.bias!.toFloat32Array();
     const counts = new Float64Array(tok.vocabSize).fill(1);
-    for (const e of ex) for (const t of train.ids.get(e.trg[0]!)![e.row]!) counts[t]! += 1;
+    for (const e of ex) for (const t of trainSet.ids.get(e.trg[0]!)![e.row]!) counts[t]! += 1;
     const total = counts.reduce((a, b) => a + b, 0);
     for (let v = 0; v < tok.vocabSize; v++) assert.ok(Math.abs(bias[v]! - Math.log(counts[v]! / total)) < 1e-5, `token ${v}`);
     assert.ok(Math.abs(bias.reduce((a, b) => a + Math.exp(b), 0) - 1) < 1e-4, 'a distribution');
@@ -135,17 +139,38 @@ describe('LASER trainer', () => {
     try {
       const cfg = tinyConfig(40000);
       const untrained = new LaserEncoder(laserConfigOf(cfg, tok));
-      const before = xsimOnDev(new SentenceEncoderModel(untrained, tok, cfg), dev);
+      const before = xsimOnDev(new SentenceEncoderModel(new LaserSentenceEncoder(untrained, tok.padId), tok), dev);
       untrained.dispose();
-      const { model, log } = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: dir, log: () => {} });
-      const after = xsimOnDev(new SentenceEncoderModel(model.encoder, tok, cfg), dev);
+      const { task, log } = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: dir, log: () => {} });
+      const after = xsimOnDev(new SentenceEncoderModel(task.encoder(), tok), dev);
       // Chance is 99.5%; shared words already give an untrained encoder some signal.
       assert.ok(after.average < 40, `trained xsim error ${after.average}% (chance 99.5%)`);
       assert.ok(after.average < before.average - 15, `training helps: ${before.average}% -> ${after.average}%`);
       assert.ok(log.at(-1)!.loss < log[0]!.loss / 2, 'loss falls');
       assert.equal(log.at(-1)!.pairs, 40000, 'exact pair budget');
       assert.ok(existsSync(join(dir, 'loss.svg')));
-      model.dispose();
+      task.module.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the generic trainer reproduces the pre-plug-in LASER loss curve (same seed and config)', async () => {
+    // test/fixtures/laser-loss-curve.json: losses of the LASER-only trainer of commit 716c599 on this
+    // corpus with this config (1:1 and 1:N paths, language-pair batches, dropout, unigram bias)
+    const golden = JSON.parse(readFileSync(join(fixtures, 'laser-loss-curve.json'), 'utf8')) as { losses: number[]; pairs: number[] };
+    const cfg = parseConfig({
+      seed: 3, encoder: { embedDim: 32, hidden: 64 }, decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
+      paths: [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['xx'] }, { kind: '1:N', src: ['yy'], trg: ['en', 'xx'] }],
+      batch: { size: 32, pairTemperature: 2 }, optim: { lr: 0.01 }, dropout: 0.1, budget: { pairs: 32 * 40 },
+      checkpointEvery: 10, logEvery: 1000, validate: { every: 0 },
+    }, 'golden');
+    const dir = mkdtempSync(join(tmpdir(), 'xling-golden-'));
+    try {
+      const { task, log } = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: dir, log: () => {} });
+      assert.deepEqual(log.map((e) => e.pairs), golden.pairs, 'same batches');
+      log.forEach((e, i) => assert.ok(Math.abs(e.loss - golden.losses[i]!) < 1e-4 * Math.max(1, golden.losses[i]!), `step ${i + 1}: ${e.loss} vs ${golden.losses[i]}`));
+      task.module.dispose();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -156,15 +181,17 @@ describe('LASER trainer', () => {
     const b = mkdtempSync(join(tmpdir(), 'xling-resume-b-'));
     try {
       const cfg = { ...tinyConfig(32 * 30), dropout: 0.1 };
-      const full = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: a, log: () => {} });
+      const full = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: a, log: () => {} });
       // "kill" after 17 steps: the last checkpoint is at step 10, steps 11–17 are lost.
-      const part = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: b, log: () => {}, stopAfterSteps: 17 });
-      part.model.dispose();
-      const resumed = await trainLaser({ config: cfg, corpus: train, tokenizer: tok, outDir: b, resume: true, log: () => {} });
+      const part = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, log: () => {}, stopAfterSteps: 17 });
+      part.task.module.dispose();
+      assert.equal((JSON.parse(readFileSync(join(b, 'checkpoint', 'state.json'), 'utf8')) as { step: number }).step, 10, 'the last checkpoint before the kill');
+      const resumed = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, resume: true, log: () => {} });
       const la = full.log.map((e) => e.loss), lb = readFileSync(join(b, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { loss: number }).loss);
       assert.equal(lb.length, la.length);
       for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
-      full.model.dispose(); resumed.model.dispose();
+      full.task.module.dispose(); resumed.task.module.dispose();
+      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: join(b, 'none'), resume: true, log: () => {} }), /--resume: no checkpoint in/);
     } finally {
       rmSync(a, { recursive: true, force: true });
       rmSync(b, { recursive: true, force: true });

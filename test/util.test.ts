@@ -159,14 +159,14 @@ const spec = defineCommand({
   name: 'xling search',
   summary: 'k-nearest-neighbour search over embeddings.',
   options: {
-    topK: { type: 'number', alias: 'k', default: 10, help: 'neighbours per query' },
+    topK: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 }, help: 'neighbours per query' },
     output: { type: 'string', alias: 'o', required: true, help: 'output file', metavar: 'FILE' },
     langs: { type: 'list', help: 'languages (repeat or comma-separate)' },
     gpu: { type: 'boolean', default: true, help: 'use the GPU' },
     verbose: { type: 'boolean', alias: 'v' },
     quiet: { type: 'boolean', alias: 'q' },
     metric: { type: 'string', choices: ['ip', 'l2'], default: 'ip' },
-    batchSize: { type: 'number' },
+    batchSize: { type: 'number', range: {} },
   },
   positionals: [{ name: 'queries', required: true, help: 'query embeddings (.npy)' }, { name: 'index', help: 'index file' }],
   examples: ['xling search q.npy idx.faiss -k 4 -o out.tsv'],
@@ -217,6 +217,8 @@ test('parseArgs: UsageError names the argument', () => {
   err(['-o', 'x'], /missing required argument <queries>/);
   err(['a', 'b', 'c', '-o', 'x'], /unexpected argument 'c'/);
   err(['q', '-o', 'x', '-vk'], /-k in '-vk' needs a value and cannot be bundled/);
+  err(['q', '-o', 'x', '-k', '0'], /-k must be an integer >= 1, got '0'/);
+  err(['q', '-o', 'x', '--top-k=2.5'], /--top-k must be an integer >= 1, got '2.5'/);
 });
 
 test('formatHelp lists usage, arguments, options with defaults', () => {
@@ -233,6 +235,8 @@ test('formatHelp lists usage, arguments, options with defaults', () => {
   assert.match(h, /Examples:\n {2}xling search q\.npy/);
   assert.ok(h.split('\n').every((l) => l.length <= 80), 'fits 80 columns');
   assert.throws(() => defineCommand({ name: 'x', options: { a: { type: 'string', alias: 'ab' } } }), /alias must be one character/);
+  assert.throws(() => defineCommand({ name: 'x', options: { n: { type: 'number' } } }), /a number option needs a range/);
+  assert.throws(() => defineCommand({ name: 'x', options: { n: { type: 'number', default: 0, range: { min: 1 } } } }), /default 0 is outside its range/);
 });
 
 // ---------------------------------------------------------------- svg

@@ -17,7 +17,7 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
     srcIds: { type: 'string', metavar: 'FILE', help: 'one id per row (e.g. OUTPUT.ids of `xling embed --docs`); align by id instead of row' },
     trgIds: { type: 'string', metavar: 'FILE' },
     index: { type: 'string', metavar: 'FAISS', help: 'forward search through this index over the target vectors (recall vs exact is reported)' },
-    nprobe: { type: 'number' },
+    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index (IVF indexes)' },
     json: { type: 'string', metavar: 'FILE' },
   },
 }, async (a) => {

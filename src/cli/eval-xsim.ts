@@ -21,10 +21,10 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
     center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
     identify: { type: 'boolean', default: false, help: "centre each column with the language identified from its sentences, as xling embed does by default, instead of the column's name" },
-    minRows: { type: 'number', default: 100, help: 'skip language pairs with fewer common rows' },
+    minRows: { type: 'number', default: 100, range: { int: true, min: 1 }, help: 'skip language pairs with fewer common rows' },
     json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG' },
-    threads: { type: 'number' },
+    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
   },
 }, async (a) => {
   if (a.threads) setNumThreads(a.threads);

@@ -8,7 +8,7 @@ import { command, usage } from './command.js';
 import { vectorsFor } from './vectors.js';
 
 export const MINE_OPTIONS = {
-  k: { type: 'number', alias: 'k', default: 4, help: 'neighbours per direction for the margin' },
+  k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction for the margin' },
   margin: { type: 'string', default: 'ratio', choices: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'], help: 'candidate scoring' },
   retrieval: { type: 'string', default: 'max', choices: ['fwd', 'bwd', 'intersect', 'max'], help: 'candidate selection' },
 } as const;
@@ -23,10 +23,10 @@ export const mineCommand = command(['mine'], {
     trgVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --trg' },
     model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model instead' },
     ...MINE_OPTIONS,
-    threshold: { type: 'number', help: 'keep pairs scoring at least T' },
+    threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
     unify: { type: 'boolean', default: false, help: 'deduplicate identical lines before search' },
     index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0)' },
-    nprobe: { type: 'number', help: 'nprobe for --index' },
+    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
   },
 }, async (a) => {

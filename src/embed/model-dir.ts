@@ -1,83 +1,113 @@
-// A model is a directory: config.json (training config + model shape + text normalisation),
-// model.safetensors (PyTorch-style names: encoder.*, decoder.*) and tokenizer.json (HF format).
-// An exported encoder directory holds only the encoder.* weights.
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+// A model is a directory: config.json (format, model kind, the family's model shape, the training
+// config), model.safetensors (PyTorch-style names: encoder.* for the sentence encoder, anything
+// else the family trains beside it, center.<lang> for per-language means) and, for subword
+// models, tokenizer.json (Hugging Face format). An exported directory holds only encoder.* and
+// center.*. Format 1 (`xling-laser`, before model families) still loads.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { LaserConfig, LaserEncoder, LaserModel } from '../models/laser.js';
-import { TextTokenizer } from '../models/text-tokenizer.js';
+import { SavedModelConfig, TrainingTask } from '../models/family.js';
+import { getFamily } from '../models/registry.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
-import { fromArray, Tensor } from '../tensor/tensor.js';
-import { Tokenizer } from '../text/tokenizer.js';
+import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { SentenceEncoderModel } from './model.js';
 
-export interface ModelDirConfig {
-  format: 'xling-laser';
-  version: 1;
-  encoderOnly: boolean;
-  laser: LaserConfig;
-  train?: unknown;
-}
+const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer'];
 
-/** Writes a complete model directory atomically (temp dir + rename); centers → center.<lang> tensors. */
-export function saveModelDir(dir: string, model: LaserModel, tokenizerFile: string, train: unknown, centers: Map<string, Float32Array> = new Map()): void {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  const cfg: ModelDirConfig = { format: 'xling-laser', version: 1, encoderOnly: false, laser: model.cfg, train };
-  writeJson(join(tmp, 'config.json'), cfg);
-  const sd = model.stateDict();
+/**
+ * Writes config.json and model.safetensors of a trained task into dir (each file atomically);
+ * a tokenizer.json must already be there when `tokenizer` names it.
+ */
+export function writeModelFiles(dir: string, kind: string, task: TrainingTask, train: unknown, tokenizer: string | null, centers: Map<string, Float32Array> = new Map()): void {
+  mkdirSync(dir, { recursive: true });
+  if (tokenizer && !existsSync(join(dir, tokenizer))) throw new Error(`${dir}: ${tokenizer} is missing`);
+  const cfg: SavedModelConfig = { format: 'xling', version: 2, kind, encoderOnly: false, model: task.modelConfig, train, tokenizer };
+  const sd = task.module.stateDict();
   const extra = [...centers].map(([l, v]) => [`center.${l}`, fromArray(v)] as const);
   for (const [k, t] of extra) sd.set(k, t);
-  try { saveTensors(join(tmp, 'model.safetensors'), sd, { format: 'pt' }); } finally { for (const [, t] of extra) t.dispose(); }
-  copyFileSync(tokenizerFile, join(tmp, 'tokenizer.json'));
-  replaceDir(tmp, dir);
+  try { saveTensors(join(dir, 'model.safetensors'), sd, { format: 'pt' }); } finally { for (const [, t] of extra) t.dispose(); }
+  writeJson(join(dir, 'config.json'), cfg);
 }
 
-function replaceDir(tmp: string, dir: string): void {
-  // Keep anything else already in dir (checkpoints, logs): move our three files in.
-  mkdirSync(dir, { recursive: true });
-  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) renameSync(join(tmp, f), join(dir, f));
-  rmSync(tmp, { recursive: true, force: true });
+/** Whether dir holds an xling model (its config.json says so). */
+export function isModelDir(dir: string): boolean {
+  try {
+    const c = readJson<{ format?: string }>(join(dir, 'config.json'));
+    return c.format === 'xling' || c.format === 'xling-laser';
+  } catch {
+    return false;
+  }
 }
 
-/** Writes a directory with the encoder alone (for embedding). */
+/**
+ * Refuses to replace `dir` unless it is missing, empty or an xling model directory: a model
+ * output replaces its directory whole, so it must never be a user's folder of other files.
+ */
+export function checkReplaceable(dir: string, what: string): void {
+  if (!existsSync(dir)) return;
+  if (!statSync(dir).isDirectory()) throw new Error(`${what}: ${dir} exists and is not a directory`);
+  if (readdirSync(dir).length && !isModelDir(dir)) throw new Error(`${what}: ${dir} exists and is not an xling model directory (it would be replaced); choose a new directory`);
+}
+
+/** Writes a directory with the encoder alone (for embedding), atomically. */
 export function exportEncoder(modelDir: string, outDir: string): void {
   const cfg = readModelConfig(modelDir);
+  checkReplaceable(outDir, '--out');
   const { tensors } = loadTensors(join(modelDir, 'model.safetensors'));
-  const enc = new Map<string, Tensor>();
-  for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
-  const tmp = `${outDir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
-  saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
-  copyFileSync(join(modelDir, 'tokenizer.json'), join(tmp, 'tokenizer.json'));
-  for (const t of tensors.values()) t.dispose();
-  replaceDir(tmp, outDir);
+  try {
+    const enc = new Map<string, Tensor>();
+    for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
+    const tmp = `${outDir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
+    saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
+    if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+    replaceDir(tmp, outDir);
+  } finally {
+    for (const t of tensors.values()) t.dispose();
+  }
 }
 
-export function readModelConfig(dir: string): ModelDirConfig {
+/** Replaces dir by tmp (a complete directory); the old dir is removed only after the rename. */
+export function replaceDir(tmp: string, dir: string): void {
+  const old = `${dir}.old-${process.pid}`;
+  if (existsSync(dir)) renameSync(dir, old);
+  renameSync(tmp, dir);
+  rmSync(old, { recursive: true, force: true });
+}
+
+/** config.json of a model directory, in format 2 (format 1 is converted). Unknown keys are errors. */
+export function readModelConfig(dir: string): SavedModelConfig {
   const f = join(dir, 'config.json');
-  if (!existsSync(f)) throw new Error(`${dir}: not a model directory (no config.json)`);
-  const c = readJson<ModelDirConfig>(f);
-  if (c.format !== 'xling-laser') throw new Error(`${f}: unknown model format '${String(c.format)}'`);
-  return c;
+  if (!existsSync(f) || !statSync(dir).isDirectory()) throw new Error(`${dir}: not a model directory (no config.json)`);
+  const c = readJson<Record<string, unknown>>(f);
+  if (c.format === 'xling-laser') {
+    // format 1: LASER only, the model shape under `laser`
+    for (const k of Object.keys(c)) if (!['format', 'version', 'encoderOnly', 'laser', 'train'].includes(k)) throw new Error(`${f}: unknown key '${k}'`);
+    return { format: 'xling', version: 2, kind: 'laser', encoderOnly: !!c.encoderOnly, model: c.laser, train: c.train, tokenizer: 'tokenizer.json' };
+  }
+  if (c.format !== 'xling') throw new Error(`${f}: unknown model format '${String(c.format)}'`);
+  if (c.version !== 2) throw new Error(`${f}: unsupported format version ${String(c.version)} (this xling reads 2)`);
+  for (const k of Object.keys(c)) if (!SAVED_KEYS.includes(k)) throw new Error(`${f}: unknown key '${k}' (known: ${SAVED_KEYS.join(', ')})`);
+  if (typeof c.kind !== 'string') throw new Error(`${f}: 'kind' must be a string`);
+  return c as unknown as SavedModelConfig;
 }
 
-/** Loads the encoder + tokenizer of a model directory (full or exported). */
+/** Loads the sentence encoder, tokenizer and per-language means of a model directory (full or exported). */
 export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
-  const romanize = (cfg.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
-  const tok: TextTokenizer = Tokenizer.load(join(dir, 'tokenizer.json'), { romanize });
-  const enc = new LaserEncoder(cfg.laser);
+  const family = getFamily(cfg.kind, join(dir, 'config.json'));
   const { tensors } = loadTensors(join(dir, 'model.safetensors'));
-  const sd = new Map<string, Tensor>();
+  const weights = new Map<string, Tensor>();
   const centers = new Map<string, Float32Array>();
   for (const [k, t] of tensors) {
-    if (k.startsWith('encoder.')) sd.set(k.slice('encoder.'.length), t);
-    else if (k.startsWith('center.')) centers.set(k.slice('center.'.length), t.float().toFloat32Array());
+    if (k.startsWith('encoder.')) weights.set(k.slice('encoder.'.length), t);
+    else if (k.startsWith('center.')) centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array())));
   }
-  try { enc.loadStateDict(sd); } finally { for (const t of tensors.values()) t.dispose(); }
-  enc.eval();
-  return new SentenceEncoderModel(enc, tok, cfg, centers);
+  try {
+    const { encoder, tokenizer } = family.loadEncoder(dir, cfg, weights);
+    return new SentenceEncoderModel(encoder, tokenizer, centers, cfg);
+  } finally {
+    for (const t of tensors.values()) t.dispose();
+  }
 }

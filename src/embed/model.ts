@@ -1,12 +1,15 @@
-// A sentence encoder ready for embedding: the trained encoder, its tokenizer and the text
-// normalisation recorded in the model config. Embeds in length-sorted batches capped by
-// tokens, in no-grad eval mode, and returns L2-normalised float32 rows in input order.
-import { encodeAsync, encoderTables, LaserEncoder, padBatch } from '../models/laser.js';
-import { LSTMTokenTables } from '../nn/layers.js';
-import { TextTokenizer } from '../models/text-tokenizer.js';
+// A sentence encoder ready for embedding: any family's SentenceEncoder, its tokenizer and the
+// per-language mean vectors of the model. Embeds in length-sorted batches capped by tokens and
+// returns L2-normalised float32 rows in input order. Every command (and the server) embeds
+// through this class, so the same text gets the same vector whichever command embeds it.
+import { lengthBatches } from '../data/batch.js';
+import { SentenceEncoder } from '../models/encoder.js';
+import { TextTokenizer } from '../text/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
 import { centerRows, nearestCenterVote } from './centering.js';
+
+export { lengthBatches };
 
 export interface EmbedOptions {
   maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
@@ -17,31 +20,16 @@ export interface EmbedOptions {
    */
   lang?: string;
   center?: boolean;
-  /** Per-token input projection tables (1-layer encoders): 'auto' uses them when the job has more tokens than the vocabulary. */
-  tables?: 'auto' | boolean;
-}
-
-/**
- * Input indices grouped into batches: sorted by length, each batch capped by sentences and by
- * padded tokens (ascending order: a batch's longest sentence is its last one).
- */
-export function lengthBatches(seqs: ArrayLike<number>[], maxTokens: number, maxSentences: number): number[][] {
-  const order = Array.from({ length: seqs.length }, (_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
-  const batches: number[][] = [];
-  let i = 0;
-  while (i < order.length) {
-    let j = i + 1;
-    while (j < order.length && j - i < maxSentences && seqs[order[j]!]!.length * (j - i + 1) <= maxTokens) j++;
-    batches.push(order.slice(i, j));
-    i = j;
-  }
-  return batches;
+  /** The encoder's fast inference path (e.g. LASER's token tables): 'auto' when it pays for the job. */
+  fastPath?: 'auto' | boolean;
 }
 
 export class SentenceEncoderModel {
-  constructor(readonly encoder: LaserEncoder, readonly tokenizer: TextTokenizer, readonly config: unknown,
+  constructor(readonly encoder: SentenceEncoder, readonly tokenizer: TextTokenizer,
     /** Per-language mean vectors (see centering.ts); empty for models without them. */
-    public centers: Map<string, Float32Array> = new Map()) {}
+    public centers: Map<string, Float32Array> = new Map(),
+    /** The model directory's config.json, when loaded from one. */
+    readonly config: unknown = null) {}
   get dim(): number { return this.encoder.dim; }
 
   /** The mean vector embed() subtracts for these options, or null ('auto' is resolved by the caller). */
@@ -67,32 +55,27 @@ export class SentenceEncoderModel {
     return { ...o, lang: this.identifyLanguage(sentences)?.lang };
   }
 
-  private tablesFor(seqs: ArrayLike<number>[], o: EmbedOptions): LSTMTokenTables | null {
-    const want = o.tables ?? 'auto';
-    if (want === false) return null;
+  private fastFor(seqs: ArrayLike<number>[], o: EmbedOptions): (SentenceEncoder & { dispose(): void }) | null {
+    const want = o.fastPath ?? 'auto';
+    if (want === false || !this.encoder.fastPath) return null;
     let tokens = 0;
     for (const s of seqs) tokens += s.length;
-    // building costs one GEMM over the vocabulary; it pays once the job has more tokens
-    if (want === 'auto' && tokens < this.encoder.cfg.vocabSize) return null;
-    return encoderTables(this.encoder);
+    return this.encoder.fastPath({ tokens, force: want === true });
   }
 
   /** Embeds token sequences; rows in input order. */
   embedIds(seqs: Int32Array[], o: EmbedOptions = {}): Float32Array {
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
-    const wasTraining = this.encoder.training;
-    this.encoder.eval();
-    const tables = this.tablesFor(seqs, o);
+    const fast = this.fastFor(seqs, o);
+    const enc = fast ?? this.encoder;
     const mu = this.centerFor(o);
     try {
       let done = 0;
       for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
         const rows = noGrad(() => tidy(() => {
-          const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
-          let v = tables ? tables.encode(b.ids, b.lengths, this.encoder.cfg.pooling) : this.encoder.forward(b);
-          if (o.normalize !== false || mu) v = l2normalize(v, 1);
-          return v.toFloat32Array();
+          const v = enc.encode(idx.map((k) => seqs[k]!));
+          return (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array();
         }));
         if (mu) centerRows(rows, d, mu, o.normalize !== false);
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
@@ -100,14 +83,13 @@ export class SentenceEncoderModel {
         o.onBatch?.(done);
       }
     } finally {
-      tables?.dispose();
-      this.encoder.train(wasTraining);
+      fast?.dispose();
     }
     return out;
   }
 
   /**
-   * embed() whose recurrent kernels run on a worker thread: for servers, the event loop stays
+   * embed() whose heavy kernels run on a worker thread: for servers, the event loop stays
    * responsive while a batch is encoded. Same result as embed().
    */
   async embedAsync(sentences: string[], o: EmbedOptions = {}): Promise<Float32Array> {
@@ -115,19 +97,19 @@ export class SentenceEncoderModel {
     const seqs = sentences.map((s) => this.tokenizer.encode(s));
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
-    const tables = this.tablesFor(seqs, o);
+    const fast = this.fastFor(seqs, o);
+    const enc = fast ?? this.encoder;
     const mu = this.centerFor(o);
     try {
       for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
-        const b = padBatch(idx.map((k) => seqs[k]!), this.tokenizer.padId);
-        const v = await encodeAsync(this.encoder, b, tables);
+        const v = await enc.encodeAsync(idx.map((k) => seqs[k]!));
         const rows = noGrad(() => tidy(() => (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array()));
         if (mu) centerRows(rows, d, mu, o.normalize !== false);
-        v.dispose(); b.ids.dispose();
+        v.dispose();
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
       }
     } finally {
-      tables?.dispose();
+      fast?.dispose();
     }
     return out;
   }

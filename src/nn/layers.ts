@@ -1,6 +1,6 @@
 // Layers with PyTorch's parameter names, shapes and default initialisation.
 import { DType } from '../tensor/dtype.js';
-import { cat, dropout, embedding, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
+import { cat, dropout, embedding, embeddingBag, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
 import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { native } from '../native.js';
 import { Module, ModuleList } from './module.js';
@@ -49,6 +49,23 @@ export class Embedding extends Module {
     this.weight = this.param('weight', w);
   }
   forward(ids: Tensor): Tensor { return embedding(this.weight, ids, this.paddingIdx ?? -1); }
+}
+
+/**
+ * nn.EmbeddingBag (mode 'sum' with per-sample weights; a mean is weights 1/count) whose weight gets
+ * row-sparse gradients: meant for large hashed-feature tables trained with SparseAdam. Rows start
+ * as N(0, std²) (std 0: zeros).
+ */
+export class EmbeddingBag extends Module {
+  readonly weight: Tensor;
+  constructor(readonly numEmbeddings: number, readonly dim: number, readonly std = 1) {
+    super();
+    const w = empty([numEmbeddings, dim]);
+    noGrad(() => { if (std > 0) w.normal_(0, std); else w.zero_(); });
+    this.weight = this.param('weight', w);
+  }
+  /** ids [N] int32/int64, offsets [B+1] int64 (bag b = ids[offsets[b] .. offsets[b+1])) → [B, dim]. */
+  forward(ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor { return embeddingBag(this.weight, ids, offsets, perSampleWeights); }
 }
 
 export class LayerNorm extends Module {

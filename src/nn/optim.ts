@@ -2,6 +2,7 @@
 // global-norm gradient clipping and learning-rate schedules.
 import { cat, zerosLike } from '../tensor/ops.js';
 import { keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { native } from '../native.js';
 
 export interface Optimizer {
   lr: number;
@@ -91,6 +92,49 @@ export class Adam extends Base {
 
 export class AdamW extends Adam {
   constructor(params: Tensor[], o: AdamOptions = {}) { super(params, { weightDecay: 0.01, ...o, decoupled: true }); }
+}
+
+/**
+ * Adam over row-sparse gradients (torch.optim.SparseAdam semantics): only the rows a step's
+ * gradient touches have their moments and values updated, in one fused native pass per table.
+ * For large hashed-feature tables, where a batch touches a small share of the rows.
+ */
+export class SparseAdam extends Base {
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  stepCount = 0;
+  private readonly m: Tensor[];
+  private readonly v: Tensor[];
+  constructor(params: Tensor[], o: Omit<AdamOptions, 'weightDecay' | 'decoupled'> = {}) {
+    super(params, o.lr ?? 1e-3);
+    [this.beta1, this.beta2] = o.betas ?? [0.9, 0.999];
+    this.eps = o.eps ?? 1e-8;
+    this.m = noGrad(() => keep(params.map((p) => zerosLike(p))));
+    this.v = noGrad(() => keep(params.map((p) => zerosLike(p))));
+  }
+  step(): void {
+    this.stepCount++;
+    for (let i = 0; i < this.params.length; i++) {
+      const g = this.params[i]!.grad;
+      if (!g) continue;
+      try {
+        native.torch.sparseAdamStep(this.params[i]!.handle, this.m[i]!.handle, this.v[i]!.handle, g.handle, this.lr, this.beta1, this.beta2, this.eps, this.stepCount);
+      } finally {
+        g.dispose();
+      }
+    }
+  }
+  stateDict() {
+    const tensors = new Map<string, Tensor>();
+    this.m.forEach((x, i) => tensors.set(`exp_avg.${i}`, x));
+    this.v.forEach((x, i) => tensors.set(`exp_avg_sq.${i}`, x));
+    return { tensors, meta: { step: this.stepCount, lr: this.lr } };
+  }
+  loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void {
+    this.loadSlots([this.m, this.v], ['exp_avg', 'exp_avg_sq'], s.tensors);
+    this.stepCount = s.meta.step ?? 0;
+  }
 }
 
 export interface SGDOptions { lr: number; momentum?: number; weightDecay?: number; nesterov?: boolean }

@@ -98,6 +98,15 @@ export function dropout(x: Tensor, p: number, train: boolean): Tensor {
 export function embedding(weight: Tensor, indices: Tensor, paddingIdx = -1): Tensor {
   return callOp(ID.embedding, [weight, indices, paddingIdx, false, false]) as Tensor;
 }
+/**
+ * Bags of embedding rows: out[b] = Σ_{j in [offsets[b], offsets[b+1])} w_j · weight[ids[j]]
+ * (w_j = 1 without perSampleWeights; mean = weights 1/count). ids int32/int64 [N], offsets int64
+ * [B+1] from 0 to N. The weight's gradient is row-sparse (a coalesced sparse COO tensor over the
+ * rows used), for SparseAdam; native/bag.cc.
+ */
+export function embeddingBag(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor {
+  return new Tensor(native.torch.embeddingBag(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
+}
 export function softmax(x: Tensor, dim: number): Tensor { return x.softmax(dim); }
 export function logSoftmax(x: Tensor, dim: number): Tensor { return x.logSoftmax(dim); }
 

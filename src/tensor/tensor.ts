@@ -176,6 +176,7 @@ const ID = {
   addcmulI: opId('addcmul_'), addcdivI: opId('addcdiv_'), lerpI: opId('lerp_', 'Scalar'), zeroI: opId('zero_'),
   copyI: opId('copy_'), fillI: opId('fill_', 'Scalar'), uniformI: opId('uniform_'), normalI: opId('normal_'),
   maskedFillI: opId('masked_fill_', 'Scalar'), clampI: opId('clamp_'),
+  indexAdd: opId('index_add'), indexFill: opId('index_fill', 'int_Scalar'),
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -321,6 +322,10 @@ export class Tensor {
   chunk(chunks: number, dim = 0): Tensor[] { return callOp(ID.chunk, [this, chunks, dim]) as Tensor[]; }
   unbind(dim = 0): Tensor[] { return callOp(ID.unbind, [this, dim]) as Tensor[]; }
   indexSelect(dim: number, index: Tensor): Tensor { return callOp(ID.indexSelect, [this, dim, index]) as Tensor; }
+  /** Copy with source's slices added at the given indices along dim (repeats accumulate). */
+  indexAdd(dim: number, index: Tensor, source: Tensor, alpha = 1): Tensor { return callOp(ID.indexAdd, [this, dim, index, source, alpha]) as Tensor; }
+  /** Copy with the slices at the given indices along dim set to value. */
+  indexFill(dim: number, index: Tensor, value: number): Tensor { return callOp(ID.indexFill, [this, dim, index, value]) as Tensor; }
   gather(dim: number, index: Tensor): Tensor { return callOp(ID.gather, [this, dim, index]) as Tensor; }
   /** Advanced indexing: t[i0, i1, ...] with index tensors (null = full slice). */
   index(indices: (Tensor | null)[]): Tensor { return callOp(ID.index, [this, indices]) as Tensor; }

@@ -4,7 +4,7 @@
 // Viterbi + a word cache, the same segmentation as HF's); encodeBatchHF() runs HF's Rust encoder.
 import { readFileSync } from 'node:fs';
 import { Tokenizer as HFTokenizer } from 'tokenizers';
-import { TextTokenizer } from '../models/text-tokenizer.js';
+import { TextTokenizer } from './text-tokenizer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Rng } from '../util/rng.js';
 import { learnBpe, preTokenize, WORD_START } from './bpe.js';
@@ -49,6 +49,9 @@ export class Tokenizer implements TextTokenizer {
   get model(): 'bpe' | 'unigram' { return this.scores ? 'unigram' : 'bpe'; }
 
   get vocabSize(): number { return this.tokens.length; }
+
+  /** The token strings by id ('▁' marks a word start). */
+  get vocab(): readonly string[] { return this.tokens; }
 
   /** Learns a joint vocabulary from sentences grouped by language (temperature-balanced sample). */
   static train(byLang: Map<string, string[]>, o: TokenizerTrainOptions = {}): Tokenizer {

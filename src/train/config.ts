@@ -1,63 +1,30 @@
-// Training configuration: plain JSON values (nanoGPT style), validated with clear errors.
+// Training configuration: plain JSON values (nanoGPT style). Generic settings (src/models/family.ts
+// TrainConfig) plus the sections of the model family named by `model`; unknown keys, wrong types
+// and out-of-range values are errors naming the file and the key, found before any work starts.
+import { PathConfig } from '../data/examples.js';
+import { TrainConfig } from '../models/family.js';
+import { getFamily } from '../models/registry.js';
 import { readJson } from '../nn/serialize.js';
+import { checkChoice, checkNumber } from '../util/check.js';
 
-/**
- * A training path. '1:1': each source language → one target language. '1:N': one source decoded
- * into several target languages in the same step (losses summed). 'M:1': several source
- * languages of the same sentence, sentence vectors averaged, one target.
- * Language lists accept '*' = every language of the corpus except the targets.
- */
-export interface PathConfig {
-  kind: '1:1' | '1:N' | 'M:1';
-  src: string[] | '*';
-  trg: string[];
-  /** Relative sampling weight of this path's examples (default 1). */
-  weight?: number;
-}
+export type { TrainConfig, PathConfig };
 
-export interface TrainConfig {
-  model: 'laser';
-  seed: number;
-  vocab: { size: number; type: 'bpe' | 'unigram'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
-  encoder: { embedDim: number; hidden: number; layers: number; bidirectional: boolean; pooling: 'max' | 'last' };
-  /** outBias 'unigram': output bias starts at the log frequency of target tokens ('uniform': PyTorch's init). */
-  decoder: { embedDim: number; hidden: number; langEmbedDim: number; outBias: 'uniform' | 'unigram' };
-  paths: PathConfig[];
-  /**
-   * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
-   * length-sorted chunks of size × sortChunk examples; pairTemperature > 0: every batch holds one
-   * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs).
-   */
-  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number };
-  maxLen: number;
-  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau'; weightDecay: number };
-  dropout: number;
-  /** Stop after this many training pairs (exact, counted in (source, target) pairs) or minutes. */
-  budget: { pairs?: number; minutes?: number };
-  checkpointEvery: number;
-  /** Validation on dev (similarity-search error) every N steps (0 = only at the end). */
-  validate: { every: number; langs: string[]; maxRows: number };
-  logEvery: number;
-  /** Per-language mean vectors fitted on this many training sentences per language at the end (0 = none). */
-  center: { perLang: number };
-}
-
-export const DEFAULT_CONFIG: TrainConfig = {
+/** Defaults of the generic settings (a family may override some, see ModelFamily.defaults). */
+export const GENERIC_DEFAULTS: TrainConfig = {
   model: 'laser',
   seed: 1,
   vocab: { size: 16000, type: 'bpe', temperature: 5, lowercase: true, romanize: false, sampleSentences: 400000 },
-  encoder: { embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max' },
-  decoder: { embedDim: 320, hidden: 1024, langEmbedDim: 32, outBias: 'unigram' },
   paths: [
     { kind: '1:1', src: '*', trg: ['en'] },
     { kind: '1:1', src: ['en'], trg: ['es'] },
   ],
   batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0 },
   maxLen: 64,
-  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', weightDecay: 0 },
+  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', weightDecay: 0, sparseLr: 0 },
   dropout: 0,
   budget: { pairs: 16000 },
   checkpointEvery: 50,
+  checkpointMinutes: 0,
   validate: { every: 0, langs: ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'], maxRows: 1000 },
   logEvery: 10,
   center: { perLang: 2000 },
@@ -82,27 +49,78 @@ function merge(def: unknown, user: unknown, path: string, file: string): unknown
   return user;
 }
 
-export function parseConfig(user: unknown, file = 'config'): TrainConfig {
-  const defaults: Record<string, unknown> = { ...DEFAULT_CONFIG, budget: { pairs: 0, minutes: 0 }, paths: [] };
-  const cfg = merge(defaults, user, '', file) as TrainConfig;
-  if (!isObj(user) || !('paths' in user)) cfg.paths = DEFAULT_CONFIG.paths;
-  if (!isObj(user) || !('budget' in user)) cfg.budget = DEFAULT_CONFIG.budget;
-  if (cfg.model !== 'laser') throw new Error(`${file}: model must be 'laser'`);
+/** Every default of a family's configuration: generic settings, the family's overrides, its sections. */
+export function defaultConfig(kind = 'laser'): TrainConfig & Record<string, unknown> {
+  const fam = getFamily(kind);
+  const { budget, paths, ...rest } = (fam.defaults ?? {}) as Partial<TrainConfig>;
+  const generic = merge(GENERIC_DEFAULTS, rest, '', `${kind} family defaults`) as TrainConfig;
+  // whole-object settings replace the generic default, as a user's do
+  return structuredClone({ ...generic, ...(budget ? { budget } : {}), ...(paths ? { paths } : {}), ...fam.sections, model: kind });
+}
+
+/** Checks the generic settings' ranges (a family checks its own sections). */
+function validateGeneric(cfg: TrainConfig, file: string): void {
+  const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
+  int('seed', cfg.seed, 0);
+  checkChoice(file, 'vocab.type', cfg.vocab.type, ['bpe', 'unigram', 'none']);
+  int('vocab.size', cfg.vocab.size, 300);
+  checkNumber(file, 'vocab.temperature', cfg.vocab.temperature, { above: 0 });
+  int('vocab.sampleSentences', cfg.vocab.sampleSentences, 1);
+  if (!cfg.paths.length) throw new Error(`${file}: 'paths' must list at least one path`);
   for (const [i, p] of cfg.paths.entries()) {
     if (!['1:1', '1:N', 'M:1'].includes(p.kind)) throw new Error(`${file}: paths[${i}].kind must be 1:1, 1:N or M:1`);
-    if (!Array.isArray(p.trg) || !p.trg.length) throw new Error(`${file}: paths[${i}].trg must list target languages`);
-    if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length)) throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
-    if (p.kind === '1:1' && p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: a 1:1 path has one target language`);
+    if (!Array.isArray(p.trg) || !p.trg.length || p.trg.some((l) => typeof l !== 'string')) throw new Error(`${file}: paths[${i}].trg must list target languages`);
+    if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length || p.src.some((l) => typeof l !== 'string'))) throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
+    if (p.weight !== undefined) checkNumber(file, `paths[${i}].weight`, p.weight, { above: 0 });
   }
-  if (!cfg.budget.pairs && !cfg.budget.minutes) throw new Error(`${file}: budget needs pairs or minutes`);
-  if (!(cfg.batch.pairTemperature >= 0)) throw new Error(`${file}: batch.pairTemperature must be >= 0`);
-  if (cfg.batch.size < 1) throw new Error(`${file}: batch.size must be >= 1`);
-  if (!['bpe', 'unigram'].includes(cfg.vocab.type)) throw new Error(`${file}: vocab.type must be 'bpe' or 'unigram', got ${JSON.stringify(cfg.vocab.type)}`);
-  if (!['uniform', 'unigram'].includes(cfg.decoder.outBias)) throw new Error(`${file}: decoder.outBias must be 'uniform' or 'unigram', got ${JSON.stringify(cfg.decoder.outBias)}`);
-  if (cfg.vocab.size < 300) throw new Error(`${file}: vocab.size must be >= 300`);
+  int('batch.size', cfg.batch.size, 1);
+  int('batch.maxTokens', cfg.batch.maxTokens, 0);
+  int('batch.sortChunk', cfg.batch.sortChunk, 0);
+  checkNumber(file, 'batch.pairTemperature', cfg.batch.pairTemperature, { min: 0 });
+  int('maxLen', cfg.maxLen, 2);
+  checkNumber(file, 'optim.lr', cfg.optim.lr, { above: 0 });
+  checkNumber(file, 'optim.sparseLr', cfg.optim.sparseLr, { min: 0 });
+  if (cfg.optim.betas.length !== 2) throw new Error(`${file}: 'optim.betas' must be a list of two numbers`);
+  cfg.optim.betas.forEach((b, i) => checkNumber(file, `optim.betas[${i}]`, b, { min: 0, below: 1 }));
+  checkNumber(file, 'optim.clip', cfg.optim.clip, { min: 0 });
+  int('optim.warmup', cfg.optim.warmup, 0);
+  checkChoice(file, 'optim.schedule', cfg.optim.schedule, ['constant', 'invsqrt', 'plateau']);
+  checkNumber(file, 'optim.weightDecay', cfg.optim.weightDecay, { min: 0 });
+  checkNumber(file, 'dropout', cfg.dropout, { min: 0, below: 1 });
+  const { pairs = 0, minutes = 0 } = cfg.budget;
+  int('budget.pairs', pairs, 0);
+  checkNumber(file, 'budget.minutes', minutes, { min: 0 });
+  if (!(pairs > 0) && !(minutes > 0)) throw new Error(`${file}: 'budget' needs pairs > 0 or minutes > 0 (got ${JSON.stringify(cfg.budget)})`);
+  int('checkpointEvery', cfg.checkpointEvery, 1);
+  checkNumber(file, 'checkpointMinutes', cfg.checkpointMinutes, { min: 0 });
+  int('validate.every', cfg.validate.every, 0);
+  int('validate.maxRows', cfg.validate.maxRows, 1);
+  int('logEvery', cfg.logEvery, 1);
+  int('center.perLang', cfg.center.perLang, 0);
+}
+
+/**
+ * A validated configuration from user JSON: `model` picks the family (default 'laser'); user
+ * values are merged over that family's defaults. `overrides` (e.g. command-line budgets) replace
+ * whole top-level settings before anything is checked.
+ */
+export function parseConfig(user: unknown, file = 'config', overrides: Partial<TrainConfig> = {}): TrainConfig & Record<string, unknown> {
+  if (!isObj(user)) throw new Error(`${file}: a training configuration must be a JSON object`);
+  const kind = user.model === undefined ? 'laser' : user.model;
+  if (typeof kind !== 'string') throw new Error(`${file}: 'model' must be a string`);
+  const fam = getFamily(kind, `${file}: 'model'`);
+  const defaults = defaultConfig(kind);
+  // Whole-object settings: a user's budget or paths replace the default, never merge with it.
+  const base = { ...defaults, budget: { pairs: 0, minutes: 0 }, paths: [] };
+  const u = { ...user, ...overrides };
+  const cfg = merge(base, u, '', file) as TrainConfig & Record<string, unknown>;
+  if (!('paths' in u)) cfg.paths = defaults.paths;
+  if (!('budget' in u)) cfg.budget = defaults.budget;
+  validateGeneric(cfg, file);
+  fam.validate(cfg, file);
   return cfg;
 }
 
-export function loadConfig(file: string): TrainConfig {
-  return parseConfig(readJson(file), file);
+export function loadConfig(file: string, overrides: Partial<TrainConfig> = {}): TrainConfig & Record<string, unknown> {
+  return parseConfig(readJson(file), file, overrides);
 }

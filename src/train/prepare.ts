@@ -1,6 +1,6 @@
 // From files to training inputs: the N-way TSV corpus, its joint tokenizer, token ids, dev sets.
-import { TextTokenizer } from '../models/text-tokenizer.js';
-import { EncodedCorpus } from './examples.js';
+import { TextTokenizer } from '../text/text-tokenizer.js';
+import { EncodedCorpus } from '../data/examples.js';
 import { DevSet } from './validate.js';
 import { loadNWayTsv } from '../data/corpus.js';
 

@@ -17,6 +17,8 @@
 // key itself is accepted too. Forms: `--k v`, `--k=v`, `-k v`, `-k=v`, `--flag`, `--no-flag`,
 // `-abc` (bundled boolean aliases), `--` ends options. Lists repeat and/or split on commas.
 
+import { describeRule, NumberRule, obeys } from './check.js';
+
 export type OptType = 'string' | 'number' | 'boolean' | 'list';
 
 type TypeOf<T extends OptType> = T extends 'number' ? number : T extends 'boolean' ? boolean : T extends 'list' ? string[] : string;
@@ -34,6 +36,8 @@ export interface OptionDef {
   metavar?: string;
   /** Not shown by formatHelp. */
   hidden?: boolean;
+  /** Allowed values of a number option (required for every number option). */
+  range?: NumberRule;
 }
 
 export interface PositionalDef {
@@ -90,6 +94,8 @@ function validateSpec(spec: CommandSpec): void {
   for (const [key, d] of Object.entries(spec.options)) {
     if (!['string', 'number', 'boolean', 'list'].includes(d.type)) throw new Error(`option '${key}': bad type '${String(d.type)}'`);
     if (d.alias !== undefined && !/^[A-Za-z0-9]$/.test(d.alias)) throw new Error(`option '${key}': alias must be one character`);
+    if (d.type === 'number' && !d.range) throw new Error(`option '${key}': a number option needs a range`);
+    if (d.type === 'number' && d.default !== undefined && !obeys(d.default, d.range!)) throw new Error(`option '${key}': default ${String(d.default)} is outside its range`);
     for (const n of [kebab(key), ...(d.alias ? [`-${d.alias}`] : [])]) {
       if (seen.has(n)) throw new Error(`option '${key}': duplicate name '${n}'`);
       seen.add(n);
@@ -124,6 +130,7 @@ function convert(_key: string, d: OptionDef, raw: string, shown: string, cmd: st
     case 'number': {
       const v = raw.trim() === '' ? NaN : Number(raw);
       if (!Number.isFinite(v)) throw new UsageError(`${shown} expects a number, got '${raw}'`, cmd);
+      if (d.range && !obeys(v, d.range)) throw new UsageError(`${shown} must be ${describeRule(d.range)}, got '${raw}'`, cmd);
       return v;
     }
     case 'boolean': {

@@ -1,7 +1,20 @@
 // Training examples from an N-way parallel corpus, following the configured paths, and a
 // deterministic, resumable batch stream (length-sorted chunks as LASER does, shuffled batches).
 import { Rng } from '../util/rng.js';
-import { PathConfig } from './config.js';
+
+/**
+ * A training path. '1:1': each source language → one target language. '1:N': one source decoded
+ * into several target languages in the same step (losses summed). 'M:1': several source
+ * languages of the same sentence, sentence vectors averaged, one target.
+ * Language lists accept '*' = every language of the corpus except the targets.
+ */
+export interface PathConfig {
+  kind: '1:1' | '1:N' | 'M:1';
+  src: string[] | '*';
+  trg: string[];
+  /** Relative sampling weight of this path's examples (default 1). */
+  weight?: number;
+}
 
 /** Token ids of every cell: ids.get(lang)[row] (undefined when the row has no such cell). */
 export type EncodedCorpus = { langs: string[]; rows: number; ids: Map<string, (Int32Array | undefined)[]> };

@@ -1,9 +1,11 @@
 // LASER-style encoder–decoder (Artetxe & Schwenk 2019): a shared BiLSTM encoder whose sentence
 // vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
 // from that vector alone, told the target language by a small language embedding.
-import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwardAsync } from '../nn/index.js';
-import { crossEntropy, dropout, zeros } from '../tensor/ops.js';
-import { cat, fromArray, noGrad, Tensor, tidy } from '../tensor/index.js';
+import { padBatch, TokenBatch } from '../../data/batch.js';
+import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwardAsync } from '../../nn/index.js';
+import { crossEntropy, dropout, zeros } from '../../tensor/ops.js';
+import { cat, fromArray, noGrad, Tensor, tidy } from '../../tensor/index.js';
+import { inEvalMode, SentenceEncoder } from '../encoder.js';
 
 export interface LaserConfig {
   vocabSize: number;
@@ -26,23 +28,6 @@ export const LASER_DEFAULTS: Omit<LaserConfig, 'vocabSize' | 'targetLangs'> = {
   padId: 0, embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max',
   decEmbedDim: 320, decHidden: 1024, langEmbedDim: 32, dropout: 0,
 };
-
-/** A batch of token ids, right-padded: ids [B, T] int64 plus each row's real length. */
-export interface TokenBatch { ids: Tensor; lengths: number[] }
-
-/** Pads int sequences into a [B, T] int64 tensor. */
-export function padBatch(seqs: ArrayLike<number>[], padId = 0, prefix?: number): TokenBatch {
-  const extra = prefix === undefined ? 0 : 1;
-  const lengths = seqs.map((s) => s.length + extra);
-  const T = Math.max(1, ...lengths);
-  const buf = new BigInt64Array(seqs.length * T).fill(BigInt(padId));
-  seqs.forEach((s, i) => {
-    let o = i * T;
-    if (prefix !== undefined) buf[o++] = BigInt(prefix);
-    for (let j = 0; j < s.length; j++) buf[o + j] = BigInt(s[j]!);
-  });
-  return { ids: fromArray(buf, [seqs.length, T]), lengths };
-}
 
 export class LaserEncoder extends Module {
   readonly embed: Embedding;
@@ -90,6 +75,38 @@ export async function encodeAsync(enc: LaserEncoder, b: TokenBatch, tables?: LST
     try { return noGrad(() => r.output.max(1)[0]); } finally { r.output.dispose(); r.h.dispose(); r.c.dispose(); }
   } finally {
     x.dispose();
+  }
+}
+
+/**
+ * The LASER encoder as a SentenceEncoder: token ids → BiLSTM → max-pool (or last state). The fast
+ * path precomputes the first layer's input projection per vocabulary entry (LSTMTokenTables).
+ */
+export class LaserSentenceEncoder implements SentenceEncoder {
+  constructor(readonly net: LaserEncoder, readonly padId: number) {}
+  get dim(): number { return this.net.dim; }
+
+  encode(seqs: Int32Array[]): Tensor {
+    return inEvalMode(this.net, () => noGrad(() => tidy(() => this.net.forward(padBatch(seqs, this.padId)))));
+  }
+
+  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> {
+    const b = padBatch(seqs, this.padId);
+    try { return await encodeAsync(this.net, b); } finally { b.ids.dispose(); }
+  }
+
+  fastPath(job: { tokens: number; force?: boolean }): (SentenceEncoder & { dispose(): void }) | null {
+    // building costs one GEMM over the vocabulary; it pays once the job has more tokens
+    if (!job.force && job.tokens < this.net.cfg.vocabSize) return null;
+    const tables = encoderTables(this.net);
+    if (!tables) return null;
+    const { padId } = this, pooling = this.net.cfg.pooling, dim = this.dim;
+    return {
+      dim,
+      encode(seqs) { return noGrad(() => tidy(() => { const b = padBatch(seqs, padId); return tables.encode(b.ids, b.lengths, pooling); })); },
+      async encodeAsync(seqs) { const b = padBatch(seqs, padId); try { return await tables.encodeAsync(b.ids, b.lengths, pooling); } finally { b.ids.dispose(); } },
+      dispose() { tables.dispose(); },
+    };
   }
 }
 

@@ -1,0 +1,275 @@
+// The dual-encoder family: config sections `features`, `encoder` and `loss`; translation pairs of
+// the configured 1:1 paths as batches; the additive-margin loss over in-batch negatives (both
+// directions), optional hard negatives mined with the current model through a faiss index.
+import { join } from 'node:path';
+import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
+import { FaissIndex } from '../../index/faiss.js';
+import { Module } from '../../nn/module.js';
+import { normalize } from '../../tensor/ops.js';
+import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { HashedNgramTokenizer } from '../../text/ngrams.js';
+import { TextTokenizer } from '../../text/text-tokenizer.js';
+import { Tokenizer } from '../../text/tokenizer.js';
+import { checkChoice, checkNumber } from '../../util/check.js';
+import { inEvalMode, SentenceEncoder } from '../encoder.js';
+import { LoadedEncoder, ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
+import { additiveMarginLoss } from './loss.js';
+import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
+
+export interface DualSections {
+  /** Hashed character n-gram features (vocab.type 'none': the sentence is one bag of them and of its words). */
+  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number };
+  encoder: { body: BodyKind; layers: number; heads: number; ff: number; hidden: number; maxLen: number; pooling: PoolKind[]; activation: 'tanh' | 'none'; outDim: number };
+  /** hardNegatives: k per example, mined every mineEvery steps over the training targets (0 = off). */
+  loss: { margin: number; scale: number; bidirectional: boolean; hardNegatives: number; mineEvery: number; mineNprobe: number };
+}
+
+export type DualTrainConfig = TrainConfig & DualSections;
+
+const POOLS: PoolKind[] = ['max', 'mean', 'first', 'attention'];
+
+export function dualConfigOf(cfg: TrainConfig, tok: TextTokenizer): DualConfig {
+  const c = cfg as DualTrainConfig;
+  return {
+    unit: c.vocab.type === 'none' ? 'sentence' : 'token',
+    vocabSize: c.vocab.type === 'none' ? 0 : tok.vocabSize, padId: tok.padId,
+    buckets: c.features.buckets, ngrams: c.features.ngrams, combine: c.features.combine, dim: c.features.dim, initStd: c.features.initStd,
+    body: c.encoder.body, layers: c.encoder.layers, heads: c.encoder.heads, ff: c.encoder.ff, hidden: c.encoder.hidden, maxLen: c.encoder.maxLen,
+    dropout: c.dropout, pooling: c.encoder.pooling, activation: c.encoder.activation, outDim: c.encoder.outDim,
+  };
+}
+
+function ngramTokenizer(cfg: DualTrainConfig): HashedNgramTokenizer {
+  const f = cfg.features;
+  return new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures }, { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize });
+}
+
+/** The module saved as model.safetensors: the encoder under `encoder.` (PyTorch names). */
+class DualModel extends Module {
+  readonly encoder: DualEncoder;
+  constructor(cfg: DualConfig, tokens?: readonly string[]) {
+    super();
+    this.encoder = this.module('encoder', new DualEncoder(cfg, tokens));
+  }
+}
+
+export class DualSentenceEncoder implements SentenceEncoder {
+  constructor(readonly net: DualEncoder) {}
+  get dim(): number { return this.net.dim; }
+  encode(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
+  // a bag of rows is cheap next to the JSON and the tokenizer: no worker thread needed
+  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.encode(seqs); }
+}
+
+/** FNV-1a over a token-id sequence: equal texts (same tokenizer) get equal keys. */
+function seqKey(s: Int32Array): number {
+  let h = 0x811c9dc5 ^ s.length;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** Flat positions i·B + j of pairs that share a source or a target text: not negatives of each other. */
+export function collisions(src: Int32Array[], trg: Int32Array[]): number[] {
+  const B = src.length;
+  const out: number[] = [];
+  for (const side of [src, trg]) {
+    const groups = new Map<number, number[]>();
+    side.forEach((s, i) => { const k = seqKey(s); const g = groups.get(k); if (g) g.push(i); else groups.set(k, [i]); });
+    for (const g of groups.values()) {
+      if (g.length < 2) continue;
+      for (const i of g) for (const j of g) if (i !== j && side[i]!.length === side[j]!.length && side[i]!.every((t, q) => t === side[j]![q])) out.push(i * B + j);
+    }
+  }
+  return [...new Set(out)];
+}
+
+interface DualBatch { batch: Batch; negatives: Int32Array[] }
+
+class DualTask implements TrainingTask<DualBatch> {
+  readonly module: DualModel;
+  readonly modelConfig: DualConfig;
+  readonly sparseParameters: Tensor[];
+  private readonly stream: BatchStream;
+  private readonly cfg: DualTrainConfig;
+  /** Hard-negative mining: the distinct targets, their vectors from the last mining round, and its index. */
+  private readonly targets: { lang: string; row: number; key: number }[] = [];
+  private targetVecs: Float32Array | null = null;
+  private index: FaissIndex | null = null;
+
+  constructor(cfg: TrainConfig, private readonly tok: TextTokenizer, private readonly corpus: EncodedCorpus) {
+    this.cfg = cfg as DualTrainConfig;
+    this.modelConfig = dualConfigOf(cfg, tok);
+    this.module = new DualModel(this.modelConfig, this.modelConfig.unit === 'token' ? (tok as Tokenizer).vocab : undefined);
+    this.sparseParameters = [this.module.encoder.embed.weight];
+    const examples = buildExamples(corpus, cfg.paths);
+    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    if (this.cfg.loss.hardNegatives > 0) {
+      const seen = new Set<string>();
+      for (const e of examples) {
+        const key = `${e.trg[0]}\t${e.row}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        this.targets.push({ lang: e.trg[0]!, row: e.row, key: seqKey(this.ids(e.trg[0]!, e.row)) });
+      }
+    }
+  }
+
+  private ids(lang: string, row: number): Int32Array { return this.corpus.ids.get(lang)![row]!; }
+
+  get streamState(): StreamState { return this.stream.state; }
+  set streamState(s: unknown) { this.stream.state = s as StreamState; }
+  nextBatch(): DualBatch { return { batch: this.stream.next(), negatives: [] }; }
+  pairs(b: DualBatch): number { return b.batch.pairs; }
+  tokens(b: DualBatch): number { return b.batch.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0); }
+  truncate(b: DualBatch, n: number): DualBatch { return { ...b, batch: truncateBatch(b.batch, n) }; }
+  encoder(): DualSentenceEncoder { return new DualSentenceEncoder(this.module.encoder); }
+
+  describe(): string[] {
+    const c = this.modelConfig;
+    const feats = c.unit === 'sentence' ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}` : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
+    const body = c.body === 'none' ? 'averaging encoder' : c.body === 'transformer' ? `Transformer ${c.layers}×${c.dim}` : `BiLSTM ${c.layers}×${c.hidden}`;
+    return [`dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.cfg.loss.hardNegatives ? `, ${this.cfg.loss.hardNegatives} hard negatives mined every ${this.cfg.loss.mineEvery} steps` : ''}`];
+  }
+
+  /** Every mineEvery steps (from step 1): embed the distinct targets with the current model and index them. */
+  beforeStep(step: number): void {
+    if (!this.targets.length || (step - 1) % this.cfg.loss.mineEvery !== 0) return;
+    this.targetVecs = this.embedAll(this.targets.map((t) => this.ids(t.lang, t.row)));
+    this.buildIndex();
+  }
+
+  private embedAll(seqs: Int32Array[]): Float32Array {
+    const d = this.modelConfig.outDim;
+    const out = new Float32Array(seqs.length * d);
+    const enc = this.encoder();
+    for (let i = 0; i < seqs.length; i += 4096) {
+      const part = seqs.slice(i, i + 4096);
+      out.set(noGrad(() => tidy(() => normalize(enc.encode(part), 1).toFloat32Array())), i * d);
+    }
+    return out;
+  }
+
+  private buildIndex(): void {
+    this.index?.dispose();
+    const n = this.targets.length, d = this.modelConfig.outDim;
+    const nlist = Math.round(Math.sqrt(n));
+    this.index = FaissIndex.create(d, n >= 4096 ? `IVF${nlist},Flat` : 'Flat', 'ip');
+    if (n >= 4096) { this.index.train(this.targetVecs!); this.index.setNprobe(this.cfg.loss.mineNprobe); }
+    this.index.add(this.targetVecs!);
+  }
+
+  /** k nearest targets of each example's source (not its own target text), from the last mining round. */
+  private negativesFor(examples: Example[], srcVecs: Float32Array): Int32Array[] {
+    const k = this.cfg.loss.hardNegatives;
+    const r = this.index!.search(srcVecs, k + 2);
+    const out: Int32Array[] = [];
+    examples.forEach((e, i) => {
+      const gold = seqKey(this.ids(e.trg[0]!, e.row));
+      let got = 0;
+      for (let j = 0; j < r.k && got < k; j++) {
+        const l = Number(r.labels[i * r.k + j]);
+        if (l < 0 || this.targets[l]!.key === gold) continue;
+        out.push(this.ids(this.targets[l]!.lang, this.targets[l]!.row));
+        got++;
+      }
+    });
+    return out;
+  }
+
+  loss(b: DualBatch): Tensor {
+    const ex = b.batch.examples;
+    const src = ex.map((e) => this.ids(e.src[0]!, e.row));
+    const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
+    const neg = this.index ? this.negativesFor(ex, this.embedAll(src)) : [];
+    const B = src.length;
+    return tidy(() => {
+      const v = normalize(this.module.encoder.forward([...src, ...trg, ...neg]), 1);
+      const z = neg.length ? v.narrow(0, 2 * B, neg.length) : null;
+      return additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, collisions(src, trg));
+    });
+  }
+
+  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
+    if (!this.targetVecs) return undefined;
+    return { tensors: new Map([['target_vectors', fromArray(this.targetVecs, [this.targets.length, this.modelConfig.outDim])]]), meta: { mined: true } };
+  }
+
+  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
+    const t = s.tensors.get('target_vectors');
+    if (!t) return;
+    this.targetVecs = t.toFloat32Array();
+    this.buildIndex();
+  }
+
+  dispose(): void { this.index?.dispose(); this.index = null; }
+}
+
+export const dualFamily: ModelFamily = {
+  kind: 'dual',
+  summary: 'dual encoder (shared encoder, hashed n-gram features) trained with an additive-margin softmax over in-batch negatives (Yang et al. 2019)',
+  sections: {
+    features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048 },
+    encoder: { body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, pooling: ['mean'], activation: 'tanh', outDim: 512 },
+    loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8 },
+  } satisfies DualSections,
+  defaults: {
+    vocab: { type: 'none' },
+    paths: [{ kind: '1:1', src: '*', trg: ['en'] }],
+    batch: { size: 512, sortChunk: 1 },
+    optim: { lr: 1e-3, betas: [0.9, 0.999], clip: 0 },
+    budget: { minutes: 10 },
+    checkpointEvery: 1000,
+    checkpointMinutes: 10,
+    logEvery: 50,
+  },
+  validate(cfg: TrainConfig, file: string): void {
+    const c = cfg as DualTrainConfig;
+    const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
+    for (const [i, p] of c.paths.entries()) {
+      if (p.kind !== '1:1' || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language)`);
+    }
+    int('features.buckets', c.features.buckets, 1);
+    if (!Array.isArray(c.features.ngrams) || c.features.ngrams.length !== 2) throw new Error(`${file}: 'features.ngrams' must be [min, max]`);
+    int('features.ngrams[0]', c.features.ngrams[0], 1);
+    checkNumber(file, 'features.ngrams[1]', c.features.ngrams[1], { int: true, min: c.features.ngrams[0], max: 16 });
+    checkChoice(file, 'features.combine', c.features.combine, ['sum', 'mean']);
+    int('features.dim', c.features.dim, 1);
+    checkNumber(file, 'features.initStd', c.features.initStd, { min: 0 });
+    int('features.maxFeatures', c.features.maxFeatures, 1);
+    checkChoice(file, 'encoder.body', c.encoder.body, ['none', 'transformer', 'bilstm']);
+    for (const k of ['layers', 'heads', 'ff', 'hidden', 'maxLen', 'outDim'] as const) int(`encoder.${k}`, c.encoder[k], 1);
+    if (!Array.isArray(c.encoder.pooling) || !c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' must list one or more of ${POOLS.join(', ')}`);
+    c.encoder.pooling.forEach((p, i) => checkChoice(file, `encoder.pooling[${i}]`, p, POOLS));
+    if (new Set(c.encoder.pooling).size !== c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' lists a pooling twice`);
+    checkChoice(file, 'encoder.activation', c.encoder.activation, ['tanh', 'none']);
+    if (c.encoder.body === 'transformer' && c.features.dim % c.encoder.heads !== 0) throw new Error(`${file}: 'features.dim' (${c.features.dim}) must be divisible by 'encoder.heads' (${c.encoder.heads})`);
+    if (c.encoder.body === 'transformer' && c.encoder.maxLen < c.maxLen) throw new Error(`${file}: 'encoder.maxLen' (${c.encoder.maxLen}) must be >= 'maxLen' (${c.maxLen}), the longest tokenised sentence`);
+    if (c.vocab.type === 'none' && (c.encoder.body !== 'none' || c.encoder.pooling.join() !== 'mean'))
+      throw new Error(`${file}: with 'vocab.type' 'none' a sentence is one bag of n-grams: 'encoder.body' must be 'none' and 'encoder.pooling' ["mean"] (use a bpe/unigram vocabulary for token sequences)`);
+    checkNumber(file, 'loss.margin', c.loss.margin, { min: 0, max: 2 });
+    checkNumber(file, 'loss.scale', c.loss.scale, { above: 0 });
+    int('loss.hardNegatives', c.loss.hardNegatives, 0);
+    int('loss.mineEvery', c.loss.mineEvery, 1);
+    int('loss.mineNprobe', c.loss.mineNprobe, 1);
+  },
+  fixedTokenizer(cfg) {
+    return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
+  },
+  createTask(cfg, tok, corpus) { return new DualTask(cfg, tok, corpus); },
+  loadEncoder(dir: string, saved: SavedModelConfig, weights: Map<string, Tensor>): LoadedEncoder {
+    const mc = saved.model as DualConfig;
+    const train = saved.train as DualTrainConfig | undefined;
+    let tokenizer: TextTokenizer, tokens: readonly string[] | undefined;
+    if (mc.unit === 'token') {
+      const t = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize: train?.vocab?.romanize ?? false });
+      tokenizer = t; tokens = t.vocab;
+    } else {
+      if (!train?.features) throw new Error(`${join(dir, 'config.json')}: 'train.features' is missing (the n-gram settings of this model)`);
+      tokenizer = ngramTokenizer(train);
+    }
+    const net = new DualEncoder(mc, tokens);
+    net.loadStateDict(weights);
+    net.eval();
+    return { encoder: new DualSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };
+  },
+};

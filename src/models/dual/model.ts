@@ -1,0 +1,172 @@
+// The dual encoder of Yang et al. 2019 ("Improving multilingual sentence embedding using
+// bi-directional dual encoder with additive margin softmax"): one shared encoder for both sides of
+// a translation pair, no language input. Token features are a subword embedding plus the hashed
+// character n-grams of the token (or, with no vocabulary, the whole sentence as one bag of n-grams
+// and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
+// mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
+import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
+import { arange, cat, dropout } from '../../tensor/ops.js';
+import { fromArray, Tensor, tidy } from '../../tensor/tensor.js';
+import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
+
+export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
+export type BodyKind = 'none' | 'transformer' | 'bilstm';
+
+export interface DualConfig {
+  /**
+   * 'sentence': a sentence is one bag of hashed n-gram and word ids (HashedNgramTokenizer, no
+   * vocabulary); 'token': subword token ids, each token read as its own embedding plus the hashed
+   * n-grams of its text.
+   */
+  unit: 'sentence' | 'token';
+  /** Subword vocabulary size (unit 'token'; ids below it are subwords). */
+  vocabSize: number;
+  padId: number;
+  /** Hashed n-gram buckets and the n range (unit 'token'; for 'sentence' the tokenizer hashes). */
+  buckets: number;
+  ngrams: [number, number];
+  /** A token's features: 'sum' of its subword and n-gram rows (as the paper), or their 'mean'. */
+  combine: 'sum' | 'mean';
+  /** Feature width, and the initial std of the feature rows (0: zeros). */
+  dim: number;
+  initStd: number;
+  body: BodyKind;
+  /** Transformer: layers, heads, feed-forward width, learned positions up to maxLen. BiLSTM: layers, hidden per direction. */
+  layers: number;
+  heads: number;
+  ff: number;
+  hidden: number;
+  maxLen: number;
+  dropout: number;
+  pooling: PoolKind[];
+  /** Applied to the pooled features before the projection ('tanh' as the n-gram reference). */
+  activation: 'tanh' | 'none';
+  outDim: number;
+}
+
+export const DUAL_DEFAULTS: Omit<DualConfig, 'vocabSize'> = {
+  unit: 'sentence', padId: 0, buckets: 1 << 20, ngrams: [1, 5], combine: 'sum', dim: 256, initStd: 0.1,
+  body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, dropout: 0,
+  pooling: ['mean'], activation: 'tanh', outDim: 512,
+};
+
+/** Bags for the native embedding bag: concatenated ids, offsets [B+1], per-id weights. */
+interface Bags { ids: Int32Array; offsets: BigInt64Array; weights: Float32Array }
+
+export class DualEncoder extends Module {
+  readonly embed: EmbeddingBag;
+  readonly pos: Embedding | null = null;
+  readonly transformer: TransformerEncoder | null = null;
+  readonly lstm: LSTM | null = null;
+  readonly attnPool: AttentionPool | null;
+  readonly proj: Linear;
+  /** n-gram features of each subword token (unit 'token'). */
+  private readonly table: { offsets: Int32Array; ids: Int32Array } | null;
+
+  /** tokens: the subword vocabulary's token strings (unit 'token'). */
+  constructor(readonly cfg: DualConfig, tokens?: readonly string[]) {
+    super();
+    const rows = cfg.unit === 'sentence' ? NGRAM_ID_OFFSET + cfg.buckets : cfg.vocabSize + cfg.buckets;
+    this.embed = this.module('embed', new EmbeddingBag(rows, cfg.dim, cfg.initStd));
+    if (cfg.unit === 'token') {
+      if (!tokens || tokens.length !== cfg.vocabSize) throw new Error(`DualEncoder: unit 'token' needs the ${cfg.vocabSize} token strings of the vocabulary`);
+      this.table = subwordNgramTable(tokens, cfg.ngrams[0], cfg.ngrams[1], cfg.buckets);
+    } else {
+      this.table = null;
+    }
+    let width = cfg.dim;
+    if (cfg.body === 'transformer') {
+      this.pos = this.module('pos', new Embedding(cfg.maxLen, cfg.dim));
+      this.transformer = this.module('transformer', new TransformerEncoder({ dim: cfg.dim, heads: cfg.heads, ff: cfg.ff, dropout: cfg.dropout, numLayers: cfg.layers }));
+    } else if (cfg.body === 'bilstm') {
+      this.lstm = this.module('lstm', new LSTM(cfg.dim, cfg.hidden, { numLayers: cfg.layers, bidirectional: true, dropout: cfg.layers > 1 ? cfg.dropout : 0 }));
+      width = 2 * cfg.hidden;
+    }
+    this.attnPool = cfg.pooling.includes('attention') ? this.module('attn_pool', new AttentionPool(width)) : null;
+    this.proj = this.module('proj', new Linear(width * cfg.pooling.length, cfg.outDim));
+  }
+
+  get dim(): number { return this.cfg.outDim; }
+
+  /** Whether a sentence vector is one bag of rows (no sequence to run a body over). */
+  private get bagOnly(): boolean {
+    return this.cfg.unit === 'sentence' || (this.cfg.body === 'none' && this.cfg.pooling.length === 1 && this.cfg.pooling[0] === 'mean');
+  }
+
+  /** Sentence vectors [B, outDim] (not normalised) of token-id sequences (training or eval mode). */
+  forward(seqs: Int32Array[]): Tensor {
+    return tidy(() => {
+      let pooled: Tensor;
+      if (this.bagOnly) {
+        pooled = dropout(this.bag(this.cfg.unit === 'sentence' ? sentenceBags(seqs) : this.tokenBags(seqs, 0, true)), this.cfg.dropout, this.training);
+      } else {
+        const T = Math.max(1, ...seqs.map((s) => s.length));
+        const B = seqs.length;
+        if (this.cfg.body === 'transformer' && T > this.cfg.maxLen) throw new Error(`DualEncoder: ${T} tokens exceed maxLen ${this.cfg.maxLen}`);
+        const lengths = seqs.map((s) => Math.max(1, s.length));
+        const mask = fromArray(Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)), [B, T], 'bool');
+        let h = dropout(this.bag(this.tokenBags(seqs, T, false)).view([B, T, this.cfg.dim]), this.cfg.dropout, this.training);
+        if (this.transformer) h = this.transformer.forward(h.add(this.pos!.forward(arange(T).unsqueeze(0))), mask.logicalNot());
+        else if (this.lstm) h = this.lstm.forward(h, { lengths }).output;
+        const feats = this.cfg.pooling.map((k) => {
+          switch (k) {
+            case 'max': return maxPool(h, mask);
+            case 'mean': return meanPool(h, mask);
+            case 'first': return firstToken(h);
+            case 'attention': return this.attnPool!.forward(h, mask);
+          }
+        });
+        pooled = feats.length === 1 ? feats[0]! : cat(feats, 1);
+      }
+      return this.proj.forward(this.cfg.activation === 'tanh' ? pooled.tanh() : pooled);
+    });
+  }
+
+  private bag(b: Bags): Tensor {
+    return tidy(() => this.embed.forward(fromArray(b.ids), fromArray(b.offsets), fromArray(b.weights)));
+  }
+
+  /**
+   * Bags of token features: one per token position (T slots per sentence, empty past its end),
+   * or, with perSentence, one per sentence holding the mean over its tokens.
+   */
+  private tokenBags(seqs: Int32Array[], T: number, perSentence: boolean): Bags {
+    const { offsets: to, ids: tid } = this.table!;
+    const mean = this.cfg.combine === 'mean';
+    let n = 0;
+    for (const s of seqs) for (const t of s) n += 1 + to[t + 1]! - to[t]!;
+    const ids = new Int32Array(n), weights = new Float32Array(n);
+    const offsets = new BigInt64Array((perSentence ? seqs.length : seqs.length * T) + 1);
+    let k = 0, bag = 0;
+    for (const s of seqs) {
+      const sentScale = perSentence ? 1 / Math.max(1, s.length) : 1;
+      for (let i = 0; i < s.length; i++) {
+        const t = s[i]!;
+        if (t < 0 || t >= this.cfg.vocabSize) throw new Error(`DualEncoder: token id ${t} out of range [0, ${this.cfg.vocabSize})`);
+        const a = to[t]!, e = to[t + 1]!;
+        const w = sentScale * (mean ? 1 / (1 + e - a) : 1);
+        ids[k] = t; weights[k++] = w;
+        for (let j = a; j < e; j++) { ids[k] = tid[j]!; weights[k++] = w; }
+        if (!perSentence) offsets[++bag] = BigInt(k);
+      }
+      if (perSentence) offsets[++bag] = BigInt(k);
+      else for (let i = s.length; i < T; i++) offsets[++bag] = BigInt(k);
+    }
+    return { ids, offsets, weights };
+  }
+}
+
+/** One bag per sentence of hashed feature ids, each feature weighted 1/count (the mean). */
+export function sentenceBags(seqs: Int32Array[]): Bags {
+  let n = 0;
+  for (const s of seqs) n += s.length;
+  const ids = new Int32Array(n), weights = new Float32Array(n), offsets = new BigInt64Array(seqs.length + 1);
+  let k = 0;
+  seqs.forEach((s, b) => {
+    ids.set(s, k);
+    weights.fill(1 / Math.max(1, s.length), k, k + s.length);
+    k += s.length;
+    offsets[b + 1] = BigInt(k);
+  });
+  return { ids, offsets, weights };
+}

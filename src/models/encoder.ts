@@ -1,0 +1,29 @@
+// What every model family gives for inference: token-id sequences in, sentence vectors out.
+// Embedding, centring, validation, mining and the CLI use only this (src/embed/model.ts adds
+// the tokenizer, batching, normalisation and centring on top).
+import { Tensor } from '../tensor/tensor.js';
+
+export interface SentenceEncoder {
+  /** Width of the sentence vectors. */
+  readonly dim: number;
+  /**
+   * Vectors [n, dim] (not normalised) of a batch of token-id sequences (each as the family's
+   * tokenizer returns it), in inference mode: no gradient, no dropout.
+   */
+  encode(seqs: Int32Array[]): Tensor;
+  /** encode() with the heavy kernels on a worker thread (the event loop keeps serving). */
+  encodeAsync(seqs: Int32Array[]): Promise<Tensor>;
+  /**
+   * A faster encoder for a job of `tokens` tokens when the model has one (e.g. input projections
+   * precomputed per vocabulary entry); null when it does not pay (force: whenever the model has
+   * one). Same vectors to float rounding; a snapshot of the weights, disposed after the job.
+   */
+  fastPath?(job: { tokens: number; force?: boolean }): (SentenceEncoder & { dispose(): void }) | null;
+}
+
+/** Runs fn with a module in eval mode and restores its previous mode. */
+export function inEvalMode<T>(m: { training: boolean; train(mode?: boolean): unknown }, fn: () => T): T {
+  const was = m.training;
+  m.train(false);
+  try { return fn(); } finally { m.train(was); }
+}

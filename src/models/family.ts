@@ -1,0 +1,111 @@
+// A model family is a plug-in: it reads its own config sections, builds a model and its training
+// task (batches + loss) for the generic trainer (src/train/trainer.ts), and loads an encoder back
+// from a model directory. Families are registered by kind in ./registry.ts.
+import { EncodedCorpus, PathConfig } from '../data/examples.js';
+import { Module } from '../nn/module.js';
+import { Tensor } from '../tensor/tensor.js';
+import { TextTokenizer } from '../text/text-tokenizer.js';
+import { SentenceEncoder } from './encoder.js';
+
+/**
+ * The generic training settings every family shares (src/train/config.ts has the defaults and the
+ * checks). A family's own sections (e.g. LASER's encoder and decoder) sit beside these keys in the
+ * same JSON object; the family reads them with its own type.
+ */
+export interface TrainConfig {
+  /** The model family (kind): 'laser', 'dual', … */
+  model: string;
+  seed: number;
+  /** type 'none': no subword vocabulary (families that bring their own text features). */
+  vocab: { size: number; type: 'bpe' | 'unigram' | 'none'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
+  paths: PathConfig[];
+  /**
+   * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
+   * length-sorted chunks of size × sortChunk examples; pairTemperature > 0: every batch holds one
+   * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs).
+   */
+  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number };
+  maxLen: number;
+  /** sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. */
+  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau'; weightDecay: number; sparseLr: number };
+  dropout: number;
+  /** Stop after this many training pairs (exact, counted in (source, target) pairs) or minutes. */
+  budget: { pairs?: number; minutes?: number };
+  /** Checkpoint every N steps, and at least every M minutes (0 = by steps only). */
+  checkpointEvery: number;
+  checkpointMinutes: number;
+  /** Validation on dev (similarity-search error) every N steps (0 = only at the end). */
+  validate: { every: number; langs: string[]; maxRows: number };
+  logEvery: number;
+  /** Per-language mean vectors fitted on this many training sentences per language at the end (0 = none). */
+  center: { perLang: number };
+}
+
+/** What a family's training step needs, built once per run (the trainer owns the loop). */
+export interface TrainingTask<B = unknown> {
+  /** Every trained weight, with PyTorch names: saved in checkpoints and model.safetensors. */
+  readonly module: Module;
+  /** The model's shape, stored as `model` in config.json and given back to loadEncoder. */
+  readonly modelConfig: unknown;
+  /** Parameters with row-sparse gradients (hashed feature tables): updated by SparseAdam. */
+  readonly sparseParameters?: Tensor[];
+  /** The next training batch; `streamState` (plain JSON) resumes the stream exactly. */
+  nextBatch(): B;
+  streamState: unknown;
+  /** (source, target) pairs in a batch, its tokens (for the rate line), and the batch cut to n pairs. */
+  pairs(b: B): number;
+  tokens(b: B): number;
+  truncate(b: B, n: number): B;
+  /** The training loss of a batch (training mode; the trainer seeds dropout per step). */
+  loss(b: B, step: number): Tensor;
+  /** Inference encoder over the live weights (validation, per-language means). */
+  encoder(): SentenceEncoder;
+  /** Work before a step (e.g. mining hard negatives with the current model). */
+  beforeStep?(step: number): void | Promise<void>;
+  /** Extra state that a checkpoint must hold for an exact resume (e.g. mined negatives). */
+  checkpointState?(): { tensors: Map<string, Tensor>; meta: unknown } | undefined;
+  loadCheckpointState?(s: { tensors: Map<string, Tensor>; meta: unknown }): void;
+  /** Lines worth logging once at the start (model size, feature counts). */
+  describe?(): string[];
+  dispose?(): void;
+}
+
+/** A model directory's config.json (format 2; format 1 was LASER-only, see src/embed/model-dir.ts). */
+export interface SavedModelConfig {
+  format: 'xling';
+  version: 2;
+  kind: string;
+  encoderOnly: boolean;
+  /** The family's model shape (TrainingTask.modelConfig). */
+  model: unknown;
+  /** The training configuration. */
+  train?: unknown;
+  /** 'tokenizer.json' when the model has a subword vocabulary (Hugging Face format). */
+  tokenizer: string | null;
+}
+
+export interface LoadedEncoder { encoder: SentenceEncoder; tokenizer: TextTokenizer; dispose(): void }
+
+export interface ModelFamily {
+  readonly kind: string;
+  /** One line for --help and errors. */
+  readonly summary: string;
+  /** Defaults of the family's own top-level config sections (unknown keys in them are errors). */
+  readonly sections: Record<string, unknown>;
+  /** The family's defaults for generic settings, deep-merged over the generic defaults. */
+  readonly defaults?: Record<string, unknown>;
+  /** Checks the family's sections and the generic settings it constrains; errors name file and key. */
+  validate(cfg: TrainConfig, file: string): void;
+  /**
+   * Text → ids when the family brings its own (e.g. hashed character n-grams); undefined: the
+   * pipeline trains the subword vocabulary of cfg.vocab and saves it as tokenizer.json.
+   */
+  fixedTokenizer?(cfg: TrainConfig): TextTokenizer | undefined;
+  /** Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its task. */
+  createTask(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void): TrainingTask;
+  /**
+   * The inference encoder of a model directory. weights: every tensor of model.safetensors under
+   * `encoder.` with that prefix removed (the caller frees them after this returns).
+   */
+  loadEncoder(dir: string, saved: SavedModelConfig, weights: Map<string, Tensor>): LoadedEncoder;
+}

@@ -1,0 +1,113 @@
+// Hashed character n-gram features (fastText style): strings → bucket ids, no vocabulary to learn.
+// Used two ways by the dual encoder: a whole sentence as one bag of its n-grams and words
+// (HashedNgramTokenizer), or each subword token of a vocabulary with the n-grams of its text
+// (subwordNgramTable). The hash is FNV-1a (32-bit) over UTF-16 code units, so Python can
+// reproduce the features: see hashString() and the model's config.json (`features`).
+import { normalize, NormalizeOptions } from './normalize.js';
+import { TextTokenizer } from './text-tokenizer.js';
+
+/** Ids 0–3 are the special tokens every xling tokenizer reserves (pad, unk, bos, eos). */
+export const NGRAM_ID_OFFSET = 4;
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a 32-bit of a string's UTF-16 code units (from `start` to `end`), after a prefix state. */
+export function hashString(s: string, start = 0, end = s.length, h = FNV_OFFSET): number {
+  for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+  return h >>> 0;
+}
+
+/** The hash state after a kind prefix ("w:" for words): word and n-gram features never share a hash. */
+const WORD_PREFIX = hashString('w:');
+
+export interface NgramOptions {
+  /** Smallest and largest n (in UTF-16 code units). */
+  ngrams: [number, number];
+  /** Hash buckets (rows of the feature table). */
+  buckets: number;
+  /** Also one feature per whitespace-separated word (sentence bags). */
+  words: boolean;
+  /** At most this many features per sentence (long inputs are cut, counted in `truncated`). */
+  maxFeatures: number;
+}
+
+/**
+ * Appends the n-gram bucket ids of `t` (n in [lo, hi], every start position) to out, offset by
+ * `base`; returns how many it appended (stops at `room`).
+ */
+export function appendNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: number[], room = Infinity): number {
+  const L = t.length;
+  let k = 0;
+  for (let i = 0; i < L && k < room; i++) {
+    let h = FNV_OFFSET;
+    for (let n = 1; n <= hi && i + n <= L; n++) {
+      h = Math.imul(h ^ t.charCodeAt(i + n - 1), FNV_PRIME);
+      if (n >= lo) {
+        out.push(base + ((h >>> 0) % buckets));
+        if (++k >= room) break;
+      }
+    }
+  }
+  return k;
+}
+
+/**
+ * A sentence as one bag of features: the n-grams of ' ' + normalised text + ' ' (crossing word
+ * boundaries) and a hashed id per word. Ids are NGRAM_ID_OFFSET + bucket; there is no padding,
+ * no BOS/EOS (the ids 0–3 stay unused). Meant for the dual encoder's averaging encoder.
+ */
+export class HashedNgramTokenizer implements TextTokenizer {
+  readonly padId = 0;
+  readonly unkId = 1;
+  readonly bosId = 2;
+  readonly eosId = 3;
+  /** Sentences whose features were cut at maxFeatures since construction. */
+  truncated = 0;
+  constructor(readonly opts: NgramOptions, readonly norm: NormalizeOptions) {
+    const [lo, hi] = opts.ngrams;
+    if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 1 && hi >= lo && hi <= 16)) throw new Error(`n-gram range must be integers 1 <= lo <= hi <= 16, got [${lo}, ${hi}]`);
+    if (!(Number.isInteger(opts.buckets) && opts.buckets >= 1)) throw new Error(`buckets must be a positive integer, got ${opts.buckets}`);
+  }
+  get vocabSize(): number { return NGRAM_ID_OFFSET + this.opts.buckets; }
+
+  encode(s: string): Int32Array {
+    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
+    let text = normalize(s, this.norm);
+    if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
+    const t = ` ${text} `;
+    const out: number[] = [];
+    appendNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out, maxFeatures);
+    if (words && out.length < maxFeatures) {
+      for (const w of text.split(' ')) {
+        if (!w) continue;
+        if (out.length >= maxFeatures) break;
+        out.push(NGRAM_ID_OFFSET + (hashString(w, 0, w.length, WORD_PREFIX) % buckets));
+      }
+    }
+    if (out.length >= maxFeatures) this.truncated++;
+    return Int32Array.from(out);
+  }
+
+  /** What config.json records (and what a resume must match). */
+  toJSON(): unknown {
+    return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', ...this.opts, lowercase: this.norm.lowercase ?? true, romanize: this.norm.romanize ?? false };
+  }
+}
+
+/**
+ * The n-gram features of every token of a subword vocabulary, as a CSR table: token v's features
+ * are ids[offsets[v] .. offsets[v+1]) = vocabSize + bucket of each n-gram of its text ('▁' read
+ * as a space, so word-initial n-grams differ from inner ones). Special tokens (ids < 4) get none.
+ */
+export function subwordNgramTable(tokens: readonly string[], lo: number, hi: number, buckets: number): { offsets: Int32Array; ids: Int32Array } {
+  const V = tokens.length;
+  const offsets = new Int32Array(V + 1);
+  const ids: number[] = [];
+  for (let v = 0; v < V; v++) {
+    if (v >= NGRAM_ID_OFFSET) appendNgrams(tokens[v]!.replace(/\u2581/g, ' '), lo, hi, buckets, V, ids);
+    offsets[v + 1] = ids.length;
+  }
+  return { offsets, ids: Int32Array.from(ids) };
+}
