@@ -10,7 +10,7 @@
     "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
     "cflags!": ["-fno-exceptions", "-fno-rtti"],
     "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
-    "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-O2", "-fopenmp", "-Wno-unused-parameter", "-Wno-deprecated-declarations"],
+    "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-O3", "-fno-math-errno", "-fopenmp", "-Wno-unused-parameter", "-Wno-deprecated-declarations"],
     "ldflags": ["-fopenmp"]
   }]
 }

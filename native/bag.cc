@@ -18,88 +18,108 @@
 namespace xling {
 namespace {
 
-// ids as int64 whatever their stored type.
-at::Tensor ids64(const at::Tensor& ids) { return ids.scalar_type() == at::kLong ? ids.contiguous() : ids.to(at::kLong).contiguous(); }
+// Row loops, compiled for AVX-512, AVX2 and baseline x86-64 (picked at load time): the kernels
+// below spend their time in them, on rows of a large table read in random order.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define XL_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define XL_VECTOR_CLONES
+#endif
+
+// y[0..n) += s * x[0..n)
+XL_VECTOR_CLONES void axpy(float* __restrict y, const float* __restrict x, float s, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += s * x[i];
+}
+
+// One SparseAdam update of a row (torch.optim.SparseAdam's arithmetic).
+XL_VECTOR_CLONES void adamRow(float* __restrict p, float* __restrict m, float* __restrict v, const float* __restrict g,
+                              int64_t n, float b1, float b2, float eps, float stepSize) {
+  for (int64_t c = 0; c < n; c++) {
+    const float mc = m[c] + (g[c] - m[c]) * (1.0f - b1);
+    const float vc = v[c] + (g[c] * g[c] - v[c]) * (1.0f - b2);
+    m[c] = mc;
+    v[c] = vc;
+    p[c] -= stepSize * mc / (std::sqrt(vc) + eps);
+  }
+}
+
+// Calls f with the ids' data as int32_t* or int64_t* (no conversion copy).
+template <typename F>
+void withIds(const at::Tensor& ids, F&& f) {
+  if (ids.scalar_type() == at::kInt) f(ids.data_ptr<int32_t>());
+  else f(ids.data_ptr<int64_t>());
+}
 
 void checkBagArgs(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& psw) {
   TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.device().is_cpu(), "embeddingBag: weight must be a 2-D float32 CPU tensor, got ", weight.sizes(), " ", weight.scalar_type());
-  TORCH_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt), "embeddingBag: ids must be a 1-D int32/int64 tensor");
-  TORCH_CHECK(offsets.dim() == 1 && offsets.scalar_type() == at::kLong && offsets.size(0) >= 1, "embeddingBag: offsets must be a 1-D int64 tensor [B+1]");
+  TORCH_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt) && ids.device().is_cpu(), "embeddingBag: ids must be a 1-D int32/int64 CPU tensor");
+  TORCH_CHECK(offsets.dim() == 1 && offsets.scalar_type() == at::kLong && offsets.size(0) >= 1 && offsets.device().is_cpu(), "embeddingBag: offsets must be a 1-D int64 tensor [B+1]");
+  const int64_t B = offsets.size(0) - 1, N = ids.size(0);
   auto off = offsets.contiguous();
   const int64_t* o = off.data_ptr<int64_t>();
-  const int64_t B = off.size(0) - 1, N = ids.size(0);
   TORCH_CHECK(o[0] == 0 && o[B] == N, "embeddingBag: offsets must start at 0 and end at the number of ids (", N, "), got ", o[0], " … ", o[B]);
   for (int64_t b = 0; b < B; b++) TORCH_CHECK(o[b] <= o[b + 1], "embeddingBag: offsets must be non-decreasing (at bag ", b, ")");
-  if (psw.defined()) TORCH_CHECK(psw.dim() == 1 && psw.size(0) == N && psw.scalar_type() == at::kFloat, "embeddingBag: perSampleWeights must be float32 [", N, "]");
-  auto id = ids64(ids);
-  const int64_t* p = id.data_ptr<int64_t>();
+  if (psw.defined()) TORCH_CHECK(psw.dim() == 1 && psw.size(0) == N && psw.scalar_type() == at::kFloat && psw.device().is_cpu(), "embeddingBag: perSampleWeights must be float32 [", N, "]");
   const int64_t R = weight.size(0);
-  for (int64_t j = 0; j < N; j++) TORCH_CHECK(p[j] >= 0 && p[j] < R, "embeddingBag: id ", p[j], " at position ", j, " is out of range [0, ", R, ")");
+  withIds(ids.contiguous(), [&](auto* p) {
+    for (int64_t j = 0; j < N; j++) TORCH_CHECK(p[j] >= 0 && p[j] < R, "embeddingBag: id ", static_cast<int64_t>(p[j]), " at position ", j, " is out of range [0, ", R, ")");
+  });
 }
 
-at::Tensor bagForward(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& psw) {
+// ids, offsets and weights as contiguous tensors (checked).
+at::Tensor bagForward(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& off, const at::Tensor& psw) {
   auto w = weight.contiguous();
-  auto id = ids64(ids);
-  auto off = offsets.contiguous();
   const int64_t B = off.size(0) - 1, D = w.size(1);
   auto out = at::zeros({B, D}, w.options());
   const float* W = w.data_ptr<float>();
-  const int64_t* I = id.data_ptr<int64_t>();
   const int64_t* O = off.data_ptr<int64_t>();
-  const float* S = psw.defined() ? psw.contiguous().data_ptr<float>() : nullptr;
+  const float* S = psw.defined() ? psw.data_ptr<float>() : nullptr;
   float* Y = out.data_ptr<float>();
-  at::parallel_for(0, B, 16, [&](int64_t lo, int64_t hi) {
-    for (int64_t b = lo; b < hi; b++) {
-      float* y = Y + b * D;
-      for (int64_t j = O[b]; j < O[b + 1]; j++) {
-        const float* e = W + I[j] * D;
-        const float s = S ? S[j] : 1.0f;
-        for (int64_t c = 0; c < D; c++) y[c] += s * e[c];
-      }
-    }
+  withIds(ids, [&](auto* I) {
+    at::parallel_for(0, B, 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; b++)
+        for (int64_t j = O[b]; j < O[b + 1]; j++) axpy(Y + b * D, W + static_cast<int64_t>(I[j]) * D, S ? S[j] : 1.0f, D);
+    });
   });
   return out;
 }
 
 // The weight's gradient as a coalesced sparse COO tensor: distinct ids in ascending order, each
 // row the sum over its uses of w_j · dOut[bag(j)].
-at::Tensor bagBackward(const at::Tensor& dOut, const at::Tensor& id, const at::Tensor& off, const at::Tensor& psw, int64_t R) {
+at::Tensor bagBackward(const at::Tensor& dOut, const at::Tensor& ids, const at::Tensor& off, const at::Tensor& psw, int64_t R) {
   auto g = dOut.contiguous();
-  const int64_t B = off.size(0) - 1, N = id.size(0), D = g.size(1);
-  const int64_t* I = id.data_ptr<int64_t>();
+  const int64_t B = off.size(0) - 1, N = ids.size(0), D = g.size(1);
   const int64_t* O = off.data_ptr<int64_t>();
   const float* S = psw.defined() ? psw.data_ptr<float>() : nullptr;
   // distinct ids, ascending; slot[id] = their rank (a scratch array over the table's rows)
   thread_local std::vector<int32_t> slot;
   if (static_cast<int64_t>(slot.size()) < R) slot.assign(R, -1);
   std::vector<int64_t> uniq;
-  uniq.reserve(std::min<int64_t>(N, R));
-  for (int64_t j = 0; j < N; j++) {
-    if (slot[I[j]] < 0) { slot[I[j]] = 0; uniq.push_back(I[j]); }
-  }
   // the slots must be -1 again whatever happens below (an allocation can throw)
   struct Reset {
     std::vector<int32_t>& slot; const std::vector<int64_t>& uniq;
     ~Reset() { for (auto u : uniq) slot[u] = -1; }
   } reset{slot, uniq};
+  withIds(ids, [&](auto* I) {
+    uniq.reserve(std::min<int64_t>(N, R));
+    for (int64_t j = 0; j < N; j++) {
+      if (slot[I[j]] < 0) { slot[I[j]] = 0; uniq.push_back(I[j]); }
+    }
+  });
   std::sort(uniq.begin(), uniq.end());
   const int64_t U = static_cast<int64_t>(uniq.size());
   for (int64_t u = 0; u < U; u++) slot[uniq[u]] = static_cast<int32_t>(u);
   auto values = at::zeros({U, D}, g.options());
   float* V = values.data_ptr<float>();
-  const int32_t* rank = slot.data();  // the calling thread's scratch: worker threads have their own thread_local
   const float* G = g.data_ptr<float>();
+  const int32_t* rank = slot.data();  // the calling thread's scratch: worker threads have their own thread_local
   // columns split across threads: every thread walks all ids, no two write the same floats
   const int64_t grain = std::max<int64_t>(16, D / std::max(1, at::get_num_threads()));
-  at::parallel_for(0, D, grain, [&](int64_t c0, int64_t c1) {
-    for (int64_t b = 0; b < B; b++) {
-      const float* gb = G + b * D;
-      for (int64_t j = O[b]; j < O[b + 1]; j++) {
-        float* v = V + static_cast<int64_t>(rank[I[j]]) * D;
-        const float s = S ? S[j] : 1.0f;
-        for (int64_t c = c0; c < c1; c++) v[c] += s * gb[c];
-      }
-    }
+  withIds(ids, [&](auto* I) {
+    at::parallel_for(0, D, grain, [&](int64_t c0, int64_t c1) {
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t j = O[b]; j < O[b + 1]; j++) axpy(V + static_cast<int64_t>(rank[I[j]]) * D + c0, G + b * D + c0, S ? S[j] : 1.0f, c1 - c0);
+    });
   });
   auto indices = at::from_blob(uniq.data(), {1, U}, at::kLong).clone();
   auto sp = at::_sparse_coo_tensor_unsafe(indices, values, {R, D}, g.options().layout(at::kSparse));
@@ -108,22 +128,22 @@ at::Tensor bagBackward(const at::Tensor& dOut, const at::Tensor& id, const at::T
 }
 
 struct EmbeddingBagFn : public torch::autograd::Function<EmbeddingBagFn> {
+  // psw: the per-sample weights, or an empty tensor when hasWeights is false (autograd's apply
+  // cannot take undefined tensors)
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& weight, const at::Tensor& ids,
-                                                const at::Tensor& offsets, const at::Tensor& psw) {
-    auto id = ids64(ids);
-    auto off = offsets.contiguous();
-    at::Tensor s = psw.defined() ? psw.contiguous() : at::Tensor();
-    ctx->saved_data["ids"] = id;
-    ctx->saved_data["offsets"] = off;
-    ctx->saved_data["psw"] = s;
+                                                const at::Tensor& offsets, const at::Tensor& psw, bool hasWeights) {
+    const at::Tensor w = hasWeights ? psw : at::Tensor();
+    ctx->saved_data["ids"] = ids;
+    ctx->saved_data["offsets"] = offsets;
+    ctx->saved_data["psw"] = psw;
+    ctx->saved_data["hasWeights"] = hasWeights;
     ctx->saved_data["rows"] = weight.size(0);
-    return {bagForward(weight, id, off, s)};
+    return {bagForward(weight, ids, offsets, w)};
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list go) {
-    auto psw = ctx->saved_data["psw"];
-    auto grad = bagBackward(go[0], ctx->saved_data["ids"].toTensor(), ctx->saved_data["offsets"].toTensor(),
-                            psw.isTensor() ? psw.toTensor() : at::Tensor(), ctx->saved_data["rows"].toInt());
-    return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
+    const at::Tensor psw = ctx->saved_data["hasWeights"].toBool() ? ctx->saved_data["psw"].toTensor() : at::Tensor();
+    auto grad = bagBackward(go[0], ctx->saved_data["ids"].toTensor(), ctx->saved_data["offsets"].toTensor(), psw, ctx->saved_data["rows"].toInt());
+    return {grad, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -132,10 +152,11 @@ struct EmbeddingBagFn : public torch::autograd::Function<EmbeddingBagFn> {
 at::Tensor embeddingBag(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& perSampleWeights) {
   checkBagArgs(weight, ids, offsets, perSampleWeights);
   TORCH_CHECK(!perSampleWeights.defined() || !perSampleWeights.requires_grad(), "embeddingBag: perSampleWeights get no gradient");
-  if (!weight.requires_grad() || !at::GradMode::is_enabled()) {
-    return bagForward(weight, ids, offsets, perSampleWeights.defined() ? perSampleWeights.contiguous() : at::Tensor());
-  }
-  return EmbeddingBagFn::apply(weight, ids, offsets, perSampleWeights)[0];
+  auto id = ids.contiguous(), off = offsets.contiguous();
+  auto psw = perSampleWeights.defined() ? perSampleWeights.contiguous() : at::Tensor();
+  if (!weight.requires_grad() || !at::GradMode::is_enabled()) return bagForward(weight, id, off, psw);
+  const bool hasWeights = psw.defined();
+  return EmbeddingBagFn::apply(weight, id, off, hasWeights ? psw : at::empty({0}, weight.options()), hasWeights)[0];
 }
 
 void sparseAdamStep(at::Tensor& param, at::Tensor& expAvg, at::Tensor& expAvgSq, const at::Tensor& grad,
@@ -159,21 +180,7 @@ void sparseAdamStep(at::Tensor& param, at::Tensor& expAvg, at::Tensor& expAvgSq,
   const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(step)), bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const float stepSize = static_cast<float>(lr * std::sqrt(bc2) / bc1);
   at::parallel_for(0, U, 64, [&](int64_t lo, int64_t hi) {
-    for (int64_t u = lo; u < hi; u++) {
-      const int64_t r = I[u];
-      const float* gr = G + u * D;
-      float* p = P + r * D;
-      float* m = M + r * D;
-      float* v = V + r * D;
-      for (int64_t c = 0; c < D; c++) {
-        const float gc = gr[c];
-        const float mc = m[c] + (gc - m[c]) * (1.0f - b1);
-        const float vc = v[c] + (gc * gc - v[c]) * (1.0f - b2);
-        m[c] = mc;
-        v[c] = vc;
-        p[c] -= stepSize * mc / (std::sqrt(vc) + e);
-      }
-    }
+    for (int64_t u = lo; u < hi; u++) adamRow(P + I[u] * D, M + I[u] * D, V + I[u] * D, G + u * D, D, b1, b2, e, stepSize);
   });
 }
 

@@ -3,9 +3,12 @@
 // page-faults fresh zeroed memory in. Blocks of >= 256 KiB are kept in a best-fit free list
 // (a cached block serves requests down to half its size, since batch shapes vary from step to
 // step); the cache is bounded (XLING_CPU_CACHE_MB, default 1/8 of RAM up to 2 GiB) and can be
-// emptied with emptyCpuCache().
+// emptied with emptyCpuCache(). Blocks of >= 32 MiB are 2 MiB-aligned and marked for transparent
+// huge pages: large tables read row by row in random order (hashed n-gram embeddings and their
+// Adam moments) otherwise take a TLB miss per row.
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include <cstdlib>
@@ -21,6 +24,16 @@ namespace {
 
 constexpr size_t kAlign = 64;
 constexpr size_t kMinCached = 256 << 10;
+constexpr size_t kHuge = size_t(32) << 20;
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// posix_memalign, huge-page aligned and advised for large blocks.
+bool allocBlock(void** p, size_t sz) {
+  if (sz < kHuge) return posix_memalign(p, kAlign, sz) == 0 && *p;
+  if (posix_memalign(p, kHugePage, sz) != 0 || !*p) return false;
+  madvise(*p, sz & ~(kHugePage - 1), MADV_HUGEPAGE);  // a hint: failure changes nothing
+  return true;
+}
 
 // Size classes: 8 steps per power of two, so a reused block wastes at most 12.5%.
 size_t roundSize(size_t n) {
@@ -91,9 +104,9 @@ class CachingCPUAllocator final : public c10::Allocator {
       }
     }
     void* p = nullptr;
-    if (posix_memalign(&p, kAlign, sz) != 0 || !p) {
+    if (!allocBlock(&p, sz)) {
       emptyCache();  // retry once without the cache
-      if (posix_memalign(&p, kAlign, sz) != 0 || !p) throw std::bad_alloc();
+      if (!allocBlock(&p, sz)) throw std::bad_alloc();
     }
     if (sz >= kMinCached) {
       std::lock_guard<std::mutex> g(mu_);

@@ -5,51 +5,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/train/config.js';
-import { BatchStream, buildExamples, EncodedCorpus, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
+import { BatchStream, buildExamples, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
 import { train } from '../src/train/trainer.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { xsimOnDev, DevSet } from '../src/train/validate.js';
-import { TextTokenizer } from '../src/text/text-tokenizer.js';
-import { Rng } from '../src/util/rng.js';
+import { encodeRows as encode, syntheticCorpus, WordTokenizer } from './fixtures/synthetic.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
-
-/** Word-level tokenizer over a fixed vocabulary (test fixture). */
-class WordTokenizer implements TextTokenizer {
-  readonly padId = 0; readonly unkId = 1; readonly bosId = 2; readonly eosId = 3;
-  private readonly ids = new Map<string, number>();
-  constructor(words: string[]) { for (const w of words) if (!this.ids.has(w)) this.ids.set(w, this.ids.size + 4); }
-  get vocabSize(): number { return this.ids.size + 4; }
-  encode(s: string): Int32Array { return Int32Array.from([...s.split(' ').map((w) => this.ids.get(w) ?? 1), 3]); }
-}
-
-/**
- * Three "languages": en, and two word-substitution ciphers of it (one also reverses word order).
- * Half the words (names, numbers) are spelled the same in all three: as with a joint BPE
- * vocabulary, shared tokens anchor the languages in one space.
- */
-function syntheticCorpus(rows: number, seed: number) {
-  const rng = new Rng(seed);
-  const V = 60;
-  const en = Array.from({ length: V }, (_, i) => `w${i}`);
-  const xx = Array.from({ length: V }, (_, i) => (i < V / 2 ? en[i]! : `x${(i * 7) % V}q`));
-  const yy = Array.from({ length: V }, (_, i) => (i < V / 2 ? en[i]! : `y${(i * 13) % V}z`));
-  const sents = Array.from({ length: rows }, () => Array.from({ length: 3 + rng.int(5) }, () => rng.int(V)));
-  const cells = new Map<string, string[]>([
-    ['en', sents.map((s) => s.map((w) => en[w]).join(' '))],
-    ['xx', sents.map((s) => s.map((w) => xx[w]).join(' '))],
-    ['yy', sents.map((s) => s.map((w) => yy[w]).reverse().join(' '))],
-  ]);
-  return { cells, words: [...en, ...xx, ...yy] };
-}
-
-function encode(cells: Map<string, string[]>, tok: TextTokenizer, from: number, to: number): EncodedCorpus {
-  const ids = new Map<string, (Int32Array | undefined)[]>();
-  for (const [l, s] of cells) ids.set(l, s.slice(from, to).map((x) => tok.encode(x)));
-  return { langs: [...cells.keys()], rows: to - from, ids };
-}
 
 const tinyConfig = (pairs: number) => parseConfig({
   seed: 3,

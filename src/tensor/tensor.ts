@@ -176,7 +176,7 @@ const ID = {
   addcmulI: opId('addcmul_'), addcdivI: opId('addcdiv_'), lerpI: opId('lerp_', 'Scalar'), zeroI: opId('zero_'),
   copyI: opId('copy_'), fillI: opId('fill_', 'Scalar'), uniformI: opId('uniform_'), normalI: opId('normal_'),
   maskedFillI: opId('masked_fill_', 'Scalar'), clampI: opId('clamp_'),
-  indexAdd: opId('index_add'), indexFill: opId('index_fill', 'int_Scalar'),
+  indexAdd: opId('index_add'), indexFill: opId('index_fill', 'int_Scalar'), toDense: opId('to_dense'), nnz: opId('_nnz'),
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -324,6 +324,10 @@ export class Tensor {
   indexSelect(dim: number, index: Tensor): Tensor { return callOp(ID.indexSelect, [this, dim, index]) as Tensor; }
   /** Copy with source's slices added at the given indices along dim (repeats accumulate). */
   indexAdd(dim: number, index: Tensor, source: Tensor, alpha = 1): Tensor { return callOp(ID.indexAdd, [this, dim, index, source, alpha]) as Tensor; }
+  /** A sparse tensor as a dense (strided) one. */
+  toDense(): Tensor { return callOp(ID.toDense, [this, null]) as Tensor; }
+  /** Stored entries (rows, for a row-sparse gradient) of a sparse tensor; an error for a dense one. */
+  nnz(): number { return callOp(ID.nnz, [this]) as number; }
   /** Copy with the slices at the given indices along dim set to value. */
   indexFill(dim: number, index: Tensor, value: number): Tensor { return callOp(ID.indexFill, [this, dim, index, value]) as Tensor; }
   gather(dim: number, index: Tensor): Tensor { return callOp(ID.gather, [this, dim, index]) as Tensor; }
