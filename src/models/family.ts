@@ -26,8 +26,12 @@ export interface TrainConfig {
    */
   batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number };
   maxLen: number;
-  /** sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. */
-  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau'; weightDecay: number; sparseLr: number };
+  /**
+   * sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. schedule
+   * 'linear' / 'cosine' decay from lr to minLr over the budget (pairs or minutes, whichever is
+   * nearer its end), after `warmup` steps.
+   */
+  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau' | 'linear' | 'cosine'; minLr: number; weightDecay: number; sparseLr: number };
   dropout: number;
   /** Stop after this many training pairs (exact, counted in (source, target) pairs) or minutes. */
   budget: { pairs?: number; minutes?: number };

@@ -32,24 +32,39 @@ export interface NgramOptions {
   maxFeatures: number;
 }
 
+/** h mod buckets (a mask when buckets is a power of two). */
+function bucketOf(h: number, buckets: number, mask: number): number {
+  return mask >= 0 ? h & mask : (h >>> 0) % buckets;
+}
+
 /**
- * Appends the n-gram bucket ids of `t` (n in [lo, hi], every start position) to out, offset by
- * `base`; returns how many it appended (stops at `room`).
+ * Writes the n-gram bucket ids of `t` (n in [lo, hi], every start position), offset by `base`,
+ * into out from position `at`; returns the new position (stops at out.length).
  */
-export function appendNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: number[], room = Infinity): number {
-  const L = t.length;
-  let k = 0;
-  for (let i = 0; i < L && k < room; i++) {
+export function writeNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at = 0): number {
+  const L = t.length, end = out.length;
+  const mask = (buckets & (buckets - 1)) === 0 ? buckets - 1 : -1;
+  let k = at;
+  for (let i = 0; i < L && k < end; i++) {
     let h = FNV_OFFSET;
-    for (let n = 1; n <= hi && i + n <= L; n++) {
+    const top = Math.min(hi, L - i);
+    for (let n = 1; n <= top; n++) {
       h = Math.imul(h ^ t.charCodeAt(i + n - 1), FNV_PRIME);
       if (n >= lo) {
-        out.push(base + ((h >>> 0) % buckets));
-        if (++k >= room) break;
+        out[k++] = base + bucketOf(h, buckets, mask);
+        if (k >= end) break;
       }
     }
   }
   return k;
+}
+
+/** writeNgrams into a growing array (for tables built once). */
+export function appendNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: number[], room = Infinity): number {
+  const buf = new Int32Array(Math.min(room, t.length * Math.max(0, hi - lo + 1)));
+  const n = writeNgrams(t, lo, hi, buckets, base, buf);
+  for (let i = 0; i < n; i++) out.push(buf[i]!);
+  return n;
 }
 
 /**
@@ -64,6 +79,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
   readonly eosId = 3;
   /** Sentences whose features were cut at maxFeatures since construction. */
   truncated = 0;
+  private buf = new Int32Array(1024);
   constructor(readonly opts: NgramOptions, readonly norm: NormalizeOptions) {
     const [lo, hi] = opts.ngrams;
     if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 1 && hi >= lo && hi <= 16)) throw new Error(`n-gram range must be integers 1 <= lo <= hi <= 16, got [${lo}, ${hi}]`);
@@ -74,24 +90,27 @@ export class HashedNgramTokenizer implements TextTokenizer {
   encode(s: string): Int32Array {
     const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
-    let text = normalize(s, this.norm);
+    let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
     const t = ` ${text} `;
-    const out: number[] = [];
-    appendNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out, maxFeatures);
-    if (words && out.length < maxFeatures) {
-      for (const w of text.split(' ')) {
-        if (!w) continue;
-        if (out.length >= maxFeatures) break;
-        out.push(NGRAM_ID_OFFSET + (hashString(w, 0, w.length, WORD_PREFIX) % buckets));
+    const cap = Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0));
+    if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
+    const out = this.buf.subarray(0, cap);
+    let k = writeNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out);
+    if (words && k < cap) {
+      let start = 0;
+      for (let i = 0; i <= text.length && k < cap; i++) {
+        if (i < text.length && text.charCodeAt(i) !== 32) continue;
+        if (i > start) out[k++] = NGRAM_ID_OFFSET + (hashString(text, start, i, WORD_PREFIX) % buckets);
+        start = i + 1;
       }
     }
-    if (out.length >= maxFeatures) this.truncated++;
-    return Int32Array.from(out);
+    if (k >= maxFeatures) this.truncated++;
+    return out.slice(0, k);
   }
 
   /** What config.json records (and what a resume must match). */
-  toJSON(): unknown {
+  toJSON(): Record<string, unknown> {
     return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', ...this.opts, lowercase: this.norm.lowercase ?? true, romanize: this.norm.romanize ?? false };
   }
 }

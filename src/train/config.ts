@@ -20,7 +20,7 @@ export const GENERIC_DEFAULTS: TrainConfig = {
   ],
   batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0 },
   maxLen: 64,
-  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', weightDecay: 0, sparseLr: 0 },
+  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', minLr: 0, weightDecay: 0, sparseLr: 0 },
   dropout: 0,
   budget: { pairs: 16000 },
   checkpointEvery: 50,
@@ -84,7 +84,8 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
   cfg.optim.betas.forEach((b, i) => checkNumber(file, `optim.betas[${i}]`, b, { min: 0, below: 1 }));
   checkNumber(file, 'optim.clip', cfg.optim.clip, { min: 0 });
   int('optim.warmup', cfg.optim.warmup, 0);
-  checkChoice(file, 'optim.schedule', cfg.optim.schedule, ['constant', 'invsqrt', 'plateau']);
+  checkChoice(file, 'optim.schedule', cfg.optim.schedule, ['constant', 'invsqrt', 'plateau', 'linear', 'cosine']);
+  checkNumber(file, 'optim.minLr', cfg.optim.minLr, { min: 0, max: cfg.optim.lr });
   checkNumber(file, 'optim.weightDecay', cfg.optim.weightDecay, { min: 0 });
   checkNumber(file, 'dropout', cfg.dropout, { min: 0, below: 1 });
   const { pairs = 0, minutes = 0 } = cfg.budget;
@@ -104,7 +105,7 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
  * values are merged over that family's defaults. `overrides` (e.g. command-line budgets) replace
  * whole top-level settings before anything is checked.
  */
-export function parseConfig(user: unknown, file = 'config', overrides: Partial<TrainConfig> = {}): TrainConfig & Record<string, unknown> {
+export function parseConfig<C extends TrainConfig = TrainConfig & Record<string, unknown>>(user: unknown, file = 'config', overrides: Partial<C> = {}): C {
   if (!isObj(user)) throw new Error(`${file}: a training configuration must be a JSON object`);
   const kind = user.model === undefined ? 'laser' : user.model;
   if (typeof kind !== 'string') throw new Error(`${file}: 'model' must be a string`);
@@ -118,9 +119,10 @@ export function parseConfig(user: unknown, file = 'config', overrides: Partial<T
   if (!('budget' in u)) cfg.budget = defaults.budget;
   validateGeneric(cfg, file);
   fam.validate(cfg, file);
-  return cfg;
+  return cfg as unknown as C;
 }
 
-export function loadConfig(file: string, overrides: Partial<TrainConfig> = {}): TrainConfig & Record<string, unknown> {
-  return parseConfig(readJson(file), file, overrides);
+/** A validated configuration from a JSON file (C: the family's typed view, e.g. DualTrainConfig). */
+export function loadConfig<C extends TrainConfig = TrainConfig & Record<string, unknown>>(file: string, overrides: Partial<C> = {}): C {
+  return parseConfig<C>(readJson(file), file, overrides);
 }

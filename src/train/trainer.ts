@@ -68,7 +68,6 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   const sparseLr = cfg.optim.sparseLr || cfg.optim.lr;
   const sparseOpt = sparse.size ? new SparseAdam([...sparse], { lr: sparseLr, betas: cfg.optim.betas }) : null;
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
-  const sched = cfg.optim.schedule === 'invsqrt' ? warmupInvSqrt(cfg.optim.lr, cfg.optim.warmup) : (s: number) => (cfg.optim.warmup > 0 && s < cfg.optim.warmup ? (cfg.optim.lr * s) / cfg.optim.warmup : cfg.optim.lr);
 
   let step = 0, pairs = 0, priorSeconds = o.priorSeconds ?? 0, lossEma: number | null = null;
   let history: TrainLogEntry[] = [];
@@ -97,6 +96,8 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   const t0 = performance.now();
   let validationSeconds = 0;
   const elapsed = () => priorSeconds + (performance.now() - t0) / 1000 - validationSeconds;
+  // (with a minutes budget the decaying schedules follow the clock, so a resumed run's rates differ slightly)
+  const sched = lrSchedule(cfg.optim, () => Math.min(1, Math.max(pairs / budgetPairs, elapsed() / budgetSeconds)));
   let windowStart = performance.now(), windowPairs = 0, windowTokens = 0, stepsHere = 0;
   let lastCheckpoint = elapsed(), savedStep = step;
 
@@ -173,6 +174,20 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   if (savedStep !== step) saveCheckpoint();
   writeLearningCurve(outDir, history);
   return { task, log: history };
+}
+
+/**
+ * The learning rate at a step: linear warmup over `warmup` steps, then constant, inverse square
+ * root, or a linear / cosine decay to minLr as the budget runs out (progress in [0, 1]).
+ */
+export function lrSchedule(o: TrainConfig['optim'], progress: () => number): (step: number) => number {
+  if (o.schedule === 'invsqrt') return warmupInvSqrt(o.lr, o.warmup);
+  return (step) => {
+    if (o.warmup > 0 && step < o.warmup) return (o.lr * step) / o.warmup;
+    if (o.schedule === 'linear') return o.minLr + (o.lr - o.minLr) * (1 - progress());
+    if (o.schedule === 'cosine') return o.minLr + (o.lr - o.minLr) * 0.5 * (1 + Math.cos(Math.PI * progress()));
+    return o.lr;
+  };
 }
 
 /** Loads a safetensors file, hands its tensors to fn, frees them. */

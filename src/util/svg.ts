@@ -91,7 +91,8 @@ function makeAxes(box: { left: number; top: number; right: number; bottom: numbe
   return { x0, x1, y0, y1, xt, yt, sx, sy };
 }
 
-function drawAxes(a: Axes, xLabel?: string, yLabel?: string, xFmt?: (v: number) => string): string[] {
+function drawAxes(a: Axes, xLabel?: string, yLabel?: string, xFmt?: (v: number) => string, yFmt?: (v: number) => string): string[] {
+  const yText = (v: number) => (yFmt ? yFmt(v) : formatTick(v, a.yt.step));
   const out: string[] = [];
   out.push(`<g stroke="#e3e3e3" stroke-width="1">`);
   for (const v of a.yt.values) out.push(`<line x1="${num(a.x0)}" x2="${num(a.x1)}" y1="${num(a.sy(v))}" y2="${num(a.sy(v))}"/>`);
@@ -100,7 +101,7 @@ function drawAxes(a: Axes, xLabel?: string, yLabel?: string, xFmt?: (v: number) 
   out.push(`<rect x="${num(a.x0)}" y="${num(a.y0)}" width="${num(a.x1 - a.x0)}" height="${num(a.y1 - a.y0)}" fill="none" stroke="#555" stroke-width="1"/>`);
   out.push(`<g fill="#333" font-size="11">`);
   for (const v of a.yt.values) {
-    out.push(`<text x="${num(a.x0 - 6)}" y="${num(a.sy(v) + 4)}" text-anchor="end">${escapeXml(formatTick(v, a.yt.step))}</text>`);
+    out.push(`<text x="${num(a.x0 - 6)}" y="${num(a.sy(v) + 4)}" text-anchor="end">${escapeXml(yText(v))}</text>`);
   }
   for (const v of a.xt.values) {
     const s = xFmt ? xFmt(v) : formatTick(v, a.xt.step);
@@ -115,7 +116,7 @@ function drawAxes(a: Axes, xLabel?: string, yLabel?: string, xFmt?: (v: number) 
     out.push(`<text x="${num((a.x0 + a.x1) / 2)}" y="${num(a.y1 + 38)}" text-anchor="middle" font-size="13" fill="#222">${escapeXml(xLabel)}</text>`);
   }
   if (yLabel) {
-    const yl = Math.max(...a.yt.values.map((v) => textWidth(formatTick(v, a.yt.step), 11)));
+    const yl = Math.max(...a.yt.values.map((v) => textWidth(yText(v), 11)));
     const x = a.x0 - yl - 20;
     const y = (a.y0 + a.y1) / 2;
     out.push(`<text x="${num(x)}" y="${num(y)}" text-anchor="middle" font-size="13" fill="#222" transform="rotate(-90 ${num(x)} ${num(y)})">${escapeXml(yLabel)}</text>`);
@@ -160,30 +161,45 @@ export interface LineChartOptions {
   markers?: boolean;
   /** Extra horizontal reference lines, e.g. a baseline. */
   hlines?: { y: number; label?: string }[];
+  /** Logarithmic y axis (ticks at 1, 2, 5 × 10^k); values <= 0 are left out. */
+  yLog?: boolean;
+}
+
+/** Log-axis ticks: positions log10(v) for v in 1, 2, 5 × 10^k spanning [lo, hi] (given in log10 units). */
+function logTicks(lo: number, hi: number): Ticks {
+  const vals: number[] = [];
+  for (let k = Math.floor(lo) - 1; k <= Math.ceil(hi); k++) for (const m of [1, 2, 5]) vals.push(m * 10 ** k);
+  const below = vals.filter((v) => Math.log10(v) <= lo + 1e-9).pop() ?? vals[0]!;
+  const above = vals.find((v) => Math.log10(v) >= hi - 1e-9) ?? vals[vals.length - 1]!;
+  const values = vals.filter((v) => v >= below && v <= above).map((v) => Math.log10(v));
+  return { lo: Math.log10(below), hi: Math.log10(above), step: 1, values };
 }
 
 /** Multi-series line chart (learning curves). Non-finite y values break the line. */
 export function lineChart(o: LineChartOptions): string {
   const width = o.width ?? 760;
   const height = o.height ?? 440;
-  const series = o.series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length]! }));
+  const ylog = (y: number) => (y > 0 ? Math.log10(y) : NaN);
+  const series = o.series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length]!, points: o.yLog ? s.points.map(([x, y]) => [x, ylog(y)] as [number, number]) : s.points }));
+  const hlines = (o.hlines ?? []).map((h) => (o.yLog ? { ...h, y: ylog(h.y) } : h));
+  const yFmt = o.yLog ? (v: number) => String(+(10 ** v).toPrecision(2)) : undefined;
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
-  const ys = series.flatMap((s) => s.points.map((p) => p[1])).concat((o.hlines ?? []).map((h) => h.y));
+  const ys = series.flatMap((s) => s.points.map((p) => p[1])).concat(hlines.map((h) => h.y));
   const [xmin, xmax] = o.xDomain ?? finiteRange(xs);
-  const [ymin, ymax] = o.yDomain ?? finiteRange(ys);
+  const [ymin, ymax] = o.yDomain ? (o.yLog ? [ylog(o.yDomain[0]), ylog(o.yDomain[1])] : o.yDomain) : finiteRange(ys);
   const xt = o.xDomain ? fixedTicks(xmin, xmax) : niceTicks(xmin, xmax, Math.max(3, Math.round(width / 110)));
-  const yt = o.yDomain ? fixedTicks(ymin, ymax) : niceTicks(ymin, ymax, Math.max(3, Math.round(height / 70)));
+  const yt = o.yLog ? logTicks(ymin, ymax) : o.yDomain ? fixedTicks(ymin, ymax) : niceTicks(ymin, ymax, Math.max(3, Math.round(height / 70)));
   const legendW = series.length > 1 || (series[0]?.name ?? '') !== ''
     ? Math.max(...series.map((s) => textWidth(s.name, 12))) + 50 : 20;
-  const yTickW = Math.max(...yt.values.map((v) => textWidth(formatTick(v, yt.step), 11)));
+  const yTickW = Math.max(...yt.values.map((v) => textWidth(yFmt ? yFmt(v) : formatTick(v, yt.step), 11)));
   const box = { left: Math.max(56, yTickW + (o.yLabel ? 34 : 14)), top: o.title ? 44 : 16, right: width - Math.min(legendW, width * 0.35), bottom: height - (o.xLabel ? 52 : 32) };
   const a = makeAxes(box, xt, yt);
   const out = svgOpen(width, height, o.title);
-  out.push(...drawAxes(a, o.xLabel, o.yLabel));
+  out.push(...drawAxes(a, o.xLabel, o.yLabel, undefined, yFmt));
   const clipId = `clip${Math.abs(hashStr(JSON.stringify([o.title, width, height, series.length])))}`;
   out.push(`<clipPath id="${clipId}"><rect x="${num(a.x0)}" y="${num(a.y0)}" width="${num(a.x1 - a.x0)}" height="${num(a.y1 - a.y0)}"/></clipPath>`);
   out.push(`<g clip-path="url(#${clipId})">`);
-  for (const h of o.hlines ?? []) {
+  for (const h of hlines) {
     out.push(`<line x1="${num(a.x0)}" x2="${num(a.x1)}" y1="${num(a.sy(h.y))}" y2="${num(a.sy(h.y))}" stroke="#888" stroke-dasharray="5 4"/>`);
     if (h.label) out.push(`<text x="${num(a.x1 - 4)}" y="${num(a.sy(h.y) - 4)}" text-anchor="end" font-size="11" fill="#555" stroke="#ffffff" stroke-width="3" paint-order="stroke">${escapeXml(h.label)}</text>`);
   }

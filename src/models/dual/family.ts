@@ -18,7 +18,7 @@ import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
   /** Hashed character n-gram features (vocab.type 'none': the sentence is one bag of them and of its words). */
-  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number };
+  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number; dropout: number };
   encoder: { body: BodyKind; layers: number; heads: number; ff: number; hidden: number; maxLen: number; pooling: PoolKind[]; activation: 'tanh' | 'none'; outDim: number };
   /** hardNegatives: k per example, mined every mineEvery steps over the training targets (0 = off). */
   loss: { margin: number; scale: number; bidirectional: boolean; hardNegatives: number; mineEvery: number; mineNprobe: number };
@@ -33,7 +33,7 @@ export function dualConfigOf(cfg: TrainConfig, tok: TextTokenizer): DualConfig {
   return {
     unit: c.vocab.type === 'none' ? 'sentence' : 'token',
     vocabSize: c.vocab.type === 'none' ? 0 : tok.vocabSize, padId: tok.padId,
-    buckets: c.features.buckets, ngrams: c.features.ngrams, combine: c.features.combine, dim: c.features.dim, initStd: c.features.initStd,
+    buckets: c.features.buckets, ngrams: c.features.ngrams, combine: c.features.combine, dim: c.features.dim, initStd: c.features.initStd, featureDropout: c.features.dropout,
     body: c.encoder.body, layers: c.encoder.layers, heads: c.encoder.heads, ff: c.encoder.ff, hidden: c.encoder.hidden, maxLen: c.encoder.maxLen,
     dropout: c.dropout, pooling: c.encoder.pooling, activation: c.encoder.activation, outDim: c.encoder.outDim,
   };
@@ -208,7 +208,7 @@ export const dualFamily: ModelFamily = {
   kind: 'dual',
   summary: 'dual encoder (shared encoder, hashed n-gram features) trained with an additive-margin softmax over in-batch negatives (Yang et al. 2019)',
   sections: {
-    features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048 },
+    features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048, dropout: 0 },
     encoder: { body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, pooling: ['mean'], activation: 'tanh', outDim: 512 },
     loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8 },
   } satisfies DualSections,
@@ -236,6 +236,7 @@ export const dualFamily: ModelFamily = {
     int('features.dim', c.features.dim, 1);
     checkNumber(file, 'features.initStd', c.features.initStd, { min: 0 });
     int('features.maxFeatures', c.features.maxFeatures, 1);
+    checkNumber(file, 'features.dropout', c.features.dropout, { min: 0, below: 1 });
     checkChoice(file, 'encoder.body', c.encoder.body, ['none', 'transformer', 'bilstm']);
     for (const k of ['layers', 'heads', 'ff', 'hidden', 'maxLen', 'outDim'] as const) int(`encoder.${k}`, c.encoder[k], 1);
     if (!Array.isArray(c.encoder.pooling) || !c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' must list one or more of ${POOLS.join(', ')}`);

@@ -5,8 +5,8 @@
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
-import { arange, cat, dropout } from '../../tensor/ops.js';
-import { fromArray, Tensor, tidy } from '../../tensor/tensor.js';
+import { arange, cat, dropout, rand } from '../../tensor/ops.js';
+import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
 
 export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
@@ -30,6 +30,8 @@ export interface DualConfig {
   /** Feature width, and the initial std of the feature rows (0: zeros). */
   dim: number;
   initStd: number;
+  /** Training only: each feature occurrence is dropped with this probability (its bag's total weight kept). */
+  featureDropout: number;
   body: BodyKind;
   /** Transformer: layers, heads, feed-forward width, learned positions up to maxLen. BiLSTM: layers, hidden per direction. */
   layers: number;
@@ -45,13 +47,13 @@ export interface DualConfig {
 }
 
 export const DUAL_DEFAULTS: Omit<DualConfig, 'vocabSize'> = {
-  unit: 'sentence', padId: 0, buckets: 1 << 20, ngrams: [1, 5], combine: 'sum', dim: 256, initStd: 0.1,
+  unit: 'sentence', padId: 0, buckets: 1 << 20, ngrams: [1, 5], combine: 'sum', dim: 256, initStd: 0.1, featureDropout: 0,
   body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, dropout: 0,
   pooling: ['mean'], activation: 'tanh', outDim: 512,
 };
 
-/** Bags for the native embedding bag: concatenated ids, offsets [B+1], per-id weights. */
-interface Bags { ids: Int32Array; offsets: BigInt64Array; weights: Float32Array }
+/** Bags for the native embedding bag: concatenated ids, offsets [bags+1], per-id weights. */
+export interface Bags { ids: Int32Array; offsets: BigInt64Array; weights: Float32Array }
 
 export class DualEncoder extends Module {
   readonly embed: EmbeddingBag;
@@ -93,19 +95,31 @@ export class DualEncoder extends Module {
     return this.cfg.unit === 'sentence' || (this.cfg.body === 'none' && this.cfg.pooling.length === 1 && this.cfg.pooling[0] === 'mean');
   }
 
+  /**
+   * The bags the feature table is read in for these sequences: one per sentence (averaging
+   * encoders), or T per sentence (one per token slot, empty past its end; T = longest sequence).
+   */
+  featureBags(seqs: Int32Array[]): Bags & { T: number } {
+    const T = this.bagOnly ? 1 : Math.max(1, ...seqs.map((s) => s.length));
+    const b = this.bagOnly ? (this.cfg.unit === 'sentence' ? sentenceBags(seqs) : this.tokenBags(seqs, 0, true)) : this.tokenBags(seqs, T, false);
+    if (this.training && this.cfg.featureDropout > 0) dropFeatures(b, this.cfg.featureDropout);
+    return { ...b, T };
+  }
+
   /** Sentence vectors [B, outDim] (not normalised) of token-id sequences (training or eval mode). */
   forward(seqs: Int32Array[]): Tensor {
     return tidy(() => {
       let pooled: Tensor;
+      const bags = this.featureBags(seqs);
       if (this.bagOnly) {
-        pooled = dropout(this.bag(this.cfg.unit === 'sentence' ? sentenceBags(seqs) : this.tokenBags(seqs, 0, true)), this.cfg.dropout, this.training);
+        pooled = dropout(this.bag(bags), this.cfg.dropout, this.training);
       } else {
-        const T = Math.max(1, ...seqs.map((s) => s.length));
+        const { T } = bags;
         const B = seqs.length;
         if (this.cfg.body === 'transformer' && T > this.cfg.maxLen) throw new Error(`DualEncoder: ${T} tokens exceed maxLen ${this.cfg.maxLen}`);
         const lengths = seqs.map((s) => Math.max(1, s.length));
         const mask = fromArray(Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)), [B, T], 'bool');
-        let h = dropout(this.bag(this.tokenBags(seqs, T, false)).view([B, T, this.cfg.dim]), this.cfg.dropout, this.training);
+        let h = dropout(this.bag(bags).view([B, T, this.cfg.dim]), this.cfg.dropout, this.training);
         if (this.transformer) h = this.transformer.forward(h.add(this.pos!.forward(arange(T).unsqueeze(0))), mask.logicalNot());
         else if (this.lstm) h = this.lstm.forward(h, { lengths }).output;
         const feats = this.cfg.pooling.map((k) => {
@@ -153,6 +167,24 @@ export class DualEncoder extends Module {
       else for (let i = s.length; i < T; i++) offsets[++bag] = BigInt(k);
     }
     return { ids, offsets, weights };
+  }
+}
+
+/**
+ * Feature dropout, in place: each id's weight is zeroed with probability p (draws from the seeded
+ * torch RNG, so a step is reproducible) and the kept ones rescaled so every bag keeps its total
+ * weight; a bag that would lose everything keeps all its features.
+ */
+function dropFeatures(b: Bags, p: number): void {
+  const u = noGrad(() => tidy(() => rand([b.ids.length]).toFloat32Array()));
+  const w = b.weights;
+  for (let k = 0; k + 1 < b.offsets.length; k++) {
+    const lo = Number(b.offsets[k]), hi = Number(b.offsets[k + 1]);
+    let all = 0, kept = 0;
+    for (let j = lo; j < hi; j++) { all += w[j]!; if (u[j]! >= p) kept += w[j]!; }
+    if (kept <= 0) continue;
+    const scale = all / kept;
+    for (let j = lo; j < hi; j++) w[j] = u[j]! >= p ? w[j]! * scale : 0;
   }
 }
 

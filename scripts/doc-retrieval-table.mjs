@@ -1,0 +1,36 @@
+// Document retrieval P@1 on ../shared/data/ddtp/docs.dev.xx-en.tsv.gz for every language, both
+// directions, by cosine and by ratio margin, with document vectors = the mean of sentence vectors
+// (src/eval/documents.ts). Each side is centred with its own language's mean vector when the model
+// has one (as `xling embed --lang`). Usage:
+//   node scripts/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp] > table.md
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
+import { documentRetrieval, documentVectors } from '../dist/src/eval/documents.js';
+import { readLines } from '../dist/src/io/lines.js';
+
+const args = process.argv.slice(2);
+const di = args.indexOf('--dir');
+const dir = di >= 0 ? args.splice(di, 2)[1] : '../shared/data/ddtp';
+const files = readdirSync(dir).filter((f) => /^docs\.dev\..+-en\.tsv\.gz$/.test(f)).sort();
+const pct = (x) => (100 * x).toFixed(1);
+for (const modelDir of args) {
+  const model = loadSentenceEncoder(modelDir);
+  console.log(`\n${modelDir}\n\n| language | docs | cosine xx→en | cosine en→xx | margin xx→en | margin en→xx |\n|---|---|---|---|---|---|`);
+  const avg = [0, 0, 0, 0];
+  for (const f of files) {
+    const xx = f.split('.')[2].replace(/-en$/, '');
+    const src = [], trg = [];
+    for await (const { line, no } of readLines(join(dir, f))) {
+      const c = line.split('\t');
+      if (c.length !== 3) throw new Error(`${f}:${no}: expected id<TAB>${xx} text<TAB>en text`);
+      src.push(c[1]); trg.push(c[2]);
+    }
+    const X = documentVectors(model, src, { lang: xx }), Y = documentVectors(model, trg, { lang: 'en' });
+    const cos = documentRetrieval(X, Y, model.dim), mar = documentRetrieval(X, Y, model.dim, { margin: true });
+    const row = [cos.forward.p1, cos.backward.p1, mar.forward.p1, mar.backward.p1];
+    row.forEach((v, i) => { avg[i] += v / files.length; });
+    console.log(`| ${xx} | ${src.length} | ${row.map(pct).join(' | ')} |`);
+  }
+  console.log(`| **average** | | ${avg.map(pct).join(' | ')} |`);
+}

@@ -1,0 +1,53 @@
+// Document vectors (the mean of a document's sentence vectors, L2-normalised) and document
+// retrieval with P@1/3/10 in both directions, by cosine or by the ratio margin of the mining
+// research (each candidate's cosine divided by the mean cosine of both sides' k nearest
+// neighbours: hub documents close to everything lose their advantage).
+import { EmbedOptions, SentenceEncoderModel } from '../embed/model.js';
+import { SearchResult } from '../index/faiss.js';
+import { knnChunked, marginScore } from '../mine/mine.js';
+import { splitSentences } from '../text/sentences.js';
+import { PAtK, precisionAtK } from './retrieval.js';
+
+/** [docs.length, dim] document vectors: each document's sentences embedded, averaged, normalised. */
+export function documentVectors(model: SentenceEncoderModel, docs: string[], o: EmbedOptions = {}): Float32Array {
+  const d = model.dim;
+  const owner: number[] = [], sents: string[] = [];
+  docs.forEach((doc, i) => { for (const s of splitSentences(doc)) { owner.push(i); sents.push(s); } });
+  const v = model.embed(sents, o);
+  const out = new Float32Array(docs.length * d);
+  owner.forEach((doc, k) => { for (let j = 0; j < d; j++) out[doc * d + j]! += v[k * d + j]!; });
+  for (let i = 0; i < docs.length; i++) {
+    let n = 0;
+    for (let j = 0; j < d; j++) n += out[i * d + j]! ** 2;
+    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
+    for (let j = 0; j < d; j++) out[i * d + j]! *= inv;
+  }
+  return out;
+}
+
+export interface DocRetrieval { forward: PAtK; backward: PAtK; n: number }
+
+/**
+ * P@k of finding row i of Y for row i of X (and back), by cosine or (margin) by the ratio margin
+ * over each query's `candidates` cosine neighbours, with neighbourhoods of k = 4.
+ */
+export function documentRetrieval(X: Float32Array, Y: Float32Array, d: number, o: { margin?: boolean; candidates?: number; k?: number } = {}): DocRetrieval {
+  const n = X.length / d;
+  if (Y.length / d !== n) throw new Error(`document retrieval: ${n} source but ${Y.length / d} target documents`);
+  const K = Math.min(n, Math.max(10, o.candidates ?? 16)), k = Math.min(n, o.k ?? 4);
+  const xy = knnChunked(X, Y, d, K), yx = knnChunked(Y, X, d, K);
+  const gold = Int32Array.from({ length: n }, (_, i) => i);
+  if (!o.margin) return { forward: precisionAtK(xy, gold), backward: precisionAtK(yx, gold), n };
+  const mean = (r: SearchResult) => Float32Array.from({ length: r.n }, (_, i) => { let s = 0; for (let j = 0; j < k; j++) s += r.distances[i * r.k + j]!; return s / k; });
+  const mx = mean(xy), my = mean(yx);
+  const rerank = (r: SearchResult, mq: Float32Array, mb: Float32Array): SearchResult => {
+    const labels = new BigInt64Array(r.labels.length), distances = new Float32Array(r.distances.length);
+    for (let i = 0; i < r.n; i++) {
+      const c = Array.from({ length: r.k }, (_, j) => ({ l: r.labels[i * r.k + j]!, s: marginScore('ratio', r.distances[i * r.k + j]!, mq[i]!, mb[Number(r.labels[i * r.k + j]!)]!) }));
+      c.sort((a, b) => b.s - a.s);
+      c.forEach((x, j) => { labels[i * r.k + j] = x.l; distances[i * r.k + j] = x.s; });
+    }
+    return { ...r, labels, distances };
+  };
+  return { forward: precisionAtK(rerank(xy, mx, my), gold), backward: precisionAtK(rerank(yx, my, mx), gold), n };
+}
