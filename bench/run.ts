@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchGemm } from './gemm.js';
 import { benchTrainStep } from './train-step.js';
+import { benchTrainDual } from './train-dual.js';
 import { benchRoot, jsonMode, threadsArg } from './common.js';
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
@@ -16,14 +17,19 @@ if (want('gemm')) {
   results.gemm = r;
   say(`GEMM ${r.shape}: xling ${r.xling_gflops.toFixed(1)} GFLOPS vs PyTorch ${r.torch_gflops.toFixed(1)} → ${r.ratio.toFixed(3)}×`);
 }
-for (const k of ['dual', 'laser'] as const) {
-  if (!want(`train_${k}`)) continue;
-  const r = await benchTrainStep(k);
-  results[`train_${k}`] = r;
-  say(`train step ${k}: xling ${r.xling_pairs_per_s.toFixed(1)} pairs/s vs PyTorch ${r.torch_pairs_per_s.toFixed(1)} → ${r.ratio.toFixed(3)}×`);
+if (want('train_laser')) {
+  const r = await benchTrainStep('laser');
+  results.train_laser = r;
+  say(`train step laser: xling ${r.xling_pairs_per_s.toFixed(1)} pairs/s vs PyTorch ${r.torch_pairs_per_s.toFixed(1)} → ${r.ratio.toFixed(3)}×`);
+}
+for (const k of ['averaging', 'transformer'] as const) {
+  if (!want(`train_dual_${k}`)) continue;
+  const r = await benchTrainDual(k);
+  results[`train_dual_${k}`] = r;
+  say(`train step dual (${k}, configs/fast-1h.json sizes): xling ${r.xling_pairs_per_s.toFixed(0)} pairs/s vs PyTorch ${r.torch_pairs_per_s.toFixed(0)} → ${r.ratio.toFixed(3)}×`);
 }
 // Benchmarks of other capabilities register themselves as modules exporting `run()`.
-for (const [name, file] of [['faiss_flat', 'faiss-flat.js'], ['embed', 'embed.js'], ['mine_knn', 'mine-knn.js']] as const) {
+for (const [name, file] of [['faiss_flat', 'faiss-flat.js'], ['embed', 'embed.js'], ['embed_dual', 'embed-dual.js'], ['mine_knn', 'mine-knn.js']] as const) {
   const path = join(benchRoot, '..', 'dist', 'bench', file);
   if (!want(name) || !existsSync(path)) continue;
   const mod = (await import(path)) as { run: () => Promise<Record<string, unknown>> };

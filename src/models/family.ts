@@ -3,6 +3,7 @@
 // from a model directory. Families are registered by kind in ./registry.ts.
 import { EncodedCorpus, PathConfig } from '../data/examples.js';
 import { Module } from '../nn/module.js';
+import { Optimizer } from '../nn/optim.js';
 import { Tensor } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { SentenceEncoder } from './encoder.js';
@@ -16,8 +17,8 @@ export interface TrainConfig {
   /** The model family (kind): 'laser', 'dual', … */
   model: string;
   seed: number;
-  /** type 'none': no subword vocabulary (families that bring their own text features). */
-  vocab: { size: number; type: 'bpe' | 'unigram' | 'none'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
+  /** type 'words': whole words; 'none': no vocabulary (families that bring their own text features). */
+  vocab: { size: number; type: 'bpe' | 'unigram' | 'words' | 'none'; temperature: number; lowercase: boolean; romanize: boolean; sampleSentences: number };
   paths: PathConfig[];
   /**
    * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
@@ -29,9 +30,9 @@ export interface TrainConfig {
   /**
    * sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. schedule
    * 'linear' / 'cosine' decay from lr to minLr over the budget (pairs or minutes, whichever is
-   * nearer its end), after `warmup` steps.
+   * nearer its end), after `warmup` steps; 'step' multiplies by `decay` every `decayEvery` steps.
    */
-  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau' | 'linear' | 'cosine'; minLr: number; weightDecay: number; sparseLr: number };
+  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau' | 'linear' | 'cosine' | 'step'; minLr: number; decay: number; decayEvery: number; weightDecay: number; sparseLr: number };
   dropout: number;
   /** Stop after this many training pairs (exact, counted in (source, target) pairs) or minutes. */
   budget: { pairs?: number; minutes?: number };
@@ -43,6 +44,17 @@ export interface TrainConfig {
   logEvery: number;
   /** Per-language mean vectors fitted on this many training sentences per language at the end (0 = none). */
   center: { perLang: number };
+}
+
+/** An optimiser of the training loop: its learning rate follows the schedule from baseLr. */
+export interface OptimizerSlot {
+  /** Names its checkpoint file; stepsWith() picks slots by it. */
+  name: string;
+  opt: Optimizer;
+  baseLr: number;
+  params: Tensor[];
+  /** Whether optim.clip applies to these parameters (dense ones). */
+  clip: boolean;
 }
 
 /** What a family's training step needs, built once per run (the trainer owns the loop). */
@@ -64,6 +76,12 @@ export interface TrainingTask<B = unknown> {
   loss(b: B, step: number): Tensor;
   /** Inference encoder over the live weights (validation, per-language means). */
   encoder(): SentenceEncoder;
+  /**
+   * The task's own optimisers (default: Adam for dense parameters, SparseAdam for sparseParameters),
+   * and which of them a batch steps (default: all). For tasks that alternate objectives.
+   */
+  optimizers?(): OptimizerSlot[];
+  stepsWith?(b: B): string[];
   /** Work before a step (e.g. mining hard negatives with the current model). */
   beforeStep?(step: number): void | Promise<void>;
   /** Extra state that a checkpoint must hold for an exact resume (e.g. mined negatives). */

@@ -14,7 +14,8 @@ import { normalize, NormalizeOptions } from './normalize.js';
 export const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'] as const;
 
 export interface TokenizerTrainOptions {
-  model?: 'bpe' | 'unigram';    // default bpe
+  /** 'words': whole words (whitespace, punctuation and CJK ideographs split as BERT does), for word-level models. */
+  model?: 'bpe' | 'unigram' | 'words';    // default bpe
   vocabSize?: number;           // default 16000
   temperature?: number;         // language sampling p_l ∝ n_l^(1/T); default 5
   sampleSentences?: number;     // sentences in the balanced sample; default 400000
@@ -37,8 +38,11 @@ export class Tokenizer implements TextTokenizer {
   private readonly scores: number[] | null;
   private readonly trie: PieceTrie | null;
   private readonly unkScore: number;
+  /** A word-level vocabulary (no subword segmentation). */
+  private readonly wordLevel: boolean;
 
-  private constructor(vocab: string[], merges: [string, string][] | null, readonly norm: NormalizeOptions, readonly maxLen: number, scores: number[] | null = null) {
+  private constructor(vocab: string[], merges: [string, string][] | null, readonly norm: NormalizeOptions, readonly maxLen: number, scores: number[] | null = null, wordLevel = false) {
+    this.wordLevel = wordLevel;
     vocab.forEach((t, i) => { this.ids.set(t, i); this.tokens.push(t); });
     merges?.forEach(([a, b], r) => { const k = `${a} ${b}`; if (!this.ranks.has(k)) this.ranks.set(k, r); });
     this.scores = scores;
@@ -46,7 +50,7 @@ export class Tokenizer implements TextTokenizer {
     this.unkScore = scores ? Math.min(...scores) - UNK_PENALTY : 0;
   }
 
-  get model(): 'bpe' | 'unigram' { return this.scores ? 'unigram' : 'bpe'; }
+  get model(): 'bpe' | 'unigram' | 'words' { return this.wordLevel ? 'words' : this.scores ? 'unigram' : 'bpe'; }
 
   get vocabSize(): number { return this.tokens.length; }
 
@@ -65,15 +69,21 @@ export class Tokenizer implements TextTokenizer {
     const rng = new Rng(o.seed ?? 0);
     const counts = new Map<string, number>();
     const take = Math.min(S, total * 2);
+    const split = o.model === 'words' ? splitWords : preTokenize;
     langs.forEach(([, sents], i) => {
       const n = Math.max(1, Math.round((take * weights[i]!) / wsum));
       // without replacement while the language has enough sentences, then with replacement
       const order = n >= sents.length ? null : rng.sample(sents.length, n);
       for (let j = 0; j < n; j++) {
         const s = sents[order ? order[j]! : j % sents.length]!;
-        for (const w of preTokenize(normalize(s, norm))) counts.set(w, (counts.get(w) ?? 0) + 1);
+        for (const w of split(normalize(s, norm))) counts.set(w, (counts.get(w) ?? 0) + 1);
       }
     });
+    if (o.model === 'words') {
+      // the most frequent words (ties by text), each seen at least twice
+      const words = [...counts].filter(([, c]) => c >= 2).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, vocabSize - SPECIALS.length).map(([w]) => w);
+      return new Tokenizer([...SPECIALS, ...words], null, norm, o.maxLen ?? 64, null, true);
+    }
     if (o.model === 'unigram') {
       const { pieces, scores } = learnUnigram(counts, { vocabSize, specials: SPECIALS.length, characterCoverage: o.characterCoverage });
       return new Tokenizer([...SPECIALS, ...pieces], null, norm, o.maxLen ?? 64, [...SPECIALS.map(() => 0), ...scores]);
@@ -85,6 +95,11 @@ export class Tokenizer implements TextTokenizer {
   /** Normalised, BPE-segmented ids, truncated to maxLen-1, then EOS. */
   encode(s: string): Int32Array {
     const out: number[] = [];
+    if (this.wordLevel) {
+      for (const w of splitWords(normalize(s, this.norm))) { out.push(this.ids.get(w) ?? this.unkId); if (out.length >= this.maxLen - 1) break; }
+      out.push(this.eosId);
+      return Int32Array.from(out);
+    }
     for (const w of preTokenize(normalize(s, this.norm))) {
       for (const id of this.encodeWord(w)) out.push(id);
       if (out.length >= this.maxLen - 1) break;
@@ -100,6 +115,7 @@ export class Tokenizer implements TextTokenizer {
   }
 
   decode(ids: ArrayLike<number>): string {
+    if (this.wordLevel) return Array.from(ids, (id) => (id >= SPECIALS.length ? this.tokens[id] : id === this.unkId ? '⁇' : '')).filter(Boolean).join(' ');
     let s = '';
     for (let i = 0; i < ids.length; i++) { const id = ids[i]!; if (id >= SPECIALS.length) s += this.tokens[id]; else if (id === this.unkId) s += '⁇'; }
     return s.split(WORD_START).join(' ').trim();
@@ -160,15 +176,16 @@ export class Tokenizer implements TextTokenizer {
       truncation: { direction: 'Right', max_length: this.maxLen - 1, strategy: 'LongestFirst', stride: 0 },
       padding: null,
       added_tokens: SPECIALS.map((t, i) => ({ id: i, content: t, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-      normalizer: { type: 'Sequence', normalizers },
-      pre_tokenizer: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
+      normalizer: { type: 'Sequence', normalizers: this.wordLevel ? [...normalizers, { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: false, lowercase: this.norm.lowercase ?? true }] : normalizers },
+      pre_tokenizer: this.wordLevel ? { type: 'BertPreTokenizer' } : { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
       post_processor: null,
-      decoder: { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
+      decoder: this.wordLevel ? null : { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
       model: this.modelJSON(),
     };
   }
 
   private modelJSON(): unknown {
+    if (this.wordLevel) return { type: 'WordLevel', vocab: Object.fromEntries(this.tokens.map((t, i) => [t, i])), unk_token: '<unk>' };
     if (this.scores) return { type: 'Unigram', unk_id: this.unkId, vocab: this.tokens.map((t, i) => [t, this.scores![i]!]), byte_fallback: false };
     const vocab: Record<string, number> = {};
     this.tokens.forEach((t, i) => { vocab[t] = i; });
@@ -188,7 +205,8 @@ export class Tokenizer implements TextTokenizer {
     const m = j.model;
     const isBpe = m?.type === 'BPE' && !!m.vocab && !Array.isArray(m.vocab) && !!m.merges;
     const isUnigram = m?.type === 'Unigram' && Array.isArray(m.vocab);
-    if (!m || (!isBpe && !isUnigram)) throw new Error(`${path}: not a BPE or Unigram tokenizer.json`);
+    const isWords = m?.type === 'WordLevel' && !!m.vocab && !Array.isArray(m.vocab);
+    if (!m || (!isBpe && !isUnigram && !isWords)) throw new Error(`${path}: not a BPE, Unigram or WordLevel tokenizer.json`);
     const vocab: string[] = [];
     let scores: number[] | null = null;
     if (isUnigram) {
@@ -203,7 +221,7 @@ export class Tokenizer implements TextTokenizer {
     const merges = isBpe ? m.merges!.map((x) => (Array.isArray(x) ? x : (x.split(' ') as [string, string]))) : null;
     const lowercase = !!j.normalizer?.normalizers?.some((n) => n.type === 'Lowercase');
     const maxLen = (j.truncation?.max_length ?? 63) + 1;
-    return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen, scores);
+    return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen, scores, isWords);
   }
 
   /** The same tokenizer in HF's own (Rust) implementation. */
@@ -215,4 +233,30 @@ export class Tokenizer implements TextTokenizer {
     const enc = await hf.encodeBatch(sentences.map((s) => normalize(s, this.norm)));
     return enc.map((e) => { const ids = e.getIds(); ids.push(this.eosId); return Int32Array.from(ids); });
   }
+}
+
+/** BERT's ideograph ranges: each such character is a word of its own. */
+function isCjkIdeograph(c: number): boolean {
+  return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x20000 && c <= 0x2a6df) || (c >= 0x2a700 && c <= 0x2b73f) ||
+    (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b820 && c <= 0x2ceaf) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
+}
+
+const PUNCT = /\p{P}/u;
+function isBertPunct(c: number, ch: string): boolean {
+  return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126) || PUNCT.test(ch);
+}
+
+/** Words of normalised text as Hugging Face's BertNormalizer + BertPreTokenizer split them. */
+export function splitWords(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  const flush = () => { if (cur) { out.push(cur); cur = ''; } };
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (/\s/u.test(ch)) flush();
+    else if (isCjkIdeograph(c) || isBertPunct(c, ch)) { flush(); out.push(ch); }
+    else cur += ch;
+  }
+  flush();
+  return out;
 }

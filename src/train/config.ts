@@ -20,7 +20,7 @@ export const GENERIC_DEFAULTS: TrainConfig = {
   ],
   batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0 },
   maxLen: 64,
-  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', minLr: 0, weightDecay: 0, sparseLr: 0 },
+  optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', minLr: 0, decay: 0.98, decayEvery: 10000, weightDecay: 0, sparseLr: 0 },
   dropout: 0,
   budget: { pairs: 16000 },
   checkpointEvery: 50,
@@ -62,7 +62,7 @@ export function defaultConfig(kind = 'laser'): TrainConfig & Record<string, unkn
 function validateGeneric(cfg: TrainConfig, file: string): void {
   const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
   int('seed', cfg.seed, 0);
-  checkChoice(file, 'vocab.type', cfg.vocab.type, ['bpe', 'unigram', 'none']);
+  checkChoice(file, 'vocab.type', cfg.vocab.type, ['bpe', 'unigram', 'words', 'none']);
   int('vocab.size', cfg.vocab.size, 300);
   checkNumber(file, 'vocab.temperature', cfg.vocab.temperature, { above: 0 });
   int('vocab.sampleSentences', cfg.vocab.sampleSentences, 1);
@@ -84,7 +84,9 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
   cfg.optim.betas.forEach((b, i) => checkNumber(file, `optim.betas[${i}]`, b, { min: 0, below: 1 }));
   checkNumber(file, 'optim.clip', cfg.optim.clip, { min: 0 });
   int('optim.warmup', cfg.optim.warmup, 0);
-  checkChoice(file, 'optim.schedule', cfg.optim.schedule, ['constant', 'invsqrt', 'plateau', 'linear', 'cosine']);
+  checkChoice(file, 'optim.schedule', cfg.optim.schedule, ['constant', 'invsqrt', 'plateau', 'linear', 'cosine', 'step']);
+  checkNumber(file, 'optim.decay', cfg.optim.decay, { above: 0, max: 1 });
+  int('optim.decayEvery', cfg.optim.decayEvery, 1);
   checkNumber(file, 'optim.minLr', cfg.optim.minLr, { min: 0, max: cfg.optim.lr });
   checkNumber(file, 'optim.weightDecay', cfg.optim.weightDecay, { min: 0 });
   checkNumber(file, 'dropout', cfg.dropout, { min: 0, below: 1 });

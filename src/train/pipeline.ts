@@ -100,10 +100,10 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       tok = Tokenizer.load(path, { romanize: cfg.vocab.romanize });
     } else {
       const t1 = performance.now();
-      const trained = Tokenizer.train(byLanguage(table), { model: cfg.vocab.type === 'unigram' ? 'unigram' : 'bpe', vocabSize: cfg.vocab.size, temperature: cfg.vocab.temperature, seed: cfg.seed, maxLen: cfg.maxLen, sampleSentences: cfg.vocab.sampleSentences, normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize } });
+      const trained = Tokenizer.train(byLanguage(table), { model: cfg.vocab.type === 'none' ? 'bpe' : cfg.vocab.type, vocabSize: cfg.vocab.size, temperature: cfg.vocab.temperature, seed: cfg.seed, maxLen: cfg.maxLen, sampleSentences: cfg.vocab.sampleSentences, normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize } });
       trained.save(path);
       tok = trained;
-      log(`joint ${cfg.vocab.type === 'unigram' ? 'unigram' : 'BPE'} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`);
+      log(`joint ${({ bpe: 'BPE', unigram: 'unigram', words: 'word', none: '' })[cfg.vocab.type]} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`);
     }
     tokText = readFileSync(path, 'utf8');
   }

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync
 import { join } from 'node:path';
 import { EncodedCorpus } from '../data/examples.js';
 import { SentenceEncoderModel } from '../embed/model.js';
-import { TrainConfig, TrainingTask } from '../models/family.js';
+import { OptimizerSlot, TrainConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { Adam, clipGradNorm, PlateauDecay, SparseAdam, warmupInvSqrt } from '../nn/optim.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
@@ -62,11 +62,8 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   manualSeed(cfg.seed);
   const task = getFamily(cfg.model).createTask(cfg, tok, corpus, log);
   for (const line of task.describe?.() ?? []) log(line);
-  const sparse = new Set(task.sparseParameters ?? []);
-  const params = task.module.parameters().filter((p) => !sparse.has(p));
-  const opt = new Adam(params, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay });
-  const sparseLr = cfg.optim.sparseLr || cfg.optim.lr;
-  const sparseOpt = sparse.size ? new SparseAdam([...sparse], { lr: sparseLr, betas: cfg.optim.betas }) : null;
+  const slots = task.optimizers?.() ?? defaultOptimizers(task, cfg);
+  const clipped = slots.filter((s) => s.clip).flatMap((s) => s.params);
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
 
   let step = 0, pairs = 0, priorSeconds = o.priorSeconds ?? 0, lossEma: number | null = null;
@@ -76,8 +73,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     if (o.fingerprint && st.fingerprint && st.fingerprint !== o.fingerprint)
       throw new Error(`--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`);
     loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
-    loadInto(join(ckDir, 'optimizer.safetensors'), (t, m) => opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
-    if (sparseOpt) loadInto(join(ckDir, 'sparse-optimizer.safetensors'), (t, m) => sparseOpt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
+    for (const sl of slots) loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
     if (task.loadCheckpointState) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
     ({ step, pairs, lossEma } = st);
     priorSeconds = st.seconds;
@@ -106,9 +102,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
     saveTensors(join(tmp, 'model.safetensors'), task.module.stateDict());
-    const os = opt.stateDict();
-    saveTensors(join(tmp, 'optimizer.safetensors'), os.tensors, { meta: JSON.stringify(os.meta) });
-    if (sparseOpt) { const ss = sparseOpt.stateDict(); saveTensors(join(tmp, 'sparse-optimizer.safetensors'), ss.tensors, { meta: JSON.stringify(ss.meta) }); }
+    for (const sl of slots) { const os = sl.opt.stateDict(); saveTensors(join(tmp, optimizerFile(sl.name)), os.tensors, { meta: JSON.stringify(os.meta) }); }
     const ts = task.checkpointState?.();
     if (ts) saveTensors(join(tmp, 'task.safetensors'), ts.tensors);
     const st: Checkpoint = { step, pairs, seconds: elapsed(), stream: task.streamState, lossEma, plateau: plateau?.state(), fingerprint: o.fingerprint, task: ts?.meta };
@@ -125,23 +119,23 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   while (pairs < budgetPairs && elapsed() < budgetSeconds) {
     // a simulated kill: stop without the final checkpoint
     if (o.stopAfterSteps !== undefined && stepsHere >= o.stopAfterSteps) return { task, log: history };
-    const batch = task.truncate(task.nextBatch(), budgetPairs - pairs);
+    const raw = task.nextBatch();
+    const batch = task.truncate(raw, budgetPairs - pairs);
     const n = task.pairs(batch);
-    if (!n) break;
+    if (!n && task.pairs(raw) > 0) break; // cut to nothing: the pair budget is spent (some batches count no pairs)
     step++;
     stepsHere++;
     await task.beforeStep?.(step);
     manualSeed(cfg.seed * 1000003 + step); // dropout masks depend on (seed, step) only: resumable
-    opt.lr = plateau ? plateau.lr : sched(step);
-    if (sparseOpt) sparseOpt.lr = sparseLr * (opt.lr / cfg.optim.lr);
+    const lr = plateau ? plateau.lr : sched(step);
+    for (const sl of slots) sl.opt.lr = sl.baseLr * (lr / cfg.optim.lr);
+    const stepping = task.stepsWith ? new Set(task.stepsWith(batch)) : null;
     const loss = tidy(() => {
-      opt.zeroGrad();
-      sparseOpt?.zeroGrad();
+      for (const sl of slots) sl.opt.zeroGrad();
       const l = task.loss(batch, step);
       l.backward();
-      if (cfg.optim.clip > 0) clipGradNorm(params, cfg.optim.clip);
-      opt.step();
-      sparseOpt?.step();
+      if (cfg.optim.clip > 0 && clipped.length) clipGradNorm(clipped, cfg.optim.clip);
+      for (const sl of slots) if (!stepping || stepping.has(sl.name)) sl.opt.step();
       return l.item();
     });
     if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${step} (loss ${loss}); lower optim.lr`);
@@ -149,7 +143,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     windowPairs += n;
     windowTokens += task.tokens(batch);
     lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
-    const entry: TrainLogEntry = { step, pairs, loss, lr: opt.lr, seconds: elapsed() };
+    const entry: TrainLogEntry = { step, pairs, loss, lr, seconds: elapsed() };
     if (cfg.validate.every > 0 && o.dev && step % cfg.validate.every === 0) {
       const v0 = performance.now();
       entry.xsim = xsimOnDev(new SentenceEncoderModel(task.encoder(), tok), o.dev).average;
@@ -165,7 +159,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
       const secs = (performance.now() - windowStart) / 1000;
       const rate = windowPairs / secs;
       const left = Math.min((budgetPairs - pairs) / rate, budgetSeconds - elapsed());
-      log(`step ${step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${lossEma.toFixed(3)} lr ${opt.lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`);
+      log(`step ${step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${lossEma.toFixed(3)} lr ${lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`);
       windowStart = performance.now(); windowPairs = 0; windowTokens = 0;
     }
     if (step % cfg.checkpointEvery === 0 || (cfg.checkpointMinutes > 0 && elapsed() - lastCheckpoint >= cfg.checkpointMinutes * 60)) saveCheckpoint();
@@ -174,6 +168,24 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   if (savedStep !== step) saveCheckpoint();
   writeLearningCurve(outDir, history);
   return { task, log: history };
+}
+
+/**
+ * The optimisers of a task that brings none: Adam for the dense parameters (clipped), SparseAdam
+ * for the row-sparse ones (at optim.sparseLr).
+ */
+function defaultOptimizers(task: TrainingTask, cfg: TrainConfig): OptimizerSlot[] {
+  const sparse = new Set(task.sparseParameters ?? []);
+  const dense = task.module.parameters().filter((p) => !sparse.has(p));
+  const slots: OptimizerSlot[] = [{ name: 'dense', opt: new Adam(dense, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay }), baseLr: cfg.optim.lr, params: dense, clip: true }];
+  const sparseLr = cfg.optim.sparseLr || cfg.optim.lr;
+  if (sparse.size) slots.push({ name: 'sparse', opt: new SparseAdam([...sparse], { lr: sparseLr, betas: cfg.optim.betas }), baseLr: sparseLr, params: [...sparse], clip: false });
+  return slots;
+}
+
+/** Checkpoint file of an optimiser (the names of checkpoints made before tasks could bring their own). */
+function optimizerFile(name: string): string {
+  return name === 'dense' ? 'optimizer.safetensors' : name === 'sparse' ? 'sparse-optimizer.safetensors' : `optimizer-${name}.safetensors`;
 }
 
 /**
@@ -186,6 +198,7 @@ export function lrSchedule(o: TrainConfig['optim'], progress: () => number): (st
     if (o.warmup > 0 && step < o.warmup) return (o.lr * step) / o.warmup;
     if (o.schedule === 'linear') return o.minLr + (o.lr - o.minLr) * (1 - progress());
     if (o.schedule === 'cosine') return o.minLr + (o.lr - o.minLr) * 0.5 * (1 + Math.cos(Math.PI * progress()));
+    if (o.schedule === 'step') return o.lr * o.decay ** Math.floor(step / o.decayEvery);
     return o.lr;
   };
 }
