@@ -1,11 +1,13 @@
 // Model families by kind. Adding a family: one folder under src/models/ and one line here.
 import { ModelFamily } from './family.js';
 import { dualFamily } from './dual/family.js';
+import { jmtFamily } from './jmt/family.js';
 import { laserFamily } from './laser/family.js';
 
 const FAMILIES: ModelFamily[] = [
   laserFamily,
   dualFamily,
+  jmtFamily,
 ];
 
 export function familyKinds(): string[] { return FAMILIES.map((f) => f.kind); }

@@ -1,7 +1,7 @@
 // Optimizers (the update rules of torch.optim, run as in-place ATen ops per parameter),
 // global-norm gradient clipping and learning-rate schedules.
 import { cat, zerosLike } from '../tensor/ops.js';
-import { keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { callOp, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { native } from '../native.js';
 
 export interface Optimizer {
@@ -136,6 +136,32 @@ export class SparseAdam extends Base {
     this.stepCount = s.meta.step ?? 0;
   }
 }
+
+/**
+ * Plain SGD over row-sparse gradients: p[rows] −= lr · g[rows] (word2vec's update), for large
+ * embedding tables trained with skip-gram.
+ */
+export class SparseSGD extends Base {
+  constructor(params: Tensor[], o: { lr: number }) { super(params, o.lr); }
+  step(): void {
+    noGrad(() => {
+      for (const p of this.params) {
+        const g = p.grad;
+        if (!g) continue;
+        tidy(() => {
+          const c = callOp(SPARSE.coalesce, [g]) as Tensor;
+          const rows = (callOp(SPARSE.indices, [c]) as Tensor).select(0, 0);
+          p.indexAdd_(0, rows, callOp(SPARSE.values, [c]) as Tensor, -this.lr);
+        });
+        g.dispose();
+      }
+    });
+  }
+  stateDict() { return { tensors: new Map<string, Tensor>(), meta: { lr: this.lr } }; }
+  loadStateDict(): void { /* stateless */ }
+}
+
+const SPARSE = { coalesce: opId('coalesce'), indices: opId('_indices'), values: opId('_values') };
 
 export interface SGDOptions { lr: number; momentum?: number; weightDecay?: number; nesterov?: boolean }
 

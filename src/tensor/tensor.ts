@@ -151,7 +151,7 @@ const ID = {
   pow: opId('pow', 'Tensor_Scalar'), powT: opId('pow', 'Tensor_Tensor'),
   matmul: opId('matmul'), bmm: opId('bmm'), mm: opId('mm'), linear: opId('linear'),
   neg: opId('neg'), exp: opId('exp'), log: opId('log'), tanh: opId('tanh'), sigmoid: opId('sigmoid'),
-  relu: opId('relu'), gelu: opId('gelu'), sqrt: opId('sqrt'), rsqrt: opId('rsqrt'), abs: opId('abs'),
+  relu: opId('relu'), logSigmoid: opId('log_sigmoid'), gelu: opId('gelu'), sqrt: opId('sqrt'), rsqrt: opId('rsqrt'), abs: opId('abs'),
   sign: opId('sign'), clamp: opId('clamp'), clampMin: opId('clamp_min'), maximum: opId('maximum'), minimum: opId('minimum'),
   reshape: opId('reshape'), view: opId('view'), permute: opId('permute'), transpose: opId('transpose', 'int'),
   t: opId('t'), contiguous: opId('contiguous'), expand: opId('expand'), unsqueeze: opId('unsqueeze'),
@@ -176,7 +176,7 @@ const ID = {
   addcmulI: opId('addcmul_'), addcdivI: opId('addcdiv_'), lerpI: opId('lerp_', 'Scalar'), zeroI: opId('zero_'),
   copyI: opId('copy_'), fillI: opId('fill_', 'Scalar'), uniformI: opId('uniform_'), normalI: opId('normal_'),
   maskedFillI: opId('masked_fill_', 'Scalar'), clampI: opId('clamp_'),
-  indexAdd: opId('index_add'), indexFill: opId('index_fill', 'int_Scalar'), toDense: opId('to_dense'), nnz: opId('_nnz'),
+  indexAdd: opId('index_add'), indexAddI: opId('index_add_'), indexFill: opId('index_fill', 'int_Scalar'), toDense: opId('to_dense'), nnz: opId('_nnz'),
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -269,6 +269,7 @@ export class Tensor {
   tanh(): Tensor { return callOp(ID.tanh, [this]) as Tensor; }
   sigmoid(): Tensor { return callOp(ID.sigmoid, [this]) as Tensor; }
   relu(): Tensor { return callOp(ID.relu, [this]) as Tensor; }
+  logSigmoid(): Tensor { return callOp(ID.logSigmoid, [this]) as Tensor; }
   gelu(approximate: 'none' | 'tanh' = 'none'): Tensor { return callOp(ID.gelu, [this, approximate]) as Tensor; }
   sqrt(): Tensor { return callOp(ID.sqrt, [this]) as Tensor; }
   rsqrt(): Tensor { return callOp(ID.rsqrt, [this]) as Tensor; }
@@ -383,6 +384,7 @@ export class Tensor {
   addcdiv_(a: Tensor, b: Tensor, value = 1): this { callInPlace(ID.addcdivI, [this, a, b, value]); return this; }
   lerp_(end: Tensor, weight: number): this { callInPlace(ID.lerpI, [this, end, weight]); return this; }
   zero_(): this { callInPlace(ID.zeroI, [this]); return this; }
+  indexAdd_(dim: number, index: Tensor, source: Tensor, alpha = 1): this { callInPlace(ID.indexAddI, [this, dim, index, source, alpha]); return this; }
   fill_(v: Scalar): this { callInPlace(ID.fillI, [this, v]); return this; }
   copy_(src: Tensor): this { callInPlace(ID.copyI, [this, src, false]); return this; }
   uniform_(from = 0, to = 1): this { callInPlace(ID.uniformI, [this, from, to, null]); return this; }
