@@ -1,5 +1,6 @@
 // Every xling subcommand.
 import { CliCommand } from './command.js';
+import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
 import { embedCommand } from './embed.js';
 import { evalBuccCommand } from './eval-bucc.js';
 import { evalRetrievalCommand } from './eval-retrieval.js';
@@ -11,5 +12,5 @@ import { trainCommand } from './train.js';
 
 export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
-  mineCommand, indexBuildCommand, indexMergeCommand, searchCommand,
+  mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand,
 ];

@@ -29,4 +29,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `xling … | head`: a reader that closes the pipe early ends the command quietly, as Unix tools do
+process.stdout.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0); throw e; });
+
 process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,88 @@
+// xling classify train / eval: cross-lingual document classification on document vectors (the
+// mean of each document's sentence vectors): train on one language, test on any other.
+import { existsSync } from 'node:fs';
+import { CLASSIFIER_DEFAULTS, ClassifierType, evaluate, loadClassifier, predict, trainClassifier } from '../classify/classifier.js';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { documentVectors } from '../eval/documents.js';
+import { readLines } from '../io/lines.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { heatmap } from '../util/svg.js';
+import { command, usage } from './command.js';
+
+/** Documents of a label<TAB>id<TAB>text file. */
+async function readLabelled(path: string): Promise<{ labels: string[]; ids: string[]; texts: string[] }> {
+  if (!existsSync(path)) throw new Error(`--data: no such file ${path}`);
+  const labels: string[] = [], ids: string[] = [], texts: string[] = [];
+  for await (const { line, no } of readLines(path)) {
+    if (!line.trim()) continue;
+    const c = line.split('\t');
+    if (c.length < 3 || !c[0] || !c[2]!.trim()) throw new Error(`${path}:${no}: expected label<TAB>id<TAB>text`);
+    labels.push(c[0]); ids.push(c[1]!); texts.push(c.slice(2).join(' '));
+  }
+  if (!labels.length) throw new Error(`${path}: no documents`);
+  return { labels, ids, texts };
+}
+
+const MODEL_OPTIONS = {
+  model: { type: 'string', required: true, metavar: 'DIR', help: 'sentence encoder (model directory)' },
+  data: { type: 'string', required: true, metavar: 'TSV', help: 'label<TAB>id<TAB>text per line' },
+  lang: { type: 'string', default: 'auto', help: "language of the documents for per-language centring ('auto': identified, as xling embed does)" },
+  center: { type: 'boolean', default: true, help: 'per-language centring (--no-center: plain vectors)' },
+  threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+} as const;
+
+export const classifyTrainCommand = command(['classify', 'train'], {
+  name: 'xling classify train',
+  summary: 'train a document classifier on document vectors',
+  options: {
+    ...MODEL_OPTIONS,
+    output: { type: 'string', alias: 'o', required: true, metavar: 'DIR', help: 'classifier directory (classifier.json, weights.safetensors)' },
+    classifierType: { type: 'string', default: 'mlp', choices: ['mlp', 'perceptron'], help: 'MLP (tanh hidden layers, dropout, Adam; best held-out epoch) or averaged perceptron' },
+    hidden: { type: 'list', default: ['64'], help: 'MLP hidden layer widths' },
+    dropout: { type: 'number', default: CLASSIFIER_DEFAULTS.dropout, range: { min: 0, below: 1 } },
+    epochs: { type: 'number', default: CLASSIFIER_DEFAULTS.epochs, range: { int: true, min: 1 } },
+    lr: { type: 'number', default: CLASSIFIER_DEFAULTS.lr, range: { above: 0 } },
+    heldOut: { type: 'number', default: CLASSIFIER_DEFAULTS.heldOut, range: { min: 0, below: 1 }, help: 'share of the training documents held out to choose the MLP epoch' },
+    seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+  },
+  examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
+}, async (a) => {
+  const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
+  if (a.threads) setNumThreads(a.threads);
+  const m = loadSentenceEncoder(a.model);
+  const docs = await readLabelled(a.data);
+  const labels = [...new Set(docs.labels)].sort();
+  const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });
+  const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
+  const clf = trainClassifier(x, y, labels, { ...CLASSIFIER_DEFAULTS, type: a.classifierType as ClassifierType, hidden, dropout: a.dropout, epochs: a.epochs, lr: a.lr, heldOut: a.heldOut, seed: a.seed });
+  clf.save(a.output);
+  const train = evaluate(y, predict(clf, x), labels);
+  process.stderr.write(`[classify] ${docs.texts.length} documents, ${labels.length} classes: ${clf.info}; training accuracy ${(100 * train.accuracy).toFixed(1)}% → ${a.output}\n`);
+});
+
+export const classifyEvalCommand = command(['classify', 'eval'], {
+  name: 'xling classify eval',
+  summary: 'accuracy and macro-F1 of a document classifier on labelled documents',
+  options: {
+    ...MODEL_OPTIONS,
+    classifier: { type: 'string', required: true, metavar: 'DIR', help: 'from xling classify train' },
+    json: { type: 'string', metavar: 'FILE', help: 'accuracy, macro_f1 (fractions), per-class figures, confusion matrix' },
+    svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted)' },
+  },
+  examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
+}, async (a) => {
+  if (a.threads) setNumThreads(a.threads);
+  const clf = loadClassifier(a.classifier);
+  const m = loadSentenceEncoder(a.model);
+  if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
+  const docs = await readLabelled(a.data);
+  const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
+  if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
+  const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });
+  const r = evaluate(Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)), predict(clf, x), clf.labels);
+  process.stdout.write(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}%  (${r.n} documents)\n`);
+  for (const p of r.perClass) process.stdout.write(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);
+  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(r, null, 1) + '\n');
+  if (a.svg) writeFileAtomicSync(a.svg, heatmap({ rows: r.labels, cols: r.labels, values: r.confusion, title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`, colors: 'viridis', showValues: true, rowLabel: 'gold', colLabel: 'predicted', format: (v) => String(v) }));
+});
