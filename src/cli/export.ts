@@ -1,12 +1,50 @@
-// xling export: the encoder alone, for embedding.
-import { exportEncoder } from '../embed/model-dir.js';
-import { command } from './command.js';
+// xling export: the encoder alone (for embedding), or the word vectors in word2vec text format.
+import { join } from 'node:path';
+import { exportEncoder, readModelConfig } from '../embed/model-dir.js';
+import { loadTensors } from '../nn/serialize.js';
+import { Tokenizer } from '../text/tokenizer.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { command, usage } from './command.js';
+
+/**
+ * word2vec text format: "V dim", then one "token v1 … vdim" line per vocabulary entry (the special
+ * tokens left out). The vectors are the rows of the encoder's token-embedding table.
+ */
+export function wordVectorsText(modelDir: string): { text: string; words: number; dim: number } {
+  const cfg = readModelConfig(modelDir);
+  if (!cfg.tokenizer) throw new Error(`--model ${modelDir}: this ${cfg.kind} model has no word or subword vocabulary (its features are hashed)`);
+  const tok = Tokenizer.load(join(modelDir, cfg.tokenizer));
+  const { tensors } = loadTensors(join(modelDir, 'model.safetensors'));
+  try {
+    const t = tensors.get('encoder.embed.weight');
+    if (!t || t.shape.length !== 2 || t.shape[0]! < tok.vocabSize) throw new Error(`--model ${modelDir}: no token-embedding table (encoder.embed.weight) over its ${tok.vocabSize} tokens`);
+    const dim = t.shape[1]!, w = t.float().toFloat32Array();
+    const lines = [''];
+    for (let v = 4; v < tok.vocabSize; v++) {
+      const word = tok.vocab[v]!.replace(/\s/g, '_');
+      lines.push(`${word} ${Array.from(w.subarray(v * dim, (v + 1) * dim), (x) => +x.toPrecision(6)).join(' ')}`);
+    }
+    lines[0] = `${lines.length - 1} ${dim}`;
+    return { text: lines.join('\n') + '\n', words: lines.length - 1, dim };
+  } finally {
+    for (const x of tensors.values()) x.dispose();
+  }
+}
 
 export const exportCommand = command(['export'], {
   name: 'xling export',
-  summary: 'write a model directory holding only the encoder',
+  summary: 'write the encoder alone (-o DIR), or the word vectors in word2vec text format (--words FILE)',
   options: {
     model: { type: 'string', required: true, metavar: 'DIR' },
-    out: { type: 'string', alias: 'o', required: true, metavar: 'DIR' },
+    out: { type: 'string', alias: 'o', metavar: 'DIR', help: 'a model directory holding only the encoder (and the per-language means)' },
+    words: { type: 'string', metavar: 'FILE', help: 'word2vec text format: the vocabulary with its embedding rows (word-level and subword models)' },
   },
-}, async (a) => { exportEncoder(a.model, a.out); });
+}, async (a) => {
+  if (!a.out && !a.words) usage('give -o DIR (encoder) and/or --words FILE (word vectors)');
+  if (a.out) exportEncoder(a.model, a.out);
+  if (a.words) {
+    const r = wordVectorsText(a.model);
+    writeFileAtomicSync(a.words, r.text);
+    process.stderr.write(`[export] ${r.words} word vectors of ${r.dim} dimensions → ${a.words}\n`);
+  }
+});

@@ -20,6 +20,7 @@ export const trainCommand = command(['train'], {
     budgetPairs: { type: 'number', range: { int: true, min: 1 }, help: 'override the budget: stop after N training pairs' },
     budgetMinutes: { type: 'number', range: { above: 0 }, help: 'override the budget: stop after N minutes (preparation included)' },
     excludeLangs: { type: 'list', help: 'languages (TSV columns) left out of training, e.g. for zero-shot tests' },
+    mono: { type: 'list', metavar: 'LANG=FILE', help: 'extra monolingual text (one sentence per line) in language LANG, repeatable (the jmt skip-gram uses it)' },
     quiet: { type: 'boolean', default: false, help: 'no progress lines' },
   },
   examples: [
@@ -32,8 +33,9 @@ export const trainCommand = command(['train'], {
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
   const config = loadConfig(a.config, budget);
   if (a.threads) setNumThreads(a.threads);
+  const mono = a.mono.map((m): [string, string] => { const i = m.indexOf('='); if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`); return [m.slice(0, i), m.slice(i + 1)]; });
   await trainModel({
     config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
-    excludeLangs: a.excludeLangs, quiet: a.quiet,
+    excludeLangs: a.excludeLangs, mono, quiet: a.quiet,
   });
 });

@@ -13,6 +13,7 @@ import { getFamily } from '../models/registry.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { Tokenizer } from '../text/tokenizer.js';
 import { Progress } from '../util/progress.js';
+import { readLines } from '../io/lines.js';
 import { devSetOf, encodeTable, loadTable, NWayTable } from './prepare.js';
 import { train, TrainLogEntry } from './trainer.js';
 import { xsimOnDev, XsimResult } from './validate.js';
@@ -30,6 +31,8 @@ export interface TrainModelOptions {
   resume?: boolean | 'or-start';
   /** Languages (TSV columns) left out of training. */
   excludeLangs?: string[];
+  /** Monolingual text files ([lang, path]): one sentence per line, added as rows with that language only. */
+  mono?: [string, string][];
   log?: (line: string) => void;
   quiet?: boolean;
 }
@@ -60,6 +63,10 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const family = getFamily(cfg.model);
   if (!existsSync(o.data)) throw new Error(`--data: no such file ${o.data}`);
   if (o.dev && !existsSync(o.dev)) throw new Error(`--dev: no such file ${o.dev}`);
+  for (const [lang, file] of o.mono ?? []) {
+    if (!/^[a-z]{2,3}(_[a-z]{2,4})?$/i.test(lang)) throw new Error(`--mono: '${lang}' is not a language code (give LANG=FILE)`);
+    if (!existsSync(file)) throw new Error(`--mono: no such file ${file}`);
+  }
   checkReplaceable(o.out, '--out');
   const work = `${o.out}.partial`;
   let resume = false;
@@ -84,6 +91,12 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
     table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
     for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
+  }
+  for (const [lang, file] of o.mono ?? []) {
+    if (!table.langs.includes(lang)) table.langs.push(lang);
+    let n = 0;
+    for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
+    log(`--mono ${lang}: ${n} sentences from ${file}`);
   }
   log(`${table.rows.length} rows, ${table.langs.length} languages`);
 
