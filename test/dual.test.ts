@@ -194,7 +194,7 @@ describe('dual encoder family', () => {
     assert.throws(() => parseConfig({ model: 'dual', loss: { margin: -1 } }, 'c.json'), /'loss\.margin' must be a number >= 0/);
     assert.throws(() => parseConfig({ model: 'dual', paths: [{ kind: '1:N', src: '*', trg: ['en', 'de'] }] }, 'c.json'), /1:1 paths/);
     assert.throws(() => parseConfig({ model: 'dual', decoder: {} }, 'c.json'), /unknown setting 'decoder'/);
-    assert.throws(() => parseConfig({ model: 'nmt' }, 'c.json'), /c\.json: 'model': unknown model kind "nmt" \(known: laser, dual\)/);
+    assert.throws(() => parseConfig({ model: 'nmt' }, 'c.json'), /c\.json: 'model': unknown model kind "nmt" \(known: laser, dual, jmt\)/);
     assert.throws(() => parseConfig({ model: 'dual', budget: { pairs: 0 } }, 'c.json'), /'budget' needs pairs > 0 or minutes > 0/);
   });
 

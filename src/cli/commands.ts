@@ -1,6 +1,7 @@
 // Every xling subcommand.
 import { CliCommand } from './command.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
+import { serveCommand } from './serve.js';
 import { embedCommand } from './embed.js';
 import { evalBuccCommand } from './eval-bucc.js';
 import { evalRetrievalCommand } from './eval-retrieval.js';
@@ -12,5 +13,5 @@ import { trainCommand } from './train.js';
 
 export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
-  mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand,
+  mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
 ];

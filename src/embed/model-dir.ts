@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
-import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
+import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { SentenceEncoderModel } from './model.js';
 
@@ -97,17 +97,10 @@ export function readModelConfig(dir: string): SavedModelConfig {
 export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
   const family = getFamily(cfg.kind, join(dir, 'config.json'));
-  const { tensors } = loadTensors(join(dir, 'model.safetensors'));
-  const weights = new Map<string, Tensor>();
+  const file = join(dir, 'model.safetensors');
+  const { tensors } = loadTensors(file, (k) => k.startsWith('center.'));
   const centers = new Map<string, Float32Array>();
-  for (const [k, t] of tensors) {
-    if (k.startsWith('encoder.')) weights.set(k.slice('encoder.'.length), t);
-    else if (k.startsWith('center.')) centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array())));
-  }
-  try {
-    const { encoder, tokenizer } = family.loadEncoder(dir, cfg, weights);
-    return new SentenceEncoderModel(encoder, tokenizer, centers, cfg);
-  } finally {
-    for (const t of tensors.values()) t.dispose();
-  }
+  for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
+  const { encoder, tokenizer } = family.loadEncoder(dir, cfg, (m) => loadModule(m, file, { prefix: 'encoder.' }));
+  return new SentenceEncoderModel(encoder, tokenizer, centers, cfg);
 }

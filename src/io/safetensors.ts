@@ -112,8 +112,14 @@ function checkShape(shape: unknown, where: string): number[] {
   return shape as number[];
 }
 
-/** Writes tensors (in the given order) and optional string metadata atomically. */
-export function writeSafetensors(file: string, tensors: Record<string, RawTensor>, metadata?: Record<string, string>): void {
+/** A tensor's place in a safetensors file to be written: dtype code, shape, byte count. */
+export interface SafetensorsLayoutEntry { name: string; dtype: string; shape: readonly number[]; nbytes: number }
+
+/**
+ * The header bytes (u64 length + JSON padded with spaces to a multiple of 8) of a file holding
+ * these tensors in this order, and each tensor's absolute file offset.
+ */
+export function safetensorsLayout(file: string, entries: SafetensorsLayoutEntry[], metadata?: Record<string, string>): { header: Buffer; offsets: number[] } {
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) {
     for (const [k, v] of Object.entries(metadata)) {
@@ -121,20 +127,17 @@ export function writeSafetensors(file: string, tensors: Record<string, RawTensor
     }
     header.__metadata__ = metadata;
   }
-  const parts: Uint8Array[] = [];
+  const rel: number[] = [];
   let offset = 0;
-  for (const [name, t] of Object.entries(tensors)) {
-    if (name === '__metadata__') throw new Error(`${file}: '__metadata__' is reserved and cannot be a tensor name`);
-    const where = `${file}: tensor '${name}'`;
-    const code = toSafetensorsDtype(t.dtype);
-    const shape = checkShape(t.shape, where);
-    if (!(t.data instanceof Uint8Array)) throw new Error(`${where}: data must be a Uint8Array of raw bytes`);
+  for (const e of entries) {
+    if (e.name === '__metadata__') throw new Error(`${file}: '__metadata__' is reserved and cannot be a tensor name`);
+    const where = `${file}: tensor '${e.name}'`;
+    const code = toSafetensorsDtype(e.dtype);
+    const shape = checkShape(e.shape, where);
     const nbytes = product(shape) * SAFETENSORS_ITEMSIZE[code]!;
-    if (t.data.byteLength !== nbytes) {
-      throw new Error(`${where}: shape [${shape.join(', ')}] ${code} needs ${nbytes} bytes, data has ${t.data.byteLength}`);
-    }
-    header[name] = { dtype: code, shape, data_offsets: [offset, offset + nbytes] };
-    parts.push(t.data);
+    if (e.nbytes !== nbytes) throw new Error(`${where}: shape [${shape.join(', ')}] ${code} needs ${nbytes} bytes, data has ${e.nbytes}`);
+    header[e.name] = { dtype: code, shape, data_offsets: [offset, offset + nbytes] };
+    rel.push(offset);
     offset += nbytes;
   }
   let json = Buffer.from(JSON.stringify(header), 'utf8');
@@ -142,11 +145,20 @@ export function writeSafetensors(file: string, tensors: Record<string, RawTensor
   if (padded !== json.length) json = Buffer.concat([json, Buffer.alloc(padded - json.length, 0x20)]);
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(json.length));
+  const start = 8 + json.length;
+  return { header: Buffer.concat([len, json]), offsets: rel.map((o) => start + o) };
+}
+
+/** Writes tensors (in the given order) and optional string metadata atomically. */
+export function writeSafetensors(file: string, tensors: Record<string, RawTensor>, metadata?: Record<string, string>): void {
+  const list = Object.entries(tensors);
+  for (const [name, t] of list) if (!(t.data instanceof Uint8Array)) throw new Error(`${file}: tensor '${name}': data must be a Uint8Array of raw bytes`);
+  const { header } = safetensorsLayout(file, list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.data.byteLength })), metadata);
   atomicOutputSync(file, (tmp) => {
     const fd = fs.openSync(tmp, 'w');
     try {
       let pos = 0;
-      for (const p of [len, json, ...parts]) {
+      for (const p of [header, ...list.map(([, t]) => t.data)]) {
         let done = 0;
         while (done < p.byteLength) {
           done += fs.writeSync(fd, p, done, Math.min(1 << 30, p.byteLength - done), pos + done);
@@ -225,7 +237,7 @@ function readHeaderFd(fd: number, file: string): SafetensorsHeader & { fileSize:
   return { entries, metadata, dataStart, fileSize };
 }
 
-/** Reads only the header (names, dtypes, shapes, offsets, metadata). */
+/** Reads and checks only the header (names, dtypes, shapes, offsets, metadata). */
 export function readSafetensorsHeader(file: string): SafetensorsHeader {
   const fd = fs.openSync(file, 'r');
   try {

@@ -126,8 +126,9 @@ export interface ModelFamily {
   /** Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its task. */
   createTask(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void): TrainingTask;
   /**
-   * The inference encoder of a model directory. weights: every tensor of model.safetensors under
-   * `encoder.` with that prefix removed (the caller frees them after this returns).
+   * The inference encoder of a model directory: the family builds the encoder module (large tables
+   * uninitialised: withoutTableInit) and calls load(module), which reads model.safetensors'
+   * `encoder.*` weights straight into it.
    */
-  loadEncoder(dir: string, saved: SavedModelConfig, weights: Map<string, Tensor>): LoadedEncoder;
+  loadEncoder(dir: string, saved: SavedModelConfig, load: (encoder: Module) => void): LoadedEncoder;
 }

@@ -51,17 +51,28 @@ export class Embedding extends Module {
   forward(ids: Tensor): Tensor { return embedding(this.weight, ids, this.paddingIdx ?? -1); }
 }
 
+let initTables = true;
+
+/**
+ * Builds modules whose large tables (EmbeddingBag) are left uninitialised, for weights that are
+ * read from a file right after: initialising a 1 GiB table only to overwrite it costs seconds.
+ */
+export function withoutTableInit<T>(fn: () => T): T {
+  initTables = false;
+  try { return fn(); } finally { initTables = true; }
+}
+
 /**
  * nn.EmbeddingBag (mode 'sum' with per-sample weights; a mean is weights 1/count) whose weight gets
  * row-sparse gradients: meant for large hashed-feature tables trained with SparseAdam. Rows start
- * as N(0, std²) (std 0: zeros).
+ * as N(0, std²) (std 0: zeros), drawn in parallel from the seeded generator.
  */
 export class EmbeddingBag extends Module {
   readonly weight: Tensor;
   constructor(readonly numEmbeddings: number, readonly dim: number, readonly std = 1) {
     super();
     const w = empty([numEmbeddings, dim]);
-    noGrad(() => { if (std > 0) w.normal_(0, std); else w.zero_(); });
+    if (initTables) noGrad(() => { if (std > 0) native.torch.fillNormal(w.handle, 0, std); else w.zero_(); });
     this.weight = this.param('weight', w);
   }
   /** ids [N] int32/int64, offsets [B+1] int64 (bag b = ids[offsets[b] .. offsets[b+1])) → [B, dim]. */

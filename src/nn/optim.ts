@@ -3,6 +3,7 @@
 import { cat, zerosLike } from '../tensor/ops.js';
 import { callOp, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { native } from '../native.js';
+import { dtypeCode } from '../tensor/dtype.js';
 
 export interface Optimizer {
   lr: number;
@@ -110,8 +111,11 @@ export class SparseAdam extends Base {
     super(params, o.lr ?? 1e-3);
     [this.beta1, this.beta2] = o.betas ?? [0.9, 0.999];
     this.eps = o.eps ?? 1e-8;
-    this.m = noGrad(() => keep(params.map((p) => zerosLike(p))));
-    this.v = noGrad(() => keep(params.map((p) => zerosLike(p))));
+    // moments whose pages are mapped when a row is first updated: most rows of a large hashed
+    // table may never be
+    const lazy = (p: Tensor) => new Tensor(native.torch.zerosLazy(p.shape, dtypeCode(p.dtype)));
+    this.m = keep(params.map(lazy));
+    this.v = keep(params.map(lazy));
   }
   step(): void {
     this.stepCount++;

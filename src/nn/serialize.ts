@@ -1,39 +1,53 @@
-// Weights as safetensors (PyTorch-compatible names), configs as JSON beside them.
-import { readFileSync } from 'node:fs';
-import { readSafetensors, RawTensor, writeSafetensors, fromSafetensorsDtype } from '../io/safetensors.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
+// Weights as safetensors (PyTorch-compatible names), configs as JSON beside them. Tensor bytes go
+// between file and tensor storage natively (no JS copies: fresh memory is slow to first-touch).
+import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { fromSafetensorsDtype, readSafetensorsHeader, safetensorsLayout } from '../io/safetensors.js';
+import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
 import { DType } from '../tensor/dtype.js';
 import { native } from '../native.js';
-import { fromArray, Tensor } from '../tensor/tensor.js';
+import { empty } from '../tensor/ops.js';
+import { keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { Module } from './module.js';
 
-function toRaw(t: Tensor): RawTensor {
-  const buf = native.torch.toBuffer(t.handle) as ArrayBuffer;
-  return { dtype: t.dtype, shape: t.shape, data: new Uint8Array(buf) };
-}
-
-function fromRaw(r: RawTensor): Tensor {
-  const d = (r.dtype in { F32: 1, F64: 1, F16: 1, BF16: 1, I64: 1, I32: 1, I16: 1, I8: 1, U8: 1, BOOL: 1 } ? fromSafetensorsDtype(r.dtype) : r.dtype) as DType;
-  // Copy into an aligned buffer: safetensors data may sit at any byte offset.
-  const bytes = new Uint8Array(r.data.byteLength);
-  bytes.set(r.data);
-  return fromArray(bytes, r.shape, d);
-}
-
-/** Writes named tensors to a .safetensors file (atomically). */
+/** Writes named tensors to a .safetensors file (atomically), straight from their storage. */
 export function saveTensors(path: string, tensors: Map<string, Tensor> | Record<string, Tensor>, metadata?: Record<string, string>): void {
   const m = tensors instanceof Map ? tensors : new Map(Object.entries(tensors));
-  const raw: Record<string, RawTensor> = {};
-  for (const [k, t] of m) raw[k] = toRaw(t);
-  writeSafetensors(path, raw, metadata);
+  tidy(() => {
+    const list = [...m].map(([name, t]) => [name, t.contiguous()] as const);
+    const { header, offsets } = safetensorsLayout(path, list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.numel * dtypeSize(t.dtype) })), metadata);
+    atomicOutputSync(path, (tmp) => {
+      const fd = openSync(tmp, 'w');
+      try {
+        writeSync(fd, header, 0, header.length, 0);
+        native.torch.writeFrom(fd, list.map(([, t], i) => [t.handle, offsets[i]!]));
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  });
 }
 
-/** Reads every tensor of a .safetensors file (new tensors; caller owns them). */
-export function loadTensors(path: string): { tensors: Map<string, Tensor>; metadata: Record<string, string> } {
-  const f = readSafetensors(path);
+function dtypeSize(d: DType): number {
+  return { float64: 8, int64: 8, float32: 4, int32: 4, float16: 2, bfloat16: 2, int16: 2, int8: 1, uint8: 1, bool: 1 }[d as string] ?? 4;
+}
+
+/**
+ * Reads the tensors of a .safetensors file (all, or those `only` accepts) into new tensors of
+ * their own (the caller owns them).
+ */
+export function loadTensors(path: string, only?: (name: string) => boolean): { tensors: Map<string, Tensor>; metadata: Record<string, string> } {
+  const h = readSafetensorsHeader(path);
   const tensors = new Map<string, Tensor>();
-  for (const [k, r] of Object.entries(f.tensors)) tensors.set(k, fromRaw(r));
-  return { tensors, metadata: f.metadata };
+  const entries: [unknown, number][] = [];
+  for (const [k, e] of Object.entries(h.entries)) {
+    if (only && !only(k)) continue;
+    const t = keep(empty(e.shape, fromSafetensorsDtype(e.dtype) as DType));
+    tensors.set(k, t);
+    entries.push([t.handle, h.dataStart + e.dataOffsets[0]]);
+  }
+  native.torch.readInto(path, entries);
+  return { tensors, metadata: h.metadata };
 }
 
 /** Saves a module's state dict. */
@@ -41,10 +55,29 @@ export function saveModule(m: Module, path: string, metadata?: Record<string, st
   saveTensors(path, m.stateDict(), metadata);
 }
 
-/** Loads weights into a module (strict by default); temporary tensors are freed. */
-export function loadModule(m: Module, path: string, strict = true): void {
-  const { tensors } = loadTensors(path);
-  try { m.loadStateDict(tensors, strict); } finally { for (const t of tensors.values()) t.dispose(); }
+/**
+ * Reads a module's weights from a .safetensors file straight into its tensors (names = the
+ * module's state-dict names after `prefix`). Strict: every weight present, with its shape; other
+ * names in the file that start with the prefix are errors too.
+ */
+export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean } = {}): void {
+  const prefix = o.prefix ?? '', strict = o.strict ?? true;
+  const h = readSafetensorsHeader(path);
+  const own = m.stateDict();
+  const missing = [...own.keys()].filter((k) => !(prefix + k in h.entries));
+  const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !own.has(k.slice(prefix.length)));
+  if (strict && (missing.length || unexpected.length)) throw new Error(`${path}: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
+  const direct: [unknown, number][] = [];
+  for (const [k, t] of own) {
+    const e = h.entries[prefix + k];
+    if (!e) continue;
+    if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${prefix + k}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
+    const dtype = fromSafetensorsDtype(e.dtype) as DType;
+    if (dtype === t.dtype) { direct.push([t.handle, h.dataStart + e.dataOffsets[0]]); continue; }
+    // another dtype: read it as stored, convert on copy
+    noGrad(() => tidy(() => { const tmp = empty(e.shape, dtype); native.torch.readInto(path, [[tmp.handle, h.dataStart + e.dataOffsets[0]]]); t.copy_(tmp); }));
+  }
+  native.torch.readInto(path, direct);
 }
 
 export function writeJson(path: string, value: unknown): void {

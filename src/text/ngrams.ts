@@ -86,6 +86,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
     if (!(Number.isInteger(opts.buckets) && opts.buckets >= 1)) throw new Error(`buckets must be a positive integer, got ${opts.buckets}`);
   }
   get vocabSize(): number { return NGRAM_ID_OFFSET + this.opts.buckets; }
+  get maxLength(): number { return this.opts.maxFeatures; }
 
   encode(s: string): Int32Array {
     const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;

@@ -53,6 +53,7 @@ export class Tokenizer implements TextTokenizer {
   get model(): 'bpe' | 'unigram' | 'words' { return this.wordLevel ? 'words' : this.scores ? 'unigram' : 'bpe'; }
 
   get vocabSize(): number { return this.tokens.length; }
+  get maxLength(): number { return this.maxLen; }
 
   /** The token strings by id ('▁' marks a word start). */
   get vocab(): readonly string[] { return this.tokens; }

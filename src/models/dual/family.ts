@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
 import { FaissIndex } from '../../index/faiss.js';
 import { Module } from '../../nn/module.js';
+import { withoutTableInit } from '../../nn/layers.js';
 import { normalize } from '../../tensor/ops.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { HashedNgramTokenizer } from '../../text/ngrams.js';
@@ -257,7 +258,7 @@ export const dualFamily: ModelFamily = {
     return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
   },
   createTask(cfg, tok, corpus) { return new DualTask(cfg, tok, corpus); },
-  loadEncoder(dir: string, saved: SavedModelConfig, weights: Map<string, Tensor>): LoadedEncoder {
+  loadEncoder(dir: string, saved: SavedModelConfig, load: (m: Module) => void): LoadedEncoder {
     const mc = saved.model as DualConfig;
     const train = saved.train as DualTrainConfig | undefined;
     let tokenizer: TextTokenizer, tokens: readonly string[] | undefined;
@@ -268,8 +269,8 @@ export const dualFamily: ModelFamily = {
       if (!train?.features) throw new Error(`${join(dir, 'config.json')}: 'train.features' is missing (the n-gram settings of this model)`);
       tokenizer = ngramTokenizer(train);
     }
-    const net = new DualEncoder(mc, tokens);
-    net.loadStateDict(weights);
+    const net = withoutTableInit(() => new DualEncoder(mc, tokens));
+    load(net);
     net.eval();
     return { encoder: new DualSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };
   },

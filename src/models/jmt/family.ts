@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { alignBothWays, IdPair } from '../../align/fast-align.js';
 import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
 import { Adam, SparseAdam, SparseSGD } from '../../nn/optim.js';
+import { Module } from '../../nn/module.js';
+import { withoutTableInit } from '../../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
@@ -204,12 +206,12 @@ export const jmtFamily: ModelFamily = {
     checkNumber(file, 'align.nullProb', c.align.nullProb, { above: 0, below: 1 });
   },
   createTask(cfg, tok, corpus, log) { return new JmtTask(cfg, tok, corpus, log); },
-  loadEncoder(dir: string, saved: SavedModelConfig, weights: Map<string, Tensor>): LoadedEncoder {
+  loadEncoder(dir: string, saved: SavedModelConfig, load: (m: Module) => void): LoadedEncoder {
     const mc = saved.model as JmtConfig;
     const romanize = (saved.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
     const tokenizer = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize });
-    const net = new JmtEncoder(mc);
-    net.loadStateDict(weights);
+    const net = withoutTableInit(() => new JmtEncoder(mc));
+    load(net);
     net.eval();
     return { encoder: new JmtSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };
   },

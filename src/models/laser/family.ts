@@ -110,11 +110,11 @@ export const laserFamily: ModelFamily = {
     checkChoice(file, 'decoder.outBias', c.decoder.outBias, ['uniform', 'unigram']);
   },
   createTask(cfg, tok, corpus) { return new LaserTask(cfg as LaserTrainConfig, tok, corpus); },
-  loadEncoder(dir, saved, weights) {
+  loadEncoder(dir, saved, load) {
     const romanize = (saved.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
     const tokenizer = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize });
     const net = new LaserEncoder(saved.model as LaserConfig);
-    net.loadStateDict(weights);
+    load(net);
     net.eval();
     return { encoder: new LaserSentenceEncoder(net, tokenizer.padId), tokenizer, dispose: () => net.dispose() };
   },

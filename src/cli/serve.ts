@@ -1,0 +1,59 @@
+// xling serve: the embedding and search HTTP API (src/serve/server.ts) and the web explorer.
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { FaissIndex, readIndex } from '../index/faiss.js';
+import { buildServer, SERVE_DEFAULTS } from '../serve/server.js';
+import { loadStore, SentenceStore } from '../serve/store.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { command, usage } from './command.js';
+
+export const serveCommand = command(['serve'], {
+  name: 'xling serve',
+  summary: 'embedding and search HTTP API (TEI- and OpenAI-compatible routes) and a web explorer',
+  description: 'Binds to 127.0.0.1 unless --host says otherwise. SIGTERM or SIGINT: in-flight requests finish, new ones get 503, then the process exits. OpenAPI document and UI at /docs.',
+  options: {
+    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory' },
+    port: { type: 'number', default: 8080, range: { int: true, min: 0, max: 65535 }, help: '0: any free port (printed)' },
+    host: { type: 'string', default: '127.0.0.1' },
+    index: { type: 'string', metavar: 'FAISS', help: 'faiss index over sentence vectors, for /search and the explorer' },
+    store: { type: 'string', metavar: 'FILE', help: 'the sentences of the index: line i = index row i (lang<TAB>sentence or plain)' },
+    maxBatchTokens: { type: 'number', default: SERVE_DEFAULTS.maxBatchTokens, range: { int: true, min: 1 }, help: 'tokens per inference batch (dynamic batching of concurrent requests)' },
+    maxClientBatchSize: { type: 'number', default: SERVE_DEFAULTS.maxClientBatchSize, range: { int: true, min: 1 }, help: 'inputs per request (413 beyond)' },
+    maxConcurrentRequests: { type: 'number', default: SERVE_DEFAULTS.maxConcurrentRequests, range: { int: true, min: 1 }, help: '429 beyond' },
+    maxBodyBytes: { type: 'number', default: SERVE_DEFAULTS.bodyLimit, range: { int: true, min: 1024 }, help: 'request body limit (413 beyond)' },
+    requestTimeout: { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs / 1000, range: { above: 0 }, help: 'seconds before a request is cut off' },
+    apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health)' },
+    lang: { type: 'string', help: "default language of request inputs for per-language centring (a request's lang wins); default: none" },
+    center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
+    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+    log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },
+  },
+  examples: ['xling serve --model runs/fast --port 8080', 'curl -s localhost:8080/embed -H content-type:application/json -d \'{"inputs":["Datei öffnen"]}\''],
+}, async (a) => {
+  if (a.store && !a.index) usage('--store goes with --index');
+  if (a.threads) setNumThreads(a.threads);
+  const model = loadSentenceEncoder(a.model);
+  let index: FaissIndex | undefined, store: SentenceStore | undefined;
+  if (a.index) {
+    index = readIndex(a.index);
+    if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${a.model} gives ${model.dim}-d`);
+  }
+  if (a.store) {
+    store = await loadStore(a.store);
+    if (store.size !== index!.ntotal) throw new Error(`--store ${a.store} has ${store.size} sentences, --index ${a.index} ${index!.ntotal} vectors`);
+  }
+  const app = await buildServer({
+    model, modelDir: a.model, index, store, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
+    maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,
+    apiKey: a.apiKey, lang: a.lang ?? null, center: a.center, logger: a.log,
+  });
+  const address = await app.listen({ port: a.port, host: a.host });
+  process.stderr.write(`[serve] ${a.model} (${model.dim}-d) listening on ${address} — API docs at ${address}/docs\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (sig: string) => {
+      process.stderr.write(`[serve] ${sig}: finishing in-flight requests\n`);
+      void app.close().then(() => { index?.dispose(); resolve(); });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+});

@@ -1,0 +1,60 @@
+// Dynamic batching for the server: the sentences of concurrent requests are pooled into batches of
+// up to a token budget (and a sentence cap), each encoded with the encoder's async entry point
+// (heavy kernels on a worker thread, the event loop free), and the rows handed back to each
+// request in order. One batch runs at a time: on 2 cores a second concurrent batch only competes.
+import { SentenceEncoder } from '../models/encoder.js';
+import { noGrad, tidy } from '../tensor/tensor.js';
+
+interface Job { seqs: Int32Array[]; tokens: number; resolve: (rows: Float32Array) => void; reject: (e: unknown) => void }
+
+export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
+
+export class DynamicBatcher {
+  private readonly queue: Job[] = [];
+  private running = false;
+  constructor(private readonly encoder: SentenceEncoder, readonly maxBatchTokens: number, readonly maxBatchSentences = 4096, private readonly onBatch?: (s: BatchStats) => void) {}
+
+  /** Sentences waiting (not yet in a running batch). */
+  get queueDepth(): number { return this.queue.reduce((a, j) => a + j.seqs.length, 0); }
+
+  /** Raw (unnormalised) vectors [seqs.length, dim] of these token sequences. */
+  embed(seqs: Int32Array[]): Promise<Float32Array> {
+    if (!seqs.length) return Promise.resolve(new Float32Array(0));
+    const tokens = seqs.reduce((a, s) => a + s.length, 0);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ seqs, tokens, resolve, reject });
+      if (!this.running) void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length) {
+        // whole requests, first come first served, up to the budget (a larger request goes alone)
+        const jobs: Job[] = [];
+        let tokens = 0, sentences = 0;
+        while (this.queue.length) {
+          const j = this.queue[0]!;
+          if (jobs.length && (tokens + j.tokens > this.maxBatchTokens || sentences + j.seqs.length > this.maxBatchSentences)) break;
+          jobs.push(this.queue.shift()!);
+          tokens += j.tokens; sentences += j.seqs.length;
+        }
+        const t0 = performance.now();
+        try {
+          const v = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));
+          const rows = noGrad(() => tidy(() => v.toFloat32Array()));
+          v.dispose();
+          const d = this.encoder.dim;
+          let at = 0;
+          for (const j of jobs) { j.resolve(rows.slice(at * d, (at + j.seqs.length) * d)); at += j.seqs.length; }
+        } catch (e) {
+          for (const j of jobs) j.reject(e);
+        }
+        this.onBatch?.({ sentences, tokens, requests: jobs.length, seconds: (performance.now() - t0) / 1000 });
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}

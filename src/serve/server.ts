@@ -1,0 +1,267 @@
+// xling serve: sentence embeddings and search over HTTP. Routes compatible with Hugging Face
+// text-embeddings-inference (POST /embed, POST /v1/embeddings as OpenAI's, GET /health, /info,
+// /metrics) so existing clients work unchanged, and xling's own (/similarity, /search, /mine).
+// Inference runs through one dynamic batcher (src/serve/batcher.ts) off the event loop; limits and
+// error bodies ({error, error_type}) follow TEI; an OpenAPI document is served at /docs.
+import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { centerRows } from '../embed/centering.js';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { FaissIndex } from '../index/faiss.js';
+import { MarginKind, mine, Retrieval } from '../mine/mine.js';
+import { SentenceEncoder } from '../models/encoder.js';
+import { DynamicBatcher } from './batcher.js';
+import { SentenceStore } from './store.js';
+
+export interface ServeOptions {
+  model: SentenceEncoderModel;
+  /** Shown as model_id (the model directory's name). */
+  modelDir: string;
+  maxBatchTokens?: number;          // 16384
+  maxClientBatchSize?: number;      // 32 inputs per request
+  maxConcurrentRequests?: number;   // 512
+  bodyLimit?: number;               // 2 MB
+  requestTimeoutMs?: number;        // 30 s
+  apiKey?: string;
+  /** Default language of requests for per-language centring (a request's `lang` wins); null: none. */
+  lang?: string | null;
+  center?: boolean;
+  index?: FaissIndex;
+  store?: SentenceStore;
+  logger?: boolean;
+}
+
+export const SERVE_DEFAULTS = { maxBatchTokens: 16384, maxClientBatchSize: 32, maxConcurrentRequests: 512, bodyLimit: 2 << 20, requestTimeoutMs: 30000 };
+
+/** A JSON error as TEI answers it. */
+class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly type: string) { super(message); }
+}
+
+const webRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
+
+function l2normalize(rows: Float32Array, d: number): void {
+  for (let i = 0; i < rows.length / d; i++) {
+    let n = 0;
+    for (let j = 0; j < d; j++) n += rows[i * d + j]! ** 2;
+    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
+    for (let j = 0; j < d; j++) rows[i * d + j]! *= inv;
+  }
+}
+
+function toBase64(v: Float32Array): string { return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'); }
+
+export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
+  const opts = { ...SERVE_DEFAULTS, ...o };
+  const model = o.model;
+  const tok = model.tokenizer;
+  const maxInputLength = tok.maxLength ?? null;
+  // a server's model never changes: its fast inference path (if any) is built once
+  const encoder: SentenceEncoder = model.encoder.fastPath?.({ tokens: Infinity, force: true }) ?? model.encoder;
+  const d = model.dim;
+
+  const registry = new Registry();
+  const requests = new Counter({ name: 'xling_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [registry] });
+  const duration = new Histogram({ name: 'xling_request_duration_seconds', help: 'request latency', labelNames: ['route'], buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] });
+  const batchSize = new Histogram({ name: 'xling_batch_sentences', help: 'sentences per inference batch', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096], registers: [registry] });
+  const batchTokens = new Histogram({ name: 'xling_batch_tokens', help: 'tokens per inference batch', buckets: [16, 64, 256, 1024, 4096, 16384, 65536], registers: [registry] });
+  const batchSeconds = new Histogram({ name: 'xling_batch_duration_seconds', help: 'inference time per batch', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry] });
+  const queueDepth = new Gauge({ name: 'xling_queue_sentences', help: 'sentences waiting for a batch', registers: [registry], collect() { this.set(batcher.queueDepth); } });
+  const inflight = new Gauge({ name: 'xling_inflight_requests', help: 'requests being served', registers: [registry] });
+  void queueDepth;
+  const batcher = new DynamicBatcher(encoder, opts.maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); });
+
+  // no type coercion: a number where a string belongs is a 422, not a sentence "1"
+  const app = Fastify({ logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs, return503OnClosing: true, forceCloseConnections: false, ajv: { customOptions: { coerceTypes: false } } });
+  await app.register(swagger, {
+    openapi: { info: { title: 'xling', description: 'Language-agnostic sentence embeddings: TEI-compatible embedding routes, search and mining', version: '0.1.0' } },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  let active = 0;
+  app.addHook('onRequest', async (req) => {
+    (req as FastifyRequest & { t0?: number }).t0 = performance.now();
+    if (o.apiKey && req.url !== '/health' && (req.headers.authorization ?? '') !== `Bearer ${o.apiKey}`) throw new HttpError(401, 'Unauthorized: give Authorization: Bearer <api key>', 'Unauthorized');
+    if (active >= opts.maxConcurrentRequests) throw new HttpError(429, `Model is overloaded: ${opts.maxConcurrentRequests} concurrent requests`, 'Overloaded');
+    active++;
+    inflight.set(active);
+    (req as FastifyRequest & { counted?: boolean }).counted = true;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if ((req as FastifyRequest & { counted?: boolean }).counted) { active--; inflight.set(active); }
+    const route = req.routeOptions.url ?? 'unknown';
+    requests.inc({ route, status: String(reply.statusCode) });
+    duration.observe({ route }, (performance.now() - ((req as FastifyRequest & { t0?: number }).t0 ?? performance.now())) / 1000);
+  });
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, _req, reply) => {
+    if (err instanceof HttpError) return reply.status(err.status).send({ error: err.message, error_type: err.type });
+    if (err.validation) return reply.status(422).send({ error: `Input validation error: ${err.message}`, error_type: 'Validation' });
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: `Payload too large: the body limit is ${opts.bodyLimit} bytes`, error_type: 'Validation' });
+    if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode === 415 ? 415 : 400).send({ error: err.message, error_type: 'Validation' });
+    return reply.status(500).send({ error: err.message, error_type: 'Backend' });
+  });
+  app.setNotFoundHandler((req, reply) => reply.status(404).send({ error: `no route ${req.method} ${req.url}`, error_type: 'NotFound' }));
+
+  /** Token ids of the inputs; an input over the model's length limit is cut (truncate) or refused (413). */
+  function tokenize(inputs: string[], truncate: boolean): Int32Array[] {
+    if (inputs.length > opts.maxClientBatchSize) throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${opts.maxClientBatchSize}`, 'Validation');
+    if (!inputs.length) throw new HttpError(422, 'Input validation error: `inputs` cannot be empty', 'Empty');
+    return inputs.map((s, i) => {
+      const before = tok.truncated ?? 0;
+      const ids = tok.encode(s);
+      if (!truncate && (tok.truncated ?? 0) > before) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+      return ids;
+    });
+  }
+
+  /** Vectors of the inputs: raw, or normalised and centred as `xling embed` does. */
+  async function vectors(inputs: string[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean }): Promise<Float32Array> {
+    const rows = await batcher.embed(tokenize(inputs, q.truncate ?? false));
+    const lang = q.lang === undefined ? o.lang ?? null : q.lang;
+    const mu = (q.center ?? o.center ?? true) && lang ? model.centers.get(lang) ?? null : null;
+    if (q.normalize !== false || mu) l2normalize(rows, d);
+    if (mu) centerRows(rows, d, mu, q.normalize !== false);
+    return rows;
+  }
+  const rowsOf = (v: Float32Array) => Array.from({ length: v.length / d }, (_, i) => Array.from(v.subarray(i * d, (i + 1) * d)));
+
+  const errorSchema = { type: 'object', properties: { error: { type: 'string' }, error_type: { type: 'string' } } };
+  const inputs = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
+  const xlingFields = { lang: { type: ['string', 'null'], description: 'language of the inputs, for per-language centring (xling)' }, center: { type: 'boolean' } };
+
+  app.post('/embed', {
+    schema: {
+      description: 'TEI: embed one or more inputs; returns one vector per input', tags: ['TEI'],
+      body: { type: 'object', required: ['inputs'], properties: { inputs, normalize: { type: 'boolean', default: true }, truncate: { type: 'boolean', default: false }, truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] }, ...xlingFields } },
+      response: { 200: { type: 'array', items: { type: 'array', items: { type: 'number' } } }, 413: errorSchema, 422: errorSchema, 429: errorSchema },
+    },
+  }, async (req) => {
+    const b = req.body as { inputs: string | string[]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean };
+    return rowsOf(await vectors(typeof b.inputs === 'string' ? [b.inputs] : b.inputs, b));
+  });
+
+  app.post('/v1/embeddings', {
+    schema: {
+      description: 'OpenAI-compatible embeddings', tags: ['OpenAI'],
+      body: { type: 'object', required: ['input'], properties: { input: inputs, model: { type: 'string' }, encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' }, user: { type: 'string' }, ...xlingFields } },
+    },
+  }, async (req) => {
+    const b = req.body as { input: string | string[]; model?: string; encoding_format?: 'float' | 'base64'; lang?: string | null; center?: boolean };
+    const texts = typeof b.input === 'string' ? [b.input] : b.input;
+    const v = await vectors(texts, { ...b, truncate: true });
+    const tokens = texts.reduce((a, s) => a + tok.encode(s).length, 0);
+    return {
+      object: 'list',
+      data: Array.from({ length: texts.length }, (_, i) => ({ object: 'embedding', embedding: b.encoding_format === 'base64' ? toBase64(v.slice(i * d, (i + 1) * d)) : Array.from(v.subarray(i * d, (i + 1) * d)), index: i })),
+      model: b.model ?? basename(o.modelDir),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    };
+  });
+  app.get('/health', { schema: { description: 'TEI: 200 when the model is ready', tags: ['TEI'] } }, async (_req, reply) => reply.status(200).send());
+
+  app.get('/info', { schema: { description: 'TEI: model and server settings (plus xling\'s)', tags: ['TEI'] } }, async () => ({
+    model_id: basename(o.modelDir), model_sha: null, model_dtype: 'float32',
+    model_type: { embedding: { pooling: 'model' } },
+    max_concurrent_requests: opts.maxConcurrentRequests, max_input_length: maxInputLength, max_batch_tokens: opts.maxBatchTokens,
+    max_batch_requests: null, max_client_batch_size: opts.maxClientBatchSize, tokenization_workers: 1, version: '0.1.0',
+    xling: {
+      kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: [...model.centers.keys()].sort(),
+      index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
+    },
+  }));
+
+  app.get('/metrics', { schema: { description: 'Prometheus metrics', tags: ['TEI'] } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+
+  app.post('/similarity', {
+    schema: {
+      description: 'Cosine similarity: pairs of texts, or TEI\'s {inputs: {source_sentence, sentences}}', tags: ['xling'],
+      body: {
+        type: 'object', properties: {
+          pairs: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
+          inputs: { type: 'object', required: ['source_sentence', 'sentences'], properties: { source_sentence: { type: 'string' }, sentences: { type: 'array', items: { type: 'string' } } } },
+          truncate: { type: 'boolean' }, ...xlingFields,
+        },
+      },
+    },
+  }, async (req) => {
+    const b = req.body as { pairs?: [string, string][]; inputs?: { source_sentence: string; sentences: string[] }; truncate?: boolean; lang?: string | null; center?: boolean };
+    const pairs = b.pairs ?? b.inputs?.sentences.map((s) => [b.inputs!.source_sentence, s] as [string, string]);
+    if (!pairs) throw new HttpError(422, 'give pairs: [[a, b], …] or inputs: {source_sentence, sentences}', 'Validation');
+    const texts = [...new Set(pairs.flat())];
+    const v = await vectors(texts, { truncate: b.truncate, normalize: true, lang: b.lang, center: b.center });
+    const at = new Map(texts.map((t, i) => [t, i]));
+    return pairs.map(([a, c]) => { const i = at.get(a)!, j = at.get(c)!; let s = 0; for (let k = 0; k < d; k++) s += v[i * d + k]! * v[j * d + k]!; return s; });
+  });
+
+  app.post('/search', {
+    schema: {
+      description: 'k nearest sentences of the index to a text (or a vector), with their text and language', tags: ['xling'],
+      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, ...xlingFields } },
+    },
+  }, async (req) => {
+    const idx = o.index;
+    if (!idx) throw new HttpError(503, 'no index loaded (xling serve --index F.faiss --store S)', 'Unavailable');
+    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; lang?: string | null; center?: boolean };
+    if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
+    let q: Float32Array;
+    if (b.vector) {
+      if (b.vector.length !== idx.d) throw new HttpError(422, `vector has ${b.vector.length} dimensions, the index ${idx.d}`, 'Validation');
+      q = Float32Array.from(b.vector); l2normalize(q, idx.d);
+    } else {
+      if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
+      q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center });
+    }
+    if (b.nprobe) idx.setNprobe(b.nprobe);
+    const r = await idx.searchAsync(q, b.k ?? 10);
+    const results = [];
+    for (let j = 0; j < r.k; j++) {
+      const id = Number(r.labels[j]);
+      if (id < 0) continue;
+      results.push({ id, score: r.distances[j]!, text: o.store && id < o.store.size ? o.store.text(id) : null, lang: o.store && id < o.store.size ? o.store.lang(id) : null });
+    }
+    return { results };
+  });
+
+  app.post('/mine', {
+    schema: {
+      description: 'Parallel sentences between two small lists, with the margin scoring and retrieval of xling mine', tags: ['xling'],
+      body: {
+        type: 'object', required: ['src', 'trg'], properties: {
+          src: { type: 'array', items: { type: 'string' }, minItems: 1 }, trg: { type: 'array', items: { type: 'string' }, minItems: 1 },
+          k: { type: 'integer', minimum: 1, default: 4 }, margin: { type: 'string', enum: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'], default: 'ratio' },
+          retrieval: { type: 'string', enum: ['fwd', 'bwd', 'intersect', 'max'], default: 'max' }, threshold: { type: 'number' },
+          src_lang: { type: ['string', 'null'] }, trg_lang: { type: ['string', 'null'] },
+        },
+      },
+    },
+  }, async (req) => {
+    const b = req.body as { src: string[]; trg: string[]; k?: number; margin?: MarginKind; retrieval?: Retrieval; threshold?: number; src_lang?: string | null; trg_lang?: string | null };
+    const limit = opts.maxClientBatchSize * 32;
+    if (b.src.length > limit || b.trg.length > limit) throw new HttpError(413, `at most ${limit} sentences per side`, 'Validation');
+    const embedSide = async (s: string[], lang: string | null | undefined) => {
+      const out = new Float32Array(s.length * d);
+      for (let i = 0; i < s.length; i += opts.maxClientBatchSize) out.set(await vectors(s.slice(i, i + opts.maxClientBatchSize), { truncate: true, normalize: true, lang }), i * d);
+      return out;
+    };
+    const sv = await embedSide(b.src, b.src_lang), tv = await embedSide(b.trg, b.trg_lang);
+    const k = Math.min(b.k ?? 4, b.src.length, b.trg.length);
+    const cands = mine(sv, tv, d, { k, margin: b.margin ?? 'ratio', retrieval: b.retrieval ?? 'max', threshold: b.threshold });
+    return { k, pairs: cands.map((c) => ({ src: c.src, trg: c.trg, score: c.score, cos: c.cos, src_text: b.src[c.src], trg_text: b.trg[c.trg] })) };
+  });
+
+  // the web explorer (dist/web, built by esbuild), when built
+  const page = (file: string, type: string) => async (_req: FastifyRequest, reply: FastifyReply) => {
+    const p = join(webRoot, file);
+    if (!existsSync(p)) return reply.status(404).send({ error: 'the web explorer is not built (npm run build:web)', error_type: 'NotFound' });
+    return reply.type(type).send(readFileSync(p));
+  };
+  app.get('/', { schema: { hide: true } }, page('index.html', 'text/html; charset=utf-8'));
+  app.get('/app.js', { schema: { hide: true } }, page('app.js', 'application/javascript; charset=utf-8'));
+  app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); });
+  return app;
+}
