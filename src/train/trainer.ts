@@ -79,7 +79,8 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
     loadInto(join(ckDir, 'optimizer.safetensors'), (t, m) => opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
     if (sparseOpt) loadInto(join(ckDir, 'sparse-optimizer.safetensors'), (t, m) => sparseOpt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
-    if (task.loadCheckpointState) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
+    // task state is saved only when the task has some (e.g. mined hard negatives)
+    if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors'))) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
     ({ step, pairs, lossEma } = st);
     priorSeconds = st.seconds;
     task.streamState = st.stream;
