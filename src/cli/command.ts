@@ -1,5 +1,5 @@
 // A CLI subcommand: its argument spec (also its --help) and what it runs.
-import { CommandSpec, formatHelp, parseArgs, ParsedArgs, UsageError } from '../util/args.js';
+import { CommandSpec, defineCommand, formatHelp, parseArgs, ParsedArgs, UsageError } from '../util/args.js';
 
 export interface CliCommand {
   /** Words after `xling`, e.g. ['eval', 'xsim']. */
@@ -10,6 +10,7 @@ export interface CliCommand {
 
 /** Builds a command whose run() parses argv by spec (printing --help when asked). */
 export function command<const S extends CommandSpec>(path: string[], spec: S, run: (a: ParsedArgs<S>) => Promise<void>): CliCommand {
+  defineCommand(spec); // refuses a malformed spec (e.g. a number option without a range) when the CLI loads
   return {
     path, spec,
     async run(argv) {
