@@ -7,8 +7,10 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
+import { parseConfig } from '../train/config.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 import { SentenceEncoderModel } from './model.js';
 
 const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer'];
@@ -56,13 +58,19 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   try {
     const enc = new Map<string, Tensor>();
     for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
-    const tmp = `${outDir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
-    saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
-    if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
-    replaceDir(tmp, outDir);
+    const tmp = tempPathFor(outDir);
+    try {
+      mkdirSync(tmp, { recursive: true });
+      writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
+      saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
+      if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+      replaceDir(tmp, outDir);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    } finally {
+      releaseTemp(tmp);
+    }
   } finally {
     for (const t of tensors.values()) t.dispose();
   }

@@ -2,7 +2,7 @@
 // own file format (Python faiss reads what we write), IVF shard merging, k-means, exact k-NN.
 import { renameSync, rmSync } from 'node:fs';
 import { native } from '../native.js';
-import { tempPathFor } from '../util/atomic.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 
 const F = native.faiss;
 
@@ -63,7 +63,7 @@ export class FaissIndex {
   /** Writes faiss's own index format (atomically: temp file, then rename). */
   write(path: string): void {
     const tmp = tempPathFor(path);
-    try { F.writeIndex(this.handle, tmp); renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw e; }
+    try { F.writeIndex(this.handle, tmp); renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw e; } finally { releaseTemp(tmp); }
   }
 
   /** Moves other's vectors into this index (shards built from the same trained empty index). */

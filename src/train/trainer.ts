@@ -13,6 +13,7 @@ import { Adam, clipGradNorm, PlateauDecay, SparseAdam, warmupInvSqrt } from '../
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, Tensor, tidy } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 import { formatDuration } from '../util/progress.js';
 import { lineChart } from '../util/svg.js';
 import { DevSet, xsimOnDev } from './validate.js';
@@ -102,8 +103,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   let lastCheckpoint = elapsed(), savedStep = step;
 
   const saveCheckpoint = () => {
-    const tmp = `${ckDir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
+    const tmp = tempPathFor(ckDir);
     mkdirSync(tmp, { recursive: true });
     saveTensors(join(tmp, 'model.safetensors'), task.module.stateDict());
     const os = opt.stateDict();
@@ -116,6 +116,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
     if (existsSync(ckDir)) renameSync(ckDir, `${ckDir}.old`);
     renameSync(tmp, ckDir);
+    releaseTemp(tmp);
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
     lastCheckpoint = elapsed();
     savedStep = step;
