@@ -7,4 +7,6 @@ export interface TextTokenizer {
   readonly eosId: number;
   /** Normalised, tokenised ids ending with EOS, at most maxLen ids. */
   encode(s: string): Int32Array;
+  /** Inputs encode() cut to the model's maximum length so far (a count for one warning per job). */
+  readonly truncated?: number;
 }
