@@ -143,5 +143,7 @@ describe('corpus readers', () => {
     await assert.rejects(readMoses(join(dir, 'k'), 'de', 'en'), /k\.de has 2 lines but .*k\.en has 1/);
     await assert.rejects(loadNWayTsv(join(dir, 'missing.tsv')), /no such file/);
     await assert.rejects(loadNWayTsv(f('z.tsv.gz', 'not gzip')), /not a gzip file|incorrect header/);
+    const gz = gzipSync('en\tde\n' + 'hello\thallo\n'.repeat(5000));
+    await assert.rejects(loadNWayTsv(f('cut.tsv.gz', gz.subarray(0, gz.length - 30))), /cut\.tsv\.gz: corrupt or truncated gzip data \(unexpected end of file\)/);
   });
 });
