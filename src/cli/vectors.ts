@@ -1,26 +1,34 @@
-// Loading sentence vectors for the CLI: .npy (float32/float16/float64) or an embedding model.
-import { readNpy, NpyArray } from '../io/npy.js';
-import { float16ToFloat32 } from '../io/half.js';
+// Loading sentence vectors for the CLI: one .npy reader with one dtype rule for every command, or an
+// embedding model.
+import { NpyRowReader } from '../io/npy.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { SentenceEncoderModel } from '../embed/model.js';
 
 export interface Vectors { data: Float32Array; n: number; d: number }
 
-function toF32(a: NpyArray, dtype: string, path: string): Float32Array {
-  if (dtype === 'float32') return a as Float32Array;
-  if (dtype === 'float16') return float16ToFloat32(a as Uint16Array);
-  if (dtype === 'float64') return Float32Array.from(a as Float64Array);
-  throw new Error(`${path}: vectors must be float32/float16/float64, got ${dtype}`);
+/** The element types accepted for vectors (converted to float32 on reading). */
+const VECTOR_DTYPES = ['float32', 'float16', 'float64'];
+
+/** Opens a 2-D .npy of vectors (float32/float16/float64, at least one row) for reading rows. */
+export function openVectors(path: string): NpyRowReader {
+  const r = NpyRowReader.open(path);
+  const bad = !VECTOR_DTYPES.includes(r.dtype) ? `vectors must be ${VECTOR_DTYPES.join('/')}, got ${r.dtype}`
+    : r.shape.length !== 2 ? `expected a 2-D matrix of vectors, got shape [${r.shape.join(', ')}]`
+      : r.rows === 0 || r.cols === 0 ? `no vectors (shape [${r.shape.join(', ')}])` : null;
+  if (bad) { r.close(); throw new Error(`${path}: ${bad}`); }
+  return r;
 }
 
-/** Reads a 2-D .npy and L2-normalises its rows; NaN/inf values are an error naming the row. */
+/** Reads a 2-D .npy of vectors (openVectors) and L2-normalises its rows; NaN/inf values are an error naming the row. */
 export function readVectors(path: string): Vectors {
-  const npy = readNpy(path);
-  if (npy.shape.length !== 2) throw new Error(`${path}: expected a 2-D matrix, got shape [${npy.shape.join(', ')}]`);
-  const [n, d] = npy.shape as [number, number];
-  if (!n) throw new Error(`${path}: no vectors`);
-  const data = new Float32Array(toF32(npy.data, npy.dtype, path));
-  normalizeRows(data, d, path);
-  return { data, n, d };
+  const r = openVectors(path);
+  try {
+    const data = r.readRows(0, r.rows);
+    normalizeRows(data, r.cols, path);
+    return { data, n: r.rows, d: r.cols };
+  } finally {
+    r.close();
+  }
 }
 
 export function normalizeRows(x: Float32Array, d: number, name: string): void {
@@ -44,8 +52,8 @@ export function vectorsFor(sentences: string[], file: string | undefined, modelD
   return { data: m.embed(sentences), n: sentences.length, d: m.dim };
 }
 
-let cache: { dir: string; model: ReturnType<typeof loadSentenceEncoder> } | null = null;
-function cachedModel(dir: string) {
+let cache: { dir: string; model: SentenceEncoderModel } | null = null;
+function cachedModel(dir: string): SentenceEncoderModel {
   if (!cache || cache.dir !== dir) cache = { dir, model: loadSentenceEncoder(dir) };
   return cache.model;
 }
