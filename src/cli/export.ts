@@ -1,6 +1,7 @@
 // xling export: the encoder alone, for embedding.
 import { exportEncoder } from '../embed/model-dir.js';
 import { command } from './command.js';
+import { checkPaths } from './io.js';
 
 export const exportCommand = command(['export'], {
   name: 'xling export',
@@ -9,4 +10,7 @@ export const exportCommand = command(['export'], {
     model: { type: 'string', required: true, metavar: 'DIR' },
     out: { type: 'string', alias: 'o', required: true, metavar: 'DIR' },
   },
-}, async (a) => { exportEncoder(a.model, a.out); });
+}, async (a) => {
+  checkPaths([['--model', a.model, 'in-dir'], ['--out', a.out, 'out-dir']]);
+  exportEncoder(a.model, a.out);
+});

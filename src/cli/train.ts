@@ -4,6 +4,7 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { loadConfig } from '../train/config.js';
 import { trainModel } from '../train/pipeline.js';
 import { command, usage } from './command.js';
+import { checkPaths } from './io.js';
 
 export const trainCommand = command(['train'], {
   name: 'xling train',
@@ -28,6 +29,7 @@ export const trainCommand = command(['train'], {
   ],
 }, async (a) => {
   if (a.resume && a.resumeOrStart) usage('--resume and --resume-or-start exclude each other');
+  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in'], ['--dev', a.dev, 'in'], ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir']]);
   // every setting is checked (budget and all) before any work starts
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
   const config = loadConfig(a.config, budget);

@@ -61,6 +61,14 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   if (!existsSync(o.data)) throw new Error(`--data: no such file ${o.data}`);
   if (o.dev && !existsSync(o.dev)) throw new Error(`--dev: no such file ${o.dev}`);
   checkReplaceable(o.out, '--out');
+  // the inputs are read before anything is written: bad data leaves no work directory behind
+  const table = await loadTable(o.data);
+  if (o.excludeLangs?.length) {
+    for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
+    table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
+    for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
+  }
+  const devTable = o.dev ? await loadTable(o.dev) : null;
   const work = `${o.out}.partial`;
   let resume = false;
   if (o.resume) {
@@ -78,13 +86,6 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     }
   }
   if (!resume) { rmSync(work, { recursive: true, force: true }); mkdirSync(work, { recursive: true }); }
-
-  const table = await loadTable(o.data);
-  if (o.excludeLangs?.length) {
-    for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
-    table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
-    for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
-  }
   log(`${table.rows.length} rows, ${table.langs.length} languages`);
 
   // text → ids: the family's own features, or a subword vocabulary trained here (kept on resume)
@@ -110,7 +111,6 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const t2 = performance.now();
   const corpus = encodeTable(table, tok);
   log(`text features of ${table.langs.length} languages in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
-  const devTable = o.dev ? await loadTable(o.dev) : null;
   const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
   const prepSeconds = (performance.now() - t0) / 1000;
 
