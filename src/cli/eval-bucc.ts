@@ -4,6 +4,7 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { readJson } from '../nn/serialize.js';
+import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
@@ -29,6 +30,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--gold', a.gold, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  if (a.threads) setNumThreads(a.threads);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));

@@ -23,8 +23,7 @@ export const MINE_EMBED_OPTIONS = {
 } as const;
 
 /** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
-export function embedSettingsOf(a: { center: boolean; batchTokens: number; batchSentences: number; threads?: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
-  if (a.threads) setNumThreads(a.threads);
+export function embedSettingsOf(a: { center: boolean; batchTokens: number; batchSentences: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
   return { lang, langFlag, center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, label };
 }
 
@@ -56,6 +55,7 @@ export const mineCommand = command(['mine'], {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--output', a.output, 'out-text']]);
+  if (a.threads) setNumThreads(a.threads);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
   let sv = vectorsFor(S.sentences, a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));
@@ -76,10 +76,11 @@ export const mineCommand = command(['mine'], {
   }
   const k = effectiveK(a.k, sv.n, tv.n, 'mine');
   const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-  const cands = inContext(index ? `searching --index ${a.index}` : 'mining', () => mine(sv.data, tv.data, sv.d, {
+  const run = () => mine(sv.data, tv.data, sv.d, {
     k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index,
     chunk: 16384, onProgress: (done) => prog.set(done),
-  }));
+  });
+  const cands = index ? inContext(`searching --index ${a.index}`, run) : run();
   prog.done();
   index?.dispose();
   const bucc = S.bucc && T.bucc;
