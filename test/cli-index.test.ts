@@ -1,7 +1,8 @@
-// xling index build / merge / search, eval retrieval and eval xsim --vectors through the CLI on
-// tiny synthetic vectors: every factory the help lists builds, searches, saves and loads; sharded
-// builds keep global row ids (ID maps for non-IVF indexes); duplicate ids and dimension mismatches
-// are refused; faiss's errors say which option or file they are about.
+// xling index build / merge / search and eval retrieval --index through the CLI on tiny synthetic
+// vectors: every factory the help lists builds, searches, saves and loads; sharded builds keep
+// global row ids (ID maps for non-IVF indexes); duplicate ids are refused; an index must hold the
+// vectors it is evaluated on; faiss's errors say which option or file they are about (dimension
+// mismatches of every command: cli-bad-input.test.ts).
 import assert from 'node:assert/strict';
 import { existsSync, linkSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
