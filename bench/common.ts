@@ -5,9 +5,15 @@ import { fileURLToPath } from 'node:url';
 
 export const benchRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
 
-/** Runs a Python side script with Debian's python3 (python3-torch / python3-faiss); parses its JSON line. */
+/**
+ * The Python with torch and faiss for the side scripts: $XLING_PYTHON, by default Debian's
+ * /usr/bin/python3 (python3-torch / python3-faiss; a `python3` on PATH may be another one).
+ */
+export const python = process.env.XLING_PYTHON || '/usr/bin/python3';
+
+/** Runs a Python side script (see `python`); parses its JSON line. */
 export function runPython(script: string, args: string[]): Record<string, number> {
-  const r = spawnSync('/usr/bin/python3', [join(benchRoot, 'py', script), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync(python, [join(benchRoot, 'py', script), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`python ${script} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const line = r.stdout.trim().split('\n').pop()!;
   return JSON.parse(line) as Record<string, number>;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { indexFactory, readIndex, setFaissThreads, SearchResult } from '../src/index/faiss.js';
 import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
 import { embedding, manualSeed, normalize, randint, randn, setNumThreads, tidy } from '../src/tensor/index.js';
-import { benchRoot, jsonMode, threadsArg } from './common.js';
+import { benchRoot, jsonMode, python, threadsArg } from './common.js';
 
 const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
 const log = (s: string) => process.stderr.write(`[ivfpq-1m] ${s}\n`);
@@ -105,7 +105,7 @@ export async function run() {
   }
   idx.dispose();
 
-  const py = spawnSync('/usr/bin/python3', [join(benchRoot, 'py', 'ivfpq_search.py'), indexFile, queries, String(k), String(threads), '16,64,256'], { encoding: 'utf8' });
+  const py = spawnSync(python, [join(benchRoot, 'py', 'ivfpq_search.py'), indexFile, queries, String(k), String(threads), '16,64,256'], { encoding: 'utf8' });
   if (py.status !== 0) throw new Error(`python side failed: ${py.stderr.slice(-2000)}`);
   const pyQps = JSON.parse(py.stdout.trim().split('\n').pop()!) as Record<string, number>;
   for (const row of rows) { row.python_qps = pyQps[String(row.nprobe)]!; row.ratio = row.qps! / row.python_qps; }

@@ -7,6 +7,9 @@
 #include <faiss/IVFlib.h>
 #include <faiss/Index.h>
 #include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIDMap.h>
+#include <faiss/IndexIVF.h>
 #include <faiss/IndexIVFPQ.h>
 #include <faiss/IndexPQ.h>
 #include <faiss/IndexPreTransform.h>
@@ -16,6 +19,7 @@
 #include <faiss/impl/IDSelector.h>
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
+#include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/distances.h>
 #include <omp.h>
 
@@ -105,6 +109,16 @@ faiss::MetricType metricOf(Napi::Env env, const Napi::Value& v) {
   throwJs(env, "metric must be 'ip' or 'l2'");
 }
 
+// The index under pre-transforms (OPQ, PCA) and ID maps: what decides how ids, merging and
+// parameters behave.
+faiss::Index* innerIndex(faiss::Index* idx) {
+  for (;;) {
+    if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) idx = pt->index;
+    else if (auto* m = dynamic_cast<faiss::IndexIDMap*>(idx)) idx = m->index;  // also IndexIDMap2
+    else return idx;
+  }
+}
+
 void applyThreads() {
   int n = faissThreads.load();
   if (n > 0) omp_set_num_threads(n);
@@ -157,6 +171,12 @@ XL_FN(Info) {
     o.Set("isTrained", Napi::Boolean::New(env, h->index->is_trained));
     o.Set("metric", Napi::String::New(env, h->index->metric_type == faiss::METRIC_INNER_PRODUCT ? "ip" : "l2"));
     o.Set("busy", Napi::Boolean::New(env, h->busy.load() > 0));
+    // how the index holds ids: IVF lists and ID maps store the ids given to add_with_ids; any
+    // other index numbers its vectors 0..ntotal-1 and cannot take ids
+    faiss::Index* inner = innerIndex(h->index);
+    o.Set("ivf", Napi::Boolean::New(env, dynamic_cast<faiss::IndexIVF*>(inner) != nullptr));
+    o.Set("idMap", Napi::Boolean::New(env, dynamic_cast<faiss::IndexIDMap*>(h->index) != nullptr));
+    o.Set("hnsw", Napi::Boolean::New(env, dynamic_cast<faiss::IndexHNSW*>(inner) != nullptr));
     return o;
   });
 }
@@ -242,6 +262,7 @@ XL_FN(SetTrainingParams) {
     int64_t opqIters = toInt(env, info[2], "setTrainingParams(opqIters)");
     auto out = Napi::Object::New(env);
     faiss::Index* idx = h->index;
+    if (auto* m = dynamic_cast<faiss::IndexIDMap*>(idx)) idx = m->index;  // e.g. IDMap2,PQ8 of a sharded build
     if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) {
       int opq = 0;
       for (auto* vt : pt->chain)
@@ -276,6 +297,35 @@ XL_FN(MergeFrom) {
     if (faiss::ivflib::try_extract_index_ivf(a->index)) faiss::ivflib::merge_into(a->index, b->index, false);
     else a->index->merge_from(*b->index, 0);
     return env.Undefined();
+  });
+}
+
+// ids(index) -> the stored ids (an ID map's, or every IVF list's, in list order), or null when
+// the index numbers its vectors 0..ntotal-1 itself.
+XL_FN(Ids) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 1, "ids");
+    auto* h = holderOf(env, info[0], "ids");
+    if (auto* m = dynamic_cast<faiss::IndexIDMap*>(h->index)) {
+      auto out = Napi::BigInt64Array::New(env, m->id_map.size());
+      std::copy(m->id_map.begin(), m->id_map.end(), out.Data());
+      return out;
+    }
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(innerIndex(h->index));
+    if (!ivf) return env.Null();
+    auto out = Napi::BigInt64Array::New(env, static_cast<size_t>(ivf->ntotal));
+    size_t at = 0;
+    for (size_t l = 0; l < ivf->nlist; l++) {
+      size_t n = ivf->invlists->list_size(l);
+      if (!n) continue;
+      if (at + n > out.ElementLength()) throwJs(env, "ids: the inverted lists hold more ids than ntotal");
+      faiss::InvertedLists::ScopedIds ids(ivf->invlists, l);
+      std::copy(ids.get(), ids.get() + n, out.Data() + at);
+      at += n;
+    }
+    if (at != out.ElementLength()) throwJs(env, "ids: the inverted lists hold fewer ids than ntotal");
+    return out;
   });
 }
 
@@ -530,6 +580,7 @@ void initFaiss(Napi::Env env, Napi::Object exports) {
   REG("setParams", SetParams);
   REG("setTrainingParams", SetTrainingParams);
   REG("mergeFrom", MergeFrom);
+  REG("ids", Ids);
   REG("reconstruct", Reconstruct);
   REG("reset", Reset);
   REG("removeIds", RemoveIds);

@@ -2,7 +2,7 @@
 // a file's language is the majority vote of the rows' nearest mean vectors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { centerRows, nearestCenterVote } from '../src/embed/centering.js';
+import { centerRows, nearestCenterVote, SpreadSample, spreadSample } from '../src/embed/centering.js';
 
 test('centerRows subtracts the mean and re-normalises', () => {
   const rows = Float32Array.from([1, 0, 0, 0.6, 0.8, 0]);
@@ -26,4 +26,21 @@ test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows',
   assert.equal(nearestCenterVote(Float32Array.from([0.6, 0.1]), 2, far)!.lang, 'small');
   assert.equal(nearestCenterVote(new Float32Array(0), 3, centers), null);
   assert.equal(nearestCenterVote(rows, 3, new Map()), null);
+});
+
+test('SpreadSample: every step-th non-blank line over the whole input, whatever the chunks', () => {
+  const lines = Array.from({ length: 10000 }, (_, i) => (i % 7 === 3 ? ' ' : `line ${i}`));
+  const all = spreadSample(lines, 100);
+  assert.ok(all.length > 50 && all.length <= 100, `${all.length} kept`);
+  assert.ok(all.every((l) => l.trim()), 'blank lines never sampled');
+  const nonBlank = lines.filter((l) => l.trim());
+  const pos = all.map((l) => nonBlank.indexOf(l));
+  const step = pos[1]! - pos[0]!;
+  assert.ok(pos.every((p, i) => p === i * step), 'evenly spaced from the first line');
+  assert.ok(pos.at(-1)! + step >= nonBlank.length, 'reaches the end of the input');
+  // fed in any pieces, the same sample; a short input is kept whole
+  const s = new SpreadSample(100);
+  for (let i = 0; i < lines.length; i += 37) for (const l of lines.slice(i, i + 37)) s.add(l);
+  assert.deepEqual(s.lines, all);
+  assert.deepEqual(spreadSample(['a', '', 'b'], 100), ['a', 'b']);
 });

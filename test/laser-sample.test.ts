@@ -97,6 +97,12 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.equal(r.status, 1);
     assert.match(r.stderr, /bad\.txt:2: invalid UTF-8/);
     assert.ok(!existsSync(join(dir, 'bad.npy')));
+    // a 2 MB line without spaces is cut before the subword tokenizer sees it, with one warning
+    writeFileSync(join(dir, 'long.txt'), ['Cannot open file', 'x'.repeat(2_000_000), 'Datei'].join('\n') + '\n');
+    r = cli(['embed', '--model', model, '--input', join(dir, 'long.txt'), '--output', join(dir, 'long.npy'), '--quiet']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(readNpy(join(dir, 'long.npy')).shape, [3, enc.dim]);
+    assert.match(r.stderr, /long\.txt: 1 of 3 lines were longer than the model reads and were cut/);
     r = cli(['embed', '--model', join(dir, 'nope'), '--input', join(dir, 'in.txt'), '--output', join(dir, 'x.npy')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /not a model directory/);

@@ -60,6 +60,15 @@ describe('BPE', () => {
       assert.ok(unk / total < 0.01, `unknown rate ${unk / total}`);
       assert.equal(tok.decode(tok.encode('Cannot open the file')), 'cannot open the file');
       assert.ok(tok.encode('word '.repeat(200)).length === 64, 'truncated to maxLen');
+      // a 2 MB line without spaces is cut at 8 × maxLen characters before it is segmented (one
+      // 2M-character "word" took 16 s): the same ids as its first 512 characters, counted as cut
+      const cut0 = tok.truncated, t0 = performance.now();
+      const huge = tok.encode('x'.repeat(2_000_000));
+      assert.ok(performance.now() - t0 < 1000, `2 MB line encoded in ${(performance.now() - t0).toFixed(0)} ms`);
+      assert.deepEqual(Array.from(huge), Array.from(tok.encode('x'.repeat(512))));
+      assert.equal(tok.truncated, cut0 + 2);
+      tok.encode('Cannot open the file');
+      assert.equal(tok.truncated, cut0 + 2, 'a short sentence is not counted');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -134,5 +143,7 @@ describe('corpus readers', () => {
     await assert.rejects(readMoses(join(dir, 'k'), 'de', 'en'), /k\.de has 2 lines but .*k\.en has 1/);
     await assert.rejects(loadNWayTsv(join(dir, 'missing.tsv')), /no such file/);
     await assert.rejects(loadNWayTsv(f('z.tsv.gz', 'not gzip')), /not a gzip file|incorrect header/);
+    const gz = gzipSync('en\tde\n' + 'hello\thallo\n'.repeat(5000));
+    await assert.rejects(loadNWayTsv(f('cut.tsv.gz', gz.subarray(0, gz.length - 30))), /cut\.tsv\.gz: corrupt or truncated gzip data \(unexpected end of file\)/);
   });
 });

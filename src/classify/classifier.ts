@@ -3,7 +3,7 @@
 // small MLP (as LASER's MLDoc setup: tanh hidden layers, dropout, Adam, the best epoch chosen on a
 // held-out part of the training language). Saved as a directory (classifier.json +
 // weights.safetensors); metrics: accuracy, macro-F1, per-class figures, the confusion matrix.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Linear, Module } from '../nn/index.js';
 import { Adam } from '../nn/optim.js';
@@ -11,6 +11,8 @@ import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.j
 import { crossEntropy, dropout } from '../tensor/ops.js';
 import { fromArray, manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { Rng } from '../util/rng.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { replaceDir } from '../embed/model-dir.js';
 
 export type ClassifierType = 'perceptron' | 'mlp';
 
@@ -57,7 +59,22 @@ export interface TrainedClassifier {
   scores(x: Float32Array): Float32Array;
   /** How the epoch (MLP) was chosen, for the log. */
   info: string;
+  /** Writes the classifier directory (atomically: a temporary directory renamed over dir). */
   save(dir: string): void;
+}
+
+/** Writes files into a temporary directory and swaps it in as dir (refused over a directory that is not a classifier). */
+function saveDir(dir: string, write: (tmp: string) => void): void {
+  if (existsSync(dir) && readdirSync(dir).length && !existsSync(join(dir, 'classifier.json'))) throw new Error(`--output ${dir} exists and is not a classifier directory (it would be replaced)`);
+  const tmp = tempPathFor(dir);
+  try {
+    mkdirSync(tmp);
+    write(tmp);
+    replaceDir(tmp, dir);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    releaseTemp(tmp);
+  }
 }
 
 function argmaxRows(s: Float32Array, c: number): Int32Array {
@@ -119,9 +136,10 @@ function linearClassifier(type: ClassifierType, labels: string[], d: number, w: 
       return out;
     },
     save(dir) {
-      mkdirSync(dir, { recursive: true });
-      saveTensors(join(dir, 'weights.safetensors'), new Map([['weight', fromArray(w, [C, d + 1])]]));
-      writeJson(join(dir, 'classifier.json'), { format: 'xling-classifier', version: 1, type, labels, dim: d, hidden: [] });
+      saveDir(dir, (tmp) => {
+        saveTensors(join(tmp, 'weights.safetensors'), new Map([['weight', fromArray(w, [C, d + 1])]]));
+        writeJson(join(tmp, 'classifier.json'), { format: 'xling-classifier', version: 1, type, labels, dim: d, hidden: [] });
+      });
     },
   };
 }
@@ -132,9 +150,10 @@ function mlpClassifier(net: Mlp, labels: string[], d: number, hidden: number[], 
     type: 'mlp', labels, dim: d, hidden, info,
     scores: (x) => noGrad(() => tidy(() => net.forward(fromArray(x, [x.length / d, d])).toFloat32Array())),
     save(dir) {
-      mkdirSync(dir, { recursive: true });
-      saveTensors(join(dir, 'weights.safetensors'), net.stateDict());
-      writeJson(join(dir, 'classifier.json'), { format: 'xling-classifier', version: 1, type: 'mlp', labels, dim: d, hidden });
+      saveDir(dir, (tmp) => {
+        saveTensors(join(tmp, 'weights.safetensors'), net.stateDict());
+        writeJson(join(tmp, 'classifier.json'), { format: 'xling-classifier', version: 1, type: 'mlp', labels, dim: d, hidden });
+      });
     },
   };
 }
@@ -180,6 +199,7 @@ function snapshot(m: Module): Map<string, Float32Array> {
 
 /** Loads a classifier directory written by save(). */
 export function loadClassifier(dir: string): TrainedClassifier {
+  if (!existsSync(join(dir, 'classifier.json'))) throw new Error(`--classifier ${dir}: not a classifier directory (no classifier.json)`);
   const c = readJson<{ format?: string; type: ClassifierType; labels: string[]; dim: number; hidden: number[] }>(join(dir, 'classifier.json'));
   if (c.format !== 'xling-classifier') throw new Error(`${join(dir, 'classifier.json')}: not an xling classifier`);
   const { tensors } = loadTensors(join(dir, 'weights.safetensors'));

@@ -1,18 +1,16 @@
 // xling classify train / eval: cross-lingual document classification on document vectors (the
 // mean of each document's sentence vectors): train on one language, test on any other.
-import { existsSync } from 'node:fs';
 import { CLASSIFIER_DEFAULTS, ClassifierType, evaluate, loadClassifier, predict, trainClassifier } from '../classify/classifier.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { documentVectors } from '../eval/documents.js';
 import { readLines } from '../io/lines.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
 
 /** Documents of a label<TAB>id<TAB>text file. */
 async function readLabelled(path: string): Promise<{ labels: string[]; ids: string[]; texts: string[] }> {
-  if (!existsSync(path)) throw new Error(`--data: no such file ${path}`);
   const labels: string[] = [], ids: string[] = [], texts: string[] = [];
   for await (const { line, no } of readLines(path)) {
     if (!line.trim()) continue;
@@ -48,6 +46,7 @@ export const classifyTrainCommand = command(['classify', 'train'], {
   },
   examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
 }, async (a) => {
+  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in'], ['--output', a.output, 'out-dir']]);
   const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
@@ -72,6 +71,7 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
   },
   examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
 }, async (a) => {
+  checkPaths([['--model', a.model, 'in-dir'], ['--classifier', a.classifier, 'in-dir'], ['--data', a.data, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   const clf = loadClassifier(a.classifier);
   const m = loadSentenceEncoder(a.model);
@@ -83,6 +83,6 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
   const r = evaluate(Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)), predict(clf, x), clf.labels);
   process.stdout.write(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}%  (${r.n} documents)\n`);
   for (const p of r.perClass) process.stdout.write(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);
-  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(r, null, 1) + '\n');
-  if (a.svg) writeFileAtomicSync(a.svg, heatmap({ rows: r.labels, cols: r.labels, values: r.confusion, title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`, colors: 'viridis', showValues: true, rowLabel: 'gold', colLabel: 'predicted', format: (v) => String(v) }));
+  if (a.json) writeTextOutput(a.json, JSON.stringify(r, null, 1) + '\n');
+  if (a.svg) writeTextOutput(a.svg, heatmap({ rows: r.labels, cols: r.labels, values: r.confusion, title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`, colors: 'viridis', showValues: true, rowLabel: 'gold', colLabel: 'predicted', format: (v) => String(v) }));
 });

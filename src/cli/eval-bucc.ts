@@ -4,10 +4,11 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { readJson } from '../nn/serialize.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
+import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { MINE_OPTIONS } from './mine.js';
+import { checkPaths, writeTextOutput } from './io.js';
+import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS } from './mine.js';
 import { vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
@@ -22,24 +23,29 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     model: { type: 'string', metavar: 'DIR' },
     ...MINE_OPTIONS,
     thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
-    json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON' },
+    json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve' },
+    ...MINE_EMBED_OPTIONS,
   },
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--gold', a.gold, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  if (a.threads) setNumThreads(a.threads);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
-  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, a.src);
-  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, a.trg);
-  if (sv.d !== tv.d) throw new Error(`dimension mismatch: source vectors have ${sv.d} columns, target vectors ${tv.d}`);
-  const cands = mine(sv.data, tv.data, sv.d, { k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
+  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
+  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
+  if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
+  const k = effectiveK(a.k, sv.n, tv.n, 'bucc');
+  const cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
     .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
   const r = evaluateBucc(cands, gold);
   const out: Record<string, unknown> = {
     precision: r.precision, recall: r.recall, f1: r.f1, threshold: r.threshold, averagePrecision: r.averagePrecision,
-    tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k: a.k,
+    tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k,
+    ...(k !== a.k ? { kRequested: a.k } : {}),
   };
-  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${a.margin}, ${a.retrieval}, k=${a.k})\n`);
+  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${a.margin}, ${a.retrieval}, k=${k})\n`);
   if (a.thresholdFrom) {
     const t = readJson<{ threshold?: number }>(a.thresholdFrom).threshold;
     if (typeof t !== 'number') throw new Error(`${a.thresholdFrom}: no numeric 'threshold'`);
@@ -47,9 +53,9 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     out.atThreshold = at;
     process.stdout.write(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
   }
-  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(out, null, 1) + '\n');
+  if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
   if (a.svg) {
     const step = Math.max(1, Math.floor(r.curve.length / 400));
-    writeFileAtomicSync(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
+    writeTextOutput(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
   }
 });

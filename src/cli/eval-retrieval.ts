@@ -1,9 +1,9 @@
 // xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions.
 import { readFileSync } from 'node:fs';
-import { readIndex } from '../index/faiss.js';
 import { alignByIds, exactSearch, precisionAtK, recallVsExact } from '../eval/retrieval.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
-import { command } from './command.js';
+import { command, usage } from './command.js';
+import { openIndex } from './index-cmds.js';
+import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { readVectors } from './vectors.js';
 
 const readIds = (f: string) => readFileSync(f, 'utf8').split('\n').filter((l) => l.length);
@@ -18,9 +18,11 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
     trgIds: { type: 'string', metavar: 'FILE' },
     index: { type: 'string', metavar: 'FAISS', help: 'forward search through this index over the target vectors (recall vs exact is reported)' },
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index (IVF indexes)' },
-    json: { type: 'string', metavar: 'FILE' },
+    json: { type: 'string', metavar: 'FILE', help: 'write the figures as JSON (- for standard output)' },
   },
 }, async (a) => {
+  if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
+  checkPaths([['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--src-ids', a.srcIds, 'in'], ['--trg-ids', a.trgIds, 'in'], ['--index', a.index, 'in'], ['--json', a.json, 'out-text']]);
   const s = readVectors(a.srcVectors), t = readVectors(a.trgVectors);
   if (s.d !== t.d) throw new Error(`dimension mismatch: ${a.srcVectors} has ${s.d} columns, ${a.trgVectors} ${t.d}`);
   const sIds = a.srcIds ? readIds(a.srcIds) : null, tIds = a.trgIds ? readIds(a.trgIds) : null;
@@ -30,13 +32,14 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
   const fwdExact = exactSearch(s.data, t.data, s.d, 10);
   const out: Record<string, unknown> = { forward: precisionAtK(fwdExact, gold.fwd), backward: precisionAtK(exactSearch(t.data, s.data, s.d, 10), gold.bwd) };
   if (a.index) {
-    const idx = readIndex(a.index);
-    if (a.nprobe) idx.setNprobe(a.nprobe);
-    const approx = idx.search(s.data, Math.min(10, t.n));
+    const idx = openIndex('--index', a.index, a.nprobe);
+    if (idx.d !== s.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --src-vectors ${a.srcVectors} has ${s.d}`);
+    if (idx.ntotal !== t.n) throw new Error(`--index ${a.index} holds ${idx.ntotal} vectors, but --trg-vectors ${a.trgVectors} has ${t.n}: it must index the target vectors`);
+    const approx = inContext(`searching --index ${a.index}`, () => idx.search(s.data, Math.min(10, t.n)));
     out.forwardIndex = { ...precisionAtK(approx, gold.fwd), recallVsExact: recallVsExact(fwdExact, approx) };
     idx.dispose();
   }
   const fmt = (p: { p1: number; p3: number; p10: number; n: number }) => `P@1 ${(100 * p.p1).toFixed(2)}  P@3 ${(100 * p.p3).toFixed(2)}  P@10 ${(100 * p.p10).toFixed(2)}  (n=${p.n})`;
   for (const [k, v] of Object.entries(out)) process.stdout.write(`${k.padEnd(13)} ${fmt(v as never)}${(v as { recallVsExact?: number }).recallVsExact !== undefined ? `  recall@10 vs exact ${(v as { recallVsExact: number }).recallVsExact.toFixed(3)}` : ''}\n`);
-  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(out, null, 1) + '\n');
+  if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
 });

@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
-import { readNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { loadTable } from '../train/prepare.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
+import { readVectors } from './vectors.js';
 
 export const evalXsimCommand = command(['eval', 'xsim'], {
   name: 'xling eval xsim',
@@ -29,12 +29,13 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
 }, async (a) => {
   if (a.threads) setNumThreads(a.threads);
   if (!a.model === !a.vectors) usage('give exactly one of --model or --vectors');
+  checkPaths([['--model', a.model, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ['--data', a.data, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   const table = await loadTable(a.data);
   const langs = a.langs.length ? a.langs : table.langs;
   for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${a.data}`);
   const model = a.model ? loadSentenceEncoder(a.model) : null;
   const per: LangVectors[] = [];
-  let dim = 0;
+  let dim = 0, dimFrom = '';
   for (const l of langs) {
     const rows: number[] = [], texts: string[] = [];
     table.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
@@ -51,24 +52,18 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     else {
       const f = join(a.vectors!, `${l}.npy`);
       if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
-      const npy = readNpy(f);
-      if (npy.dtype !== 'float32' || npy.shape.length !== 2) throw new Error(`${f}: expected a 2-D float32 matrix`);
-      if (npy.shape[0] !== table.rows.length) throw new Error(`${f}: ${npy.shape[0]} rows, but ${a.data} has ${table.rows.length}`);
-      dim = npy.shape[1]!;
-      const all = npy.data as Float32Array;
+      const all = readVectors(f);
+      if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${a.data} has ${table.rows.length}`);
+      if (dim && all.d !== dim) throw new Error(`--vectors: ${f} has ${all.d} columns, but ${dimFrom} has ${dim}: every language must have vectors of one dimension`);
+      dim = all.d; dimFrom = f;
       vecs = new Float32Array(rows.length * dim);
-      rows.forEach((r, i) => {
-        const v = all.subarray(r * dim, (r + 1) * dim);
-        let n = 0; for (const x of v) n += x * x;
-        const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
-        for (let j = 0; j < dim; j++) vecs[i * dim + j] = v[j]! * inv;
-      });
+      rows.forEach((r, i) => vecs.set(all.data.subarray(r * dim, (r + 1) * dim), i * dim));
     }
     per.push({ lang: l, rows, vecs, texts });
   }
   const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
   process.stdout.write(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
   process.stdout.write(`overall average: ${m.overall.toFixed(2)}%\n`);
-  if (a.json) writeFileAtomicSync(a.json, JSON.stringify(m, (_k, v) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 1) + '\n');
-  if (a.svg) writeFileAtomicSync(a.svg, heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 }));
+  if (a.json) writeTextOutput(a.json, JSON.stringify(m, (_k, v) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 1) + '\n');
+  if (a.svg) writeTextOutput(a.svg, heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 }));
 });

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { exportEncoder, readModelConfig } from '../embed/model-dir.js';
 import { loadTensors } from '../nn/serialize.js';
 import { Tokenizer } from '../text/tokenizer.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
 
 /**
  * word2vec text format: "V dim", then one "token v1 … vdim" line per vocabulary entry (the special
@@ -14,7 +14,7 @@ export function wordVectorsText(modelDir: string): { text: string; words: number
   const cfg = readModelConfig(modelDir);
   if (!cfg.tokenizer) throw new Error(`--model ${modelDir}: this ${cfg.kind} model has no word or subword vocabulary (its features are hashed)`);
   const tok = Tokenizer.load(join(modelDir, cfg.tokenizer));
-  const { tensors } = loadTensors(join(modelDir, 'model.safetensors'));
+  const { tensors } = loadTensors(join(modelDir, 'model.safetensors'), (k) => k === 'encoder.embed.weight');
   try {
     const t = tensors.get('encoder.embed.weight');
     if (!t || t.shape.length !== 2 || t.shape[0]! < tok.vocabSize) throw new Error(`--model ${modelDir}: no token-embedding table (encoder.embed.weight) over its ${tok.vocabSize} tokens`);
@@ -41,10 +41,11 @@ export const exportCommand = command(['export'], {
   },
 }, async (a) => {
   if (!a.out && !a.words) usage('give -o DIR (encoder) and/or --words FILE (word vectors)');
+  checkPaths([['--model', a.model, 'in-dir'], ['--out', a.out, 'out-dir'], ['--words', a.words, 'out-text']]);
   if (a.out) exportEncoder(a.model, a.out);
   if (a.words) {
     const r = wordVectorsText(a.model);
-    writeFileAtomicSync(a.words, r.text);
-    process.stderr.write(`[export] ${r.words} word vectors of ${r.dim} dimensions → ${a.words}\n`);
+    writeTextOutput(a.words, r.text);
+    process.stderr.write(`[export] ${r.words} word vectors of ${r.dim} dimensions → ${a.words === '-' ? 'standard output' : a.words}\n`);
   }
 });

@@ -1,13 +1,14 @@
 // xling index build / merge, xling search: faiss indexes over .npy vectors, in chunks, with
 // sharding (ids = global row numbers) for corpora that outgrow one machine.
+import { statSync } from 'node:fs';
 import { FaissIndex, indexFactory, Metric, readIndex } from '../index/faiss.js';
 import { NpyRowReader } from '../io/npy.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../mine/mine.js';
 import { command, usage } from './command.js';
-import { normalizeRows, readVectors } from './vectors.js';
+import { checkPaths, inContext, writeTextOutput } from './io.js';
+import { normalizeRows, openVectors, readVectors } from './vectors.js';
 
 function parseShard(s: string | undefined): [number, number] {
   if (!s) return [0, 1];
@@ -18,42 +19,70 @@ function parseShard(s: string | undefined): [number, number] {
 
 /** Rows [lo, hi) of a .npy as normalised float32 (when asked), read through the row reader. */
 function readRows(r: NpyRowReader, lo: number, hi: number, normalize: boolean, path: string): Float32Array {
-  const x = new Float32Array(r.readRows(lo, hi));
+  const x = r.readRows(lo, hi);
   if (normalize) normalizeRows(x, r.cols, `${path} rows ${lo}..${hi}`);
   return x;
+}
+
+/** Reads the index a command-line option names (errors name the option and file); --nprobe only for IVF indexes. */
+export function openIndex(flag: string, path: string, nprobe?: number): FaissIndex {
+  const index = inContext(`${flag} ${path}: cannot read it as a faiss index`, () => readIndex(path));
+  if (nprobe !== undefined) {
+    if (!index.info.ivf) { index.dispose(); throw new Error(`--nprobe: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`); }
+    index.setNprobe(nprobe);
+  }
+  return index;
+}
+
+const HNSW_MERGE = 'faiss cannot merge HNSW graphs';
+
+/** Whether any of ids lies in [lo, hi). */
+function anyIdIn(ids: BigInt64Array, lo: number, hi: number): boolean {
+  const a = BigInt(lo), b = BigInt(hi);
+  for (const id of ids) if (id >= a && id < b) return true;
+  return false;
 }
 
 export const indexBuildCommand = command(['index', 'build'], {
   name: 'xling index build',
   summary: 'train and fill a faiss index from a .npy of vectors',
-  positionals: [{ name: 'vectors', required: true, help: '.npy matrix [n, d] (read in chunks, never whole)' }],
+  positionals: [{ name: 'vectors', required: true, help: '.npy matrix [n, d] of float32/float16/float64 (read in chunks, never whole)' }],
   options: {
-    factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string: Flat, IVFn,Flat, IVFn,PQm, OPQm,IVFn,PQm, HNSWm, SQ8, SQfp16' },
+    factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string: Flat, IVFn,Flat, IVFn,PQm, OPQm,IVFn,PQm, HNSWm, SQ8, SQfp16, PQm (sharded builds of non-IVF indexes get an ID map: IDMap2,…)' },
     metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
     trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
     trained: { type: 'string', metavar: 'FAISS', help: 'start from this trained empty index instead of training' },
     trainOnly: { type: 'boolean', default: false, help: 'write the trained empty index and stop (for sharded builds)' },
-    shard: { type: 'string', metavar: 'i/n', help: 'add only rows of shard i of n (ids stay global row numbers)' },
+    shard: { type: 'string', metavar: 'i/n', help: 'add only rows of shard i of n (ids stay global row numbers; not for HNSW, which faiss cannot merge)' },
     chunk: { type: 'number', default: 100000, range: { int: true, min: 1 }, help: 'rows added per call' },
     normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
     seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
     opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations (faiss default 50; each costs a d×d SVD)' },
     polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training (only for Hamming filtering; slow)' },
+    allowDuplicateIds: { type: 'boolean', default: false, help: 'with --trained: add even when the index already holds some of these rows\' ids' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
   },
 }, async (a) => {
   const path = a._[0]!;
-  const r = NpyRowReader.open(path);
-  if (r.shape.length !== 2) throw new Error(`${path}: expected a 2-D matrix`);
+  checkPaths([['<vectors>', path, 'in'], ['--trained', a.trained, 'in'], ['--output', a.output, 'out']]);
+  const [si, sn] = parseShard(a.shard);
+  const r = openVectors(path);
   const n = r.rows, d = r.cols;
   let index: FaissIndex;
   if (a.trained) {
-    index = readIndex(a.trained);
-    if (index.d !== d) throw new Error(`${a.trained}: dimension ${index.d}, vectors have ${d}`);
-    if (!index.isTrained) throw new Error(`${a.trained}: index is not trained`);
+    index = openIndex('--trained', a.trained);
+    if (index.d !== d) throw new Error(`--trained ${a.trained}: dimension ${index.d}, but ${path} has ${d}`);
+    if (!index.isTrained) throw new Error(`--trained ${a.trained}: the index is not trained`);
   } else {
-    index = indexFactory(d, a.factory, a.metric as Metric);
-    if (!(a.opqIters >= 1)) usage('--opq-iters must be >= 1');
+    index = inContext(`--factory '${a.factory}'`, () => indexFactory(d, a.factory, a.metric as Metric));
+    // shards add global row numbers as ids: an index that numbers its vectors itself gets an ID map
+    if ((a.shard !== undefined || a.trainOnly) && !index.takesIds) {
+      index.dispose();
+      index = indexFactory(d, `IDMap2,${a.factory}`, a.metric as Metric);
+    }
+  }
+  if (sn > 1 && index.info.hnsw) usage(`--shard ${a.shard}: ${HNSW_MERGE}, so HNSW shards could never be combined; build the index in one piece`);
+  if (!a.trained) {
     index.setTrainingParams({ polysemous: a.polysemous, opqIters: a.opqIters });
     if (!index.isTrained) {
       const m = Math.min(n, a.trainSample);
@@ -61,23 +90,33 @@ export const indexBuildCommand = command(['index', 'build'], {
       const sample = new Float32Array(m * d);
       rows.forEach((row, i) => sample.set(readRows(r, row, row + 1, a.normalize, path), i * d));
       const t0 = performance.now();
-      await index.trainAsync(sample);
+      await inContext(`training ${a.factory} on ${m} rows of ${path} (--train-sample)`, () => index.trainAsync(sample));
       process.stderr.write(`[index] trained ${a.factory} on ${m} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
     }
   }
-  if (a.trainOnly) { index.write(a.output); index.dispose(); return; }
-  const [si, sn] = parseShard(a.shard);
+  if (a.trainOnly) { r.close(); inContext(`--output ${a.output}`, () => index.write(a.output)); index.dispose(); return; }
   const lo = Math.floor((si * n) / sn), hi = Math.floor(((si + 1) * n) / sn);
+  const before = index.ntotal;
+  if (before > 0 && hi > lo && !a.allowDuplicateIds) {
+    const stored = index.storedIds();
+    if (stored ? anyIdIn(stored, lo, hi) : lo < before)
+      throw new Error(`--trained ${a.trained} already holds ${before} vectors, some with the ids of rows ${lo}..${hi - 1} of ${path}: they would be stored twice (start from the empty index of --train-only, or pass --allow-duplicate-ids)`);
+  }
+  // an index that numbers its vectors itself can only take rows that continue its numbering
+  const withIds = index.takesIds;
+  if (!withIds && lo !== before)
+    throw new Error(`--trained ${a.trained}: this index numbers its vectors itself (no IVF lists, no ID map), so it cannot give rows ${lo}..${hi - 1} their row numbers as ids; make the trained index with --train-only, which adds an ID map`);
   const prog = new Progress({ label: 'index add', unit: 'vecs', total: hi - lo });
   for (let i = lo; i < hi; i += a.chunk) {
     const j = Math.min(hi, i + a.chunk);
     const x = readRows(r, i, j, a.normalize, path);
-    await index.addAsync(x, BigInt64Array.from({ length: j - i }, (_, t) => BigInt(i + t)));
+    const ids = withIds ? BigInt64Array.from({ length: j - i }, (_, t) => BigInt(i + t)) : undefined;
+    await inContext(`adding rows ${i}..${j - 1} of ${path}`, () => index.addAsync(x, ids));
     prog.tick(j - i);
   }
   prog.done();
   r.close();
-  index.write(a.output);
+  inContext(`--output ${a.output}`, () => index.write(a.output));
   process.stderr.write(`[index] ${a.output}: ${index.ntotal} vectors (rows ${lo}..${hi - 1})\n`);
   index.dispose();
 });
@@ -86,12 +125,42 @@ export const indexMergeCommand = command(['index', 'merge'], {
   name: 'xling index merge',
   summary: 'merge index shards (built from the same trained index) into one',
   positionals: [{ name: 'shards', required: true, variadic: true }],
-  options: { output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' } },
+  options: {
+    output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+    allowDuplicateIds: { type: 'boolean', default: false, help: 'merge even when a file is given twice or shards share ids' },
+  },
 }, async (a) => {
   if (a._.length < 2) usage('give at least two shard files');
-  const base = readIndex(a._[0]!);
-  for (const f of a._.slice(1)) { const s = readIndex(f); base.mergeFrom(s); s.dispose(); }
-  base.write(a.output);
+  checkPaths([...a._.map((f) => ['<shards>', f, 'in'] as const), ['--output', a.output, 'out']]);
+  if (!a.allowDuplicateIds) {
+    const seen = new Map<string, string>();
+    for (const f of a._) {
+      const st = statSync(f), key = `${st.dev}:${st.ino}`;
+      if (seen.has(key)) usage(`${f} is the same file as ${seen.get(key)}: every vector would be in the index twice (pass --allow-duplicate-ids to merge anyway)`);
+      seen.set(key, f);
+    }
+  }
+  const base = openIndex('<shards>', a._[0]!);
+  const ids: BigInt64Array[] = [];
+  const check = (ix: FaissIndex, f: string) => {
+    if (ix.info.hnsw) throw new Error(`${f}: ${HNSW_MERGE}; build the index in one piece (without --shard)`);
+    const s = ix.storedIds();
+    if (s) ids.push(s);
+  };
+  check(base, a._[0]!);
+  for (const f of a._.slice(1)) {
+    const s = openIndex('<shards>', f);
+    check(s, f);
+    inContext(`merging ${f} into ${a._[0]}`, () => base.mergeFrom(s));
+    s.dispose();
+  }
+  if (!a.allowDuplicateIds && ids.length) {
+    const all = new BigInt64Array(ids.reduce((t, x) => t + x.length, 0));
+    ids.reduce((at, x) => { all.set(x, at); return at + x.length; }, 0);
+    all.sort();
+    for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) throw new Error(`the shards share ids (e.g. ${all[i]}): built from overlapping rows? Each id would be in the index twice (pass --allow-duplicate-ids to merge anyway)`);
+  }
+  inContext(`--output ${a.output}`, () => base.write(a.output));
   process.stderr.write(`[index] merged ${a._.length} shards: ${base.ntotal} vectors → ${a.output}\n`);
   base.dispose();
 });
@@ -104,32 +173,29 @@ export const searchCommand = command(['search'], {
     base: { type: 'string', metavar: 'NPY', help: 'or: exact search against these vectors (chunked)' },
     queries: { type: 'string', required: true, metavar: 'NPY' },
     k: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 } },
-    nprobe: { type: 'number', range: { int: true, min: 1 } },
+    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists visited per query (--index of an IVF index)' },
     baseBlock: { type: 'number', default: 262144, range: { int: true, min: 1 }, help: 'exact search: base rows read per block' },
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score; - for standard output' },
   },
 }, async (a) => {
   if (!a.index === !a.base) usage('give exactly one of --index or --base');
-  if (!(a.k >= 1)) usage('-k must be >= 1');
+  if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
+  checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text']]);
   const q = readVectors(a.queries);
   let res;
   if (a.index) {
-    const idx = readIndex(a.index);
-    if (idx.d !== q.d) throw new Error(`dimension mismatch: ${a.index} has ${idx.d}, ${a.queries} has ${q.d}`);
-    if (a.nprobe) idx.setNprobe(a.nprobe);
-    res = await idx.searchAsync(q.data, a.k);
+    const idx = openIndex('--index', a.index, a.nprobe);
+    if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
+    res = await inContext(`searching --index ${a.index}`, () => idx.searchAsync(q.data, a.k));
     idx.dispose();
   } else {
     // exact: the base is read in blocks of rows (any size), each block's top k merged in
-    const r = NpyRowReader.open(a.base!);
-    if (r.shape.length !== 2) throw new Error(`${a.base}: expected a 2-D matrix`);
-    if (r.rows === 0) throw new Error(`${a.base}: no vectors`);
-    if (r.cols !== q.d) throw new Error(`dimension mismatch: ${a.base} has ${r.cols}, ${a.queries} has ${q.d}`);
+    const r = openVectors(a.base!);
+    if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
     const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
-    const block = Math.max(1, Math.floor(a.baseBlock));
     let acc: ReturnType<typeof knnChunked> | null = null;
-    for (let i = 0; i < r.rows; i += block) {
-      const j = Math.min(r.rows, i + block);
+    for (let i = 0; i < r.rows; i += a.baseBlock) {
+      const j = Math.min(r.rows, i + a.baseBlock);
       const part = knnChunked(q.data, readRows(r, i, j, true, a.base!), q.d, a.k);
       acc = mergeTopK(acc, part, i, Math.min(a.k, j));
       prog.tick(j - i);
@@ -143,5 +209,5 @@ export const searchCommand = command(['search'], {
     const l = res.labels[i * res.k + j]!;
     if (l >= 0n) lines.push(`${i}\t${j + 1}\t${l}\t${res.distances[i * res.k + j]!.toFixed(6)}`);
   }
-  writeFileAtomicSync(a.output, lines.join('\n') + '\n');
+  writeTextOutput(a.output, lines.join('\n') + '\n');
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The xling command: one tool per task over the shared library (like LASER's source/).
 import { UsageError } from '../util/args.js';
+import { removeTemporariesOnSignals } from '../util/atomic.js';
 import { CliCommand } from './command.js';
 import { commands } from './commands.js';
 
@@ -17,11 +18,13 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`xling: unknown command '${argv.slice(0, 2).join(' ')}'\n\n${help()}\n`);
     return 2;
   }
+  const name = `xling ${cmd.path.join(' ')}`;
+  // an interrupted command leaves no temporary files (and no partial outputs: those are temporaries)
+  if (!cmd.ownSignals) removeTemporariesOnSignals((signal) => process.stderr.write(`\n${name}: interrupted (${signal})\n`));
   try {
     await cmd.run(argv.slice(cmd.path.length));
     return 0;
   } catch (e) {
-    const name = `xling ${cmd.path.join(' ')}`;
     if (e instanceof UsageError) { process.stderr.write(`${name}: ${e.message}\n(see ${name} --help)\n`); return 2; }
     process.stderr.write(`${name}: ${e instanceof Error ? e.message : String(e)}\n`);
     if (process.env.XLING_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);

@@ -1,17 +1,38 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
-import { readIndex } from '../index/faiss.js';
 import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
+import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
-import { vectorsFor } from './vectors.js';
+import { openIndex } from './index-cmds.js';
+import { checkPaths, inContext, writeTextOutput } from './io.js';
+import { EMBED_OPTIONS, EmbedSettings, LANG_HELP, vectorsFor } from './vectors.js';
 
 export const MINE_OPTIONS = {
   k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction for the margin' },
   margin: { type: 'string', default: 'ratio', choices: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'], help: 'candidate scoring' },
   retrieval: { type: 'string', default: 'max', choices: ['fwd', 'bwd', 'intersect', 'max'], help: 'candidate selection' },
 } as const;
+
+/** With --model: both sides are embedded as xling embed embeds a file (same options and defaults). */
+export const MINE_EMBED_OPTIONS = {
+  srcLang: { type: 'string', help: `with --model, language of --src: ${LANG_HELP}` },
+  trgLang: { type: 'string', help: 'with --model, language of --trg (as --src-lang)' },
+  ...EMBED_OPTIONS,
+  threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+} as const;
+
+/** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
+export function embedSettingsOf(a: { center: boolean; batchTokens: number; batchSentences: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
+  return { lang, langFlag, center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, label };
+}
+
+/** k for ns sources and nt targets: never more than either side has; said on stderr when capped. */
+export function effectiveK(k: number, ns: number, nt: number, label: string): number {
+  const used = Math.min(k, ns, nt);
+  if (used < k) process.stderr.write(`[${label}] warning: -k ${k} is more than the ${Math.min(ns, nt)} ${ns <= nt ? 'source' : 'target'} sentences; using k=${used}\n`);
+  return used;
+}
 
 export const mineCommand = command(['mine'], {
   name: 'xling mine',
@@ -27,16 +48,19 @@ export const mineCommand = command(['mine'], {
     unify: { type: 'boolean', default: false, help: 'deduplicate identical lines before search' },
     index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0)' },
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index' },
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first; - for standard output' },
+    ...MINE_EMBED_OPTIONS,
   },
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--output', a.output, 'out-text']]);
+  if (a.threads) setNumThreads(a.threads);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
-  let sv = vectorsFor(S.sentences, a.srcVectors, a.model, a.src);
-  let tv = vectorsFor(T.sentences, a.trgVectors, a.model, a.trg);
-  if (sv.d !== tv.d) throw new Error(`dimension mismatch: source vectors have ${sv.d} columns, target vectors ${tv.d}`);
+  let sv = vectorsFor(S.sentences, a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));
+  let tv = vectorsFor(T.sentences, a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'mine'));
+  if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
   let sMap: Int32Array | null = null, tMap: Int32Array | null = null;
   if (a.unify) {
     const us = unify(S.sentences), ut = unify(T.sentences);
@@ -45,17 +69,18 @@ export const mineCommand = command(['mine'], {
     sMap = us.first; tMap = ut.first;
     process.stderr.write(`[mine] unified ${S.sentences.length}→${sv.n} source and ${T.sentences.length}→${tv.n} target lines\n`);
   }
-  const index = a.index ? readIndex(a.index) : undefined;
+  const index = a.index ? openIndex('--index', a.index, a.nprobe) : undefined;
   if (index) {
-    if (index.d !== tv.d) throw new Error(`${a.index}: dimension ${index.d}, vectors have ${tv.d}`);
-    if (index.ntotal !== tv.n) throw new Error(`${a.index}: holds ${index.ntotal} vectors, ${a.trg} has ${tv.n} lines`);
-    if (a.nprobe) index.setNprobe(a.nprobe);
+    if (index.d !== tv.d) throw new Error(`--index ${a.index}: dimension ${index.d}, but the target vectors have ${tv.d}`);
+    if (index.ntotal !== tv.n) throw new Error(`--index ${a.index}: holds ${index.ntotal} vectors, --trg ${a.trg} has ${tv.n} lines`);
   }
+  const k = effectiveK(a.k, sv.n, tv.n, 'mine');
   const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-  const cands = mine(sv.data, tv.data, sv.d, {
-    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index,
+  const run = () => mine(sv.data, tv.data, sv.d, {
+    k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index,
     chunk: 16384, onProgress: (done) => prog.set(done),
   });
+  const cands = index ? inContext(`searching --index ${a.index}`, run) : run();
   prog.done();
   index?.dispose();
   const bucc = S.bucc && T.bucc;
@@ -63,6 +88,6 @@ export const mineCommand = command(['mine'], {
     const s = sMap ? sMap[c.src]! : c.src, t = tMap ? tMap[c.trg]! : c.trg;
     return bucc ? `${c.score.toFixed(6)}\t${S.ids[s]}\t${T.ids[t]}` : `${c.score.toFixed(6)}\t${S.sentences[s]}\t${T.sentences[t]}`;
   });
-  writeFileAtomicSync(a.output, lines.length ? lines.join('\n') + '\n' : '');
-  process.stderr.write(`[mine] ${cands.length} pairs (${a.margin}, ${a.retrieval}, k=${a.k}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output}\n`);
+  writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
+  process.stderr.write(`[mine] ${cands.length} pairs (${a.margin}, ${a.retrieval}, k=${k}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });

@@ -5,6 +5,7 @@ import { buildServer, SERVE_DEFAULTS } from '../serve/server.js';
 import { loadStore, SentenceStore } from '../serve/store.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
+import { checkPaths } from './io.js';
 
 export const serveCommand = command(['serve'], {
   name: 'xling serve',
@@ -30,6 +31,7 @@ export const serveCommand = command(['serve'], {
   examples: ['xling serve --model runs/fast --port 8080', 'curl -s localhost:8080/embed -H content-type:application/json -d \'{"inputs":["Datei öffnen"]}\''],
 }, async (a) => {
   if (a.store && !a.index) usage('--store goes with --index');
+  checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in']]);
   if (a.threads) setNumThreads(a.threads);
   const model = loadSentenceEncoder(a.model);
   let index: FaissIndex | undefined, store: SentenceStore | undefined;
@@ -56,4 +58,4 @@ export const serveCommand = command(['serve'], {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-});
+}, { ownSignals: true });

@@ -1,26 +1,35 @@
-// Loading sentence vectors for the CLI: .npy (float32/float16/float64) or an embedding model.
-import { readNpy, NpyArray } from '../io/npy.js';
-import { float16ToFloat32 } from '../io/half.js';
+// Sentence vectors for the CLI: one .npy reader with one dtype rule for every command, and one
+// way to embed text with a model (xling embed's options and defaults) for every command that does.
+import { NpyRowReader } from '../io/npy.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { spreadSample } from '../embed/centering.js';
 
 export interface Vectors { data: Float32Array; n: number; d: number }
 
-function toF32(a: NpyArray, dtype: string, path: string): Float32Array {
-  if (dtype === 'float32') return a as Float32Array;
-  if (dtype === 'float16') return float16ToFloat32(a as Uint16Array);
-  if (dtype === 'float64') return Float32Array.from(a as Float64Array);
-  throw new Error(`${path}: vectors must be float32/float16/float64, got ${dtype}`);
+/** The element types accepted for vectors (converted to float32 on reading). */
+const VECTOR_DTYPES = ['float32', 'float16', 'float64'];
+
+/** Opens a 2-D .npy of vectors (float32/float16/float64, at least one row) for reading rows. */
+export function openVectors(path: string): NpyRowReader {
+  const r = NpyRowReader.open(path);
+  const bad = !VECTOR_DTYPES.includes(r.dtype) ? `vectors must be ${VECTOR_DTYPES.join('/')}, got ${r.dtype}`
+    : r.shape.length !== 2 ? `expected a 2-D matrix of vectors, got shape [${r.shape.join(', ')}]`
+      : r.rows === 0 || r.cols === 0 ? `no vectors (shape [${r.shape.join(', ')}])` : null;
+  if (bad) { r.close(); throw new Error(`${path}: ${bad}`); }
+  return r;
 }
 
-/** Reads a 2-D .npy and L2-normalises its rows; NaN/inf values are an error naming the row. */
+/** Reads a 2-D .npy of vectors (openVectors) and L2-normalises its rows; NaN/inf values are an error naming the row. */
 export function readVectors(path: string): Vectors {
-  const npy = readNpy(path);
-  if (npy.shape.length !== 2) throw new Error(`${path}: expected a 2-D matrix, got shape [${npy.shape.join(', ')}]`);
-  const [n, d] = npy.shape as [number, number];
-  if (!n) throw new Error(`${path}: no vectors`);
-  const data = new Float32Array(toF32(npy.data, npy.dtype, path));
-  normalizeRows(data, d, path);
-  return { data, n, d };
+  const r = openVectors(path);
+  try {
+    const data = r.readRows(0, r.rows);
+    normalizeRows(data, r.cols, path);
+    return { data, n: r.rows, d: r.cols };
+  } finally {
+    r.close();
+  }
 }
 
 export function normalizeRows(x: Float32Array, d: number, name: string): void {
@@ -32,8 +41,77 @@ export function normalizeRows(x: Float32Array, d: number, name: string): void {
   }
 }
 
-/** Vectors for sentences: from a .npy (row count must match) or by embedding with a model. */
-export function vectorsFor(sentences: string[], file: string | undefined, modelDir: string | undefined, what: string): Vectors {
+/** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
+export const EMBED_OPTIONS = {
+  center: { type: 'boolean', default: true, help: 'apply per-language centring (--no-center: plain LASER vectors)' },
+  batchTokens: { type: 'number', default: 32000, range: { int: true, min: 1 }, help: 'max padded tokens per batch' },
+  batchSentences: { type: 'number', default: 4096, range: { int: true, min: 1 }, help: 'max sentences per batch' },
+} as const;
+
+export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from a sample of non-blank lines spread over the whole input (a vote of nearest mean vectors; inputs of one language)";
+
+export interface EmbedSettings {
+  /** A language code, or undefined / 'auto' to identify it from the input. */
+  lang?: string;
+  /** The option that gave lang, for messages (--lang, --src-lang, …). */
+  langFlag: string;
+  center: boolean;
+  batchTokens: number;
+  batchSentences: number;
+  normalize?: boolean;
+  /** No identification line (warnings are still printed). */
+  quiet?: boolean;
+  /** Log prefix, e.g. 'embed'. */
+  label: string;
+}
+
+/**
+ * How every command embeds one input with a model: the centring language is the one given, or is
+ * identified from a sample spread over the whole input (identify()); lines are then embedded in
+ * any chunks with the same options (embed()); finish() warns once about blank and cut lines.
+ */
+export class InputEmbedder {
+  lang: string | undefined;
+  private lines = 0;
+  private blank = 0;
+  private cut = 0;
+
+  constructor(readonly model: SentenceEncoderModel, readonly s: EmbedSettings, readonly what: string) {
+    this.lang = s.lang && s.lang !== 'auto' ? s.lang : undefined;
+    const m = model;
+    if (this.lang && s.center && m.centers.size && !m.centers.has(this.lang))
+      process.stderr.write(`[${s.label}] warning: the model has no mean vector for ${s.langFlag} ${this.lang} (it has ${[...m.centers.keys()].join(' ')}); vectors are not centred\n`);
+  }
+
+  /** Whether the language must be identified from a sample of the input (see identify). */
+  get needsSample(): boolean { return !this.lang && this.s.center && this.model.centers.size > 0; }
+
+  /** Sets the language from a spread sample of the input's lines (SpreadSample / spreadSample). */
+  identify(sample: string[]): void {
+    if (!this.needsSample) return;
+    const id = this.model.identifyLanguage(sample);
+    this.lang = id?.lang;
+    if (id && !this.s.quiet) process.stderr.write(`[${this.s.label}] ${this.what}: input language identified as ${id.lang} (${(100 * id.share).toFixed(0)}% of ${id.sentences} sentences nearest its mean vector); centring with it (${this.s.langFlag} to set, --no-center for plain vectors)\n`);
+  }
+
+  embed(sentences: string[]): Float32Array {
+    this.lines += sentences.length;
+    for (const t of sentences) if (!t.trim()) this.blank++;
+    const tok = this.model.tokenizer, before = tok.truncated ?? 0;
+    const v = this.model.embed(sentences, { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, lang: this.lang, center: this.s.center });
+    this.cut += (tok.truncated ?? 0) - before;
+    return v;
+  }
+
+  finish(): void {
+    const p = `[${this.s.label}] warning: ${this.what}:`;
+    if (this.blank) process.stderr.write(`${p} ${this.blank} blank line${this.blank > 1 ? 's' : ''} (each still gets its row: the vector of an empty sentence; not used to identify the language)\n`);
+    if (this.cut) process.stderr.write(`${p} ${this.cut} of ${this.lines} lines were longer than the model reads and were cut to its maximum input length\n`);
+  }
+}
+
+/** Vectors for sentences: from a .npy (row count must match) or by embedding with a model as xling embed does. */
+export function vectorsFor(sentences: string[], file: string | undefined, modelDir: string | undefined, what: string, settings: EmbedSettings): Vectors {
   if (file) {
     const v = readVectors(file);
     if (v.n !== sentences.length) throw new Error(`${file}: ${v.n} vectors but ${what} has ${sentences.length} lines`);
@@ -41,11 +119,15 @@ export function vectorsFor(sentences: string[], file: string | undefined, modelD
   }
   if (!modelDir) throw new Error(`${what}: give vectors or --model`);
   const m = cachedModel(modelDir);
-  return { data: m.embed(sentences), n: sentences.length, d: m.dim };
+  const job = new InputEmbedder(m, settings, what);
+  job.identify(spreadSample(sentences));
+  const data = job.embed(sentences);
+  job.finish();
+  return { data, n: sentences.length, d: m.dim };
 }
 
-let cache: { dir: string; model: ReturnType<typeof loadSentenceEncoder> } | null = null;
-function cachedModel(dir: string) {
+let cache: { dir: string; model: SentenceEncoderModel } | null = null;
+function cachedModel(dir: string): SentenceEncoderModel {
   if (!cache || cache.dir !== dir) cache = { dir, model: loadSentenceEncoder(dir) };
   return cache.model;
 }

@@ -7,8 +7,10 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
+import { parseConfig } from '../train/config.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 import { SentenceEncoderModel } from './model.js';
 
 const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer'];
@@ -56,13 +58,19 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   try {
     const enc = new Map<string, Tensor>();
     for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
-    const tmp = `${outDir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
-    saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
-    if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
-    replaceDir(tmp, outDir);
+    const tmp = tempPathFor(outDir);
+    try {
+      mkdirSync(tmp, { recursive: true });
+      writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
+      saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
+      if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+      replaceDir(tmp, outDir);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    } finally {
+      releaseTemp(tmp);
+    }
   } finally {
     for (const t of tensors.values()) t.dispose();
   }
@@ -76,20 +84,34 @@ export function replaceDir(tmp: string, dir: string): void {
   rmSync(old, { recursive: true, force: true });
 }
 
-/** config.json of a model directory, in format 2 (format 1 is converted). Unknown keys are errors. */
+/** Refuses keys of a model shape that its family does not know (as the training config refuses unknown settings). */
+function checkModelKeys(model: unknown, kind: string, f: string, section: string): void {
+  if (typeof model !== 'object' || model === null || Array.isArray(model)) throw new Error(`${f}: '${section}' must be an object`);
+  const known = getFamily(kind, f).modelKeys;
+  for (const k of Object.keys(model)) if (!known.includes(k)) throw new Error(`${f}: unknown key '${section}.${k}' for a ${kind} model (known: ${known.join(', ')})`);
+}
+
+/**
+ * config.json of a model directory, in format 2 (format 1 is converted). Unknown keys are errors,
+ * also in the model shape and (format 2) the training configuration.
+ */
 export function readModelConfig(dir: string): SavedModelConfig {
   const f = join(dir, 'config.json');
   if (!existsSync(f) || !statSync(dir).isDirectory()) throw new Error(`${dir}: not a model directory (no config.json)`);
   const c = readJson<Record<string, unknown>>(f);
   if (c.format === 'xling-laser') {
-    // format 1: LASER only, the model shape under `laser`
+    // format 1: LASER only, the model shape under `laser` (its training config is an older schema)
     for (const k of Object.keys(c)) if (!['format', 'version', 'encoderOnly', 'laser', 'train'].includes(k)) throw new Error(`${f}: unknown key '${k}'`);
+    checkModelKeys(c.laser, 'laser', f, 'laser');
     return { format: 'xling', version: 2, kind: 'laser', encoderOnly: !!c.encoderOnly, model: c.laser, train: c.train, tokenizer: 'tokenizer.json' };
   }
   if (c.format !== 'xling') throw new Error(`${f}: unknown model format '${String(c.format)}'`);
   if (c.version !== 2) throw new Error(`${f}: unsupported format version ${String(c.version)} (this xling reads 2)`);
   for (const k of Object.keys(c)) if (!SAVED_KEYS.includes(k)) throw new Error(`${f}: unknown key '${k}' (known: ${SAVED_KEYS.join(', ')})`);
   if (typeof c.kind !== 'string') throw new Error(`${f}: 'kind' must be a string`);
+  checkModelKeys(c.model, c.kind, f, 'model');
+  // the same checks as when it was trained: unknown settings, types, ranges
+  if (c.train !== undefined) parseConfig(c.train, `${f}: 'train'`);
   return c as unknown as SavedModelConfig;
 }
 

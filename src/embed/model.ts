@@ -7,7 +7,7 @@ import { SentenceEncoder } from '../models/encoder.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
-import { centerRows, nearestCenterVote } from './centering.js';
+import { centerRows, nearestCenterVote, spreadSample } from './centering.js';
 
 export { lengthBatches };
 
@@ -40,13 +40,15 @@ export class SentenceEncoderModel {
 
   /**
    * The language of a set of sentences (assumed to share one language) among those the model has
-   * mean vectors for, by a majority vote of nearest mean vectors; `sample` caps the sentences
-   * looked at. null when the model has no mean vectors.
+   * mean vectors for, by a majority vote of nearest mean vectors over a spread sample of at most
+   * `sample` non-blank sentences (spreadSample: a streamed input sampled the same way gets the
+   * same answer). null when the model has no mean vectors or every sentence is blank.
    */
-  identifyLanguage(sentences: string[], sample = 2000): { lang: string; share: number } | null {
-    if (!this.centers.size || !sentences.length) return null;
-    const pick = sentences.length > sample ? sentences.filter((_, i) => i % Math.ceil(sentences.length / sample) === 0) : sentences;
-    return nearestCenterVote(this.embed(pick, { center: false }), this.dim, this.centers);
+  identifyLanguage(sentences: string[], sample = 2000): { lang: string; share: number; sentences: number } | null {
+    const pick = spreadSample(sentences, sample);
+    if (!this.centers.size || !pick.length) return null;
+    const vote = nearestCenterVote(this.embed(pick, { center: false }), this.dim, this.centers);
+    return vote && { ...vote, sentences: pick.length };
   }
 
   /** Options with lang 'auto' replaced by the identified language. */

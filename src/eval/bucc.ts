@@ -20,6 +20,7 @@ function prf(tp: number, predicted: number, gold: number, threshold: number): PR
 
 /** Gold as a set of "src\ttrg" keys; every gold id must exist among the sentences. */
 export function goldSet(gold: [string, string][], srcIds: Set<string>, trgIds: Set<string>, goldName = 'gold'): Set<string> {
+  if (!gold.length) throw new Error(`${goldName}: no gold pairs (expected src_id<TAB>trg_id lines)`);
   for (const [s, t] of gold) {
     if (!srcIds.has(s)) throw new Error(`${goldName}: source id '${s}' is not in the source file`);
     if (!trgIds.has(t)) throw new Error(`${goldName}: target id '${t}' is not in the target file`);

@@ -2,7 +2,7 @@
 // own file format (Python faiss reads what we write), IVF shard merging, k-means, exact k-NN.
 import { renameSync, rmSync } from 'node:fs';
 import { native } from '../native.js';
-import { tempPathFor } from '../util/atomic.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 
 const F = native.faiss;
 
@@ -10,6 +10,23 @@ export type Metric = 'ip' | 'l2';
 
 /** Row-major k-NN results: distances[i*k + j] and labels[i*k + j] for query i (label -1 = none). */
 export interface SearchResult { distances: Float32Array; labels: BigInt64Array; n: number; k: number }
+
+/** What an index is, as far as ids, merging and parameters go (see native info()). */
+export interface IndexInfo {
+  d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean;
+  /** An IVF index (also under OPQ/PCA or an ID map): it stores the ids given to add. */
+  ivf: boolean;
+  /** Wrapped in an ID map (IDMap/IDMap2): it stores the ids given to add. */
+  idMap: boolean;
+  /** An HNSW graph (faiss cannot merge these). */
+  hnsw: boolean;
+}
+
+/** faiss's exception text without its "Error in <function> at <file>:<line>: " prefix. */
+export function faissMessage(e: unknown): string {
+  const m = e instanceof Error ? e.message : String(e);
+  return m.replace(/^Error in .*? at \S+:\d+: /s, '').trim();
+}
 
 export class FaissIndex {
   private constructor(private readonly handle: unknown) {}
@@ -27,9 +44,9 @@ export class FaissIndex {
     return new FaissIndex(F.readIndex(path, !!o.mmap));
   }
 
-  private get info(): { d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean } {
-    return F.info(this.handle) as { d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean };
-  }
+  get info(): IndexInfo { return F.info(this.handle) as IndexInfo; }
+  /** Whether add() can take explicit ids (IVF lists and ID maps store them; other indexes number rows 0..ntotal-1). */
+  get takesIds(): boolean { const i = this.info; return i.ivf || i.idMap; }
   get d(): number { return this.info.d; }
   get ntotal(): number { return this.info.ntotal; }
   get isTrained(): boolean { return this.info.isTrained; }
@@ -63,7 +80,7 @@ export class FaissIndex {
   /** Writes faiss's own index format (atomically: temp file, then rename). */
   write(path: string): void {
     const tmp = tempPathFor(path);
-    try { F.writeIndex(this.handle, tmp); renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw e; }
+    try { F.writeIndex(this.handle, tmp); renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw e; } finally { releaseTemp(tmp); }
   }
 
   /** Moves other's vectors into this index (shards built from the same trained empty index). */
@@ -72,6 +89,8 @@ export class FaissIndex {
   /** Stored vectors [start, start+n) (decoded, so approximate for PQ/SQ). */
   reconstruct(start: number, n = 1): Float32Array { return F.reconstruct(this.handle, start, n) as Float32Array; }
   reset(): void { F.reset(this.handle); }
+  /** The ids the index stores (ID map or IVF lists), or null when its vectors are numbered 0..ntotal-1. */
+  storedIds(): BigInt64Array | null { return F.ids(this.handle) as BigInt64Array | null; }
   removeIds(ids: BigInt64Array): number { return F.removeIds(this.handle, ids) as number; }
   clone(): FaissIndex { return new FaissIndex(F.clone(this.handle)); }
   /** Frees the index now. Later calls throw "index was disposed". */

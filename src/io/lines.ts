@@ -30,8 +30,14 @@ export async function* readLines(path: string, o: { maxChars?: number } = {}): A
       carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${path}: no such file`);
-    if ((e as Error).message?.includes('incorrect header check')) throw new Error(`${path}: not a gzip file`);
+    const code = (e as NodeJS.ErrnoException).code;
+    const msg = (e as Error).message ?? String(e);
+    if (code === 'ENOENT') throw new Error(`${path}: no such file`);
+    if (code === 'EISDIR') throw new Error(`${path}: is a directory, expected a file`);
+    if (msg.includes('incorrect header check')) throw new Error(`${path}: not a gzip file`);
+    // zlib's own errors (a truncated or corrupt .gz: "unexpected end of file") name no file
+    if (code?.startsWith('Z_') || code?.startsWith('ERR_ZLIB')) throw new Error(`${path}: corrupt or truncated gzip data (${msg})`);
+    if (code && !msg.includes(path)) throw new Error(`${path}: ${msg}`);
     throw e;
   }
   if (carry && carry.length) yield { line: emit(carry), no };

@@ -4,7 +4,7 @@
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { atomicOutputSync, tempPathFor } from '../util/atomic.js';
+import { atomicOutputSync, releaseTemp, tempPathFor } from '../util/atomic.js';
 import { halfBitsToFloat } from './half.js';
 import { dtypeOfArray } from '../tensor/dtype.js';
 
@@ -436,6 +436,7 @@ export class NpyWriter {
     } catch (e) {
       fs.closeSync(this.fd);
       fs.rmSync(this.tmpPath, { force: true });
+      releaseTemp(this.tmpPath);
       throw e;
     }
     openWriters.add(this);
@@ -476,6 +477,7 @@ export class NpyWriter {
       fs.closeSync(fd);
       this.fd = null;
       fs.renameSync(this.tmpPath, this.path);
+      releaseTemp(this.tmpPath);
       openWriters.delete(this);
     } catch (e) {
       this.abort();
@@ -490,6 +492,7 @@ export class NpyWriter {
       this.fd = null;
     }
     try { fs.rmSync(this.tmpPath, { force: true }); } catch { /* ignore */ }
+    releaseTemp(this.tmpPath);
     openWriters.delete(this);
   }
 }

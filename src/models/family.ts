@@ -114,6 +114,8 @@ export interface ModelFamily {
   readonly summary: string;
   /** Defaults of the family's own top-level config sections (unknown keys in them are errors). */
   readonly sections: Record<string, unknown>;
+  /** The keys of the family's model shape (config.json's `model`); a model directory with others is refused. */
+  readonly modelKeys: readonly string[];
   /** The family's defaults for generic settings, deep-merged over the generic defaults. */
   readonly defaults?: Record<string, unknown>;
   /** Checks the family's sections and the generic settings it constrains; errors name file and key. */

@@ -93,22 +93,38 @@ export class Tokenizer implements TextTokenizer {
     return new Tokenizer([...SPECIALS, ...symbols], merges, norm, o.maxLen ?? 64);
   }
 
+  /** Inputs cut to maxLen - 1 tokens (or at maxChars characters) since construction. */
+  truncated = 0;
+
+  /**
+   * Characters read of an input: a token covers at least one character and rarely more than 8,
+   * so text beyond 8 × maxLen never reaches the ids; cutting it first keeps a long line without
+   * spaces (one huge "word", segmented in quadratic time) from taking seconds.
+   */
+  get maxChars(): number { return 8 * this.maxLen; }
+
   /** Normalised, BPE-segmented ids, truncated to maxLen-1, then EOS. */
   encode(s: string): Int32Array {
+    let cut = false;
+    if (s.length > this.maxChars) {
+      let end = this.maxChars;
+      if (/[\uD800-\uDBFF]/.test(s[end - 1]!)) end--; // never split a surrogate pair
+      s = s.slice(0, end);
+      cut = true;
+    }
     const out: number[] = [];
-    if (this.wordLevel) {
-      for (const w of splitWords(normalize(s, this.norm))) { out.push(this.ids.get(w) ?? this.unkId); if (out.length >= this.maxLen - 1) break; }
-      out.push(this.eosId);
-      return Int32Array.from(out);
+    const words = this.wordLevel ? splitWords(normalize(s, this.norm)) : preTokenize(normalize(s, this.norm));
+    for (let i = 0; i < words.length; i++) {
+      if (out.length >= this.maxLen - 1) { cut = true; break; }
+      if (this.wordLevel) out.push(this.ids.get(words[i]!) ?? this.unkId);
+      else for (const id of this.encodeWord(words[i]!)) out.push(id);
     }
-    for (const w of preTokenize(normalize(s, this.norm))) {
-      for (const id of this.encodeWord(w)) out.push(id);
-      if (out.length >= this.maxLen - 1) break;
-    }
-    if (out.length > this.maxLen - 1) out.length = this.maxLen - 1;
+    if (out.length > this.maxLen - 1) { out.length = this.maxLen - 1; cut = true; }
+    if (cut) this.truncated++;
     out.push(this.eosId);
     return Int32Array.from(out);
   }
+
 
   /** Token strings of a sentence (without EOS), for inspection. */
   tokenize(s: string): string[] {

@@ -68,6 +68,20 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     if (!existsSync(file)) throw new Error(`--mono: no such file ${file}`);
   }
   checkReplaceable(o.out, '--out');
+  // the inputs are read before anything is written: bad data leaves no work directory behind
+  const table = await loadTable(o.data);
+  if (o.excludeLangs?.length) {
+    for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
+    table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
+    for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
+  }
+  for (const [lang, file] of o.mono ?? []) {
+    if (!table.langs.includes(lang)) table.langs.push(lang);
+    let n = 0;
+    for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
+    log(`--mono ${lang}: ${n} sentences from ${file}`);
+  }
+  const devTable = o.dev ? await loadTable(o.dev) : null;
   const work = `${o.out}.partial`;
   let resume = false;
   if (o.resume) {
@@ -85,19 +99,6 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     }
   }
   if (!resume) { rmSync(work, { recursive: true, force: true }); mkdirSync(work, { recursive: true }); }
-
-  const table = await loadTable(o.data);
-  if (o.excludeLangs?.length) {
-    for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
-    table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
-    for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
-  }
-  for (const [lang, file] of o.mono ?? []) {
-    if (!table.langs.includes(lang)) table.langs.push(lang);
-    let n = 0;
-    for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
-    log(`--mono ${lang}: ${n} sentences from ${file}`);
-  }
   log(`${table.rows.length} rows, ${table.langs.length} languages`);
 
   // text → ids: the family's own features, or a subword vocabulary trained here (kept on resume)
@@ -123,7 +124,6 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const t2 = performance.now();
   const corpus = encodeTable(table, tok);
   log(`text features of ${table.langs.length} languages in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
-  const devTable = o.dev ? await loadTable(o.dev) : null;
   const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
   const prepSeconds = (performance.now() - t0) / 1000;
 

@@ -13,6 +13,7 @@ import { Adam, clipGradNorm, PlateauDecay, SparseAdam, warmupInvSqrt } from '../
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, Tensor, tidy } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 import { formatDuration } from '../util/progress.js';
 import { lineChart } from '../util/svg.js';
 import { DevSet, xsimOnDev } from './validate.js';
@@ -74,7 +75,8 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
       throw new Error(`--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`);
     loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
     for (const sl of slots) loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
-    if (task.loadCheckpointState) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
+    // task state is saved only when the task has some (e.g. mined hard negatives)
+    if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors'))) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
     ({ step, pairs, lossEma } = st);
     priorSeconds = st.seconds;
     task.streamState = st.stream;
@@ -98,8 +100,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   let lastCheckpoint = elapsed(), savedStep = step;
 
   const saveCheckpoint = () => {
-    const tmp = `${ckDir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
+    const tmp = tempPathFor(ckDir);
     mkdirSync(tmp, { recursive: true });
     saveTensors(join(tmp, 'model.safetensors'), task.module.stateDict());
     for (const sl of slots) { const os = sl.opt.stateDict(); saveTensors(join(tmp, optimizerFile(sl.name)), os.tensors, { meta: JSON.stringify(os.meta) }); }
@@ -110,6 +111,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
     if (existsSync(ckDir)) renameSync(ckDir, `${ckDir}.old`);
     renameSync(tmp, ckDir);
+    releaseTemp(tmp);
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
     lastCheckpoint = elapsed();
     savedStep = step;

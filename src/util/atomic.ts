@@ -1,20 +1,57 @@
 // Atomic file output: write to a temporary sibling, rename over the target on success.
-// A crash mid-write leaves at most a stray `*.tmp-<pid>-<rand>` file, never a truncated target.
+// A crash mid-write leaves at most a stray `*.tmp-<pid>-<rand>` file, never a truncated target;
+// temporaries are registered so that the CLI removes them on SIGINT/SIGTERM
+// (removeTemporariesOnSignals).
 
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-/** A fresh temporary path in the same directory as `target` (same filesystem, so rename is atomic). */
+/** Temporary files and directories of this process that an interrupted run must not leave behind. */
+const temporaries = new Set<string>();
+
+/**
+ * A fresh temporary path (file or directory) in the same directory as `target` (same filesystem,
+ * so rename is atomic). It is registered for removal on SIGINT/SIGTERM until releaseTemp(path).
+ */
 export function tempPathFor(target: string): string {
   const dir = path.dirname(target);
   const base = path.basename(target);
-  return path.join(dir, `${base}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(dir, `${base}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  temporaries.add(tmp);
+  return tmp;
+}
+
+/** The temporary was renamed into place or removed: no longer ours to clean up. */
+export function releaseTemp(tmp: string): void { temporaries.delete(tmp); }
+
+/** Removes every registered temporary (synchronously; for signal handlers and exit hooks). */
+export function removeTemporaries(): void {
+  for (const p of temporaries) {
+    try { fs.rmSync(p, { recursive: true, force: true }); } catch { /* nothing more to do while exiting */ }
+  }
+  temporaries.clear();
+}
+
+/**
+ * For the CLI: on SIGINT/SIGTERM remove the registered temporaries and exit with 130/143 (the
+ * shell's 128 + signal). Node runs the handler between JavaScript tasks, so a temporary written
+ * by one synchronous call is never removed half-way; long synchronous steps delay the exit.
+ */
+export function removeTemporariesOnSignals(onSignal?: (signal: NodeJS.Signals) => void): void {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      onSignal?.(signal);
+      removeTemporaries();
+      process.exit(code);
+    });
+  }
 }
 
 function unlinkQuiet(p: string): void {
   try { fs.unlinkSync(p); } catch { /* already gone */ }
+  releaseTemp(p);
 }
 
 /** Writes `data` to `target` atomically (temp file + fsync + rename). Synchronous. */
@@ -28,6 +65,7 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array): 
     fs.closeSync(fd);
     fd = undefined;
     fs.renameSync(tmp, target);
+    releaseTemp(tmp);
   } catch (e) {
     if (fd !== undefined) { try { fs.closeSync(fd); } catch { /* ignore */ } }
     unlinkQuiet(tmp);
@@ -57,9 +95,11 @@ export async function atomicOutput<T>(target: string, fn: (tmpPath: string) => P
   try {
     const result = await fn(tmp);
     await fsp.rename(tmp, target);
+    releaseTemp(tmp);
     return result;
   } catch (e) {
     await fsp.unlink(tmp).catch(() => undefined);
+    releaseTemp(tmp);
     throw e;
   }
 }
@@ -70,6 +110,7 @@ export function atomicOutputSync<T>(target: string, fn: (tmpPath: string) => T):
   try {
     const result = fn(tmp);
     fs.renameSync(tmp, target);
+    releaseTemp(tmp);
     return result;
   } catch (e) {
     unlinkQuiet(tmp);

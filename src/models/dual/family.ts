@@ -205,6 +205,12 @@ class DualTask implements TrainingTask<DualBatch> {
   dispose(): void { this.index?.dispose(); this.index = null; }
 }
 
+/** Every key of DualConfig (the compiler checks the list is complete). */
+const DUAL_MODEL_KEYS: Record<keyof DualConfig, true> = {
+  unit: true, vocabSize: true, padId: true, buckets: true, ngrams: true, combine: true, dim: true, initStd: true, featureDropout: true, body: true,
+  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true,
+};
+
 export const dualFamily: ModelFamily = {
   kind: 'dual',
   summary: 'dual encoder (shared encoder, hashed n-gram features) trained with an additive-margin softmax over in-batch negatives (Yang et al. 2019)',
@@ -213,6 +219,7 @@ export const dualFamily: ModelFamily = {
     encoder: { body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, pooling: ['mean'], activation: 'tanh', outDim: 512 },
     loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8 },
   } satisfies DualSections,
+  modelKeys: Object.keys(DUAL_MODEL_KEYS),
   defaults: {
     vocab: { type: 'none' },
     paths: [{ kind: '1:1', src: '*', trg: ['en'] }],

@@ -165,8 +165,12 @@ class JmtTask implements TrainingTask<JmtBatch> {
   }
 }
 
+/** Every key of JmtConfig (the compiler checks the list is complete). */
+const JMT_MODEL_KEYS: Record<keyof JmtConfig, true> = { vocabSize: true, padId: true, dim: true, initStd: true, encoder: true, hidden: true, layers: true, dropout: true };
+
 export const jmtFamily: ModelFamily = {
   kind: 'jmt',
+  modelKeys: Object.keys(JMT_MODEL_KEYS),
   summary: 'joint multi-task model: multilingual skip-gram + BiLSTM (or average) sentence encoder sharing word embeddings (Singla et al. 2018)',
   sections: {
     encoder: { type: 'lstm', dim: 256, hidden: 256, layers: 1, initStd: 0.1 },

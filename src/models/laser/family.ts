@@ -91,6 +91,12 @@ class LaserTask implements TrainingTask<Batch> {
   }
 }
 
+/** Every key of LaserConfig (the compiler checks the list is complete). */
+const LASER_MODEL_KEYS: Record<keyof LaserConfig, true> = {
+  vocabSize: true, padId: true, embedDim: true, hidden: true, layers: true, bidirectional: true, pooling: true,
+  decEmbedDim: true, decHidden: true, langEmbedDim: true, targetLangs: true, dropout: true,
+};
+
 export const laserFamily: ModelFamily = {
   kind: 'laser',
   summary: 'BiLSTM encoder (max-pooled) trained through an LSTM decoder to translate (Artetxe & Schwenk 2019)',
@@ -98,6 +104,7 @@ export const laserFamily: ModelFamily = {
     encoder: { embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max' },
     decoder: { embedDim: 320, hidden: 1024, langEmbedDim: 32, outBias: 'unigram' },
   } satisfies LaserSections,
+  modelKeys: Object.keys(LASER_MODEL_KEYS),
   validate(cfg: TrainConfig, file: string): void {
     const c = cfg as LaserTrainConfig;
     if (c.vocab.type === 'none') throw new Error(`${file}: 'vocab.type' must be 'bpe' or 'unigram' for the laser model (it decodes subword tokens)`);

@@ -1,0 +1,149 @@
+// xling index build / merge / search and eval retrieval --index through the CLI on tiny synthetic
+// vectors: every factory the help lists builds, searches, saves and loads; sharded builds keep
+// global row ids (ID maps for non-IVF indexes); duplicate ids are refused; an index must hold the
+// vectors it is evaluated on; faiss's errors say which option or file they are about (dimension
+// mismatches of every command: cli-bad-input.test.ts).
+import assert from 'node:assert/strict';
+import { existsSync, linkSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { readIndex } from '../src/index/faiss.js';
+import { float32ToFloat16 } from '../src/io/half.js';
+import { writeNpy } from '../src/io/npy.js';
+import { Rng } from '../src/util/rng.js';
+import { cli } from './fixtures/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xling-cli-index-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const p = (f: string) => join(dir, f);
+
+const n = 300, d = 16;
+const rng = new Rng(12);
+const base = Float32Array.from({ length: n * d }, () => rng.normal());
+writeNpy(p('base.npy'), base, [n, d]);
+writeNpy(p('q.npy'), base.slice(0, 20 * d), [20, d]);
+
+/** Rank-1 ids per query row of a search TSV (query_row, rank, id, score). */
+function top1(tsv: string): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const l of tsv.trim().split('\n')) { const [q, r, id] = l.split('\t').map(Number); if (r === 1) m.set(q!, id!); }
+  return m;
+}
+const selfHits = (t: Map<number, number>) => [...t].filter(([q, id]) => q === id).length;
+
+function ok(args: string[]) {
+  const r = cli(args, { cwd: dir });
+  assert.equal(r.status, 0, `xling ${args.join(' ')}: ${r.stderr}`);
+  return r;
+}
+
+describe('CLI: every index factory builds, searches, saves and loads', () => {
+  // the factories `xling index build --help` lists (n, m chosen for 300 rows of 16-d)
+  const factories = ['Flat', 'IVF4,Flat', 'IVF4,PQ8', 'OPQ4,IVF4,PQ4', 'HNSW16', 'SQ8', 'SQfp16', 'PQ8'];
+  for (const f of factories) {
+    it(f, () => {
+      const out = `${f.replace(/,/g, '_')}.faiss`;
+      ok(['index', 'build', '--factory', f, 'base.npy', '-o', out]);
+      const idx = readIndex(p(out));
+      assert.equal(idx.ntotal, n);
+      assert.equal(idx.d, d);
+      idx.dispose();
+      const r = ok(['search', '--index', out, '--queries', 'q.npy', '-k', '3', '-o', '-', ...(f.includes('IVF') ? ['--nprobe', '4'] : [])]);
+      const hits = selfHits(top1(r.stdout));
+      assert.ok(hits >= 16, `${f}: ${hits}/20 queries find their own row first`);
+    });
+  }
+
+  it('float16 and float64 vectors are read like float32 (one reader for every command)', () => {
+    writeNpy(p('base16.npy'), float32ToFloat16(base), [n, d], 'float16');
+    writeNpy(p('q64.npy'), Float64Array.from(base.subarray(0, 20 * d)), [20, d]);
+    ok(['index', 'build', 'base16.npy', '-o', 'f16.faiss']);
+    const r = ok(['search', '--index', 'f16.faiss', '--queries', 'q64.npy', '-k', '1', '-o', '-']);
+    assert.equal(selfHits(top1(r.stdout)), 20);
+  });
+
+  it('sharded builds keep global row ids (IVF lists, or an ID map) and merge; HNSW shards are refused', () => {
+    for (const f of ['IVF4,Flat', 'Flat']) {
+      const tag = f.replace(/,/g, '_');
+      ok(['index', 'build', '--factory', f, '--train-only', 'base.npy', '-o', `${tag}-empty.faiss`]);
+      for (const s of [0, 1]) ok(['index', 'build', '--trained', `${tag}-empty.faiss`, '--shard', `${s}/2`, 'base.npy', '-o', `${tag}-sh${s}.faiss`]);
+      // queries from the second shard: found under their global row numbers
+      writeNpy(p('q2.npy'), base.slice(200 * d, 220 * d), [20, d]);
+      ok(['index', 'merge', `${tag}-sh0.faiss`, `${tag}-sh1.faiss`, '-o', `${tag}-all.faiss`]);
+      const r = ok(['search', '--index', `${tag}-all.faiss`, '--queries', 'q2.npy', '-k', '1', '-o', '-', ...(f.includes('IVF') ? ['--nprobe', '4'] : [])]);
+      const hits = [...top1(r.stdout)].filter(([q, id]) => id === q + 200).length;
+      assert.ok(hits >= 18, `${f}: ${hits}/20 rows of shard 1 found under their global ids`);
+    }
+    const h = cli(['index', 'build', '--factory', 'HNSW16', '--shard', '1/2', 'base.npy', '-o', 'h1.faiss'], { cwd: dir });
+    assert.equal(h.status, 2, h.stderr);
+    assert.match(h.stderr, /--shard 1\/2: faiss cannot merge HNSW/);
+    assert.ok(!existsSync(p('h1.faiss')));
+  });
+
+  it('duplicate ids are refused: the same shard twice (also through links), overlapping shards, a filled --trained index', () => {
+    symlinkSync(p('IVF4_Flat-sh0.faiss'), p('link.faiss'));
+    linkSync(p('IVF4_Flat-sh0.faiss'), p('hard.faiss'));
+    for (const twin of ['IVF4_Flat-sh0.faiss', 'link.faiss', 'hard.faiss']) {
+      const r = cli(['index', 'merge', 'IVF4_Flat-sh0.faiss', twin, '-o', 'dup.faiss'], { cwd: dir });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /is the same file as IVF4_Flat-sh0\.faiss.*--allow-duplicate-ids/);
+      assert.ok(!existsSync(p('dup.faiss')));
+    }
+    ok(['index', 'merge', 'IVF4_Flat-sh0.faiss', 'IVF4_Flat-sh0.faiss', '--allow-duplicate-ids', '-o', 'dup.faiss']);
+    // shard 0 built twice into two files: the same ids
+    for (const f of ['IVF4_Flat', 'Flat']) {
+      ok(['index', 'build', '--trained', `${f}-empty.faiss`, '--shard', '0/2', 'base.npy', '-o', `${f}-sh0b.faiss`]);
+      const r = cli(['index', 'merge', `${f}-sh0.faiss`, `${f}-sh0b.faiss`, '-o', 'over.faiss'], { cwd: dir });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /the shards share ids/);
+      assert.ok(!existsSync(p('over.faiss')));
+    }
+    // --trained on a filled index: the same rows again are refused; the other shard's rows are fine
+    for (const f of ['IVF4_Flat', 'Flat']) {
+      let r = cli(['index', 'build', '--trained', `${f}-all.faiss`, 'base.npy', '-o', `${f}-again.faiss`], { cwd: dir });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /already holds 300 vectors.*--allow-duplicate-ids/);
+      assert.ok(!existsSync(p(`${f}-again.faiss`)));
+      ok(['index', 'build', '--trained', `${f}-sh0.faiss`, '--shard', '1/2', 'base.npy', '-o', `${f}-grown.faiss`]);
+      const idx = readIndex(p(`${f}-grown.faiss`));
+      assert.equal(idx.ntotal, n);
+      idx.dispose();
+      r = cli(['index', 'build', '--trained', `${f}-all.faiss`, '--allow-duplicate-ids', 'base.npy', '-o', `${f}-again.faiss`], { cwd: dir });
+      assert.equal(r.status, 0, r.stderr);
+    }
+    // a plain Flat index numbers rows itself: it cannot take the ids of shard 1
+    const r = cli(['index', 'build', '--trained', 'Flat.faiss', '--allow-duplicate-ids', '--shard', '0/3', 'base.npy', '-o', 'x.faiss'], { cwd: dir });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /numbers its vectors itself/);
+  });
+
+  it('eval retrieval --index: the index must hold the target vectors (dimension and count; other mismatches: cli-bad-input)', () => {
+    const r = cli(['eval', 'retrieval', '--src-vectors', 'q.npy', '--trg-vectors', 'q.npy', '--index', 'Flat.faiss', '--json', 'r.json'], { cwd: dir });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /--index Flat\.faiss holds 300 vectors, but --trg-vectors q\.npy has 20/);
+    assert.ok(!existsSync(p('r.json')));
+    const ok1 = ok(['eval', 'retrieval', '--src-vectors', 'base.npy', '--trg-vectors', 'base.npy', '--index', 'IVF4_Flat.faiss', '--nprobe', '4', '--json', '-']);
+    assert.equal(JSON.parse(ok1.stdout.slice(ok1.stdout.indexOf('{'))).forwardIndex.recallVsExact, 1);
+  });
+
+  it('faiss errors name the option or file; -o - is standard output for text, refused for indexes', () => {
+    const cases: [string[], number, RegExp][] = [
+      [['index', 'build', '--factory', 'NoSuchIndex', 'base.npy', '-o', 'e.faiss'], 1, /--factory 'NoSuchIndex': /],
+      [['index', 'build', '--factory', 'IVF64,Flat', '--train-sample', '30', 'base.npy', '-o', 'e.faiss'], 1, /training IVF64,Flat on 30 rows of base\.npy \(--train-sample\): /],
+      [['search', '--index', 'base.npy', '--queries', 'q.npy', '-o', 'e.faiss'], 1, /--index base\.npy: cannot read it as a faiss index: /],
+      [['search', '--index', 'Flat.faiss', '--nprobe', '4', '--queries', 'q.npy', '-o', 'e.faiss'], 1, /--nprobe: --index Flat\.faiss is not an IVF index/],
+      [['index', 'merge', 'Flat.faiss', 'HNSW16.faiss', '-o', 'e.faiss'], 1, /HNSW16\.faiss: faiss cannot merge HNSW/],
+      [['index', 'merge', 'IVF4_Flat.faiss', 'Flat.faiss', '-o', 'e.faiss'], 1, /merging Flat\.faiss into IVF4_Flat\.faiss: /],
+      [['index', 'build', 'base.npy', '-o', '-'], 2, /--output -: only text outputs can go to standard output/],
+      [['index', 'merge', 'Flat.faiss', 'SQ8.faiss', '-o', '-'], 2, /--output -: only text outputs/],
+    ];
+    for (const [args, code, re] of cases) {
+      const r = cli(args, { cwd: dir });
+      assert.equal(r.status, code, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+      assert.doesNotMatch(r.stderr, /Error in .* at \S+:\d+/, 'no raw faiss C++ location');
+      assert.ok(!existsSync(p('e.faiss')) && !existsSync(p('-')), `${args.join(' ')} left an output`);
+    }
+  });
+});
