@@ -759,6 +759,50 @@ XL_FN(EmbeddingBag) {
   });
 }
 
+// embeddingBagAsync(weight, ids, offsets, perSampleWeights|null) -> Promise<tensor>: the same bags
+// on a libuv worker thread, without autograd (inference: a server's event loop stays free).
+class BagWorker : public Napi::AsyncWorker {
+ public:
+  BagWorker(Napi::Env env, at::Tensor w, at::Tensor ids, at::Tensor off, at::Tensor psw)
+      : Napi::AsyncWorker(env), w_(std::move(w)), ids_(std::move(ids)), off_(std::move(off)), psw_(std::move(psw)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      at::init_num_threads();
+      at::NoGradGuard noGrad;
+      out_ = embeddingBag(w_, ids_, off_, psw_);
+    } catch (const std::exception& e) {
+      SetError(nativeMessage(e));
+    } catch (...) {
+      SetError("xling native: unknown C++ exception");
+    }
+  }
+  void OnOK() override {
+    try { deferred_.Resolve(wrap(Env(), std::move(out_))); } catch (const Napi::Error& e) { deferred_.Reject(e.Value()); }
+    release();
+  }
+  void OnError(const Napi::Error& e) override { release(); deferred_.Reject(e.Value()); }
+
+ private:
+  void release() { w_ = ids_ = off_ = psw_ = at::Tensor(); }
+  at::Tensor w_, ids_, off_, psw_, out_;
+  Napi::Promise::Deferred deferred_;
+};
+
+XL_FN(EmbeddingBagAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 4, "embeddingBagAsync");
+    at::Tensor psw;
+    if (!info[3].IsNull() && !info[3].IsUndefined()) psw = tensorOf(env, info[3], "embeddingBagAsync(perSampleWeights)");
+    auto* w = new BagWorker(env, tensorOf(env, info[0], "embeddingBagAsync(weight)"), tensorOf(env, info[1], "embeddingBagAsync(ids)"),
+                            tensorOf(env, info[2], "embeddingBagAsync(offsets)"), psw);
+    auto p = w->promise();
+    w->Queue();
+    return p;
+  });
+}
+
 XL_FN(SparseAdamStep) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -927,6 +971,7 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("lstmTableEncodeAsync", LstmTableEncodeAsync);
   REG("lstmRecurrence", LstmRecurrence);
   REG("embeddingBag", EmbeddingBag);
+  REG("embeddingBagAsync", EmbeddingBagAsync);
   REG("sparseAdamStep", SparseAdamStep);
   REG("readInto", ReadInto);
   REG("writeFrom", WriteFrom);

@@ -1,7 +1,7 @@
 // xling serve: the embedding and search HTTP API (src/serve/server.ts) and the web explorer.
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
-import { buildServer, SERVE_DEFAULTS } from '../serve/server.js';
+import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
 import { loadStore, SentenceStore } from '../serve/store.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
@@ -23,7 +23,7 @@ export const serveCommand = command(['serve'], {
     maxBodyBytes: { type: 'number', default: SERVE_DEFAULTS.bodyLimit, range: { int: true, min: 1024 }, help: 'request body limit (413 beyond)' },
     requestTimeout: { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs / 1000, range: { above: 0 }, help: 'seconds before a request is cut off' },
     apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health)' },
-    lang: { type: 'string', help: "default language of request inputs for per-language centring (a request's lang wins); default: none" },
+    lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins); 'auto': identified from each request's inputs" },
     center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },
@@ -46,14 +46,14 @@ export const serveCommand = command(['serve'], {
   const app = await buildServer({
     model, modelDir: a.model, index, store, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
     maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,
-    apiKey: a.apiKey, lang: a.lang ?? null, center: a.center, logger: a.log,
+    apiKey: a.apiKey, lang: a.lang, center: a.center, logger: a.log,
   });
   const address = await app.listen({ port: a.port, host: a.host });
   process.stderr.write(`[serve] ${a.model} (${model.dim}-d) listening on ${address} — API docs at ${address}/docs\n`);
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       process.stderr.write(`[serve] ${sig}: finishing in-flight requests\n`);
-      void app.close().then(() => { index?.dispose(); resolve(); });
+      void closeGracefully(app, a.requestTimeout * 1000).then(() => { index?.dispose(); resolve(); });
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { centerRows } from '../embed/centering.js';
+import { centerRows, nearestCenterVote } from '../embed/centering.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { FaissIndex } from '../index/faiss.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
@@ -28,12 +28,22 @@ export interface ServeOptions {
   bodyLimit?: number;               // 2 MB
   requestTimeoutMs?: number;        // 30 s
   apiKey?: string;
-  /** Default language of requests for per-language centring (a request's `lang` wins); null: none. */
+  /** Default language of requests for per-language centring (a request's `lang` wins); default 'auto' (identified per request); null: none. */
   lang?: string | null;
   center?: boolean;
   index?: FaissIndex;
   store?: SentenceStore;
   logger?: boolean;
+}
+
+/**
+ * Stops the server: new requests get 503, requests in flight finish, and after graceMs the
+ * connections still open (clients that stopped mid-upload, idle keep-alives) are closed.
+ */
+export async function closeGracefully(app: FastifyInstance, graceMs: number): Promise<void> {
+  const force = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  force.unref();
+  try { await app.close(); } finally { clearTimeout(force); }
 }
 
 export const SERVE_DEFAULTS = { maxBatchTokens: 16384, maxClientBatchSize: 32, maxConcurrentRequests: 512, bodyLimit: 2 << 20, requestTimeoutMs: 30000 };
@@ -77,11 +87,17 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const batcher = new DynamicBatcher(encoder, opts.maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); });
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
-  const app = Fastify({ logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs, return503OnClosing: true, forceCloseConnections: false, ajv: { customOptions: { coerceTypes: false } } });
+  const app = Fastify({ logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs, return503OnClosing: true, forceCloseConnections: 'idle', ajv: { customOptions: { coerceTypes: false } } });
   await app.register(swagger, {
     openapi: { info: { title: 'xling', description: 'Language-agnostic sentence embeddings: TEI-compatible embedding routes, search and mining', version: '0.1.0' } },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  // closing (SIGTERM): requests in flight finish, and their connections close after the answer
+  // (else a keep-alive connection would hold the server open for its whole timeout)
+  let closing = false;
+  app.addHook('preClose', async () => { closing = true; });
+  app.addHook('onSend', async (_req, reply) => { if (closing) reply.header('connection', 'close'); });
 
   let active = 0;
   app.addHook('onRequest', async (req) => {
@@ -119,13 +135,21 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     });
   }
 
-  /** Vectors of the inputs: raw, or normalised and centred as `xling embed` does. */
-  async function vectors(inputs: string[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean }): Promise<Float32Array> {
+  /**
+   * Vectors of the inputs as `xling embed` makes them: normalised, and centred with the language's
+   * mean vector — the request's `lang`, else the server's --lang, else identified from the
+   * request's inputs (a vote of nearest mean vectors, as embed votes over its input file; send
+   * `lang` for vectors that do not depend on what else a request holds). lang null: no centring.
+   */
+  async function vectors(inputs: string[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean }, reply?: FastifyReply): Promise<Float32Array> {
     const rows = await batcher.embed(tokenize(inputs, q.truncate ?? false));
-    const lang = q.lang === undefined ? o.lang ?? null : q.lang;
-    const mu = (q.center ?? o.center ?? true) && lang ? model.centers.get(lang) ?? null : null;
-    if (q.normalize !== false || mu) l2normalize(rows, d);
+    let lang = q.lang === undefined ? o.lang ?? 'auto' : q.lang;
+    const center = (q.center ?? o.center ?? true) && model.centers.size > 0;
+    if (q.normalize !== false || center) l2normalize(rows, d);
+    if (center && lang === 'auto') lang = nearestCenterVote(rows, d, model.centers)?.lang ?? null;
+    const mu = center && lang ? model.centers.get(lang) ?? null : null;
     if (mu) centerRows(rows, d, mu, q.normalize !== false);
+    if (mu && lang) reply?.header('x-xling-lang', lang);
     return rows;
   }
   const rowsOf = (v: Float32Array) => Array.from({ length: v.length / d }, (_, i) => Array.from(v.subarray(i * d, (i + 1) * d)));
@@ -140,9 +164,9 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       body: { type: 'object', required: ['inputs'], properties: { inputs, normalize: { type: 'boolean', default: true }, truncate: { type: 'boolean', default: false }, truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] }, ...xlingFields } },
       response: { 200: { type: 'array', items: { type: 'array', items: { type: 'number' } } }, 413: errorSchema, 422: errorSchema, 429: errorSchema },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const b = req.body as { inputs: string | string[]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean };
-    return rowsOf(await vectors(typeof b.inputs === 'string' ? [b.inputs] : b.inputs, b));
+    return rowsOf(await vectors(typeof b.inputs === 'string' ? [b.inputs] : b.inputs, b, reply));
   });
 
   app.post('/v1/embeddings', {
@@ -150,10 +174,10 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       description: 'OpenAI-compatible embeddings', tags: ['OpenAI'],
       body: { type: 'object', required: ['input'], properties: { input: inputs, model: { type: 'string' }, encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' }, user: { type: 'string' }, ...xlingFields } },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const b = req.body as { input: string | string[]; model?: string; encoding_format?: 'float' | 'base64'; lang?: string | null; center?: boolean };
     const texts = typeof b.input === 'string' ? [b.input] : b.input;
-    const v = await vectors(texts, { ...b, truncate: true });
+    const v = await vectors(texts, { ...b, truncate: true }, reply);
     const tokens = texts.reduce((a, s) => a + tok.encode(s).length, 0);
     return {
       object: 'list',

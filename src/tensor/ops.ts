@@ -107,6 +107,10 @@ export function embedding(weight: Tensor, indices: Tensor, paddingIdx = -1): Ten
 export function embeddingBag(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor {
   return new Tensor(native.torch.embeddingBag(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
 }
+/** embeddingBag() on a worker thread, without autograd (inference). */
+export async function embeddingBagAsync(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
+  return new Tensor(await native.torch.embeddingBagAsync(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
+}
 export function softmax(x: Tensor, dim: number): Tensor { return x.softmax(dim); }
 export function logSoftmax(x: Tensor, dim: number): Tensor { return x.logSoftmax(dim); }
 

@@ -58,8 +58,11 @@ export class DualSentenceEncoder implements SentenceEncoder {
   constructor(readonly net: DualEncoder) {}
   get dim(): number { return this.net.dim; }
   encode(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
-  // a bag of rows is cheap next to the JSON and the tokenizer: no worker thread needed
-  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.encode(seqs); }
+  /** Kernels on worker threads (the net must be in eval mode: feature dropout is a training-time draw). */
+  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> {
+    if (this.net.training) return this.encode(seqs);
+    return this.net.forwardAsync(seqs);
+  }
 }
 
 /** FNV-1a over a token-id sequence: equal texts (same tokenizer) get equal keys. */

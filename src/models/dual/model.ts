@@ -5,8 +5,8 @@
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
-import { arange, cat, dropout, rand } from '../../tensor/ops.js';
-import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { arange, cat, dropout, embeddingBagAsync, rand } from '../../tensor/ops.js';
+import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
 
 export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
@@ -134,6 +134,24 @@ export class DualEncoder extends Module {
       }
       return this.proj.forward(this.cfg.activation === 'tanh' ? pooled.tanh() : pooled);
     });
+  }
+
+  /**
+   * forward() for inference with its kernels on worker threads (the averaging encoder: the bag, the
+   * activation and the projection); encoders with a body run forward() here.
+   */
+  async forwardAsync(seqs: Int32Array[]): Promise<Tensor> {
+    if (!this.bagOnly) return noGrad(() => this.forward(seqs));
+    const tmp: Tensor[] = [];
+    const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
+    try {
+      const b = this.featureBags(seqs);
+      const pooled = own(await embeddingBagAsync(this.embed.weight, own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
+      const act = this.cfg.activation === 'tanh' ? own((await callOpAsync(opId('tanh'), [pooled])) as Tensor) : pooled;
+      return (await callOpAsync(opId('linear'), [act, this.proj.weight, this.proj.bias])) as Tensor;
+    } finally {
+      for (const t of tmp) t.dispose();
+    }
   }
 
   private bag(b: Bags): Tensor {

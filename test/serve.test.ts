@@ -1,0 +1,203 @@
+// xling serve: TEI's documented requests answered in TEI's shapes, the OpenAI-compatible route,
+// xling's routes, the same vectors as `xling embed`, limits and bad input (malformed JSON, wrong
+// types, oversized bodies and inputs, a client that disconnects mid-request) with the server still
+// answering, the API key, 429 beyond the concurrency limit, and a graceful SIGTERM.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { FastifyInstance } from 'fastify';
+import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { SentenceEncoderModel } from '../src/embed/model.js';
+import { indexFactory } from '../src/index/faiss.js';
+import { buildServer, closeGracefully } from '../src/serve/server.js';
+import { loadStore } from '../src/serve/store.js';
+import { mine } from '../src/mine/mine.js';
+import { cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xling-serve-'));
+const modelDir = join(dir, 'model');
+let model: SentenceEncoderModel;
+let app: FastifyInstance;
+let base = '';
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+before(async () => {
+  trainTinyDual(dir, modelDir);
+  model = loadSentenceEncoder(modelDir);
+  // an index over dev sentences of three languages, with its store
+  const store = ['de', 'fr', 'en'].flatMap((l) => devColumn(l).slice(0, 40).map((s) => [l, s] as const));
+  writeFileSync(join(dir, 'store.tsv'), store.map(([l, s]) => `${l}\t${s}`).join('\n') + '\n');
+  const index = indexFactory(model.dim, 'Flat');
+  const v = new Float32Array(store.length * model.dim);
+  store.forEach(([l, s], i) => v.set(model.embed([s], { lang: l }), i * model.dim));
+  index.add(v);
+  app = await buildServer({ model, modelDir, index, store: await loadStore(join(dir, 'store.tsv')), maxConcurrentRequests: 64 });
+  base = await app.listen({ port: 0, host: '127.0.0.1' });
+});
+after(async () => { if (app) await closeGracefully(app, 500); rmSync(dir, { recursive: true, force: true }); });
+
+describe('xling serve: TEI-compatible routes', () => {
+  it('POST /embed answers TEI\'s documented requests in TEI\'s shape', async () => {
+    let r = await post('/embed', { inputs: 'What is Deep Learning?' });
+    assert.equal(r.status, 200);
+    let v = await r.json() as number[][];
+    assert.equal(v.length, 1); assert.equal(v[0]!.length, model.dim);
+    assert.ok(Math.abs(Math.hypot(...v[0]!) - 1) < 1e-5, 'normalised by default');
+    r = await post('/embed', { inputs: ['Today is a nice day', 'I like you'] });
+    v = await r.json() as number[][];
+    assert.equal(v.length, 2);
+    // normalize: false gives the raw vector; truncate is accepted
+    const raw = await (await post('/embed', { inputs: ['I like you'], normalize: false, truncate: true })).json() as number[][];
+    assert.ok(Math.abs(Math.hypot(...raw[0]!) - 1) > 1e-3);
+  });
+
+  it('gives the vectors xling embed gives (same text, same language)', async () => {
+    const sents = devColumn('de').slice(0, 5);
+    const r = await post('/embed', { inputs: sents, lang: 'de' });
+    assert.equal(r.headers.get('x-xling-lang'), 'de');
+    const v = (await r.json() as number[][]).flat();
+    const lib = model.embed(sents, { lang: 'de' });
+    v.forEach((x, i) => assert.ok(Math.abs(x - lib[i]!) < 1e-5, `[${i}]`));
+    // no language given: identified from the request's inputs, as embed identifies over its input
+    const auto = await post('/embed', { inputs: sents });
+    assert.equal(auto.headers.get('x-xling-lang'), model.identifyLanguage(sents)!.lang);
+  });
+
+  it('POST /v1/embeddings answers as OpenAI\'s API (float and base64)', async () => {
+    const r = await post('/v1/embeddings', { input: 'What is Deep Learning?', model: 'text-embedding-3-small' });
+    assert.equal(r.status, 200);
+    const j = await r.json() as { object: string; data: { object: string; embedding: number[]; index: number }[]; model: string; usage: { prompt_tokens: number; total_tokens: number } };
+    assert.deepEqual(Object.keys(j).sort(), ['data', 'model', 'object', 'usage']);
+    assert.equal(j.object, 'list'); assert.equal(j.model, 'text-embedding-3-small');
+    assert.deepEqual(Object.keys(j.data[0]!).sort(), ['embedding', 'index', 'object']);
+    assert.equal(j.data[0]!.object, 'embedding'); assert.equal(j.data[0]!.index, 0); assert.equal(j.data[0]!.embedding.length, model.dim);
+    assert.ok(j.usage.prompt_tokens > 0 && j.usage.total_tokens === j.usage.prompt_tokens);
+    const b = await (await post('/v1/embeddings', { input: ['What is Deep Learning?'], encoding_format: 'base64' })).json() as { data: { embedding: string }[] };
+    const buf = Buffer.from(b.data[0]!.embedding, 'base64');
+    const f = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+    f.forEach((x, i) => assert.ok(Math.abs(x - j.data[0]!.embedding[i]!) < 1e-6));
+  });
+
+  it('GET /health, /info, /metrics; the OpenAPI document at /docs', async () => {
+    assert.equal((await fetch(base + '/health')).status, 200);
+    const info = await (await fetch(base + '/info')).json() as Record<string, unknown>;
+    for (const k of ['model_id', 'model_dtype', 'max_concurrent_requests', 'max_input_length', 'max_batch_tokens', 'max_client_batch_size', 'version']) assert.ok(k in info, k);
+    assert.equal((info.xling as { dim: number }).dim, model.dim);
+    const m = await (await fetch(base + '/metrics')).text();
+    assert.match(m, /xling_requests_total\{route="\/embed",status="200"\} \d+/);
+    assert.match(m, /xling_batch_sentences_bucket/);
+    assert.match(m, /xling_request_duration_seconds_bucket/);
+    const doc = await (await fetch(base + '/docs/json')).json() as { openapi: string; paths: Record<string, unknown> };
+    assert.match(doc.openapi, /^3\./);
+    for (const p of ['/embed', '/v1/embeddings', '/similarity', '/search', '/mine', '/info', '/health', '/metrics']) assert.ok(p in doc.paths, p);
+  });
+});
+
+describe('xling serve: xling routes', () => {
+  it('/similarity, /search and /mine', async () => {
+    const [de, en] = [devColumn('de'), devColumn('en')];
+    const sim = await (await post('/similarity', { inputs: { source_sentence: en[0], sentences: [de[0], de[7]] } })).json() as number[];
+    assert.equal(sim.length, 2);
+    assert.ok(sim[0]! > sim[1]!, `the translation is nearer: ${sim}`);
+    const pairs = await (await post('/similarity', { pairs: [[en[0], de[0]]] })).json() as number[];
+    assert.ok(Math.abs(pairs[0]! - sim[0]!) < 1e-6);
+    const s = await (await post('/search', { text: de[3], lang: 'de', k: 5 })).json() as { results: { id: number; score: number; text: string; lang: string }[] };
+    assert.equal(s.results.length, 5);
+    assert.equal(s.results[0]!.text, de[3]);
+    assert.equal(s.results[0]!.lang, 'de');
+    assert.ok(s.results.some((r) => r.lang !== 'de'), 'translations among the neighbours');
+    const bad = await post('/search', { vector: [1, 2, 3] });
+    assert.equal(bad.status, 422);
+    const src = de.slice(0, 6), trg = [...en.slice(0, 6)].reverse();
+    const mined = await (await post('/mine', { src, trg, k: 2, src_lang: 'de', trg_lang: 'en' })).json() as { pairs: { src: number; trg: number; score: number }[] };
+    const lib = mine(model.embed(src, { lang: 'de' }), model.embed(trg, { lang: 'en' }), model.dim, { k: 2, margin: 'ratio', retrieval: 'max' });
+    assert.deepEqual(mined.pairs.map((p) => [p.src, p.trg]), lib.map((c) => [c.src, c.trg]), 'as xling mine scores them');
+    mined.pairs.forEach((p, i) => assert.ok(Math.abs(p.score - lib[i]!.score) < 1e-5));
+    assert.equal(mined.pairs[0]!.trg, 5 - mined.pairs[0]!.src, 'the best-scored pair is a translation');
+  });
+});
+
+describe('xling serve: bad input, limits, and the server keeps answering', () => {
+  const err = async (r: Response, status: number, type?: RegExp) => {
+    assert.equal(r.status, status, `${r.status}: ${await r.clone().text()}`);
+    const j = await r.json() as { error: string; error_type: string };
+    assert.equal(typeof j.error, 'string'); assert.equal(typeof j.error_type, 'string');
+    if (type) assert.match(j.error_type, type);
+  };
+
+  it('malformed JSON 400; wrong types and empty input 422; too many inputs, oversized bodies and inputs 413', async () => {
+    await err(await post('/embed', '{"inputs":'), 400);
+    await err(await post('/embed', { inputs: [1, 2] }), 422, /Validation/);
+    await err(await post('/embed', { inputs: 5 }), 422);
+    await err(await post('/embed', { nothing: 'x' }), 422);
+    await err(await post('/embed', { inputs: [] }), 422);
+    await err(await post('/v1/embeddings', { input: 'x', encoding_format: 'hex' }), 422);
+    await err(await post('/embed', { inputs: Array.from({ length: 33 }, () => 'x') }), 413);
+    await err(await post('/embed', { inputs: ['x'.repeat(3 << 20)] }), 413);
+    const long = Array.from({ length: 2500 }, (_, i) => `w${i % 10}`).join(' ').slice(0, 10000);
+    await err(await post('/embed', { inputs: [long] }), 413, /Validation/);
+    assert.equal((await post('/embed', { inputs: [long], truncate: true })).status, 200, 'truncate: true cuts it');
+    await err(await fetch(base + '/nope'), 404);
+    assert.equal((await post('/embed', { inputs: 'still answering' })).status, 200);
+  });
+
+  it('a client that disconnects mid-request leaves the server answering', async () => {
+    const { port } = new URL(base);
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const s = connect(Number(port), '127.0.0.1', () => {
+          s.write(`POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"inputs": ["half a bo`);
+          setTimeout(() => { s.destroy(); resolve(); }, 20);
+        });
+      });
+    }
+    // and one that leaves while its inputs are being embedded
+    const ac = new AbortController();
+    const pending = fetch(base + '/embed', { method: 'POST', signal: ac.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: Array.from({ length: 32 }, (_, i) => `sentence ${i} `.repeat(50)), truncate: true }) }).catch((e: Error) => e.name);
+    setTimeout(() => ac.abort(), 2);
+    await pending;
+    assert.equal((await fetch(base + '/health')).status, 200);
+    assert.equal((await post('/embed', { inputs: 'after the disconnects' })).status, 200);
+  });
+
+  it('API key: 401 without it, 200 with it; 429 beyond the concurrency limit', async () => {
+    const locked = await buildServer({ model, modelDir, apiKey: 's3cret', maxConcurrentRequests: 1 });
+    const url = await locked.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const call = (headers: Record<string, string>) => fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ inputs: Array.from({ length: 32 }, (_, i) => `a rather long sentence number ${i} `.repeat(20)), truncate: true }) });
+      assert.equal((await call({})).status, 401);
+      assert.equal((await call({ authorization: 'Bearer wrong' })).status, 401);
+      assert.equal((await call({ authorization: 'Bearer s3cret' })).status, 200);
+      assert.equal((await fetch(url + '/health')).status, 200, '/health needs no key');
+      const codes = await Promise.all(Array.from({ length: 12 }, () => call({ authorization: 'Bearer s3cret' }).then((r) => r.status)));
+      assert.ok(codes.includes(429), `some refused: ${codes}`);
+      assert.ok(codes.every((c) => c === 200 || c === 429), `${codes}`);
+      assert.ok(codes.includes(200));
+    } finally {
+      await closeGracefully(locked, 500);
+    }
+  });
+
+  it('SIGTERM: the request in flight finishes, then the process exits 0', async () => {
+    const p = cliAsync(['serve', '--model', modelDir, '--port', '0']);
+    let err = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      p.stderr.on('data', (d: Buffer) => { err += d.toString(); const m = /listening on (http:\/\/\S+)/.exec(err); if (m) resolve(m[1]!); });
+      p.on('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
+    });
+    const inflight = fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: Array.from({ length: 32 }, (_, i) => `sentence ${i} `.repeat(100)), truncate: true }) });
+    await new Promise((r) => setTimeout(r, 5));
+    const code = new Promise<number | null>((resolve) => p.on('exit', resolve));
+    p.kill('SIGTERM');
+    const r = await inflight;
+    assert.equal(r.status, 200);
+    assert.equal((await r.json() as number[][]).length, 32);
+    assert.equal(await code, 0, err);
+    assert.match(err, /SIGTERM: finishing in-flight requests/);
+  });
+});
