@@ -17,6 +17,8 @@ pkgs=(build-essential python3 libopenblas-dev libgomp1)
 [ -z "${LIBTORCH:-}" ] && pkgs+=(libtorch-dev)
 [ -z "${FAISS_HOME:-}" ] && pkgs+=(libfaiss-dev)
 [ "$action" = "--bench" ] && pkgs+=(python3-torch python3-faiss python3-numpy python3-sentencepiece)
+# the web explorer's tests drive Debian's Chromium (puppeteer-core downloads no browser)
+[ "$action" = "--test" ] && pkgs+=(chromium)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 
 missing=()

@@ -17,6 +17,7 @@ export const serveCommand = command(['serve'], {
     host: { type: 'string', default: '127.0.0.1' },
     index: { type: 'string', metavar: 'FAISS', help: 'faiss index over sentence vectors, for /search and the explorer' },
     store: { type: 'string', metavar: 'FILE', help: 'the sentences of the index: line i = index row i (lang<TAB>sentence or plain)' },
+    mapSample: { type: 'number', default: 5000, range: { int: true, min: 2, max: 50000 }, help: "sentences in the explorer's 2-D map (UMAP; computed once, cached as INDEX.map.json)" },
     maxBatchTokens: { type: 'number', default: SERVE_DEFAULTS.maxBatchTokens, range: { int: true, min: 1 }, help: 'tokens per inference batch (dynamic batching of concurrent requests)' },
     maxClientBatchSize: { type: 'number', default: SERVE_DEFAULTS.maxClientBatchSize, range: { int: true, min: 1 }, help: 'inputs per request (413 beyond)' },
     maxConcurrentRequests: { type: 'number', default: SERVE_DEFAULTS.maxConcurrentRequests, range: { int: true, min: 1 }, help: '429 beyond' },
@@ -44,7 +45,7 @@ export const serveCommand = command(['serve'], {
     if (store.size !== index!.ntotal) throw new Error(`--store ${a.store} has ${store.size} sentences, --index ${a.index} ${index!.ntotal} vectors`);
   }
   const app = await buildServer({
-    model, modelDir: a.model, index, store, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
+    model, modelDir: a.model, index, store, indexPath: a.index, mapSample: a.mapSample, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
     maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,
     apiKey: a.apiKey, lang: a.lang, center: a.center, logger: a.log,
   });

@@ -16,6 +16,7 @@ import { FaissIndex } from '../index/faiss.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { DynamicBatcher } from './batcher.js';
+import { buildMap, SentenceMap } from './map.js';
 import { SentenceStore } from './store.js';
 
 export interface ServeOptions {
@@ -33,6 +34,10 @@ export interface ServeOptions {
   center?: boolean;
   index?: FaissIndex;
   store?: SentenceStore;
+  /** Where the index was read from (the explorer's map is cached beside it). */
+  indexPath?: string;
+  /** Sentences in the explorer's 2-D map (default 5000). */
+  mapSample?: number;
   logger?: boolean;
 }
 
@@ -276,6 +281,23 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const k = Math.min(b.k ?? 4, b.src.length, b.trg.length);
     const cands = mine(sv, tv, d, { k, margin: b.margin ?? 'ratio', retrieval: b.retrieval ?? 'max', threshold: b.threshold });
     return { k, pairs: cands.map((c) => ({ src: c.src, trg: c.trg, score: c.score, cos: c.cos, src_text: b.src[c.src], trg_text: b.trg[c.trg] })) };
+  });
+
+  // the explorer's map: computed on the first request, cached in memory and beside the index
+  let mapping: Promise<SentenceMap> | null = null;
+  app.get('/map', { schema: { description: 'A 2-D map (UMAP) of a sample of the store\'s sentences, for the explorer', tags: ['xling'] } }, async () => {
+    if (!o.store) throw new HttpError(503, 'no sentence store loaded (xling serve --index F.faiss --store S)', 'Unavailable');
+    mapping ??= buildMap(model, o.store, { sample: o.mapSample ?? 5000, cacheFile: o.indexPath ? `${o.indexPath}.map.json` : undefined });
+    try { return await mapping; } catch (e) { mapping = null; throw e; }
+  });
+
+  // the model's figures (training curves, dev error heat map), as xling train drew them
+  const FIGURES = ['loss.svg', 'xsim.svg', 'xsim-minutes.svg', 'dev-xsim.svg'];
+  app.get('/model/figures', { schema: { description: 'The figures the model directory holds', tags: ['xling'] } }, async () => FIGURES.filter((f) => existsSync(join(o.modelDir, f))));
+  app.get('/model/:file', { schema: { hide: true } }, async (req, reply) => {
+    const file = (req.params as { file: string }).file;
+    if (!FIGURES.includes(file) || !existsSync(join(o.modelDir, file))) throw new HttpError(404, `no figure ${file} in the model directory`, 'NotFound');
+    return reply.type('image/svg+xml').send(readFileSync(join(o.modelDir, file)));
   });
 
   // the web explorer (dist/web, built by esbuild), when built

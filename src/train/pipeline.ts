@@ -13,6 +13,8 @@ import { getFamily } from '../models/registry.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { Tokenizer } from '../text/tokenizer.js';
 import { Progress } from '../util/progress.js';
+import { heatmap } from '../util/svg.js';
+import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { readLines } from '../io/lines.js';
 import { devSetOf, encodeTable, loadTable, NWayTable } from './prepare.js';
 import { train, TrainLogEntry } from './trainer.js';
@@ -50,6 +52,17 @@ const RUN_ONLY = new Set(['budget', 'validate', 'logEvery', 'checkpointEvery', '
 export function fingerprintOf(cfg: TrainConfig, tokenizerText: string): string {
   const modelDefining = Object.fromEntries(Object.entries(cfg).filter(([k]) => !RUN_ONLY.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
   return createHash('sha256').update(tokenizerText).update('\0').update(JSON.stringify(modelDefining)).digest('hex').slice(0, 16);
+}
+
+/** The similarity-search error between every pair of dev languages, as `xling eval xsim --svg` draws it. */
+function devHeatmap(enc: SentenceEncoderModel, dev: NWayTable, langs: string[]): string {
+  const per: LangVectors[] = langs.map((l) => {
+    const rows: number[] = [], texts: string[] = [];
+    dev.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
+    return { lang: l, rows, texts, vecs: enc.embed(texts, { lang: l }) };
+  });
+  const m = xsimMatrix(per, enc.dim, 'index', 100);
+  return heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Dev similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 });
 }
 
 function byLanguage(table: NWayTable): Map<string, string[]> {
@@ -143,6 +156,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       const raw = xsimOnDev(enc, dev, { center: false });
       const centered = enc.centers.size ? xsimOnDev(enc, dev) : null;
       writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
+      writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw.langs)]));
       const n = Object.keys(raw.langs).length;
       log(`dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw.average.toFixed(2)}%` + (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''));
       devResult = { raw, centered };

@@ -1,0 +1,38 @@
+// A 2-D map of a sample of the sentence space for the web explorer: UMAP (umap-js) over the
+// normalised vectors of up to `sample` store sentences (drawn evenly, seeded), computed once per
+// server and cached beside the index file (<index>.map.json) so a restart reuses it.
+import { existsSync, readFileSync } from 'node:fs';
+import { UMAP } from 'umap-js';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { Rng } from '../util/rng.js';
+import { SentenceStore } from './store.js';
+
+export interface MapPoint { id: number; x: number; y: number; lang: string | null; text: string }
+export interface SentenceMap { points: MapPoint[]; method: string; sample: number }
+
+export async function buildMap(model: SentenceEncoderModel, store: SentenceStore, o: { sample: number; cacheFile?: string; seed?: number }): Promise<SentenceMap> {
+  const key = `umap cosine n=${o.sample} seed=${o.seed ?? 1} store=${store.size}`;
+  if (o.cacheFile && existsSync(o.cacheFile)) {
+    try {
+      const m = JSON.parse(readFileSync(o.cacheFile, 'utf8')) as SentenceMap & { key?: string };
+      if (m.key === key) return m;
+    } catch { /* recompute */ }
+  }
+  const n = Math.min(o.sample, store.size);
+  const ids = n === store.size ? Array.from({ length: n }, (_, i) => i) : new Rng(o.seed ?? 1).sample(store.size, n).sort((a, b) => a - b);
+  // each sentence centred with its own language's mean when known (as the index was built)
+  const byLang = new Map<string | null, number[]>();
+  for (const i of ids) { const l = store.lang(i); const g = byLang.get(l); if (g) g.push(i); else byLang.set(l, [i]); }
+  const vec = new Map<number, number[]>();
+  for (const [lang, g] of byLang) {
+    const v = await model.embedAsync(g.map((i) => store.text(i)), { lang: lang ?? undefined, center: lang !== null });
+    g.forEach((id, k) => vec.set(id, Array.from(v.subarray(k * model.dim, (k + 1) * model.dim))));
+  }
+  const rng = new Rng(o.seed ?? 1);
+  const umap = new UMAP({ nComponents: 2, nNeighbors: Math.min(15, Math.max(2, n - 1)), minDist: 0.1, random: () => rng.next(), distanceFn: (a, b) => { let s = 0; for (let j = 0; j < a.length; j++) s += a[j]! * b[j]!; return 1 - s; } });
+  const xy = await umap.fitAsync(ids.map((i) => vec.get(i)!), () => true);
+  const map: SentenceMap & { key: string } = { key, method: 'UMAP (cosine, 15 neighbours)', sample: n, points: ids.map((id, k) => ({ id, x: xy[k]![0]!, y: xy[k]![1]!, lang: store.lang(id), text: store.text(id) })) };
+  if (o.cacheFile) writeFileAtomicSync(o.cacheFile, JSON.stringify(map));
+  return map;
+}

@@ -1,0 +1,88 @@
+// The web explorer in a real browser (Debian's Chromium through puppeteer-core): the page loads,
+// a typed query shows its nearest sentences grouped by language, clicking a result makes it the
+// query, the map draws the sample coloured by language with the query's neighbours highlighted,
+// and the model's figures show. Screenshots of each view go to test-output/ (not committed).
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import puppeteer, { Browser, Page } from 'puppeteer-core';
+import { FastifyInstance } from 'fastify';
+import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { indexFactory } from '../src/index/faiss.js';
+import { buildServer, closeGracefully } from '../src/serve/server.js';
+import { loadStore } from '../src/serve/store.js';
+import { devColumn, root, trainTinyDual } from './fixtures/cli.js';
+
+// page callbacks run in the browser; the Node build has no DOM types, so they see these shapes
+declare const document: { getElementById(id: string): { value: string } | null; querySelector(s: string): { textContent: string | null } | null; querySelectorAll(s: string): Iterable<{ textContent: string | null }> };
+type Dataset = { dataset: Record<string, string | undefined> };
+type Img = { complete: boolean; naturalWidth: number; getAttribute(n: string): string | null };
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const out = join(root, 'test-output');
+const dir = mkdtempSync(join(tmpdir(), 'xling-explorer-'));
+let app: FastifyInstance, browser: Browser, page: Page, url = '';
+
+before(async () => {
+  if (!CHROMIUM) throw new Error('no Chromium at /usr/bin/chromium: install it (bash scripts/setup.sh --test installs it)');
+  mkdirSync(out, { recursive: true });
+  trainTinyDual(dir, join(dir, 'model'), {}, ['--dev', 'data/sample/gettext.dev.tsv.gz']);
+  const model = loadSentenceEncoder(join(dir, 'model'));
+  const store = ['de', 'fr', 'es', 'en'].flatMap((l) => devColumn(l).slice(0, 60).map((s) => [l, s] as const));
+  writeFileSync(join(dir, 'store.tsv'), store.map(([l, s]) => `${l}\t${s}`).join('\n') + '\n');
+  const index = indexFactory(model.dim, 'Flat');
+  const v = new Float32Array(store.length * model.dim);
+  store.forEach(([l, s], i) => v.set(model.embed([s], { lang: l }), i * model.dim));
+  index.add(v);
+  app = await buildServer({ model, modelDir: join(dir, 'model'), index, indexPath: join(dir, 'index.faiss'), store: await loadStore(join(dir, 'store.tsv')), mapSample: 200 });
+  url = await app.listen({ port: 0, host: '127.0.0.1' });
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+});
+after(async () => {
+  await browser?.close();
+  if (app) await closeGracefully(app, 500);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('web explorer (Chromium)', () => {
+  it('loads, searches, groups neighbours by language, highlights them on the map', async () => {
+    await page.goto(url + '/', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+    assert.match(await page.$eval('#model-info', (e) => e.textContent ?? ''), /dual model, 32-d, \d+ languages, 240 sentences indexed/);
+    assert.equal(await page.$$eval('#map-svg circle', (c) => c.length), 200, 'the map draws the sample');
+    assert.ok((await page.$$eval('#legend span', (s) => s.length)) >= 4, 'a colour per language');
+    await page.screenshot({ path: join(out, 'explorer-map.png') });
+
+    const query = devColumn('de')[5]!;
+    await page.type('#query', query);
+    await page.click('#search-btn');
+    await page.waitForSelector('.result');
+    const groups = await page.$$eval('.lang-group', (gs) => gs.map((g) => (g as unknown as Dataset).dataset.lang));
+    assert.ok(groups.includes('de') && groups.length >= 3, `grouped by language: ${groups}`);
+    const first = await page.$eval('.lang-group[data-lang="de"] .result .text', (e) => e.textContent);
+    assert.equal(first, query, 'the query sentence itself is its nearest neighbour');
+    // the translations of the query are found in other languages
+    const texts = await page.$$eval('.result .text', (es) => es.map((e) => e.textContent));
+    assert.ok(['fr', 'es', 'en'].some((l) => texts.includes(devColumn(l)[5]!)), 'a translation among the neighbours');
+    assert.ok((await page.$$eval('#map-svg circle.highlight', (c) => c.length)) > 0, 'neighbours highlighted on the map');
+    await page.screenshot({ path: join(out, 'explorer-search.png'), fullPage: true });
+
+    // clicking a result makes it the query
+    const other = await page.$eval('.lang-group:not([data-lang="de"]) .result .text', (e) => e.textContent!);
+    await page.click('.lang-group:not([data-lang="de"]) .result');
+    await page.waitForFunction((t) => document.getElementById('query')?.value === t, {}, other);
+    await page.waitForFunction((t) => document.querySelector('.result .text')?.textContent === t || [...document.querySelectorAll('.result .text')].some((e) => e.textContent === t), {}, other);
+  });
+
+  it('shows the model\'s figures (training curve, dev error heat map)', async () => {
+    const srcs = await page.$$eval('#figures img', (im) => im.map((i) => (i as unknown as Img).getAttribute('src')));
+    assert.ok(srcs.includes('/model/loss.svg') && srcs.includes('/model/dev-xsim.svg'), `${srcs}`);
+    const loaded = await page.$$eval('#figures img', (im) => im.every((i) => (i as unknown as Img).complete && (i as unknown as Img).naturalWidth > 0));
+    assert.ok(loaded, 'the figures load');
+    await (await page.$('#figures-panel'))!.screenshot({ path: join(out, 'explorer-figures.png') });
+  });
+});
