@@ -23,7 +23,7 @@ export const MINE_EMBED_OPTIONS = {
 } as const;
 
 /** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
-export function embedSettingsOf(a: { center: boolean; batchTokens: number; batchSentences: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
+export function embedSettingsOf(a: { center: boolean; batchTokens?: number; batchSentences?: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
   return { lang, langFlag, center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, label };
 }
 

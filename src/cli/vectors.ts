@@ -44,8 +44,8 @@ export function normalizeRows(x: Float32Array, d: number, name: string): void {
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {
   center: { type: 'boolean', default: true, help: 'apply per-language centring (--no-center: plain LASER vectors)' },
-  batchTokens: { type: 'number', default: 32000, range: { int: true, min: 1 }, help: 'max padded tokens per batch' },
-  batchSentences: { type: 'number', default: 4096, range: { int: true, min: 1 }, help: 'max sentences per batch' },
+  batchTokens: { type: 'number', range: { int: true, min: 1 }, help: "max padded tokens per batch (default: the model's, 32000 for token sequences)" },
+  batchSentences: { type: 'number', range: { int: true, min: 1 }, help: "max sentences per batch (default: the model's, 4096 for token sequences)" },
 } as const;
 
 export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from a sample of non-blank lines spread over the whole input (a vote of nearest mean vectors; inputs of one language)";
@@ -56,8 +56,8 @@ export interface EmbedSettings {
   /** The option that gave lang, for messages (--lang, --src-lang, …). */
   langFlag: string;
   center: boolean;
-  batchTokens: number;
-  batchSentences: number;
+  batchTokens?: number;
+  batchSentences?: number;
   normalize?: boolean;
   /** No identification line (warnings are still printed). */
   quiet?: boolean;

@@ -74,7 +74,7 @@ export class SentenceEncoderModel {
     const mu = this.centerFor(o);
     try {
       let done = 0;
-      for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
+      for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
         const rows = noGrad(() => tidy(() => {
           const v = enc.encode(idx.map((k) => seqs[k]!));
           return (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array();
@@ -103,7 +103,7 @@ export class SentenceEncoderModel {
     const enc = fast ?? this.encoder;
     const mu = this.centerFor(o);
     try {
-      for (const idx of lengthBatches(seqs, o.maxTokens ?? 32000, o.maxSentences ?? 4096)) {
+      for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
         const v = await enc.encodeAsync(idx.map((k) => seqs[k]!));
         const rows = noGrad(() => tidy(() => (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array()));
         if (mu) centerRows(rows, d, mu, o.normalize !== false);

@@ -19,6 +19,12 @@ export interface SentenceEncoder {
    * one). Same vectors to float rounding; a snapshot of the weights, disposed after the job.
    */
   fastPath?(job: { tokens: number; force?: boolean }): (SentenceEncoder & { dispose(): void }) | null;
+  /**
+   * Batch limits that suit this encoder (padded tokens, sentences per batch); default 32000 and
+   * 4096, for token sequences. Bags of hashed features (hundreds of ids a sentence, no padding)
+   * want far larger batches.
+   */
+  readonly batchLimits?: { maxTokens: number; maxSentences: number };
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */

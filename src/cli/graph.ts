@@ -1,0 +1,189 @@
+// xling graph build | merge | stats | neighbours | path: the k-nn graph of a multilingual collection.
+import { existsSync } from 'node:fs';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { buildGraph, GRAPH_STEPS, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
+import { GraphReader, graphStatistics, minimaxPath, neighboursOfText, openIndex, snap } from '../graph/query.js';
+import { StoreSource } from '../graph/store.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { binValues, lineChart } from '../util/svg.js';
+import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
+
+function parseShard(s: string | undefined): [number, number] | undefined {
+  if (!s) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(s);
+  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) usage(`--shard must be i/n with 0 <= i < n, got '${s}'`);
+  return [Number(m![1]), Number(m![2])];
+}
+
+/** --data values: an N-way TSV (every column), TSV:lang1,lang2 (those columns), or LANG=FILE (one language). */
+function parseSources(data: string[]): StoreSource[] {
+  return data.map((d) => {
+    const eq = /^([a-z]{2,3}(?:_[a-z]{2,4})?)=(.+)$/i.exec(d);
+    if (eq) return { text: eq[2]!, lang: eq[1]! };
+    const cols = /^(.+\.tsv(?:\.gz)?):([a-z_,]+)$/i.exec(d);
+    if (cols) return { tsv: cols[1]!, langs: cols[2]!.split(',') };
+    return { tsv: d };
+  });
+}
+
+export const graphBuildCommand = command(['graph', 'build'], {
+  name: 'xling graph build',
+  summary: 'the k-nearest-neighbour graph of a multilingual collection (store, embed, index, query)',
+  description: 'Steps store → embed → train → add → query → stats, each written atomically and skipped when done (a killed build resumes). With --shard i/n: embed, add and query do rows of shard i only; run `xling graph merge` after each sharded step.',
+  options: {
+    model: { type: 'string', required: true, metavar: 'DIR' },
+    data: { type: 'list', metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
+    out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
+    k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
+    factory: { type: 'string', help: 'faiss index factory (default scaled to the collection: Flat below 20k, OPQ16,IVF√N,PQ16 above)' },
+    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists per query (default: the smallest power of two reaching --recall-target on a sample)' },
+    candidates: { type: 'number', default: 64, range: { int: true, min: 1, max: 10000 }, help: 'index candidates per sentence re-ranked with the exact (float16) vectors' },
+    recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'recall@10 against exact search the automatic nprobe aims for' },
+    trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 } },
+    minWords: { type: 'number', default: 4, range: { int: true, min: 0 }, help: 'leave out shorter sentences (0: no bound)' },
+    maxWords: { type: 'number', default: 60, range: { int: true, min: 0 }, help: 'leave out longer sentences (0: no bound)' },
+    dedup: { type: 'boolean', default: true, help: 'leave out exact duplicates (after normalisation), per language' },
+    shard: { type: 'string', metavar: 'i/n' },
+    step: { type: 'list', choices: [...GRAPH_STEPS], help: 'run only these steps (default: all that are not done)' },
+    threads: { type: 'number', range: { int: true, min: 1 } },
+    quiet: { type: 'boolean', default: false },
+  },
+  examples: ['xling graph build --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out graphs/gettext'],
+}, async (a) => {
+  const shard = parseShard(a.shard);
+  const sources = parseSources(a.data);
+  const fresh = !existsSync(`${a.out}/graph.json`);
+  if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
+  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', 'text' in s ? s.text : s.tsv, 'in'] as const)]);
+  if (a.threads) setNumThreads(a.threads);
+  if (fresh) (await import('node:fs')).mkdirSync(a.out, { recursive: true });
+  const meta = await buildGraph({
+    model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
+    trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup }, shard, steps: a.step.length ? a.step as GraphStep[] : undefined, quiet: a.quiet,
+  });
+  if (meta.recall_at_10 !== undefined) process.stderr.write(`[graph] ${meta.sentences} sentences, recall@10 ${meta.recall_at_10}, ${meta.bytes_per_sentence} bytes/sentence (index + graph), ${meta.build_seconds}s after embedding\n`);
+});
+
+export const graphMergeCommand = command(['graph', 'merge'], {
+  name: 'xling graph merge',
+  summary: 'join the outputs of the shards of a graph build step (vectors, index, neighbours)',
+  options: { graph: { type: 'string', required: true, metavar: 'DIR' } },
+}, async (a) => {
+  checkPaths([['--graph', a.graph, 'in-dir']]);
+  readGraphMeta(a.graph);
+  mergeGraphShards(a.graph);
+});
+
+export const graphStatsCommand = command(['graph', 'stats'], {
+  name: 'xling graph stats',
+  summary: 'a graph\'s size, recall, build times, distance histograms and language mixing',
+  options: {
+    graph: { type: 'string', required: true, metavar: 'DIR' },
+    json: { type: 'string', metavar: 'FILE', help: 'sentences, recall_at_10, bytes_per_sentence, build_seconds, steps, same-language shares, distance quantiles' },
+    svg: { type: 'string', metavar: 'FILE', help: 'histogram of the distance to the nearest and to the k-th neighbour' },
+    sample: { type: 'number', default: 50000, range: { int: true, min: 1 } },
+  },
+}, async (a) => {
+  checkPaths([['--graph', a.graph, 'in-dir'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  const g = new GraphReader(a.graph);
+  try {
+    const s = graphStatistics(g, a.sample);
+    const q = (xs: number[], p: number) => { const v = [...xs].sort((x, y) => x - y); return v.length ? v[Math.min(v.length - 1, Math.floor(p * v.length))]! : NaN; };
+    const m = g.meta;
+    const out = {
+      sentences: m.sentences, recall_at_10: m.recall_at_10 ?? null, bytes_per_sentence: m.bytes_per_sentence ?? null, build_seconds: m.build_seconds ?? null,
+      k: m.k, factory: m.factory, nprobe: m.nprobe, candidates: m.candidates, languages: m.langs.length, steps: m.steps, bytes: m.bytes ?? null,
+      index_bytes_per_sentence: m.bytes ? +(m.bytes.index / m.sentences).toFixed(2) : null,
+      sample: s.sample, zero_distances: s.zeroDistances,
+      distance_nearest: { median: q(s.nearest, 0.5), p10: q(s.nearest, 0.1), p90: q(s.nearest, 0.9) },
+      distance_kth: { median: q(s.kth, 0.5), p10: q(s.kth, 0.1), p90: q(s.kth, 0.9) },
+      same_language_share: +s.sameLanguageOverall.toFixed(4),
+      same_language: Object.fromEntries(Object.entries(s.sameLanguage).map(([l, v]) => [l, { sentences: v.sentences, share: +v.share.toFixed(4) }])),
+    };
+    process.stdout.write(`${m.sentences} sentences, ${m.langs.length} languages, k = ${m.k}; recall@10 ${out.recall_at_10 ?? '?'}; ${out.bytes_per_sentence ?? '?'} bytes/sentence (index + graph); built in ${out.build_seconds ?? '?'}s after embedding\n`);
+    process.stdout.write(`distance to the nearest neighbour: median ${out.distance_nearest.median.toFixed(3)}; to the ${m.k}th: median ${out.distance_kth.median.toFixed(3)} (${s.zeroDistances.nearest} zero distances left out of ${s.sample})\n`);
+    process.stdout.write(`neighbours in the same language: ${(100 * s.sameLanguageOverall).toFixed(1)}%\n`);
+    if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
+    if (a.svg) {
+      const edges = Array.from({ length: 41 }, (_, i) => (i * Math.max(q(s.kth, 0.995), q(s.nearest, 0.995))) / 40);
+      const poly = (xs: number[]) => { const b = binValues(xs, edges); return b.counts.map((c, i) => [(b.edges[i]! + b.edges[i + 1]!) / 2, c] as [number, number]); };
+      writeTextOutput(a.svg, lineChart({ title: `Distance to the nearest and the ${m.k}th neighbour (${s.sample} sentences; ${s.zeroDistances.nearest} zero distances left out)`, xLabel: 'cosine distance', yLabel: 'sentences', series: [{ name: 'nearest', points: poly(s.nearest) }, { name: `${m.k}th nearest`, points: poly(s.kth) }] }));
+    }
+  } finally {
+    g.close();
+  }
+});
+
+const QUERY_OPTIONS = {
+  graph: { type: 'string', required: true, metavar: 'DIR' },
+  model: { type: 'string', metavar: 'DIR', help: 'embed texts with this model (default: the one the graph was built with)' },
+  lang: { type: 'string', help: 'language of the query text (default: identified)' },
+  json: { type: 'boolean', default: false, help: 'JSON on standard output' },
+} as const;
+
+export const graphNeighboursCommand = command(['graph', 'neighbours'], {
+  name: 'xling graph neighbours',
+  summary: 'nearest sentences of a text (or of a sentence id) in every language: paraphrases and translations',
+  positionals: [{ name: 'query', required: true, help: 'a sentence, or #ID for a sentence of the graph' }],
+  options: {
+    ...QUERY_OPTIONS,
+    k: { type: 'number', alias: 'k', range: { int: true, min: 1, max: 1000 }, help: 'how many (default: the graph\'s k)' },
+    threshold: { type: 'number', range: { min: 0 }, help: 'only neighbours within this cosine distance' },
+  },
+  examples: ['xling graph neighbours --graph graphs/gettext "Datei kann nicht geöffnet werden"', 'xling graph neighbours --graph graphs/gettext "#1234" --json'],
+}, async (a) => {
+  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  const g = new GraphReader(a.graph);
+  try {
+    const q = a._[0]!;
+    let res: { lang: string | null; neighbours: ReturnType<GraphReader['neighboursOf']> };
+    if (/^#\d+$/.test(q)) {
+      const id = Number(q.slice(1));
+      if (id >= g.size) usage(`#${id}: the graph has ${g.size} sentences`);
+      res = { lang: g.store.lang(id), neighbours: g.neighboursOf(id, a.threshold ?? Infinity).slice(0, a.k ?? g.meta.k) };
+    } else {
+      const model = loadSentenceEncoder(a.model ?? g.meta.model.dir);
+      const index = openIndex(a.graph);
+      try { res = neighboursOfText(g, model, index, q, { k: a.k, lang: a.lang, threshold: a.threshold }); } finally { index.dispose(); }
+    }
+    if (a.json) { process.stdout.write(JSON.stringify({ query: q, ...res }, null, 1) + '\n'); return; }
+    const byLang = new Map<string, typeof res.neighbours>();
+    for (const n of res.neighbours) byLang.set(n.lang, [...(byLang.get(n.lang) ?? []), n]);
+    for (const [l, ns] of byLang) {
+      process.stdout.write(`${l}\n`);
+      for (const n of ns) process.stdout.write(`  ${n.distance.toFixed(3)}  #${n.id}  ${n.text}\n`);
+    }
+  } finally {
+    g.close();
+  }
+});
+
+export const graphPathCommand = command(['graph', 'path'], {
+  name: 'xling graph path',
+  summary: 'the minimax trajectory between two sentences (the path whose largest step is smallest)',
+  positionals: [{ name: 'from', required: true, help: 'a sentence (snapped to its nearest sentence of the graph) or #ID' }, { name: 'to', required: true }],
+  options: QUERY_OPTIONS,
+  examples: ['xling graph path --graph graphs/gettext "Open the file" "#5321"'],
+}, async (a) => {
+  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  const g = new GraphReader(a.graph);
+  try {
+    const needsModel = a._.some((x) => !/^#\d+$/.test(x));
+    const model = needsModel ? loadSentenceEncoder(a.model ?? g.meta.model.dir) : null;
+    const index = needsModel ? openIndex(a.graph) : null;
+    const ends = a._.slice(0, 2).map((x) => {
+      if (/^#\d+$/.test(x)) { const id = Number(x.slice(1)); if (id >= g.size) usage(`${x}: the graph has ${g.size} sentences`); return id; }
+      return snap(g, model!, index!, x);
+    });
+    index?.dispose();
+    const p = minimaxPath((i) => g.row(i), g.size, ends[0]!, ends[1]!);
+    if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges`);
+    const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
+    if (a.json) { process.stdout.write(JSON.stringify({ from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }, null, 1) + '\n'); return; }
+    steps.forEach((s, i) => process.stdout.write(`${String(i).padStart(3)}  ${i ? s.distance.toFixed(3) : '     '}  ${s.lang.padEnd(6)} #${s.id}  ${s.text}\n`));
+    process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} sentences visited)\n`);
+  } finally {
+    g.close();
+  }
+});

@@ -1,0 +1,382 @@
+// Building the k-nearest-neighbour graph of a whole multilingual collection (Schwenk, Kiela &
+// Douze 2019): store the sentences → embed them (float16 on disk) → train a compressed faiss index
+// on a sample → add every vector → query every sentence for its k neighbours (self excluded),
+// the index's candidates re-ranked with the exact vectors → graph files (CSR: neighbour ids int32
+// + distances float16) and statistics. Each step writes its outputs atomically and is skipped when
+// they exist (a killed build resumes at its step); embed, add and query take --shard i/n, and
+// `graph merge` joins the shards' outputs.
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { FaissIndex, readIndex } from '../index/faiss.js';
+import { float32ToFloat16 } from '../io/half.js';
+import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
+import { readJson, writeJson } from '../nn/serialize.js';
+import { cat, empty } from '../tensor/ops.js';
+import { fromArray, keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { native } from '../native.js';
+import { Progress } from '../util/progress.js';
+import { Rng } from '../util/rng.js';
+import { buildStore, GraphStore, StoreFilter, StoreInfo, StoreSource } from './store.js';
+
+export const GRAPH_STEPS = ['store', 'embed', 'train', 'add', 'query', 'stats'] as const;
+export type GraphStep = (typeof GRAPH_STEPS)[number];
+
+export interface GraphMeta {
+  format: 'xling-graph';
+  version: 1;
+  model: { dir: string; kind: string | null; dim: number };
+  k: number;
+  factory: string;
+  /** IVF lists visited per query (chosen on a sample to reach the recall target unless given). */
+  nprobe: number | null;
+  /** Index candidates per query re-ranked with the exact vectors. */
+  candidates: number;
+  filter: StoreFilter;
+  sentences: number;
+  langs: string[];
+  steps: Partial<Record<GraphStep, { seconds: number; shards?: number }>>;
+  recall_at_10?: number;
+  bytes?: { index: number; graph: number; store: number; vectors: number };
+  bytes_per_sentence?: number;
+  build_seconds?: number;
+}
+
+export interface GraphBuildOptions {
+  model: string;
+  sources: StoreSource[];
+  out: string;
+  k: number;
+  factory?: string;
+  nprobe?: number;
+  candidates: number;
+  trainSample: number;
+  /** Recall@10 (vs exact search) the automatic nprobe aims for. */
+  recallTarget: number;
+  filter: StoreFilter;
+  shard?: [number, number];
+  steps?: GraphStep[];
+  quiet?: boolean;
+  log?: (line: string) => void;
+}
+
+/** The research's factory scaled to the collection: exact below 20k sentences, OPQ16/IVF√N/PQ16 above (≤ ~30 bytes a sentence). */
+export function defaultFactory(n: number): string {
+  if (n < 20000) return 'Flat';
+  const nlist = 2 ** Math.round(Math.log2(Math.sqrt(n)));
+  return `OPQ16,IVF${nlist},PQ16`;
+}
+
+const metaFile = (g: string) => join(g, 'graph.json');
+const shardSuffix = (s?: [number, number]) => (s && s[1] > 1 ? `.shard-${s[0]}-of-${s[1]}` : '');
+const rowsOf = (n: number, s?: [number, number]): [number, number] => (s ? [Math.floor((s[0] * n) / s[1]), Math.floor(((s[0] + 1) * n) / s[1])] : [0, n]);
+
+export function readGraphMeta(g: string): GraphMeta {
+  if (!existsSync(metaFile(g))) throw new Error(`${g}: not a graph directory (no graph.json)`);
+  const m = readJson<GraphMeta>(metaFile(g));
+  if (m.format !== 'xling-graph') throw new Error(`${metaFile(g)}: not an xling graph`);
+  return m;
+}
+
+/** Embeds store rows [lo, hi) (each sentence centred with its language) into a float16 .npy. */
+async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: number, hi: number, file: string, quiet: boolean): Promise<void> {
+  const d = model.dim;
+  const w = NpyWriter.open(file, d, 'float16');
+  const prog = new Progress({ label: 'graph embed', unit: 'sentences', total: hi - lo, silent: quiet });
+  try {
+    for (let a = lo; a < hi; a += 50000) {
+      const b = Math.min(hi, a + 50000);
+      const { text, lang } = store.range(a, b);
+      const out = new Float32Array((b - a) * d);
+      const groups = new Map<string, number[]>();
+      lang.forEach((l, i) => { const g = groups.get(l); if (g) g.push(i); else groups.set(l, [i]); });
+      for (const [l, idx] of groups) {
+        const v = await model.embedAsync(idx.map((i) => text[i]!), { lang: l });
+        idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
+      }
+      w.append(float32ToFloat16(out));
+      prog.tick(b - a);
+      await new Promise((r) => setImmediate(r));
+    }
+    w.close();
+    prog.done();
+  } catch (e) {
+    w.abort();
+    throw e;
+  }
+}
+
+/** All vectors of the graph as one float16 tensor [N, d] (read straight into its storage). */
+export function loadVectors(g: string): Tensor {
+  const file = join(g, 'vectors.npy');
+  const h = readNpyHeader(file);
+  if (h.dtype !== 'float16' || h.shape.length !== 2) throw new Error(`${file}: expected a 2-D float16 matrix`);
+  const t = keep(empty(h.shape, 'float16'));
+  native.torch.readInto(file, [[t.handle, h.headerBytes]]);
+  return t;
+}
+
+/**
+ * For queries [lo, hi): the index's `candidates` nearest, re-ranked by the exact inner product with
+ * the float16 vectors, the best k other than the query itself. Returns ids and cosine distances.
+ */
+export function queryRows(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): { ids: Int32Array; dist: Float32Array } {
+  const n = hi - lo;
+  const q = noGrad(() => tidy(() => vectors.narrow(0, lo, n).float().toFloat32Array()));
+  const d = vectors.size(1);
+  const r = index.search(q, Math.min(candidates + 1, index.ntotal));
+  const K = r.k;
+  const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
+  const cand = BigInt64Array.from(r.labels, (x) => (x < 0n ? 0n : x));
+  const scores = noGrad(() => tidy(() => {
+    const c = vectors.indexSelect(0, fromArray(cand)).float().view([n, K, d]);
+    return c.bmm(fromArray(q, [n, d, 1])).view([n, K]).toFloat32Array();
+  }));
+  for (let i = 0; i < n; i++) {
+    const self = lo + i;
+    const list: [number, number][] = [];
+    const seen = new Set<number>();
+    for (let j = 0; j < K; j++) {
+      const l = Number(r.labels[i * K + j]);
+      if (l < 0 || l === self || seen.has(l)) continue;
+      seen.add(l);
+      list.push([l, scores[i * K + j]!]);
+    }
+    list.sort((a, b) => b[1] - a[1]);
+    for (let j = 0; j < Math.min(k, list.length); j++) { ids[i * k + j] = list[j]![0]; dist[i * k + j] = 1 - list[j]![1]; }
+  }
+  return { ids, dist };
+}
+
+/** Exact k nearest (self excluded) of sample rows among all vectors, in blocks of the base. */
+function exactNeighbours(vectors: Tensor, sample: number[], k: number): Int32Array[] {
+  const N = vectors.size(0);
+  return noGrad(() => tidy(() => {
+    const q = vectors.indexSelect(0, fromArray(BigInt64Array.from(sample, BigInt))).float();
+    let best: { s: Tensor; i: Tensor } | null = null;
+    for (let a = 0; a < N; a += 200000) {
+      const b = Math.min(N, a + 200000);
+      const s = q.matmul(vectors.narrow(0, a, b - a).float().t());
+      // the query itself never counts
+      sample.forEach((r, qi) => { if (r >= a && r < b) s.select(0, qi).select(0, r - a).fill_(-Infinity); });
+      const [vs, is] = s.topk(Math.min(k, b - a), 1) as [Tensor, Tensor];
+      const idx = is.add(a);
+      if (!best) { best = { s: vs, i: idx }; continue; }
+      // the best k of the blocks so far and this one
+      const allS = cat([best.s, vs], 1), allI = cat([best.i, idx], 1);
+      const [s2, p] = allS.topk(k, 1) as [Tensor, Tensor];
+      best = { s: s2, i: allI.gather(1, p) };
+    }
+    const ids = best!.i.toArray();
+    return sample.map((_, qi) => Int32Array.from(ids.slice(qi * k, (qi + 1) * k)));
+  }));
+}
+
+/** Recall@10 of graph rows against exact search on a sample of the sentences. */
+export function graphRecall(g: string, vectors: Tensor, sampleSize: number, seed = 1): number {
+  const meta = readGraphMeta(g);
+  const N = vectors.size(0), k = Math.min(10, meta.k);
+  const sample = new Rng(seed).sample(N, Math.min(sampleSize, N)).sort((a, b) => a - b);
+  const exact = exactNeighbours(vectors, sample, k);
+  const nb = NpyRowReader.open(join(g, 'neighbours.npy'));
+  let hit = 0;
+  sample.forEach((r, i) => {
+    const row = nb.readRowsRaw(r, r + 1) as Int32Array;
+    const truth = new Set(exact[i]!);
+    for (let j = 0; j < k; j++) if (truth.has(row[j]!)) hit++;
+  });
+  nb.close();
+  return hit / (sample.length * k);
+}
+
+export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
+  const log = o.log ?? ((l: string) => process.stderr.write(`[graph] ${l}\n`));
+  const g = o.out, steps = new Set(o.steps ?? GRAPH_STEPS);
+  const sfx = shardSuffix(o.shard);
+  const model = loadSentenceEncoder(o.model);
+  const t0 = performance.now();
+  const timed = async (step: GraphStep, fn: () => Promise<void> | void) => {
+    const s0 = performance.now();
+    await fn();
+    const m = readGraphMeta(g);
+    m.steps[step] = { seconds: +((performance.now() - s0) / 1000 + (o.shard && o.shard[1] > 1 ? (m.steps[step]?.seconds ?? 0) : 0)).toFixed(1), ...(o.shard && o.shard[1] > 1 ? { shards: o.shard[1] } : {}) };
+    writeJson(metaFile(g), m);
+  };
+
+  if (steps.has('store') && !existsSync(metaFile(g))) {
+    const s0 = performance.now();
+    const info: StoreInfo = await buildStore(g, o.sources, o.filter, o.quiet);
+    const meta: GraphMeta = {
+      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: model.dim },
+      k: o.k, factory: o.factory ?? defaultFactory(info.sentences), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
+      sentences: info.sentences, langs: info.langs, steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
+    };
+    writeJson(metaFile(g), meta);
+    log(`store: ${info.sentences} sentences in ${info.langs.length} languages (${info.dropped.length} outside the length bounds, ${info.dropped.duplicates} duplicates left out)`);
+  }
+  const meta = readGraphMeta(g);
+  if (meta.model.dim !== model.dim) throw new Error(`${g}: built with ${meta.model.dim}-d vectors, --model gives ${model.dim}-d`);
+  const store = new GraphStore(g);
+  const N = store.size;
+  const [lo, hi] = rowsOf(N, o.shard);
+  try {
+    if (steps.has('embed') && !existsSync(join(g, 'vectors.npy')) && !existsSync(join(g, `vectors${sfx}.npy`))) {
+      await timed('embed', () => embedRows(model, store, lo, hi, join(g, `vectors${sfx}.npy`), o.quiet ?? false));
+      log(`embed: rows ${lo}..${hi - 1} → vectors${sfx}.npy`);
+    }
+    if (o.shard && o.shard[1] > 1) {
+      if (steps.has('add') || steps.has('query')) {
+        if (!existsSync(join(g, 'vectors.npy'))) { log(`shard ${o.shard.join('/')}: embedded; run 'xling graph merge' once every shard has, then the next steps`); return readGraphMeta(g); }
+      }
+    }
+    if (steps.has('train') && !existsSync(join(g, 'index.trained.faiss'))) {
+      if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
+      await timed('train', async () => {
+        const index = FaissIndex.create(model.dim, meta.factory, 'ip');
+        index.setTrainingParams({ polysemous: false, opqIters: 20 });
+        if (!index.isTrained) {
+          const r = NpyRowReader.open(join(g, 'vectors.npy'));
+          const m = Math.min(N, o.trainSample);
+          const rows = new Rng(1).sample(N, m).sort((a, b) => a - b);
+          const x = new Float32Array(m * model.dim);
+          rows.forEach((row, i) => x.set(r.readRows(row, row + 1), i * model.dim));
+          r.close();
+          await index.trainAsync(x);
+        }
+        index.write(join(g, 'index.trained.faiss'));
+        index.dispose();
+      });
+      log(`train: ${meta.factory} on ${Math.min(N, o.trainSample)} vectors`);
+    }
+    if (steps.has('add') && !existsSync(join(g, 'index.faiss')) && !existsSync(join(g, `index${sfx}.faiss`))) {
+      await timed('add', async () => {
+        const index = readIndex(join(g, 'index.trained.faiss'));
+        const r = NpyRowReader.open(join(g, 'vectors.npy'));
+        for (let a = lo; a < hi; a += 100000) {
+          const b = Math.min(hi, a + 100000);
+          await index.addAsync(r.readRows(a, b), BigInt64Array.from({ length: b - a }, (_, t) => BigInt(a + t)));
+        }
+        r.close();
+        index.write(join(g, `index${sfx}.faiss`));
+        index.dispose();
+      });
+      log(`add: rows ${lo}..${hi - 1} → index${sfx}.faiss`);
+    }
+    if ((steps.has('query') || steps.has('stats')) && !existsSync(join(g, 'index.faiss'))) {
+      if (o.shard && o.shard[1] > 1) { log(`shard ${o.shard.join('/')}: added; run 'xling graph merge' once every shard has, then query`); return readGraphMeta(g); }
+    }
+    if (steps.has('query') && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
+      const vectors = loadVectors(g);
+      const index = readIndex(join(g, 'index.faiss'));
+      try {
+        if (!meta.nprobe && /IVF/.test(meta.factory)) {
+          meta.nprobe = chooseNprobe(index, vectors, meta, o.recallTarget, log);
+          const m = readGraphMeta(g); m.nprobe = meta.nprobe; writeJson(metaFile(g), m);
+        }
+        if (meta.nprobe) index.setNprobe(meta.nprobe);
+        await timed('query', async () => {
+          const nb = NpyWriter.open(join(g, `neighbours${sfx}.npy`), meta.k, 'int32');
+          const ds = NpyWriter.open(join(g, `distances${sfx}.npy`), meta.k, 'float16');
+          const prog = new Progress({ label: 'graph query', unit: 'sentences', total: hi - lo, silent: o.quiet });
+          try {
+            for (let a = lo; a < hi; a += 512) {
+              const b = Math.min(hi, a + 512);
+              const r = queryRows(index, vectors, a, b, meta.k, meta.candidates);
+              nb.append(r.ids); ds.append(float32ToFloat16(r.dist));
+              prog.tick(b - a);
+              if (((a - lo) / 512) % 32 === 0) await new Promise((res) => setImmediate(res));
+            }
+            nb.close(); ds.close();
+            prog.done();
+          } catch (e) { nb.abort(); ds.abort(); throw e; }
+        });
+        log(`query: ${meta.k} neighbours of rows ${lo}..${hi - 1} (nprobe ${meta.nprobe ?? '-'}, ${meta.candidates} candidates re-ranked)`);
+      } finally {
+        index.dispose(); vectors.dispose();
+      }
+    }
+    if (steps.has('stats') && existsSync(join(g, 'neighbours.npy')) && readGraphMeta(g).recall_at_10 === undefined) {
+      const vectors = loadVectors(g);
+      try {
+        const s0 = performance.now();
+        const recall = graphRecall(g, vectors, 2000);
+        const m = readGraphMeta(g);
+        const size = (f: string) => (existsSync(join(g, f)) ? statSync(join(g, f)).size : 0);
+        m.recall_at_10 = +recall.toFixed(4);
+        m.bytes = { index: size('index.faiss'), graph: size('neighbours.npy') + size('distances.npy'), store: size('sentences.txt') + size('sentences.offsets.npy') + size('sentences.langs.npy'), vectors: size('vectors.npy') };
+        m.bytes_per_sentence = +((m.bytes.index + m.bytes.graph) / N).toFixed(2);
+        m.steps.stats = { seconds: +((performance.now() - s0) / 1000).toFixed(1) };
+        m.build_seconds = +Object.entries(m.steps).filter(([k]) => k !== 'store' && k !== 'embed' && k !== 'stats').reduce((a, [, v]) => a + (v?.seconds ?? 0), 0).toFixed(1);
+        writeJson(metaFile(g), m);
+        log(`recall@10 vs exact search (2000 sentences): ${recall.toFixed(3)}; index ${(m.bytes.index / N).toFixed(1)} bytes/sentence, graph ${(m.bytes.graph / N).toFixed(1)}`);
+      } finally {
+        vectors.dispose();
+      }
+    }
+  } finally {
+    store.close();
+  }
+  log(`done in ${((performance.now() - t0) / 1000).toFixed(0)}s → ${g}`);
+  return readGraphMeta(g);
+}
+
+/** The smallest nprobe (powers of two) whose recall@10 on 500 sampled queries reaches the target. */
+function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, target: number, log: (l: string) => void): number {
+  const N = vectors.size(0);
+  const sample = new Rng(7).sample(N, Math.min(500, N)).sort((a, b) => a - b);
+  const exact = exactNeighbours(vectors, sample, 10);
+  const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
+  let last = 1;
+  for (let p = 4; p <= nlist; p *= 2) {
+    index.setNprobe(p);
+    let hit = 0;
+    for (let i = 0; i < sample.length; i++) {
+      const r = queryRows(index, vectors, sample[i]!, sample[i]! + 1, 10, meta.candidates);
+      const truth = new Set(exact[i]!);
+      for (const id of r.ids) if (truth.has(id)) hit++;
+    }
+    const recall = hit / (sample.length * 10);
+    log(`nprobe ${p}: recall@10 ${recall.toFixed(3)} on ${sample.length} sampled sentences`);
+    last = p;
+    if (recall >= target) break;
+  }
+  return last;
+}
+
+/** Joins the shards' outputs of a step: vectors (concatenated), index (merged), neighbours/distances (concatenated). */
+export function mergeGraphShards(g: string, log: (l: string) => void = (l) => process.stderr.write(`[graph] ${l}\n`)): void {
+  const files = readdirSync(g);
+  const shardsOf = (base: string) => files.filter((f) => f.startsWith(`${base}.shard-`)).sort((a, b) => shardIndex(a) - shardIndex(b));
+  for (const base of ['vectors', 'neighbours', 'distances']) {
+    const parts = shardsOf(base);
+    if (!parts.length || existsSync(join(g, `${base}.npy`))) continue;
+    checkComplete(parts, base);
+    const readers = parts.map((p) => NpyRowReader.open(join(g, p)));
+    const w = NpyWriter.open(join(g, `${base}.npy`), readers[0]!.cols, readers[0]!.dtype);
+    try {
+      for (const r of readers) for (let a = 0; a < r.rows; a += 100000) w.append(r.readRowsRaw(a, Math.min(r.rows, a + 100000)));
+      w.close();
+    } catch (e) { w.abort(); throw e; } finally { readers.forEach((r) => r.close()); }
+    for (const p of parts) rmSync(join(g, p));
+    log(`merged ${parts.length} shards → ${base}.npy`);
+  }
+  const ix = shardsOf('index');
+  if (ix.length && !existsSync(join(g, 'index.faiss'))) {
+    checkComplete(ix, 'index');
+    const base = readIndex(join(g, ix[0]!));
+    for (const p of ix.slice(1)) { const s = readIndex(join(g, p)); base.mergeFrom(s); s.dispose(); }
+    base.write(join(g, 'index.faiss'));
+    base.dispose();
+    for (const p of ix) rmSync(join(g, p));
+    log(`merged ${ix.length} index shards → index.faiss`);
+  }
+}
+
+function shardIndex(f: string): number { return Number(/\.shard-(\d+)-of-/.exec(f)![1]); }
+function checkComplete(parts: string[], base: string): void {
+  const n = Number(/-of-(\d+)/.exec(parts[0]!)![1]);
+  const have = new Set(parts.map(shardIndex));
+  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !have.has(i));
+  if (missing.length) throw new Error(`${base}: shards ${missing.join(', ')} of ${n} are not done yet`);
+}

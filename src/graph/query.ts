@@ -1,0 +1,204 @@
+// Using a graph directory: a node's neighbours (rows read on demand), the neighbours of any text
+// (embedded, searched through the index, re-ranked with the exact vectors), the minimax trajectory
+// between two sentences, and the graph's statistics (the research's distance histograms and
+// same-language shares).
+import { join } from 'node:path';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { FaissIndex, readIndex } from '../index/faiss.js';
+import { float16ToFloat32 } from '../io/half.js';
+import { NpyRowReader } from '../io/npy.js';
+import { Rng } from '../util/rng.js';
+import { GraphMeta, readGraphMeta } from './build.js';
+import { GraphStore } from './store.js';
+
+export interface Neighbour { id: number; distance: number; text: string; lang: string }
+
+/** The graph files of a directory, read row by row (never loaded whole). */
+export class GraphReader {
+  readonly meta: GraphMeta;
+  readonly store: GraphStore;
+  private readonly ids: NpyRowReader;
+  private readonly dist: NpyRowReader;
+  constructor(readonly dir: string) {
+    this.meta = readGraphMeta(dir);
+    this.store = new GraphStore(dir);
+    this.ids = NpyRowReader.open(join(dir, 'neighbours.npy'));
+    this.dist = NpyRowReader.open(join(dir, 'distances.npy'));
+    if (this.ids.rows !== this.store.size) throw new Error(`${dir}: neighbours.npy has ${this.ids.rows} rows for ${this.store.size} sentences`);
+  }
+  get size(): number { return this.store.size; }
+  /** Out-neighbours of node i (ascending distance; -1 entries dropped). */
+  row(i: number): { ids: Int32Array; dist: Float32Array } {
+    if (!(Number.isInteger(i) && i >= 0 && i < this.size)) throw new Error(`sentence ${i} out of range [0, ${this.size})`);
+    const ids = this.ids.readRowsRaw(i, i + 1) as Int32Array;
+    const dist = float16ToFloat32(this.dist.readRowsRaw(i, i + 1) as Uint16Array);
+    let n = ids.length;
+    while (n > 0 && ids[n - 1]! < 0) n--;
+    return { ids: ids.subarray(0, n), dist: dist.subarray(0, n) };
+  }
+  neighboursOf(i: number, threshold = Infinity): Neighbour[] {
+    const r = this.row(i);
+    const out: Neighbour[] = [];
+    r.ids.forEach((id, j) => { if (r.dist[j]! <= threshold) out.push({ id, distance: r.dist[j]!, text: this.store.text(id), lang: this.store.lang(id) }); });
+    return out;
+  }
+  close(): void { this.ids.close(); this.dist.close(); this.store.close(); }
+}
+
+/**
+ * Nearest sentences of a text: embedded (centred with `lang`, or identified), the index's
+ * candidates re-ranked by the exact inner product with their stored vectors.
+ */
+export function neighboursOfText(graph: GraphReader, model: SentenceEncoderModel, index: FaissIndex, text: string, o: { k?: number; lang?: string; threshold?: number } = {}): { lang: string | null; neighbours: Neighbour[] } {
+  const k = o.k ?? graph.meta.k;
+  const lang = o.lang ?? model.identifyLanguage([text])?.lang ?? null;
+  const q = model.embed([text], { lang: lang ?? undefined, center: lang !== null });
+  if (graph.meta.nprobe) index.setNprobe(graph.meta.nprobe);
+  const r = index.search(q, Math.min(graph.meta.candidates, index.ntotal));
+  const vec = NpyRowReader.open(join(graph.dir, 'vectors.npy'));
+  try {
+    const d = vec.cols;
+    const scored: [number, number][] = [];
+    for (const l of r.labels) {
+      if (l < 0n) continue;
+      const v = vec.readRows(Number(l), Number(l) + 1);
+      let s = 0;
+      for (let j = 0; j < d; j++) s += v[j]! * q[j]!;
+      scored.push([Number(l), 1 - s]);
+    }
+    scored.sort((a, b) => a[1] - b[1]);
+    const neighbours = scored.filter(([, dist]) => dist <= (o.threshold ?? Infinity)).slice(0, k).map(([id, distance]) => ({ id, distance, text: graph.store.text(id), lang: graph.store.lang(id) }));
+    return { lang, neighbours };
+  } finally {
+    vec.close();
+  }
+}
+
+/** The sentence nearest to a text (for paths between texts). */
+export function snap(graph: GraphReader, model: SentenceEncoderModel, index: FaissIndex, text: string): number {
+  const n = neighboursOfText(graph, model, index, text, { k: 1 }).neighbours[0];
+  if (!n) throw new Error(`no sentence of the graph near '${text}'`);
+  return n.id;
+}
+
+/** A min-heap of (key, node) pairs. */
+class MinHeap {
+  private keys: number[] = [];
+  private nodes: number[] = [];
+  get size(): number { return this.nodes.length; }
+  push(key: number, node: number): void {
+    this.keys.push(key); this.nodes.push(node);
+    let i = this.nodes.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (this.keys[p]! <= this.keys[i]!) break;
+      [this.keys[p], this.keys[i]] = [this.keys[i]!, this.keys[p]!];
+      [this.nodes[p], this.nodes[i]] = [this.nodes[i]!, this.nodes[p]!];
+      i = p;
+    }
+  }
+  pop(): [number, number] {
+    const top: [number, number] = [this.keys[0]!, this.nodes[0]!];
+    const k = this.keys.pop()!, n = this.nodes.pop()!;
+    if (this.nodes.length) {
+      this.keys[0] = k; this.nodes[0] = n;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < this.nodes.length && this.keys[l]! < this.keys[m]!) m = l;
+        if (r < this.nodes.length && this.keys[r]! < this.keys[m]!) m = r;
+        if (m === i) break;
+        [this.keys[m], this.keys[i]] = [this.keys[i]!, this.keys[m]!];
+        [this.nodes[m], this.nodes[i]] = [this.nodes[i]!, this.nodes[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+export interface MinimaxPath { steps: { id: number; distance: number }[]; maxStep: number; visited: number }
+
+/**
+ * The minimax trajectory from a to b: of all paths along the graph's (directed) neighbour edges,
+ * the one whose largest step distance is smallest (min over paths of max Dist(p_i, p_i+1)); ties
+ * broken by fewer steps. A Dijkstra whose path cost is the largest step: memory is two numbers
+ * per node plus the heap; neighbour rows are read on demand. null: b cannot be reached.
+ */
+export function minimaxPath(row: (i: number) => { ids: ArrayLike<number>; dist: ArrayLike<number> }, n: number, a: number, b: number): MinimaxPath | null {
+  if (a === b) return { steps: [{ id: a, distance: 0 }], maxStep: 0, visited: 1 };
+  const best = new Float32Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
+  const done = new Uint8Array(n);
+  const heap = new MinHeap();
+  best[a] = 0; hops[a] = 0;
+  heap.push(0, a);
+  let visited = 0;
+  while (heap.size) {
+    const [key, u] = heap.pop();
+    if (done[u] || key > best[u]!) continue;
+    done[u] = 1;
+    visited++;
+    if (u === b) break;
+    const r = row(u);
+    for (let j = 0; j < r.ids.length; j++) {
+      const v = r.ids[j]!;
+      if (v < 0 || done[v]) continue;
+      const c = Math.max(key, r.dist[j]!);
+      if (c < best[v]! || (c === best[v] && hops[u]! + 1 < hops[v]!)) {
+        best[v] = c; hops[v] = hops[u]! + 1; prev[v] = u;
+        heap.push(c, v);
+      }
+    }
+  }
+  if (!done[b]) return null;
+  const path: number[] = [];
+  for (let v = b; v !== -1; v = prev[v]!) path.push(v);
+  path.reverse();
+  const steps = path.map((id, i) => {
+    if (!i) return { id, distance: 0 };
+    const r = row(path[i - 1]!);
+    const j = Array.prototype.indexOf.call(r.ids, id);
+    return { id, distance: r.dist[j]! };
+  });
+  return { steps, maxStep: best[b]!, visited };
+}
+
+export interface GraphStatistics {
+  sentences: number;
+  sample: number;
+  /** Distances to the nearest and the k-th neighbour (zero distances left out and counted). */
+  nearest: number[];
+  kth: number[];
+  zeroDistances: { nearest: number; kth: number };
+  /** Per language: share of its sentences' neighbours in the same language. */
+  sameLanguage: Record<string, { sentences: number; share: number }>;
+  sameLanguageOverall: number;
+}
+
+/** Distance distributions and language mixing over a sample of the graph's nodes. */
+export function graphStatistics(g: GraphReader, sampleSize: number, seed = 1): GraphStatistics {
+  const N = g.size;
+  const sample = new Rng(seed).sample(N, Math.min(sampleSize, N)).sort((a, b) => a - b);
+  const nearest: number[] = [], kth: number[] = [];
+  const zero = { nearest: 0, kth: 0 };
+  const per = new Map<string, { n: number; same: number; all: number }>();
+  for (const i of sample) {
+    const r = g.row(i);
+    if (!r.ids.length) continue;
+    const d0 = r.dist[0]!, dk = r.dist[r.dist.length - 1]!;
+    if (d0 <= 1e-6) zero.nearest++; else nearest.push(d0);
+    if (dk <= 1e-6) zero.kth++; else kth.push(dk);
+    const l = g.store.lang(i);
+    const e = per.get(l) ?? { n: 0, same: 0, all: 0 };
+    e.n++;
+    for (const id of r.ids) { e.all++; if (g.store.lang(id) === l) e.same++; }
+    per.set(l, e);
+  }
+  const sameLanguage: GraphStatistics['sameLanguage'] = {};
+  let same = 0, all = 0;
+  for (const [l, e] of [...per].sort(([a], [b]) => (a < b ? -1 : 1))) { sameLanguage[l] = { sentences: e.n, share: e.same / e.all }; same += e.same; all += e.all; }
+  return { sentences: N, sample: sample.length, nearest, kth, zeroDistances: zero, sameLanguage, sameLanguageOverall: same / all };
+}
+
+export function openIndex(g: string): FaissIndex { return readIndex(join(g, 'index.faiss'), { mmap: true }); }
