@@ -57,7 +57,6 @@ export const graphBuildCommand = command(['graph', 'build'], {
   if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
   checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', 'text' in s ? s.text : s.tsv, 'in'] as const)]);
   if (a.threads) setNumThreads(a.threads);
-  if (fresh) (await import('node:fs')).mkdirSync(a.out, { recursive: true });
   const meta = await buildGraph({
     model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
     trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup }, shard, steps: a.step.length ? a.step as GraphStep[] : undefined, quiet: a.quiet,

@@ -5,7 +5,7 @@
 // + distances float16) and statistics. Each step writes its outputs atomically and is skipped when
 // they exist (a killed build resumes at its step); embed, add and query take --shard i/n, and
 // `graph merge` joins the shards' outputs.
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
@@ -205,6 +205,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   };
 
   if (steps.has('store') && !existsSync(metaFile(g))) {
+    mkdirSync(g, { recursive: true });
     const s0 = performance.now();
     const info: StoreInfo = await buildStore(g, o.sources, o.filter, o.quiet);
     const meta: GraphMeta = {

@@ -1,0 +1,128 @@
+// The k-nn graph: minimax trajectories on small hand-made graphs with known answers, the store's
+// filters, a graph of the bundled sample built in one go equal to one built in shards, its recall
+// against exact search, and the CLI (stats, neighbours by text and by id, path).
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { buildGraph, GraphBuildOptions, mergeGraphShards } from '../src/graph/build.js';
+import { GraphReader, minimaxPath } from '../src/graph/query.js';
+import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
+import { readNpy } from '../src/io/npy.js';
+import { cli, trainTinyDual } from './fixtures/cli.js';
+
+/** A graph from an edge list: node → [(neighbour, distance)]. */
+function rows(edges: Record<number, [number, number][]>) {
+  return (i: number) => { const e = edges[i] ?? []; return { ids: e.map((x) => x[0]), dist: e.map((x) => x[1]) }; };
+}
+
+describe('minimax trajectories on hand-made graphs', () => {
+  it('takes the path whose largest step is smallest, not the shortest one', () => {
+    // 0→3 directly costs 0.9; 0→1→2→3 never steps more than 0.4; 0→4→3 has a 0.5 step
+    const g = rows({ 0: [[3, 0.9], [1, 0.3], [4, 0.2]], 1: [[2, 0.4]], 2: [[3, 0.35]], 4: [[3, 0.5]] });
+    const p = minimaxPath(g, 5, 0, 3)!;
+    assert.deepEqual(p.steps.map((s) => s.id), [0, 1, 2, 3]);
+    assert.ok(Math.abs(p.maxStep - 0.4) < 1e-6);
+    assert.deepEqual(p.steps.map((s) => s.distance), [0, 0.3, 0.4, 0.35]);
+  });
+  it('breaks ties by fewer steps; follows edge direction; unreachable gives null', () => {
+    const g = rows({ 0: [[1, 0.5], [2, 0.1]], 2: [[3, 0.1]], 3: [[1, 0.5]], 5: [[0, 0.1]] });
+    assert.deepEqual(minimaxPath(g, 6, 0, 1)!.steps.map((s) => s.id), [0, 1], 'both routes top out at 0.5: the direct one');
+    assert.equal(minimaxPath(g, 6, 1, 0), null, 'no edge leaves 1');
+    assert.deepEqual(minimaxPath(g, 6, 4, 4)!.steps, [{ id: 4, distance: 0 }]);
+    // a long chain of small steps beats one big jump
+    const chain: Record<number, [number, number][]> = { 0: [[99, 0.8]] };
+    for (let i = 0; i < 99; i++) chain[i] = [...(chain[i] ?? []), [i + 1, 0.05]];
+    const p = minimaxPath(rows(chain), 100, 0, 99)!;
+    assert.equal(p.steps.length, 100);
+    assert.ok(Math.abs(p.maxStep - 0.05) < 1e-6);
+  });
+});
+
+describe('graph store', () => {
+  it('keeps 4–60 word sentences once per language; CJK characters count as words', async () => {
+    assert.equal(wordCount('open the file now'), 4);
+    assert.equal(wordCount('ファイルを開く'), 7);
+    assert.equal(wordCount('打开 file'), 3);
+    const dir = mkdtempSync(join(tmpdir(), 'xling-store-'));
+    try {
+      writeFileSync(join(dir, 'in.tsv'), 'en\tde\nOpen the file now please\tDie Datei jetzt öffnen bitte\nToo short\tZu kurz\nopen THE file now please\tnoch ein anderer Satz hier\n');
+      const info = await buildStore(dir, [{ tsv: join(dir, 'in.tsv') }], { minWords: 4, maxWords: 60, dedup: true }, true);
+      assert.deepEqual(info.perLang, { en: 1, de: 2 });
+      assert.deepEqual(info.dropped, { length: 2, duplicates: 1 });
+      const s = new GraphStore(dir);
+      assert.equal(s.size, 3);
+      assert.deepEqual([0, 1, 2].map((i) => [s.lang(i), s.text(i)]), [['en', 'Open the file now please'], ['de', 'Die Datei jetzt öffnen bitte'], ['de', 'noch ein anderer Satz hier']]);
+      assert.deepEqual(s.range(1, 3).text, ['Die Datei jetzt öffnen bitte', 'noch ein anderer Satz hier']);
+      s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('graph of the bundled sample', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'xling-graph-'));
+  const model = join(dir, 'model');
+  const base = (out: string): GraphBuildOptions => ({
+    model, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }], k: 10, factory: 'IVF16,Flat', candidates: 32, trainSample: 5000,
+    recallTarget: 0.95, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
+  });
+  before(() => { trainTinyDual(dir, model); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('builds in one go and in shards to the same graph; recall against exact search is recorded', async () => {
+    const one = await buildGraph(base(join(dir, 'one')));
+    assert.ok(one.recall_at_10! >= 0.9, `recall ${one.recall_at_10}`);
+    assert.ok(one.nprobe !== null && one.nprobe >= 1);
+    for (const k of ['store', 'embed', 'train', 'add', 'query', 'stats']) assert.ok(one.steps[k as 'store'], k);
+    // the same in two shards: embed, merge, train, add, merge, query, merge
+    const two = join(dir, 'two');
+    const o = { ...base(two), nprobe: one.nprobe! };
+    for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['store', 'embed'] });
+    mergeGraphShards(two, () => {});
+    await buildGraph({ ...o, steps: ['train'] });
+    for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['add'] });
+    mergeGraphShards(two, () => {});
+    for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['query'] });
+    mergeGraphShards(two, () => {});
+    const a = readNpy(join(dir, 'one', 'neighbours.npy')), b = readNpy(join(two, 'neighbours.npy'));
+    assert.deepEqual(b.shape, a.shape);
+    assert.deepEqual(Array.from(b.data as Int32Array), Array.from(a.data as Int32Array), 'the same neighbours');
+    const va = readNpy(join(dir, 'one', 'vectors.npy')).data as Uint16Array, vb = readNpy(join(two, 'vectors.npy')).data as Uint16Array;
+    let diff = 0;
+    for (let i = 0; i < va.length; i++) if (va[i] !== vb[i]) diff++;
+    assert.ok(diff / va.length < 1e-3, `float16 vectors equal (${diff} of ${va.length} differ by rounding)`);
+  });
+
+  it('CLI: stats JSON and histogram, neighbours by text and by id, a path between two texts', () => {
+    const g = join(dir, 'one');
+    let r = cli(['graph', 'stats', '--graph', g, '--json', join(dir, 's.json'), '--svg', join(dir, 'h.svg')]);
+    assert.equal(r.status, 0, r.stderr);
+    const s = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8')) as Record<string, unknown>;
+    for (const k of ['sentences', 'recall_at_10', 'bytes_per_sentence', 'build_seconds', 'same_language_share']) assert.ok(s[k] !== undefined && s[k] !== null, k);
+    assert.ok(readFileSync(join(dir, 'h.svg'), 'utf8').startsWith('<svg'));
+    const reader = new GraphReader(g);
+    const text = reader.store.text(7), lang = reader.store.lang(7);
+    reader.close();
+    r = cli(['graph', 'neighbours', '--graph', g, text, '--lang', lang, '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const n = JSON.parse(r.stdout) as { neighbours: { id: number; distance: number }[] };
+    assert.equal(n.neighbours[0]!.id, 7, 'the sentence itself first');
+    assert.ok(n.neighbours[0]!.distance < 1e-3);
+    r = cli(['graph', 'neighbours', '--graph', g, '#7', '--json']);
+    const byId = JSON.parse(r.stdout) as { neighbours: { id: number; distance: number }[] };
+    assert.equal(byId.neighbours.length, 10);
+    assert.ok(!byId.neighbours.some((x) => x.id === 7), 'self excluded');
+    r = cli(['graph', 'path', '--graph', g, '#7', `#${byId.neighbours[3]!.id}`, '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const p = JSON.parse(r.stdout) as { steps: { id: number; distance: number }[]; maxStep: number };
+    assert.equal(p.steps[0]!.id, 7);
+    assert.equal(p.steps.at(-1)!.id, byId.neighbours[3]!.id);
+    assert.ok(p.steps.length >= 2 && p.maxStep <= byId.neighbours[3]!.distance + 1e-6, 'never worse than the direct edge');
+    r = cli(['graph', 'path', '--graph', g, '#7', '#999999']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /#999999: the graph has \d+ sentences/);
+  });
+});
