@@ -46,6 +46,7 @@ writeFileSync(f('docs.tsv'), de.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t
 writeFileSync(f('docs-en.tsv'), en.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('docs-odd.tsv'), 'games\t1\tPlay a game\n');
 { const r = cli(['classify', 'train', '--model', f('model'), '--data', f('docs-en.tsv'), '-o', f('clf'), '--epochs', '2']); if (r.status !== 0) throw new Error(r.stderr); }
+{ const r = cli(['graph', 'build', '--model', f('model'), '--data', f('nway.tsv'), '--out', f('graph'), '--min-words', '0', '-k', '5', '--quiet']); if (r.status !== 0) throw new Error(r.stderr); }
 mkdirSync(f('vecs'));
 writeNpy(join(f('vecs'), 'en.npy'), vec(n, d), [n, d]);
 writeNpy(join(f('vecs'), 'de.npy'), vec(n, d), [n, d]);
@@ -105,6 +106,24 @@ table(['serve'], ['--model', f('model'), '--port', '0'], (g) => [
   withValue(g, '--model', aDir, 1), withValue(g, '--model', missing, 1), withExtra(g, ['--port', '70000'], 2), withExtra(g, ['--index', f('idx8.faiss')], 1),
   withExtra(g, ['--index', empty], 1), withExtra(g, ['--store', f('s.txt')], 2), withExtra(g, ['--index', f('idx.faiss'), '--store', missing], 1),
   withExtra(g, ['--max-client-batch-size', '0'], 2),
+]);
+table(['graph', 'build'], ['--model', f('model'), '--data', f('nway.tsv'), '--out', 'OUT/g', '--min-words', '0'], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['-k', '0'], 2), withExtra(g, ['--shard', '2/2'], 2),
+  withExtra(g, ['--recall-target', '1.5'], 2), withValue(g, '--out', f('s.txt'), 1), withExtra(g, ['--step', 'bogus'], 2),
+]);
+table(['graph', 'merge'], ['--graph', f('graph')], (g) => [withValue(g, '--graph', aDir, 1), withValue(g, '--graph', missing, 1)]);
+table(['graph', 'stats'], ['--graph', f('graph'), '--json', 'OUT/s.json', '--svg', 'OUT/h.svg'], (g) => [
+  withValue(g, '--graph', aDir, 1), withValue(g, '--graph', missing, 1), withExtra(g, ['--sample', '0'], 2), withValue(g, '--svg', 'OUT/no-such-dir/h.svg', 2),
+]);
+table(['graph', 'neighbours'], ['--graph', f('graph'), '#3'], (g) => [
+  withValue(g, '--graph', aDir, 1), withValue(g, '--graph', missing, 1), withValue(g, 2, '#4000', 2), withExtra(g, ['-k', '0'], 2), withExtra(g, ['--model', missing], 1),
+]);
+table(['graph', 'path'], ['--graph', f('graph'), '#3', '#7'], (g) => [
+  withValue(g, '--graph', aDir, 1), withValue(g, '--graph', missing, 1), withValue(g, 3, '#4000', 2), withExtra(g, ['--model', aDir], 1),
+]);
+table(['analyze', 'vocab'], ['--model', f('model'), '--data', f('nway.tsv'), '--min-sentences', '5', '--json', 'OUT/v.json'], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['--sample', '0'], 2), withExtra(g, ['--alpha', '0'], 2),
+  withValue(g, '--json', f('nway.tsv'), 2), withValue(g, '--data', `${f('nway.tsv')}:en`, 1),
 ]);
 table(['embed'], ['--model', f('model'), '--input', f('s.txt'), '-o', 'OUT/v.npy'], (g) => [
   ...badFiles(g, '--input'), withValue(g, '--model', aDir, 1), withValue(g, '--model', f('s.txt'), 1), withExtra(g, ['--chunk', '0'], 2),

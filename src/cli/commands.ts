@@ -1,4 +1,5 @@
 // Every xling subcommand.
+import { analyzeVocabCommand } from './analyze.js';
 import { CliCommand } from './command.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
 import { serveCommand } from './serve.js';
@@ -15,5 +16,5 @@ import { trainCommand } from './train.js';
 export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
-  graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand,
+  graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
 ];

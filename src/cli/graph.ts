@@ -1,9 +1,9 @@
 // xling graph build | merge | stats | neighbours | path: the k-nn graph of a multilingual collection.
 import { existsSync } from 'node:fs';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { parseSources, sourcePath } from '../data/sources.js';
+import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { buildGraph, GRAPH_STEPS, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
 import { GraphReader, graphStatistics, minimaxPath, neighboursOfText, openIndex, snap } from '../graph/query.js';
-import { StoreSource } from '../graph/store.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
@@ -16,24 +16,13 @@ function parseShard(s: string | undefined): [number, number] | undefined {
   return [Number(m![1]), Number(m![2])];
 }
 
-/** --data values: an N-way TSV (every column), TSV:lang1,lang2 (those columns), or LANG=FILE (one language). */
-function parseSources(data: string[]): StoreSource[] {
-  return data.map((d) => {
-    const eq = /^([a-z]{2,3}(?:_[a-z]{2,4})?)=(.+)$/i.exec(d);
-    if (eq) return { text: eq[2]!, lang: eq[1]! };
-    const cols = /^(.+\.tsv(?:\.gz)?):([a-z_,]+)$/i.exec(d);
-    if (cols) return { tsv: cols[1]!, langs: cols[2]!.split(',') };
-    return { tsv: d };
-  });
-}
-
 export const graphBuildCommand = command(['graph', 'build'], {
   name: 'xling graph build',
   summary: 'the k-nearest-neighbour graph of a multilingual collection (store, embed, index, query)',
   description: 'Steps store → embed → train → add → query → stats, each written atomically and skipped when done (a killed build resumes). With --shard i/n: embed, add and query do rows of shard i only; run `xling graph merge` after each sharded step.',
   options: {
     model: { type: 'string', required: true, metavar: 'DIR' },
-    data: { type: 'list', metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
+    data: { type: 'list', splitCommas: false, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
     out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
     k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
     factory: { type: 'string', help: 'faiss index factory (default scaled to the collection: Flat below 20k, OPQ16,IVF√N,PQ16 above)' },
@@ -55,7 +44,7 @@ export const graphBuildCommand = command(['graph', 'build'], {
   const sources = parseSources(a.data);
   const fresh = !existsSync(`${a.out}/graph.json`);
   if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
-  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', 'text' in s ? s.text : s.tsv, 'in'] as const)]);
+  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
   if (a.threads) setNumThreads(a.threads);
   const meta = await buildGraph({
     model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
@@ -133,6 +122,7 @@ export const graphNeighboursCommand = command(['graph', 'neighbours'], {
   examples: ['xling graph neighbours --graph graphs/gettext "Datei kann nicht geöffnet werden"', 'xling graph neighbours --graph graphs/gettext "#1234" --json'],
 }, async (a) => {
   checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  if (a.model) readModelConfig(a.model);   // a bad --model is an error even when every query is an id
   const g = new GraphReader(a.graph);
   try {
     const q = a._[0]!;
@@ -166,6 +156,7 @@ export const graphPathCommand = command(['graph', 'path'], {
   examples: ['xling graph path --graph graphs/gettext "Open the file" "#5321"'],
 }, async (a) => {
   checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  if (a.model) readModelConfig(a.model);   // a bad --model is an error even when every query is an id
   const g = new GraphReader(a.graph);
   try {
     const needsModel = a._.some((x) => !/^#\d+$/.test(x));

@@ -7,6 +7,7 @@
 // `graph merge` joins the shards' outputs.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { SentenceSource } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
@@ -18,7 +19,7 @@ import { fromArray, keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { native } from '../native.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
-import { buildStore, GraphStore, StoreFilter, StoreInfo, StoreSource } from './store.js';
+import { buildStore, GraphStore, StoreFilter, StoreInfo } from './store.js';
 
 export const GRAPH_STEPS = ['store', 'embed', 'train', 'add', 'query', 'stats'] as const;
 export type GraphStep = (typeof GRAPH_STEPS)[number];
@@ -45,7 +46,7 @@ export interface GraphMeta {
 
 export interface GraphBuildOptions {
   model: string;
-  sources: StoreSource[];
+  sources: SentenceSource[];
   out: string;
   k: number;
   factory?: string;
@@ -204,10 +205,21 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     writeJson(metaFile(g), m);
   };
 
+  // a factory faiss cannot build is refused before any work
+  if (o.factory) FaissIndex.create(model.dim, o.factory, 'ip').dispose();
+
   if (steps.has('store') && !existsSync(metaFile(g))) {
+    if (existsSync(g) && !statSync(g).isDirectory()) throw new Error(`${g}: exists and is not a directory`);
+    const created = !existsSync(g);
     mkdirSync(g, { recursive: true });
     const s0 = performance.now();
-    const info: StoreInfo = await buildStore(g, o.sources, o.filter, o.quiet);
+    let info: StoreInfo;
+    try {
+      info = await buildStore(g, o.sources, o.filter, o.quiet);
+    } catch (e) {
+      if (created) rmSync(g, { recursive: true, force: true });   // a failed first step leaves nothing behind
+      throw e;
+    }
     const meta: GraphMeta = {
       format: 'xling-graph', version: 1, model: { dir: o.model, kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: model.dim },
       k: o.k, factory: o.factory ?? defaultFactory(info.sentences), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
@@ -234,7 +246,10 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     if (steps.has('train') && !existsSync(join(g, 'index.trained.faiss'))) {
       if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
-        const index = FaissIndex.create(model.dim, meta.factory, 'ip');
+        let index = FaissIndex.create(model.dim, meta.factory, 'ip');
+        // node ids go in with the vectors (shards add their own rows): indexes that number their
+        // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
+        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(model.dim, `IDMap,${meta.factory}`, 'ip'); }
         index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));

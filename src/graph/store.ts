@@ -5,16 +5,13 @@
 // store.json (languages and what the filters dropped).
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { readLines } from '../io/lines.js';
+import { readSources, SentenceSource } from '../data/sources.js';
 import { readNpy, writeNpy } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { SentenceStore } from '../serve/store.js';
 import { normalize } from '../text/normalize.js';
 import { atomicOutputSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
-
-/** A source of sentences: every column of an N-way TSV (header = language codes), or a text file of one language. */
-export type StoreSource = { tsv: string; langs?: string[] } | { text: string; lang: string };
 
 export interface StoreFilter {
   /** Sentences with fewer or more words are left out (the research kept 4–60); 0 = no bound. */
@@ -43,7 +40,7 @@ export function wordCount(s: string): number {
 }
 
 /** Reads the sources, filters and writes the store files into dir (each atomically). */
-export async function buildStore(dir: string, sources: StoreSource[], f: StoreFilter, quiet = false): Promise<StoreInfo> {
+export async function buildStore(dir: string, sources: SentenceSource[], f: StoreFilter, quiet = false): Promise<StoreInfo> {
   const langs: string[] = [], langIds: number[] = [], offsets: number[] = [0];
   const perLang: Record<string, number> = {};
   const seen = new Set<string>();
@@ -51,9 +48,7 @@ export async function buildStore(dir: string, sources: StoreSource[], f: StoreFi
   const chunks: Buffer[] = [];
   let bytes = 0;
   const prog = new Progress({ label: 'graph store', unit: 'sentences', silent: quiet });
-  const add = (lang: string, s: string) => {
-    const text = s.replace(/[\r\n]+/g, ' ').trim();
-    if (!text) return;
+  const add = (lang: string, text: string) => {
     const w = wordCount(text);
     if ((f.minWords && w < f.minWords) || (f.maxWords && w > f.maxWords)) { dropped.length++; return; }
     if (f.dedup) {
@@ -70,19 +65,7 @@ export async function buildStore(dir: string, sources: StoreSource[], f: StoreFi
     perLang[lang] = (perLang[lang] ?? 0) + 1;
     prog.tick();
   };
-  for (const src of sources) {
-    if ('text' in src) {
-      for await (const { line } of readLines(src.text, { maxChars: 100000 })) add(src.lang, line);
-      continue;
-    }
-    let header: string[] | null = null;
-    for await (const { line, no } of readLines(src.tsv, { maxChars: 100000 })) {
-      const cells = line.split('\t');
-      if (!header) { header = cells; if (!header.every((l) => /^[a-z]{2,3}(_[a-z]{2,4})?$/i.test(l))) throw new Error(`${src.tsv}:1: header must be language codes`); continue; }
-      if (cells.length !== header.length) throw new Error(`${src.tsv}:${no}: ${cells.length} columns, header has ${header.length}`);
-      cells.forEach((c, i) => { if (c && (!src.langs || src.langs.includes(header![i]!))) add(header![i]!, c); });
-    }
-  }
+  for await (const { lang, text } of readSources(sources)) add(lang, text);
   prog.done();
   if (!langIds.length) throw new Error('graph store: no sentence passed the filters');
   atomicOutputSync(join(dir, 'sentences.txt'), (tmp) => {

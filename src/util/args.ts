@@ -38,6 +38,8 @@ export interface OptionDef {
   hidden?: boolean;
   /** Allowed values of a number option (required for every number option). */
   range?: NumberRule;
+  /** List options: false = one value per occurrence, commas kept (values that are paths or carry their own lists). */
+  splitCommas?: boolean;
 }
 
 export interface PositionalDef {
@@ -178,7 +180,7 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
   const assign = (key: string, raw: string, shown: string): void => {
     const d = spec.options[key]!;
     if (d.type === 'list') {
-      const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      const items = (d.splitCommas === false ? [raw] : raw.split(',')).map((s) => s.trim()).filter((s) => s.length > 0);
       if (d.choices) {
         for (const it of items) {
           if (!d.choices.includes(it)) throw new UsageError(`${shown} values must be among ${d.choices.join(', ')}; got '${it}'`, cmd);
@@ -300,7 +302,7 @@ function metavar(key: string, d: OptionDef): string {
   if (d.metavar) return d.metavar;
   if (d.choices) return `{${d.choices.join('|')}}`;
   if (d.type === 'number') return 'N';
-  if (d.type === 'list') return 'A,B,...';
+  if (d.type === 'list') return d.splitCommas === false ? 'VALUE' : 'A,B,...';
   return kebab(key).toUpperCase().replace(/-/g, '_');
 }
 

@@ -1,0 +1,48 @@
+// Multilingual sentence sources for commands that read a whole collection (graph store, vocabulary
+// analysis): every column of an N-way TSV (header = language codes), some of its columns, or a text
+// file of one language. Streamed: a collection never has to fit in memory as rows.
+import { readLines } from '../io/lines.js';
+
+export type SentenceSource = { tsv: string; langs?: string[] } | { text: string; lang: string };
+
+const LANG = /^[a-z]{2,3}(_[a-z]{2,4})?$/i;
+
+/** Command-line forms: an N-way TSV(.gz) (every column), TSV:de,en (those columns), or LANG=FILE. */
+export function parseSources(data: string[]): SentenceSource[] {
+  return data.map((d) => {
+    const eq = /^([a-z]{2,3}(?:_[a-z]{2,4})?)=(.+)$/i.exec(d);
+    if (eq) return { text: eq[2]!, lang: eq[1]! };
+    const cols = /^(.+\.tsv(?:\.gz)?):([a-z_,]+)$/i.exec(d);
+    if (cols) return { tsv: cols[1]!, langs: cols[2]!.split(',') };
+    return { tsv: d };
+  });
+}
+
+export function sourcePath(s: SentenceSource): string { return 'text' in s ? s.text : s.tsv; }
+
+/** Every non-empty sentence of the sources with its language, in file order (line breaks inside a cell become spaces). */
+export async function* readSources(sources: SentenceSource[]): AsyncGenerator<{ lang: string; text: string }> {
+  for (const src of sources) {
+    let n = 0;
+    if ('text' in src) {
+      for await (const { line } of readLines(src.text, { maxChars: 100000 })) { const text = line.trim(); if (text) { n++; yield { lang: src.lang, text }; } }
+    } else {
+      let header: string[] | null = null;
+      for await (const { line, no } of readLines(src.tsv, { maxChars: 100000 })) {
+        const cells = line.split('\t');
+        if (!header) {
+          header = cells;
+          if (!header.every((l) => LANG.test(l))) throw new Error(`${src.tsv}:1: header must be language codes`);
+          for (const l of src.langs ?? []) if (!header.includes(l)) throw new Error(`${src.tsv}: no column '${l}' (columns: ${header.join(', ')})`);
+          continue;
+        }
+        if (cells.length !== header.length) throw new Error(`${src.tsv}:${no}: ${cells.length} columns, header has ${header.length}`);
+        for (let i = 0; i < cells.length; i++) {
+          const text = cells[i]!.replace(/[\r\n]+/g, ' ').trim();
+          if (text && (!src.langs || src.langs.includes(header[i]!))) { n++; yield { lang: header[i]!, text }; }
+        }
+      }
+    }
+    if (!n) throw new Error(`${sourcePath(src)}: no sentences${'tsv' in src && src.langs ? ` in column(s) ${src.langs.join(', ')}` : ''}`);
+  }
+}
