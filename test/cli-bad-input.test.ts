@@ -105,7 +105,7 @@ table(['classify', 'eval'], ['--model', f('model'), '--classifier', f('clf'), '-
 table(['serve'], ['--model', f('model'), '--port', '0'], (g) => [
   withValue(g, '--model', aDir, 1), withValue(g, '--model', missing, 1), withExtra(g, ['--port', '70000'], 2), withExtra(g, ['--index', f('idx8.faiss')], 1),
   withExtra(g, ['--index', empty], 1), withExtra(g, ['--store', f('s.txt')], 2), withExtra(g, ['--index', f('idx.faiss'), '--store', missing], 1),
-  withExtra(g, ['--max-client-batch-size', '0'], 2),
+  withExtra(g, ['--max-client-batch-size', '0'], 2), withExtra(g, ['--graph', aDir], 1), withExtra(g, ['--graph', f('s.txt')], 1),
 ]);
 table(['graph', 'build'], ['--model', f('model'), '--data', f('nway.tsv'), '--out', 'OUT/g', '--min-words', '0'], (g) => [
   ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['-k', '0'], 2), withExtra(g, ['--shard', '2/2'], 2),

@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { FastifyInstance } from 'fastify';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { buildGraph } from '../src/graph/build.js';
+import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
 import { loadStore } from '../src/serve/store.js';
@@ -84,5 +86,38 @@ describe('web explorer (Chromium)', () => {
     const loaded = await page.$$eval('#figures img', (im) => im.every((i) => (i as unknown as Img).complete && (i as unknown as Img).naturalWidth > 0));
     assert.ok(loaded, 'the figures load');
     await (await page.$('#figures-panel'))!.screenshot({ path: join(out, 'explorer-figures.png') });
+  });
+});
+
+describe('web explorer with a graph (Chromium)', () => {
+  let gapp: FastifyInstance, g: GraphReader, gurl = '';
+  before(async () => {
+    const gdir = join(dir, 'graph');
+    await buildGraph({ model: join(dir, 'model'), out: gdir, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz', langs: ['en', 'de', 'fr'] }], k: 8, candidates: 32, trainSample: 5000, recallTarget: 0.95, filter: { minWords: 0, maxWords: 0, dedup: true }, quiet: true, log: () => {} });
+    g = new GraphReader(gdir);
+    gapp = await buildServer({ model: loadSentenceEncoder(join(dir, 'model')), modelDir: join(dir, 'model'), graph: g, index: openIndex(gdir), store: g.store, mapSample: 200 });
+    gurl = await gapp.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(async () => { if (gapp) await closeGracefully(gapp, 500); g?.close(); });
+
+  it('picks two sentences and draws the minimax path between them', async () => {
+    await page.goto(gurl + '/', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+    await page.type('#query', devColumn('de')[7]!);
+    await page.click('#search-btn');
+    await page.waitForSelector('.result .pick-from');
+    const ids = await page.$$eval('.result', (rs) => rs.map((r) => Number((r as unknown as Dataset).dataset.id)));
+    await page.click('.result:first-of-type .pick-from');
+    const rows = await page.$$('.result');
+    await (await rows[rows.length - 1]!.$('.pick-to'))!.click();
+    await page.click('#path-btn');
+    await page.waitForSelector('#path li.step, #path li.muted:not(:empty), #path li.error', { timeout: 30000 });
+    await page.waitForFunction(() => !(document.querySelector('#path li')?.textContent ?? '').startsWith('searching'));
+    const shown = await page.$$eval('#path li.step', (ls) => ls.map((l) => Number((l as unknown as Dataset).dataset.id)));
+    const from = ids[0]!, to = ids[ids.length - 1]!;
+    const want = minimaxPath((i) => g.row(i), g.size, await page.$eval('.result:first-of-type', (r) => Number((r as unknown as Dataset).dataset.id)), to);
+    assert.ok(want, 'the picked sentences are connected');
+    assert.deepEqual(shown, want.steps.map((s) => s.id), `path from #${from} to #${to}`);
+    await page.screenshot({ path: join(out, 'explorer-path.png'), fullPage: true });
   });
 });

@@ -11,6 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { FastifyInstance } from 'fastify';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
+import { buildGraph } from '../src/graph/build.js';
+import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
 import { loadStore } from '../src/serve/store.js';
@@ -184,14 +186,17 @@ describe('xling serve: bad input, limits, and the server keeps answering', () =>
   });
 
   it('SIGTERM: the request in flight finishes, then the process exits 0', async () => {
-    const p = cliAsync(['serve', '--model', modelDir, '--port', '0']);
+    // --log: the server logs each request as it arrives, so SIGTERM is sent once it is in flight
+    const p = cliAsync(['serve', '--model', modelDir, '--port', '0', '--log']);
+    let log = '';
+    const arrived = new Promise<void>((resolve) => p.stdout.on('data', (d: Buffer) => { log += d.toString(); if (log.includes('incoming request')) resolve(); }));
     let err = '';
     const url = await new Promise<string>((resolve, reject) => {
       p.stderr.on('data', (d: Buffer) => { err += d.toString(); const m = /listening on (http:\/\/\S+)/.exec(err); if (m) resolve(m[1]!); });
       p.on('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
     });
     const inflight = fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: Array.from({ length: 32 }, (_, i) => `sentence ${i} `.repeat(100)), truncate: true }) });
-    await new Promise((r) => setTimeout(r, 5));
+    await arrived;
     const code = new Promise<number | null>((resolve) => p.on('exit', resolve));
     p.kill('SIGTERM');
     const r = await inflight;
@@ -199,5 +204,45 @@ describe('xling serve: bad input, limits, and the server keeps answering', () =>
     assert.equal((await r.json() as number[][]).length, 32);
     assert.equal(await code, 0, err);
     assert.match(err, /SIGTERM: finishing in-flight requests/);
+  });
+});
+
+describe('xling serve --graph: neighbours and minimax paths', () => {
+  let gapp: FastifyInstance;
+  let gbase = '';
+  let g: GraphReader;
+  before(async () => {
+    const out = join(dir, 'graph');
+    await buildGraph({ model: modelDir, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz', langs: ['en', 'de', 'fr'] }], k: 8, candidates: 32, trainSample: 5000, recallTarget: 0.95, filter: { minWords: 0, maxWords: 0, dedup: true }, quiet: true, log: () => {} });
+    g = new GraphReader(out);
+    gapp = await buildServer({ model, modelDir, graph: g, index: openIndex(out), store: g.store });
+    gbase = await gapp.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(async () => { if (gapp) await closeGracefully(gapp, 500); g?.close(); });
+
+  it('GET /neighbours/:id gives the graph\'s row; POST /path gives the minimax trajectory for ids and texts', async () => {
+    let r = await fetch(`${gbase}/neighbours/3?k=5`);
+    assert.equal(r.status, 200);
+    const n = await r.json() as { id: number; text: string; neighbours: { id: number; distance: number }[] };
+    assert.equal(n.text, g.store.text(3));
+    assert.deepEqual(n.neighbours.map((x) => x.id), Array.from(g.row(3).ids.slice(0, 5)));
+    assert.equal((await fetch(`${gbase}/neighbours/${g.size}`)).status, 422);
+    // a path between two ids equals the library's
+    const want = minimaxPath((i) => g.row(i), g.size, 3, 200)!;
+    r = await fetch(`${gbase}/path`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: 3, to: 200 }) });
+    const p = await r.json() as { found: boolean; maxStep: number; steps: { id: number; text: string }[] };
+    assert.equal(p.found, want !== null);
+    if (want) {
+      assert.deepEqual(p.steps.map((s) => s.id), want.steps.map((s) => s.id));
+      assert.ok(Math.abs(p.maxStep - want.maxStep) < 1e-6);
+      assert.equal(p.steps[0]!.text, g.store.text(3));
+    }
+    // a text snaps to its own sentence
+    r = await fetch(`${gbase}/path`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: g.store.text(3), to: 3, lang: g.store.lang(3) }) });
+    const self = await r.json() as { from: number; steps: unknown[] };
+    assert.equal(self.from, 3);
+    assert.equal(self.steps.length, 1);
+    // without a graph: 503
+    assert.equal((await fetch(`${base}/neighbours/1`)).status, 503);
   });
 });

@@ -85,7 +85,8 @@ async function findPath(): Promise<void> {
   const list = $('path');
   list.replaceChildren(el('li', { class: 'muted' }, 'searching…'));
   try {
-    const r = await api<{ steps: PathStep[]; maxStep: number }>('/path', { from: picked.from!.id, to: picked.to!.id });
+    const r = await api<{ found: boolean; steps: PathStep[]; maxStep: number }>('/path', { from: picked.from!.id, to: picked.to!.id });
+    if (!r.found) { list.replaceChildren(el('li', { class: 'muted' }, 'no path along the graph\'s neighbour edges')); return; }
     list.replaceChildren(...r.steps.map((s, i) => el('li', { class: 'step', 'data-id': String(s.id) }, `${s.lang ?? '?'}: ${s.text}`, el('span', { class: 'muted' }, i ? `  (step ${s.distance.toFixed(3)})` : ''))));
     highlight(new Set(r.steps.map((s) => s.id)));
   } catch (e) {

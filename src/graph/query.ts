@@ -55,11 +55,16 @@ export function neighboursOfText(graph: GraphReader, model: SentenceEncoderModel
   const q = model.embed([text], { lang: lang ?? undefined, center: lang !== null });
   if (graph.meta.nprobe) index.setNprobe(graph.meta.nprobe);
   const r = index.search(q, Math.min(graph.meta.candidates, index.ntotal));
+  return { lang, neighbours: rankCandidates(graph, q, r.labels, k, o.threshold) };
+}
+
+/** Index candidates of a query vector re-ranked by the exact inner product with their stored vectors (cosine distance, ascending). */
+export function rankCandidates(graph: GraphReader, q: Float32Array, labels: BigInt64Array, k: number, threshold = Infinity): Neighbour[] {
   const vec = NpyRowReader.open(join(graph.dir, 'vectors.npy'));
   try {
     const d = vec.cols;
     const scored: [number, number][] = [];
-    for (const l of r.labels) {
+    for (const l of labels) {
       if (l < 0n) continue;
       const v = vec.readRows(Number(l), Number(l) + 1);
       let s = 0;
@@ -67,8 +72,7 @@ export function neighboursOfText(graph: GraphReader, model: SentenceEncoderModel
       scored.push([Number(l), 1 - s]);
     }
     scored.sort((a, b) => a[1] - b[1]);
-    const neighbours = scored.filter(([, dist]) => dist <= (o.threshold ?? Infinity)).slice(0, k).map(([id, distance]) => ({ id, distance, text: graph.store.text(id), lang: graph.store.lang(id) }));
-    return { lang, neighbours };
+    return scored.filter(([, dist]) => dist <= threshold).slice(0, k).map(([id, distance]) => ({ id, distance, text: graph.store.text(id), lang: graph.store.lang(id) }));
   } finally {
     vec.close();
   }

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { centerRows, nearestCenterVote } from '../embed/centering.js';
 import { SentenceEncoderModel } from '../embed/model.js';
+import { GraphReader, minimaxPath, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
@@ -36,6 +37,8 @@ export interface ServeOptions {
   store?: SentenceStore;
   /** Where the index was read from (the explorer's map is cached beside it). */
   indexPath?: string;
+  /** A k-nn graph (xling graph build): GET /neighbours/:id and POST /path; its index and store serve /search unless others are given. */
+  graph?: GraphReader;
   /** Sentences in the explorer's 2-D map (default 5000). */
   mapSample?: number;
   logger?: boolean;
@@ -201,6 +204,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     xling: {
       kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: [...model.centers.keys()].sort(),
       index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
+      graph: o.graph ? { sentences: o.graph.size, k: o.graph.meta.k } : null,
     },
   }));
 
@@ -281,6 +285,48 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const k = Math.min(b.k ?? 4, b.src.length, b.trg.length);
     const cands = mine(sv, tv, d, { k, margin: b.margin ?? 'ratio', retrieval: b.retrieval ?? 'max', threshold: b.threshold });
     return { k, pairs: cands.map((c) => ({ src: c.src, trg: c.trg, score: c.score, cos: c.cos, src_text: b.src[c.src], trg_text: b.trg[c.trg] })) };
+  });
+
+  // the graph's routes: a sentence's neighbours, and minimax trajectories between sentences
+  const graph = o.graph;
+  const needGraph = () => { if (!graph) throw new HttpError(503, 'no graph loaded (xling serve --graph G)', 'Unavailable'); return graph; };
+  const nodeOf = async (g: GraphReader, x: number | string, lang: string | null | undefined): Promise<number> => {
+    if (typeof x === 'number') {
+      if (!Number.isInteger(x) || x < 0 || x >= g.size) throw new HttpError(422, `sentence ${x} out of range [0, ${g.size})`, 'Validation');
+      return x;
+    }
+    if (!o.index || d !== o.index.d) throw new HttpError(503, 'texts need the graph\'s index and a model of its dimension', 'Unavailable');
+    const q = await vectors([x], { truncate: true, normalize: true, lang });
+    if (g.meta.nprobe) o.index.setNprobe(g.meta.nprobe);
+    const r = await o.index.searchAsync(q, Math.min(g.meta.candidates, o.index.ntotal));
+    const n = rankCandidates(g, q, r.labels, 1)[0];
+    if (!n) throw new HttpError(422, `no sentence of the graph near '${x.slice(0, 80)}'`, 'Validation');
+    return n.id;
+  };
+  app.get('/neighbours/:id', {
+    schema: {
+      description: 'A sentence of the graph and its k nearest sentences (every language), with cosine distances', tags: ['graph'],
+      params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } } },
+      querystring: { type: 'object', properties: { k: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' }, threshold: { type: 'string', pattern: '^[0-9]*\\.?[0-9]+$' } } },
+    },
+  }, async (req) => {
+    const g = needGraph();
+    const id = Number((req.params as { id: string }).id), q = req.query as { k?: number | string; threshold?: number | string };
+    await nodeOf(g, id, null);
+    return { id, text: g.store.text(id), lang: g.store.lang(id), neighbours: g.neighboursOf(id, q.threshold !== undefined ? Number(q.threshold) : Infinity).slice(0, q.k !== undefined ? Number(q.k) : g.meta.k) };
+  });
+  app.post('/path', {
+    schema: {
+      description: 'The minimax trajectory between two sentences (ids, or texts snapped to their nearest sentence): the path along neighbour edges whose largest step is smallest', tags: ['graph'],
+      body: { type: 'object', required: ['from', 'to'], properties: { from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, lang: { type: ['string', 'null'] } } },
+    },
+  }, async (req) => {
+    const g = needGraph();
+    const b = req.body as { from: number | string; to: number | string; lang?: string | null };
+    const from = await nodeOf(g, b.from, b.lang), to = await nodeOf(g, b.to, b.lang);
+    const p = minimaxPath((i) => g.row(i), g.size, from, to);
+    if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
+    return { from, to, found: true, maxStep: p.maxStep, visited: p.visited, steps: p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) })) };
   });
 
   // the explorer's map: computed on the first request, cached in memory and beside the index
