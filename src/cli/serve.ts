@@ -18,7 +18,7 @@ export const serveCommand = command(['serve'], {
     host: { type: 'string', default: '127.0.0.1' },
     index: { type: 'string', metavar: 'FAISS', help: 'faiss index over sentence vectors, for /search and the explorer' },
     store: { type: 'string', metavar: 'FILE', help: 'the sentences of the index: line i = index row i (lang<TAB>sentence or plain)' },
-    graph: { type: 'string', metavar: 'DIR', help: 'a graph directory (xling graph build): /neighbours/:id, /path, and its index and sentences for /search unless --index is given' },
+    graph: { type: 'string', metavar: 'DIR', help: 'a graph directory (xling graph build): /neighbours/:id, /path, and its index and sentences for /search (instead of --index/--store)' },
     mapSample: { type: 'number', default: 5000, range: { int: true, min: 2, max: 50000 }, help: "sentences in the explorer's 2-D map (UMAP; computed once, cached as INDEX.map.json)" },
     maxBatchTokens: { type: 'number', default: SERVE_DEFAULTS.maxBatchTokens, range: { int: true, min: 1 }, help: 'tokens per inference batch (dynamic batching of concurrent requests)' },
     maxClientBatchSize: { type: 'number', default: SERVE_DEFAULTS.maxClientBatchSize, range: { int: true, min: 1 }, help: 'inputs per request (413 beyond)' },
@@ -34,6 +34,7 @@ export const serveCommand = command(['serve'], {
   examples: ['xling serve --model runs/fast --port 8080', 'curl -s localhost:8080/embed -H content-type:application/json -d \'{"inputs":["Datei öffnen"]}\''],
 }, async (a) => {
   if (a.store && !a.index) usage('--store goes with --index');
+  if (a.graph && a.index) usage('--graph brings its own index and sentences: give --graph or --index, not both');
   checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in'], ['--graph', a.graph, 'in-dir']]);
   if (a.threads) setNumThreads(a.threads);
   const model = loadSentenceEncoder(a.model);
@@ -48,7 +49,7 @@ export const serveCommand = command(['serve'], {
   }
   const graph = a.graph ? new GraphReader(a.graph) : undefined;
   if (graph && graph.meta.model.dim !== model.dim) throw new Error(`--graph ${a.graph} was built with ${graph.meta.model.dim}-d vectors, --model ${a.model} gives ${model.dim}-d`);
-  if (graph && !index) { index = openGraphIndex(a.graph!); store = graph.store; }
+  if (graph) { index = openGraphIndex(a.graph!); store = graph.store; }
   const app = await buildServer({
     model, modelDir: a.model, index, store, graph, indexPath: a.index, mapSample: a.mapSample, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
     maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,

@@ -25,7 +25,7 @@ export async function* readSources(sources: SentenceSource[]): AsyncGenerator<{ 
   for (const src of sources) {
     let n = 0;
     if ('text' in src) {
-      for await (const { line } of readLines(src.text, { maxChars: 100000 })) { const text = line.trim(); if (text) { n++; yield { lang: src.lang, text }; } }
+      for await (const { line } of readLines(src.text, { maxChars: 100000 })) { const text = line.replace(/\r+/g, ' ').trim(); if (text) { n++; yield { lang: src.lang, text }; } }
     } else {
       let header: string[] | null = null;
       for await (const { line, no } of readLines(src.tsv, { maxChars: 100000 })) {

@@ -37,7 +37,7 @@ export interface ServeOptions {
   store?: SentenceStore;
   /** Where the index was read from (the explorer's map is cached beside it). */
   indexPath?: string;
-  /** A k-nn graph (xling graph build): GET /neighbours/:id and POST /path; its index and store serve /search unless others are given. */
+  /** A k-nn graph (xling graph build): GET /neighbours/:id and POST /path; `index` and `store` must then be the graph's (texts are snapped through them). */
   graph?: GraphReader;
   /** Sentences in the explorer's 2-D map (default 5000). */
   mapSample?: number;
