@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <exception>
+#include <functional>
 #include <string>
 
 namespace xling {
@@ -29,6 +30,60 @@ auto guard(Napi::Env env, F&& body) -> decltype(body()) {
     throw Napi::Error::New(env, "xling native: unknown C++ exception");
   }
 }
+
+// Runs `work` on a libuv worker thread and settles a promise with `result(env)` on the main thread.
+// Every async entry point uses it: the closures own the inputs (tensors, handles) and are
+// destroyed — `release` run — on the main thread as soon as the promise settles.
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  using Work = std::function<void()>;
+  using Result = std::function<Napi::Value(Napi::Env)>;
+  static Napi::Promise queue(Napi::Env env, Work work, Result result, std::function<void()> release = nullptr) {
+    auto* w = new PromiseWorker(env, std::move(work), std::move(result), std::move(release));
+    auto p = w->deferred_.Promise();
+    w->Queue();
+    return p;
+  }
+  void Execute() override {
+    try {
+      work_();
+    } catch (const std::exception& e) {
+      SetError(nativeMessage(e));
+    } catch (...) {
+      SetError("xling native: unknown C++ exception");
+    }
+  }
+  void OnOK() override {
+    Napi::Value v;
+    try {
+      v = result_(Env());
+    } catch (const Napi::Error& e) {
+      free();
+      deferred_.Reject(e.Value());
+      return;
+    }
+    free();
+    deferred_.Resolve(v);
+  }
+  void OnError(const Napi::Error& e) override {
+    free();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  PromiseWorker(Napi::Env env, Work work, Result result, std::function<void()> release)
+      : Napi::AsyncWorker(env), work_(std::move(work)), result_(std::move(result)), release_(std::move(release)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  void free() {
+    if (release_) release_();
+    work_ = nullptr;
+    result_ = nullptr;
+    release_ = nullptr;
+  }
+  Work work_;
+  Result result_;
+  std::function<void()> release_;
+  Napi::Promise::Deferred deferred_;
+};
 
 #define XL_FN(name) Napi::Value name(const Napi::CallbackInfo& info)
 

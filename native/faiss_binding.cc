@@ -423,52 +423,17 @@ XL_FN(GetThreads) { return Napi::Number::New(info.Env(), faissThreads.load() > 0
 
 // ---- asynchronous entry points
 
-// Runs `work` on a libuv worker; inputs stay alive through references; outputs are JS arrays
-// allocated up front (their backing stores never move).
-class FaissWorker : public Napi::AsyncWorker {
- public:
-  FaissWorker(Napi::Env env, IndexHolder* h, std::function<void()> work, std::vector<Napi::Value> keep, std::function<Napi::Value(Napi::Env)> result)
-      : Napi::AsyncWorker(env), h_(h), work_(std::move(work)), result_(std::move(result)), deferred_(Napi::Promise::Deferred::New(env)) {
-    for (auto& v : keep) refs_.push_back(Napi::Persistent(v.As<Napi::Object>()));
-    if (h_) h_->busy++;
-  }
-  Napi::Promise promise() { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      applyThreads();
-      work_();
-    } catch (const std::exception& e) {
-      SetError(nativeMessage(e));
-    } catch (...) {
-      SetError("faiss: unknown C++ exception");
-    }
-  }
-  void OnOK() override {
-    release();
-    try { deferred_.Resolve(result_(Env())); } catch (const Napi::Error& e) { deferred_.Reject(e.Value()); }
-  }
-  void OnError(const Napi::Error& e) override {
-    release();
-    deferred_.Reject(e.Value());
-  }
-
- private:
-  void release() {
-    if (h_ && --h_->busy == 0 && h_->orphaned) delete h_;
-    h_ = nullptr;
-    refs_.clear();
-  }
-  IndexHolder* h_;
-  std::function<void()> work_;
-  std::function<Napi::Value(Napi::Env)> result_;
-  std::vector<Napi::ObjectReference> refs_;
-  Napi::Promise::Deferred deferred_;
-};
-
-Napi::Value queue(FaissWorker* w) {
-  auto p = w->promise();
-  w->Queue();
-  return p;
+// Queues `work` on a libuv worker under the faiss thread setting. The index holder stays alive
+// (busy) and the JS inputs referenced until the promise settles; outputs are JS arrays allocated
+// up front (their backing stores never move).
+Napi::Value queue(Napi::Env env, IndexHolder* h, std::function<void()> work, const std::vector<Napi::Value>& keep, PromiseWorker::Result result) {
+  auto refs = std::make_shared<std::vector<Napi::ObjectReference>>();
+  for (auto& v : keep) refs->push_back(Napi::Persistent(v.As<Napi::Object>()));
+  if (h) h->busy++;
+  return PromiseWorker::queue(env, [work = std::move(work)] { applyThreads(); work(); }, std::move(result), [h, refs] {
+    if (h && --h->busy == 0 && h->orphaned) delete h;
+    refs->clear();
+  });
 }
 
 XL_FN(TrainAsync) {
@@ -480,7 +445,7 @@ XL_FN(TrainAsync) {
     size_t n = rowsOf(env, x, h->index->d, "trainAsync");
     if (!n) throwJs(env, "trainAsync: no training vectors");
     faiss::Index* idx = h->index;
-    return queue(new FaissWorker(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); }));
+    return queue(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
   });
 }
 
@@ -496,10 +461,10 @@ XL_FN(AddAsync) {
     std::vector<Napi::Value> keep{info[1]};
     const int64_t* idp = nullptr;
     if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) { idp = ids(env, info[2], n, "addAsync"); keep.push_back(info[2]); }
-    return queue(new FaissWorker(env, h, [=] {
+    return queue(env, h, [=] {
       if (idp) idx->add_with_ids(static_cast<faiss::Index::idx_t>(n), x.data, idp);
       else idx->add(static_cast<faiss::Index::idx_t>(n), x.data);
-    }, keep, [](Napi::Env e) { return e.Undefined(); }));
+    }, keep, [](Napi::Env e) { return e.Undefined(); });
   });
 }
 
@@ -519,12 +484,12 @@ XL_FN(SearchAsync) {
     faiss::Index* idx = h->index;
     auto dRef = std::make_shared<Napi::Reference<Napi::Float32Array>>(Napi::Persistent(D));
     auto iRef = std::make_shared<Napi::Reference<Napi::BigInt64Array>>(Napi::Persistent(I));
-    return queue(new FaissWorker(env, h, [=] { if (n) idx->search(static_cast<faiss::Index::idx_t>(n), q.data, k, dp, ip); }, {info[1]},
+    return queue(env, h, [=] { if (n) idx->search(static_cast<faiss::Index::idx_t>(n), q.data, k, dp, ip); }, {info[1]},
                                  [=](Napi::Env e) {
                                    auto Dv = dRef->Value();
                                    auto Iv = iRef->Value();
                                    return Napi::Value(searchResult(e, n, k, Dv, Iv));
-                                 }));
+                                 });
   });
 }
 
@@ -557,11 +522,11 @@ XL_FN(Knn) {
     }
     auto dRef = std::make_shared<Napi::Reference<Napi::Float32Array>>(Napi::Persistent(D));
     auto iRef = std::make_shared<Napi::Reference<Napi::BigInt64Array>>(Napi::Persistent(I));
-    return queue(new FaissWorker(env, nullptr, work, {info[0], info[1]}, [=](Napi::Env e) {
+    return queue(env, nullptr, work, {info[0], info[1]}, [=](Napi::Env e) {
       auto Dv = dRef->Value();
       auto Iv = iRef->Value();
       return Napi::Value(searchResult(e, nq, k, Dv, Iv));
-    }));
+    });
   });
 }
 

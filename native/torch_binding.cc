@@ -21,6 +21,7 @@
 #include <functional>
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -332,52 +333,28 @@ XL_FN(Call) {
   });
 }
 
-// Runs one operator on a libuv worker thread in no-grad mode (for servers).
-class CallWorker : public Napi::AsyncWorker {
- public:
-  CallWorker(Napi::Env env, c10::OperatorHandle op, std::vector<c10::IValue> stack)
-      : Napi::AsyncWorker(env), op_(std::move(op)), stack_(std::move(stack)), deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      at::init_num_threads();
-      at::NoGradGuard noGrad;
-      op_.callBoxed(&stack_);
-    } catch (const std::exception& e) {
-      SetError(nativeMessage(e));
-    } catch (...) {
-      SetError("xling native: unknown C++ exception");
-    }
-  }
-  void OnOK() override {
-    try {
-      deferred_.Resolve(stackToJs(Env(), stack_));
-    } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
-    }
-    stack_.clear();
-  }
-  void OnError(const Napi::Error& e) override {
-    stack_.clear();
-    deferred_.Reject(e.Value());
-  }
+// Queues `work` on a libuv worker thread in no-grad mode: inference off the event loop (servers).
+Napi::Promise queueInference(Napi::Env env, std::function<void()> work, PromiseWorker::Result result) {
+  return PromiseWorker::queue(env, [work = std::move(work)] {
+    at::init_num_threads();
+    at::NoGradGuard noGrad;
+    work();
+  }, std::move(result));
+}
 
- private:
-  c10::OperatorHandle op_;
-  std::vector<c10::IValue> stack_;
-  Napi::Promise::Deferred deferred_;
-};
+// The same for a job that returns one tensor.
+Napi::Promise queueTensor(Napi::Env env, std::function<at::Tensor()> job) {
+  auto out = std::make_shared<at::Tensor>();
+  return queueInference(env, [job = std::move(job), out] { *out = job(); }, [out](Napi::Env e) { return wrap(e, std::move(*out)); });
+}
 
 XL_FN(CallAsync) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
     expectArgs(info, 2, "callAsync");
     const auto& op = opById(env, info[0]);
-    auto stack = buildStack(env, op, info[1]);
-    auto* w = new CallWorker(env, op, std::move(stack));
-    auto p = w->promise();
-    w->Queue();
-    return p;
+    auto stack = std::make_shared<std::vector<c10::IValue>>(buildStack(env, op, info[1]));
+    return queueInference(env, [op, stack] { op.callBoxed(stack.get()); }, [stack](Napi::Env e) { return stackToJs(e, *stack); });
   });
 }
 
@@ -695,38 +672,10 @@ XL_FN(LstmTableEncode) {
   });
 }
 
-class TableWorker : public Napi::AsyncWorker {
- public:
-  TableWorker(Napi::Env env, TableArgs a) : Napi::AsyncWorker(env), a_(std::move(a)), deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      at::init_num_threads();
-      out_ = lstmTableEncode(a_.ids, a_.lengths, a_.tables, a_.whh, a_.pooling);
-    } catch (const std::exception& e) {
-      SetError(nativeMessage(e));
-    } catch (...) {
-      SetError("xling native: unknown C++ exception");
-    }
-  }
-  void OnOK() override {
-    try { deferred_.Resolve(wrap(Env(), std::move(out_))); } catch (const Napi::Error& e) { deferred_.Reject(e.Value()); }
-    a_ = TableArgs();
-  }
-  void OnError(const Napi::Error& e) override { a_ = TableArgs(); deferred_.Reject(e.Value()); }
-
- private:
-  TableArgs a_;
-  at::Tensor out_;
-  Napi::Promise::Deferred deferred_;
-};
-
 XL_FN(LstmTableEncodeAsync) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto* w = new TableWorker(info.Env(), tableArgs(info, "lstmTableEncodeAsync"));
-    auto p = w->promise();
-    w->Queue();
-    return p;
+    auto a = std::make_shared<TableArgs>(tableArgs(info, "lstmTableEncodeAsync"));
+    return queueTensor(info.Env(), [a] { return lstmTableEncode(a->ids, a->lengths, a->tables, a->whh, a->pooling); });
   });
 }
 
@@ -761,45 +710,15 @@ XL_FN(EmbeddingBag) {
 
 // embeddingBagAsync(weight, ids, offsets, perSampleWeights|null) -> Promise<tensor>: the same bags
 // on a libuv worker thread, without autograd (inference: a server's event loop stays free).
-class BagWorker : public Napi::AsyncWorker {
- public:
-  BagWorker(Napi::Env env, at::Tensor w, at::Tensor ids, at::Tensor off, at::Tensor psw)
-      : Napi::AsyncWorker(env), w_(std::move(w)), ids_(std::move(ids)), off_(std::move(off)), psw_(std::move(psw)), deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      at::init_num_threads();
-      at::NoGradGuard noGrad;
-      out_ = embeddingBag(w_, ids_, off_, psw_);
-    } catch (const std::exception& e) {
-      SetError(nativeMessage(e));
-    } catch (...) {
-      SetError("xling native: unknown C++ exception");
-    }
-  }
-  void OnOK() override {
-    try { deferred_.Resolve(wrap(Env(), std::move(out_))); } catch (const Napi::Error& e) { deferred_.Reject(e.Value()); }
-    release();
-  }
-  void OnError(const Napi::Error& e) override { release(); deferred_.Reject(e.Value()); }
-
- private:
-  void release() { w_ = ids_ = off_ = psw_ = at::Tensor(); }
-  at::Tensor w_, ids_, off_, psw_, out_;
-  Napi::Promise::Deferred deferred_;
-};
-
 XL_FN(EmbeddingBagAsync) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
     expectArgs(info, 4, "embeddingBagAsync");
     at::Tensor psw;
     if (!info[3].IsNull() && !info[3].IsUndefined()) psw = tensorOf(env, info[3], "embeddingBagAsync(perSampleWeights)");
-    auto* w = new BagWorker(env, tensorOf(env, info[0], "embeddingBagAsync(weight)"), tensorOf(env, info[1], "embeddingBagAsync(ids)"),
-                            tensorOf(env, info[2], "embeddingBagAsync(offsets)"), psw);
-    auto p = w->promise();
-    w->Queue();
-    return p;
+    auto w = tensorOf(env, info[0], "embeddingBagAsync(weight)"), ids = tensorOf(env, info[1], "embeddingBagAsync(ids)"),
+         off = tensorOf(env, info[2], "embeddingBagAsync(offsets)");
+    return queueTensor(env, [w, ids, off, psw] { return embeddingBag(w, ids, off, psw); });
   });
 }
 

@@ -37,24 +37,41 @@ abstract class Base implements Optimizer {
 
 export interface AdamOptions { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number; decoupled?: boolean }
 
-/** Adam (L2 weight decay added to the gradient) or AdamW (decoupled decay) — torch.optim semantics. */
-export class Adam extends Base {
+/** The moments, hyper-parameters and checkpoint state that Adam and SparseAdam share. */
+abstract class AdamMoments extends Base {
   readonly beta1: number;
   readonly beta2: number;
   readonly eps: number;
-  readonly weightDecay: number;
-  readonly decoupled: boolean;
   stepCount = 0;
-  private readonly m: Tensor[];
-  private readonly v: Tensor[];
-  constructor(params: Tensor[], o: AdamOptions = {}) {
+  protected readonly m: Tensor[];
+  protected readonly v: Tensor[];
+  constructor(params: Tensor[], o: AdamOptions, zeros: (p: Tensor) => Tensor) {
     super(params, o.lr ?? 1e-3);
     [this.beta1, this.beta2] = o.betas ?? [0.9, 0.999];
     this.eps = o.eps ?? 1e-8;
+    this.m = noGrad(() => keep(params.map(zeros)));
+    this.v = noGrad(() => keep(params.map(zeros)));
+  }
+  stateDict() {
+    const tensors = new Map<string, Tensor>();
+    this.m.forEach((x, i) => tensors.set(`exp_avg.${i}`, x));
+    this.v.forEach((x, i) => tensors.set(`exp_avg_sq.${i}`, x));
+    return { tensors, meta: { step: this.stepCount, lr: this.lr } };
+  }
+  loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void {
+    this.loadSlots([this.m, this.v], ['exp_avg', 'exp_avg_sq'], s.tensors);
+    this.stepCount = s.meta.step ?? 0;
+  }
+}
+
+/** Adam (L2 weight decay added to the gradient) or AdamW (decoupled decay) — torch.optim semantics. */
+export class Adam extends AdamMoments {
+  readonly weightDecay: number;
+  readonly decoupled: boolean;
+  constructor(params: Tensor[], o: AdamOptions = {}) {
+    super(params, o, (p) => zerosLike(p));
     this.weightDecay = o.weightDecay ?? 0;
     this.decoupled = o.decoupled ?? false;
-    this.m = noGrad(() => keep(params.map((p) => zerosLike(p))));
-    this.v = noGrad(() => keep(params.map((p) => zerosLike(p))));
   }
   step(): void {
     this.stepCount++;
@@ -79,16 +96,6 @@ export class Adam extends Base {
       }
     });
   }
-  stateDict() {
-    const tensors = new Map<string, Tensor>();
-    this.m.forEach((x, i) => tensors.set(`exp_avg.${i}`, x));
-    this.v.forEach((x, i) => tensors.set(`exp_avg_sq.${i}`, x));
-    return { tensors, meta: { step: this.stepCount, lr: this.lr } };
-  }
-  loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void {
-    this.loadSlots([this.m, this.v], ['exp_avg', 'exp_avg_sq'], s.tensors);
-    this.stepCount = s.meta.step ?? 0;
-  }
 }
 
 export class AdamW extends Adam {
@@ -100,22 +107,11 @@ export class AdamW extends Adam {
  * gradient touches have their moments and values updated, in one fused native pass per table.
  * For large hashed-feature tables, where a batch touches a small share of the rows.
  */
-export class SparseAdam extends Base {
-  readonly beta1: number;
-  readonly beta2: number;
-  readonly eps: number;
-  stepCount = 0;
-  private readonly m: Tensor[];
-  private readonly v: Tensor[];
+export class SparseAdam extends AdamMoments {
   constructor(params: Tensor[], o: Omit<AdamOptions, 'weightDecay' | 'decoupled'> = {}) {
-    super(params, o.lr ?? 1e-3);
-    [this.beta1, this.beta2] = o.betas ?? [0.9, 0.999];
-    this.eps = o.eps ?? 1e-8;
     // moments whose pages are mapped when a row is first updated: most rows of a large hashed
     // table may never be
-    const lazy = (p: Tensor) => new Tensor(native.torch.zerosLazy(p.shape, dtypeCode(p.dtype)));
-    this.m = keep(params.map(lazy));
-    this.v = keep(params.map(lazy));
+    super(params, o, (p) => new Tensor(native.torch.zerosLazy(p.shape, dtypeCode(p.dtype))));
   }
   step(): void {
     this.stepCount++;
@@ -128,16 +124,6 @@ export class SparseAdam extends Base {
         g.dispose();
       }
     }
-  }
-  stateDict() {
-    const tensors = new Map<string, Tensor>();
-    this.m.forEach((x, i) => tensors.set(`exp_avg.${i}`, x));
-    this.v.forEach((x, i) => tensors.set(`exp_avg_sq.${i}`, x));
-    return { tensors, meta: { step: this.stepCount, lr: this.lr } };
-  }
-  loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void {
-    this.loadSlots([this.m, this.v], ['exp_avg', 'exp_avg_sq'], s.tensors);
-    this.stepCount = s.meta.step ?? 0;
   }
 }
 

@@ -5,7 +5,7 @@ import { PathConfig } from '../data/examples.js';
 import { TrainConfig } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { readJson } from '../nn/serialize.js';
-import { checkChoice, checkNumber } from '../util/check.js';
+import { checkChoice, checkInt, checkNumber } from '../util/check.js';
 
 export type { TrainConfig, PathConfig };
 
@@ -60,7 +60,7 @@ export function defaultConfig(kind = 'laser'): TrainConfig & Record<string, unkn
 
 /** Checks the generic settings' ranges (a family checks its own sections). */
 function validateGeneric(cfg: TrainConfig, file: string): void {
-  const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
+  const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
   int('seed', cfg.seed, 0);
   checkChoice(file, 'vocab.type', cfg.vocab.type, ['bpe', 'unigram', 'words', 'none']);
   int('vocab.size', cfg.vocab.size, 300);

@@ -37,6 +37,11 @@ export function checkNumber(where: string, key: string, v: unknown, r: NumberRul
   if (!obeys(v, r)) throw new Error(`${where}: '${key}' must be ${describeRule(r)}, got ${JSON.stringify(v)}`);
 }
 
+/** Throws unless v is an integer ≥ min (the common case of checkNumber in config sections). */
+export function checkInt(where: string, key: string, v: unknown, min: number): void {
+  checkNumber(where, key, v, { int: true, min });
+}
+
 /** Throws unless v is one of the allowed strings. */
 export function checkChoice(where: string, key: string, v: unknown, allowed: readonly string[]): void {
   if (typeof v !== 'string' || !allowed.includes(v)) throw new Error(`${where}: '${key}' must be ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(v)}`);

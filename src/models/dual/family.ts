@@ -11,7 +11,7 @@ import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { HashedNgramTokenizer } from '../../text/ngrams.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
-import { checkChoice, checkNumber } from '../../util/check.js';
+import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
 import { LoadedEncoder, ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
 import { additiveMarginLoss } from './loss.js';
@@ -237,7 +237,7 @@ export const dualFamily: ModelFamily = {
   },
   validate(cfg: TrainConfig, file: string): void {
     const c = cfg as DualTrainConfig;
-    const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
+    const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
     for (const [i, p] of c.paths.entries()) {
       if (p.kind !== '1:1' || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language)`);
     }

@@ -14,7 +14,7 @@ import { withoutTableInit } from '../../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
-import { checkChoice, checkNumber } from '../../util/check.js';
+import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { Rng } from '../../util/rng.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
 import { LoadedEncoder, ModelFamily, OptimizerSlot, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
@@ -191,7 +191,7 @@ export const jmtFamily: ModelFamily = {
   },
   validate(cfg: TrainConfig, file: string): void {
     const c = cfg as JmtTrainConfig;
-    const int = (key: string, v: unknown, min: number) => checkNumber(file, key, v, { int: true, min });
+    const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
     if (c.vocab.type === 'none') throw new Error(`${file}: 'vocab.type' must be 'words', 'bpe' or 'unigram' for the jmt model (its skip-gram learns a vector per token)`);
     for (const [i, p] of c.paths.entries()) if (p.kind !== '1:1' || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the jmt model trains on 1:1 paths (one target language)`);
     checkChoice(file, 'encoder.type', c.encoder.type, ['lstm', 'avg']);
