@@ -1,13 +1,13 @@
 // Document retrieval P@1 on ../shared/data/ddtp/docs.dev.xx-en.tsv.gz for every language, both
 // directions, by cosine and by ratio margin, with document vectors = the mean of sentence vectors
 // (src/eval/documents.ts). Each side is centred with its own language's mean vector when the model
-// has one (as `xling embed --lang`). Usage:
+// has one (as `xling embed --lang`); the same figures as `xling eval retrieval --docs FILE --model M`
+// for each file. Usage:
 //   node scripts/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp] > table.md
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { documentRetrieval, documentVectors } from '../dist/src/eval/documents.js';
-import { readLines } from '../dist/src/io/lines.js';
+import { documentRetrieval, documentVectors, readParallelDocs } from '../dist/src/eval/documents.js';
 
 const args = process.argv.slice(2);
 const di = args.indexOf('--dir');
@@ -20,12 +20,7 @@ for (const modelDir of args) {
   const avg = [0, 0, 0, 0];
   for (const f of files) {
     const xx = f.split('.')[2].replace(/-en$/, '');
-    const src = [], trg = [];
-    for await (const { line, no } of readLines(join(dir, f))) {
-      const c = line.split('\t');
-      if (c.length !== 3) throw new Error(`${f}:${no}: expected id<TAB>${xx} text<TAB>en text`);
-      src.push(c[1]); trg.push(c[2]);
-    }
+    const { src, trg } = await readParallelDocs(join(dir, f));
     const X = documentVectors(model, src, { lang: xx }), Y = documentVectors(model, trg, { lang: 'en' });
     const cos = documentRetrieval(X, Y, model.dim), mar = documentRetrieval(X, Y, model.dim, { margin: true });
     const row = [cos.forward.p1, cos.backward.p1, mar.forward.p1, mar.backward.p1];

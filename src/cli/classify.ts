@@ -3,24 +3,11 @@
 import { CLASSIFIER_DEFAULTS, ClassifierType, evaluate, loadClassifier, predict, trainClassifier } from '../classify/classifier.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { documentVectors } from '../eval/documents.js';
-import { readLines } from '../io/lines.js';
+import { readLabelledDocs } from '../classify/documents.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
-
-/** Documents of a label<TAB>id<TAB>text file. */
-async function readLabelled(path: string): Promise<{ labels: string[]; ids: string[]; texts: string[] }> {
-  const labels: string[] = [], ids: string[] = [], texts: string[] = [];
-  for await (const { line, no } of readLines(path)) {
-    if (!line.trim()) continue;
-    const c = line.split('\t');
-    if (c.length < 3 || !c[0] || !c[2]!.trim()) throw new Error(`${path}:${no}: expected label<TAB>id<TAB>text`);
-    labels.push(c[0]); ids.push(c[1]!); texts.push(c.slice(2).join(' '));
-  }
-  if (!labels.length) throw new Error(`${path}: no documents`);
-  return { labels, ids, texts };
-}
 
 const MODEL_OPTIONS = {
   model: { type: 'string', required: true, metavar: 'DIR', help: 'sentence encoder (model directory)' },
@@ -50,7 +37,7 @@ export const classifyTrainCommand = command(['classify', 'train'], {
   const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
-  const docs = await readLabelled(a.data);
+  const docs = await readLabelledDocs(a.data);
   const labels = [...new Set(docs.labels)].sort();
   const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });
   const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
@@ -76,7 +63,7 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
   const clf = loadClassifier(a.classifier);
   const m = loadSentenceEncoder(a.model);
   if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
-  const docs = await readLabelled(a.data);
+  const docs = await readLabelledDocs(a.data);
   const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
   if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
   const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });

@@ -1,6 +1,11 @@
-// xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions.
+// xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions —
+// over two vector files, or (--docs) over parallel documents embedded with a model, by cosine and
+// by margin.
 import { readFileSync } from 'node:fs';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { docsFileLangs, documentRetrieval, documentVectors, readParallelDocs } from '../eval/documents.js';
 import { alignByIds, exactSearch, precisionAtK, recallVsExact } from '../eval/retrieval.js';
+import { kebab } from '../util/args.js';
 import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
@@ -12,15 +17,23 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
   name: 'xling eval retrieval',
   summary: 'P@1/3/10 of finding aligned sentences or documents',
   options: {
-    srcVectors: { type: 'string', required: true, metavar: 'NPY' },
-    trgVectors: { type: 'string', required: true, metavar: 'NPY' },
+    srcVectors: { type: 'string', metavar: 'NPY', help: 'source vectors (required unless --docs)' },
+    trgVectors: { type: 'string', metavar: 'NPY', help: 'target vectors, row i aligned with source row i (required unless --docs)' },
+    docs: { type: 'string', metavar: 'TSV', help: 'parallel documents (id<TAB>source text<TAB>target text, .gz allowed) embedded with --model: document vector = mean of its sentence vectors; P@k by cosine and by ratio margin' },
+    model: { type: 'string', metavar: 'DIR', help: 'model directory (with --docs)' },
+    srcLang: { type: 'string', metavar: 'LANG', help: "language of the --docs source side for per-language centring (default: from a name like docs.dev.de-en.tsv.gz, else 'auto')" },
+    trgLang: { type: 'string', metavar: 'LANG', help: 'language of the --docs target side (default as --src-lang)' },
     srcIds: { type: 'string', metavar: 'FILE', help: 'one id per row (e.g. OUTPUT.ids of `xling embed --docs`); align by id instead of row' },
     trgIds: { type: 'string', metavar: 'FILE' },
     index: { type: 'string', metavar: 'FAISS', help: 'forward search through this index over the target vectors (recall vs exact is reported)' },
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index (IVF indexes)' },
     json: { type: 'string', metavar: 'FILE', help: 'write the figures as JSON (- for standard output)' },
   },
+  examples: ['xling eval retrieval --docs ../shared/data/ddtp/docs.dev.de-en.tsv.gz --model runs/fast --json r.json', 'xling eval retrieval --src-vectors de.npy --trg-vectors en.npy'],
 }, async (a) => {
+  if (a.docs !== undefined) return evalDocs(a);
+  for (const flag of ['model', 'srcLang', 'trgLang'] as const) if (a[flag] !== undefined) usage(`--${kebab(flag)} applies to --docs`);
+  if (a.srcVectors === undefined || a.trgVectors === undefined) usage('give --src-vectors and --trg-vectors, or --docs with --model');
   if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
   checkPaths([['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--src-ids', a.srcIds, 'in'], ['--trg-ids', a.trgIds, 'in'], ['--index', a.index, 'in'], ['--json', a.json, 'out-text']]);
   const s = readVectors(a.srcVectors), t = readVectors(a.trgVectors);
@@ -43,3 +56,19 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
   for (const [k, v] of Object.entries(out)) process.stdout.write(`${k.padEnd(13)} ${fmt(v as never)}${(v as { recallVsExact?: number }).recallVsExact !== undefined ? `  recall@10 vs exact ${(v as { recallVsExact: number }).recallVsExact.toFixed(3)}` : ''}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
 });
+
+async function evalDocs(a: { docs?: string; model?: string; srcLang?: string; trgLang?: string; srcVectors?: string; trgVectors?: string; srcIds?: string; trgIds?: string; index?: string; nprobe?: number; json?: string }): Promise<void> {
+  for (const flag of ['srcVectors', 'trgVectors', 'srcIds', 'trgIds', 'index', 'nprobe'] as const) if (a[flag] !== undefined) usage(`--${kebab(flag)} does not apply to --docs (documents are aligned by line)`);
+  if (!a.model) usage('--docs needs --model');
+  checkPaths([['--docs', a.docs, 'in'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
+  const fromName = docsFileLangs(a.docs!);
+  const srcLang = a.srcLang ?? fromName?.src ?? 'auto', trgLang = a.trgLang ?? fromName?.trg ?? 'auto';
+  const docs = await readParallelDocs(a.docs!);
+  const model = loadSentenceEncoder(a.model);
+  const X = documentVectors(model, docs.src, { lang: srcLang }), Y = documentVectors(model, docs.trg, { lang: trgLang });
+  const cosine = documentRetrieval(X, Y, model.dim), margin = documentRetrieval(X, Y, model.dim, { margin: true });
+  const out = { documents: docs.ids.length, src_lang: srcLang, trg_lang: trgLang, cosine: { forward: cosine.forward, backward: cosine.backward }, margin: { forward: margin.forward, backward: margin.backward } };
+  const p = (x: number) => (100 * x).toFixed(2);
+  process.stdout.write(`${docs.ids.length} documents, ${srcLang}→${trgLang} and back, P@1: cosine ${p(cosine.forward.p1)} / ${p(cosine.backward.p1)}, margin ${p(margin.forward.p1)} / ${p(margin.backward.p1)}\n`);
+  if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
+}

@@ -5,6 +5,7 @@
 import { EmbedOptions, SentenceEncoderModel } from '../embed/model.js';
 import { SearchResult } from '../index/faiss.js';
 import { knnChunked, marginScore } from '../mine/mine.js';
+import { readLines } from '../io/lines.js';
 import { splitSentences } from '../text/sentences.js';
 import { PAtK, precisionAtK } from './retrieval.js';
 
@@ -50,4 +51,23 @@ export function documentRetrieval(X: Float32Array, Y: Float32Array, d: number, o
     return { ...r, labels, distances };
   };
   return { forward: precisionAtK(rerank(xy, mx, my), gold), backward: precisionAtK(rerank(yx, my, mx), gold), n };
+}
+
+/** Parallel documents of a TSV(.gz) file: id<TAB>source text<TAB>target text per line. */
+export async function readParallelDocs(path: string): Promise<{ ids: string[]; src: string[]; trg: string[] }> {
+  const ids: string[] = [], src: string[] = [], trg: string[] = [];
+  for await (const { line, no } of readLines(path)) {
+    if (!line.trim()) continue;
+    const c = line.split('\t');
+    if (c.length !== 3) throw new Error(`${path}:${no}: expected id<TAB>source text<TAB>target text, got ${c.length} field${c.length === 1 ? '' : 's'}`);
+    ids.push(c[0]!); src.push(c[1]!); trg.push(c[2]!);
+  }
+  if (!ids.length) throw new Error(`${path}: no documents`);
+  return { ids, src, trg };
+}
+
+/** The languages of a docs.dev.xx-yy.tsv(.gz) file name, when it has that form. */
+export function docsFileLangs(path: string): { src: string; trg: string } | null {
+  const m = /(?:^|[/.])([a-z]{2,3}(?:_[a-z]{2})?)-([a-z]{2,3}(?:_[a-z]{2})?)\.tsv(?:\.gz)?$/i.exec(path);
+  return m ? { src: m[1]!, trg: m[2]! } : null;
 }
