@@ -1,0 +1,121 @@
+// Load test of `xling serve` on loopback with autocannon: throughput and p50/p99 latency of
+// POST /embed at 1, 8 and 64 concurrent clients with 1 and 32 sentences per request; the
+// server's best throughput against `xling embed`'s path (SentenceEncoderModel.embed, normalised
+// and centred, in batches as xling embed makes them) on the same sentences in one process; and,
+// with --memory-minutes M, the server's resident memory sampled over M minutes of load.
+//   node dist/bench/serve-load.js [--model DIR] [--seconds S] [--memory-minutes M] [--json]
+// Without --model, a model of configs/fast-1h.json's shape is trained for a few steps on the
+// bundled sample (throughput does not depend on the weights).
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { setNumThreads } from '../src/tensor/index.js';
+import { loadTable } from '../src/train/prepare.js';
+import { benchModel, benchRoot, jsonMode, threadsArg } from './common.js';
+
+interface CannonResult {
+  duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number;
+  latency: { p50: number; p99: number; average: number };
+}
+type Cannon = (o: Record<string, unknown>) => Promise<CannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Cannon;
+
+const repo = join(benchRoot, '..');
+const cli = join(repo, 'dist', 'src', 'cli', 'main.js');
+const arg = (name: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
+
+/** Starts `xling serve` on a free port; resolves with the child and its address once it listens. */
+function startServer(model: string, threads: number): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', '--model', model, '--port', '0', '--threads', String(threads)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve({ child, url: m[1]! });
+    });
+    child.on('exit', (code) => reject(new Error(`xling serve exited (${code}): ${err.slice(-2000)}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function bodies(sentences: string[], perRequest: number, count = 256): { method: string; path: string; headers: Record<string, string>; body: string }[] {
+  return Array.from({ length: count }, (_, i) => ({
+    method: 'POST', path: '/embed', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs: Array.from({ length: perRequest }, (_, j) => sentences[(i * perRequest + j) % sentences.length]!) }),
+  }));
+}
+
+async function load(url: string, sentences: string[], clients: number, perRequest: number, seconds: number) {
+  const r = await autocannon({ url, connections: clients, duration: seconds, requests: bodies(sentences, perRequest), timeout: 60 });
+  if (r.non2xx || r.errors) throw new Error(`load ${clients}×${perRequest}: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
+  return {
+    clients, sentences_per_request: perRequest, requests_per_s: r['2xx'] / r.duration, sentences_per_s: (r['2xx'] * perRequest) / r.duration,
+    latency_p50_ms: r.latency.p50, latency_p99_ms: r.latency.p99,
+  };
+}
+
+export async function run() {
+  const threads = threadsArg();
+  setNumThreads(threads);
+  const seconds = Number(arg('--seconds') ?? 10);
+  const memoryMinutes = Number(arg('--memory-minutes') ?? 0);
+  const table = await loadTable(join(repo, 'data', 'sample', 'gettext.train.tsv.gz'));
+  const sentences = table.rows.flatMap((r) => [...r.values()]).filter((s) => s.trim());
+  const tmp = mkdtempSync(join(tmpdir(), 'xling-serve-bench-'));
+  let server: { child: ChildProcess; url: string } | undefined;
+  try {
+    const model = benchModel(tmp);
+    // xling embed's path, in this process, on the same sentences
+    const m = loadSentenceEncoder(model);
+    const lang = m.identifyLanguage(sentences.slice(0, 2000))?.lang;
+    m.embed(sentences.slice(0, 1000), { lang, center: true });
+    const t0 = performance.now();
+    m.embed(sentences, { lang, center: true, normalize: true });
+    const embedRate = sentences.length / ((performance.now() - t0) / 1000);
+
+    server = await startServer(model, threads);
+    await load(server.url, sentences, 8, 32, 3); // warm-up
+    const runs = [];
+    for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) runs.push(await load(server.url, sentences, clients, perRequest, seconds));
+    const best = Math.max(...runs.map((r) => r.sentences_per_s));
+    const out: Record<string, unknown> = {
+      name: 'serve_load', threads, seconds_per_run: seconds, sentences: sentences.length, runs,
+      embed_sents_per_s: embedRate, serve_best_sents_per_s: best, ratio: best / embedRate,
+    };
+    if (memoryMinutes > 0) {
+      const samples: [number, number][] = [];
+      const t1 = Date.now();
+      const timer = setInterval(() => samples.push([(Date.now() - t1) / 60000, rssMb(server!.child.pid!)]), 5000);
+      const r = await load(server.url, sentences, 8, 32, memoryMinutes * 60);
+      clearInterval(timer);
+      const after1 = samples.filter(([t]) => t >= 1).map(([, v]) => v);
+      out.memory = {
+        minutes: memoryMinutes, load: r, rss_mb_first: samples[0]?.[1], rss_mb_after_1min: after1[0], rss_mb_end: samples.at(-1)?.[1],
+        rss_mb_max: Math.max(...samples.map(([, v]) => v)), growth_after_1min_mb: (samples.at(-1)?.[1] ?? NaN) - (after1[0] ?? NaN),
+      };
+    }
+    return out;
+  } finally {
+    server?.child.kill('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('serve-load.js')) {
+  const r = await run();
+  if (jsonMode()) console.log(JSON.stringify(r));
+  else {
+    for (const x of r.runs as Awaited<ReturnType<typeof load>>[])
+      console.log(`/embed ${String(x.clients).padStart(2)} clients × ${String(x.sentences_per_request).padStart(2)} sentences: ${x.requests_per_s.toFixed(0)} req/s, ${x.sentences_per_s.toFixed(0)} sentences/s, p50 ${x.latency_p50_ms} ms, p99 ${x.latency_p99_ms} ms`);
+    console.log(`xling embed's path: ${(r.embed_sents_per_s as number).toFixed(0)} sentences/s; server best ${(r.serve_best_sents_per_s as number).toFixed(0)} → ${(r.ratio as number).toFixed(2)}×`);
+    if (r.memory) console.log(`memory: ${JSON.stringify(r.memory)}`);
+  }
+}
