@@ -31,3 +31,18 @@ export function lcg(seed: number): () => number {
   let s = seed >>> 0;
   return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 4294967296; };
 }
+
+/**
+ * The model directory for benchmarks that run the CLI: --model DIR when given, else a model of
+ * configs/fast-1h.json's shape trained for a few steps on the bundled sample in `tmp` (speed
+ * does not depend on the weights).
+ */
+export function benchModel(tmp: string): string {
+  const i = process.argv.indexOf('--model');
+  if (i > 0) return process.argv[i + 1]!;
+  const repo = join(benchRoot, '..');
+  const out = join(tmp, 'model');
+  const t = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'train', '--config', join(repo, 'configs', 'fast-1h.json'), '--data', join(repo, 'data', 'sample', 'gettext.train.tsv.gz'), '--out', out, '--budget-pairs', '8192', '--quiet'], { encoding: 'utf8' });
+  if (t.status !== 0) throw new Error(`training the bench model failed: ${t.stderr.slice(-2000)}`);
+  return out;
+}

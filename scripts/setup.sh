@@ -13,7 +13,8 @@ action="${1:-}"
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 
-pkgs=(build-essential python3 libopenblas-dev libgomp1)
+# redis-server: the job queue of `xling worker` / `xling cluster` (BullMQ); tests start a private one
+pkgs=(build-essential python3 libopenblas-dev libgomp1 redis-server)
 [ -z "${LIBTORCH:-}" ] && pkgs+=(libtorch-dev)
 [ -z "${FAISS_HOME:-}" ] && pkgs+=(libfaiss-dev)
 [ "$action" = "--bench" ] && pkgs+=(python3-torch python3-faiss python3-numpy python3-sentencepiece)

@@ -1,0 +1,155 @@
+// xling worker / xling cluster embed|status|cancel: sharded jobs on a BullMQ queue in Redis, run
+// by any number of workers on machines that share a filesystem (--work).
+import { existsSync, statSync } from 'node:fs';
+import { SpreadSample } from '../embed/centering.js';
+import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
+import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
+import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
+import { startWorker } from '../cluster/worker.js';
+import { readLines } from '../io/lines.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { formatCount, formatDuration } from '../util/progress.js';
+import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
+import { EMBED_OPTIONS, InputEmbedder, LANG_HELP } from './vectors.js';
+
+const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
+
+export const workerCommand = command(['worker'], {
+  name: 'xling worker',
+  summary: 'run xling cluster jobs from a Redis queue (one process per machine or core group)',
+  description: 'Takes jobs submitted by `xling cluster …` and runs them until SIGTERM/SIGINT, which finishes the jobs in hand (a second signal stops at once; those jobs are taken again by another worker after --lock-seconds).',
+  options: {
+    redis: REDIS,
+    concurrency: { type: 'number', default: 1, range: { int: true, min: 1, max: 64 }, help: 'jobs run at once by this process' },
+    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+    name: { type: 'string', help: 'worker name shown by xling cluster status (default host:pid)' },
+    lockSeconds: { type: 'number', default: 30, range: { int: true, min: 1, max: 3600 }, help: "a job's lock: a killed worker's job is taken again after this long" },
+    quiet: { type: 'boolean', default: false, help: 'no line per job' },
+  },
+  examples: ['xling worker --redis redis://queue-host:6379 --threads 16'],
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  if (a.threads) setNumThreads(a.threads);
+  await pingRedis(a.redis);
+  const log = (l: string) => { if (!a.quiet) process.stderr.write(`[worker] ${l}\n`); };
+  const worker = startWorker({ redis: a.redis, concurrency: a.concurrency, name: a.name, lockSeconds: a.lockSeconds, log });
+  await worker.waitUntilReady();
+  process.stderr.write(`[worker] ${a.name ?? `pid ${process.pid}`} ready on ${a.redis} (concurrency ${a.concurrency})\n`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) { process.stderr.write(`[worker] ${sig} again: stopping now\n`); process.exit(130); }
+      stopping = true;
+      process.stderr.write(`[worker] ${sig}: finishing the jobs in hand\n`);
+      void worker.close().then(resolve);
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}, { ownSignals: true });
+
+export const clusterEmbedCommand = command(['cluster', 'embed'], {
+  name: 'xling cluster embed',
+  summary: 'xling embed split into shards run by xling workers',
+  description: 'Counts the input, decides the centring language once (as xling embed does), submits one job per shard and a merge job, then follows them (shards done, sentences/s, ETA). The same command again follows or resumes the same flow: finished shards are kept. Exit 1 when a shard fails for good.',
+  options: {
+    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (every worker must reach it at this path)' },
+    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line; .gz allowed' },
+    output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors (.npy), written by the merge job' },
+    redis: REDIS,
+    shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs the input is split into' },
+    work: { type: 'string', required: true, metavar: 'DIR', help: 'directory every worker can reach: shard files (flow id subdirectory)' },
+    lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
+    center: EMBED_OPTIONS.center,
+    fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
+    normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
+    batchTokens: EMBED_OPTIONS.batchTokens,
+    batchSentences: EMBED_OPTIONS.batchSentences,
+    chunk: { type: 'number', default: 10000, range: { int: true, min: 1 }, help: 'lines between progress reports (and cancellation checks) within a shard' },
+    attempts: { type: 'number', default: 3, range: { int: true, min: 1, max: 100 }, help: 'tries per job (exponential backoff from 2 s; input errors are not retried)' },
+    detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
+    quiet: { type: 'boolean', default: false },
+  },
+  examples: ['xling cluster embed --model runs/fast --input corpus.txt --output corpus.npy --redis redis://queue-host:6379 --shards 64 --work /shared/xling-work'],
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
+  if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+  readModelConfig(a.model); // a bad model directory is named before Redis is asked
+  // one pass: count the lines (xling embed's rows) and sample them for the language
+  const sample = new SpreadSample();
+  let lines = 0;
+  for await (const { line } of readLines(a.input)) { lines++; sample.add(line); }
+  if (!lines) throw new Error(`${a.input}: empty input`);
+  await pingRedis(a.redis);
+  const m = loadSentenceEncoder(a.model);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, quiet: a.quiet, label: 'cluster embed' }, a.input);
+  job.identify(sample.lines);
+  const sub = await submitEmbedFlow({
+    redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, shards: a.shards, lang: job.lang, center: a.center,
+    normalize: a.normalize, fp16: a.fp16, batchTokens: a.batchTokens, batchSentences: a.batchSentences, chunk: a.chunk, attempts: a.attempts,
+  });
+  const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };
+  if (sub.state === 'completed') { say(`flow ${sub.flow}: already completed → ${a.output}`); return; }
+  say(`flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `${sub.shards} shards of ${formatCount(lines)} lines submitted`} (work ${sub.work})`);
+  if (a.detach) { process.stdout.write(`${sub.flow}\n`); return; }
+  const t0 = performance.now();
+  let first: number | null = null, last = 0;
+  const done = await followFlow(a.redis, sub.flow, (s) => {
+    const n = s.shards.reduce((x, y) => x + y.done, 0);
+    first ??= n;
+    const now = performance.now();
+    if (now - last < 5000 && s.state !== 'completed') return;
+    last = now;
+    const rate = (n - first) / ((now - t0) / 1000);
+    say(`${s.shards.filter((x) => x.state === 'completed').length}/${s.shards.length} shards, ${formatCount(n)}/${formatCount(lines)} sentences, ${formatCount(rate)}/s, ETA ${rate > 0 ? formatDuration((lines - n) / rate) : '?'}${retried(s)}`);
+  });
+  say(`flow ${done.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.output}`);
+});
+
+function retried(s: FlowStatus): string {
+  const r = s.shards.filter((x) => x.attempts > 1 || (x.attempts > 0 && x.state !== 'completed' && x.failedReason)).length;
+  return r ? `, ${r} shard${r > 1 ? 's' : ''} retried` : '';
+}
+
+export const clusterStatusCommand = command(['cluster', 'status'], {
+  name: 'xling cluster status',
+  summary: 'the flows in a queue, or one flow shard by shard (state, progress, tries, worker, failure)',
+  options: {
+    redis: REDIS,
+    flow: { type: 'string', help: 'flow id (printed by xling cluster …); without it, every flow' },
+    json: { type: 'string', metavar: 'FILE', help: 'write the status as JSON (- for standard output)' },
+  },
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  checkPaths([['--json', a.json, 'out-text']]);
+  await pingRedis(a.redis);
+  if (!a.flow) {
+    const flows = await listFlows(a.redis);
+    if (a.json) writeTextOutput(a.json, JSON.stringify(flows, null, 1) + '\n');
+    if (a.json !== '-') for (const f of flows) process.stdout.write(`${f.flow}\t${f.state}\t${f.created}\n`);
+    return;
+  }
+  const s = await flowStatus(a.redis, a.flow);
+  if (!s) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
+  if (a.json) writeTextOutput(a.json, JSON.stringify(s, null, 1) + '\n');
+  if (a.json === '-') return;
+  process.stdout.write(`${s.flow} (${s.kind}): ${s.state}${s.output ? ` → ${s.output}` : ''}${s.failedReason ? `\n  ${s.failedReason}` : ''}\n`);
+  for (const x of s.shards) process.stdout.write(`  shard ${x.shard + 1}/${s.shards.length}\t${x.state}\t${x.done}/${x.total}\ttries ${x.attempts}\t${x.worker ?? '-'}${x.failedReason ? `\t${x.failedReason}` : ''}\n`);
+});
+
+export const clusterCancelCommand = command(['cluster', 'cancel'], {
+  name: 'xling cluster cancel',
+  summary: 'cancel a flow: queued jobs are removed, running ones stop within one chunk',
+  options: {
+    redis: REDIS,
+    flow: { type: 'string', required: true, help: 'flow id' },
+  },
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  await pingRedis(a.redis);
+  const r = await cancelFlow(a.redis, a.flow);
+  process.stderr.write(`[cluster] flow ${a.flow} cancelled${r.removed ? ' and removed' : ' (jobs held by workers stop at their next check)'}\n`);
+});
+

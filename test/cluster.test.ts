@@ -1,0 +1,197 @@
+// xling worker / xling cluster on a private Redis (redis-server on a free loopback port, from
+// scripts/setup.sh): a sharded embed through several workers gives xling embed's vectors; the same
+// command again reuses the finished flow; a worker killed with SIGKILL mid-shard loses the shard to
+// another worker and the result is unchanged; a Redis restarted mid-flow (append-only file on)
+// does not lose the flow; a shard whose input turns bad fails the flow at once, naming the shard
+// and the line, with no output; cancel removes a queued flow.
+import assert from 'node:assert/strict';
+import { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { flowStatus, listFlows } from '../src/cluster/flow.js';
+import { LocalRedis, startLocalRedis } from '../src/cluster/local-redis.js';
+import { readNpy } from '../src/io/npy.js';
+import { cli, cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xling-cluster-'));
+const p = (f: string) => join(dir, f);
+const model = p('m');
+trainTinyDual(dir, model);
+const children: ChildProcess[] = [];
+
+/** Resolves when the child's stderr (or stdout) has printed a line matching re; rejects if it exits first. */
+function waitFor(c: ChildProcess, re: RegExp, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const on = (b: Buffer) => { seen += b.toString(); if (re.test(seen)) { c.stderr?.off('data', on); c.stdout?.off('data', on); resolve(); } };
+    c.stderr?.on('data', on);
+    c.stdout?.on('data', on);
+    c.once('exit', (code) => reject(new Error(`${what} exited (${code}) before printing ${re}: ${seen.slice(-2000)}`)));
+  });
+}
+
+let redis: LocalRedis | null = null;
+let port = 0;
+let url = '';
+async function startRedis(): Promise<void> {
+  redis = await startLocalRedis(p('redis'), port);
+  ({ port, url } = redis);
+}
+async function stopRedis(): Promise<void> {
+  await redis?.stop();
+  redis = null;
+}
+
+async function startWorker(name: string): Promise<ChildProcess> {
+  const w = cliAsync(['worker', '--redis', url, '--name', name, '--lock-seconds', '2', '--threads', '1']);
+  children.push(w);
+  await waitFor(w, /ready on/, `worker ${name}`);
+  return w;
+}
+async function stop(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const gone = new Promise((resolve) => c.once('exit', resolve));
+  c.kill(signal);
+  await gone;
+}
+
+before(startRedis);
+after(async () => {
+  for (const c of children) await stop(c, 'SIGKILL');
+  await stopRedis();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Lines of the dev sample in several languages, repeated (with a counter) to `n` lines. */
+function corpus(file: string, n: number): void {
+  const base = [...devColumn('de'), ...devColumn('fr'), '', ...devColumn('en')];
+  writeFileSync(p(file), Array.from({ length: n }, (_, i) => (base[i % base.length] ? `${base[i % base.length]} ${Math.floor(i / base.length)}` : '')).join('\n') + '\n');
+}
+function single(input: string, out: string): Float32Array {
+  const r = cli(['embed', '--model', model, '--input', p(input), '-o', p(out), '--quiet']);
+  assert.equal(r.status, 0, r.stderr);
+  return readNpy(p(out)).data as Float32Array;
+}
+function assertSame(a: Float32Array, b: Float32Array, what: string): void {
+  assert.equal(a.length, b.length, `${what}: sizes`);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+  assert.ok(worst <= 1e-5, `${what}: max abs difference ${worst}`);
+}
+const clusterEmbed = (input: string, out: string, extra: string[] = []) =>
+  ['cluster', 'embed', '--model', model, '--input', p(input), '-o', p(out), '--redis', url, '--work', p('work'), ...extra];
+
+describe('xling cluster embed on BullMQ + Redis', () => {
+  it('three workers give xling embed\'s vectors; the same command again reuses the completed flow', async () => {
+    corpus('small.txt', 5000);
+    const want = single('small.txt', 'small-single.npy');
+    const ws = [await startWorker('a1'), await startWorker('a2'), await startWorker('a3')];
+    const r = await runAsync(clusterEmbed('small.txt', 'small.npy', ['--shards', '5', '--chunk', '300']));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /5 shards of 5000 lines submitted/);
+    assert.match(r.stderr, /done in/);
+    assertSame(readNpy(p('small.npy')).data as Float32Array, want, 'cluster vs single');
+    const flow = /flow (embed-[0-9a-f]+)/.exec(r.stderr)![1]!;
+    const st = (await flowStatus(url, flow))!;
+    assert.equal(st.state, 'completed');
+    assert.deepEqual(st.shards.map((s) => [s.state, s.done, s.attempts]), [1000, 1000, 1000, 1000, 1000].map((n) => ['completed', n, 1]));
+    for (const s of st.shards) assert.match(s.worker ?? '', /^a[123]$/);
+    const mtime = statSync(p('small.npy')).mtimeMs;
+    const again = await runAsync(clusterEmbed('small.txt', 'small.npy', ['--shards', '5', '--chunk', '300']));
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, new RegExp(`flow ${flow}: already completed`));
+    assert.equal(statSync(p('small.npy')).mtimeMs, mtime, 'not written again');
+    for (const w of ws) await stop(w);
+  });
+
+  it('a worker killed mid-shard: another takes the shard, the result is unchanged; a Redis restart mid-flow loses nothing', async () => {
+    corpus('big.txt', 120000);
+    const want = single('big.txt', 'big-single.npy');
+    const w1 = await startWorker('k1');
+    const sub = await runAsync(clusterEmbed('big.txt', 'big.npy', ['--shards', '3', '--chunk', '200', '--detach']));
+    assert.equal(sub.code, 0, sub.stderr);
+    const flow = sub.stdout.trim();
+    // kill k1 while it is inside a shard
+    for (let t = 0; ; t++) {
+      const s = (await flowStatus(url, flow))!;
+      if (s.shards.some((x) => x.state === 'active' && x.done > 0 && x.done < x.total)) break;
+      assert.ok(t < 3000 && !s.shards.every((x) => x.state === 'completed'), 'k1 never got inside a shard');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await stop(w1, 'SIGKILL');
+    const killed = (await flowStatus(url, flow))!.shards.find((x) => x.state === 'active')!;
+    // k2 takes over once k1's lock expires; Redis goes down and comes back (its append-only file
+    // keeps the queue) while k2 works and the submitter follows
+    const k2 = await startWorker('k2');
+    const follower = runAsync(clusterEmbed('big.txt', 'big.npy', ['--shards', '3', '--chunk', '200']));
+    await follower.started(/already queued, following it/);
+    await stopRedis();
+    await new Promise((r) => setTimeout(r, 1000));
+    await startRedis();
+    const r = await follower;
+    assert.equal(r.code, 0, r.stderr);
+    assertSame(readNpy(p('big.npy')).data as Float32Array, want, 'after the kill and the restart');
+    const st = (await flowStatus(url, flow))!;
+    assert.equal(st.shards[killed.shard]!.worker, 'k2', 'the killed shard was finished by k2');
+    const flowDir = join(p('work'), flow);
+    assert.deepEqual(readdirSync(flowDir).filter((f) => f.includes('.tmp-')), [], 'no temporaries left after the merge');
+    await stop(k2);
+  });
+
+  it('a shard whose input turns bad fails the flow at once, naming the shard and the line; no output', async () => {
+    corpus('bad.txt', 3000);
+    const follower = runAsync(clusterEmbed('bad.txt', 'bad.npy', ['--shards', '2']));
+    for (let t = 0; !(await listFlows(url)).some((f) => f.state === 'waiting-children' || f.state === 'waiting'); t++) {
+      assert.ok(t < 500, 'the flow was never submitted');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // the file changes under the queued flow: invalid UTF-8 on line 2500 (in shard 2)
+    const lines = readFileSync(p('bad.txt'));
+    let at = 0;
+    for (let k = 0; k < 2499; k++) at = lines.indexOf(10, at) + 1;
+    writeFileSync(p('bad.txt'), Buffer.concat([lines.subarray(0, at), Buffer.from([0xc3, 0x28]), lines.subarray(at + 2)]));
+    const w = await startWorker('b1');
+    const r = await follower;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /shard 2\/2 \(.*bad\.txt lines 1501–3000\): .*bad\.txt:2500: invalid UTF-8/);
+    assert.equal(existsSync(p('bad.npy')), false, 'no output');
+    const flow = /flow (embed-[0-9a-f]+)/.exec(r.stderr)![1]!;
+    assert.equal((await flowStatus(url, flow))!.shards[1]!.attempts, 1, 'an input error is not retried');
+    await stop(w);
+  });
+
+  it('cancel removes a queued flow; status and cancel name what is missing', async () => {
+    corpus('c.txt', 100);
+    const sub = await runAsync(clusterEmbed('c.txt', 'c.npy', ['--shards', '2', '--detach']));
+    assert.equal(sub.code, 0, sub.stderr);
+    const flow = sub.stdout.trim();
+    const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
+    assert.equal(st.status, 0, st.stderr);
+    assert.deepEqual((JSON.parse(st.stdout) as { shards: { state: string }[] }).shards.map((s) => s.state), ['waiting', 'waiting']);
+    const c = cli(['cluster', 'cancel', '--redis', url, '--flow', flow]);
+    assert.equal(c.status, 0, c.stderr);
+    assert.match(c.stderr, /cancelled and removed/);
+    const gone = cli(['cluster', 'status', '--redis', url, '--flow', flow]);
+    assert.equal(gone.status, 1);
+    assert.match(gone.stderr, new RegExp(`--flow ${flow}: no such flow`));
+    const noRedis = cli(['cluster', 'status', '--redis', 'redis://127.0.0.1:1']);
+    assert.equal(noRedis.status, 1);
+    assert.match(noRedis.stderr, /cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    const badUrl = cli(['worker', '--redis', 'http://x']);
+    assert.equal(badUrl.status, 1);
+    assert.match(badUrl.stderr, /--redis http:\/\/x: expected a redis:\/\/ or rediss:\/\/ URL/);
+  });
+});
+
+/** Starts `xling …args`; the promise resolves when it exits, `started(re)` when it has printed re. */
+function runAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> & { started(re: RegExp): Promise<void> } {
+  const c = cliAsync(args);
+  children.push(c);
+  let stdout = '', stderr = '';
+  c.stdout!.on('data', (b: Buffer) => { stdout += b.toString(); });
+  c.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => c.once('exit', (code) => resolve({ code, stdout, stderr })));
+  return Object.assign(done, { started: (re: RegExp) => waitFor(c, re, args.slice(0, 2).join(' ')) });
+}
