@@ -61,13 +61,16 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   if (o.resume && !existsSync(join(ckDir, 'state.json'))) throw new Error(`--resume: no checkpoint in ${ckDir}`);
 
   manualSeed(cfg.seed);
+  const tTask = performance.now();
   const task = getFamily(cfg.model).createTask(cfg, tok, corpus, log);
+  // the family's own preparation (e.g. the JMT word aligner) is part of the budget, like the vocabulary
+  const taskSeconds = (performance.now() - tTask) / 1000;
   for (const line of task.describe?.() ?? []) log(line);
   const slots = task.optimizers?.() ?? defaultOptimizers(task, cfg);
   const clipped = slots.filter((s) => s.clip).flatMap((s) => s.params);
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
 
-  let step = 0, pairs = 0, priorSeconds = o.priorSeconds ?? 0, lossEma: number | null = null;
+  let step = 0, pairs = 0, priorSeconds = (o.priorSeconds ?? 0) + taskSeconds, lossEma: number | null = null;
   let history: TrainLogEntry[] = [];
   if (o.resume) {
     const st = readJson<Checkpoint>(join(ckDir, 'state.json'));
