@@ -336,7 +336,10 @@ XL_FN(Call) {
 // Queues `work` on a libuv worker thread in no-grad mode: inference off the event loop (servers).
 Napi::Promise queueInference(Napi::Env env, std::function<void()> work, PromiseWorker::Result result) {
   return PromiseWorker::queue(env, [work = std::move(work)] {
-    at::init_num_threads();
+    // once per worker thread: at::init_num_threads() costs ~7 ms a call, which made every async
+    // inference call (and the server) 50× slower than the work itself
+    thread_local bool threadsReady = false;
+    if (!threadsReady) { at::init_num_threads(); threadsReady = true; }
     at::NoGradGuard noGrad;
     work();
   }, std::move(result));
