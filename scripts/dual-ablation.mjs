@@ -20,7 +20,7 @@ const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.
 const data = opt('--data', '../shared/data/gettext/train.tsv.gz');
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
-const only = opt('--only', '')?.split(',').filter(Boolean);
+const only = opt('--only', '').split(',').filter(Boolean);
 const [baseFile, minutes, outDir] = args;
 if (!baseFile || !minutes || !outDir) { console.error('usage: node scripts/dual-ablation.mjs BASE.json MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
 const base = JSON.parse(readFileSync(baseFile, 'utf8'));
@@ -30,11 +30,11 @@ const subword = { vocab: { type: 'bpe', size: 16000 }, encoder: { body: 'none' }
 const variants = [
   ['DE (x→y only), margin 0.3', { loss: { bidirectional: false, margin: 0.3 } }],
   ...margins.map((m) => [`BiDE, margin ${m}`, { loss: { bidirectional: true, margin: m } }]),
-  ['BiDE, margin 0.3, 1 hard negative (mined every 1000 steps)', { loss: { bidirectional: true, margin: 0.3, hardNegatives: 1, mineEvery: 1000 } }],
+  ['BiDE, margin 0.3, 1 hard negative (mined every 200 steps)', { loss: { bidirectional: true, margin: 0.3, hardNegatives: 1, mineEvery: 200 } }],
   ['subword + n-gram tokens, mean pooling', merge(subword, { encoder: { pooling: ['mean'] } })],
   ['subword + n-gram tokens, max pooling', merge(subword, { encoder: { pooling: ['max'] } })],
   ['subword + n-gram tokens, max+mean+first+attention', merge(subword, { encoder: { pooling: ['max', 'mean', 'first', 'attention'] } })],
-].filter(([name]) => !only || only.some((o) => name.includes(o)));
+].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
 const core = ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'];
 const dev = devSetOf(await loadTable(devFile), core, 200, 1000);

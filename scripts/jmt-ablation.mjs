@@ -18,7 +18,7 @@ const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.
 const data = opt('--data', '../shared/data/gettext/train.tsv.gz');
 const dev = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const ddtp = opt('--ddtp', '../shared/data/ddtp');
-const only = opt('--only', '')?.split(',').filter(Boolean);
+const only = opt('--only', '').split(',').filter(Boolean);
 const [minutes, outDir] = args;
 if (!minutes || !outDir) { console.error('usage: node scripts/jmt-ablation.mjs MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
 const variants = {
@@ -43,7 +43,7 @@ const accuracy = async (model, trainDocs, testFile, testLang, trainLang, select 
 };
 
 for (const [name, over] of Object.entries(variants)) {
-  if (only && !only.includes(name)) continue;
+  if (only.length > 0 && !only.includes(name)) continue;
   if (results[name]) { console.error(`${name}: done`); continue; }
   const dir = join(outDir, 'runs', name.replace(/[^a-z0-9]+/gi, '-'));
   const cfg = { model: 'jmt', seed: 1, ...over, center: { perLang: 1000 } };

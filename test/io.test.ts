@@ -4,12 +4,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  readNpy, writeNpy, readNpyHeader, NpyRowReader, NpyWriter, writeRawF32, readRawF32, type NpyArray, type NpyDType,
+  readNpy, writeNpy, readNpyHeader, NpyRowReader, NpyRowWriter, NpyWriter, writeRawF32, readRawF32, type NpyArray, type NpyDType,
 } from '../src/io/npy.js';
 import {
   writeSafetensors, readSafetensors, readSafetensorsHeader, rawFromArray, rawToArray, toSafetensorsDtype, fromSafetensorsDtype,
   type RawTensor,
 } from '../src/io/safetensors.js';
+import { readLines } from '../src/io/lines.js';
 import {
   floatToHalfBits, halfBitsToFloat, float32ToFloat16, float16ToFloat32, floatToBf16Bits, bf16BitsToFloat,
 } from '../src/io/half.js';
@@ -212,6 +213,40 @@ test('NpyWriter: a killed process leaves no final file', async () => {
   assert.equal(res.signal, 'SIGKILL');
   assert.ok(!fs.existsSync(f));
   for (const t of fs.readdirSync(tmp).filter((n) => n.startsWith('killed.npy.tmp-'))) fs.unlinkSync(path.join(tmp, t));
+});
+
+test('NpyRowWriter fills row ranges of a preallocated file in any order', () => {
+  const f = p('rows.npy');
+  NpyRowWriter.create(f, 5, 3, 'float32');
+  const w = NpyRowWriter.open(f);
+  w.write(3, new Float32Array([9, 10, 11, 12, 13, 14]));
+  w.write(0, new Float32Array([0, 1, 2, 3, 4, 5, 6, 7, 8]));
+  assert.throws(() => w.write(4, new Float32Array(6)), /rows 4\.\.6 outside its 5 rows/);
+  assert.throws(() => w.write(0, new Float32Array(4)), /not a whole number of rows of 3/);
+  assert.throws(() => w.write(0, new Uint16Array(3)), /does not match dtype float32/);
+  w.close();
+  const r = readNpy(f);
+  assert.deepEqual(r.shape, [5, 3]);
+  assert.deepEqual([...r.data as Float32Array], Array.from({ length: 15 }, (_, i) => i));
+  NpyRowWriter.create(p('rows16.npy'), 2, 2, 'float16');
+  const h = NpyRowWriter.open(p('rows16.npy'));
+  h.write(1, float32ToFloat16([1, 2]));
+  h.close();
+  assert.deepEqual([...float16ToFloat32(readNpy(p('rows16.npy')).data as Uint16Array)], [0, 0, 1, 2]);
+});
+
+test('readLines gives each line\'s byte offset, and starts at one', async () => {
+  const f = p('lines.txt');
+  fs.writeFileSync(f, '\ufeffé one\r\ntwo\n\nfour ü\nfive');
+  const all = [];
+  for await (const l of readLines(f)) all.push(l);
+  assert.deepEqual(all.map((l) => l.line), ['é one', 'two', '', 'four ü', 'five']);
+  assert.deepEqual(all.map((l) => l.offset), [0, 11, 15, 16, 24]); // BOM 3 + 'é one' 6 + CRLF; é and ü are 2 bytes
+  const tail = [];
+  for await (const l of readLines(f, { startByte: 15, firstLine: 3 })) tail.push(l);
+  assert.deepEqual(tail, all.slice(2));
+  fs.writeFileSync(p('lines.txt.gz'), '');
+  await assert.rejects(async () => { for await (const _ of readLines(p('lines.txt.gz'), { startByte: 3 })) { /* */ } }, /cannot be read from a byte offset/);
 });
 
 test('raw float32 (LASER) files', () => {

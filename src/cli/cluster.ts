@@ -2,7 +2,8 @@
 // by any number of workers on machines that share a filesystem (--work).
 import { existsSync, statSync } from 'node:fs';
 import { SpreadSample } from '../embed/centering.js';
-import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
+import { loadSentenceEncoder, modelLanguages, readModelConfig } from '../embed/model-dir.js';
+import { SEEK_EVERY } from '../cluster/embed.js';
 import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
 import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { startWorker } from '../cluster/worker.js';
@@ -11,7 +12,7 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
-import { EMBED_OPTIONS, InputEmbedder, LANG_HELP } from './vectors.js';
+import { EMBED_OPTIONS, InputEmbedder, LANG_HELP, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
 
@@ -77,17 +78,28 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   readModelConfig(a.model); // a bad model directory is named before Redis is asked
-  // one pass: count the lines (xling embed's rows) and sample them for the language
+  // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
+  // (shards of a plain file start reading there) and sample them for the language
   const sample = new SpreadSample();
+  const seekMarks: number[] | null = a.input.endsWith('.gz') ? null : [];
   let lines = 0;
-  for await (const { line } of readLines(a.input)) { lines++; sample.add(line); }
+  for await (const { line, offset } of readLines(a.input)) {
+    if (seekMarks && lines % SEEK_EVERY === 0) seekMarks.push(offset);
+    lines++;
+    sample.add(line);
+  }
   if (!lines) throw new Error(`${a.input}: empty input`);
   await pingRedis(a.redis);
-  const m = loadSentenceEncoder(a.model);
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, quiet: a.quiet, label: 'cluster embed' }, a.input);
-  job.identify(sample.lines);
+  // the model is loaded here only to identify the input's language
+  let lang = a.lang && a.lang !== 'auto' ? a.lang : undefined;
+  if (a.center && lang) warnUnknownCenter(modelLanguages(a.model), lang, '--lang', 'cluster embed');
+  else if (a.center) {
+    const job = new InputEmbedder(loadSentenceEncoder(a.model), { lang: a.lang, langFlag: '--lang', center: a.center, quiet: a.quiet, label: 'cluster embed' }, a.input);
+    job.identify(sample.lines);
+    lang = job.lang;
+  }
   const sub = await submitEmbedFlow({
-    redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, shards: a.shards, lang: job.lang, center: a.center,
+    redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, seekMarks, shards: a.shards, lang, center: a.center,
     normalize: a.normalize, fp16: a.fp16, batchTokens: a.batchTokens, batchSentences: a.batchSentences, chunk: a.chunk, attempts: a.attempts,
   });
   const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };

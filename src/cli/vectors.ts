@@ -50,6 +50,12 @@ export const EMBED_OPTIONS = {
 
 export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from a sample of non-blank lines spread over the whole input (a vote of nearest mean vectors; inputs of one language)";
 
+/** Warns when centring is asked for a language the model has no mean vector of (a model without any is not warned about). */
+export function warnUnknownCenter(modelLangs: string[], lang: string, flag: string, label: string): void {
+  if (modelLangs.length && !modelLangs.includes(lang))
+    process.stderr.write(`[${label}] warning: the model has no mean vector for ${flag} ${lang} (it has ${modelLangs.join(' ')}); vectors are not centred\n`);
+}
+
 export interface EmbedSettings {
   /** A language code, or undefined / 'auto' to identify it from the input. */
   lang?: string;
@@ -78,9 +84,7 @@ export class InputEmbedder {
 
   constructor(readonly model: SentenceEncoderModel, readonly s: EmbedSettings, readonly what: string) {
     this.lang = s.lang && s.lang !== 'auto' ? s.lang : undefined;
-    const m = model;
-    if (this.lang && s.center && m.centers.size && !m.centers.has(this.lang))
-      process.stderr.write(`[${s.label}] warning: the model has no mean vector for ${s.langFlag} ${this.lang} (it has ${[...m.centers.keys()].join(' ')}); vectors are not centred\n`);
+    if (this.lang && s.center) warnUnknownCenter([...model.centers.keys()], this.lang, s.langFlag, s.label);
   }
 
   /** Whether the language must be identified from a sample of the input (see identify). */

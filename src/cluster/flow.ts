@@ -3,11 +3,11 @@
 // again follows or resumes the same flow and never duplicates work: shards whose files are
 // complete are not embedded again.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
-import { EmbedMergeJob, EmbedShardJob, shardFile, shardRanges } from './embed.js';
+import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, shardRanges, vectorsInProgress } from './embed.js';
 import { QUEUE, redisConnection } from './queue.js';
 import { cancelMarker, JOB } from './worker.js';
 
@@ -20,6 +20,8 @@ export interface EmbedFlowRequest {
   output: string;
   /** Lines of the input (counted by the submitter). */
   lines: number;
+  /** Byte offsets of lines 0, SEEK_EVERY, 2·SEEK_EVERY, … (plain files; null for .gz: shards read from the start). */
+  seekMarks: number[] | null;
   shards: number;
   lang?: string;
   center: boolean;
@@ -78,8 +80,11 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
     }
     mkdirSync(work, { recursive: true });
     rmSync(cancelMarker(work), { force: true });
+    // markers of finished shards are kept for reuse only with the rows they describe
+    if (!existsSync(vectorsInProgress(work))) for (const f of readdirSync(work)) if (f.endsWith('.done')) rmSync(join(work, f), { force: true });
     const common = { flow, work };
-    const merge: EmbedMergeJob = { ...common, shardFiles: ranges.map((_, i) => shardFile(work, i)), output: resolve(r.output), fp16: r.fp16, rows: r.lines };
+    const inputBytes = statSync(r.input).size;
+    const merge: EmbedMergeJob = { ...common, shards: ranges.length, output: resolve(r.output), rows: r.lines };
     writeFileAtomicSync(join(work, 'flow.json'), JSON.stringify({ flow, kind: 'embed', request: { ...r, redis: undefined }, merge }, null, 1) + '\n');
     const opts = { attempts: r.attempts, backoff: { type: 'exponential', delay: 2000 } };
     const producer = new FlowProducer({ connection: redisConnection(r.redis) });
@@ -87,9 +92,11 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
       await producer.add({
         name: JOB.embedMerge, queueName: QUEUE, data: merge, opts: { ...opts, jobId: mergeId(flow) },
         children: ranges.map(([start, end], i) => {
+          const mark = r.seekMarks ? Math.min(Math.floor(start / SEEK_EVERY), r.seekMarks.length - 1) : 0;
           const data: EmbedShardJob = {
-            ...common, shard: i, shards: ranges.length, model: resolve(r.model), input: resolve(r.input), start, end, lang: r.lang, center: r.center, normalize: r.normalize,
-            batchTokens: r.batchTokens, batchSentences: r.batchSentences, chunk: r.chunk, out: shardFile(work, i),
+            ...common, shard: i, shards: ranges.length, model: resolve(r.model), input: resolve(r.input), inputBytes, start, end,
+            seekByte: r.seekMarks ? r.seekMarks[mark]! : 0, seekLine: mark * SEEK_EVERY, rows: r.lines,
+            lang: r.lang, center: r.center, normalize: r.normalize, fp16: r.fp16, batchTokens: r.batchTokens, batchSentences: r.batchSentences, chunk: r.chunk,
           };
           return { name: JOB.embedShard, queueName: QUEUE, data, opts: { ...opts, jobId: shardId(flow, i), failParentOnFailure: true } };
         }),
@@ -112,7 +119,8 @@ async function removeFlow(q: Queue, flow: string, shards: number): Promise<void>
 }
 
 function shardCount(parent: Job): number {
-  return Array.isArray((parent.data as EmbedMergeJob).shardFiles) ? (parent.data as EmbedMergeJob).shardFiles.length : 0;
+  const n = (parent.data as EmbedMergeJob).shards;
+  return Number.isInteger(n) ? n : 0;
 }
 
 /** Per-shard state, progress, tries, the worker that ran it and why it failed. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { parseConfig } from '../train/config.js';
+import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor } from '../util/atomic.js';
@@ -113,6 +114,11 @@ export function readModelConfig(dir: string): SavedModelConfig {
   // the same checks as when it was trained: unknown settings, types, ranges
   if (c.train !== undefined) parseConfig(c.train, `${f}: 'train'`);
   return c as unknown as SavedModelConfig;
+}
+
+/** The languages a model directory has mean vectors of (read from the weights file's header only). */
+export function modelLanguages(dir: string): string[] {
+  return Object.keys(readSafetensorsHeader(join(dir, 'model.safetensors')).entries).filter((k) => k.startsWith('center.')).map((k) => k.slice('center.'.length));
 }
 
 /** Loads the sentence encoder, tokenizer and per-language means of a model directory (full or exported). */

@@ -1,14 +1,27 @@
 // Streaming line reader over files of any size (optionally gzip), strict UTF-8: invalid bytes
-// are an error naming the file and line. Yields lines without the trailing newline (and \r).
+// are an error naming the file and line. Yields lines without the trailing newline (and \r), each
+// with its number and the byte offset where it starts (in the decompressed stream for .gz), so a
+// later reader of a plain file can start at a line without reading what comes before it.
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 
-export async function* readLines(path: string, o: { maxChars?: number } = {}): AsyncGenerator<{ line: string; no: number }> {
+export interface LineReadOptions {
+  maxChars?: number;
+  /** Start reading at this byte offset (a line start; plain files only) … */
+  startByte?: number;
+  /** … which is the start of this line (1-based; for numbering and messages). */
+  firstLine?: number;
+}
+
+export async function* readLines(path: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
   const dec = new TextDecoder('utf-8', { fatal: true });
-  let src: NodeJS.ReadableStream = createReadStream(path, { highWaterMark: 1 << 20 });
+  const startByte = o.startByte ?? 0;
+  if (startByte && path.endsWith('.gz')) throw new Error(`${path}: a gzip file cannot be read from a byte offset`);
+  let src: NodeJS.ReadableStream = createReadStream(path, { highWaterMark: 1 << 20, start: startByte });
   if (path.endsWith('.gz')) src = src.pipe(createGunzip());
   let carry: Buffer | null = null;
-  let no = 0;
+  let no = (o.firstLine ?? 1) - 1;
+  let bufAt = startByte; // byte offset of buf[0]
   const emit = (buf: Buffer): string => {
     no++;
     let end = buf.length;
@@ -24,9 +37,10 @@ export async function* readLines(path: string, o: { maxChars?: number } = {}): A
       let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
       let start = 0;
       for (let i = buf.indexOf(10, start); i !== -1; i = buf.indexOf(10, start)) {
-        yield { line: emit(buf.subarray(start, i)), no };
+        yield { line: emit(buf.subarray(start, i)), no, offset: bufAt + start };
         start = i + 1;
       }
+      bufAt += start;
       carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
     }
   } catch (e) {
@@ -40,5 +54,5 @@ export async function* readLines(path: string, o: { maxChars?: number } = {}): A
     if (code && !msg.includes(path)) throw new Error(`${path}: ${msg}`);
     throw e;
   }
-  if (carry && carry.length) yield { line: emit(carry), no };
+  if (carry && carry.length) yield { line: emit(carry), no, offset: bufAt };
 }

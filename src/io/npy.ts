@@ -497,6 +497,65 @@ export class NpyWriter {
   }
 }
 
+/**
+ * Writes rows at given positions of a .npy file whose shape is known up front (made by
+ * createNpyFile: header, then every row's bytes, sparse until written). Writers of disjoint row
+ * ranges — other processes, other machines on a shared filesystem — can fill one file without a
+ * copy; the caller decides when it is complete (see src/cluster).
+ */
+export class NpyRowWriter {
+  private fd: number | null;
+  private constructor(readonly path: string, fd: number, readonly dtype: NpyDType, readonly rows: number, readonly cols: number, private readonly headerBytes: number) {
+    this.fd = fd;
+  }
+
+  /** Creates (or replaces) `file` with the header of [rows, cols] and room for every row. */
+  static create(file: string, rows: number, cols: number, dtype: NpyDType): void {
+    checkShape([rows, cols], file);
+    const header = buildHeader(dtype, [rows, cols]);
+    const fd = fs.openSync(file, 'w');
+    try {
+      writeFully(fd, header, 0);
+      fs.ftruncateSync(fd, header.length + rows * cols * ITEMSIZE[dtype]);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Opens a file made by create() for writing rows (its header says the shape and dtype). */
+  static open(file: string): NpyRowWriter {
+    const fd = fs.openSync(file, 'r+');
+    try {
+      const h = readHeaderFd(fd, file);
+      if (h.shape.length !== 2) throw new Error(`${file}: expected a 2-D .npy, got shape [${h.shape.join(', ')}]`);
+      const [rows, cols] = h.shape as [number, number];
+      if (h.fileSize < h.headerBytes + rows * cols * ITEMSIZE[h.dtype]) throw new Error(`${file}: shorter than its shape [${rows}, ${cols}]`);
+      return new NpyRowWriter(file, fd, h.dtype, rows, cols, h.headerBytes);
+    } catch (e) {
+      fs.closeSync(fd);
+      throw e;
+    }
+  }
+
+  /** Writes whole rows starting at row `start`. */
+  write(start: number, block: NpyArray): void {
+    if (this.fd === null) throw new Error(`${this.path}: writer is closed`);
+    if (!arrayMatchesDtype(block, this.dtype)) throw new Error(`${this.path}: block type ${block.constructor.name} does not match dtype ${this.dtype}`);
+    if (block.length % this.cols !== 0) throw new Error(`${this.path}: block of ${block.length} values is not a whole number of rows of ${this.cols}`);
+    const n = block.length / this.cols;
+    if (!Number.isInteger(start) || start < 0 || start + n > this.rows) throw new Error(`${this.path}: rows ${start}..${start + n} outside its ${this.rows} rows`);
+    writeFully(this.fd, bytesOf(block), this.headerBytes + start * this.cols * ITEMSIZE[this.dtype]);
+  }
+
+  /** Flushes to disk (fsync) and closes: what was written is durable when this returns. */
+  close(): void {
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+  }
+}
+
 // ---------------------------------------------------------------- raw float32 (LASER)
 
 /** Writes headerless little-endian float32 values (LASER embedding format) atomically. */
