@@ -156,6 +156,12 @@ table(['cluster', 'embed'], ['--model', f('model'), '--input', f('s.txt'), '-o',
   ...badFiles(g, '--input'), withValue(g, '--redis', 'http://queue', 1), withValue(g, '--shards', '0', 2), withValue(g, '--work', f('s.txt'), 2),
   withValue(g, '-o', f('s.txt'), 2), withValue(g, '--model', missing, 1),
 ]);
+// the sentence files' contents are read by the flow's store job, which fails the flow naming them (test/cluster.test.ts)
+table(['cluster', 'graph'], ['--model', f('model'), '--data', f('nway.tsv'), '--out', 'OUT/g', '--redis', noRedis, '--shards', '2', '--work', 'OUT/work'], (g) => [
+  withValue(g, '--data', aDir, 1), withValue(g, '--data', missing, 1), withValue(g, '--redis', 'http://queue', 1), withValue(g, '--shards', '0', 2),
+  withValue(g, '--work', f('s.txt'), 2), withValue(g, '--out', f('s.txt'), 2), withValue(g, '--model', missing, 1), withExtra(g, ['-k', '0'], 2),
+  withValue(g, '--redis', noRedis, 1),
+]);
 table(['cluster', 'status'], ['--redis', noRedis, '--json', 'OUT/s.json'], (g) => [
   withValue(g, '--redis', 'not a url', 1), withValue(g, '--json', aDir, 2), withValue(g, '--redis', noRedis, 1),
 ]);

@@ -162,6 +162,48 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     await stop(w);
   });
 
+  it('xling cluster graph through two workers builds the graph xling graph build builds: same vectors, index and neighbours', async () => {
+    corpus('g.txt', 3000);
+    const common = ['--model', model, '--data', `de=${p('g.txt')}`, '--factory', 'IVF8,Flat', '--min-words', '1', '-k', '5'];
+    const one = cli(['graph', 'build', ...common, '--out', p('g-single'), '--quiet']);
+    assert.equal(one.status, 0, one.stderr);
+    const ws = [await startWorker('g1'), await startWorker('g2')];
+    const r = await runAsync(['cluster', 'graph', ...common, '--out', p('g-cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /submitted from the store stage, 3 shards per sharded stage/);
+    assert.match(r.stderr, /done in .*\n.*\d+ sentences, recall@10/);
+    const flow = /flow (graph-[0-9a-f]+)/.exec(r.stderr)![1]!;
+    const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
+    assert.equal(st.status, 0, st.stderr);
+    assert.equal((JSON.parse(st.stdout) as { state: string }).state, 'completed');
+    const a = readNpy(p('g-single/vectors.npy')), b = readNpy(p('g-cluster/vectors.npy'));
+    assert.deepEqual(b.shape, a.shape);
+    assert.deepEqual(Buffer.from((b.data as Uint16Array).buffer), Buffer.from((a.data as Uint16Array).buffer), 'float16 vectors bit-identical');
+    assert.ok(readFileSync(p('g-cluster/index.faiss')).equals(readFileSync(p('g-single/index.faiss'))), 'index files identical');
+    for (const f of ['neighbours.npy', 'distances.npy']) assert.ok(readFileSync(p(`g-cluster/${f}`)).equals(readFileSync(p(`g-single/${f}`))), `${f} identical`);
+    const meta = JSON.parse(readFileSync(p('g-cluster/graph.json'), 'utf8')) as { recall_at_10: number; nprobe: number; steps: Record<string, { shards?: number }> };
+    assert.equal(meta.nprobe, (JSON.parse(readFileSync(p('g-single/graph.json'), 'utf8')) as { nprobe: number }).nprobe);
+    assert.ok(meta.recall_at_10 > 0.9, `recall ${meta.recall_at_10}`);
+    assert.equal(meta.steps.query?.shards, 3);
+    const again = await runAsync(['cluster', 'graph', ...common, '--out', p('g-cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, new RegExp(`flow ${flow}: already completed`));
+    for (const w of ws) await stop(w);
+  });
+
+  it('a graph flow whose sentences are bad fails in its store stage, naming the file and line, without retrying', async () => {
+    writeFileSync(p('gbad.txt'), Buffer.concat([Buffer.from('ein guter Satz hier\nnoch ein Satz hier\n'), Buffer.from([0xc3, 0x28, 10])]));
+    const w = await startWorker('gb');
+    const r = await runAsync(['cluster', 'graph', '--model', model, '--data', `de=${p('gbad.txt')}`, '--out', p('g-bad'), '--redis', url, '--work', p('work'), '--shards', '2']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /failed in its store stage: graph store \(.*g-bad\): .*gbad\.txt:3: invalid UTF-8/);
+    const flow = /flow (graph-[0-9a-f]+)/.exec(r.stderr)![1]!;
+    const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
+    assert.deepEqual((JSON.parse(st.stdout) as { jobs: { attempts: number }[] }).jobs.map((j) => j.attempts), [1]);
+    assert.equal(existsSync(p('g-bad')), false, 'no graph directory left');
+    await stop(w);
+  });
+
   it('cancel removes a queued flow; status and cancel name what is missing', async () => {
     corpus('c.txt', 100);
     const sub = await runAsync(clusterEmbed('c.txt', 'c.npy', ['--shards', '2', '--detach']));

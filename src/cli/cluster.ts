@@ -1,17 +1,22 @@
-// xling worker / xling cluster embed|status|cancel: sharded jobs on a BullMQ queue in Redis, run
+// xling worker / xling cluster embed|graph|status|cancel: sharded jobs on a BullMQ queue in Redis, run
 // by any number of workers on machines that share a filesystem (--work).
 import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder, modelLanguages, readModelConfig } from '../embed/model-dir.js';
 import { SEEK_EVERY } from '../cluster/embed.js';
 import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
+import { cancelGraphFlow, GRAPH_STAGES, graphFlowStatus, isGraphFlow, submitGraphFlow } from '../cluster/graph.js';
 import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
+import { parseSources, sourcePath } from '../data/sources.js';
+import { readGraphMeta } from '../graph/build.js';
 import { startWorker } from '../cluster/worker.js';
 import { readLines } from '../io/lines.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
+import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import { EMBED_OPTIONS, InputEmbedder, LANG_HELP, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
@@ -120,6 +125,61 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   say(`flow ${done.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.output}`);
 });
 
+export const clusterGraphCommand = command(['cluster', 'graph'], {
+  name: 'xling cluster graph',
+  summary: 'xling graph build as stages run by xling workers (embed, add and query split into shards)',
+  description: 'Submits the first stage not done (store → embed → train → add → query → stats; the job that ends a stage adds the next), then follows the flow stage by stage. The graph directory (--out), the model and the sentence files must be reachable by every worker at the same paths. The same command again follows or resumes the flow; finished steps are kept. Exit 1 when a job fails for good.',
+  options: {
+    ...GRAPH_BUILD_OPTIONS,
+    redis: REDIS,
+    shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs each of embed, add and query is split into' },
+    work: { type: 'string', required: true, metavar: 'DIR', help: "directory every worker can reach: the flow's bookkeeping (flow id subdirectory)" },
+    attempts: { type: 'number', default: 3, range: { int: true, min: 1, max: 100 }, help: 'tries per job (exponential backoff from 2 s; errors reading the sentences are not retried)' },
+    detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
+    quiet: { type: 'boolean', default: false },
+  },
+  examples: ['xling cluster graph --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out /shared/graphs/gettext --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  const sources = parseSources(a.data).map((s) => ('text' in s ? { ...s, text: resolve(s.text) } : { ...s, tsv: resolve(s.tsv) }));
+  if (!sources.length && !existsSync(join(a.out, 'graph.json'))) usage('--data: give the sentences (a new graph starts with its store)');
+  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
+  if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+  if (existsSync(a.out) && !statSync(a.out).isDirectory()) usage(`--out ${a.out}: exists and is not a directory`);
+  readModelConfig(a.model);
+  await pingRedis(a.redis);
+  const sub = await submitGraphFlow({
+    redis: a.redis, work: a.work, shards: a.shards, attempts: a.attempts,
+    build: {
+      model: resolve(a.model), sources, out: resolve(a.out), k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
+      trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup },
+    },
+  });
+  const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };
+  if (sub.state === 'completed') { say(`flow ${sub.flow}: already completed → ${a.out}`); return; }
+  say(`flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `submitted from the ${GRAPH_STAGES[sub.stage]!.step} stage, ${a.shards} shards per sharded stage`} (work ${sub.work})`);
+  if (a.detach) { process.stdout.write(`${sub.flow}\n`); return; }
+  const t0 = performance.now();
+  let shown = '';
+  for (;;) {
+    const s = await graphFlowStatus(a.redis, sub.flow);
+    if (!s) throw new Error(`flow ${sub.flow} is no longer in the queue (cancelled?)`);
+    if (s.state === 'completed') break;
+    if (s.state === 'failed') {
+      const bad = s.jobs.filter((j) => j.state === 'failed' && j.failedReason).map((j) => `  ${j.failedReason}`);
+      throw new Error(`flow ${sub.flow} failed in its ${s.step} stage: ${s.failedReason ?? 'a job failed'}${bad.length ? `\n${bad.join('\n')}` : ''}`);
+    }
+    if (s.state === 'stalled') throw new Error(`flow ${sub.flow}: the ${s.step} stage was never added (a worker stopped between stages); run the same command again to resume`);
+    const shards = s.jobs.filter((j) => j.shard !== null);
+    const line = `stage ${s.stage + 1}/${GRAPH_STAGES.length} ${s.step}${shards.length ? `: ${shards.filter((j) => j.state === 'completed').length}/${shards.length} shards` : ''}`;
+    if (line !== shown) { say(`${line} (${formatDuration((performance.now() - t0) / 1000)})`); shown = line; }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  say(`flow ${sub.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.out}`);
+  const m = readGraphMeta(a.out);
+  if (m.recall_at_10 !== undefined) say(`${m.sentences} sentences, recall@10 ${m.recall_at_10}, ${m.bytes_per_sentence} bytes/sentence (index + graph)`);
+});
+
 function retried(s: FlowStatus): string {
   const r = s.shards.filter((x) => x.attempts > 1 || (x.attempts > 0 && x.state !== 'completed' && x.failedReason)).length;
   return r ? `, ${r} shard${r > 1 ? 's' : ''} retried` : '';
@@ -143,6 +203,15 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
     if (a.json !== '-') for (const f of flows) process.stdout.write(`${f.flow}\t${f.state}\t${f.created}\n`);
     return;
   }
+  if (isGraphFlow(a.flow)) {
+    const g = await graphFlowStatus(a.redis, a.flow);
+    if (!g) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
+    if (a.json) writeTextOutput(a.json, JSON.stringify(g, null, 1) + '\n');
+    if (a.json === '-') return;
+    process.stdout.write(`${g.flow} (graph): ${g.state}, stage ${g.stage + 1}/${GRAPH_STAGES.length} ${g.step} → ${g.output}${g.failedReason ? `\n  ${g.failedReason}` : ''}\n`);
+    for (const j of g.jobs) process.stdout.write(`  ${j.shard === null ? g.step : `shard ${j.shard + 1}/${g.shards}`}\t${j.state}\ttries ${j.attempts}\t${j.worker ?? '-'}${j.failedReason ? `\t${j.failedReason}` : ''}\n`);
+    return;
+  }
   const s = await flowStatus(a.redis, a.flow);
   if (!s) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(s, null, 1) + '\n');
@@ -161,7 +230,7 @@ export const clusterCancelCommand = command(['cluster', 'cancel'], {
 }, async (a) => {
   checkRedisUrl(a.redis);
   await pingRedis(a.redis);
-  const r = await cancelFlow(a.redis, a.flow);
+  const r = isGraphFlow(a.flow) ? await cancelGraphFlow(a.redis, a.flow) : await cancelFlow(a.redis, a.flow);
   process.stderr.write(`[cluster] flow ${a.flow} cancelled${r.removed ? ' and removed' : ' (jobs held by workers stop at their next check)'}\n`);
 });
 

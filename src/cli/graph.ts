@@ -16,23 +16,28 @@ function parseShard(s: string | undefined): [number, number] | undefined {
   return [Number(m![1]), Number(m![2])];
 }
 
+/** What a graph is built from and how (xling graph build and xling cluster graph). */
+export const GRAPH_BUILD_OPTIONS = {
+  model: { type: 'string', required: true, metavar: 'DIR' },
+  data: { type: 'list', splitCommas: false, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
+  out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
+  k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
+  factory: { type: 'string', help: 'faiss index factory (default scaled to the collection: Flat below 20k, OPQ16,IVF√N,PQ16 above)' },
+  nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists per query (default: the smallest power of two reaching --recall-target on a sample)' },
+  candidates: { type: 'number', default: 64, range: { int: true, min: 1, max: 10000 }, help: 'index candidates per sentence re-ranked with the exact (float16) vectors' },
+  recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'recall@10 against exact search the automatic nprobe aims for' },
+  trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 } },
+  minWords: { type: 'number', default: 4, range: { int: true, min: 0 }, help: 'leave out shorter sentences (0: no bound)' },
+  maxWords: { type: 'number', default: 60, range: { int: true, min: 0 }, help: 'leave out longer sentences (0: no bound)' },
+  dedup: { type: 'boolean', default: true, help: 'leave out exact duplicates (after normalisation), per language' },
+} as const;
+
 export const graphBuildCommand = command(['graph', 'build'], {
   name: 'xling graph build',
   summary: 'the k-nearest-neighbour graph of a multilingual collection (store, embed, index, query)',
   description: 'Steps store → embed → train → add → query → stats, each written atomically and skipped when done (a killed build resumes). With --shard i/n: embed, add and query do rows of shard i only; run `xling graph merge` after each sharded step.',
   options: {
-    model: { type: 'string', required: true, metavar: 'DIR' },
-    data: { type: 'list', splitCommas: false, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
-    out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
-    k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
-    factory: { type: 'string', help: 'faiss index factory (default scaled to the collection: Flat below 20k, OPQ16,IVF√N,PQ16 above)' },
-    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists per query (default: the smallest power of two reaching --recall-target on a sample)' },
-    candidates: { type: 'number', default: 64, range: { int: true, min: 1, max: 10000 }, help: 'index candidates per sentence re-ranked with the exact (float16) vectors' },
-    recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'recall@10 against exact search the automatic nprobe aims for' },
-    trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 } },
-    minWords: { type: 'number', default: 4, range: { int: true, min: 0 }, help: 'leave out shorter sentences (0: no bound)' },
-    maxWords: { type: 'number', default: 60, range: { int: true, min: 0 }, help: 'leave out longer sentences (0: no bound)' },
-    dedup: { type: 'boolean', default: true, help: 'leave out exact duplicates (after normalisation), per language' },
+    ...GRAPH_BUILD_OPTIONS,
     shard: { type: 'string', metavar: 'i/n' },
     step: { type: 'list', choices: [...GRAPH_STEPS], help: 'run only these steps (default: all that are not done)' },
     threads: { type: 'number', range: { int: true, min: 1 } },

@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, shardRanges, vectorsInProgress } from './embed.js';
-import { QUEUE, redisConnection } from './queue.js';
-import { cancelMarker, JOB } from './worker.js';
+import { graphFlowStatus } from './graph.js';
+import { cancelMarker, JOB, QUEUE, redisConnection } from './queue.js';
 
 export interface EmbedFlowRequest {
   redis: string;
@@ -151,8 +151,13 @@ export async function listFlows(redis: string): Promise<{ flow: string; state: s
     const jobs = await q.getJobs(['waiting-children', 'waiting', 'active', 'delayed', 'completed', 'failed'], 0, 1000);
     const out = [];
     for (const j of jobs) {
-      if (j.name !== JOB.embedMerge || !j.id) continue;
-      out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      if (!j.id) continue;
+      if (j.name === JOB.embedMerge) out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      // a graph flow: its first stage's job names it; its state is its current stage's
+      if (j.name === JOB.graphStep && j.id.endsWith('-s0-store')) {
+        const flow = j.id.replace(/-s0-store$/, '');
+        out.push({ flow, state: (await graphFlowStatus(redis, flow))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      }
     }
     return out.sort((a, b) => b.ts - a.ts).map(({ ts: _ts, ...f }) => f);
   });

@@ -1,10 +1,17 @@
 // The job queue of xling's workers: BullMQ on Redis. One queue carries every kind of job; a job's
-// name says what it is (embed-shard, embed-merge) and its data holds everything a worker needs
+// name says what it is (JOB) and its data holds everything a worker needs
 // (absolute paths on the shared --work filesystem), so any worker can run any job.
+import { join } from 'node:path';
 import { ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 
 export const QUEUE = 'xling';
+
+/** Job names: what a job does. */
+export const JOB = { embedShard: 'embed-shard', embedMerge: 'embed-merge', graphStep: 'graph-step', graphMerge: 'graph-merge' } as const;
+
+/** A cancelled flow's work directory holds this file (written by `xling cluster cancel`). */
+export const cancelMarker = (work: string) => join(work, 'CANCELLED');
 
 /** Checks a redis:// URL (a bad one is an argument error, not a hang). */
 export function checkRedisUrl(url: string, flag = '--redis'): void {

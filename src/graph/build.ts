@@ -286,10 +286,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       const vectors = loadVectors(g);
       const index = readIndex(join(g, 'index.faiss'));
       try {
-        if (!meta.nprobe && /IVF/.test(meta.factory)) {
-          meta.nprobe = chooseNprobe(index, vectors, meta, o.recallTarget, log);
-          const m = readGraphMeta(g); m.nprobe = meta.nprobe; writeJson(metaFile(g), m);
-        }
+        meta.nprobe = tuneGraphNprobe(g, index, vectors, o.recallTarget, log);
         if (meta.nprobe) index.setNprobe(meta.nprobe);
         await timed('query', async () => {
           const nb = NpyWriter.open(join(g, `neighbours${sfx}.npy`), meta.k, 'int32');
@@ -335,6 +332,25 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   }
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)}s → ${g}`);
   return readGraphMeta(g);
+}
+
+/**
+ * The graph's nprobe: the one recorded, or (IVF indexes) chosen now on a sample and recorded, so
+ * that every shard of the query step uses the same one. Null for indexes without lists.
+ */
+export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, recallTarget: number, log: (l: string) => void): number | null {
+  const meta = readGraphMeta(g);
+  if (meta.nprobe || !/IVF/.test(meta.factory)) return meta.nprobe;
+  const nprobe = chooseNprobe(index, vectors, meta, recallTarget, log);
+  const m = readGraphMeta(g); m.nprobe = nprobe; writeJson(metaFile(g), m);
+  return nprobe;
+}
+
+/** tuneGraphNprobe with the graph's own merged index and vectors (after the add step). */
+export function tuneGraph(g: string, recallTarget: number, log: (l: string) => void): number | null {
+  if (readGraphMeta(g).nprobe) return readGraphMeta(g).nprobe;
+  const vectors = loadVectors(g), index = readIndex(join(g, 'index.faiss'));
+  try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
 
 /** The smallest nprobe (powers of two) whose recall@10 on 500 sampled queries reaches the target. */
