@@ -162,6 +162,11 @@ table(['cluster', 'graph'], ['--model', f('model'), '--data', f('nway.tsv'), '--
   withValue(g, '--work', f('s.txt'), 2), withValue(g, '--out', f('s.txt'), 2), withValue(g, '--model', missing, 1), withExtra(g, ['-k', '0'], 2),
   withValue(g, '--redis', noRedis, 1),
 ]);
+table(['cluster', 'index'], [f('v.npy'), '-o', 'OUT/x.faiss', '--redis', noRedis, '--shards', '2', '--work', 'OUT/work'], (g) => [
+  ...badFiles(g, 0), withValue(g, 0, f('i32.npy'), 1), withExtra(g, ['--factory', 'Bogus99'], 1), withExtra(g, ['--factory', 'HNSW8'], 2),
+  withValue(g, '--shards', '0', 2), withValue(g, '-o', f('v.npy'), 2), withValue(g, '--work', f('s.txt'), 2), withValue(g, '--redis', 'http://queue', 1),
+  withValue(g, '--redis', noRedis, 1),
+]);
 table(['cluster', 'status'], ['--redis', noRedis, '--json', 'OUT/s.json'], (g) => [
   withValue(g, '--redis', 'not a url', 1), withValue(g, '--json', aDir, 2), withValue(g, '--redis', noRedis, 1),
 ]);

@@ -1,4 +1,4 @@
-// xling worker / xling cluster embed|graph|status|cancel: sharded jobs on a BullMQ queue in Redis, run
+// xling worker / xling cluster embed|graph|index|status|cancel: sharded jobs on a BullMQ queue in Redis, run
 // by any number of workers on machines that share a filesystem (--work).
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -6,7 +6,11 @@ import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder, modelLanguages, readModelConfig } from '../embed/model-dir.js';
 import { SEEK_EVERY } from '../cluster/embed.js';
 import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
-import { cancelGraphFlow, GRAPH_STAGES, graphFlowStatus, isGraphFlow, submitGraphFlow } from '../cluster/graph.js';
+import { GRAPH_PLAN } from '../cluster/graph.js';
+import { INDEX_PLAN } from '../cluster/index-build.js';
+import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
+import { createIndex } from '../index/build.js';
+import { Metric } from '../index/faiss.js';
 import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { readGraphMeta } from '../graph/build.js';
@@ -15,9 +19,9 @@ import { readLines } from '../io/lines.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { EMBED_OPTIONS, InputEmbedder, LANG_HELP, warnUnknownCenter } from './vectors.js';
+import { EMBED_OPTIONS, InputEmbedder, LANG_HELP, openVectors, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
 
@@ -125,18 +129,23 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   say(`flow ${done.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.output}`);
 });
 
+/** Options of every staged cluster command (graph, index). */
+const STAGED_OPTIONS = {
+  redis: REDIS,
+  shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs each sharded stage is split into' },
+  work: { type: 'string', required: true, metavar: 'DIR', help: "directory every worker can reach: the flow's bookkeeping and intermediate files (flow id subdirectory)" },
+  attempts: { type: 'number', default: 3, range: { int: true, min: 1, max: 100 }, help: 'tries per job (exponential backoff from 2 s; errors reading the input are not retried)' },
+  detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
+  quiet: { type: 'boolean', default: false },
+} as const;
+
 export const clusterGraphCommand = command(['cluster', 'graph'], {
   name: 'xling cluster graph',
   summary: 'xling graph build as stages run by xling workers (embed, add and query split into shards)',
   description: 'Submits the first stage not done (store → embed → train → add → query → stats; the job that ends a stage adds the next), then follows the flow stage by stage. The graph directory (--out), the model and the sentence files must be reachable by every worker at the same paths. The same command again follows or resumes the flow; finished steps are kept. Exit 1 when a job fails for good.',
   options: {
     ...GRAPH_BUILD_OPTIONS,
-    redis: REDIS,
-    shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs each of embed, add and query is split into' },
-    work: { type: 'string', required: true, metavar: 'DIR', help: "directory every worker can reach: the flow's bookkeeping (flow id subdirectory)" },
-    attempts: { type: 'number', default: 3, range: { int: true, min: 1, max: 100 }, help: 'tries per job (exponential backoff from 2 s; errors reading the sentences are not retried)' },
-    detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
-    quiet: { type: 'boolean', default: false },
+    ...STAGED_OPTIONS,
   },
   examples: ['xling cluster graph --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out /shared/graphs/gettext --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
 }, async (a) => {
@@ -148,37 +157,83 @@ export const clusterGraphCommand = command(['cluster', 'graph'], {
   if (existsSync(a.out) && !statSync(a.out).isDirectory()) usage(`--out ${a.out}: exists and is not a directory`);
   readModelConfig(a.model);
   await pingRedis(a.redis);
-  const sub = await submitGraphFlow({
-    redis: a.redis, work: a.work, shards: a.shards, attempts: a.attempts,
-    build: {
-      model: resolve(a.model), sources, out: resolve(a.out), k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
-      trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup },
-    },
+  const request = {
+    model: resolve(a.model), sources, out: resolve(a.out), k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
+    trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup },
+  };
+  await submitAndFollow(GRAPH_PLAN, request, a, () => {
+    const m = readGraphMeta(a.out);
+    return m.recall_at_10 !== undefined ? `${m.sentences} sentences, recall@10 ${m.recall_at_10}, ${m.bytes_per_sentence} bytes/sentence (index + graph)` : null;
   });
+});
+
+export const clusterIndexCommand = command(['cluster', 'index'], {
+  name: 'xling cluster index',
+  summary: 'xling index build as jobs run by xling workers: train once, add rows in shards, merge',
+  description: 'Trains the index on a seeded sample (one job), adds the rows in shards, each from the trained index into its own file with the rows\' global numbers as ids, and merges them into --output: the index xling index build writes. The vectors and --output must be reachable by every worker at the same paths.',
+  options: {
+    factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string (not HNSW: faiss cannot merge HNSW graphs)' },
+    metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
+    trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
+    chunk: { type: 'number', default: 100000, range: { int: true, min: 1 }, help: 'rows added per call' },
+    normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
+    seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+    opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations' },
+    polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+    ...STAGED_OPTIONS,
+  },
+  positionals: [{ name: 'vectors', required: true, help: '.npy matrix [n, d] of float32/float16/float64' }],
+  examples: ['xling cluster index /shared/corpus.npy --factory OPQ32,IVF4096,PQ32 -o /shared/corpus.faiss --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  const vectors = a._[0]!;
+  checkPaths([['<vectors>', vectors, 'in'], ['--output', a.output, 'out']]);
+  if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+  const r = openVectors(vectors);
+  const d = r.cols;
+  r.close();
+  // a factory faiss cannot build (or cannot merge) is refused before any work
+  const probe = inContext(`--factory '${a.factory}'`, () => createIndex(d, { factory: a.factory, metric: a.metric as Metric }, true));
+  const hnsw = probe.info.hnsw;
+  probe.dispose();
+  if (hnsw) usage(`--factory ${a.factory}: faiss cannot merge HNSW graphs, so HNSW shards could never be combined; use xling index build`);
+  await pingRedis(a.redis);
+  const request = {
+    vectors: resolve(vectors), output: resolve(a.output), factory: a.factory, metric: a.metric as Metric, trainSample: a.trainSample, seed: a.seed,
+    opqIters: a.opqIters, polysemous: a.polysemous, normalize: a.normalize, chunk: a.chunk,
+  };
+  await submitAndFollow(INDEX_PLAN, request, a, () => null);
+});
+
+/** Submits a staged job (or finds it), then follows it stage by stage; throws when it fails. */
+async function submitAndFollow<R>(plan: StagePlan<R>, request: R, a: { redis: string; work: string; shards: number; attempts: number; detach: boolean; quiet: boolean }, summary: () => string | null): Promise<void> {
+  const sub = await submitStaged(plan, { redis: a.redis, work: a.work, shards: a.shards, attempts: a.attempts, request });
   const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };
-  if (sub.state === 'completed') { say(`flow ${sub.flow}: already completed → ${a.out}`); return; }
-  say(`flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `submitted from the ${GRAPH_STAGES[sub.stage]!.step} stage, ${a.shards} shards per sharded stage`} (work ${sub.work})`);
+  const out = plan.output(request);
+  if (sub.state === 'completed') { say(`flow ${sub.flow}: already completed → ${out}`); return; }
+  say(`flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `submitted from the ${plan.stages[sub.stage]!.name} stage, ${a.shards} shards per sharded stage`} (work ${sub.work})`);
   if (a.detach) { process.stdout.write(`${sub.flow}\n`); return; }
   const t0 = performance.now();
   let shown = '';
   for (;;) {
-    const s = await graphFlowStatus(a.redis, sub.flow);
+    const s = await stagedFlowStatus(a.redis, sub.flow);
     if (!s) throw new Error(`flow ${sub.flow} is no longer in the queue (cancelled?)`);
     if (s.state === 'completed') break;
     if (s.state === 'failed') {
-      const bad = s.jobs.filter((j) => j.state === 'failed' && j.failedReason).map((j) => `  ${j.failedReason}`);
-      throw new Error(`flow ${sub.flow} failed in its ${s.step} stage: ${s.failedReason ?? 'a job failed'}${bad.length ? `\n${bad.join('\n')}` : ''}`);
+      const bad = s.jobs.filter((j) => j.state === 'failed' && j.failedReason && j.failedReason !== s.failedReason).map((j) => `  ${j.failedReason}`);
+      throw new Error(`flow ${sub.flow} failed in its ${s.stages[s.stage]} stage: ${s.failedReason ?? 'a job failed'}${bad.length ? `\n${bad.join('\n')}` : ''}`);
     }
-    if (s.state === 'stalled') throw new Error(`flow ${sub.flow}: the ${s.step} stage was never added (a worker stopped between stages); run the same command again to resume`);
+    if (s.state === 'stalled') throw new Error(`flow ${sub.flow}: the ${s.stages[s.stage]} stage was never added (a worker stopped between stages); run the same command again to resume`);
     const shards = s.jobs.filter((j) => j.shard !== null);
-    const line = `stage ${s.stage + 1}/${GRAPH_STAGES.length} ${s.step}${shards.length ? `: ${shards.filter((j) => j.state === 'completed').length}/${shards.length} shards` : ''}`;
+    const line = `stage ${s.stage + 1}/${s.stages.length} ${s.stages[s.stage]}${shards.length ? `: ${shards.filter((j) => j.state === 'completed').length}/${shards.length} shards` : ''}`;
     if (line !== shown) { say(`${line} (${formatDuration((performance.now() - t0) / 1000)})`); shown = line; }
     await new Promise((r) => setTimeout(r, 1000));
   }
-  say(`flow ${sub.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.out}`);
-  const m = readGraphMeta(a.out);
-  if (m.recall_at_10 !== undefined) say(`${m.sentences} sentences, recall@10 ${m.recall_at_10}, ${m.bytes_per_sentence} bytes/sentence (index + graph)`);
-});
+  say(`flow ${sub.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${out}`);
+  const extra = summary();
+  if (extra) say(extra);
+}
 
 function retried(s: FlowStatus): string {
   const r = s.shards.filter((x) => x.attempts > 1 || (x.attempts > 0 && x.state !== 'completed' && x.failedReason)).length;
@@ -203,13 +258,13 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
     if (a.json !== '-') for (const f of flows) process.stdout.write(`${f.flow}\t${f.state}\t${f.created}\n`);
     return;
   }
-  if (isGraphFlow(a.flow)) {
-    const g = await graphFlowStatus(a.redis, a.flow);
+  if (planOf(a.flow)) {
+    const g = await stagedFlowStatus(a.redis, a.flow);
     if (!g) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
     if (a.json) writeTextOutput(a.json, JSON.stringify(g, null, 1) + '\n');
     if (a.json === '-') return;
-    process.stdout.write(`${g.flow} (graph): ${g.state}, stage ${g.stage + 1}/${GRAPH_STAGES.length} ${g.step} → ${g.output}${g.failedReason ? `\n  ${g.failedReason}` : ''}\n`);
-    for (const j of g.jobs) process.stdout.write(`  ${j.shard === null ? g.step : `shard ${j.shard + 1}/${g.shards}`}\t${j.state}\ttries ${j.attempts}\t${j.worker ?? '-'}${j.failedReason ? `\t${j.failedReason}` : ''}\n`);
+    process.stdout.write(`${g.flow} (${g.kind}): ${g.state}, stage ${g.stage + 1}/${g.stages.length} ${g.stages[g.stage]} → ${g.output}${g.failedReason ? `\n  ${g.failedReason}` : ''}\n`);
+    for (const j of g.jobs) process.stdout.write(`  ${j.shard === null ? g.stages[g.stage] : `shard ${j.shard + 1}/${g.shards}`}\t${j.state}\ttries ${j.attempts}\t${j.worker ?? '-'}${j.failedReason ? `\t${j.failedReason}` : ''}\n`);
     return;
   }
   const s = await flowStatus(a.redis, a.flow);
@@ -230,7 +285,7 @@ export const clusterCancelCommand = command(['cluster', 'cancel'], {
 }, async (a) => {
   checkRedisUrl(a.redis);
   await pingRedis(a.redis);
-  const r = isGraphFlow(a.flow) ? await cancelGraphFlow(a.redis, a.flow) : await cancelFlow(a.redis, a.flow);
+  const r = planOf(a.flow) ? await cancelStaged(a.redis, a.flow) : await cancelFlow(a.redis, a.flow);
   process.stderr.write(`[cluster] flow ${a.flow} cancelled${r.removed ? ' and removed' : ' (jobs held by workers stop at their next check)'}\n`);
 });
 

@@ -1,14 +1,15 @@
 // xling index build / merge, xling search: faiss indexes over .npy vectors, in chunks, with
 // sharding (ids = global row numbers) for corpora that outgrow one machine.
 import { statSync } from 'node:fs';
-import { FaissIndex, indexFactory, Metric, readIndex } from '../index/faiss.js';
+import { addRows, createIndex, readVectorRows, shardRows, trainIndex } from '../index/build.js';
+import { FaissIndex, Metric, readIndex } from '../index/faiss.js';
 import { NpyRowReader } from '../io/npy.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../mine/mine.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
-import { normalizeRows, openVectors, readVectors } from './vectors.js';
+import { openVectors, readVectors } from './vectors.js';
 
 function parseShard(s: string | undefined): [number, number] {
   if (!s) return [0, 1];
@@ -17,12 +18,6 @@ function parseShard(s: string | undefined): [number, number] {
   return [Number(m![1]), Number(m![2])];
 }
 
-/** Rows [lo, hi) of a .npy as normalised float32 (when asked), read through the row reader. */
-function readRows(r: NpyRowReader, lo: number, hi: number, normalize: boolean, path: string): Float32Array {
-  const x = r.readRows(lo, hi);
-  if (normalize) normalizeRows(x, r.cols, `${path} rows ${lo}..${hi}`);
-  return x;
-}
 
 /** Reads the index a command-line option names (errors name the option and file); --nprobe only for IVF indexes. */
 export function openIndex(flag: string, path: string, nprobe?: number): FaissIndex {
@@ -74,28 +69,17 @@ export const indexBuildCommand = command(['index', 'build'], {
     if (index.d !== d) throw new Error(`--trained ${a.trained}: dimension ${index.d}, but ${path} has ${d}`);
     if (!index.isTrained) throw new Error(`--trained ${a.trained}: the index is not trained`);
   } else {
-    index = inContext(`--factory '${a.factory}'`, () => indexFactory(d, a.factory, a.metric as Metric));
-    // shards add global row numbers as ids: an index that numbers its vectors itself gets an ID map
-    if ((a.shard !== undefined || a.trainOnly) && !index.takesIds) {
-      index.dispose();
-      index = indexFactory(d, `IDMap2,${a.factory}`, a.metric as Metric);
-    }
+    index = inContext(`--factory '${a.factory}'`, () => createIndex(d, { factory: a.factory, metric: a.metric as Metric }, a.shard !== undefined || a.trainOnly));
   }
   if (sn > 1 && index.info.hnsw) usage(`--shard ${a.shard}: ${HNSW_MERGE}, so HNSW shards could never be combined; build the index in one piece`);
   if (!a.trained) {
-    index.setTrainingParams({ polysemous: a.polysemous, opqIters: a.opqIters });
-    if (!index.isTrained) {
-      const m = Math.min(n, a.trainSample);
-      const rows = new Rng(a.seed).sample(n, m).sort((x, y) => x - y);
-      const sample = new Float32Array(m * d);
-      rows.forEach((row, i) => sample.set(readRows(r, row, row + 1, a.normalize, path), i * d));
-      const t0 = performance.now();
-      await inContext(`training ${a.factory} on ${m} rows of ${path} (--train-sample)`, () => index.trainAsync(sample));
-      process.stderr.write(`[index] trained ${a.factory} on ${m} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
-    }
+    const t0 = performance.now();
+    const training = { factory: a.factory, metric: a.metric as Metric, trainSample: a.trainSample, seed: a.seed, opqIters: a.opqIters, polysemous: a.polysemous, normalize: a.normalize };
+    const rows = await inContext(`training ${a.factory} on ${Math.min(n, a.trainSample)} rows of ${path} (--train-sample)`, () => trainIndex(index, r, path, training));
+    if (rows) process.stderr.write(`[index] trained ${a.factory} on ${rows} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
   }
   if (a.trainOnly) { r.close(); inContext(`--output ${a.output}`, () => index.write(a.output)); index.dispose(); return; }
-  const lo = Math.floor((si * n) / sn), hi = Math.floor(((si + 1) * n) / sn);
+  const [lo, hi] = shardRows(n, [si, sn]);
   const before = index.ntotal;
   if (before > 0 && hi > lo && !a.allowDuplicateIds) {
     const stored = index.storedIds();
@@ -107,13 +91,7 @@ export const indexBuildCommand = command(['index', 'build'], {
   if (!withIds && lo !== before)
     throw new Error(`--trained ${a.trained}: this index numbers its vectors itself (no IVF lists, no ID map), so it cannot give rows ${lo}..${hi - 1} their row numbers as ids; make the trained index with --train-only, which adds an ID map`);
   const prog = new Progress({ label: 'index add', unit: 'vecs', total: hi - lo });
-  for (let i = lo; i < hi; i += a.chunk) {
-    const j = Math.min(hi, i + a.chunk);
-    const x = readRows(r, i, j, a.normalize, path);
-    const ids = withIds ? BigInt64Array.from({ length: j - i }, (_, t) => BigInt(i + t)) : undefined;
-    await inContext(`adding rows ${i}..${j - 1} of ${path}`, () => index.addAsync(x, ids));
-    prog.tick(j - i);
-  }
+  await inContext(`adding rows ${lo}..${hi - 1} of ${path}`, () => addRows(index, r, path, lo, hi, { normalize: a.normalize, chunk: a.chunk, onChunk: (k) => prog.tick(k) }));
   prog.done();
   r.close();
   inContext(`--output ${a.output}`, () => index.write(a.output));
@@ -196,7 +174,7 @@ export const searchCommand = command(['search'], {
     let acc: ReturnType<typeof knnChunked> | null = null;
     for (let i = 0; i < r.rows; i += a.baseBlock) {
       const j = Math.min(r.rows, i + a.baseBlock);
-      const part = knnChunked(q.data, readRows(r, i, j, true, a.base!), q.d, a.k);
+      const part = knnChunked(q.data, readVectorRows(r, i, j, true, a.base!), q.d, a.k);
       acc = mergeTopK(acc, part, i, Math.min(a.k, j));
       prog.tick(j - i);
     }

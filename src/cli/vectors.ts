@@ -4,6 +4,7 @@ import { NpyRowReader } from '../io/npy.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { spreadSample } from '../embed/centering.js';
+import { normalizeRows } from '../util/vectors.js';
 
 export interface Vectors { data: Float32Array; n: number; d: number }
 
@@ -32,14 +33,6 @@ export function readVectors(path: string): Vectors {
   }
 }
 
-export function normalizeRows(x: Float32Array, d: number, name: string): void {
-  for (let i = 0; i < x.length / d; i++) {
-    let s = 0;
-    for (let j = 0; j < d; j++) { const v = x[i * d + j]!; if (!Number.isFinite(v)) throw new Error(`${name}: row ${i} has a NaN or infinite value`); s += v * v; }
-    const inv = s > 0 ? 1 / Math.sqrt(s) : 0;
-    for (let j = 0; j < d; j++) x[i * d + j]! *= inv;
-  }
-}
 
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {

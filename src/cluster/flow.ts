@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, shardRanges, vectorsInProgress } from './embed.js';
-import { graphFlowStatus } from './graph.js';
+import { stagedFlowStatus } from './stages.js';
 import { cancelMarker, JOB, QUEUE, redisConnection } from './queue.js';
 
 export interface EmbedFlowRequest {
@@ -153,11 +153,9 @@ export async function listFlows(redis: string): Promise<{ flow: string; state: s
     for (const j of jobs) {
       if (!j.id) continue;
       if (j.name === JOB.embedMerge) out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
-      // a graph flow: its first stage's job names it; its state is its current stage's
-      if (j.name === JOB.graphStep && j.id.endsWith('-s0-store')) {
-        const flow = j.id.replace(/-s0-store$/, '');
-        out.push({ flow, state: (await graphFlowStatus(redis, flow))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
-      }
+      // a staged flow (graph, index): its first stage's job names it; its state is its current stage's
+      const staged = /^(.*)-s0-[a-z]+$/.exec(j.id);
+      if (j.name === JOB.stageRun && staged) out.push({ flow: staged[1]!, state: (await stagedFlowStatus(redis, staged[1]!))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
     }
     return out.sort((a, b) => b.ts - a.ts).map(({ ts: _ts, ...f }) => f);
   });

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 export const QUEUE = 'xling';
 
 /** Job names: what a job does. */
-export const JOB = { embedShard: 'embed-shard', embedMerge: 'embed-merge', graphStep: 'graph-step', graphMerge: 'graph-merge' } as const;
+export const JOB = { embedShard: 'embed-shard', embedMerge: 'embed-merge', stageRun: 'stage-run', stageMerge: 'stage-merge' } as const;
 
 /** A cancelled flow's work directory holds this file (written by `xling cluster cancel`). */
 export const cancelMarker = (work: string) => join(work, 'CANCELLED');

@@ -7,8 +7,7 @@ import { Job, UnrecoverableError, Worker } from 'bullmq';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { EmbedMergeJob, EmbedShardJob, InputError, mergeVectorShards, runEmbedShard } from './embed.js';
-import { buildGraph, mergeGraphShards, tuneGraph } from '../graph/build.js';
-import { addGraphStage, GRAPH_STAGES, GraphJob } from './graph.js';
+import { isInputStage, runStageJob, StageJob, stageJobLabel } from './stages.js';
 import { cancelMarker, JOB, QUEUE, redisConnection } from './queue.js';
 
 export interface WorkerOptions {
@@ -38,11 +37,6 @@ export function startWorker(o: WorkerOptions): Worker {
     if (existsSync(cancelMarker(work))) throw new UnrecoverableError(`flow ${flow} was cancelled`);
   };
 
-  // the job that ends a stage adds the next stage's jobs before it completes
-  const nextGraphStage = async (d: GraphJob) => {
-    if (d.stage + 1 < GRAPH_STAGES.length) await addGraphStage(o.redis, d, d.stage + 1);
-  };
-
   const processor = async (job: Job) => {
     switch (job.name) {
       case JOB.embedShard: {
@@ -69,32 +63,20 @@ export function startWorker(o: WorkerOptions): Worker {
         log(`${job.id}: ${rows} vectors → ${d.output}`);
         return { rows, output: d.output };
       }
-      case JOB.graphStep: {
-        const d = job.data as GraphJob;
+      case JOB.stageRun:
+      case JOB.stageMerge: {
+        const d = job.data as StageJob;
         checkCancelled(d.work, d.flow);
-        const step = GRAPH_STAGES[d.stage]!.step;
-        const label = `graph ${step}${d.shard ? ` shard ${d.shard[0] + 1}/${d.shard[1]}` : ''}`;
+        const label = `${stageJobLabel(d)}${job.name === JOB.stageMerge ? ' (merge)' : ''}`;
         const t0 = performance.now();
         try {
-          await buildGraph({ ...d.build, steps: [step], shard: d.shard, quiet: true, log: (l) => log(`${job.id}: ${l}`) });
+          await runStageJob(o.redis, d, job.name === JOB.stageMerge, (l) => log(`${job.id}: ${l}`));
         } catch (e) {
-          // the store step only reads the sentence files: its errors are the input's
-          const msg = `${label} (${d.build.out}): ${(e as Error).message}`;
-          throw step === 'store' ? new UnrecoverableError(msg) : new Error(msg);
+          const msg = `${label}: ${(e as Error).message}`;
+          throw isInputStage(d) && job.name === JOB.stageRun ? new UnrecoverableError(msg) : new Error(msg);
         }
-        if (!d.shard) await nextGraphStage(d);
         log(`${job.id}: ${label} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-        return { step };
-      }
-      case JOB.graphMerge: {
-        const d = job.data as GraphJob;
-        checkCancelled(d.work, d.flow);
-        const glog = (l: string) => log(`${job.id}: ${l}`);
-        mergeGraphShards(d.build.out, glog);
-        // every shard of the query step must use one nprobe: chosen once, here
-        if (GRAPH_STAGES[d.stage]!.step === 'add') tuneGraph(d.build.out, d.build.recallTarget, glog);
-        await nextGraphStage(d);
-        return { step: GRAPH_STAGES[d.stage]!.step };
+        return { stage: d.stage };
       }
       default:
         throw new UnrecoverableError(`unknown job '${job.name}' (a newer xling submitted it?)`);
