@@ -700,14 +700,23 @@ XL_FN(LstmRecurrence) {
   });
 }
 
+struct BagArgs {
+  at::Tensor weight, ids, offsets, perSampleWeights;  // perSampleWeights undefined when null
+};
+
+BagArgs bagArgs(const Napi::CallbackInfo& info, const char* name) {
+  auto env = info.Env();
+  expectArgs(info, 4, name);
+  auto arg = [&](int i, const char* what) { return tensorOf(env, info[i], std::string(name) + "(" + what + ")"); };
+  BagArgs a{arg(0, "weight"), arg(1, "ids"), arg(2, "offsets"), at::Tensor()};
+  if (!info[3].IsNull() && !info[3].IsUndefined()) a.perSampleWeights = arg(3, "perSampleWeights");
+  return a;
+}
+
 XL_FN(EmbeddingBag) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto env = info.Env();
-    expectArgs(info, 4, "embeddingBag");
-    at::Tensor psw;
-    if (!info[3].IsNull() && !info[3].IsUndefined()) psw = tensorOf(env, info[3], "embeddingBag(perSampleWeights)");
-    return wrap(env, embeddingBag(tensorOf(env, info[0], "embeddingBag(weight)"), tensorOf(env, info[1], "embeddingBag(ids)"),
-                                  tensorOf(env, info[2], "embeddingBag(offsets)"), psw));
+    auto a = bagArgs(info, "embeddingBag");
+    return wrap(info.Env(), embeddingBag(a.weight, a.ids, a.offsets, a.perSampleWeights));
   });
 }
 
@@ -715,13 +724,8 @@ XL_FN(EmbeddingBag) {
 // on a libuv worker thread, without autograd (inference: a server's event loop stays free).
 XL_FN(EmbeddingBagAsync) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto env = info.Env();
-    expectArgs(info, 4, "embeddingBagAsync");
-    at::Tensor psw;
-    if (!info[3].IsNull() && !info[3].IsUndefined()) psw = tensorOf(env, info[3], "embeddingBagAsync(perSampleWeights)");
-    auto w = tensorOf(env, info[0], "embeddingBagAsync(weight)"), ids = tensorOf(env, info[1], "embeddingBagAsync(ids)"),
-         off = tensorOf(env, info[2], "embeddingBagAsync(offsets)");
-    return queueTensor(env, [w, ids, off, psw] { return embeddingBag(w, ids, off, psw); });
+    auto a = bagArgs(info, "embeddingBagAsync");
+    return queueTensor(info.Env(), [a] { return embeddingBag(a.weight, a.ids, a.offsets, a.perSampleWeights); });
   });
 }
 
