@@ -21,7 +21,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { EMBED_OPTIONS, InputEmbedder, LANG_HELP, openVectors, warnUnknownCenter } from './vectors.js';
+import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
 
@@ -64,18 +64,13 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   summary: 'xling embed split into shards run by xling workers',
   description: 'Counts the input, decides the centring language once (as xling embed does), submits one job per shard and a merge job, then follows them (shards done, sentences/s, ETA). The same command again follows or resumes the same flow: finished shards are kept. Exit 1 when a shard fails for good.',
   options: {
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (every worker must reach it at this path)' },
+    ...EMBED_FILE_OPTIONS,
+    model: { ...EMBED_FILE_OPTIONS.model, help: 'model directory (every worker must reach it at this path)' },
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line; .gz allowed' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors (.npy), written by the merge job' },
     redis: REDIS,
     shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs the input is split into' },
     work: { type: 'string', required: true, metavar: 'DIR', help: 'directory every worker can reach: shard files (flow id subdirectory)' },
-    lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
-    center: EMBED_OPTIONS.center,
-    fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
-    normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
-    batchTokens: EMBED_OPTIONS.batchTokens,
-    batchSentences: EMBED_OPTIONS.batchSentences,
     chunk: { type: 'number', default: 10000, range: { int: true, min: 1 }, help: 'lines between progress reports (and cancellation checks) within a shard' },
     attempts: { type: 'number', default: 3, range: { int: true, min: 1, max: 100 }, help: 'tries per job (exponential backoff from 2 s; input errors are not retried)' },
     detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },

@@ -11,7 +11,7 @@ import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
-import { EMBED_OPTIONS, InputEmbedder, LANG_HELP } from './vectors.js';
+import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
 
 /** Vector sink: .npy (float32 or float16) or LASER's raw float32. Atomic: temp file, rename on close. */
 interface Sink { append(rows: Float32Array): void; close(): void; abort(): void }
@@ -38,17 +38,11 @@ export const embedCommand = command(['embed'], {
   name: 'xling embed',
   summary: 'embed sentences (or documents) into vectors (.npy)',
   options: {
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
+    ...EMBED_FILE_OPTIONS,
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); .gz allowed' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
-    lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
-    center: EMBED_OPTIONS.center,
-    fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
-    normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
-    batchTokens: EMBED_OPTIONS.batchTokens,
-    batchSentences: EMBED_OPTIONS.batchSentences,
     chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     quiet: { type: 'boolean', default: false },

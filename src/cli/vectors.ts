@@ -43,6 +43,17 @@ export const EMBED_OPTIONS = {
 
 export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from a sample of non-blank lines spread over the whole input (a vote of nearest mean vectors; inputs of one language)";
 
+/** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed). */
+export const EMBED_FILE_OPTIONS = {
+  model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
+  lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
+  center: EMBED_OPTIONS.center,
+  fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
+  normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
+  batchTokens: EMBED_OPTIONS.batchTokens,
+  batchSentences: EMBED_OPTIONS.batchSentences,
+} as const;
+
 /** Warns when centring is asked for a language the model has no mean vector of (a model without any is not warned about). */
 export function warnUnknownCenter(modelLangs: string[], lang: string, flag: string, label: string): void {
   if (modelLangs.length && !modelLangs.includes(lang))
