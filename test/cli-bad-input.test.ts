@@ -167,6 +167,10 @@ table(['cluster', 'index'], [f('v.npy'), '-o', 'OUT/x.faiss', '--redis', noRedis
   withValue(g, '--shards', '0', 2), withValue(g, '-o', f('v.npy'), 2), withValue(g, '--work', f('s.txt'), 2), withValue(g, '--redis', 'http://queue', 1),
   withValue(g, '--redis', noRedis, 1),
 ]);
+table(['cluster', 'mine'], ['--src', f('s.txt'), '--trg', f('t.txt'), '--src-vectors', f('v.npy'), '--trg-vectors', f('v2.npy'), '-o', 'OUT/m.tsv', '--redis', noRedis, '--shards', '2', '--work', 'OUT/work'], (g) => [
+  ...badFiles(g, '--src'), withValue(g, '--trg-vectors', f('v8.npy'), 1), withValue(g, '--src-vectors', f('i32.npy'), 1), withExtra(g, ['-k', '-1'], 2),
+  withValue(g, '-o', f('t.txt'), 2), withValue(g, '--shards', '0', 2), withValue(g, '--redis', 'http://queue', 1), withValue(g, '--redis', noRedis, 1),
+]);
 table(['cluster', 'status'], ['--redis', noRedis, '--json', 'OUT/s.json'], (g) => [
   withValue(g, '--redis', 'not a url', 1), withValue(g, '--json', aDir, 2), withValue(g, '--redis', noRedis, 1),
 ]);

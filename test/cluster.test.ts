@@ -209,6 +209,24 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     for (const w of ws) await stop(w);
   });
 
+  it('xling cluster mine writes the pairs xling mine writes (k-NN of both directions in shards, one margin-scoring merge)', async () => {
+    writeFileSync(p('m-de.txt'), devColumn('de').join('\n') + '\n');
+    // the targets shuffled (a fixed rotation) and with extra lines, so that mining has work to do
+    const en = devColumn('en');
+    writeFileSync(p('m-en.txt'), [...en.slice(37), 'Ein ganz anderer Satz.', ...en.slice(0, 37)].join('\n') + '\n');
+    for (const l of ['de', 'en']) assert.equal(cli(['embed', '--model', model, '--input', p(`m-${l}.txt`), '-o', p(`m-${l}.npy`), '--quiet']).status, 0);
+    const common = ['--src', p('m-de.txt'), '--trg', p('m-en.txt'), '--src-vectors', p('m-de.npy'), '--trg-vectors', p('m-en.npy'), '-k', '4'];
+    const one = cli(['mine', ...common, '-o', p('m-single.tsv')]);
+    assert.equal(one.status, 0, one.stderr);
+    const w = await startWorker('m1');
+    const r = await runAsync(['cluster', 'mine', ...common, '-o', p('m-cluster.tsv'), '--redis', url, '--work', p('work'), '--shards', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    const want = readFileSync(p('m-single.tsv'), 'utf8');
+    assert.ok(want.split('\n').length > devColumn('de').length / 2, 'pairs mined');
+    assert.equal(readFileSync(p('m-cluster.tsv'), 'utf8'), want);
+    await stop(w);
+  });
+
   it('a graph flow whose sentences are bad fails in its store stage, naming the file and line, without retrying', async () => {
     writeFileSync(p('gbad.txt'), Buffer.concat([Buffer.from('ein guter Satz hier\nnoch ein Satz hier\n'), Buffer.from([0xc3, 0x28, 10])]));
     const w = await startWorker('gb');

@@ -1,4 +1,4 @@
-// xling worker / xling cluster embed|graph|index|status|cancel: sharded jobs on a BullMQ queue in Redis, run
+// xling worker / xling cluster embed|graph|index|mine|status|cancel: sharded jobs on a BullMQ queue in Redis, run
 // by any number of workers on machines that share a filesystem (--work).
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,6 +8,9 @@ import { SEEK_EVERY } from '../cluster/embed.js';
 import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
 import { GRAPH_PLAN } from '../cluster/graph.js';
 import { INDEX_PLAN } from '../cluster/index-build.js';
+import { MINE_PLAN } from '../cluster/mine.js';
+import { readSentences } from '../data/corpus.js';
+import { MarginKind, Retrieval } from '../mine/mine.js';
 import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
@@ -21,6 +24,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
+import { MINE_OPTIONS } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
@@ -199,6 +203,43 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
     opqIters: a.opqIters, polysemous: a.polysemous, normalize: a.normalize, chunk: a.chunk,
   };
   await submitAndFollow(INDEX_PLAN, request, a, () => null);
+});
+
+export const clusterMineCommand = command(['cluster', 'mine'], {
+  name: 'xling cluster mine',
+  summary: 'xling mine (exact k-NN, from vectors) with the searches of both directions split into shards',
+  description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables and writes the pairs as xling mine does. The files must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
+  options: {
+    src: { type: 'string', required: true, metavar: 'FILE', help: 'source sentences: plain lines or BUCC id<TAB>sentence' },
+    trg: { type: 'string', required: true, metavar: 'FILE', help: 'target sentences, same formats' },
+    srcVectors: { type: 'string', required: true, metavar: 'NPY', help: 'vectors of --src (one row per line)' },
+    trgVectors: { type: 'string', required: true, metavar: 'NPY', help: 'vectors of --trg' },
+    ...MINE_OPTIONS,
+    threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
+    ...STAGED_OPTIONS,
+  },
+  examples: ['xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work'],
+}, async (a) => {
+  checkRedisUrl(a.redis);
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--output', a.output, 'out']]);
+  if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+  // what the jobs will read is checked here, before any work: sentences, and one vector per line
+  const cols: number[] = [];
+  for (const [flag, text, flagV, vec] of [['--src', a.src, '--src-vectors', a.srcVectors], ['--trg', a.trg, '--trg-vectors', a.trgVectors]] as const) {
+    const n = (await readSentences(text)).sentences.length;
+    const r = openVectors(vec);
+    r.close();
+    if (r.rows !== n) throw new Error(`${flagV} ${vec}: ${r.rows} vectors but ${flag} ${text} has ${n} lines`);
+    cols.push(r.cols);
+  }
+  if (cols[0] !== cols[1]) throw new Error(`dimension mismatch: --src-vectors ${a.srcVectors} has ${cols[0]} columns, --trg-vectors ${a.trgVectors} ${cols[1]}`);
+  await pingRedis(a.redis);
+  const request = {
+    src: resolve(a.src), trg: resolve(a.trg), srcVectors: resolve(a.srcVectors), trgVectors: resolve(a.trgVectors), output: resolve(a.output),
+    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold,
+  };
+  await submitAndFollow(MINE_PLAN, request, a, () => null);
 });
 
 /** Submits a staged job (or finds it), then follows it stage by stage; throws when it fails. */

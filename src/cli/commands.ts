@@ -2,7 +2,7 @@
 import { analyzeVocabCommand } from './analyze.js';
 import { CliCommand } from './command.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
-import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterStatusCommand, workerCommand } from './cluster.js';
+import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, workerCommand } from './cluster.js';
 import { serveCommand } from './serve.js';
 import { graphBuildCommand, graphMergeCommand, graphNeighboursCommand, graphPathCommand, graphStatsCommand } from './graph.js';
 import { embedCommand } from './embed.js';
@@ -18,5 +18,5 @@ export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
-  workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterStatusCommand, clusterCancelCommand,
+  workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
 ];

@@ -1,6 +1,6 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
-import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
+import { formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
@@ -83,11 +83,6 @@ export const mineCommand = command(['mine'], {
   const cands = index ? inContext(`searching --index ${a.index}`, run) : run();
   prog.done();
   index?.dispose();
-  const bucc = S.bucc && T.bucc;
-  const lines = cands.map((c) => {
-    const s = sMap ? sMap[c.src]! : c.src, t = tMap ? tMap[c.trg]! : c.trg;
-    return bucc ? `${c.score.toFixed(6)}\t${S.ids[s]}\t${T.ids[t]}` : `${c.score.toFixed(6)}\t${S.sentences[s]}\t${T.sentences[t]}`;
-  });
-  writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
+  writeTextOutput(a.output, formatPairs(cands, S, T, sMap, tMap));
   process.stderr.write(`[mine] ${cands.length} pairs (${a.margin}, ${a.retrieval}, k=${k}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });

@@ -1,38 +1,11 @@
 // Sentence vectors for the CLI: one .npy reader with one dtype rule for every command, and one
 // way to embed text with a model (xling embed's options and defaults) for every command that does.
-import { NpyRowReader } from '../io/npy.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { spreadSample } from '../embed/centering.js';
-import { normalizeRows } from '../util/vectors.js';
+import { readVectors, Vectors } from '../io/vectors.js';
 
-export interface Vectors { data: Float32Array; n: number; d: number }
-
-/** The element types accepted for vectors (converted to float32 on reading). */
-const VECTOR_DTYPES = ['float32', 'float16', 'float64'];
-
-/** Opens a 2-D .npy of vectors (float32/float16/float64, at least one row) for reading rows. */
-export function openVectors(path: string): NpyRowReader {
-  const r = NpyRowReader.open(path);
-  const bad = !VECTOR_DTYPES.includes(r.dtype) ? `vectors must be ${VECTOR_DTYPES.join('/')}, got ${r.dtype}`
-    : r.shape.length !== 2 ? `expected a 2-D matrix of vectors, got shape [${r.shape.join(', ')}]`
-      : r.rows === 0 || r.cols === 0 ? `no vectors (shape [${r.shape.join(', ')}])` : null;
-  if (bad) { r.close(); throw new Error(`${path}: ${bad}`); }
-  return r;
-}
-
-/** Reads a 2-D .npy of vectors (openVectors) and L2-normalises its rows; NaN/inf values are an error naming the row. */
-export function readVectors(path: string): Vectors {
-  const r = openVectors(path);
-  try {
-    const data = r.readRows(0, r.rows);
-    normalizeRows(data, r.cols, path);
-    return { data, n: r.rows, d: r.cols };
-  } finally {
-    r.close();
-  }
-}
-
+export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
 
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {

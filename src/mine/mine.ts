@@ -104,14 +104,24 @@ function rowMeans(r: SearchResult): Float32Array {
 export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Candidate[] {
   const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
   const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
-  const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
   let searched = 0;
   const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
   const viaIndex: KnnFn = (q, _b, _d, kk) => o.trgIndex!.search(q, kk);
   const fwd = knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk);
   const bwd = knnChunked(trg, src, d, k, o.chunk, o.knn, onChunk);
-  const mx = rowMeans(fwd), my = rowMeans(bwd);
   const dot = (i: number, j: number) => { let s = 0; const a = i * d, b = j * d; for (let t = 0; t < d; t++) s += src[a + t]! * trg[b + t]!; return s; };
+  // index distances may be approximate (PQ): score exact cosines
+  return candidatesFromKnn(fwd, bwd, { ...o, exactCos: o.trgIndex ? dot : undefined });
+}
+
+/**
+ * The mined pairs from both directions' k-NN tables (src→trg and trg→src, best first): margin
+ * scores against each side's mean neighbour similarity, then the retrieval rule. `exactCos`
+ * rescores the forward candidates (when those came from an approximate index).
+ */
+export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<MineOptions, 'margin' | 'retrieval' | 'threshold'> & { exactCos?: (src: number, trg: number) => number }): Candidate[] {
+  const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
+  const mx = rowMeans(fwd), my = rowMeans(bwd);
 
   // best candidate of each source among its k neighbours (and of each target among its)
   const best = (r: SearchResult, fromSrc: boolean): Candidate[] => {
@@ -122,8 +132,7 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
         const l = Number(r.labels[i * r.k + j]!);
         if (l < 0) continue;
         const s = fromSrc ? i : l, t = fromSrc ? l : i;
-        // index distances may be approximate (PQ): score exact cosines
-        const cos = o.trgIndex && fromSrc ? dot(s, t) : r.distances[i * r.k + j]!;
+        const cos = o.exactCos && fromSrc ? o.exactCos(s, t) : r.distances[i * r.k + j]!;
         const score = marginScore(kind, cos, mx[s]!, my[t]!);
         if (!top || score > top.score) top = { src: s, trg: t, score, cos };
       }
@@ -153,6 +162,19 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
   }
   if (o.threshold !== undefined) cands = cands.filter((c) => c.score >= o.threshold!);
   return cands.sort((x, y) => y.score - x.score || x.src - y.src || x.trg - y.trg);
+}
+
+/**
+ * Mined pairs as xling mine writes them, best first: score<TAB>src<TAB>trg, or the sentences'
+ * ids for BUCC input (both sides id<TAB>sentence). sMap/tMap map unified rows back to lines.
+ */
+export function formatPairs(cands: Candidate[], S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null = null, tMap: Int32Array | null = null): string {
+  const bucc = S.bucc && T.bucc;
+  const lines = cands.map((c) => {
+    const s = sMap ? sMap[c.src]! : c.src, t = tMap ? tMap[c.trg]! : c.trg;
+    return bucc ? `${c.score.toFixed(6)}\t${S.ids[s]}\t${T.ids[t]}` : `${c.score.toFixed(6)}\t${S.sentences[s]}\t${T.sentences[t]}`;
+  });
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 /** Unique texts and, for each input line, the index of its unique text. */

@@ -1,0 +1,71 @@
+// `xling mine` (exact k-NN, from vectors) as a staged job (src/cluster/stages.ts): the k-NN search
+// of both directions split into shards (shard i searches source rows i/n against every target and
+// target rows i/n against every source), then one merge that scores the margins over the joined
+// tables and writes the pairs as xling mine does.
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readSentences } from '../data/corpus.js';
+import { SearchResult } from '../index/faiss.js';
+import { shardRows } from '../index/build.js';
+import { NpyRowReader, NpyWriter } from '../io/npy.js';
+import { readVectors } from '../io/vectors.js';
+import { candidatesFromKnn, formatPairs, knnChunked, MarginKind, Retrieval } from '../mine/mine.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import type { StagePlan } from './stages.js';
+
+export interface MineRequest {
+  src: string;
+  trg: string;
+  srcVectors: string;
+  trgVectors: string;
+  output: string;
+  k: number;
+  margin: MarginKind;
+  retrieval: Retrieval;
+  threshold?: number;
+}
+
+const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
+
+/** Both directions' k-NN tables of the shards, joined (rows in order). */
+function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): SearchResult {
+  const parts = Array.from({ length: n }, (_, i) => {
+    const dr = NpyRowReader.open(knnFile(work, dir, 'dist', i, n)), ir = NpyRowReader.open(knnFile(work, dir, 'ids', i, n));
+    try { return { distances: dr.readRows(0, dr.rows), labels: ir.readRowsRaw(0, ir.rows) as BigInt64Array, rows: dr.rows }; } finally { dr.close(); ir.close(); }
+  });
+  const rows = parts.reduce((a, p) => a + p.rows, 0);
+  const distances = new Float32Array(rows * k), labels = new BigInt64Array(rows * k);
+  let at = 0;
+  for (const p of parts) { distances.set(p.distances, at * k); labels.set(p.labels, at * k); at += p.rows; }
+  return { distances, labels, n: rows, k };
+}
+
+export const MINE_PLAN: StagePlan<MineRequest> = {
+  kind: 'mine',
+  stages: [{ name: 'search', sharded: true }],
+  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors].map((f) => { const st = statSync(f); return [resolve(f), st.size, st.mtimeMs]; }) }),
+  run: async (r, _stage, shard, { work, log }) => {
+    const [i, n] = shard!;
+    if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;
+    const sv = readVectors(r.srcVectors), tv = readVectors(r.trgVectors), d = sv.d;
+    const k = Math.min(r.k, sv.n, tv.n);
+    for (const [dir, q, base] of [['fwd', sv, tv], ['bwd', tv, sv]] as const) {
+      const [lo, hi] = shardRows(q.n, [i, n]);
+      const res = knnChunked(q.data.subarray(lo * d, hi * d), base.data, d, k, 16384);
+      const dw = NpyWriter.open(knnFile(work, dir, 'dist', i, n), k, 'float32'), iw = NpyWriter.open(knnFile(work, dir, 'ids', i, n), k, 'int64');
+      try { dw.append(res.distances); iw.append(res.labels); dw.close(); iw.close(); } catch (e) { dw.abort(); iw.abort(); throw e; }
+      log(`${dir}: rows ${lo}..${hi - 1}, k ${k}`);
+    }
+  },
+  merge: async (r, _stage, shards, { work, log }) => {
+    const sv = readVectors(r.srcVectors), tv = readVectors(r.trgVectors);
+    const k = Math.min(r.k, sv.n, tv.n);
+    const cands = candidatesFromKnn(joinShards(work, 'fwd', shards, k), joinShards(work, 'bwd', shards, k), r);
+    const S = await readSentences(r.src), T = await readSentences(r.trg);
+    writeFileAtomicSync(r.output, formatPairs(cands, S, T));
+    log(`${cands.length} pairs (${r.margin}, ${r.retrieval}, k=${k}) → ${r.output}`);
+    for (const f of readdirSync(work)) if (/^knn-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
+  },
+  done: (r) => existsSync(r.output),
+  output: (r) => r.output,
+};
