@@ -20,7 +20,7 @@ export async function run() {
   const sentences = table.rows.flatMap((r) => [...r.values()]);
   const tok = dualFamily.fixedTokenizer!(cfg)!;
   manualSeed(1);
-  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: ['en'], rows: table.rows.slice(0, 10) }, tok), () => {});
+  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
   const m = new SentenceEncoderModel(task.encoder(), tok);
   m.embed(sentences.slice(0, 500)); // warm-up
   const t0 = performance.now();
