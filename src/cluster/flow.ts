@@ -153,9 +153,9 @@ export async function listFlows(redis: string): Promise<{ flow: string; state: s
     for (const j of jobs) {
       if (!j.id) continue;
       if (j.name === JOB.embedMerge) out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
-      // a staged flow (graph, index): its first stage's job names it; its state is its current stage's
+      // a staged flow (graph, index, mine): the job that ends its first stage names it; its state is its current stage's
       const staged = /^(.*)-s0-[a-z]+$/.exec(j.id);
-      if (j.name === JOB.stageRun && staged) out.push({ flow: staged[1]!, state: (await stagedFlowStatus(redis, staged[1]!))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      if ((j.name === JOB.stageRun || j.name === JOB.stageMerge) && staged) out.push({ flow: staged[1]!, state: (await stagedFlowStatus(redis, staged[1]!))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
     }
     return out.sort((a, b) => b.ts - a.ts).map(({ ts: _ts, ...f }) => f);
   });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SentenceSource } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
-import { FaissIndex, readIndex } from '../index/faiss.js';
+import { FaissIndex, readIndex, SearchResult } from '../index/faiss.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
@@ -123,10 +123,21 @@ export function loadVectors(g: string): Tensor {
  * the float16 vectors, the best k other than the query itself. Returns ids and cosine distances.
  */
 export function queryRows(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): { ids: Int32Array; dist: Float32Array } {
-  const n = hi - lo;
-  const q = noGrad(() => tidy(() => vectors.narrow(0, lo, n).float().toFloat32Array()));
-  const d = vectors.size(1);
-  const r = index.search(q, Math.min(candidates + 1, index.ntotal));
+  const q = queryVectors(vectors, lo, hi);
+  return rerank(vectors, lo, q, index.search(q, Math.min(candidates + 1, index.ntotal)), k);
+}
+
+/** queryRows with the index search on faiss's worker threads (the event loop stays free: a worker renews its job lock). */
+export async function queryRowsAsync(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): Promise<{ ids: Int32Array; dist: Float32Array }> {
+  const q = queryVectors(vectors, lo, hi);
+  return rerank(vectors, lo, q, await index.searchAsync(q, Math.min(candidates + 1, index.ntotal)), k);
+}
+
+const queryVectors = (vectors: Tensor, lo: number, hi: number) => noGrad(() => tidy(() => vectors.narrow(0, lo, hi - lo).float().toFloat32Array()));
+
+/** The index's candidates r of queries lo.. (vectors q) re-ranked by the exact inner product: the best k other than the query itself. */
+function rerank(vectors: Tensor, lo: number, q: Float32Array, r: SearchResult, k: number): { ids: Int32Array; dist: Float32Array } {
+  const d = vectors.size(1), n = q.length / d;
   const K = r.k;
   const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
   const cand = BigInt64Array.from(r.labels, (x) => (x < 0n ? 0n : x));
@@ -295,10 +306,9 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
           try {
             for (let a = lo; a < hi; a += 512) {
               const b = Math.min(hi, a + 512);
-              const r = queryRows(index, vectors, a, b, meta.k, meta.candidates);
+              const r = await queryRowsAsync(index, vectors, a, b, meta.k, meta.candidates);
               nb.append(r.ids); ds.append(float32ToFloat16(r.dist));
               prog.tick(b - a);
-              if (((a - lo) / 512) % 32 === 0) await new Promise((res) => setImmediate(res));
             }
             nb.close(); ds.close();
             prog.done();
