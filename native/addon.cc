@@ -15,6 +15,7 @@ std::string nativeMessage(const std::exception& e) {
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   xling::initTorch(env, exports);
   xling::initFaiss(env, exports);
+  xling::initFormat(env, exports);
   return exports;
 }
 

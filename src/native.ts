@@ -10,6 +10,7 @@ export type NativeFn = (...args: any[]) => any;
 export interface NativeAddon {
   torch: Record<string, NativeFn>;
   faiss: Record<string, NativeFn>;
+  format: Record<string, NativeFn>;
 }
 
 function packageRoot(): string {

@@ -3,6 +3,7 @@
 // across languages removes it (Libovický et al., 2020, "On the language neutrality of pre-trained
 // multilingual representations"). The means are fitted on training text at the end of training
 // and stored in the model (model.safetensors: center.<lang>); `xling embed --lang xx` applies them.
+import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
 import { Rng } from '../util/rng.js';
 import type { SentenceEncoderModel } from './model.js';
 
@@ -74,17 +75,24 @@ export function centerRows(rows: Float32Array, dim: number, mu: Float32Array, no
 export function nearestCenterVote(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): { lang: string; share: number } | null {
   const n = rows.length / dim;
   if (!centers.size || n === 0) return null;
-  const cs = [...centers].map(([l, mu]) => ({ l, mu, half: mu.reduce((a, x) => a + x * x, 0) / 2 }));
+  const t = centerTable(centers, dim);
+  // one matrix product in double precision (a server votes on every request: a JavaScript loop
+  // over rows × languages × dim cost more than the request's embedding)
+  const best = noGrad(() => tidy(() => fromArray(Float64Array.from(rows), [n, dim]).matmul(fromArray(t.mu, [t.langs.length, dim]).t()).sub(fromArray(t.half)).argmax(1).toArray()));
   const votes = new Map<string, number>();
-  for (let r = 0; r < n; r++) {
-    let best = -Infinity, bl = cs[0]!.l;
-    for (const c of cs) {
-      let s = -c.half;
-      for (let j = 0; j < dim; j++) s += rows[r * dim + j]! * c.mu[j]!;
-      if (s > best) { best = s; bl = c.l; }
-    }
-    votes.set(bl, (votes.get(bl) ?? 0) + 1);
-  }
+  for (const i of best) { const l = t.langs[i]!; votes.set(l, (votes.get(l) ?? 0) + 1); }
   const [lang, k] = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
   return { lang, share: k / n };
+}
+
+/** The mean vectors as one [languages, dim] table with |μ|²/2 per language, made once per map. */
+const centerTables = new WeakMap<Map<string, Float32Array>, { size: number; langs: string[]; mu: Float64Array; half: Float64Array }>();
+function centerTable(centers: Map<string, Float32Array>, dim: number): { langs: string[]; mu: Float64Array; half: Float64Array } {
+  const have = centerTables.get(centers);
+  if (have && have.size === centers.size) return have;
+  const langs = [...centers.keys()], mu = new Float64Array(langs.length * dim), half = new Float64Array(langs.length);
+  langs.forEach((l, i) => { const m = centers.get(l)!; mu.set(m, i * dim); half[i] = m.reduce((a, x) => a + x * x, 0) / 2; });
+  const t = { size: centers.size, langs, mu, half };
+  centerTables.set(centers, t);
+  return t;
 }
