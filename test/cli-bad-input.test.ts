@@ -150,6 +150,10 @@ table(['eval', 'retrieval'], ['--docs', f('docs-par.tsv'), '--model', f('model')
   ...badFiles(g, '--docs'), withValue(g, '--docs', f('s.txt'), 1), withValue(g, '--model', aDir, 1), withExtra(g, ['--nprobe', '4'], 2),
   { args: ['--docs', f('docs-par.tsv'), '--json', 'OUT/r.json'], code: 2, names: ['--model'] }, withValue(g, '--json', f('docs-par.tsv'), 2),
 ]);
+table(['probe', 'code-switch'], ['--model', f('model'), '--data', f('nway.tsv'), '--sentences', '5', '--switch-langs', '1', '--rates', '0.2', '--json', 'OUT/cs.json'], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['--rates', '0.1,2'], 2), withExtra(g, ['--switch-langs', '0'], 2),
+  withExtra(g, ['--langs', 'zz'], 2), withExtra(g, ['--align-data', missing], 1), withValue(g, '--json', aDir, 2),
+]);
 // the queue commands: everything is checked before Redis is contacted (port 1: nothing listens)
 const noRedis = 'redis://127.0.0.1:1';
 table(['cluster', 'embed'], ['--model', f('model'), '--input', f('s.txt'), '-o', 'OUT/v.npy', '--redis', noRedis, '--shards', '2', '--work', 'OUT/work'], (g) => [

@@ -2,6 +2,7 @@
 import { analyzeVocabCommand } from './analyze.js';
 import { CliCommand } from './command.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
+import { probeCodeSwitchCommand } from './probe.js';
 import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, workerCommand } from './cluster.js';
 import { serveCommand } from './serve.js';
 import { graphBuildCommand, graphMergeCommand, graphNeighboursCommand, graphPathCommand, graphStatsCommand } from './graph.js';
@@ -18,5 +19,5 @@ export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
-  workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
+  probeCodeSwitchCommand, workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
 ];
