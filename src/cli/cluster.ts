@@ -24,7 +24,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { MINE_OPTIONS } from './mine.js';
+import { MINE_INPUT_OPTIONS, MINE_OPTIONS } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, warnUnknownCenter } from './vectors.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
@@ -210,12 +210,11 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   summary: 'xling mine (exact k-NN, from vectors) with the searches of both directions split into shards',
   description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables and writes the pairs as xling mine does. The files must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
   options: {
-    src: { type: 'string', required: true, metavar: 'FILE', help: 'source sentences: plain lines or BUCC id<TAB>sentence' },
-    trg: { type: 'string', required: true, metavar: 'FILE', help: 'target sentences, same formats' },
-    srcVectors: { type: 'string', required: true, metavar: 'NPY', help: 'vectors of --src (one row per line)' },
-    trgVectors: { type: 'string', required: true, metavar: 'NPY', help: 'vectors of --trg' },
+    ...MINE_INPUT_OPTIONS,
+    // no --model here: the vectors are required (xling cluster embed makes them)
+    srcVectors: { ...MINE_INPUT_OPTIONS.srcVectors, required: true },
+    trgVectors: { ...MINE_INPUT_OPTIONS.trgVectors, required: true },
     ...MINE_OPTIONS,
-    threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
     ...STAGED_OPTIONS,
   },

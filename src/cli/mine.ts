@@ -34,17 +34,22 @@ export function effectiveK(k: number, ns: number, nt: number, label: string): nu
   return used;
 }
 
+/** The corpora and their vectors, and the score threshold: xling mine's, shared with xling cluster mine. */
+export const MINE_INPUT_OPTIONS = {
+  src: { type: 'string', required: true, metavar: 'FILE', help: 'source sentences: plain lines or BUCC id<TAB>sentence' },
+  trg: { type: 'string', required: true, metavar: 'FILE', help: 'target sentences, same formats' },
+  srcVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --src (one row per line)' },
+  trgVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --trg' },
+  threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
+} as const;
+
 export const mineCommand = command(['mine'], {
   name: 'xling mine',
   summary: 'mine parallel sentences from two monolingual corpora',
   options: {
-    src: { type: 'string', required: true, metavar: 'FILE', help: 'source sentences: plain lines or BUCC id<TAB>sentence' },
-    trg: { type: 'string', required: true, metavar: 'FILE', help: 'target sentences, same formats' },
-    srcVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --src (one row per line)' },
-    trgVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --trg' },
+    ...MINE_INPUT_OPTIONS,
     model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model instead' },
     ...MINE_OPTIONS,
-    threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
     unify: { type: 'boolean', default: false, help: 'deduplicate identical lines before search' },
     index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0)' },
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index' },
