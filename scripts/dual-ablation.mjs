@@ -1,5 +1,5 @@
 // Ablations of the dual encoder at equal CPU time (Yang et al. 2019, Table 1 and the margin figure):
-// one direction (DE) vs both (BiDE) vs BiDE + additive margin; the margin swept over 0–0.5 with
+// one direction (DE) vs both (BiDE) vs BiDE + additive margin; the margin swept over 0–0.8 with
 // the mean cosine of positive pairs and of the hardest in-batch negative on dev; hard negatives;
 // pooling variants (subword + n-gram tokens, averaging body). Each variant is `xling train` with
 // the base configuration changed as named and the same --budget-minutes, run one after the other.
@@ -25,7 +25,7 @@ const [baseFile, minutes, outDir] = args;
 if (!baseFile || !minutes || !outDir) { console.error('usage: node scripts/dual-ablation.mjs BASE.json MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
 const base = JSON.parse(readFileSync(baseFile, 'utf8'));
 const merge = (a, b) => { const o = { ...a }; for (const [k, v] of Object.entries(b)) o[k] = v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' ? merge(a[k], v) : v; return o; };
-const margins = [0, 0.1, 0.2, 0.3, 0.4, 0.5];
+const margins = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8];
 const subword = { vocab: { type: 'bpe', size: 16000 }, encoder: { body: 'none' } };
 const variants = [
   ['DE (x→y only), margin 0.3', { loss: { bidirectional: false, margin: 0.3 } }],

@@ -5,11 +5,11 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readSentences } from '../data/corpus.js';
-import { knnAsync, SearchResult } from '../index/faiss.js';
+import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
-import { candidatesFromKnn, formatPairs, MarginKind, Retrieval } from '../mine/mine.js';
+import { candidatesFromKnn, formatPairs, knnChunkedAsync, MarginKind, Retrieval } from '../mine/mine.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import type { StagePlan } from './stages.js';
 
@@ -26,19 +26,6 @@ export interface MineRequest {
 }
 
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
-
-/** Exact k-NN of the query rows, as knnChunked but on faiss's worker threads: the event loop stays free to renew the job's lock. */
-async function knnRowsAsync(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 16384): Promise<SearchResult> {
-  const n = q.length / d;
-  const distances = new Float32Array(n * k), labels = new BigInt64Array(n * k);
-  for (let i = 0; i < n; i += chunk) {
-    const j = Math.min(n, i + chunk);
-    const r = await knnAsync(q.subarray(i * d, j * d), base, d, k, 'ip');
-    distances.set(r.distances, i * k);
-    labels.set(r.labels, i * k);
-  }
-  return { distances, labels, n, k };
-}
 
 /** Both directions' k-NN tables of the shards, joined (rows in order). */
 function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): SearchResult {
@@ -64,7 +51,7 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const k = Math.min(r.k, sv.n, tv.n);
     for (const [dir, q, base] of [['fwd', sv, tv], ['bwd', tv, sv]] as const) {
       const [lo, hi] = shardRows(q.n, [i, n]);
-      const res = await knnRowsAsync(q.data.subarray(lo * d, hi * d), base.data, d, k);
+      const res = await knnChunkedAsync(q.data.subarray(lo * d, hi * d), base.data, d, k);
       const dw = NpyWriter.open(knnFile(work, dir, 'dist', i, n), k, 'float32'), iw = NpyWriter.open(knnFile(work, dir, 'ids', i, n), k, 'int64');
       try { dw.append(res.distances); iw.append(res.labels); dw.close(); iw.close(); } catch (e) { dw.abort(); iw.abort(); throw e; }
       log(`${dir}: rows ${lo}..${hi - 1}, k ${k}`);

@@ -2,7 +2,7 @@
 // Vectors are L2-normalised rows, so φ(x, y) = cos(x, y) = x·y. Both directions' k nearest
 // neighbours give each sentence its neighbourhood mean; candidates are rescored by a margin
 // and selected by a retrieval mode.
-import { knn as faissKnn, FaissIndex, SearchResult } from '../index/faiss.js';
+import { knn as faissKnn, knnAsync, FaissIndex, SearchResult } from '../index/faiss.js';
 
 export type MarginKind = 'ratio' | 'distance' | 'absolute' | 'eq9' | 'eq10';
 export type Retrieval = 'fwd' | 'bwd' | 'intersect' | 'max';
@@ -60,6 +60,20 @@ export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: nu
     distances.set(r.distances, i * kk);
     labels.set(r.labels, i * kk);
     onChunk?.(j - i);
+  }
+  return { distances, labels, n, k: kk };
+}
+
+/** knnChunked on faiss's worker threads: the event loop stays free between and during chunks (job locks, HTTP). */
+export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 16384): Promise<SearchResult> {
+  const n = q.length / d;
+  const kk = Math.min(k, base.length / d);
+  const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
+  for (let i = 0; i < n; i += chunk) {
+    const j = Math.min(n, i + chunk);
+    const r = await knnAsync(q.subarray(i * d, j * d), base, d, kk, 'ip');
+    distances.set(r.distances, i * kk);
+    labels.set(r.labels, i * kk);
   }
   return { distances, labels, n, k: kk };
 }
