@@ -2,11 +2,11 @@
 // filters, a graph of the bundled sample built in one go equal to one built in shards, its recall
 // against exact search, and the CLI (stats, neighbours by text and by id, path).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildGraph, GraphBuildOptions, mergeGraphShards } from '../src/graph/build.js';
+import { buildGraph, GraphBuildOptions, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
 import { GraphReader, minimaxPath } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { readNpy } from '../src/io/npy.js';
@@ -87,6 +87,10 @@ describe('graph of the bundled sample', () => {
     mergeGraphShards(two, () => {});
     for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['query'] });
     mergeGraphShards(two, () => {});
+    // each shard timed itself in its own file; the merges added them up into graph.json
+    const steps = readGraphMeta(two).steps;
+    for (const k of ['embed', 'add', 'query'] as const) assert.ok(steps[k]!.shards === 2 && steps[k]!.seconds >= 0, `${k}: ${JSON.stringify(steps[k])}`);
+    assert.deepEqual(readdirSync(two).filter((f) => f.startsWith('steps.')), [], 'no timing files left');
     const a = readNpy(join(dir, 'one', 'neighbours.npy')), b = readNpy(join(two, 'neighbours.npy'));
     assert.deepEqual(b.shape, a.shape);
     assert.deepEqual(Array.from(b.data as Int32Array), Array.from(a.data as Int32Array), 'the same neighbours');

@@ -206,18 +206,25 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   const log = o.log ?? ((l: string) => process.stderr.write(`[graph] ${l}\n`));
   const g = o.out, steps = new Set(o.steps ?? GRAPH_STEPS);
   const sfx = shardSuffix(o.shard);
-  const model = loadSentenceEncoder(o.model);
+  // the model is loaded only by the steps that embed (a large one takes seconds and gigabytes; a
+  // cluster worker runs the train, add and query jobs without it)
+  let loaded: SentenceEncoderModel | undefined;
+  const model = () => (loaded ??= loadSentenceEncoder(o.model));
   const t0 = performance.now();
   const timed = async (step: GraphStep, fn: () => Promise<void> | void) => {
     const s0 = performance.now();
     await fn();
+    const seconds = +((performance.now() - s0) / 1000).toFixed(1);
+    // shards run side by side (other processes, other machines): each writes its own time, and
+    // mergeGraphShards adds them into graph.json, so no shard's write can undo another's
+    if (sfx) { writeJson(join(g, `steps.${step}${sfx}.json`), { seconds }); return; }
     const m = readGraphMeta(g);
-    m.steps[step] = { seconds: +((performance.now() - s0) / 1000 + (o.shard && o.shard[1] > 1 ? (m.steps[step]?.seconds ?? 0) : 0)).toFixed(1), ...(o.shard && o.shard[1] > 1 ? { shards: o.shard[1] } : {}) };
+    m.steps[step] = { seconds };
     writeJson(metaFile(g), m);
   };
 
   // a factory faiss cannot build is refused before any work
-  if (o.factory) FaissIndex.create(model.dim, o.factory, 'ip').dispose();
+  if (o.factory) FaissIndex.create(existsSync(metaFile(g)) ? readGraphMeta(g).model.dim : model().dim, o.factory, 'ip').dispose();
 
   if (steps.has('store') && !existsSync(metaFile(g))) {
     if (existsSync(g) && !statSync(g).isDirectory()) throw new Error(`${g}: exists and is not a directory`);
@@ -232,7 +239,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       throw e;
     }
     const meta: GraphMeta = {
-      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: model.dim },
+      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (model().config as { kind?: string } | null)?.kind ?? null, dim: model().dim },
       k: o.k, factory: o.factory ?? defaultFactory(info.sentences), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
       sentences: info.sentences, langs: info.langs, steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
     };
@@ -240,13 +247,14 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     log(`store: ${info.sentences} sentences in ${info.langs.length} languages (${info.dropped.length} outside the length bounds, ${info.dropped.duplicates} duplicates left out)`);
   }
   const meta = readGraphMeta(g);
-  if (meta.model.dim !== model.dim) throw new Error(`${g}: built with ${meta.model.dim}-d vectors, --model gives ${model.dim}-d`);
+  const dim = meta.model.dim;
   const store = new GraphStore(g);
   const N = store.size;
   const [lo, hi] = rowsOf(N, o.shard);
   try {
     if (steps.has('embed') && !existsSync(join(g, 'vectors.npy')) && !existsSync(join(g, `vectors${sfx}.npy`))) {
-      await timed('embed', () => embedRows(model, store, lo, hi, join(g, `vectors${sfx}.npy`), o.quiet ?? false));
+      if (model().dim !== dim) throw new Error(`${g}: built with ${dim}-d vectors, --model gives ${model().dim}-d`);
+      await timed('embed', () => embedRows(model(), store, lo, hi, join(g, `vectors${sfx}.npy`), o.quiet ?? false));
       log(`embed: rows ${lo}..${hi - 1} → vectors${sfx}.npy`);
     }
     if (o.shard && o.shard[1] > 1) {
@@ -257,17 +265,17 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     if (steps.has('train') && !existsSync(join(g, 'index.trained.faiss'))) {
       if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
-        let index = FaissIndex.create(model.dim, meta.factory, 'ip');
+        let index = FaissIndex.create(dim, meta.factory, 'ip');
         // node ids go in with the vectors (shards add their own rows): indexes that number their
         // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
-        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(model.dim, `IDMap,${meta.factory}`, 'ip'); }
+        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${meta.factory}`, 'ip'); }
         index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
           const m = Math.min(N, o.trainSample);
           const rows = new Rng(1).sample(N, m).sort((a, b) => a - b);
-          const x = new Float32Array(m * model.dim);
-          rows.forEach((row, i) => x.set(r.readRows(row, row + 1), i * model.dim));
+          const x = new Float32Array(m * dim);
+          rows.forEach((row, i) => x.set(r.readRows(row, row + 1), i * dim));
           r.close();
           await index.trainAsync(x);
         }
@@ -402,6 +410,17 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
     } catch (e) { w.abort(); throw e; } finally { readers.forEach((r) => r.close()); }
     for (const p of parts) rmSync(join(g, p));
     log(`merged ${parts.length} shards → ${base}.npy`);
+  }
+  const timings = files.filter((f) => /^steps\.\w+\.shard-\d+-of-\d+\.json$/.test(f));
+  if (timings.length) {
+    const m = readGraphMeta(g);
+    for (const f of timings) {
+      const step = f.split('.')[1] as GraphStep, n = Number(/-of-(\d+)/.exec(f)![1]);
+      const prev = m.steps[step];
+      m.steps[step] = { seconds: +((prev?.shards ? prev.seconds : 0) + readJson<{ seconds: number }>(join(g, f)).seconds).toFixed(1), shards: n };
+    }
+    writeJson(metaFile(g), m);
+    for (const f of timings) rmSync(join(g, f));
   }
   const ix = shardsOf('index');
   if (ix.length && !existsSync(join(g, 'index.faiss'))) {
