@@ -2,7 +2,8 @@
 // a file's language is the majority vote of the rows' nearest mean vectors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { centerRows, nearestCenterVote, SpreadSample, spreadSample } from '../src/embed/centering.js';
+import { centerRows, nearestCenterVote, nearestCenterVoteAsync, SpreadSample, spreadSample } from '../src/embed/centering.js';
+import { Rng } from '../src/util/rng.js';
 
 test('centerRows subtracts the mean and re-normalises', () => {
   const rows = Float32Array.from([1, 0, 0, 0.6, 0.8, 0]);
@@ -26,6 +27,16 @@ test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows',
   assert.equal(nearestCenterVote(Float32Array.from([0.6, 0.1]), 2, far)!.lang, 'small');
   assert.equal(nearestCenterVote(new Float32Array(0), 3, centers), null);
   assert.equal(nearestCenterVote(rows, 3, new Map()), null);
+});
+
+test('nearestCenterVoteAsync (the server\'s, off the event loop) votes as nearestCenterVote', async () => {
+  const rng = new Rng(3), d = 16;
+  const centers = new Map(['de', 'fr', 'es', 'ru'].map((l) => [l, Float32Array.from({ length: d }, () => rng.normal())]));
+  for (const n of [1, 7, 40]) {
+    const rows = Float32Array.from({ length: n * d }, () => rng.normal());
+    assert.deepEqual(await nearestCenterVoteAsync(rows, d, centers), nearestCenterVote(rows, d, centers));
+  }
+  assert.equal(await nearestCenterVoteAsync(new Float32Array(0), d, centers), null);
 });
 
 test('SpreadSample: every step-th non-blank line over the whole input, whatever the chunks', () => {

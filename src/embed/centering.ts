@@ -3,7 +3,7 @@
 // across languages removes it (Libovický et al., 2020, "On the language neutrality of pre-trained
 // multilingual representations"). The means are fitted on training text at the end of training
 // and stored in the model (model.safetensors: center.<lang>); `xling embed --lang xx` applies them.
-import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
+import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { Rng } from '../util/rng.js';
 import type { SentenceEncoderModel } from './model.js';
 
@@ -78,9 +78,32 @@ export function nearestCenterVote(rows: Float32Array, dim: number, centers: Map<
   const t = centerTable(centers, dim);
   // one matrix product in double precision (a server votes on every request: a JavaScript loop
   // over rows × languages × dim cost more than the request's embedding)
-  const best = noGrad(() => tidy(() => fromArray(Float64Array.from(rows), [n, dim]).matmul(fromArray(t.mu, [t.langs.length, dim]).t()).sub(fromArray(t.half)).argmax(1).toArray()));
+  const scores = noGrad(() => tidy(() => fromArray(Float64Array.from(rows), [n, dim]).matmul(fromArray(t.mu, [t.langs.length, dim]).t()).data() as Float64Array));
+  return vote(scores, n, t);
+}
+
+/** nearestCenterVote with the product on the addon's worker threads (a server's event loop stays free). */
+export async function nearestCenterVoteAsync(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): Promise<{ lang: string; share: number } | null> {
+  const n = rows.length / dim;
+  if (!centers.size || n === 0) return null;
+  const t = centerTable(centers, dim);
+  const [x, muT] = noGrad(() => [keep(fromArray(Float64Array.from(rows), [n, dim])), keep(fromArray(t.mu, [t.langs.length, dim]).t())]);
+  try {
+    const s = (await callOpAsync(opId('mm'), [x, muT])) as Tensor;
+    try { return vote(s.data() as Float64Array, n, t); } finally { s.dispose(); }
+  } finally { x.dispose(); muT.dispose(); }
+}
+
+/** argmax_l v·μ_l − |μ_l|²/2 per row from the [rows, languages] products, and the majority. */
+function vote(scores: Float64Array, n: number, t: { langs: string[]; half: Float64Array }): { lang: string; share: number } {
+  const L = t.langs.length;
   const votes = new Map<string, number>();
-  for (const i of best) { const l = t.langs[i]!; votes.set(l, (votes.get(l) ?? 0) + 1); }
+  for (let i = 0; i < n; i++) {
+    let best = 0, bestScore = -Infinity;
+    for (let l = 0; l < L; l++) { const v = scores[i * L + l]! - t.half[l]!; if (v > bestScore) { bestScore = v; best = l; } }
+    const lang = t.langs[best]!;
+    votes.set(lang, (votes.get(lang) ?? 0) + 1);
+  }
   const [lang, k] = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
   return { lang, share: k / n };
 }

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { centerRows, nearestCenterVote } from '../embed/centering.js';
+import { centerRows, nearestCenterVoteAsync } from '../embed/centering.js';
 import { jsonRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, minimaxPath, rankCandidates } from '../graph/query.js';
@@ -157,7 +157,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     let lang = q.lang === undefined ? o.lang ?? 'auto' : q.lang;
     const center = (q.center ?? o.center ?? true) && model.centers.size > 0;
     if (q.normalize !== false || center) l2normalize(rows, d);
-    if (center && lang === 'auto') lang = nearestCenterVote(rows, d, model.centers)?.lang ?? null;
+    if (center && lang === 'auto') lang = (await nearestCenterVoteAsync(rows, d, model.centers))?.lang ?? null;
     const mu = center && lang ? model.centers.get(lang) ?? null : null;
     if (mu) centerRows(rows, d, mu, q.normalize !== false);
     if (mu && lang) reply?.header('x-xling-lang', lang);
