@@ -38,6 +38,14 @@ describe('minimax trajectories on hand-made graphs', () => {
     assert.equal(p.steps.length, 100);
     assert.ok(Math.abs(p.maxStep - 0.05) < 1e-6);
   });
+  it('of the paths with the smallest largest step, takes the one with the smallest sum of steps', () => {
+    // both 0→1→2→5 and 0→3→4→5 top out at 0.4 (their largest step): the first sums to 1.2, the
+    // second to 0.6; 0→5 directly is 0.9. A wander through steps below the bottleneck is not taken.
+    const g = rows({ 0: [[1, 0.4], [3, 0.1], [5, 0.9]], 1: [[2, 0.4]], 2: [[5, 0.4]], 3: [[4, 0.4]], 4: [[5, 0.1]] });
+    const p = minimaxPath(g, 6, 0, 5)!;
+    assert.deepEqual(p.steps.map((s) => s.id), [0, 3, 4, 5]);
+    assert.ok(Math.abs(p.maxStep - 0.4) < 1e-6);
+  });
 });
 
 describe('graph store', () => {
@@ -91,6 +99,17 @@ describe('graph of the bundled sample', () => {
     const steps = readGraphMeta(two).steps;
     for (const k of ['embed', 'add', 'query'] as const) assert.ok(steps[k]!.shards === 2 && steps[k]!.seconds >= 0, `${k}: ${JSON.stringify(steps[k])}`);
     assert.deepEqual(readdirSync(two).filter((f) => f.startsWith('steps.')), [], 'no timing files left');
+    // undirected rows: a node's own row plus every node that has it in its row
+    const gr = new GraphReader(two);
+    try {
+      const incoming = new Map<number, number[]>();
+      for (let i = 0; i < gr.size; i++) for (const v of gr.row(i).ids) incoming.set(v, [...(incoming.get(v) ?? []), i]);
+      for (const i of [0, 7, gr.size - 1]) {
+        const u = gr.undirectedRow(i), own = gr.row(i);
+        assert.deepEqual([...u.ids], [...own.ids, ...(incoming.get(i) ?? [])], `node ${i}`);
+        u.ids.forEach((v, j) => { if (j >= own.ids.length) assert.equal(u.dist[j], gr.row(v).dist[[...gr.row(v).ids].indexOf(i)]); });
+      }
+    } finally { gr.close(); }
     const a = readNpy(join(dir, 'one', 'neighbours.npy')), b = readNpy(join(two, 'neighbours.npy'));
     assert.deepEqual(b.shape, a.shape);
     assert.deepEqual(Array.from(b.data as Int32Array), Array.from(a.data as Int32Array), 'the same neighbours');

@@ -157,7 +157,7 @@ export const graphPathCommand = command(['graph', 'path'], {
   name: 'xling graph path',
   summary: 'the minimax trajectory between two sentences (the path whose largest step is smallest)',
   positionals: [{ name: 'from', required: true, help: 'a sentence (snapped to its nearest sentence of the graph) or #ID' }, { name: 'to', required: true }],
-  options: QUERY_OPTIONS,
+  options: { ...QUERY_OPTIONS, undirected: { type: 'boolean', help: 'walk edges both ways (a sentence is also next to the sentences that have it among their neighbours; 8 bytes an edge in memory)' } },
   examples: ['xling graph path --graph graphs/gettext "Open the file" "#5321"'],
 }, async (a) => {
   checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
@@ -172,8 +172,8 @@ export const graphPathCommand = command(['graph', 'path'], {
       return snap(g, model!, index!, x);
     });
     index?.dispose();
-    const p = minimaxPath((i) => g.row(i), g.size, ends[0]!, ends[1]!);
-    if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges`);
+    const p = minimaxPath(a.undirected ? (i) => g.undirectedRow(i) : (i) => g.row(i), g.size, ends[0]!, ends[1]!);
+    if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges${a.undirected ? '' : ' (--undirected also walks them backwards)'}`);
     const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
     if (a.json) { process.stdout.write(JSON.stringify({ from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }, null, 1) + '\n'); return; }
     steps.forEach((s, i) => process.stdout.write(`${String(i).padStart(3)}  ${i ? s.distance.toFixed(3) : '     '}  ${s.lang.padEnd(6)} #${s.id}  ${s.text}\n`));

@@ -42,6 +42,43 @@ export class GraphReader {
     r.ids.forEach((id, j) => { if (r.dist[j]! <= threshold) out.push({ id, distance: r.dist[j]!, text: this.store.text(id), lang: this.store.lang(id) }); });
     return out;
   }
+  /**
+   * Neighbours of node i with the edge direction ignored: its own row and the nodes that have i in
+   * theirs (a k-nn graph is far from symmetric: in an N-way parallel collection each sentence's
+   * k nearest are mostly its own translations, and the directed graph falls apart into islands).
+   * The reversed edges are built on first use: 8 bytes an edge in memory.
+   */
+  undirectedRow(i: number): { ids: Int32Array; dist: Float32Array } {
+    const r = this.row(i), rev = (this.reversed ??= this.reverseEdges());
+    const a = rev.offsets[i]!, b = rev.offsets[i + 1]!;
+    const ids = new Int32Array(r.ids.length + b - a), dist = new Float32Array(ids.length);
+    ids.set(r.ids); ids.set(rev.src.subarray(a, b), r.ids.length);
+    dist.set(r.dist); dist.set(rev.dist.subarray(a, b), r.ids.length);
+    return { ids, dist };
+  }
+  private reversed?: { offsets: Int32Array; src: Int32Array; dist: Float32Array };
+  private reverseEdges(): { offsets: Int32Array; src: Int32Array; dist: Float32Array } {
+    const n = this.size, chunk = 65536;
+    const offsets = new Int32Array(n + 1);
+    for (let lo = 0; lo < n; lo += chunk) {
+      const ids = this.ids.readRowsRaw(lo, Math.min(n, lo + chunk)) as Int32Array;
+      for (const v of ids) if (v >= 0) offsets[v + 1]++;
+    }
+    for (let i = 0; i < n; i++) offsets[i + 1] += offsets[i]!;
+    const fill = offsets.slice(0, n), src = new Int32Array(offsets[n]!), dist = new Float32Array(offsets[n]!);
+    for (let lo = 0; lo < n; lo += chunk) {
+      const hi = Math.min(n, lo + chunk);
+      const ids = this.ids.readRowsRaw(lo, hi) as Int32Array, ds = float16ToFloat32(this.dist.readRowsRaw(lo, hi) as Uint16Array);
+      const k = ids.length / (hi - lo);
+      for (let t = 0; t < ids.length; t++) {
+        const v = ids[t]!;
+        if (v < 0) continue;
+        const at = fill[v]!++;
+        src[at] = lo + Math.floor(t / k); dist[at] = ds[t]!;
+      }
+    }
+    return { offsets, src, dist };
+  }
   close(): void { this.ids.close(); this.dist.close(); this.store.close(); }
 }
 
@@ -124,40 +161,24 @@ class MinHeap {
 
 export interface MinimaxPath { steps: { id: number; distance: number }[]; maxStep: number; visited: number }
 
+type Rows = (i: number) => { ids: ArrayLike<number>; dist: ArrayLike<number> };
+
 /**
- * The minimax trajectory from a to b: of all paths along the graph's (directed) neighbour edges,
- * the one whose largest step distance is smallest (min over paths of max Dist(p_i, p_i+1)); ties
- * broken by fewer steps. A Dijkstra whose path cost is the largest step: memory is two numbers
- * per node plus the heap; neighbour rows are read on demand. null: b cannot be reached.
+ * The minimax trajectory from a to b: of all paths along the graph's neighbour edges, the one
+ * whose largest step distance is smallest (min over paths of max Dist(p_i, p_i+1)); of those, the
+ * one with the smallest sum of steps. Two Dijkstra passes, the first with the largest step as the
+ * path cost (giving B), the second over the edges no longer than B with the sum as the cost:
+ * without it, every step below B is free and the path wanders. Memory: a few numbers per node
+ * plus the heap; rows are read on demand. null: b cannot be reached.
  */
-export function minimaxPath(row: (i: number) => { ids: ArrayLike<number>; dist: ArrayLike<number> }, n: number, a: number, b: number): MinimaxPath | null {
+export function minimaxPath(row: Rows, n: number, a: number, b: number): MinimaxPath | null {
   if (a === b) return { steps: [{ id: a, distance: 0 }], maxStep: 0, visited: 1 };
-  const best = new Float32Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
-  const done = new Uint8Array(n);
-  const heap = new MinHeap();
-  best[a] = 0; hops[a] = 0;
-  heap.push(0, a);
-  let visited = 0;
-  while (heap.size) {
-    const [key, u] = heap.pop();
-    if (done[u] || key > best[u]!) continue;
-    done[u] = 1;
-    visited++;
-    if (u === b) break;
-    const r = row(u);
-    for (let j = 0; j < r.ids.length; j++) {
-      const v = r.ids[j]!;
-      if (v < 0 || done[v]) continue;
-      const c = Math.max(key, r.dist[j]!);
-      if (c < best[v]! || (c === best[v] && hops[u]! + 1 < hops[v]!)) {
-        best[v] = c; hops[v] = hops[u]! + 1; prev[v] = u;
-        heap.push(c, v);
-      }
-    }
-  }
-  if (!done[b]) return null;
+  const bottleneck = dijkstra(row, n, a, b, (cost, d) => Math.max(cost, d), Infinity);
+  if (!bottleneck) return null;
+  const B = bottleneck.cost[b]!;
+  const shortest = dijkstra(row, n, a, b, (cost, d) => cost + d, B)!;
   const path: number[] = [];
-  for (let v = b; v !== -1; v = prev[v]!) path.push(v);
+  for (let v = b; v !== -1; v = shortest.prev[v]!) path.push(v);
   path.reverse();
   const steps = path.map((id, i) => {
     if (!i) return { id, distance: 0 };
@@ -165,7 +186,35 @@ export function minimaxPath(row: (i: number) => { ids: ArrayLike<number>; dist: 
     const j = Array.prototype.indexOf.call(r.ids, id);
     return { id, distance: r.dist[j]! };
   });
-  return { steps, maxStep: best[b]!, visited };
+  return { steps, maxStep: B, visited: bottleneck.visited + shortest.visited };
+}
+
+/** Dijkstra from a until b is settled, path cost combined by `step`, edges longer than maxEdge skipped; ties by fewer hops. */
+function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: number, d: number) => number, maxEdge: number): { cost: Float64Array; prev: Int32Array; visited: number } | null {
+  const cost = new Float64Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
+  const done = new Uint8Array(n);
+  const heap = new MinHeap();
+  cost[a] = 0; hops[a] = 0;
+  heap.push(0, a);
+  let visited = 0;
+  while (heap.size) {
+    const [key, u] = heap.pop();
+    if (done[u] || key > cost[u]!) continue;
+    done[u] = 1;
+    visited++;
+    if (u === b) break;
+    const r = row(u);
+    for (let j = 0; j < r.ids.length; j++) {
+      const v = r.ids[j]!, d = r.dist[j]!;
+      if (v < 0 || done[v] || d > maxEdge) continue;
+      const c = step(key, d);
+      if (c < cost[v]! || (c === cost[v] && hops[u]! + 1 < hops[v]!)) {
+        cost[v] = c; hops[v] = hops[u]! + 1; prev[v] = u;
+        heap.push(c, v);
+      }
+    }
+  }
+  return done[b] ? { cost, prev, visited } : null;
 }
 
 export interface GraphStatistics {

@@ -321,13 +321,13 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.post('/path', {
     schema: {
       description: 'The minimax trajectory between two sentences (ids, or texts snapped to their nearest sentence): the path along neighbour edges whose largest step is smallest', tags: ['graph'],
-      body: { type: 'object', required: ['from', 'to'], properties: { from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, lang: { type: ['string', 'null'] } } },
+      body: { type: 'object', required: ['from', 'to'], properties: { from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, lang: { type: ['string', 'null'] }, undirected: { type: 'boolean', description: 'walk neighbour edges both ways' } } },
     },
   }, async (req) => {
     const g = needGraph();
-    const b = req.body as { from: number | string; to: number | string; lang?: string | null };
+    const b = req.body as { from: number | string; to: number | string; lang?: string | null; undirected?: boolean };
     const from = await nodeOf(g, b.from, b.lang), to = await nodeOf(g, b.to, b.lang);
-    const p = minimaxPath((i) => g.row(i), g.size, from, to);
+    const p = minimaxPath(b.undirected ? (i) => g.undirectedRow(i) : (i) => g.row(i), g.size, from, to);
     if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
     return { from, to, found: true, maxStep: p.maxStep, visited: p.visited, steps: p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) })) };
   });
