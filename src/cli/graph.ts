@@ -101,7 +101,7 @@ export const graphStatsCommand = command(['graph', 'stats'], {
     if (a.svg) {
       const edges = Array.from({ length: 41 }, (_, i) => (i * Math.max(q(s.kth, 0.995), q(s.nearest, 0.995))) / 40);
       const poly = (xs: number[]) => { const b = binValues(xs, edges); return b.counts.map((c, i) => [(b.edges[i]! + b.edges[i + 1]!) / 2, c] as [number, number]); };
-      writeTextOutput(a.svg, lineChart({ title: `Distance to the nearest and the ${m.k}th neighbour (${s.sample} sentences; ${s.zeroDistances.nearest} zero distances left out)`, xLabel: 'cosine distance', yLabel: 'sentences', series: [{ name: 'nearest', points: poly(s.nearest) }, { name: `${m.k}th nearest`, points: poly(s.kth) }] }));
+      writeTextOutput(a.svg, lineChart({ title: `Distance to the nearest and the ${m.k}th neighbour (${s.sample} sentences)`, xLabel: 'cosine distance', yLabel: 'sentences', series: [{ name: 'nearest', points: poly(s.nearest) }, { name: `${m.k}th nearest`, points: poly(s.kth) }] }));
     }
   } finally {
     g.close();
