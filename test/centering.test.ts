@@ -32,7 +32,7 @@ test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows',
 test('nearestCenterVoteAsync (the server\'s, off the event loop) votes as nearestCenterVote', async () => {
   const rng = new Rng(3), d = 16;
   const centers = new Map(['de', 'fr', 'es', 'ru'].map((l) => [l, Float32Array.from({ length: d }, () => rng.normal())]));
-  for (const n of [1, 7, 40]) {
+  for (const n of [1, 7, 40, 3000]) {   // 3000 rows × 4 languages × 16 > 2^17: the worker-thread path
     const rows = Float32Array.from({ length: n * d }, () => rng.normal());
     assert.deepEqual(await nearestCenterVoteAsync(rows, d, centers), nearestCenterVote(rows, d, centers));
   }

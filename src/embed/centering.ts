@@ -87,6 +87,17 @@ export async function nearestCenterVoteAsync(rows: Float32Array, dim: number, ce
   const n = rows.length / dim;
   if (!centers.size || n === 0) return null;
   const t = centerTable(centers, dim);
+  const L = t.langs.length;
+  if (n * L * dim <= 1 << 17) {
+    // a few rows (a one-sentence request): a loop here costs less than a round trip to a worker thread
+    const scores = new Float64Array(n * L);
+    for (let i = 0; i < n; i++) for (let l = 0; l < L; l++) {
+      let acc = 0;
+      for (let j = 0; j < dim; j++) acc += rows[i * dim + j]! * t.mu[l * dim + j]!;
+      scores[i * L + l] = acc;
+    }
+    return vote(scores, n, t);
+  }
   const [x, muT] = noGrad(() => [keep(fromArray(Float64Array.from(rows), [n, dim])), keep(fromArray(t.mu, [t.langs.length, dim]).t())]);
   try {
     const s = (await callOpAsync(opId('mm'), [x, muT])) as Tensor;
