@@ -50,6 +50,7 @@ export const graphBuildCommand = command(['graph', 'build'], {
   const fresh = !existsSync(`${a.out}/graph.json`);
   if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
   checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
+  readModelConfig(a.model);   // a bad --model is an error even when the steps left do not embed
   if (a.threads) setNumThreads(a.threads);
   const meta = await buildGraph({
     model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,

@@ -229,6 +229,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   if (steps.has('store') && !existsSync(metaFile(g))) {
     if (existsSync(g) && !statSync(g).isDirectory()) throw new Error(`${g}: exists and is not a directory`);
     const created = !existsSync(g);
+    const encoder = model();   // the metadata records its kind and dimension: a model that cannot load fails before any output
     mkdirSync(g, { recursive: true });
     const s0 = performance.now();
     let info: StoreInfo;
@@ -239,7 +240,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       throw e;
     }
     const meta: GraphMeta = {
-      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (model().config as { kind?: string } | null)?.kind ?? null, dim: model().dim },
+      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (encoder.config as { kind?: string } | null)?.kind ?? null, dim: encoder.dim },
       k: o.k, factory: o.factory ?? defaultFactory(info.sentences), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
       sentences: info.sentences, langs: info.langs, steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
     };
