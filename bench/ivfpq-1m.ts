@@ -20,7 +20,8 @@ import { benchRoot, jsonMode, python, threadsArg } from './common.js';
 const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
 const log = (s: string) => process.stderr.write(`[ivfpq-1m] ${s}\n`);
 
-function generate(dir: string, n: number, nq: number, d: number): void {
+/** Writes base.npy (n rows) and queries.npy (nq rows) of d-dim clustered unit vectors into dir. */
+export function generate(dir: string, n: number, nq: number, d: number): void {
   manualSeed(1234);
   const latent = 64, clusters = 4000, chunk = 50000;
   const centres = randn([clusters, latent]);
@@ -42,7 +43,7 @@ function generate(dir: string, n: number, nq: number, d: number): void {
   centres.dispose(); proj.dispose();
 }
 
-function recall(truth: SearchResult, got: SearchResult, k: number): { tenAt10: number; oneAt10: number } {
+export function recall(truth: SearchResult, got: SearchResult, k: number): { tenAt10: number; oneAt10: number } {
   let inter = 0, first = 0;
   for (let i = 0; i < truth.n; i++) {
     const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + k)));

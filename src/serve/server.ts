@@ -13,11 +13,12 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { centerRows, nearestCenterVoteAsync } from '../embed/centering.js';
 import { jsonRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
-import { GraphReader, minimaxPath, rankCandidates } from '../graph/query.js';
+import { GraphReader, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { DynamicBatcher } from './batcher.js';
+import { PathFinder } from './paths.js';
 import { buildMap, SentenceMap } from './map.js';
 import { SentenceStore } from './store.js';
 
@@ -293,6 +294,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   // the graph's routes: a sentence's neighbours, and minimax trajectories between sentences
   const graph = o.graph;
   const needGraph = () => { if (!graph) throw new HttpError(503, 'no graph loaded (xling serve --graph G)', 'Unavailable'); return graph; };
+  const paths = graph ? new PathFinder(graph.dir) : null;
   const nodeOf = async (g: GraphReader, x: number | string, lang: string | null | undefined): Promise<number> => {
     if (typeof x === 'number') {
       if (!Number.isInteger(x) || x < 0 || x >= g.size) throw new HttpError(422, `sentence ${x} out of range [0, ${g.size})`, 'Validation');
@@ -327,7 +329,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const g = needGraph();
     const b = req.body as { from: number | string; to: number | string; lang?: string | null; undirected?: boolean };
     const from = await nodeOf(g, b.from, b.lang), to = await nodeOf(g, b.to, b.lang);
-    const p = minimaxPath(b.undirected ? (i) => g.undirectedRow(i) : (i) => g.row(i), g.size, from, to);
+    const p = await paths!.find(from, to, b.undirected ?? false);
     if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
     return { from, to, found: true, maxStep: p.maxStep, visited: p.visited, steps: p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) })) };
   });
@@ -357,6 +359,6 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   };
   app.get('/', { schema: { hide: true } }, page('index.html', 'text/html; charset=utf-8'));
   app.get('/app.js', { schema: { hide: true } }, page('app.js', 'application/javascript; charset=utf-8'));
-  app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); });
+  app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); await paths?.close(); });
   return app;
 }
