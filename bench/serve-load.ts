@@ -3,7 +3,7 @@
 // server's best throughput against `xling embed`'s path (SentenceEncoderModel.embed, normalised
 // and centred, in batches as xling embed makes them) on the same sentences in one process; and,
 // with --memory-minutes M, the server's resident memory sampled over M minutes of load.
-//   node dist/bench/serve-load.js [--model DIR] [--seconds S] [--memory-minutes M] [--json]
+//   node dist/bench/serve-load.js [--model DIR] [--seconds S] [--memory-minutes M] [--max-batch-tokens N] [--json]
 // Without --model, a model of configs/fast-1h.json's shape is trained for a few steps on the
 // bundled sample (throughput does not depend on the weights).
 import { ChildProcess, spawn } from 'node:child_process';
@@ -28,8 +28,8 @@ const cli = join(repo, 'dist', 'src', 'cli', 'main.js');
 const arg = (name: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
 
 /** Starts `xling serve` on a free port; resolves with the child and its address once it listens. */
-function startServer(model: string, threads: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--model', model, '--port', '0', '--threads', String(threads)], { stdio: ['ignore', 'ignore', 'pipe'] });
+function startServer(model: string, threads: number, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', '--model', model, '--port', '0', '--threads', String(threads), ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (b: Buffer) => {
@@ -83,14 +83,19 @@ export async function run() {
     m.embed(sentences, { lang, center: true, normalize: true });
     const embedRate = sentences.length / ((performance.now() - t0) / 1000);
 
-    server = await startServer(model, threads);
+    const batchTokens = arg('--max-batch-tokens');
+    server = await startServer(model, threads, batchTokens ? ['--max-batch-tokens', batchTokens] : []);
     await load(server.url, sentences, 8, 32, 3); // warm-up
     const runs = [];
     for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) runs.push(await load(server.url, sentences, clients, perRequest, seconds));
     const best = Math.max(...runs.map((r) => r.sentences_per_s));
+    // how the dynamic batcher pooled the requests over all runs (the server's /metrics)
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    const meanBatch = metric('xling_batch_sentences_sum') / metric('xling_batch_sentences_count');
     const out: Record<string, unknown> = {
       name: 'serve_load', threads, seconds_per_run: seconds, sentences: sentences.length, runs,
-      embed_sents_per_s: embedRate, serve_best_sents_per_s: best, ratio: best / embedRate,
+      embed_sents_per_s: embedRate, serve_best_sents_per_s: best, ratio: best / embedRate, mean_batch_sentences: meanBatch,
     };
     if (memoryMinutes > 0) {
       const samples: [number, number][] = [];

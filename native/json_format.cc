@@ -5,40 +5,65 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "common.h"
 
 namespace xling {
 namespace {
 
-// formatRows(Float32Array, d) -> string[]: one "[x,y,…]" per row of d values; NaN/±inf as null (as JSON.stringify)
-XL_FN(FormatRows) {
+// One row as "[x,y,…]" appended to out (NaN/±inf as null, as JSON.stringify writes them).
+void appendRow(std::string& out, const float* x, int64_t d) {
+  char buf[32];
+  out.push_back('[');
+  for (int64_t j = 0; j < d; j++) {
+    if (j) out.push_back(',');
+    const float v = x[j];
+    if (!std::isfinite(v)) { out.append("null"); continue; }
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+  }
+  out.push_back(']');
+}
+
+const float* rowsArg(const Napi::CallbackInfo& info, const char* name, int64_t& d, size_t& n) {
+  auto env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) throwJs(env, std::string(name) + ": expected a Float32Array");
+  auto a = info[0].As<Napi::Float32Array>();
+  d = toInt(env, info[1], (std::string(name) + ": d").c_str());
+  if (d <= 0 || a.ElementLength() % static_cast<size_t>(d) != 0) throwJs(env, std::string(name) + ": the array is not whole rows of d values");
+  n = a.ElementLength() / static_cast<size_t>(d);
+  return a.Data();
+}
+
+// joinRows(Float32Array, d, parts: string[n + 1]) -> Buffer of UTF-8 text
+// parts[0] row_0 parts[1] row_1 … row_{n-1} parts[n]: a whole response body in one pass, without
+// JavaScript strings for the numbers (a server sends it as it is).
+XL_FN(JoinRows) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
-    expectArgs(info, 2, "formatRows");
-    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) throwJs(env, "formatRows: expected a Float32Array");
-    auto a = info[0].As<Napi::Float32Array>();
-    const int64_t d = toInt(env, info[1], "formatRows: d");
-    if (d <= 0 || a.ElementLength() % static_cast<size_t>(d) != 0) throwJs(env, "formatRows: the array is not whole rows of d values");
-    const size_t n = a.ElementLength() / static_cast<size_t>(d);
-    const float* x = a.Data();
-    auto out = Napi::Array::New(env, n);
-    std::string s;
-    char buf[32];
-    for (size_t i = 0; i < n; i++) {
-      s.clear();
-      s.push_back('[');
-      for (int64_t j = 0; j < d; j++) {
-        if (j) s.push_back(',');
-        const float v = x[i * d + j];
-        if (!std::isfinite(v)) { s.append("null"); continue; }
-        auto r = std::to_chars(buf, buf + sizeof buf, v);
-        s.append(buf, r.ptr);
-      }
-      s.push_back(']');
-      out.Set(static_cast<uint32_t>(i), Napi::String::New(env, s));
+    expectArgs(info, 3, "joinRows");
+    int64_t d;
+    size_t n;
+    const float* x = rowsArg(info, "joinRows", d, n);
+    if (!info[2].IsArray() || info[2].As<Napi::Array>().Length() != n + 1) throwJs(env, "joinRows: parts must be an array of rows + 1 strings");
+    auto parts = info[2].As<Napi::Array>();
+    std::vector<std::string> glue(n + 1);
+    size_t bytes = 0;
+    for (size_t i = 0; i <= n; i++) {
+      Napi::Value p = parts.Get(static_cast<uint32_t>(i));
+      if (!p.IsString()) throwJs(env, "joinRows: parts[" + std::to_string(i) + "] is not a string");
+      glue[i] = p.As<Napi::String>().Utf8Value();
+      bytes += glue[i].size();
     }
-    return out;
+    std::string s;
+    s.reserve(bytes + n * static_cast<size_t>(d) * 11 + 2 * n);  // ~10 characters a number
+    s.append(glue[0]);
+    for (size_t i = 0; i < n; i++) {
+      appendRow(s, x + i * d, d);
+      s.append(glue[i + 1]);
+    }
+    return Napi::Buffer<char>::Copy(env, s.data(), s.size());
   });
 }
 
@@ -46,7 +71,7 @@ XL_FN(FormatRows) {
 
 void initFormat(Napi::Env env, Napi::Object exports) {
   auto f = Napi::Object::New(env);
-  f.Set("formatRows", Napi::Function::New(env, FormatRows, "formatRows"));
+  f.Set("joinRows", Napi::Function::New(env, JoinRows, "joinRows"));
   exports.Set("format", f);
 }
 

@@ -361,3 +361,21 @@ test('safetensors validation errors', () => {
   assert.ok(!fs.existsSync(p('w.st')));
   noTemps();
 });
+
+test('joinRows: each float32 as the shortest decimal that reads back as itself, around the given parts', async () => {
+  const { joinRows, jsonArrayOfRows } = await import('../src/io/json.js');
+  const v = Float32Array.from([0.1, -0.25, 1e-8, 3.4028234663852886e38, 1 / 3, NaN, Infinity, 0]);
+  const text = jsonArrayOfRows(v, 4).toString('utf8');
+  assert.equal(text, '[[0.1,-0.25,1e-08,3.4028235e+38],[0.33333334,null,null,0]]');
+  const back = (JSON.parse(text) as (number | null)[][]).flat();
+  v.forEach((x, i) => assert.equal(back[i] === null ? null : Math.fround(back[i]!), Number.isFinite(x) ? x : null, `[${i}]`));
+  // random values survive the round trip exactly
+  const r = Float32Array.from({ length: 512 * 3 }, (_, i) => Math.sin(i * 12.9898) * 10 ** ((i % 13) - 6));
+  const again = (JSON.parse(jsonArrayOfRows(r, 512).toString()) as number[][]).flat();
+  r.forEach((x, i) => assert.equal(Math.fround(again[i]!), x));
+  assert.equal(joinRows(Float32Array.from([1, 2]), 1, ['{"a":', ',"ü":', '}']).toString(), '{"a":[1],"ü":[2]}');
+  assert.equal(jsonArrayOfRows(new Float32Array(0), 4).toString(), '[]');
+  assert.throws(() => joinRows(Float32Array.from([1, 2, 3]), 2, ['', '']), /not whole rows/);
+  assert.throws(() => joinRows(Float32Array.from([1, 2]), 2, ['']), /rows \+ 1 strings/);
+  assert.throws(() => joinRows(Float32Array.from([1, 2]), 2, ['', 3 as unknown as string]), /parts\[1\] is not a string/);
+});

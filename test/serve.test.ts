@@ -83,6 +83,12 @@ describe('xling serve: TEI-compatible routes', () => {
     const buf = Buffer.from(b.data[0]!.embedding, 'base64');
     const f = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
     f.forEach((x, i) => assert.ok(Math.abs(x - j.data[0]!.embedding[i]!) < 1e-6));
+    // several inputs: in order, indexed, the vectors /embed gives
+    const texts = devColumn('de').slice(0, 3);
+    const many = await (await post('/v1/embeddings', { input: texts, lang: 'de' })).json() as typeof j;
+    const want = await (await post('/embed', { inputs: texts, lang: 'de' })).json() as number[][];
+    assert.deepEqual(many.data.map((e) => e.index), [0, 1, 2]);
+    assert.deepEqual(many.data.map((e) => e.embedding), want);
   });
 
   it('GET /health, /info, /metrics; the OpenAPI document at /docs', async () => {

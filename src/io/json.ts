@@ -2,7 +2,16 @@
 // as the same float32 (what serde_json writes for TEI), NaN/inf as null (as JSON.stringify).
 import { native } from '../native.js';
 
-/** One JSON array per row of d values: "[0.1,-0.25,…]". */
-export function jsonRows(v: Float32Array, d: number): string[] {
-  return native.format.formatRows!(v, d) as string[];
+/**
+ * A whole JSON text around the rows, as UTF-8 bytes: parts[0] row₀ parts[1] row₁ … parts[n]
+ * (n + 1 parts for n rows). For response bodies: no JavaScript string is made for the numbers.
+ */
+export function joinRows(v: Float32Array, d: number, parts: string[]): Buffer {
+  return native.format.joinRows!(v, d, parts) as Buffer;
+}
+
+/** joinRows as a JSON array of the rows: "[[…],[…]]". */
+export function jsonArrayOfRows(v: Float32Array, d: number): Buffer {
+  const n = v.length / d;
+  return joinRows(v, d, n ? ['[', ...Array<string>(n - 1).fill(','), ']'] : ['[]']);
 }

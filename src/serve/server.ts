@@ -11,7 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { centerRows, nearestCenterVoteAsync } from '../embed/centering.js';
-import { jsonRows } from '../io/json.js';
+import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
@@ -180,7 +180,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   }, async (req, reply) => {
     const b = req.body as { inputs: string | string[]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean };
     const v = await vectors(typeof b.inputs === 'string' ? [b.inputs] : b.inputs, b, reply);
-    return reply.type('application/json; charset=utf-8').send(`[${jsonRows(v, d).join(',')}]`);
+    return reply.type('application/json; charset=utf-8').send(jsonArrayOfRows(v, d));
   });
 
   app.post('/v1/embeddings', {
@@ -193,10 +193,12 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const texts = typeof b.input === 'string' ? [b.input] : b.input;
     const counted = { tokens: 0 };
     const v = await vectors(texts, { ...b, truncate: true }, reply, counted);
-    const rows = b.encoding_format === 'base64' ? texts.map((_, i) => JSON.stringify(toBase64(v.slice(i * d, (i + 1) * d)))) : jsonRows(v, d);
-    const data = rows.map((e, i) => `{"object":"embedding","embedding":${e},"index":${i}}`).join(',');
     const usage = JSON.stringify({ prompt_tokens: counted.tokens, total_tokens: counted.tokens });
-    return reply.type('application/json; charset=utf-8').send(`{"object":"list","data":[${data}],"model":${JSON.stringify(b.model ?? basename(o.modelDir))},"usage":${usage}}`);
+    const head = '{"object":"list","data":[', tail = `],"model":${JSON.stringify(b.model ?? basename(o.modelDir))},"usage":${usage}}`;
+    const open = '{"object":"embedding","embedding":', close = (i: number) => `,"index":${i}}`;
+    reply.type('application/json; charset=utf-8');
+    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => open + JSON.stringify(toBase64(v.slice(i * d, (i + 1) * d))) + close(i)).join(',') + tail);
+    return reply.send(joinRows(v, d, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
   });
   app.get('/health', { schema: { description: 'TEI: 200 when the model is ready', tags: ['TEI'] } }, async (_req, reply) => reply.status(200).send());
 
