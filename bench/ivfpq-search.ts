@@ -3,7 +3,9 @@
 // builder's factory for collections of this size), 4,000 queries, nprobe 4/16/64. Both sides
 // search the same index file with the same queries and threads; each figure is the best of
 // `--reps` timed searches of all queries (xling: the async entry point, as servers and jobs use
-// it; the sync one is reported too). Ratio = xling queries/s ÷ Python faiss queries/s.
+// it; the sync one is reported too). Ratio = xling queries/s ÷ Python faiss queries/s. xling's IVF
+// indexes search with parallel_mode 3 (native/faiss_binding.cc: all queries assigned by one BLAS
+// call); qps_parallel_mode_0 is xling with faiss's default split, for comparison.
 //   node dist/bench/ivfpq-search.js [--n 200000] [--queries 4000] [--reps 5] [--dir /tmp/xling-ivfpq-search] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -64,7 +66,12 @@ export async function run() {
       idx.search(xq, k);
       bestSync = Math.min(bestSync, performance.now() - t0);
     }
-    rows.push({ nprobe, qps: nq / (bestAsync / 1000), qps_sync: nq / (bestSync / 1000), recall_10at10: recall(truth, res!, k).tenAt10 });
+    // faiss's own split of the queries (parallel_mode 0: a coarse-quantizer BLAS call per thread), for comparison
+    idx.setParams('parallel_mode=0');
+    let bestSplit = Infinity;
+    for (let i = 0; i < reps; i++) { const t0 = performance.now(); await idx.searchAsync(xq, k); bestSplit = Math.min(bestSplit, performance.now() - t0); }
+    idx.setParams('parallel_mode=3');
+    rows.push({ nprobe, qps: nq / (bestAsync / 1000), qps_sync: nq / (bestSync / 1000), qps_parallel_mode_0: nq / (bestSplit / 1000), recall_10at10: recall(truth, res!, k).tenAt10 });
   }
   idx.dispose();
   const py = spawnSync(python, [join(benchRoot, 'py', 'ivfpq_search.py'), indexFile, queries, String(k), String(threads), nprobes.join(','), String(reps)], { encoding: 'utf8' });
@@ -80,7 +87,7 @@ if (process.argv[1]?.endsWith('ivfpq-search.js')) {
   const res = await run();
   if (jsonMode()) console.log(JSON.stringify(res));
   else {
-    for (const x of res.search) console.log(`${res.factory}, ${res.n} × ${res.d}, nprobe ${x.nprobe}: xling ${x.qps!.toFixed(0)} q/s (sync ${x.qps_sync!.toFixed(0)}), Python faiss ${x.python_qps!.toFixed(0)} q/s → ${x.ratio!.toFixed(3)}×, 10-recall@10 ${x.recall_10at10!.toFixed(3)}`);
+    for (const x of res.search) console.log(`${res.factory}, ${res.n} × ${res.d}, nprobe ${x.nprobe}: xling ${x.qps!.toFixed(0)} q/s (sync ${x.qps_sync!.toFixed(0)}, faiss's split ${x.qps_parallel_mode_0!.toFixed(0)}), Python faiss ${x.python_qps!.toFixed(0)} q/s → ${x.ratio!.toFixed(3)}×, 10-recall@10 ${x.recall_10at10!.toFixed(3)}`);
     console.log(`geometric mean ratio ${res.ratio.toFixed(3)}`);
   }
 }

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -48,9 +49,29 @@ struct IndexHolder {
   ~IndexHolder() { delete index; }
 };
 
+// The index under pre-transforms (OPQ, PCA) and ID maps: what decides how ids, merging and
+// parameters behave.
+faiss::Index* innerIndex(faiss::Index* idx) {
+  for (;;) {
+    if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) idx = pt->index;
+    else if (auto* m = dynamic_cast<faiss::IndexIDMap*>(idx)) idx = m->index;  // also IndexIDMap2
+    else return idx;
+  }
+}
+
+// faiss 1.7.3's IVF search (parallel_mode 0) splits the queries into one slice per OpenMP thread
+// and each thread runs its own coarse-quantizer search: concurrent BLAS calls whose OpenBLAS threads
+// contend with each other and with the OpenMP team. parallel_mode 3 assigns all queries with one
+// BLAS call, then scans the lists with the queries split over the threads (the same results).
+// `setParams("parallel_mode=0")` restores faiss's default.
+void searchDefaults(faiss::Index* idx) {
+  if (auto* ivf = dynamic_cast<faiss::IndexIVF*>(innerIndex(idx))) ivf->parallel_mode = 3;
+}
+
 Napi::Value wrapIndex(Napi::Env env, faiss::Index* idx) {
   auto* h = new IndexHolder();
   h->index = idx;
+  searchDefaults(idx);
   auto ext = Napi::External<IndexHolder>::New(env, h, [](Napi::Env, IndexHolder* p) {
     if (p->busy.load() == 0) delete p;
     else p->orphaned = true;  // the worker using it frees it when done (both on the JS thread)
@@ -107,16 +128,6 @@ faiss::MetricType metricOf(Napi::Env env, const Napi::Value& v) {
   if (m == "ip") return faiss::METRIC_INNER_PRODUCT;
   if (m == "l2") return faiss::METRIC_L2;
   throwJs(env, "metric must be 'ip' or 'l2'");
-}
-
-// The index under pre-transforms (OPQ, PCA) and ID maps: what decides how ids, merging and
-// parameters behave.
-faiss::Index* innerIndex(faiss::Index* idx) {
-  for (;;) {
-    if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) idx = pt->index;
-    else if (auto* m = dynamic_cast<faiss::IndexIDMap*>(idx)) idx = m->index;  // also IndexIDMap2
-    else return idx;
-  }
 }
 
 void applyThreads() {
@@ -244,7 +255,19 @@ XL_FN(SetParams) {
     expectArgs(info, 2, "setParams");
     auto* h = holderOf(env, info[0], "setParams");
     if (!info[1].IsString()) throwJs(env, "setParams: expected a string such as 'nprobe=64'");
-    faiss::ParameterSpace().set_index_parameters(h->index, info[1].As<Napi::String>().Utf8Value().c_str());
+    std::string params = info[1].As<Napi::String>().Utf8Value();
+    // parallel_mode (IVF indexes: how a search splits work over threads) is not a ParameterSpace name
+    static const std::string pm = "parallel_mode=";
+    if (params.rfind(pm, 0) == 0) {
+      auto* ivf = dynamic_cast<faiss::IndexIVF*>(innerIndex(h->index));
+      if (!ivf) throwJs(env, "setParams: parallel_mode applies to IVF indexes only");
+      char* end = nullptr;
+      long v = std::strtol(params.c_str() + pm.size(), &end, 10);
+      if (*end || v < 0 || v > 3) throwJs(env, "setParams: parallel_mode must be 0, 1, 2 or 3");
+      ivf->parallel_mode = static_cast<int>(v);
+      return env.Undefined();
+    }
+    faiss::ParameterSpace().set_index_parameters(h->index, params.c_str());
     return env.Undefined();
   });
 }

@@ -81,6 +81,23 @@ describe('faiss indexes', () => {
     for (const i of [ivf, pq, hnsw]) i.dispose();
   });
 
+  it('IVF search assigns all queries at once (parallel_mode 3): the results of faiss\'s default split (0), sync and async', async () => {
+    const idx = indexFactory(d, 'OPQ8,IVF64,PQ8', 'ip');
+    idx.train(xb);
+    idx.add(xb);
+    idx.setNprobe(8);
+    const ours = idx.search(xq, k), oursAsync = await idx.searchAsync(xq, k);
+    idx.setParams('parallel_mode=0');
+    const faiss0 = idx.search(xq, k);
+    assert.deepEqual(Array.from(ours.labels), Array.from(faiss0.labels));
+    assert.deepEqual(Array.from(ours.distances), Array.from(faiss0.distances));
+    assert.deepEqual(Array.from(oursAsync.labels), Array.from(faiss0.labels));
+    assert.ok(recallAt(exact.labels, ours.labels, nq, k) > 0.5);
+    assert.throws(() => idx.setParams('parallel_mode=7'), /parallel_mode must be 0, 1, 2 or 3/);
+    assert.throws(() => flat.setParams('parallel_mode=3'), /IVF indexes only/);
+    idx.dispose();
+  });
+
   it('training knobs: polysemous off, OPQ iterations; a cheap OPQ+IVF-PQ build still finds neighbours', () => {
     const idx = indexFactory(d, 'OPQ8,IVF32,PQ8', 'ip');
     assert.deepEqual(idx.setTrainingParams({ polysemous: false, opqIters: 5 }), { opqIters: 5, polysemous: false });
