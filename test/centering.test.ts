@@ -2,7 +2,7 @@
 // a file's language is the majority vote of the rows' nearest mean vectors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { centerRows, nearestCenterVote, nearestCenterVoteAsync, SpreadSample, spreadSample } from '../src/embed/centering.js';
+import { centerRows, nearestCenters, nearestCentersAsync, nearestCenterVote, SpreadSample, spreadSample, tallyVotes } from '../src/embed/centering.js';
 import { Rng } from '../src/util/rng.js';
 
 test('centerRows subtracts the mean and re-normalises', () => {
@@ -29,14 +29,18 @@ test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows',
   assert.equal(nearestCenterVote(rows, 3, new Map()), null);
 });
 
-test('nearestCenterVoteAsync (the server\'s, off the event loop) votes as nearestCenterVote', async () => {
+test('nearestCentersAsync (the server\'s, off the event loop) gives nearestCenters\' votes; their tally is nearestCenterVote', async () => {
   const rng = new Rng(3), d = 16;
   const centers = new Map(['de', 'fr', 'es', 'ru'].map((l) => [l, Float32Array.from({ length: d }, () => rng.normal())]));
   for (const n of [1, 7, 40, 3000]) {   // 3000 rows × 4 languages × 16 > 2^17: the worker-thread path
     const rows = Float32Array.from({ length: n * d }, () => rng.normal());
-    assert.deepEqual(await nearestCenterVoteAsync(rows, d, centers), nearestCenterVote(rows, d, centers));
+    const sync = nearestCenters(rows, d, centers), v = await nearestCentersAsync(rows, d, centers);
+    assert.deepEqual(v, sync);
+    assert.deepEqual(tallyVotes(v), nearestCenterVote(rows, d, centers));
   }
-  assert.equal(await nearestCenterVoteAsync(new Float32Array(0), d, centers), null);
+  assert.equal(tallyVotes(await nearestCentersAsync(new Float32Array(0), d, centers)), null);
+  // a tie goes to the alphabetically first language
+  assert.deepEqual(tallyVotes({ langs: ['fr', 'de'], nearest: Int32Array.from([0, 1]) }), { lang: 'de', share: 0.5 });
 });
 
 test('SpreadSample: every step-th non-blank line over the whole input, whatever the chunks', () => {

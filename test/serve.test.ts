@@ -70,6 +70,21 @@ describe('xling serve: TEI-compatible routes', () => {
     assert.equal(auto.headers.get('x-xling-lang'), model.identifyLanguage(sents)!.lang);
   });
 
+  it('concurrent requests are pooled into batches; each gets its own vectors and its own language', async () => {
+    const count = async () => Number(/^xling_batch_sentences_count (\d+)$/m.exec(await (await fetch(base + '/metrics')).text())![1]);
+    const before = await count();
+    const langs = ['de', 'fr', 'en', 'de', 'fr', 'en', 'de', 'fr'];
+    const sets = langs.map((l, i) => devColumn(l).slice(5 * i, 5 * i + 5));
+    const answers = await Promise.all(sets.map((inputs) => post('/embed', { inputs })));
+    assert.ok(await count() - before < langs.length, 'fewer batches than requests');
+    for (const [i, r] of answers.entries()) {
+      const lang = model.identifyLanguage(sets[i]!)!.lang;
+      assert.equal(r.headers.get('x-xling-lang'), lang, `request ${i}`);
+      const v = (await r.json() as number[][]).flat(), lib = model.embed(sets[i]!, { lang });
+      v.forEach((x, j) => assert.ok(Math.abs(x - lib[j]!) < 1e-5, `request ${i} [${j}]`));
+    }
+  });
+
   it('POST /v1/embeddings answers as OpenAI\'s API (float and base64)', async () => {
     const r = await post('/v1/embeddings', { input: 'What is Deep Learning?', model: 'text-embedding-3-small' });
     assert.equal(r.status, 200);

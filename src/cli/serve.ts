@@ -20,7 +20,7 @@ export const serveCommand = command(['serve'], {
     store: { type: 'string', metavar: 'FILE', help: 'the sentences of the index: line i = index row i (lang<TAB>sentence or plain)' },
     graph: { type: 'string', metavar: 'DIR', help: 'a graph directory (xling graph build): /neighbours/:id, /path, and its index and sentences for /search (instead of --index/--store)' },
     mapSample: { type: 'number', default: 5000, range: { int: true, min: 2, max: 50000 }, help: "sentences in the explorer's 2-D map (UMAP; computed once, cached as INDEX.map.json)" },
-    maxBatchTokens: { type: 'number', default: SERVE_DEFAULTS.maxBatchTokens, range: { int: true, min: 1 }, help: 'tokens per inference batch (dynamic batching of concurrent requests)' },
+    maxBatchTokens: { type: 'number', range: { int: true, min: 1 }, help: `tokens per inference batch (dynamic batching of concurrent requests; default ${SERVE_DEFAULTS.maxBatchTokens}, ${16 * SERVE_DEFAULTS.maxBatchTokens} n-gram features for a bag-of-n-grams model)` },
     maxClientBatchSize: { type: 'number', default: SERVE_DEFAULTS.maxClientBatchSize, range: { int: true, min: 1 }, help: 'inputs per request (413 beyond)' },
     maxConcurrentRequests: { type: 'number', default: SERVE_DEFAULTS.maxConcurrentRequests, range: { int: true, min: 1 }, help: '429 beyond' },
     maxBodyBytes: { type: 'number', default: SERVE_DEFAULTS.bodyLimit, range: { int: true, min: 1024 }, help: 'request body limit (413 beyond)' },

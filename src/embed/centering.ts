@@ -73,21 +73,27 @@ export function centerRows(rows: Float32Array, dim: number, mu: Float32Array, no
  * 12-language test identified correctly while single sentences were right ~50% of the time).
  */
 export function nearestCenterVote(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): { lang: string; share: number } | null {
-  const n = rows.length / dim;
-  if (!centers.size || n === 0) return null;
-  const t = centerTable(centers, dim);
+  return rows.length && centers.size ? tallyVotes(nearestCenters(rows, dim, centers)) : null;
+}
+
+/** A row's vote: the index of its nearest mean vector in `langs` (the centres' order). */
+export interface RowVotes { langs: string[]; nearest: Int32Array }
+
+/** Each row's nearest mean vector (rows L2-normalised). */
+export function nearestCenters(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): RowVotes {
+  const n = rows.length / dim, t = centerTable(centers, dim);
+  if (!n || !t.langs.length) return { langs: t.langs, nearest: new Int32Array(n) };
   // one matrix product in double precision (a server votes on every request: a JavaScript loop
   // over rows × languages × dim cost more than the request's embedding)
   const scores = noGrad(() => tidy(() => fromArray(Float64Array.from(rows), [n, dim]).matmul(fromArray(t.mu, [t.langs.length, dim]).t()).data() as Float64Array));
-  return vote(scores, n, t);
+  return { langs: t.langs, nearest: argmaxRows(scores, n, t) };
 }
 
-/** nearestCenterVote with the product on the addon's worker threads (a server's event loop stays free). */
-export async function nearestCenterVoteAsync(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): Promise<{ lang: string; share: number } | null> {
-  const n = rows.length / dim;
-  if (!centers.size || n === 0) return null;
-  const t = centerTable(centers, dim);
+/** nearestCenters with the product on the addon's worker threads (a server's event loop stays free). */
+export async function nearestCentersAsync(rows: Float32Array, dim: number, centers: Map<string, Float32Array>): Promise<RowVotes> {
+  const n = rows.length / dim, t = centerTable(centers, dim);
   const L = t.langs.length;
+  if (!n || !L) return { langs: t.langs, nearest: new Int32Array(n) };
   if (n * L * dim <= 1 << 17) {
     // a few rows (a one-sentence request): a loop here costs less than a round trip to a worker thread
     const scores = new Float64Array(n * L);
@@ -96,27 +102,35 @@ export async function nearestCenterVoteAsync(rows: Float32Array, dim: number, ce
       for (let j = 0; j < dim; j++) acc += rows[i * dim + j]! * t.mu[l * dim + j]!;
       scores[i * L + l] = acc;
     }
-    return vote(scores, n, t);
+    return { langs: t.langs, nearest: argmaxRows(scores, n, t) };
   }
-  const [x, muT] = noGrad(() => [keep(fromArray(Float64Array.from(rows), [n, dim])), keep(fromArray(t.mu, [t.langs.length, dim]).t())]);
+  const [x, muT] = noGrad(() => [keep(fromArray(Float64Array.from(rows), [n, dim])), keep(fromArray(t.mu, [L, dim]).t())]);
   try {
     const s = (await callOpAsync(opId('mm'), [x, muT])) as Tensor;
-    try { return vote(s.data() as Float64Array, n, t); } finally { s.dispose(); }
+    try { return { langs: t.langs, nearest: argmaxRows(s.data() as Float64Array, n, t) }; } finally { s.dispose(); }
   } finally { x.dispose(); muT.dispose(); }
 }
 
-/** argmax_l v·μ_l − |μ_l|²/2 per row from the [rows, languages] products, and the majority. */
-function vote(scores: Float64Array, n: number, t: { langs: string[]; half: Float64Array }): { lang: string; share: number } {
-  const L = t.langs.length;
-  const votes = new Map<string, number>();
+/** argmax_l v·μ_l − |μ_l|²/2 of each row, from the [rows, languages] products. */
+function argmaxRows(scores: Float64Array, n: number, t: { langs: string[]; half: Float64Array }): Int32Array {
+  const L = t.langs.length, out = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     let best = 0, bestScore = -Infinity;
     for (let l = 0; l < L; l++) { const v = scores[i * L + l]! - t.half[l]!; if (v > bestScore) { bestScore = v; best = l; } }
-    const lang = t.langs[best]!;
-    votes.set(lang, (votes.get(lang) ?? 0) + 1);
+    out[i] = best;
   }
-  const [lang, k] = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
-  return { lang, share: k / n };
+  return out;
+}
+
+/** The majority of the rows' votes (ties: the alphabetically first language), with its share. */
+export function tallyVotes(v: RowVotes): { lang: string; share: number } | null {
+  const n = v.nearest.length;
+  if (!n) return null;
+  const counts = new Int32Array(v.langs.length);
+  for (const l of v.nearest) counts[l]++;
+  let best = -1;
+  counts.forEach((c, l) => { if (best < 0 || c > counts[best]! || (c === counts[best] && v.langs[l]! < v.langs[best]!)) best = l; });
+  return { lang: v.langs[best]!, share: counts[best]! / n };
 }
 
 /** The mean vectors as one [languages, dim] table with |μ|²/2 per language, made once per map. */

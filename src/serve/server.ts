@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { centerRows, nearestCenterVoteAsync } from '../embed/centering.js';
+import { centerRows, nearestCentersAsync, tallyVotes } from '../embed/centering.js';
 import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
@@ -26,7 +26,7 @@ export interface ServeOptions {
   model: SentenceEncoderModel;
   /** Shown as model_id (the model directory's name). */
   modelDir: string;
-  maxBatchTokens?: number;          // 16384
+  maxBatchTokens?: number;          // 16384 (×16 for encoders of unpadded feature bags)
   maxClientBatchSize?: number;      // 32 inputs per request
   maxConcurrentRequests?: number;   // 512
   bodyLimit?: number;               // 2 MB
@@ -84,6 +84,9 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   // a server's model never changes: its fast inference path (if any) is built once
   const encoder: SentenceEncoder = model.encoder.fastPath?.({ tokens: Infinity, force: true }) ?? model.encoder;
   const d = model.dim;
+  // the token budget of a batch: for encoders that read unpadded bags of features (the averaging
+  // dual encoder: a "token" is one of a sentence's ~300 n-gram features), 16 times the default
+  const maxBatchTokens = o.maxBatchTokens ?? (encoder.batchLimits ? 16 * SERVE_DEFAULTS.maxBatchTokens : SERVE_DEFAULTS.maxBatchTokens);
 
   const registry = new Registry();
   const requests = new Counter({ name: 'xling_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [registry] });
@@ -94,7 +97,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const queueDepth = new Gauge({ name: 'xling_queue_sentences', help: 'sentences waiting for a batch', registers: [registry], collect() { this.set(batcher.queueDepth); } });
   const inflight = new Gauge({ name: 'xling_inflight_requests', help: 'requests being served', registers: [registry] });
   void queueDepth;
-  const batcher = new DynamicBatcher(encoder, opts.maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); });
+  const voteRows = async (rows: Float32Array) => { const u = rows.slice(); l2normalize(u, d); return nearestCentersAsync(u, d, model.centers); };
+  const batcher = new DynamicBatcher(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); }, voteRows);
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
   const app = Fastify({ logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs, return503OnClosing: true, forceCloseConnections: 'idle', ajv: { customOptions: { coerceTypes: false } } });
@@ -154,11 +158,11 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   async function vectors(inputs: string[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean }, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
     const seqs = tokenize(inputs, q.truncate ?? false);
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
-    const rows = await batcher.embed(seqs);
     let lang = q.lang === undefined ? o.lang ?? 'auto' : q.lang;
     const center = (q.center ?? o.center ?? true) && model.centers.size > 0;
+    const { rows, votes } = await batcher.embed(seqs, { vote: center && lang === 'auto' });
     if (q.normalize !== false || center) l2normalize(rows, d);
-    if (center && lang === 'auto') lang = (await nearestCenterVoteAsync(rows, d, model.centers))?.lang ?? null;
+    if (votes) lang = tallyVotes(votes)?.lang ?? null;
     const mu = center && lang ? model.centers.get(lang) ?? null : null;
     if (mu) centerRows(rows, d, mu, q.normalize !== false);
     if (mu && lang) reply?.header('x-xling-lang', lang);
@@ -205,7 +209,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.get('/info', { schema: { description: 'TEI: model and server settings (plus xling\'s)', tags: ['TEI'] } }, async () => ({
     model_id: basename(o.modelDir), model_sha: null, model_dtype: 'float32',
     model_type: { embedding: { pooling: 'model' } },
-    max_concurrent_requests: opts.maxConcurrentRequests, max_input_length: maxInputLength, max_batch_tokens: opts.maxBatchTokens,
+    max_concurrent_requests: opts.maxConcurrentRequests, max_input_length: maxInputLength, max_batch_tokens: maxBatchTokens,
     max_batch_requests: null, max_client_batch_size: opts.maxClientBatchSize, tokenization_workers: 1, version: '0.1.0',
     xling: {
       kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: [...model.centers.keys()].sort(),
