@@ -45,7 +45,57 @@ describe('word aligner (fast_align-style EM)', () => {
     assert.ok(right / found > 0.97, `precision ${right / found}`);
     assert.ok(right / total > 0.9, `recall ${right / total}`);
   });
+
+  it('gives the links of the textbook EM (a hash map of t(e|f), re-made each iteration), exactly', () => {
+    const rng = new Rng(11), V = 30;
+    const pairs: IdPair[] = Array.from({ length: 300 }, () => ({
+      src: Int32Array.from({ length: 1 + rng.int(8) }, () => rng.int(V)),
+      trg: Int32Array.from({ length: 1 + rng.int(8) }, () => rng.int(V + 5)),
+    }));
+    const o = { model1Iterations: 2, iterations: 3, tension: 4, nullProb: 0.08 };
+    assert.deepEqual(alignBothWays(pairs, V, V + 5, o), referenceAlignBothWays(pairs, V, V + 5, o));
+  });
 });
+
+/** fast_align's EM written plainly (the aligner before its cells were made dense), for the test above. */
+function referenceAlignBothWays(pairs: IdPair[], S: number, T: number, o: { model1Iterations: number; iterations: number; tension: number; nullProb: number }): [number, number][][] {
+  const diag = (i: number, j: number, m: number, n: number) => Math.exp(-o.tension * Math.abs((i + 1) / m - (j + 1) / n));
+  const train = (ps: IdPair[], sv: number, tv: number) => {
+    let t = new Map<number, number>();
+    for (const { src, trg } of ps) for (const e of trg) { t.set(sv * tv + e, 1); for (const f of src) t.set(f * tv + e, 1); }
+    for (let it = 0; it < o.model1Iterations + o.iterations; it++) {
+      const useDiag = it >= o.model1Iterations, counts = new Map<number, number>(), totals = new Float64Array(sv + 1);
+      for (const { src, trg } of ps) {
+        const n = src.length, m = trg.length, post = new Float64Array(n + 1);
+        for (let i = 0; i < m; i++) {
+          const e = trg[i]!;
+          let z = 0, dz = 0;
+          post[0] = (useDiag ? o.nullProb : 1 / (n + 1)) * t.get(sv * tv + e)!; z += post[0]!;
+          if (useDiag) for (let j = 0; j < n; j++) dz += diag(i, j, m, n);
+          for (let j = 0; j < n; j++) { post[j + 1] = (useDiag ? ((1 - o.nullProb) * diag(i, j, m, n)) / dz : 1 / (n + 1)) * t.get(src[j]! * tv + e)!; z += post[j + 1]!; }
+          for (let j = 0; j <= n; j++) { const f = j === 0 ? sv : src[j - 1]!, c = post[j]! / z; counts.set(f * tv + e, (counts.get(f * tv + e) ?? 0) + c); totals[f]! += c; }
+        }
+      }
+      t = new Map([...counts].map(([k, c]) => [k, c / totals[Math.floor(k / tv)]!]));
+    }
+    return t;
+  };
+  const best = (p: IdPair, t: Map<number, number>, sv: number, tv: number) => Array.from(p.trg, (e, i) => {
+    const n = p.src.length, m = p.trg.length;
+    let dz = 0, b = o.nullProb * t.get(sv * tv + e)!, at = -1;
+    for (let j = 0; j < n; j++) dz += diag(i, j, m, n);
+    for (let j = 0; j < n; j++) { const s = ((1 - o.nullProb) * diag(i, j, m, n)) / dz * t.get(p.src[j]! * tv + e)!; if (s > b) { b = s; at = j; } }
+    return at;
+  });
+  const rev = pairs.map((p) => ({ src: p.trg, trg: p.src }));
+  const fwd = train(pairs, S, T), bwd = train(rev, T, S);
+  return pairs.map((p, k) => {
+    const a = best(p, fwd, S, T), b = best(rev[k]!, bwd, T, S);
+    const links: [number, number][] = [];
+    a.forEach((j, i) => { if (j >= 0 && b[j] === i) links.push([j, i]); });
+    return links;
+  });
+}
 
 describe('multilingual skip-gram pairs', () => {
   const tok = new WordTokenizer(syntheticCorpus(50, 1).words);
