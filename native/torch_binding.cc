@@ -30,6 +30,7 @@
 
 #include "common.h"
 #include "bag.h"
+#include "row_linear.h"
 #include "lstm.h"
 
 namespace xling {
@@ -729,6 +730,32 @@ XL_FN(EmbeddingBagAsync) {
   });
 }
 
+// rowLinear(x, weight, bias|null) -> tensor: x · weightᵀ + bias with every row independent of the
+// batch (row_linear.h); rowLinearAsync: the same on a libuv worker thread.
+struct RowLinearArgs { at::Tensor x, weight, bias; };
+RowLinearArgs rowLinearArgs(const Napi::CallbackInfo& info, const char* name) {
+  auto env = info.Env();
+  expectArgs(info, 3, name);
+  auto arg = [&](int i, const char* what) { return tensorOf(env, info[i], std::string(name) + "(" + what + ")"); };
+  RowLinearArgs a{arg(0, "x"), arg(1, "weight"), at::Tensor()};
+  if (!info[2].IsNull() && !info[2].IsUndefined()) a.bias = arg(2, "bias");
+  return a;
+}
+
+XL_FN(RowLinear) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = rowLinearArgs(info, "rowLinear");
+    return wrap(info.Env(), rowLinear(a.x, a.weight, a.bias));
+  });
+}
+
+XL_FN(RowLinearAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = rowLinearArgs(info, "rowLinearAsync");
+    return queueTensor(info.Env(), [a] { return rowLinear(a.x, a.weight, a.bias); });
+  });
+}
+
 XL_FN(SparseAdamStep) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -898,6 +925,8 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("lstmRecurrence", LstmRecurrence);
   REG("embeddingBag", EmbeddingBag);
   REG("embeddingBagAsync", EmbeddingBagAsync);
+  REG("rowLinear", RowLinear);
+  REG("rowLinearAsync", RowLinearAsync);
   REG("sparseAdamStep", SparseAdamStep);
   REG("readInto", ReadInto);
   REG("writeFrom", WriteFrom);

@@ -3,7 +3,8 @@
 // command again reuses the finished flow; a worker killed with SIGKILL mid-shard loses the shard to
 // another worker and the result is unchanged; a Redis restarted mid-flow (append-only file on)
 // does not lose the flow; a shard whose input turns bad fails the flow at once, naming the shard
-// and the line, with no output; cancel removes a queued flow.
+// and the line, with no output; a worker killed inside a shard of a staged (graph) flow loses it to
+// another worker and the graph is unchanged; cancel removes a queued flow.
 import assert from 'node:assert/strict';
 import { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { flowStatus, listFlows } from '../src/cluster/flow.js';
 import { LocalRedis, startLocalRedis } from '../src/cluster/local-redis.js';
+import { stagedFlowStatus } from '../src/cluster/stages.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
 import { cli, cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
 
@@ -189,6 +191,33 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, new RegExp(`flow ${flow}: already completed`));
     for (const w of ws) await stop(w);
+  });
+
+  it('a worker killed inside a shard of a graph stage: another finishes the flow, the graph is unchanged', async () => {
+    corpus('gk.txt', 20000);
+    const common = ['--model', model, '--data', `de=${p('gk.txt')}`, '--factory', 'IVF16,Flat', '--min-words', '1', '-k', '5'];
+    const one = cli(['graph', 'build', ...common, '--out', p('gk-single'), '--quiet']);
+    assert.equal(one.status, 0, one.stderr);
+    const w1 = await startWorker('gk1');
+    const sub = await runAsync(['cluster', 'graph', ...common, '--out', p('gk-cluster'), '--redis', url, '--work', p('work'), '--shards', '4', '--detach']);
+    assert.equal(sub.code, 0, sub.stderr);
+    const flow = sub.stdout.trim();
+    // kill gk1 while it runs a shard of a sharded stage (embed, add or query)
+    let killedIn = '';
+    for (let t = 0; !killedIn; t++) {
+      const st = (await stagedFlowStatus(url, flow))!;
+      assert.ok(t < 3000 && st.state !== 'completed', 'gk1 never got inside a shard');
+      const active = st.stage > 0 ? st.jobs.find((j) => j.shard !== null && j.state === 'active') : undefined;
+      if (active) { await stop(w1, 'SIGKILL'); killedIn = active.id; }
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+    const w2 = await startWorker('gk2');
+    const r = await runAsync(['cluster', 'graph', ...common, '--out', p('gk-cluster'), '--redis', url, '--work', p('work'), '--shards', '4']);
+    assert.equal(r.code, 0, `killed in ${killedIn}: ${r.stderr}`);
+    for (const f of ['vectors.npy', 'index.faiss', 'neighbours.npy', 'distances.npy', 'sentences.txt']) {
+      assert.ok(readFileSync(p(`gk-cluster/${f}`)).equals(readFileSync(p(`gk-single/${f}`))), `${f} identical (killed in ${killedIn})`);
+    }
+    await stop(w2);
   });
 
   it('xling cluster index gives the index file xling index build writes (train once, add in shards, merge)', async () => {

@@ -286,4 +286,22 @@ describe('dual encoder family', () => {
     const n = Math.hypot(...v.subarray(d, 2 * d));
     assert.ok(Math.abs(n - 1) < 1e-5);
   });
+
+  it('a sentence\'s vector is the same bits whatever batch embeds it (alone, in a large batch, at another position, async)', async () => {
+    const cfg = dualConfig({ features: { buckets: 4096, dim: 96, ngrams: [1, 4] }, encoder: { outDim: 80 } });
+    const tok = dualFamily.fixedTokenizer!(cfg)!;
+    const { train: corpus } = synthetic(tok);
+    manualSeed(3);
+    const enc = dualFamily.createTask(cfg, tok, corpus, () => {}).encoder();
+    const sents = Array.from({ length: 700 }, (_, i) => `w${i % 37} w${(i * 7) % 41} w${i % 11} x${i}`);
+    const seqs = sents.map((s) => tok.encode(s));
+    const d = enc.dim, all = noGrad(() => tidy(() => enc.encode(seqs).toFloat32Array()));
+    for (const [a, b] of [[0, 1], [5, 6], [3, 700], [101, 357], [699, 700]] as const) {
+      const part = noGrad(() => tidy(() => enc.encode(seqs.slice(a, b)).toFloat32Array()));
+      assert.deepEqual(Array.from(part), Array.from(all.subarray(a * d, b * d)), `rows ${a}..${b}`);
+      const t = await enc.encodeAsync(seqs.slice(a, b));
+      assert.deepEqual(Array.from(t.toFloat32Array()), Array.from(all.subarray(a * d, b * d)), `rows ${a}..${b}, async`);
+      t.dispose();
+    }
+  });
 });

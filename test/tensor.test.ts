@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   arange, cat, crossEntropy, dropout, embedding, fromArray, gradCheck, keep, layerNorm, manualSeed, memoryStats,
   noGrad, normalize, cosineSimilarity, randn, setDefaultDtype, stack, tensor, Tensor, tidy, where, zeros, isGradEnabled, callOp, callOpAsync, opId, ones, randint,
+  linear, rowLinear, rowLinearAsync,
 } from '../src/tensor/index.js';
 
 const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-5) => {
@@ -200,6 +201,34 @@ describe('memory', () => {
     assert.throws(() => tidy(() => { zeros([3]); throw new Error('boom'); }), /boom/);
     assert.equal(memoryStats().handles, before);
     assert.throws(() => tidy((() => Promise.resolve(1)) as () => unknown), /synchronous/);
+  });
+});
+
+describe('rowLinear: a linear map whose rows do not depend on the batch', () => {
+  it('is x·Wᵀ + b; a row gives the same bits alone, in any batch, at any position, sync or async', async () => {
+    manualSeed(5);
+    for (const [K, N] of [[96, 80], [7, 35], [256, 512]]) {
+      const W = keep(randn([N, K])), b = keep(randn([N])), X = keep(randn([300, K]));
+      const x = X.toFloat32Array();
+      const all = noGrad(() => tidy(() => rowLinear(X, W, b).toFloat32Array()));
+      close(all, noGrad(() => tidy(() => linear(X, W, b).toFloat32Array())), 1e-4);  // another summation order than BLAS
+      for (const [a, z] of [[0, 1], [5, 6], [3, 300], [101, 257], [299, 300]]) {
+        const part = noGrad(() => tidy(() => rowLinear(fromArray(x.slice(a * K, z * K), [z - a, K]), W, b).toFloat32Array()));
+        assert.deepEqual(Array.from(part), Array.from(all.subarray(a * N, z * N)), `K ${K} N ${N} rows ${a}..${z}`);
+      }
+      const t = await noGrad(() => rowLinearAsync(X, W, null));
+      close(t.toFloat32Array(), noGrad(() => tidy(() => linear(X, W).toFloat32Array())), 1e-4);
+      t.dispose(); W.dispose(); b.dispose(); X.dispose();
+    }
+  });
+  it('bad shapes, dtypes and gradients are Errors', () => {
+    tidy(() => {
+      const x = randn([4, 3]), w = randn([5, 3]);
+      assert.throws(() => rowLinear(x, randn([5, 4])), /weight must be a float32 \[N, 3\]/);
+      assert.throws(() => rowLinear(x, w, randn([4])), /bias must be float32 \[5\]/);
+      assert.throws(() => rowLinear(x.to('float64'), w), /x must be a 2-D float32/);
+      assert.throws(() => rowLinear(x, w.clone().requiresGrad_()), /inference only/);
+    });
   });
 });
 

@@ -398,7 +398,10 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
 /** Joins the shards' outputs of a step: vectors (concatenated), index (merged), neighbours/distances (concatenated). */
 export function mergeGraphShards(g: string, log: (l: string) => void = (l) => process.stderr.write(`[graph] ${l}\n`)): void {
   const files = readdirSync(g);
-  const shardsOf = (base: string) => files.filter((f) => f.startsWith(`${base}.shard-`)).sort((a, b) => shardIndex(a) - shardIndex(b));
+  // the shards' finished files only: a killed shard leaves its temporary (NAME.tmp-PID-…), which
+  // shares the prefix and must never be read
+  const shardsOf = (base: string) => files.filter((f) => new RegExp(`^${base}\\.shard-\\d+-of-\\d+\\.(npy|faiss)$`).test(f)).sort((a, b) => shardIndex(a) - shardIndex(b));
+  const leftovers = (base: string) => { for (const f of files) if (f.startsWith(`${base}.shard-`) && f.includes('.tmp-')) rmSync(join(g, f), { force: true }); };
   for (const base of ['vectors', 'neighbours', 'distances']) {
     const parts = shardsOf(base);
     if (!parts.length || existsSync(join(g, `${base}.npy`))) continue;
@@ -410,6 +413,7 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
       w.close();
     } catch (e) { w.abort(); throw e; } finally { readers.forEach((r) => r.close()); }
     for (const p of parts) rmSync(join(g, p));
+    leftovers(base);
     log(`merged ${parts.length} shards → ${base}.npy`);
   }
   const timings = files.filter((f) => /^steps\.\w+\.shard-\d+-of-\d+\.json$/.test(f));
@@ -431,6 +435,7 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
     base.write(join(g, 'index.faiss'));
     base.dispose();
     for (const p of ix) rmSync(join(g, p));
+    leftovers('index');
     log(`merged ${ix.length} index shards → index.faiss`);
   }
 }

@@ -107,6 +107,17 @@ export function embedding(weight: Tensor, indices: Tensor, paddingIdx = -1): Ten
 export function embeddingBag(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor {
   return new Tensor(native.torch.embeddingBag(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
 }
+/**
+ * x · weightᵀ + bias (weight [N, K] as Linear stores it) with every output row the same whatever
+ * batch it is in (BLAS results depend on the matrix sizes): inference only, no gradient.
+ */
+export function rowLinear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
+  return new Tensor(native.torch.rowLinear(x.handle, weight.handle, bias?.handle ?? null));
+}
+/** rowLinear() on a worker thread. */
+export async function rowLinearAsync(x: Tensor, weight: Tensor, bias?: Tensor | null): Promise<Tensor> {
+  return new Tensor(await native.torch.rowLinearAsync(x.handle, weight.handle, bias?.handle ?? null));
+}
 /** embeddingBag() on a worker thread, without autograd (inference). */
 export async function embeddingBagAsync(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
   return new Tensor(await native.torch.embeddingBagAsync(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));

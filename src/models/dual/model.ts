@@ -5,8 +5,8 @@
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
-import { arange, cat, dropout, embeddingBagAsync, rand } from '../../tensor/ops.js';
-import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
+import { arange, cat, dropout, embeddingBagAsync, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
+import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
 
 export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
@@ -132,7 +132,10 @@ export class DualEncoder extends Module {
         });
         pooled = feats.length === 1 ? feats[0]! : cat(feats, 1);
       }
-      return this.proj.forward(this.cfg.activation === 'tanh' ? pooled.tanh() : pooled);
+      const act = this.cfg.activation === 'tanh' ? pooled.tanh() : pooled;
+      // inference: a sentence's vector must not depend on the batch it is embedded in (a server
+      // request's batch, a cluster shard, a whole file); BLAS GEMMs round by the matrix sizes
+      return isGradEnabled() ? this.proj.forward(act) : rowLinear(act, this.proj.weight, this.proj.bias);
     });
   }
 
@@ -148,7 +151,7 @@ export class DualEncoder extends Module {
       const b = this.featureBags(seqs);
       const pooled = own(await embeddingBagAsync(this.embed.weight, own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
       const act = this.cfg.activation === 'tanh' ? own((await callOpAsync(opId('tanh'), [pooled])) as Tensor) : pooled;
-      return (await callOpAsync(opId('linear'), [act, this.proj.weight, this.proj.bias])) as Tensor;
+      return await rowLinearAsync(act, this.proj.weight, this.proj.bias);
     } finally {
       for (const t of tmp) t.dispose();
     }
