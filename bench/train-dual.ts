@@ -71,16 +71,27 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
 
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-'));
   try {
-    const sideJson = (seqs: Int32Array[]) => {
+    // the feature ids, offsets and weights as raw arrays in one file (in JSON they would exceed the
+    // longest string V8 can make at the fast-1h batch size); the JSON says where each one lies
+    const chunks: Buffer[] = [];
+    let at = 0;
+    const put = (a: Int32Array | BigInt64Array | Float32Array): [number, number] => {
+      chunks.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+      at += a.byteLength;
+      return [at - a.byteLength, a.length];
+    };
+    const side = (seqs: Int32Array[]) => {
       const b = enc.featureBags(seqs);
-      return { ids: Array.from(b.ids), offsets: Array.from(b.offsets, Number), weights: Array.from(b.weights), ...(kind === 'transformer' ? { lengths: seqs.map((s) => Math.max(1, s.length)) } : {}) };
+      return { ids: put(b.ids), offsets: put(b.offsets), weights: put(b.weights), ...(kind === 'transformer' ? { lengths: put(Int32Array.from(seqs, (s) => Math.max(1, s.length))) } : {}) };
     };
     const f = join(dir, 'batches.json');
     const mc = enc.cfg;
+    const sides = batches.map((b) => ({ src: side(b.src), trg: side(b.trg) }));
+    writeFileSync(join(dir, 'batches.bin'), Buffer.concat(chunks));
     writeFileSync(f, JSON.stringify({
       kind, threads, warmup, lr: cfg.optim.lr, margin: cfg.loss.margin, scale: cfg.loss.scale,
       rows: enc.embed.numEmbeddings, model: { dim: mc.dim, outDim: mc.outDim, initStd: mc.initStd, dropout: mc.dropout, maxLen: mc.maxLen, heads: mc.heads, ff: mc.ff, layers: mc.layers },
-      batches: batches.map((b) => ({ src: sideJson(b.src), trg: sideJson(b.trg) })),
+      data: 'batches.bin', batches: sides,
     }));
     const torch = runPython('train_dual.py', [f]);
     return { name: `train_step_dual_${kind}`, threads, batch: cfg.batch.size, steps, xling_pairs_per_s: xlingRate, torch_pairs_per_s: torch.pairs_per_s!, ratio: xlingRate / torch.pairs_per_s!, xling_params: task.module.numParameters(), torch_params: torch.params! };

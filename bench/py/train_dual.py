@@ -2,10 +2,10 @@
 """PyTorch side of bench/train-dual: the dual encoder of configs/fast-1h.json (and its Transformer
 variant) as a PyTorch practitioner writes it — nn.EmbeddingBag(sparse=True) over hashed feature
 ids, torch.optim.SparseAdam for that table, Adam for the rest, in-batch additive-margin softmax in
-both directions — trained on the exact feature batches xling uses (JSON from bench/train-dual).
+both directions — trained on the exact feature batches xling uses (raw arrays + a JSON index from bench/train-dual).
 Prints JSON timings."""
-import json, sys, time
-import torch, torch.nn as nn, torch.nn.functional as F
+import json, os, sys, time
+import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 
 cfg = json.load(open(sys.argv[1]))
 torch.set_num_threads(cfg['threads']); torch.manual_seed(0)
@@ -46,12 +46,20 @@ opt_s = torch.optim.SparseAdam(sparse, cfg['lr']); opt_d = torch.optim.Adam(dens
 enc.train()
 
 
+raw = open(os.path.join(os.path.dirname(sys.argv[1]), cfg['data']), 'rb').read()
+
+
+def array(where, dtype):
+    """[byte offset, count] of a raw array in the data file, as a tensor."""
+    return torch.from_numpy(np.frombuffer(raw, dtype=dtype, count=where[1], offset=where[0]).copy())
+
+
 def tensors(side):
-    """One side of a batch from JSON: the bags, ready for nn.EmbeddingBag."""
-    out = {'ids': torch.tensor(side['ids'], dtype=torch.long), 'offsets': torch.tensor(side['offsets'][:-1], dtype=torch.long),
-           'weights': torch.tensor(side['weights'], dtype=torch.float32)}
+    """One side of a batch: the bags, ready for nn.EmbeddingBag."""
+    out = {'ids': array(side['ids'], np.int32).long(), 'offsets': array(side['offsets'], np.int64)[:-1], 'weights': array(side['weights'], np.float32)}
     if 'lengths' in side:
-        T = max(side['lengths']); out['mask'] = torch.arange(T).unsqueeze(0) < torch.tensor(side['lengths']).unsqueeze(1)
+        lengths = array(side['lengths'], np.int32)
+        out['mask'] = torch.arange(int(lengths.max())).unsqueeze(0) < lengths.unsqueeze(1)
     return out
 
 
