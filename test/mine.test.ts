@@ -58,11 +58,12 @@ describe('margin scoring and retrieval', () => {
     // chunked search reports progress over both directions and gives the same pairs
     const seen: number[] = [];
     const chunked = mine(w.src, w.trg, d, { margin: 'ratio', retrieval: 'fwd', chunk: 64, onProgress: (done, total) => { seen.push(done); assert.equal(total, 300 + w.trg.length / d); } });
-    // the same pairs; scores equal up to float rounding (BLAS blocks differ with the chunk size)
-    assert.deepEqual(chunked.map((c) => [c.src, c.trg]), ratio.map((c) => [c.src, c.trg]));
-    chunked.forEach((c, i) => {
-      assert.ok(Math.abs(c.cos - ratio[i]!.cos) < 1e-5 && Math.abs(c.score - ratio[i]!.score) < 1e-5, `pair ${i}: ${c.score} vs ${ratio[i]!.score}`);
-    });
+    // the same pairs with the same scores to the bit, although BLAS blocks the raw search
+    // differently for 64 queries than for 300 (the scores are recomputed in a fixed order)
+    assert.deepEqual(chunked, ratio);
+    const raw = (q: Float32Array) => knn(q, w.trg, d, 4, 'ip').distances;
+    const whole = raw(w.src), part = raw(w.src.subarray(0, 64 * d));
+    assert.ok(part.some((v, i) => v !== whole[i]), 'the raw search differs in the last bits (else this test shows nothing)');
     assert.equal(seen.length, Math.ceil(300 / 64) + Math.ceil(w.trg.length / d / 64));
     assert.equal(seen.at(-1), 300 + w.trg.length / d);
   });

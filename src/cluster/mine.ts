@@ -9,7 +9,7 @@ import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
-import { candidatesFromKnn, formatPairs, knnChunkedAsync, MarginKind, Retrieval } from '../mine/mine.js';
+import { candidatesFromKnn, formatPairs, knnChunkedAsync, MarginKind, rescoreExact, Retrieval } from '../mine/mine.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import type { StagePlan } from './stages.js';
 
@@ -51,7 +51,8 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const k = Math.min(r.k, sv.n, tv.n);
     for (const [dir, q, base] of [['fwd', sv, tv], ['bwd', tv, sv]] as const) {
       const [lo, hi] = shardRows(q.n, [i, n]);
-      const res = await knnChunkedAsync(q.data.subarray(lo * d, hi * d), base.data, d, k);
+      const part = q.data.subarray(lo * d, hi * d);
+      const res = rescoreExact(await knnChunkedAsync(part, base.data, d, k), part, base.data, d);  // as xling mine scores
       const dw = NpyWriter.open(knnFile(work, dir, 'dist', i, n), k, 'float32'), iw = NpyWriter.open(knnFile(work, dir, 'ids', i, n), k, 'int64');
       try { dw.append(res.distances); iw.append(res.labels); dw.close(); iw.close(); } catch (e) { dw.abort(); iw.abort(); throw e; }
       log(`${dir}: rows ${lo}..${hi - 1}, k ${k}`);

@@ -101,6 +101,35 @@ export function mergeTopK(acc: SearchResult | null, part: SearchResult, offset: 
   return { distances, labels, n, k };
 }
 
+/**
+ * Recomputes every found neighbour's similarity as one dot product summed in a fixed order
+ * (float64, rounded to float32) and re-sorts each row best first (ties: lower id). Why: BLAS
+ * blocks a search differently for different query counts, so the same query scored in another
+ * call (a shard, a chunk) could differ in the last bit, and a mined pair's printed score with it;
+ * approximate indexes (PQ) give approximate scores. Costs rows × k dot products.
+ */
+export function rescoreExact(r: SearchResult, q: Float32Array, base: Float32Array, d: number): SearchResult {
+  const { n, k } = r;
+  const row: { s: number; l: bigint }[] = [];
+  for (let i = 0; i < n; i++) {
+    row.length = 0;
+    for (let j = 0; j < k; j++) {
+      const l = r.labels[i * k + j]!;
+      if (l < 0n) continue;
+      const a = i * d, b = Number(l) * d;
+      let s = 0;
+      for (let t = 0; t < d; t++) s += q[a + t]! * base[b + t]!;
+      row.push({ s: Math.fround(s), l });
+    }
+    row.sort((x, y) => y.s - x.s || (x.l < y.l ? -1 : x.l > y.l ? 1 : 0));
+    for (let j = 0; j < k; j++) {
+      r.distances[i * k + j] = j < row.length ? row[j]!.s : -Infinity;
+      r.labels[i * k + j] = j < row.length ? row[j]!.l : -1n;
+    }
+  }
+  return r;
+}
+
 function rowMeans(r: SearchResult): Float32Array {
   const m = new Float32Array(r.n);
   for (let i = 0; i < r.n; i++) {
@@ -121,19 +150,17 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
   let searched = 0;
   const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
   const viaIndex: KnnFn = (q, _b, _d, kk) => o.trgIndex!.search(q, kk);
-  const fwd = knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk);
-  const bwd = knnChunked(trg, src, d, k, o.chunk, o.knn, onChunk);
-  const dot = (i: number, j: number) => { let s = 0; const a = i * d, b = j * d; for (let t = 0; t < d; t++) s += src[a + t]! * trg[b + t]!; return s; };
-  // index distances may be approximate (PQ): score exact cosines
-  return candidatesFromKnn(fwd, bwd, { ...o, exactCos: o.trgIndex ? dot : undefined });
+  // exact, fixed-order scores: the pairs do not depend on how the search was split (or on PQ error)
+  const fwd = rescoreExact(knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk), src, trg, d);
+  const bwd = rescoreExact(knnChunked(trg, src, d, k, o.chunk, o.knn, onChunk), trg, src, d);
+  return candidatesFromKnn(fwd, bwd, o);
 }
 
 /**
  * The mined pairs from both directions' k-NN tables (src→trg and trg→src, best first): margin
- * scores against each side's mean neighbour similarity, then the retrieval rule. `exactCos`
- * rescores the forward candidates (when those came from an approximate index).
+ * scores against each side's mean neighbour similarity, then the retrieval rule.
  */
-export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<MineOptions, 'margin' | 'retrieval' | 'threshold'> & { exactCos?: (src: number, trg: number) => number }): Candidate[] {
+export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<MineOptions, 'margin' | 'retrieval' | 'threshold'>): Candidate[] {
   const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
   const mx = rowMeans(fwd), my = rowMeans(bwd);
 
@@ -146,7 +173,7 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
         const l = Number(r.labels[i * r.k + j]!);
         if (l < 0) continue;
         const s = fromSrc ? i : l, t = fromSrc ? l : i;
-        const cos = o.exactCos && fromSrc ? o.exactCos(s, t) : r.distances[i * r.k + j]!;
+        const cos = r.distances[i * r.k + j]!;
         const score = marginScore(kind, cos, mx[s]!, my[t]!);
         if (!top || score > top.score) top = { src: s, trg: t, score, cos };
       }
