@@ -10,6 +10,7 @@ import { loadSentenceEncoder, writeModelFiles } from '../src/embed/model-dir.js'
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { additiveMarginLoss } from '../src/models/dual/loss.js';
 import { collisions, dualFamily } from '../src/models/dual/family.js';
+import { DualEncoder } from '../src/models/dual/model.js';
 import { EmbeddingBag, SparseAdam } from '../src/nn/index.js';
 import { readSafetensors } from '../src/io/safetensors.js';
 import { embedding } from '../src/tensor/ops.js';
@@ -247,6 +248,32 @@ describe('dual encoder family', () => {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    }
+  });
+
+  it('a body runs over length groups of the batch: the same vectors and gradients as one sentence at a time', () => {
+    const { words } = syntheticCorpus(900, 1);
+    const tok = new WordTokenizer(words);
+    const { train: corpus } = synthetic(tok);
+    // 1 to 40 tokens, shuffled: the batch of 100 runs as 3 length groups
+    const seqs = Array.from({ length: 100 }, (_, i) => tok.encode(Array.from({ length: 1 + ((i * 37) % 40) }, (_, j) => words[(i + 3 * j) % words.length]).join(' ')));
+    for (const body of [{ body: 'transformer', layers: 1, heads: 2, ff: 64, pooling: ['max', 'mean'] }, { body: 'bilstm', layers: 1, hidden: 16, pooling: ['mean'] }]) {
+      manualSeed(4);
+      const cfg = dualConfig({ vocab: { type: 'bpe' }, encoder: { ...body, outDim: 24 } });
+      const task = dualFamily.createTask(cfg, tok, corpus, () => {});
+      const enc = (task.module as unknown as { encoder: DualEncoder }).encoder;
+      enc.train();
+      const w = fromArray(Float32Array.from({ length: 100 * 24 }, (_, i) => Math.sin(i)), [100, 24]);
+      const dense = enc.namedParameters().filter(([n]) => n !== 'embed.weight');
+      const grads = () => dense.map(([, p]) => { const g = p.grad!.toFloat32Array(); p.zeroGrad(); return g; });
+      const grouped = tidy(() => { const v = enc.forward(seqs); v.mul(w).sum().backward(); return v.toFloat32Array(); });
+      const gGrouped = grads();
+      const single = new Float32Array(100 * 24);
+      seqs.forEach((q, i) => tidy(() => { const v = enc.forward([q]); single.set(v.toFloat32Array(), i * 24); v.mul(w.narrow(0, i, 1)).sum().backward(); }));
+      const gSingle = grads();
+      grouped.forEach((x, i) => assert.ok(Math.abs(x - single[i]!) < 1e-5, `${body.body}: value ${i}: ${x} vs ${single[i]}`));
+      gGrouped.forEach((g, k) => g.forEach((x, i) => assert.ok(Math.abs(x - gSingle[k]![i]!) < 1e-4 * (1 + Math.abs(x)), `${body.body}: ${dense[k]![0]}[${i}]: ${x} vs ${gSingle[k]![i]}`)));
+      w.dispose(); task.module.dispose();
     }
   });
 

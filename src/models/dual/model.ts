@@ -9,6 +9,9 @@ import { arange, cat, dropout, embeddingBagAsync, rand, rowLinear, rowLinearAsyn
 import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
 
+/** Length groups of a batch for encoders with a body (see forward), and the fewest rows a group gets. */
+const MAX_LENGTH_GROUPS = 4, MIN_GROUP_ROWS = 32;
+
 export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
 export type BodyKind = 'none' | 'transformer' | 'bilstm';
 
@@ -106,8 +109,30 @@ export class DualEncoder extends Module {
     return { ...b, T };
   }
 
-  /** Sentence vectors [B, outDim] (not normalised) of token-id sequences (training or eval mode). */
+  /**
+   * Sentence vectors [B, outDim] (not normalised) of token-id sequences (training or eval mode).
+   * A body runs over length-sorted groups of the batch, each padded to its own longest sequence:
+   * gettext strings run from 1 to 60+ tokens, and one padded block would spend most of its
+   * Transformer (or BiLSTM) work on padding. Masking makes the vectors the same either way.
+   */
   forward(seqs: Int32Array[]): Tensor {
+    const groups = this.bagOnly ? 1 : Math.min(MAX_LENGTH_GROUPS, Math.floor(seqs.length / MIN_GROUP_ROWS));
+    if (groups <= 1) return this.forwardPadded(seqs);
+    const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length || a - b);
+    const rank = new Int32Array(seqs.length);
+    order.forEach((i, r) => { rank[i] = r; });
+    return tidy(() => {
+      const parts: Tensor[] = [];
+      for (let g = 0; g < groups; g++) {
+        const lo = Math.floor((g * seqs.length) / groups), hi = Math.floor(((g + 1) * seqs.length) / groups);
+        parts.push(this.forwardPadded(order.slice(lo, hi).map((i) => seqs[i]!)));
+      }
+      return cat(parts, 0).indexSelect(0, fromArray(rank));
+    });
+  }
+
+  /** forward() over one block padded to its longest sequence. */
+  private forwardPadded(seqs: Int32Array[]): Tensor {
     return tidy(() => {
       let pooled: Tensor;
       const bags = this.featureBags(seqs);
