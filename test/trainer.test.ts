@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,10 +150,16 @@ describe('LASER trainer', () => {
       const part = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, log: () => {}, stopAfterSteps: 17 });
       part.task.module.dispose();
       assert.equal((JSON.parse(readFileSync(join(b, 'checkpoint', 'state.json'), 'utf8')) as { step: number }).step, 10, 'the last checkpoint before the kill');
+      // the kill -9 came during the next checkpoint save: the whole checkpoint already moved to
+      // checkpoint.old, a half-written one lies in a temporary (CI once carried one into a model)
+      renameSync(join(b, 'checkpoint'), join(b, 'checkpoint.old'));
+      mkdirSync(join(b, 'checkpoint.tmp-99999-0badf00d'));
+      writeFileSync(join(b, 'checkpoint.tmp-99999-0badf00d', 'model.safetensors.tmp-99999-deadbeef'), 'half');
       const resumed = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, resume: true, log: () => {} });
       const la = full.log.map((e) => e.loss), lb = readFileSync(join(b, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { loss: number }).loss);
       assert.equal(lb.length, la.length);
       for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
+      assert.deepEqual(readdirSync(b).filter((f) => f.startsWith('checkpoint')), ['checkpoint'], 'no temporaries, no checkpoint.old');
       full.task.module.dispose(); resumed.task.module.dispose();
       await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: join(b, 'none'), resume: true, log: () => {} }), /--resume: no checkpoint in/);
     } finally {

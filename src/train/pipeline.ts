@@ -98,7 +98,8 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const work = `${o.out}.partial`;
   let resume = false;
   if (o.resume) {
-    if (existsSync(join(work, 'checkpoint', 'state.json'))) {
+    // (checkpoint.old: a kill between the two renames of a checkpoint save; the trainer restores it)
+    if (existsSync(join(work, 'checkpoint', 'state.json')) || existsSync(join(work, 'checkpoint.old', 'state.json'))) {
       resume = true;
     } else if (existsSync(join(o.out, 'checkpoint', 'state.json'))) {
       // continue a finished model (e.g. with a larger budget): work on a copy, swap at the end

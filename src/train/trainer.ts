@@ -13,7 +13,7 @@ import { Adam, clipGradNorm, PlateauDecay, SparseAdam, warmupInvSqrt } from '../
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, Tensor, tidy } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { releaseTemp, removeStaleTemporaries, tempPathFor } from '../util/atomic.js';
 import { formatDuration } from '../util/progress.js';
 import { lineChart } from '../util/svg.js';
 import { DevSet, xsimOnDev } from './validate.js';
@@ -58,6 +58,15 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   mkdirSync(outDir, { recursive: true });
   const ckDir = join(outDir, 'checkpoint');
   const logFile = join(outDir, 'train-log.jsonl');
+  if (o.resume) {
+    // a kill -9 can leave half-written temporaries, and (between the two renames of saveCheckpoint)
+    // the last whole checkpoint under checkpoint.old
+    removeStaleTemporaries(outDir);
+    if (!existsSync(join(ckDir, 'state.json')) && existsSync(join(`${ckDir}.old`, 'state.json'))) {
+      rmSync(ckDir, { recursive: true, force: true });
+      renameSync(`${ckDir}.old`, ckDir);
+    }
+  }
   if (o.resume && !existsSync(join(ckDir, 'state.json'))) throw new Error(`--resume: no checkpoint in ${ckDir}`);
 
   manualSeed(cfg.seed);

@@ -49,6 +49,27 @@ export function removeTemporariesOnSignals(onSignal?: (signal: NodeJS.Signals) =
   }
 }
 
+/** A name {@link tempPathFor} makes: `<target>.tmp-<pid>-<8 hex>`. */
+const TEMP_NAME = /\.tmp-\d+-[0-9a-f]{8}$/;
+
+/**
+ * Removes the temporaries that a killed process (kill -9, power loss: no signal handler ran) left
+ * in `dir` and its subfolders, so that a resumed run does not carry them into its output. Only for
+ * a directory this process owns (a training work directory), never a user's folder.
+ */
+export function removeStaleTemporaries(dir: string): string[] {
+  const removed: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (TEMP_NAME.test(e.name) && !temporaries.has(p)) { fs.rmSync(p, { recursive: true, force: true }); removed.push(p); }
+      else if (e.isDirectory()) walk(p);
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir);
+  return removed;
+}
+
 function unlinkQuiet(p: string): void {
   try { fs.unlinkSync(p); } catch { /* already gone */ }
   releaseTemp(p);
