@@ -52,6 +52,10 @@ describe('LASER trainer', () => {
     assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
     const weighted = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
     assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
+    // a weighted path of 10⁵+ examples (the gettext corpus has 531k X→en): no call-stack overflow
+    const rows = 300_000, ids = Int32Array.from([1]);
+    const big = { langs: ['xx', 'en'], rows, ids: new Map([['xx', new Array(rows).fill(ids)], ['en', new Array(rows).fill(ids)]]) };
+    assert.equal(buildExamples(big, [{ kind: '1:1', src: ['xx'], trg: ['en'], weight: 2 }]).length, 2 * rows);
   });
 
   it('samples one language pair per batch with a temperature', () => {

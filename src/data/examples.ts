@@ -52,7 +52,8 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
     if (w !== 1) {
       const own = out.splice(start);
       const whole = Math.floor(w), frac = w - whole;
-      for (let r = 0; r < whole; r++) out.push(...own);
+      // (a loop, not push(...own): spreading a path of 10⁵+ examples overflows the call stack)
+      for (let r = 0; r < whole; r++) for (const e of own) out.push(e);
       if (frac > 0) for (let i = 0; i < own.length; i++) if (Math.floor((i + 1) * frac) > Math.floor(i * frac)) out.push(own[i]!);
     }
   }

@@ -109,7 +109,7 @@ export async function codeSwitchProbe(o: CodeSwitchOptions): Promise<{ collectio
     if (!idx.length) continue;
     const t = idx.map((i) => o.rows[i]!.get(l)!);
     parts.push(await o.embed(t, l));
-    texts.push(...t); rowOf.push(...idx);
+    for (let j = 0; j < t.length; j++) { texts.push(t[j]!); rowOf.push(idx[j]!); } // (no push(...): 10⁵+ rows overflow the stack)
   }
   const base = new Float32Array(texts.length * o.dim);
   let at = 0;
