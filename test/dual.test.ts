@@ -161,6 +161,10 @@ describe('additive margin loss', () => {
     const a = Int32Array.from([5, 6]), b = Int32Array.from([7]), c = Int32Array.from([5, 6]);
     assert.deepEqual(collisions([a, b, c], [b, a, Int32Array.from([9])]).sort((p, q) => p - q), [2, 6]);
     assert.deepEqual(collisions([a, b], [a, Int32Array.from([7, 0])]), []);
+    // the same corpus row in other languages: translations, not negatives
+    const ys = [Int32Array.from([5]), Int32Array.from([6]), Int32Array.from([8])], xs = [b, a, Int32Array.from([3])];
+    assert.deepEqual(collisions(xs, ys), []);
+    assert.deepEqual(collisions(xs, ys, [4, 9, 4]).sort((p, q) => p - q), [2, 6]);
   });
 });
 

@@ -74,10 +74,19 @@ function seqKey(s: Int32Array): number {
   return h >>> 0;
 }
 
-/** Flat positions i·B + j of pairs that share a source or a target text: not negatives of each other. */
-export function collisions(src: Int32Array[], trg: Int32Array[]): number[] {
+/**
+ * Flat positions i·B + j of pairs that are not negatives of each other: they share a source or a
+ * target text, or (given `rows`) come from the same row of the parallel corpus — with paths to
+ * several target languages, (de, fr) and (es, it) of one row are all translations.
+ */
+export function collisions(src: Int32Array[], trg: Int32Array[], rows?: number[]): number[] {
   const B = src.length;
   const out: number[] = [];
+  if (rows) {
+    const byRow = new Map<number, number[]>();
+    rows.forEach((r, i) => { const g = byRow.get(r); if (g) g.push(i); else byRow.set(r, [i]); });
+    for (const g of byRow.values()) for (const i of g) for (const j of g) if (i !== j) out.push(i * B + j);
+  }
   for (const side of [src, trg]) {
     const groups = new Map<number, number[]>();
     side.forEach((s, i) => { const k = seqKey(s); const g = groups.get(k); if (g) g.push(i); else groups.set(k, [i]); });
@@ -174,7 +183,7 @@ class DualTask implements TrainingTask<DualBatch> {
       let got = 0;
       for (let j = 0; j < r.k && got < k; j++) {
         const l = Number(r.labels[i * r.k + j]);
-        if (l < 0 || this.targets[l]!.key === gold) continue;
+        if (l < 0 || this.targets[l]!.key === gold || this.targets[l]!.row === e.row) continue;
         out.push(this.ids(this.targets[l]!.lang, this.targets[l]!.row));
         got++;
       }
@@ -191,7 +200,7 @@ class DualTask implements TrainingTask<DualBatch> {
     return tidy(() => {
       const v = normalize(this.module.encoder.forward([...src, ...trg, ...neg]), 1);
       const z = neg.length ? v.narrow(0, 2 * B, neg.length) : null;
-      return additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, collisions(src, trg));
+      return additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, collisions(src, trg, ex.map((e) => e.row)));
     });
   }
 
