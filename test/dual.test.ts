@@ -198,6 +198,8 @@ describe('dual encoder family', () => {
     assert.throws(() => parseConfig({ model: 'dual', encoder: { body: 'transformer' } }, 'c.json'), /with 'vocab\.type' 'none' a sentence is one bag/);
     assert.throws(() => parseConfig({ model: 'dual', loss: { margin: -1 } }, 'c.json'), /'loss\.margin' must be a number >= 0/);
     assert.throws(() => parseConfig({ model: 'dual', paths: [{ kind: '1:N', src: '*', trg: ['en', 'de'] }] }, 'c.json'), /1:1 paths/);
+    assert.doesNotThrow(() => parseConfig({ model: 'dual', paths: [{ kind: '1:1', src: '*', trg: ['en'], weight: 3 }, { kind: '1:1', src: '*', trg: '*' }] }, 'c.json'));
+    assert.throws(() => parseConfig({ model: 'jmt', paths: [{ kind: '1:1', src: '*', trg: '*' }] }, 'c.json'), /the jmt model trains on 1:1 paths \(one target language\)/);
     assert.throws(() => parseConfig({ model: 'dual', decoder: {} }, 'c.json'), /unknown setting 'decoder'/);
     assert.throws(() => parseConfig({ model: 'nmt' }, 'c.json'), /c\.json: 'model': unknown model kind "nmt" \(known: laser, dual, jmt\)/);
     assert.throws(() => parseConfig({ model: 'dual', budget: { pairs: 0 } }, 'c.json'), /'budget' needs pairs > 0 or minutes > 0/);

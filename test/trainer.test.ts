@@ -52,6 +52,17 @@ describe('LASER trainer', () => {
     assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
     const weighted = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
     assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
+    // trg '*': every two languages of a row once, the earlier column as the source
+    const all = buildExamples(trainSet, [{ kind: '1:1', src: '*', trg: '*' }]);
+    let want = 0;
+    for (let r = 0; r < trainSet.rows; r++) { const k = trainSet.langs.filter((l) => trainSet.ids.get(l)![r]).length; want += (k * (k - 1)) / 2; }
+    assert.ok(want > 700);
+    assert.equal(all.length, want);
+    assert.equal(new Set(all.map((e) => `${e.row} ${e.src[0]} ${e.trg[0]}`)).size, want, 'each pair once');
+    assert.ok(all.every((e) => trainSet.langs.indexOf(e.src[0]!) < trainSet.langs.indexOf(e.trg[0]!)));
+    assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: '*' }]), /trg '\*' needs kind 1:1 and src '\*'/);
+    assert.throws(() => parseConfig({ paths: [{ kind: '1:N', src: '*', trg: '*' }] }, 'c.json'), /c\.json: paths\[0\]: trg '\*' .*needs kind '1:1' and src '\*'/);
+    assert.throws(() => parseConfig({ model: 'laser', paths: [{ kind: '1:1', src: '*', trg: '*' }] }, 'c.json'), /a laser path names its target languages/);
     // a weighted path of 10⁵+ examples (the gettext corpus has 531k X→en): no call-stack overflow
     const rows = 300_000, ids = Int32Array.from([1]);
     const big = { langs: ['xx', 'en'], rows, ids: new Map([['xx', new Array(rows).fill(ids)], ['en', new Array(rows).fill(ids)]]) };

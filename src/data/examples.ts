@@ -6,12 +6,14 @@ import { Rng } from '../util/rng.js';
  * A training path. '1:1': each source language → one target language. '1:N': one source decoded
  * into several target languages in the same step (losses summed). 'M:1': several source
  * languages of the same sentence, sentence vectors averaged, one target.
- * Language lists accept '*' = every language of the corpus except the targets.
+ * Language lists accept '*' = every language of the corpus except the targets. A 1:1 path with
+ * src and trg both '*' pairs every two languages of a row once (the earlier corpus column as the
+ * source): the N-way corpus as all its translation pairs, for losses that treat both sides alike.
  */
 export interface PathConfig {
   kind: '1:1' | '1:N' | 'M:1';
   src: string[] | '*';
-  trg: string[];
+  trg: string[] | '*';
   /** Relative sampling weight of this path's examples (default 1). */
   weight?: number;
 }
@@ -33,9 +35,12 @@ export interface Batch {
   pairs: number;
 }
 
-function resolveSrc(p: PathConfig, langs: string[]): string[] {
+function resolveSrc(p: PathConfig & { trg: string[] }, langs: string[]): string[] {
   return p.src === '*' ? langs.filter((l) => !p.trg.includes(l)) : p.src;
 }
+
+/** How a path reads in messages. */
+const pathName = (p: PathConfig) => `${p.kind} ${JSON.stringify(p.src)}→${p.trg === '*' ? '*' : p.trg.join(',')}`;
 
 /**
  * Enumerates the examples of every path (M:1 uses pairs of sources of the same row). A path's
@@ -48,7 +53,7 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
     const start = out.length;
     pathExamples(c, p, out);
     const w = p.weight ?? 1;
-    if (!(w > 0)) throw new Error(`path ${p.kind} → ${p.trg.join(',')}: weight must be > 0`);
+    if (!(w > 0)) throw new Error(`path ${pathName(p)}: weight must be > 0`);
     if (w !== 1) {
       const own = out.splice(start);
       const whole = Math.floor(w), frac = w - whole;
@@ -62,13 +67,21 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
 }
 
 function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
-  for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
-    if (!c.ids.has(l)) throw new Error(`path ${p.kind} ${JSON.stringify(p.src)}→${p.trg.join(',')}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
+  if (p.trg === '*') {
+    if (p.kind !== '1:1' || p.src !== '*') throw new Error(`path ${pathName(p)}: trg '*' needs kind 1:1 and src '*'`);
+    for (let r = 0; r < c.rows; r++) {
+      const present = c.langs.filter((l) => c.ids.get(l)?.[r] !== undefined);
+      for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: [present[i]!], trg: [present[j]!] });
+    }
+    return;
   }
-  const srcs = resolveSrc(p, c.langs);
+  for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
+    if (!c.ids.has(l)) throw new Error(`path ${pathName(p)}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
+  }
+  const srcs = resolveSrc(p as PathConfig & { trg: string[] }, c.langs);
   for (let r = 0; r < c.rows; r++) {
     const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
-    const trg = p.trg.filter(has);
+    const trg = (p.trg as string[]).filter(has);
     if (p.kind === '1:1') {
       if (!trg.length) continue;
       // src == trg (auto-encoding, e.g. en→en) only when the path names it explicitly

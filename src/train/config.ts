@@ -69,7 +69,9 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
   if (!cfg.paths.length) throw new Error(`${file}: 'paths' must list at least one path`);
   for (const [i, p] of cfg.paths.entries()) {
     if (!['1:1', '1:N', 'M:1'].includes(p.kind)) throw new Error(`${file}: paths[${i}].kind must be 1:1, 1:N or M:1`);
-    if (!Array.isArray(p.trg) || !p.trg.length || p.trg.some((l) => typeof l !== 'string')) throw new Error(`${file}: paths[${i}].trg must list target languages`);
+    if (p.trg === '*') {
+      if (p.kind !== '1:1' || p.src !== '*') throw new Error(`${file}: paths[${i}]: trg '*' (every pair of languages of a row) needs kind '1:1' and src '*'`);
+    } else if (!Array.isArray(p.trg) || !p.trg.length || p.trg.some((l) => typeof l !== 'string')) throw new Error(`${file}: paths[${i}].trg must be '*' or list target languages`);
     if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length || p.src.some((l) => typeof l !== 'string'))) throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
     if (p.weight !== undefined) checkNumber(file, `paths[${i}].weight`, p.weight, { above: 0 });
   }

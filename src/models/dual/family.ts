@@ -248,7 +248,7 @@ export const dualFamily: ModelFamily = {
     const c = cfg as DualTrainConfig;
     const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
     for (const [i, p] of c.paths.entries()) {
-      if (p.kind !== '1:1' || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language)`);
+      if (p.kind !== '1:1' || (p.trg !== '*' && p.trg.length !== 1)) throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language, or '*': every pair of languages)`);
     }
     int('features.buckets', c.features.buckets, 1);
     if (!Array.isArray(c.features.ngrams) || c.features.ngrams.length !== 2) throw new Error(`${file}: 'features.ngrams' must be [min, max]`);

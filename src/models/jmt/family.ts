@@ -193,7 +193,7 @@ export const jmtFamily: ModelFamily = {
     const c = cfg as JmtTrainConfig;
     const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
     if (c.vocab.type === 'none') throw new Error(`${file}: 'vocab.type' must be 'words', 'bpe' or 'unigram' for the jmt model (its skip-gram learns a vector per token)`);
-    for (const [i, p] of c.paths.entries()) if (p.kind !== '1:1' || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the jmt model trains on 1:1 paths (one target language)`);
+    for (const [i, p] of c.paths.entries()) if (p.kind !== '1:1' || !Array.isArray(p.trg) || p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: the jmt model trains on 1:1 paths (one target language)`);
     checkChoice(file, 'encoder.type', c.encoder.type, ['lstm', 'avg']);
     for (const k of ['dim', 'hidden', 'layers'] as const) int(`encoder.${k}`, c.encoder[k], 1);
     checkNumber(file, 'encoder.initStd', c.encoder.initStd, { min: 0 });

@@ -21,7 +21,7 @@ export type LaserTrainConfig = TrainConfig & LaserSections;
 
 export function laserConfigOf(cfg: TrainConfig, tok: TextTokenizer): LaserConfig {
   const c = cfg as LaserTrainConfig;
-  const trgLangs = [...new Set(c.paths.flatMap((p) => p.trg))];
+  const trgLangs = [...new Set(c.paths.flatMap((p) => (p.trg === '*' ? [] : p.trg)))]; // ('*' is refused by validate)
   return {
     vocabSize: tok.vocabSize, padId: tok.padId,
     embedDim: c.encoder.embedDim, hidden: c.encoder.hidden, layers: c.encoder.layers, bidirectional: c.encoder.bidirectional, pooling: c.encoder.pooling,
@@ -109,6 +109,7 @@ export const laserFamily: ModelFamily = {
     const c = cfg as LaserTrainConfig;
     if (c.vocab.type === 'none') throw new Error(`${file}: 'vocab.type' must be 'bpe' or 'unigram' for the laser model (it decodes subword tokens)`);
     for (const [i, p] of c.paths.entries()) {
+      if (p.trg === '*') throw new Error(`${file}: paths[${i}]: a laser path names its target languages (the decoder has an embedding for each)`);
       if (p.kind === '1:1' && p.trg.length !== 1) throw new Error(`${file}: paths[${i}]: a 1:1 path has one target language`);
     }
     for (const k of ['embedDim', 'hidden', 'layers'] as const) checkNumber(file, `encoder.${k}`, c.encoder[k], { int: true, min: 1 });

@@ -1,0 +1,31 @@
+// The two figures issue 11 sets bars on, for one model directory: similarity-search error on the
+// gettext dev set (12 core languages) and on the game-dialogue dev set (8 languages, another
+// domain), X→en and en→X averaged, raw and with per-language centring.
+// Usage: node scripts/core-eval.mjs MODEL_DIR [--json OUT.json]
+//        [--dev ../shared/data/gettext/dev.tsv.gz] [--dialogue ../shared/data/dialogue/dev.tsv.gz]
+import { writeFileSync } from 'node:fs';
+import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
+import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
+import { xsimOnDev } from '../dist/src/train/validate.js';
+
+const args = process.argv.slice(2);
+const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
+const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
+const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
+const jsonFile = opt('--json', null);
+const [modelDir] = args;
+if (!modelDir || args.length > 1) { console.error('usage: node scripts/core-eval.mjs MODEL_DIR [--json OUT.json]'); process.exit(2); }
+
+// the languages of the trainer's check and of the dual-encoder ablations
+const sets = {
+  gettext: devSetOf(await loadTable(devFile), ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'], 200, 1000),
+  dialogue: devSetOf(await loadTable(dialogueFile), ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'cs', 'sv'], 200, 100000),
+};
+const model = loadSentenceEncoder(modelDir);
+const round = (x) => +x.toFixed(2);
+const out = {};
+for (const [name, set] of Object.entries(sets)) {
+  out[name] = { raw: round(xsimOnDev(model, set, { center: false }).average), centred: round(xsimOnDev(model, set).average) };
+  console.log(`${name}: ${out[name].raw}% (centred ${out[name].centred}%)`);
+}
+if (jsonFile) writeFileSync(jsonFile, JSON.stringify(out) + '\n');
