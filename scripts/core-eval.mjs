@@ -5,8 +5,8 @@
 //        [--dev ../shared/data/gettext/dev.tsv.gz] [--dialogue ../shared/data/dialogue/dev.tsv.gz]
 import { writeFileSync } from 'node:fs';
 import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
 import { xsimOnDev } from '../dist/src/train/validate.js';
+import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
@@ -16,11 +16,7 @@ const jsonFile = opt('--json', null);
 const [modelDir] = args;
 if (!modelDir || args.length > 1) { console.error('usage: node scripts/core-eval.mjs MODEL_DIR [--json OUT.json]'); process.exit(2); }
 
-// the languages of the trainer's check and of the dual-encoder ablations
-const sets = {
-  gettext: devSetOf(await loadTable(devFile), ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'], 200, 1000),
-  dialogue: devSetOf(await loadTable(dialogueFile), ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'cs', 'sv'], 200, 100000),
-};
+const sets = await coreDevSets(devFile, dialogueFile);
 const model = loadSentenceEncoder(modelDir);
 const round = (x) => +x.toFixed(2);
 const out = {};

@@ -10,10 +10,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
 import { xsimOnDev } from '../dist/src/train/validate.js';
 import { lineChart } from '../dist/src/util/svg.js';
 import { arange, fromArray, noGrad, tidy } from '../dist/src/tensor/index.js';
+import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
@@ -36,9 +36,7 @@ const variants = [
   ['subword + n-gram tokens, max+mean+first+attention', merge(subword, { encoder: { pooling: ['max', 'mean', 'first', 'attention'] } })],
 ].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
-const core = ['de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'];
-const dev = devSetOf(await loadTable(devFile), core, 200, 1000);
-const dialogue = devSetOf(await loadTable(dialogueFile), ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'cs', 'sv'], 200, 100000);
+const { gettext: dev, dialogue } = await coreDevSets(devFile, dialogueFile);
 
 /** Mean cosine of dev translation pairs and of each source's hardest non-translation (over all dev targets). */
 function cosines(model) {

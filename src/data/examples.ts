@@ -35,8 +35,8 @@ export interface Batch {
   pairs: number;
 }
 
-function resolveSrc(p: PathConfig & { trg: string[] }, langs: string[]): string[] {
-  return p.src === '*' ? langs.filter((l) => !p.trg.includes(l)) : p.src;
+function resolveSrc(src: PathConfig['src'], trg: string[], langs: string[]): string[] {
+  return src === '*' ? langs.filter((l) => !trg.includes(l)) : src;
 }
 
 /** How a path reads in messages. */
@@ -78,10 +78,10 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
   for (const l of [...(p.src === '*' ? [] : p.src), ...p.trg]) {
     if (!c.ids.has(l)) throw new Error(`path ${pathName(p)}: language '${l}' is not in the corpus (has ${c.langs.join(' ')})`);
   }
-  const srcs = resolveSrc(p as PathConfig & { trg: string[] }, c.langs);
+  const srcs = resolveSrc(p.src, p.trg, c.langs);
   for (let r = 0; r < c.rows; r++) {
     const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
-    const trg = (p.trg as string[]).filter(has);
+    const trg = p.trg.filter(has);
     if (p.kind === '1:1') {
       if (!trg.length) continue;
       // src == trg (auto-encoding, e.g. en→en) only when the path names it explicitly

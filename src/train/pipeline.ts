@@ -17,7 +17,7 @@ import { heatmap } from '../util/svg.js';
 import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { readLines } from '../io/lines.js';
 import { devSetOf, encodeTable, loadTable, NWayTable } from './prepare.js';
-import { train, TrainLogEntry } from './trainer.js';
+import { hasCheckpoint, train, TrainLogEntry } from './trainer.js';
 import { xsimOnDev, XsimResult } from './validate.js';
 
 export interface TrainModelOptions {
@@ -98,10 +98,9 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const work = `${o.out}.partial`;
   let resume = false;
   if (o.resume) {
-    // (checkpoint.old: a kill between the two renames of a checkpoint save; the trainer restores it)
-    if (existsSync(join(work, 'checkpoint', 'state.json')) || existsSync(join(work, 'checkpoint.old', 'state.json'))) {
+    if (hasCheckpoint(work)) {
       resume = true;
-    } else if (existsSync(join(o.out, 'checkpoint', 'state.json'))) {
+    } else if (hasCheckpoint(o.out)) {
       // continue a finished model (e.g. with a larger budget): work on a copy, swap at the end
       rmSync(work, { recursive: true, force: true });
       cpSync(o.out, work, { recursive: true });

@@ -52,6 +52,11 @@ interface Checkpoint {
 
 export interface TrainResult { task: TrainingTask; log: TrainLogEntry[] }
 
+/** Whether `outDir` holds a checkpoint that `train({ resume: true })` continues (checkpoint.old: a kill between the two renames of a save). */
+export function hasCheckpoint(outDir: string): boolean {
+  return ['checkpoint', 'checkpoint.old'].some((d) => existsSync(join(outDir, d, 'state.json')));
+}
+
 export async function train(o: TrainOptions): Promise<TrainResult> {
   const { config: cfg, corpus, tokenizer: tok, outDir } = o;
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -67,7 +72,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
       renameSync(`${ckDir}.old`, ckDir);
     }
   }
-  if (o.resume && !existsSync(join(ckDir, 'state.json'))) throw new Error(`--resume: no checkpoint in ${ckDir}`);
+  if (o.resume && !hasCheckpoint(outDir)) throw new Error(`--resume: no checkpoint in ${ckDir}`);
 
   manualSeed(cfg.seed);
   const tTask = performance.now();
