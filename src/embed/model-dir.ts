@@ -6,7 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
-import { getFamily } from '../models/registry.js';
+import { getLoader } from '../models/registry.js';
 import { parseConfig } from '../train/config.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
@@ -88,7 +88,7 @@ export function replaceDir(tmp: string, dir: string): void {
 /** Refuses keys of a model shape that its family does not know (as the training config refuses unknown settings). */
 function checkModelKeys(model: unknown, kind: string, f: string, section: string): void {
   if (typeof model !== 'object' || model === null || Array.isArray(model)) throw new Error(`${f}: '${section}' must be an object`);
-  const known = getFamily(kind, f).modelKeys;
+  const known = getLoader(kind, f).modelKeys;
   for (const k of Object.keys(model)) if (!known.includes(k)) throw new Error(`${f}: unknown key '${section}.${k}' for a ${kind} model (known: ${known.join(', ')})`);
 }
 
@@ -124,11 +124,11 @@ export function modelLanguages(dir: string): string[] {
 /** Loads the sentence encoder, tokenizer and per-language means of a model directory (full or exported). */
 export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
-  const family = getFamily(cfg.kind, join(dir, 'config.json'));
+  const loader = getLoader(cfg.kind, join(dir, 'config.json'));
   const file = join(dir, 'model.safetensors');
   const { tensors } = loadTensors(file, (k) => k.startsWith('center.'));
   const centers = new Map<string, Float32Array>();
   for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
-  const { encoder, tokenizer } = family.loadEncoder(dir, cfg, (m) => loadModule(m, file, { prefix: 'encoder.' }));
+  const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => loadModule(m, file, { prefix: o?.prefix ?? 'encoder.', rename: o?.rename }));
   return new SentenceEncoderModel(encoder, tokenizer, centers, cfg);
 }

@@ -1,6 +1,9 @@
-// A model family is a plug-in: it reads its own config sections, builds a model and its training
-// task (batches + loss) for the generic trainer (src/train/trainer.ts), and loads an encoder back
-// from a model directory. Families are registered by kind in ./registry.ts.
+// Two plug-in interfaces, registered by kind in ./registry.ts:
+// - EncoderLoader: loads an encoder (and its tokenizer) back from a model directory. Every kind has
+//   one, also kinds xling only imports (LASER checkpoints, Hugging Face encoders).
+// - TrainingPlugin: reads its own config sections, builds a model and its training task (batches +
+//   loss) for the generic trainer (src/train/trainer.ts). Only the kinds xling trains have one.
+// A trained family (laser, dual, jmt) is both: a ModelFamily.
 import { EncodedCorpus, PathConfig } from '../data/examples.js';
 import { Module } from '../nn/module.js';
 import { Optimizer } from '../nn/optim.js';
@@ -108,14 +111,34 @@ export interface SavedModelConfig {
 
 export interface LoadedEncoder { encoder: SentenceEncoder; tokenizer: TextTokenizer; dispose(): void }
 
-export interface ModelFamily {
+/**
+ * Reads weights of model.safetensors into a module: by default the tensors named
+ * `encoder.<name>`; `prefix` picks another prefix, `rename` maps a module's parameter name to the
+ * stored name (null: not stored, left as built), for loaders whose stored names differ.
+ */
+export type LoadWeights = (m: Module, o?: { prefix?: string; rename?: (name: string) => string | null }) => void;
+
+/** Loads the encoder of a model directory of one kind. */
+export interface EncoderLoader {
   readonly kind: string;
   /** One line for --help and errors. */
   readonly summary: string;
+  /** The keys of the kind's model shape (config.json's `model`); a model directory with others is refused. */
+  readonly modelKeys: readonly string[];
+  /**
+   * The inference encoder of a model directory: the loader builds the encoder module (large tables
+   * uninitialised: withoutTableInit) and calls load(module), which reads model.safetensors'
+   * `encoder.*` weights straight into it.
+   */
+  loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder;
+}
+
+/** What `xling train` needs of a kind it trains. */
+export interface TrainingPlugin {
+  readonly kind: string;
+  readonly summary: string;
   /** Defaults of the family's own top-level config sections (unknown keys in them are errors). */
   readonly sections: Record<string, unknown>;
-  /** The keys of the family's model shape (config.json's `model`); a model directory with others is refused. */
-  readonly modelKeys: readonly string[];
   /** The family's defaults for generic settings, deep-merged over the generic defaults. */
   readonly defaults?: Record<string, unknown>;
   /** Checks the family's sections and the generic settings it constrains; errors name file and key. */
@@ -127,10 +150,7 @@ export interface ModelFamily {
   fixedTokenizer?(cfg: TrainConfig): TextTokenizer | undefined;
   /** Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its task. */
   createTask(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void): TrainingTask;
-  /**
-   * The inference encoder of a model directory: the family builds the encoder module (large tables
-   * uninitialised: withoutTableInit) and calls load(module), which reads model.safetensors'
-   * `encoder.*` weights straight into it.
-   */
-  loadEncoder(dir: string, saved: SavedModelConfig, load: (encoder: Module) => void): LoadedEncoder;
 }
+
+/** A family xling trains and loads. */
+export type ModelFamily = EncoderLoader & TrainingPlugin;

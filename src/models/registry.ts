@@ -1,5 +1,6 @@
-// Model families by kind. Adding a family: one folder under src/models/ and one line here.
-import { ModelFamily } from './family.js';
+// Model kinds. A family xling trains (one folder under src/models/) registers both its loader and
+// its training plug-in; a kind xling only imports registers a loader. Adding one: a line here.
+import { EncoderLoader, ModelFamily } from './family.js';
 import { dualFamily } from './dual/family.js';
 import { jmtFamily } from './jmt/family.js';
 import { laserFamily } from './laser/family.js';
@@ -10,11 +11,31 @@ const FAMILIES: ModelFamily[] = [
   jmtFamily,
 ];
 
+/** Kinds that are loaded but not trained from scratch (imported models). */
+const IMPORTED: EncoderLoader[] = [
+];
+
+const LOADERS: EncoderLoader[] = [...FAMILIES, ...IMPORTED];
+
+/** The kinds `xling train` can train. */
 export function familyKinds(): string[] { return FAMILIES.map((f) => f.kind); }
 
-/** The family of a kind; the error lists the known kinds. */
+/** Every kind a model directory can have. */
+export function loaderKinds(): string[] { return LOADERS.map((f) => f.kind); }
+
+/** The training plug-in of a kind; the error lists the kinds that can be trained. */
 export function getFamily(kind: string, where = 'model'): ModelFamily {
   const f = FAMILIES.find((x) => x.kind === kind);
-  if (!f) throw new Error(`${where}: unknown model kind ${JSON.stringify(kind)} (known: ${familyKinds().join(', ')})`);
+  if (!f) {
+    const imported = IMPORTED.some((x) => x.kind === kind);
+    throw new Error(`${where}: ${imported ? `model kind ${JSON.stringify(kind)} is imported, not trained from scratch` : `unknown model kind ${JSON.stringify(kind)}`} (trainable: ${familyKinds().join(', ')})`);
+  }
+  return f;
+}
+
+/** The loader of a model directory's kind; the error lists the known kinds. */
+export function getLoader(kind: string, where = 'model'): EncoderLoader {
+  const f = LOADERS.find((x) => x.kind === kind);
+  if (!f) throw new Error(`${where}: unknown model kind ${JSON.stringify(kind)} (known: ${loaderKinds().join(', ')})`);
   return f;
 }

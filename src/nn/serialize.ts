@@ -60,18 +60,22 @@ export function saveModule(m: Module, path: string, metadata?: Record<string, st
  * module's state-dict names after `prefix`). Strict: every weight present, with its shape; other
  * names in the file that start with the prefix are errors too.
  */
-export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean } = {}): void {
+export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean; rename?: (name: string) => string | null } = {}): void {
   const prefix = o.prefix ?? '', strict = o.strict ?? true;
   const h = readSafetensorsHeader(path);
   const own = m.stateDict();
-  const missing = [...own.keys()].filter((k) => !(prefix + k in h.entries));
-  const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !own.has(k.slice(prefix.length)));
+  // the stored name of each of the module's tensors (rename: a loader's own mapping; null: not stored)
+  const stored = new Map<string, string | null>([...own.keys()].map((k) => [k, o.rename ? o.rename(k) : prefix + k]));
+  const storedNames = new Set([...stored.values()].filter((x): x is string => x !== null));
+  const missing = [...own.keys()].filter((k) => stored.get(k) !== null && !(stored.get(k)! in h.entries));
+  const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !storedNames.has(k));
   if (strict && (missing.length || unexpected.length)) throw new Error(`${path}: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
   const direct: [unknown, number][] = [];
   for (const [k, t] of own) {
-    const e = h.entries[prefix + k];
-    if (!e) continue;
-    if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${prefix + k}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
+    const name = stored.get(k);
+    const e = name ? h.entries[name] : undefined;
+    if (!e || !name) continue;
+    if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${name}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
     const dtype = fromSafetensorsDtype(e.dtype) as DType;
     if (dtype === t.dtype) { direct.push([t.handle, h.dataStart + e.dataOffsets[0]]); continue; }
     // another dtype: read it as stored, convert on copy

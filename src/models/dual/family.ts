@@ -13,7 +13,7 @@ import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
-import { LoadedEncoder, ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
 import { additiveMarginLoss } from './loss.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
@@ -279,7 +279,7 @@ export const dualFamily: ModelFamily = {
     return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
   },
   createTask(cfg, tok, corpus) { return new DualTask(cfg, tok, corpus); },
-  loadEncoder(dir: string, saved: SavedModelConfig, load: (m: Module) => void): LoadedEncoder {
+  loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as DualConfig;
     const train = saved.train as DualTrainConfig | undefined;
     let tokenizer: TextTokenizer, tokens: readonly string[] | undefined;

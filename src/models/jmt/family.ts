@@ -17,7 +17,7 @@ import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { Rng } from '../../util/rng.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
-import { LoadedEncoder, ModelFamily, OptimizerSlot, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, OptimizerSlot, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
 import { distanceHingeLoss, skipGramLoss } from './loss.js';
 import { JmtConfig, JmtEncoder, JmtModel } from './model.js';
 import { RowLinks, SkipGramBatch, SkipGramSampler } from './skipgram.js';
@@ -210,7 +210,7 @@ export const jmtFamily: ModelFamily = {
     checkNumber(file, 'align.nullProb', c.align.nullProb, { above: 0, below: 1 });
   },
   createTask(cfg, tok, corpus, log) { return new JmtTask(cfg, tok, corpus, log); },
-  loadEncoder(dir: string, saved: SavedModelConfig, load: (m: Module) => void): LoadedEncoder {
+  loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as JmtConfig;
     const romanize = (saved.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
     const tokenizer = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize });
