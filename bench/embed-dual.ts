@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
 import { manualSeed, setNumThreads } from '../src/tensor/index.js';
-import { loadConfig } from '../src/train/config.js';
+import { loadConfig } from '../src/models/config.js';
 import { encodeTable, loadTable } from '../src/train/prepare.js';
 import { benchRoot, jsonMode, runPython, threadsArg } from './common.js';
 

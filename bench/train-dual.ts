@@ -13,7 +13,7 @@ import { normalize } from '../src/tensor/ops.js';
 import { manualSeed, setNumThreads, tidy } from '../src/tensor/index.js';
 import { Tokenizer } from '../src/text/tokenizer.js';
 import { TextTokenizer } from '../src/text/text-tokenizer.js';
-import { loadConfig } from '../src/train/config.js';
+import { loadConfig } from '../src/models/config.js';
 import { encodeTable, loadTable } from '../src/train/prepare.js';
 import { benchRoot, jsonMode, runPython, threadsArg } from './common.js';
 

@@ -16,7 +16,7 @@ import { readSafetensors } from '../src/io/safetensors.js';
 import { embedding } from '../src/tensor/ops.js';
 import { fromArray, manualSeed, noGrad, tensor, tidy } from '../src/tensor/index.js';
 import { appendNgrams, hashString, HashedNgramTokenizer, NGRAM_ID_OFFSET, subwordNgramTable } from '../src/text/ngrams.js';
-import { parseConfig } from '../src/train/config.js';
+import { parseConfig } from '../src/models/config.js';
 import { train } from '../src/train/trainer.js';
 import { DevSet, xsimOnDev } from '../src/train/validate.js';
 import { encodeRows, syntheticCorpus, WordTokenizer } from './fixtures/synthetic.js';

@@ -14,7 +14,7 @@ import { buildGraph } from '../src/graph/build.js';
 import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
-import { loadStore } from '../src/serve/store.js';
+import { loadStore } from '../src/io/sentence-store.js';
 import { devColumn, root, trainTinyDual } from './fixtures/cli.js';
 
 // page callbacks run in the browser; the Node build has no DOM types, so they see these shapes

@@ -15,7 +15,7 @@ import { SkipGramSampler } from '../src/models/jmt/skipgram.js';
 import { tensor } from '../src/tensor/index.js';
 import { splitSentences } from '../src/text/sentences.js';
 import { splitWords } from '../src/text/tokenizer.js';
-import { parseConfig } from '../src/train/config.js';
+import { parseConfig } from '../src/models/config.js';
 import { train } from '../src/train/trainer.js';
 import { DevSet, xsimOnDev } from '../src/train/validate.js';
 import { Rng } from '../src/util/rng.js';

@@ -15,7 +15,7 @@ import { buildGraph } from '../src/graph/build.js';
 import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
-import { loadStore } from '../src/serve/store.js';
+import { loadStore } from '../src/io/sentence-store.js';
 import { mine } from '../src/mine/mine.js';
 import { cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../src/train/config.js';
+import { parseConfig } from '../src/models/config.js';
 import { BatchStream, buildExamples, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
 import { train } from '../src/train/trainer.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';

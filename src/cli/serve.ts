@@ -3,7 +3,7 @@ import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { GraphReader, openIndex as openGraphIndex } from '../graph/query.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
 import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
-import { loadStore, SentenceStore } from '../serve/store.js';
+import { loadStore, SentenceStore } from '../io/sentence-store.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';

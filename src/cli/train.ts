@@ -1,7 +1,7 @@
 // xling train: a multilingual sentence encoder of any model family from an N-way parallel TSV.
 import { familyKinds } from '../models/registry.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { loadConfig } from '../train/config.js';
+import { loadConfig } from '../models/config.js';
 import { trainModel } from '../train/pipeline.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';

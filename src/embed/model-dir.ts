@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getLoader } from '../models/registry.js';
-import { parseConfig } from '../train/config.js';
+import { parseConfig } from '../models/config.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';

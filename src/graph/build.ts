@@ -15,8 +15,8 @@ import { float32ToFloat16 } from '../io/half.js';
 import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { cat, empty } from '../tensor/ops.js';
+import { readInto } from '../tensor/kernels.js';
 import { fromArray, keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
-import { native } from '../native.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { buildStore, GraphStore, StoreFilter, StoreInfo } from './store.js';
@@ -114,7 +114,7 @@ export function loadVectors(g: string): Tensor {
   const h = readNpyHeader(file);
   if (h.dtype !== 'float16' || h.shape.length !== 2) throw new Error(`${file}: expected a 2-D float16 matrix`);
   const t = keep(empty(h.shape, 'float16'));
-  native.torch.readInto(file, [[t.handle, h.headerBytes]]);
+  readInto(file, [[t, h.headerBytes]]);
   return t;
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { readSources, SentenceSource } from '../data/sources.js';
 import { readNpy, writeNpy } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
-import { SentenceStore } from '../serve/store.js';
+import { SentenceStore } from '../io/sentence-store.js';
 import { normalize } from '../text/normalize.js';
 import { atomicOutputSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';

@@ -1,13 +1,13 @@
 // Vectors as JSON text, formatted natively: the shortest decimal of each float32 that reads back
 // as the same float32 (what serde_json writes for TEI), NaN/inf as null (as JSON.stringify).
-import { native } from '../native.js';
+import { formatJoinRows } from '../kernels.js';
 
 /**
  * A whole JSON text around the rows, as UTF-8 bytes: parts[0] row₀ parts[1] row₁ … parts[n]
  * (n + 1 parts for n rows). For response bodies: no JavaScript string is made for the numbers.
  */
 export function joinRows(v: Float32Array, d: number, parts: string[]): Buffer {
-  return native.format.joinRows!(v, d, parts) as Buffer;
+  return formatJoinRows(v, d, parts);
 }
 
 /** joinRows as a JSON array of the rows: "[[…],[…]]". */

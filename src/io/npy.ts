@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { atomicOutputSync, releaseTemp, tempPathFor } from '../util/atomic.js';
 import { halfBitsToFloat } from './half.js';
-import { dtypeOfArray } from '../tensor/dtype.js';
+import { dtypeOfArray } from '../util/dtype.js';
 
 export type NpyDType = 'float32' | 'float64' | 'float16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 

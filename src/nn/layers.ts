@@ -2,7 +2,7 @@
 import { DType } from '../tensor/dtype.js';
 import { cat, dropout, embedding, embeddingBag, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
 import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
-import { native } from '../native.js';
+import { fillNormal, lstmTableEncode, lstmTableEncodeAsync } from '../tensor/kernels.js';
 import { Module, ModuleList } from './module.js';
 
 /** Row order by decreasing length (stable) and its inverse, as packing and the LSTM kernels want. */
@@ -72,7 +72,7 @@ export class EmbeddingBag extends Module {
   constructor(readonly numEmbeddings: number, readonly dim: number, readonly std = 1) {
     super();
     const w = empty([numEmbeddings, dim]);
-    if (initTables) noGrad(() => { if (std > 0) native.torch.fillNormal(w.handle, 0, std); else w.zero_(); });
+    if (initTables) noGrad(() => { if (std > 0) fillNormal(w, 0, std); else w.zero_(); });
     this.weight = this.param('weight', w);
   }
   /** ids [N] int32/int64, offsets [B+1] int64 (bag b = ids[offsets[b] .. offsets[b+1])) → [B, dim]. */
@@ -322,7 +322,7 @@ export class LSTMTokenTables {
   encode(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Tensor {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
-      const out = new Tensor(native.torch.lstmTableEncode(sorted.handle, lens, this.tables.map((t) => t.handle), this.whh.map((t) => t.handle), pooling));
+      const out = lstmTableEncode(sorted, lens, this.tables, this.whh, pooling);
       try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
     } finally { sorted.dispose(); inv.dispose(); }
   }
@@ -331,7 +331,7 @@ export class LSTMTokenTables {
   async encodeAsync(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Promise<Tensor> {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
-      const out = new Tensor(await native.torch.lstmTableEncodeAsync(sorted.handle, lens, this.tables.map((t) => t.handle), this.whh.map((t) => t.handle), pooling));
+      const out = await lstmTableEncodeAsync(sorted, lens, this.tables, this.whh, pooling);
       try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
     } finally { sorted.dispose(); inv.dispose(); }
   }

@@ -2,8 +2,7 @@
 // global-norm gradient clipping and learning-rate schedules.
 import { cat, zerosLike } from '../tensor/ops.js';
 import { callOp, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
-import { native } from '../native.js';
-import { dtypeCode } from '../tensor/dtype.js';
+import { sparseAdamStep, zerosLazy } from '../tensor/kernels.js';
 
 export interface Optimizer {
   lr: number;
@@ -111,7 +110,7 @@ export class SparseAdam extends AdamMoments {
   constructor(params: Tensor[], o: Omit<AdamOptions, 'weightDecay' | 'decoupled'> = {}) {
     // moments whose pages are mapped when a row is first updated: most rows of a large hashed
     // table may never be
-    super(params, o, (p) => new Tensor(native.torch.zerosLazy(p.shape, dtypeCode(p.dtype))));
+    super(params, o, (p) => zerosLazy(p.shape, p.dtype));
   }
   step(): void {
     this.stepCount++;
@@ -119,7 +118,7 @@ export class SparseAdam extends AdamMoments {
       const g = this.params[i]!.grad;
       if (!g) continue;
       try {
-        native.torch.sparseAdamStep(this.params[i]!.handle, this.m[i]!.handle, this.v[i]!.handle, g.handle, this.lr, this.beta1, this.beta2, this.eps, this.stepCount);
+        sparseAdamStep(this.params[i]!, this.m[i]!, this.v[i]!, g, this.lr, this.beta1, this.beta2, this.eps, this.stepCount);
       } finally {
         g.dispose();
       }

@@ -4,7 +4,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs
 import { fromSafetensorsDtype, readSafetensorsHeader, safetensorsLayout } from '../io/safetensors.js';
 import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
 import { DType } from '../tensor/dtype.js';
-import { native } from '../native.js';
+import { readInto, writeFrom } from '../tensor/kernels.js';
 import { empty } from '../tensor/ops.js';
 import { keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { Module } from './module.js';
@@ -19,7 +19,7 @@ export function saveTensors(path: string, tensors: Map<string, Tensor> | Record<
       const fd = openSync(tmp, 'w');
       try {
         writeSync(fd, header, 0, header.length, 0);
-        native.torch.writeFrom(fd, list.map(([, t], i) => [t.handle, offsets[i]!]));
+        writeFrom(fd, list.map(([, t], i) => [t, offsets[i]!]));
         fsyncSync(fd);
       } finally {
         closeSync(fd);
@@ -39,14 +39,14 @@ function dtypeSize(d: DType): number {
 export function loadTensors(path: string, only?: (name: string) => boolean): { tensors: Map<string, Tensor>; metadata: Record<string, string> } {
   const h = readSafetensorsHeader(path);
   const tensors = new Map<string, Tensor>();
-  const entries: [unknown, number][] = [];
+  const entries: [Tensor, number][] = [];
   for (const [k, e] of Object.entries(h.entries)) {
     if (only && !only(k)) continue;
     const t = keep(empty(e.shape, fromSafetensorsDtype(e.dtype) as DType));
     tensors.set(k, t);
-    entries.push([t.handle, h.dataStart + e.dataOffsets[0]]);
+    entries.push([t, h.dataStart + e.dataOffsets[0]]);
   }
-  native.torch.readInto(path, entries);
+  readInto(path, entries);
   return { tensors, metadata: h.metadata };
 }
 
@@ -70,18 +70,18 @@ export function loadModule(m: Module, path: string, o: { prefix?: string; strict
   const missing = [...own.keys()].filter((k) => stored.get(k) !== null && !(stored.get(k)! in h.entries));
   const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !storedNames.has(k));
   if (strict && (missing.length || unexpected.length)) throw new Error(`${path}: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
-  const direct: [unknown, number][] = [];
+  const direct: [Tensor, number][] = [];
   for (const [k, t] of own) {
     const name = stored.get(k);
     const e = name ? h.entries[name] : undefined;
     if (!e || !name) continue;
     if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${name}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
     const dtype = fromSafetensorsDtype(e.dtype) as DType;
-    if (dtype === t.dtype) { direct.push([t.handle, h.dataStart + e.dataOffsets[0]]); continue; }
+    if (dtype === t.dtype) { direct.push([t, h.dataStart + e.dataOffsets[0]]); continue; }
     // another dtype: read it as stored, convert on copy
-    noGrad(() => tidy(() => { const tmp = empty(e.shape, dtype); native.torch.readInto(path, [[tmp.handle, h.dataStart + e.dataOffsets[0]]]); t.copy_(tmp); }));
+    noGrad(() => tidy(() => { const tmp = empty(e.shape, dtype); readInto(path, [[tmp, h.dataStart + e.dataOffsets[0]]]); t.copy_(tmp); }));
   }
-  native.torch.readInto(path, direct);
+  readInto(path, direct);
 }
 
 export function writeJson(path: string, value: unknown): void {

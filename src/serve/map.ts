@@ -6,7 +6,7 @@ import { UMAP } from 'umap-js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Rng } from '../util/rng.js';
-import { SentenceStore } from './store.js';
+import { SentenceStore } from '../io/sentence-store.js';
 
 export interface MapPoint { id: number; x: number; y: number; lang: string | null; text: string }
 export interface SentenceMap { points: MapPoint[]; method: string; sample: number }

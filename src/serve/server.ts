@@ -20,7 +20,7 @@ import { SentenceEncoder } from '../models/encoder.js';
 import { DynamicBatcher } from './batcher.js';
 import { PathFinder } from './paths.js';
 import { buildMap, SentenceMap } from './map.js';
-import { SentenceStore } from './store.js';
+import { SentenceStore } from '../io/sentence-store.js';
 
 export interface ServeOptions {
   model: SentenceEncoderModel;

@@ -2,8 +2,8 @@
 // TrainConfig) plus the sections of the model family named by `model`; unknown keys, wrong types
 // and out-of-range values are errors naming the file and the key, found before any work starts.
 import { PathConfig } from '../data/examples.js';
-import { TrainConfig } from '../models/family.js';
-import { getFamily } from '../models/registry.js';
+import { TrainConfig } from './family.js';
+import { getFamily } from './registry.js';
 import { readJson } from '../nn/serialize.js';
 import { checkChoice, checkInt, checkNumber } from '../util/check.js';
 

@@ -1,0 +1,65 @@
+// Layering of src/ (checked by `npm run lint:layers`, part of `npm test`): dependencies point down.
+//   cli → train / serve / cluster → eval / mine / classify / analyze / probe / graph → embed
+//   → models → nn / index / data / align → tensor → util / text / io / native / kernels
+// A folder may import its own layer and the layers below it, never one above. The addon
+// (src/native.ts) is called only through the typed wrappers in src/tensor/, src/index/ and
+// src/kernels.ts; the portable runtime (src/lite/) reaches no native code at all.
+const RANK = {
+  util: 0, text: 0, io: 0, 'native.ts': 0, 'kernels.ts': 0,
+  tensor: 1,
+  nn: 2, index: 2, data: 2, align: 2,
+  models: 3,
+  embed: 4,
+  eval: 5, mine: 5, classify: 5, analyze: 5, probe: 5, graph: 5,
+  train: 6, serve: 6, cluster: 6,
+  cli: 7,
+};
+const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const pathOf = (layer) => `^src/${esc(layer)}${layer.endsWith('.ts') ? '$' : '/'}`;
+const layers = Object.keys(RANK);
+
+const forbidden = layers.map((layer) => {
+  const above = layers.filter((l) => RANK[l] > RANK[layer]);
+  return above.length && {
+    name: `layer-${layer.replace('.ts', '')}`,
+    comment: `src/${layer} (layer ${RANK[layer]}) must not import a higher layer: ${above.join(', ')}`,
+    severity: 'error',
+    from: { path: pathOf(layer) },
+    to: { path: `(${above.map(pathOf).join('|')})` },
+  };
+}).filter(Boolean);
+
+forbidden.push(
+  {
+    name: 'native-behind-wrappers',
+    comment: 'the addon is called only through src/tensor/, src/index/ and src/kernels.ts',
+    severity: 'error',
+    from: { path: '^src/', pathNot: '^src/(tensor/|index/|kernels\\.ts$|index\\.ts$)' },
+    to: { path: '^src/native\\.ts$' },
+  },
+  {
+    name: 'lite-without-native',
+    comment: 'xling/lite (src/lite/) must not reach the addon or libtorch, directly or through other modules',
+    severity: 'error',
+    from: { path: '^src/lite/' },
+    to: { path: '^src/(native\\.ts|kernels\\.ts|tensor/|index/|nn/)', reachable: true },
+  },
+  {
+    name: 'no-unknown-layer',
+    comment: 'every folder of src/ has a place in the layering (add it to RANK in .dependency-cruiser.cjs)',
+    severity: 'error',
+    from: { path: '^src/', pathNot: `^src/(${layers.map((l) => esc(l) + (l.endsWith('.ts') ? '$' : '/')).join('|')}|index\\.ts$|lite/)` },
+    to: {},
+  },
+);
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/' },
+    includeOnly: '^src/',
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};

@@ -1,0 +1,8 @@
+// Typed wrappers of the addon's kernels that work on plain arrays (no tensors): the bottom layers
+// (io) call these, never the addon itself.
+import { native } from './native.js';
+
+/** UTF-8 JSON text: parts[0] row₀ parts[1] … parts[n], rows as shortest float32 decimals (NaN/inf: null). */
+export function formatJoinRows(v: Float32Array, d: number, parts: string[]): Buffer {
+  return native.format.joinRows!(v, d, parts) as Buffer;
+}

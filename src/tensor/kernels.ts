@@ -1,0 +1,44 @@
+// Typed wrappers of the addon's tensor kernels that are not ATen operators (file I/O straight into
+// or out of a tensor's storage, the LSTM token-table encoder, SparseAdam, lazy zeros). Layers above
+// src/tensor call these, never the addon itself.
+import { native } from '../native.js';
+import { DType, dtypeCode } from './dtype.js';
+import { Tensor } from './tensor.js';
+
+/** Reads bytes of a file at the given offsets into each tensor's storage (its whole byte size). */
+export function readInto(path: string, targets: [Tensor, number][]): void {
+  native.torch.readInto(path, targets.map(([t, off]) => [t.handle, off]));
+}
+
+/** Writes each tensor's storage (contiguous) into an open file descriptor at the given offsets. */
+export function writeFrom(fd: number, sources: [Tensor, number][]): void {
+  native.torch.writeFrom(fd, sources.map(([t, off]) => [t.handle, off]));
+}
+
+/** Fills t in place with N(mean, std²) from the torch generator, without autograd. */
+export function fillNormal(t: Tensor, mean: number, std: number): void {
+  native.torch.fillNormal(t.handle, mean, std);
+}
+
+/** Zeros whose pages are only touched when written (large optimiser state of sparse tables). */
+export function zerosLazy(shape: number[], dtype: DType): Tensor {
+  return new Tensor(native.torch.zerosLazy(shape, dtypeCode(dtype)));
+}
+
+/** One SparseAdam step over the rows that the gradient g touches (param, m, v updated in place). */
+export function sparseAdamStep(param: Tensor, m: Tensor, v: Tensor, g: Tensor, lr: number, beta1: number, beta2: number, eps: number, step: number): void {
+  native.torch.sparseAdamStep(param.handle, m.handle, v.handle, g.handle, lr, beta1, beta2, eps, step);
+}
+
+/**
+ * The LSTM encoder over per-token input tables (ids [B, T] sorted by decreasing length, lens,
+ * one table and one W_hh per layer and direction): [B, dirs·H], max over time or final states.
+ */
+export function lstmTableEncode(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Tensor {
+  return new Tensor(native.torch.lstmTableEncode(ids.handle, lens, tables.map((t) => t.handle), whh.map((t) => t.handle), pooling));
+}
+
+/** lstmTableEncode on a libuv worker thread. */
+export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Promise<Tensor> {
+  return new Tensor(await native.torch.lstmTableEncodeAsync(ids.handle, lens, tables.map((t) => t.handle), whh.map((t) => t.handle), pooling));
+}
