@@ -48,15 +48,7 @@ export interface EmbedMergeJob { flow: string; work: string; shards: number; out
 /** Every `SEEK_EVERY`-th line's byte offset is recorded by the submitter's counting pass. */
 export const SEEK_EVERY = 4096;
 
-/** Line ranges of n lines over `shards` shards (as even as possible; empty shards are dropped). */
-export function shardRanges(n: number, shards: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (let i = 0; i < shards; i++) {
-    const a = Math.floor((i * n) / shards), b = Math.floor(((i + 1) * n) / shards);
-    if (b > a) out.push([a, b]);
-  }
-  return out;
-}
+export { shardRanges } from '../util/shards.js';
 
 /** An error in a job's input (its file or lines): retrying cannot help. */
 export class InputError extends Error {}

@@ -17,6 +17,26 @@ export interface XsimMatrix {
   mode: 'index' | 'text';
 }
 
+/**
+ * The 1-NN by cosine (dot products of normalised rows) between row-aligned X and Y (both [m, d]):
+ * for each row of X the nearest row of Y (fwd), and for each row of Y the nearest row of X (bwd).
+ * Every similarity-search error (the dev metric of training, the xsim matrix) counts from these.
+ */
+export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: number, both = true): { fwd: number[]; bwd: number[] | null } {
+  return noGrad(() => tidy(() => {
+    const s = fromArray(X, [m, d]).matmul(fromArray(Y, [m, d]).t());
+    return { fwd: s.argmax(1).toArray(), bwd: both ? s.argmax(0).toArray() : null };
+  }));
+}
+
+/** Error rates (%) of 1-NN retrieval between row-aligned embeddings X and Y (both [n, d], normalised): X→Y and Y→X. */
+export function xsimError(X: Float32Array, Y: Float32Array, n: number, d: number): { xy: number; yx: number } {
+  const { fwd, bwd } = nearestRows(X, Y, n, d);
+  let xy = 0, yx = 0;
+  for (let i = 0; i < n; i++) { if (fwd[i] !== i) xy++; if (bwd![i] !== i) yx++; }
+  return { xy: (100 * xy) / n, yx: (100 * yx) / n };
+}
+
 export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 'text' = 'index', minRows = 1): XsimMatrix {
   const n = langs.length;
   const errors = langs.map(() => new Array<number>(n).fill(NaN));
@@ -36,7 +56,7 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
       };
       const X = pick(langs[a]!.vecs, common.map((c) => c[0]));
       const Y = pick(langs[b]!.vecs, common.map((c) => c[1]));
-      const nn = noGrad(() => tidy(() => fromArray(X, [m, dim]).matmul(fromArray(Y, [m, dim]).t()).argmax(1).toArray()));
+      const nn = nearestRows(X, Y, m, dim, false).fwd;
       let wrong = 0;
       const tb = langs[b]!.texts;
       for (let i = 0; i < m; i++) {

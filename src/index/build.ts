@@ -59,7 +59,4 @@ export async function addRows(index: FaissIndex, r: NpyRowReader, path: string, 
   }
 }
 
-/** Rows of shard i of n: [⌊i·N/n⌋, ⌊(i+1)·N/n⌋). */
-export function shardRows(n: number, [i, of]: [number, number]): [number, number] {
-  return [Math.floor((i * n) / of), Math.floor(((i + 1) * n) / of)];
-}
+export { shardRows } from '../util/shards.js';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { atomicOutputSync, releaseTemp, tempPathFor } from '../util/atomic.js';
 import { halfBitsToFloat } from './half.js';
-import { dtypeOfArray } from '../util/dtype.js';
+import { DTYPE_BYTES, dtypeOfArray } from '../util/dtype.js';
 
 export type NpyDType = 'float32' | 'float64' | 'float16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
@@ -32,9 +32,7 @@ const DESCR: Record<NpyDType, string> = {
   float32: '<f4', float64: '<f8', float16: '<f2', int64: '<i8', int32: '<i4', int16: '<i2',
   int8: '|i1', uint8: '|u1', bool: '|b1',
 };
-const ITEMSIZE: Record<NpyDType, number> = {
-  float32: 4, float64: 8, float16: 2, int64: 8, int32: 4, int16: 2, int8: 1, uint8: 1, bool: 1,
-};
+const ITEMSIZE: Record<NpyDType, number> = DTYPE_BYTES;
 const KIND_TO_DTYPE: Record<string, NpyDType> = {
   f4: 'float32', f8: 'float64', f2: 'float16', i8: 'int64', i4: 'int32', i2: 'int16', i1: 'int8', u1: 'uint8', b1: 'bool',
 };

@@ -3,7 +3,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { fromSafetensorsDtype, readSafetensorsHeader, safetensorsLayout } from '../io/safetensors.js';
 import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
-import { DType } from '../tensor/dtype.js';
+import { DType, DTYPE_BYTES } from '../tensor/dtype.js';
 import { readInto, writeFrom } from '../tensor/kernels.js';
 import { empty } from '../tensor/ops.js';
 import { keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
@@ -28,9 +28,7 @@ export function saveTensors(path: string, tensors: Map<string, Tensor> | Record<
   });
 }
 
-function dtypeSize(d: DType): number {
-  return { float64: 8, int64: 8, float32: 4, int32: 4, float16: 2, bfloat16: 2, int16: 2, int8: 1, uint8: 1, bool: 1 }[d as string] ?? 4;
-}
+function dtypeSize(d: DType): number { return DTYPE_BYTES[d]; }
 
 /**
  * Reads the tensors of a .safetensors file (all, or those `only` accepts) into new tensors of
