@@ -26,7 +26,7 @@ async function fileDigest(path: string): Promise<string> {
 /** The identity of what a map is computed from: settings, index file, sentences, model files. */
 export async function mapKey(store: SentenceStore, o: { sample: number; seed?: number; indexFile?: string; modelDir?: string }): Promise<string> {
   const parts: Record<string, unknown> = { umap: `cosine n=${o.sample} seed=${o.seed ?? 1} neighbours=15 minDist=0.1` };
-  if (o.indexFile) { const st = statSync(o.indexFile); parts.index = { size: st.size, mtime: st.mtimeMs, sha256: await fileDigest(o.indexFile) }; }
+  if (o.indexFile && existsSync(o.indexFile)) { const st = statSync(o.indexFile); parts.index = { size: st.size, mtime: st.mtimeMs, sha256: await fileDigest(o.indexFile) }; }
   const h = createHash('sha256');
   for (let i = 0; i < store.size; i++) { h.update(store.lang(i) ?? ''); h.update('\t'); h.update(store.text(i)); h.update('\n'); }
   parts.store = { size: store.size, sha256: h.digest('hex') };
