@@ -125,6 +125,17 @@ describe('xling serve: per-request search parameters', () => {
     assert.deepEqual(await ids({}), plain, 'a later request without nprobe is unchanged');
     const mixed = await Promise.all(Array.from({ length: 12 }, (_, i) => ids(i % 2 ? { nprobe: 3 } : {})));
     mixed.forEach((m, i) => assert.deepEqual(m, i % 2 ? all : plain, `request ${i}`));
+    // the addon's per-call parameters, also under a pre-transform: the results of setNprobe, the index untouched
+    const pca = indexFactory(model.dim, 'PCA16,IVF3,Flat');
+    pca.train(vectors); pca.add(vectors);
+    const qs = vectors.subarray(0, 4 * model.dim);
+    const def = pca.search(qs, 50), per = await pca.searchAsync(qs, 50, { nprobe: 3 });
+    assert.deepEqual(pca.search(qs, 50).labels, def.labels, 'the index\'s own nprobe unchanged');
+    pca.setNprobe(3);
+    assert.deepEqual(pca.search(qs, 50).labels, per.labels);
+    assert.notDeepEqual(def.labels, per.labels);
+    assert.throws(() => flat.search(qs, 5, { nprobe: 2 }), /IVF indexes only/);
+    pca.dispose();
     const fbase = await serve({ index: flat });
     const r = await post(fbase + '/search', { vector: q, nprobe: 8 });
     assert.equal(r.status, 422);
