@@ -147,8 +147,8 @@ async function drawMap(): Promise<void> {
 
 async function showFigures(): Promise<void> {
   const figs = await api<string[]>('/model/figures');
-  // fetched with the key (an <img src> could not send it), shown from object URLs
-  const urls = await Promise.all(figs.map(async (f) => URL.createObjectURL(await (await authFetch(`/model/${f}`)).blob())));
+  // with a key, fetched with it (an <img src> cannot send it) and shown from object URLs
+  const urls = localStorage.getItem(KEY) ? await Promise.all(figs.map(async (f) => URL.createObjectURL(await (await authFetch(`/model/${f}`)).blob()))) : figs.map((f) => `/model/${f}`);
   if (figs.length) $('figures').replaceChildren(...figs.map((f, i) => el('img', { src: urls[i]!, alt: f })));
 }
 
