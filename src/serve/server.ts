@@ -227,12 +227,21 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     if (enc === 'identity' || enc === '') return payload;
     if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') throw new HttpError(415, `Content-Encoding '${enc.slice(0, 40)}' is not supported (gzip, deflate)`, 'Validation');
     const z = enc === 'deflate' ? createInflate() : createGunzip();
-    let encoded = 0, decoded = 0;
+    let encoded = 0, decoded = 0, over = false;
     const counted = new Transform({
       transform(chunk: Buffer, _e, cb) {
+        if (over) { cb(); return; }
         decoded += chunk.length;
-        if (decoded > opts.bodyLimit) { cb(new HttpError(413, `Payload too large: the body limit is ${opts.bodyLimit} bytes (decoded)`, 'Validation')); z.destroy(); payload.unpipe(z); return; }
-        cb(null, chunk);
+        if (decoded <= opts.bodyLimit) { cb(null, chunk); return; }
+        // over the limit: stop decoding; the rest of the (encoded, itself bounded) body is read
+        // and dropped so that the client gets its 413 instead of a reset mid-upload
+        over = true;
+        payload.unpipe(z);
+        z.destroy();
+        const fail = () => counted.destroy(new HttpError(413, `Payload too large: the body limit is ${opts.bodyLimit} bytes (decoded)`, 'Validation'));
+        if (payload.readableEnded) fail();
+        else { payload.on('data', () => { if (encoded > opts.bodyLimit) fail(); }); payload.once('end', fail); payload.resume(); }
+        cb();
       },
     }) as Transform & { receivedEncodedLength: number };
     counted.receivedEncodedLength = 0;
