@@ -30,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,44 @@ Napi::Object searchResult(Napi::Env env, size_t n, int64_t k, Napi::Float32Array
   return o;
 }
 
+// Per-call search parameters (faiss SearchParameters): nprobe for an IVF index, also under
+// pre-transforms (OPQ, PCA) and ID maps, without touching the index's own setting (which other
+// concurrent searches read). nprobe <= 0: the index's setting. Throws for an index without lists.
+void searchWith(const faiss::Index* idx, faiss::Index::idx_t n, const float* x, int64_t k, float* D, int64_t* I, int nprobe) {
+  if (nprobe <= 0) { idx->search(n, x, k, D, I); return; }
+  if (auto* pt = dynamic_cast<const faiss::IndexPreTransform*>(idx)) {
+    const float* xt = pt->apply_chain(n, x);
+    std::unique_ptr<const float[]> del(xt == x ? nullptr : xt);
+    searchWith(pt->index, n, xt, k, D, I, nprobe);
+    return;
+  }
+  if (auto* m = dynamic_cast<const faiss::IndexIDMap*>(idx)) {
+    searchWith(m->index, n, x, k, D, I, nprobe);
+    for (int64_t i = 0; i < n * k; i++) if (I[i] >= 0) I[i] = m->id_map[I[i]];
+    return;
+  }
+  if (auto* ivf = dynamic_cast<const faiss::IndexIVF*>(idx)) {
+    faiss::SearchParametersIVF p;
+    p.nprobe = static_cast<size_t>(nprobe);
+    ivf->search(n, x, k, D, I, &p);
+    return;
+  }
+  throw std::invalid_argument("nprobe applies to IVF indexes only");
+}
+
+// The optional search parameters argument: {nprobe?: number} (or undefined/null).
+int searchNprobe(Napi::Env env, const Napi::CallbackInfo& info, size_t at, const char* fn) {
+  if (info.Length() <= at || info[at].IsUndefined() || info[at].IsNull()) return 0;
+  if (!info[at].IsObject()) throwJs(env, std::string(fn) + ": search parameters must be an object such as {nprobe: 8}");
+  auto v = info[at].As<Napi::Object>().Get("nprobe");
+  if (v.IsUndefined() || v.IsNull()) return 0;
+  if (!v.IsNumber()) throwJs(env, std::string(fn) + ": nprobe must be a positive integer");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 1 && d <= 1e9) || d != std::floor(d)) throwJs(env, std::string(fn) + ": nprobe must be a positive integer");
+  if (!dynamic_cast<faiss::IndexIVF*>(innerIndex(holderOf(env, info[0], fn, true)->index))) throwJs(env, std::string(fn) + ": nprobe applies to IVF indexes only");
+  return static_cast<int>(d);
+}
+
 XL_FN(Search) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -244,7 +283,8 @@ XL_FN(Search) {
     auto D = Napi::Float32Array::New(env, n * k);
     auto I = Napi::BigInt64Array::New(env, n * k);
     applyThreads();
-    if (n) h->index->search(static_cast<faiss::Index::idx_t>(n), q.data, k, D.Data(), I.Data());
+    int nprobe = searchNprobe(env, info, 3, "search");
+    if (n) searchWith(h->index, static_cast<faiss::Index::idx_t>(n), q.data, k, D.Data(), I.Data(), nprobe);
     return searchResult(env, n, k, D, I);
   });
 }
@@ -507,7 +547,8 @@ XL_FN(SearchAsync) {
     faiss::Index* idx = h->index;
     auto dRef = std::make_shared<Napi::Reference<Napi::Float32Array>>(Napi::Persistent(D));
     auto iRef = std::make_shared<Napi::Reference<Napi::BigInt64Array>>(Napi::Persistent(I));
-    return queue(env, h, [=] { if (n) idx->search(static_cast<faiss::Index::idx_t>(n), q.data, k, dp, ip); }, {info[1]},
+    int nprobe = searchNprobe(env, info, 3, "searchAsync");
+    return queue(env, h, [=] { if (n) searchWith(idx, static_cast<faiss::Index::idx_t>(n), q.data, k, dp, ip, nprobe); }, {info[1]},
                                  [=](Napi::Env e) {
                                    auto Dv = dRef->Value();
                                    auto Iv = iRef->Value();

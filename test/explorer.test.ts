@@ -89,6 +89,34 @@ describe('web explorer (Chromium)', () => {
   });
 });
 
+describe('web explorer behind --api-key (Chromium)', () => {
+  let kapp: FastifyInstance, kurl = '';
+  before(async () => {
+    const model = loadSentenceEncoder(join(dir, 'model'));
+    const index = indexFactory(model.dim, 'Flat');
+    const store = await loadStore(join(dir, 'store.tsv'));
+    index.add(model.embed(Array.from({ length: store.size }, (_, i) => store.text(i))));
+    kapp = await buildServer({ model, modelDir: join(dir, 'model'), index, store, mapSample: 50, apiKey: 's3cret' });
+    kurl = await kapp.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(async () => { if (kapp) await closeGracefully(kapp, 500); });
+
+  it('the page loads without the key, asks for it once, and then uses the API', async () => {
+    const kpage = await browser.newPage();
+    const asked: string[] = [];
+    kpage.on('dialog', (d) => { asked.push(d.message()); void d.accept('s3cret'); });
+    try {
+      await kpage.goto(kurl + '/', { waitUntil: 'networkidle0' });
+      await kpage.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+      assert.equal(asked.length, 1, `asked once: ${asked}`);
+      assert.match(asked[0]!, /API key/);
+      assert.match(await kpage.$eval('#model-info', (e) => e.textContent ?? ''), /240 sentences indexed/);
+      const loaded = await kpage.$$eval('#figures img', (im) => im.length > 0 && im.every((i) => (i as unknown as Img).complete && (i as unknown as Img).naturalWidth > 0));
+      assert.ok(loaded, 'the figures load with the key');
+    } finally { await kpage.close(); }
+  });
+});
+
 describe('web explorer with a graph (Chromium)', () => {
   let gapp: FastifyInstance, g: GraphReader, gurl = '';
   before(async () => {

@@ -155,7 +155,7 @@ describe('xling serve: bad input, limits, and the server keeps answering', () =>
 
   it('malformed JSON 400; wrong types and empty input 422; too many inputs, oversized bodies and inputs 413', async () => {
     await err(await post('/embed', '{"inputs":'), 400);
-    await err(await post('/embed', { inputs: [1, 2] }), 422, /Validation/);
+    await err(await post('/embed', { inputs: [null, 2] }), 422, /Validation/);
     await err(await post('/embed', { inputs: 5 }), 422);
     await err(await post('/embed', { nothing: 'x' }), 422);
     await err(await post('/embed', { inputs: [] }), 422);
@@ -263,6 +263,21 @@ describe('xling serve --graph: neighbours and minimax paths', () => {
     const self = await r.json() as { from: number; steps: unknown[] };
     assert.equal(self.from, 3);
     assert.equal(self.steps.length, 1);
+    // ids and texts in distinct fields: from_id is an id, from_text a text (even "3"), from a JSON
+    // number an id; exactly one of them per end
+    const path = (body: unknown) => fetch(`${gbase}/path`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    r = await path({ from_id: 3, to_text: g.store.text(3), lang: g.store.lang(3) });
+    assert.equal(r.status, 200);
+    const byFields = await r.json() as { from: number; to: number; steps: unknown[] };
+    assert.deepEqual([byFields.from, byFields.to, byFields.steps.length], [3, 3, 1]);
+    assert.equal((await path({ from_id: '3', to: 3 })).status, 422, 'from_id takes numbers only');
+    assert.equal((await path({ from: 3, from_id: 3, to: 4 })).status, 422, 'two fields for one end');
+    assert.equal((await path({ to: 4 })).status, 422, 'no from');
+    r = await path({ from_text: '3', to_id: 3 });
+    assert.equal(r.status, 200);
+    const asText = await r.json() as { from: number };
+    const legacy = await (await path({ from: '3', to: 3 })).json() as { from: number };
+    assert.equal(asText.from, legacy.from, 'from_text "3" is a text, as a string in from');
     // without a graph: 503
     assert.equal((await fetch(`${base}/neighbours/1`)).status, 503);
   });

@@ -17,8 +17,30 @@ const colourOf = (lang: string | null) => {
   return colours.get(k)!;
 };
 
+// A server started with --api-key answers the API only with `Authorization: Bearer KEY`: on a 401
+// the page asks for the key once, keeps it in this browser (localStorage) and sends it.
+const KEY = 'xling-api-key';
+let asking: Promise<string | null> | null = null;
+async function authFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  const send = () => {
+    const key = localStorage.getItem(KEY);
+    return fetch(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...(key ? { authorization: `Bearer ${key}` } : {}) } });
+  };
+  let r = await send();
+  if (r.status === 401) {
+    asking ??= Promise.resolve(window.prompt('This server needs its API key (xling serve --api-key):'));
+    const key = await asking;
+    asking = null;
+    if (!key) return r;
+    localStorage.setItem(KEY, key.trim());
+    r = await send();
+    if (r.status === 401) localStorage.removeItem(KEY);
+  }
+  return r;
+}
+
 async function api<T>(path: string, body?: unknown): Promise<T> {
-  const r = await fetch(path, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await authFetch(path, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const j = await r.json() as T & { error?: string };
   if (!r.ok) throw new Error(j.error ?? `${r.status}`);
   return j;
@@ -125,7 +147,9 @@ async function drawMap(): Promise<void> {
 
 async function showFigures(): Promise<void> {
   const figs = await api<string[]>('/model/figures');
-  if (figs.length) $('figures').replaceChildren(...figs.map((f) => el('img', { src: `/model/${f}`, alt: f })));
+  // with a key, fetched with it (an <img src> cannot send it) and shown from object URLs
+  const urls = localStorage.getItem(KEY) ? await Promise.all(figs.map(async (f) => URL.createObjectURL(await (await authFetch(`/model/${f}`)).blob()))) : figs.map((f) => `/model/${f}`);
+  if (figs.length) $('figures').replaceChildren(...figs.map((f, i) => el('img', { src: urls[i]!, alt: f })));
 }
 
 async function main(): Promise<void> {

@@ -24,8 +24,12 @@ export const serveCommand = command(['serve'], {
     maxClientBatchSize: { type: 'number', default: SERVE_DEFAULTS.maxClientBatchSize, range: { int: true, min: 1 }, help: 'inputs per request (413 beyond)' },
     maxConcurrentRequests: { type: 'number', default: SERVE_DEFAULTS.maxConcurrentRequests, range: { int: true, min: 1 }, help: '429 beyond' },
     maxBodyBytes: { type: 'number', default: SERVE_DEFAULTS.bodyLimit, range: { int: true, min: 1024 }, help: 'request body limit (413 beyond)' },
-    requestTimeout: { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs / 1000, range: { above: 0 }, help: 'seconds before a request is cut off' },
-    apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health)' },
+    requestTimeout: { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs / 1000, range: { above: 0 }, help: 'seconds for a whole request, receiving it and answering it (408 while receiving, 503 after)' },
+    headersTimeout: { type: 'number', default: SERVE_DEFAULTS.headersTimeoutMs / 1000, range: { above: 0 }, help: "seconds for a request's headers to arrive (408)" },
+    keepAliveTimeout: { type: 'number', default: SERVE_DEFAULTS.keepAliveTimeoutMs / 1000, range: { above: 0 }, help: 'seconds an idle keep-alive connection is kept' },
+    maxConnections: { type: 'number', range: { int: true, min: 1 }, help: 'open connections at most (default: 1024 or 2 × --max-concurrent-requests if more); more are dropped' },
+    autoTruncate: { type: 'boolean', default: false, help: "cut inputs over the model's length instead of answering 413 (a request's truncate wins), on /embed and /v1/embeddings alike" },
+    apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health and the explorer page, which asks for the key)' },
     lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins); 'auto': identified from each request's inputs" },
     center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
@@ -53,6 +57,7 @@ export const serveCommand = command(['serve'], {
   const app = await buildServer({
     model, modelDir: a.model, index, store, graph, indexPath: a.index, mapSample: a.mapSample, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
     maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,
+    headersTimeoutMs: a.headersTimeout * 1000, keepAliveTimeoutMs: a.keepAliveTimeout * 1000, maxConnections: a.maxConnections, autoTruncate: a.autoTruncate,
     apiKey: a.apiKey, lang: a.lang, center: a.center, logger: a.log,
   });
   const address = await app.listen({ port: a.port, host: a.host });

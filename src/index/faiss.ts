@@ -11,6 +11,9 @@ export type Metric = 'ip' | 'l2';
 /** Row-major k-NN results: distances[i*k + j] and labels[i*k + j] for query i (label -1 = none). */
 export interface SearchResult { distances: Float32Array; labels: BigInt64Array; n: number; k: number }
 
+/** Search parameters of one call (faiss SearchParameters): nprobe applies to IVF indexes only. */
+export interface SearchParams { nprobe?: number }
+
 /** What an index is, as far as ids, merging and parameters go (see native info()). */
 export interface IndexInfo {
   d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean;
@@ -56,12 +59,13 @@ export class FaissIndex {
   add(x: Float32Array): void { F.add(this.handle, x); }
   /** Adds vectors under explicit ids (IVF indexes, or an IDMap). */
   addWithIds(x: Float32Array, ids: BigInt64Array): void { F.add(this.handle, x, ids); }
-  search(queries: Float32Array, k: number): SearchResult { return F.search(this.handle, queries, k) as SearchResult; }
+  /** params: per-call faiss SearchParameters (nprobe of an IVF index, also under OPQ/PCA or an ID map); the index's own settings are left alone. */
+  search(queries: Float32Array, k: number, params?: SearchParams): SearchResult { return F.search(this.handle, queries, k, params) as SearchResult; }
 
   /** Off the JS thread (the index refuses other calls until done). */
   trainAsync(x: Float32Array): Promise<void> { return F.trainAsync(this.handle, x) as Promise<void>; }
   addAsync(x: Float32Array, ids?: BigInt64Array): Promise<void> { return F.addAsync(this.handle, x, ids ?? null) as Promise<void>; }
-  searchAsync(queries: Float32Array, k: number): Promise<SearchResult> { return F.searchAsync(this.handle, queries, k) as Promise<SearchResult>; }
+  searchAsync(queries: Float32Array, k: number, params?: SearchParams): Promise<SearchResult> { return F.searchAsync(this.handle, queries, k, params) as Promise<SearchResult>; }
 
   /** faiss ParameterSpace settings, e.g. "nprobe=64" or "efSearch=128". */
   setParams(params: string): void { F.setParams(this.handle, params); }

@@ -7,7 +7,7 @@ import type { RowVotes } from '../embed/centering.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
 
-interface Job { seqs: Int32Array[]; tokens: number; vote: boolean; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
+interface Job { seqs: Int32Array[]; tokens: number; vote: boolean; signal?: AbortSignal; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
 
 export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
 
@@ -27,13 +27,17 @@ export class DynamicBatcher {
   /** Sentences waiting (not yet in a running batch). */
   get queueDepth(): number { return this.queue.reduce((a, j) => a + j.seqs.length, 0); }
 
-  /** Raw vectors of these token sequences (and their language votes with `vote`). */
-  embed(seqs: Int32Array[], o: { vote?: boolean } = {}): Promise<Embedded> {
+  /**
+   * Raw vectors of these token sequences (and their language votes with `vote`). A job whose
+   * signal is aborted (its client went away) before its batch starts is dropped, not encoded.
+   */
+  embed(seqs: Int32Array[], o: { vote?: boolean; signal?: AbortSignal } = {}): Promise<Embedded> {
     const vote = !!o.vote && !!this.vote;
+    if (o.signal?.aborted) return Promise.reject(new Error('the request was aborted'));
     if (!seqs.length) return Promise.resolve({ rows: new Float32Array(0), votes: null });
     const tokens = seqs.reduce((a, s) => a + s.length, 0);
     return new Promise((resolve, reject) => {
-      this.queue.push({ seqs, tokens, vote, resolve, reject });
+      this.queue.push({ seqs, tokens, vote, signal: o.signal, resolve, reject });
       if (!this.running) void this.run();
     });
   }
@@ -47,10 +51,12 @@ export class DynamicBatcher {
         let tokens = 0, sentences = 0;
         while (this.queue.length) {
           const j = this.queue[0]!;
+          if (j.signal?.aborted) { this.queue.shift(); j.reject(new Error('the request was aborted')); continue; }
           if (jobs.length && (tokens + j.tokens > this.maxBatchTokens || sentences + j.seqs.length > this.maxBatchSentences)) break;
           jobs.push(this.queue.shift()!);
           tokens += j.tokens; sentences += j.seqs.length;
         }
+        if (!jobs.length) continue;
         const t0 = performance.now();
         try {
           const v = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));

@@ -1,7 +1,13 @@
 // A 2-D map of a sample of the sentence space for the web explorer: UMAP (umap-js) over the
 // normalised vectors of up to `sample` store sentences (drawn evenly, seeded), computed once per
-// server and cached beside the index file (<index>.map.json) so a restart reuses it.
-import { existsSync, readFileSync } from 'node:fs';
+// server and cached beside the index file (<index>.map.json) so a restart reuses it. The cache is
+// keyed by content: the UMAP settings, the index file (size, mtime, SHA-256), the sentences
+// (SHA-256 of the store) and the model (its directory's files, size and mtime); a map of another
+// index or store at the same path is recomputed. A cache that cannot be written (read-only mount,
+// a directory in its place) is reported once through `onCacheError`; the map is still returned.
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { UMAP } from 'umap-js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -11,8 +17,27 @@ import { SentenceStore } from '../io/sentence-store.js';
 export interface MapPoint { id: number; x: number; y: number; lang: string | null; text: string }
 export interface SentenceMap { points: MapPoint[]; method: string; sample: number }
 
-export async function buildMap(model: SentenceEncoderModel, store: SentenceStore, o: { sample: number; cacheFile?: string; seed?: number }): Promise<SentenceMap> {
-  const key = `umap cosine n=${o.sample} seed=${o.seed ?? 1} store=${store.size}`;
+async function fileDigest(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** The identity of what a map is computed from: settings, index file, sentences, model files. */
+export async function mapKey(store: SentenceStore, o: { sample: number; seed?: number; indexFile?: string; modelDir?: string }): Promise<string> {
+  const parts: Record<string, unknown> = { umap: `cosine n=${o.sample} seed=${o.seed ?? 1} neighbours=15 minDist=0.1` };
+  if (o.indexFile && existsSync(o.indexFile)) { const st = statSync(o.indexFile); parts.index = { size: st.size, mtime: st.mtimeMs, sha256: await fileDigest(o.indexFile) }; }
+  const h = createHash('sha256');
+  for (let i = 0; i < store.size; i++) { h.update(store.lang(i) ?? ''); h.update('\t'); h.update(store.text(i)); h.update('\n'); }
+  parts.store = { size: store.size, sha256: h.digest('hex') };
+  if (o.modelDir && existsSync(o.modelDir)) {
+    parts.model = readdirSync(o.modelDir).sort().flatMap((f) => { const st = statSync(join(o.modelDir!, f)); return st.isFile() ? [`${f}:${st.size}:${st.mtimeMs}`] : []; });
+  }
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+export async function buildMap(model: SentenceEncoderModel, store: SentenceStore, o: { sample: number; cacheFile?: string; seed?: number; indexFile?: string; modelDir?: string; onCacheError?: (e: Error) => void }): Promise<SentenceMap> {
+  const key = await mapKey(store, o);
   if (o.cacheFile && existsSync(o.cacheFile)) {
     try {
       const m = JSON.parse(readFileSync(o.cacheFile, 'utf8')) as SentenceMap & { key?: string };
@@ -33,6 +58,8 @@ export async function buildMap(model: SentenceEncoderModel, store: SentenceStore
   const umap = new UMAP({ nComponents: 2, nNeighbors: Math.min(15, Math.max(2, n - 1)), minDist: 0.1, random: () => rng.next(), distanceFn: (a, b) => { let s = 0; for (let j = 0; j < a.length; j++) s += a[j]! * b[j]!; return 1 - s; } });
   const xy = await umap.fitAsync(ids.map((i) => vec.get(i)!), () => true);
   const map: SentenceMap & { key: string } = { key, method: 'UMAP (cosine, 15 neighbours)', sample: n, points: ids.map((id, k) => ({ id, x: xy[k]![0]!, y: xy[k]![1]!, lang: store.lang(id), text: store.text(id) })) };
-  if (o.cacheFile) writeFileAtomicSync(o.cacheFile, JSON.stringify(map));
+  if (o.cacheFile) {
+    try { writeFileAtomicSync(o.cacheFile, JSON.stringify(map)); } catch (e) { o.onCacheError?.(e as Error); }
+  }
   return map;
 }

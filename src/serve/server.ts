@@ -4,6 +4,10 @@
 // Inference runs through one dynamic batcher (src/serve/batcher.ts) off the event loop; limits and
 // error bodies ({error, error_type}) follow TEI; an OpenAPI document is served at /docs.
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUtf8 } from 'node:buffer';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Transform } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { existsSync, readFileSync } from 'node:fs';
@@ -30,14 +34,19 @@ export interface ServeOptions {
   maxClientBatchSize?: number;      // 32 inputs per request
   maxConcurrentRequests?: number;   // 512
   bodyLimit?: number;               // 2 MB
-  requestTimeoutMs?: number;        // 30 s
+  requestTimeoutMs?: number;        // 30 s: the whole request (receiving it and the handler); 408 while receiving, 503 past it in the handler
+  headersTimeoutMs?: number;        // 10 s: a request's headers must arrive within it (408)
+  keepAliveTimeoutMs?: number;      // 5 s: an idle keep-alive connection is closed after it
+  maxConnections?: number;          // max(1024, 2 × maxConcurrentRequests): connections beyond are dropped
+  /** Inputs over the model's length are cut instead of refused (413) unless a request says truncate: false (TEI's --auto-truncate). */
+  autoTruncate?: boolean;
   apiKey?: string;
   /** Default language of requests for per-language centring (a request's `lang` wins); default 'auto' (identified per request); null: none. */
   lang?: string | null;
   center?: boolean;
   index?: FaissIndex;
   store?: SentenceStore;
-  /** Where the index was read from (the explorer's map is cached beside it). */
+  /** Where the index was read from (the explorer's map is cached beside it, keyed by the index's and store's content). */
   indexPath?: string;
   /** A k-nn graph (xling graph build): GET /neighbours/:id and POST /path; `index` and `store` must then be the graph's (texts are snapped through them). */
   graph?: GraphReader;
@@ -56,7 +65,16 @@ export async function closeGracefully(app: FastifyInstance, graceMs: number): Pr
   try { await app.close(); } finally { clearTimeout(force); }
 }
 
-export const SERVE_DEFAULTS = { maxBatchTokens: 16384, maxClientBatchSize: 32, maxConcurrentRequests: 512, bodyLimit: 2 << 20, requestTimeoutMs: 30000 };
+export const SERVE_DEFAULTS = { maxBatchTokens: 16384, maxClientBatchSize: 32, maxConcurrentRequests: 512, bodyLimit: 2 << 20, requestTimeoutMs: 30000, headersTimeoutMs: 10000, keepAliveTimeoutMs: 5000, autoTruncate: false };
+
+/** Fixed bounds of the work one request can ask for. */
+export const SERVE_LIMITS = {
+  /** JSON bodies nested deeper are refused (400) before they are parsed. */
+  jsonDepth: 32,
+  /** /mine: k at most this, and (|src| + |trg|) × k at most mineWork. */
+  mineK: 64,
+  mineWork: 32768,
+};
 
 /** A JSON error as TEI answers it. */
 class HttpError extends Error {
@@ -72,6 +90,31 @@ function l2normalize(rows: Float32Array, d: number): void {
     const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
     for (let j = 0; j < d; j++) rows[i * d + j]! *= inv;
   }
+}
+
+/** JSON nested deeper than max ([ and { outside strings)? A linear scan, before any parsing. */
+export function jsonDeeperThan(s: string, max: number): boolean {
+  let depth = 0, inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) { if (c === 92) i++; else if (c === 34) inString = false; continue; }
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) { if (++depth > max) return true; }
+    else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/** An error message without the directories of paths in it (file names are kept). */
+function withoutPaths(m: string): string { return m.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"`:,()\\/]+)+[\\/]([^\s'"`:,()\\/]*)/g, '$1'); }
+
+/** The first n of each row's d dimensions, re-normalised (Matryoshka-style truncation). */
+function firstDims(rows: Float32Array, d: number, n: number, normalize: boolean): Float32Array {
+  if (n === d) return rows;
+  const m = rows.length / d, out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) out.set(rows.subarray(i * d, i * d + n), i * n);
+  if (normalize) l2normalize(out, n);
+  return out;
 }
 
 function toBase64(v: Float32Array): string { return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'); }
@@ -101,7 +144,24 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const batcher = new DynamicBatcher(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); }, voteRows);
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
-  const app = Fastify({ logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs, return503OnClosing: true, forceCloseConnections: 'idle', ajv: { customOptions: { coerceTypes: false } } });
+  // Node's own timers: headers within headersTimeout, the whole request within the request
+  // timeout (a backstop 1 s after the server's own 408/503), idle keep-alives closed, checked
+  // every quarter of the shortest (not Node's 30 s), and a connection cap
+  const headersTimeout = Math.min(opts.headersTimeoutMs, opts.requestTimeoutMs);
+  const app = Fastify({
+    logger: o.logger ?? false, bodyLimit: opts.bodyLimit, requestTimeout: opts.requestTimeoutMs + 1000, keepAliveTimeout: opts.keepAliveTimeoutMs,
+    http: { headersTimeout, requestTimeout: opts.requestTimeoutMs + 1000, connectionsCheckingInterval: Math.max(25, Math.min(1000, headersTimeout / 4)) },
+    return503OnClosing: true, forceCloseConnections: 'idle', ajv: { customOptions: { coerceTypes: false } },
+  });
+  app.server.maxConnections = opts.maxConnections ?? Math.max(1024, 2 * opts.maxConcurrentRequests);
+  // wrong methods on known paths: 405 with Allow (the paths and methods of the routes, as registered)
+  const known: { re: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (r) => {
+    const re = new RegExp('^' + r.url.split('/').map((p) => p.startsWith(':') ? '[^/]+' : p === '*' ? '.*' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/') + '$');
+    let k = known.find((x) => x.re.source === re.source);
+    if (!k) known.push(k = { re, methods: new Set() });
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) k.methods.add(m);
+  });
   await app.register(swagger, {
     openapi: { info: { title: 'xling', description: 'Language-agnostic sentence embeddings: TEI-compatible embedding routes, search and mining', version: '0.1.0' } },
   });
@@ -113,17 +173,96 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.addHook('preClose', async () => { closing = true; });
   app.addHook('onSend', async (_req, reply) => { if (closing) reply.header('connection', 'close'); });
 
+  // Auth: with an API key every route needs `Authorization: Bearer KEY` (scheme case-insensitive),
+  // except /health and the explorer's static shell (/, /app.js: the page asks for the key and
+  // sends it). Keys are compared as SHA-256 digests in constant time.
+  const OPEN = new Set(['/health', '/', '/app.js']);
+  const keyDigest = o.apiKey ? createHash('sha256').update(o.apiKey).digest() : null;
+  const authorized = (h: string | undefined) => {
+    const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(h ?? '');
+    return timingSafeEqual(createHash('sha256').update(m ? m[1]! : '').digest(), keyDigest!) && !!m;
+  };
+  // Concurrency: /health and /metrics answer outside the limit (a probe must see an overloaded
+  // server); every other request holds a slot from its headers until its connection's response
+  // ends or the client goes away (res 'close' fires in both cases, onResponse only in the first).
+  const UNCOUNTED = new Set(['/health', '/metrics']);
   let active = 0;
-  app.addHook('onRequest', async (req) => {
-    (req as FastifyRequest & { t0?: number }).t0 = performance.now();
-    if (o.apiKey && req.url !== '/health' && (req.headers.authorization ?? '') !== `Bearer ${o.apiKey}`) throw new HttpError(401, 'Unauthorized: give Authorization: Bearer <api key>', 'Unauthorized');
+  type Tracked = FastifyRequest & { t0?: number; handling?: boolean; gone?: AbortController };
+  app.addHook('onRequest', async (req, reply) => {
+    const r = req as Tracked;
+    r.t0 = performance.now();
+    const q = req.url.indexOf('?'), path = q < 0 ? req.url : req.url.slice(0, q);
+    if (keyDigest && !OPEN.has(path) && !authorized(req.headers.authorization)) {
+      reply.header('www-authenticate', req.headers.authorization ? 'Bearer realm="xling", error="invalid_token"' : 'Bearer realm="xling"');
+      throw new HttpError(401, 'Unauthorized: give Authorization: Bearer <api key>', 'Unauthorized');
+    }
+    if (UNCOUNTED.has(path)) return;
     if (active >= opts.maxConcurrentRequests) throw new HttpError(429, `Model is overloaded: ${opts.maxConcurrentRequests} concurrent requests`, 'Overloaded');
     active++;
     inflight.set(active);
-    (req as FastifyRequest & { counted?: boolean }).counted = true;
+    const gone = r.gone = new AbortController();
+    // the request timeout covers the whole request: 408 while its body is still arriving, 503
+    // once the handler runs (its queued inference is dropped); the connection is then closed
+    const timer = setTimeout(() => {
+      gone.abort();
+      if (reply.sent || reply.raw.headersSent) return;
+      const s = opts.requestTimeoutMs / 1000;
+      reply.header('connection', 'close');
+      reply.raw.once('finish', () => req.raw.socket?.destroy());
+      if (r.handling) void reply.status(503).send({ error: `Request timeout: not answered within ${s} s (--request-timeout)`, error_type: 'Timeout' });
+      else void reply.status(408).send({ error: `Request timeout: the request was not received within ${s} s`, error_type: 'Timeout' });
+    }, opts.requestTimeoutMs);
+    let held = true;
+    reply.raw.once('close', () => {
+      clearTimeout(timer);
+      if (!reply.raw.writableFinished) gone.abort();
+      if (held) { held = false; active--; inflight.set(active); }
+    });
+  });
+  app.addHook('preHandler', async (req) => { (req as Tracked).handling = true; });
+  // request bodies: Content-Encoding gzip/deflate decoded, the body limit applied to the decoded
+  // bytes (the decoder is stopped there: no zip bombs)
+  app.addHook('preParsing', async (req, reply, payload) => {
+    const enc = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (enc === 'identity' || enc === '') return payload;
+    if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') throw new HttpError(415, `Content-Encoding '${enc.slice(0, 40)}' is not supported (gzip, deflate)`, 'Validation');
+    const z = enc === 'deflate' ? createInflate() : createGunzip();
+    let encoded = 0, decoded = 0, over = false;
+    const counted = new Transform({
+      transform(chunk: Buffer, _e, cb) {
+        if (over) { cb(); return; }
+        decoded += chunk.length;
+        if (decoded <= opts.bodyLimit) { cb(null, chunk); return; }
+        // over the limit: stop decoding; the rest of the (encoded, itself bounded) body is read
+        // and dropped so that the client gets its 413 instead of a reset mid-upload
+        over = true;
+        payload.unpipe(z);
+        z.destroy();
+        const fail = () => counted.destroy(new HttpError(413, `Payload too large: the body limit is ${opts.bodyLimit} bytes (decoded)`, 'Validation'));
+        if (payload.readableEnded) fail();
+        else { payload.on('data', () => { if (encoded > opts.bodyLimit) fail(); }); payload.once('end', fail); payload.resume(); }
+        cb();
+      },
+    }) as Transform & { receivedEncodedLength: number };
+    counted.receivedEncodedLength = 0;
+    payload.on('data', (c: Buffer) => { encoded += c.length; counted.receivedEncodedLength = encoded; });
+    payload.on('error', (e) => counted.destroy(e));
+    z.on('error', () => counted.destroy(new HttpError(400, `the body is not valid ${enc === 'deflate' ? 'deflate' : 'gzip'} data`, 'Validation')));
+    reply.raw.once('close', () => { z.destroy(); counted.destroy(); });
+    payload.pipe(z).pipe(counted);
+    return counted;
+  });
+  // JSON bodies: valid UTF-8 (422 otherwise, not replaced silently), nesting bounded before parsing
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const buf = body as Buffer;
+    if (!isUtf8(buf)) { done(new HttpError(422, 'Input validation error: the body is not valid UTF-8', 'Validation'), undefined); return; }
+    const text = buf.toString('utf8');
+    if (jsonDeeperThan(text, SERVE_LIMITS.jsonDepth)) { done(new HttpError(400, `JSON nested deeper than ${SERVE_LIMITS.jsonDepth} levels`, 'Validation'), undefined); return; }
+    jsonParser(req, text, done);
   });
   app.addHook('onResponse', async (req, reply) => {
-    if ((req as FastifyRequest & { counted?: boolean }).counted) { active--; inflight.set(active); }
     const route = req.routeOptions.url ?? 'unknown';
     requests.inc({ route, status: String(reply.statusCode) });
     duration.observe({ route }, (performance.now() - ((req as FastifyRequest & { t0?: number }).t0 ?? performance.now())) / 1000);
@@ -132,16 +271,34 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     if (err instanceof HttpError) return reply.status(err.status).send({ error: err.message, error_type: err.type });
     if (err.validation) return reply.status(422).send({ error: `Input validation error: ${err.message}`, error_type: 'Validation' });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: `Payload too large: the body limit is ${opts.bodyLimit} bytes`, error_type: 'Validation' });
-    if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode === 415 ? 415 : 400).send({ error: err.message, error_type: 'Validation' });
-    return reply.status(500).send({ error: err.message, error_type: 'Backend' });
+    if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode === 415 ? 415 : 400).send({ error: withoutPaths(err.message), error_type: 'Validation' });
+    return reply.status(500).send({ error: withoutPaths(err.message), error_type: 'Backend' });
   });
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({ error: `no route ${req.method} ${req.url}`, error_type: 'NotFound' }));
+  app.setNotFoundHandler((req, reply) => {
+    const q = req.url.indexOf('?'), path = q < 0 ? req.url : req.url.slice(0, q);
+    const allow = new Set(known.filter((k) => k.re.test(path)).flatMap((k) => [...k.methods]));
+    if (allow.size) return reply.status(405).header('allow', [...allow].sort().join(', ')).send({ error: `method ${req.method} not allowed on ${path.slice(0, 200)} (allowed: ${[...allow].sort().join(', ')})`, error_type: 'MethodNotAllowed' });
+    return reply.status(404).send({ error: `no route ${req.method} ${path.slice(0, 200)}`, error_type: 'NotFound' });
+  });
 
-  /** Token ids of the inputs; an input over the model's length limit is cut (truncate) or refused (413). */
-  function tokenize(inputs: string[], truncate: boolean): Int32Array[] {
+  /**
+   * Token ids of the inputs (texts, or token ids as the model's tokenizer makes them); an input over
+   * the model's length limit is cut (truncate) or refused (413): one rule on every route.
+   */
+  function tokenize(inputs: (string | number[])[], truncate: boolean): Int32Array[] {
     if (inputs.length > opts.maxClientBatchSize) throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${opts.maxClientBatchSize}`, 'Validation');
     if (!inputs.length) throw new HttpError(422, 'Input validation error: `inputs` cannot be empty', 'Empty');
     return inputs.map((s, i) => {
+      if (typeof s !== 'string') {
+        if (!s.length) throw new HttpError(422, `Input validation error: input ${i} has no token ids`, 'Validation');
+        const bad = s.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= tok.vocabSize);
+        if (bad >= 0) throw new HttpError(422, `Input validation error: input ${i}: token id ${s[bad]} is not in the model's vocabulary [0, ${tok.vocabSize})`, 'Validation');
+        if (maxInputLength !== null && s.length > maxInputLength) {
+          if (!truncate) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+          return Int32Array.from(s.slice(0, maxInputLength));
+        }
+        return Int32Array.from(s);
+      }
       const before = tok.truncated ?? 0;
       const ids = tok.encode(s);
       if (!truncate && (tok.truncated ?? 0) > before) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
@@ -155,12 +312,12 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
    * request's inputs (a vote of nearest mean vectors, as embed votes over its input file; send
    * `lang` for vectors that do not depend on what else a request holds). lang null: no centring.
    */
-  async function vectors(inputs: string[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean }, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
-    const seqs = tokenize(inputs, q.truncate ?? false);
+  async function vectors(inputs: (string | number[])[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean; signal?: AbortSignal }, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
+    const seqs = tokenize(inputs, q.truncate ?? opts.autoTruncate);
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
     let lang = q.lang === undefined ? o.lang ?? 'auto' : q.lang;
     const center = (q.center ?? o.center ?? true) && model.centers.size > 0;
-    const { rows, votes } = await batcher.embed(seqs, { vote: center && lang === 'auto' });
+    const { rows, votes } = await batcher.embed(seqs, { vote: center && lang === 'auto', signal: q.signal });
     if (q.normalize !== false || center) l2normalize(rows, d);
     if (votes) lang = tallyVotes(votes)?.lang ?? null;
     const mu = center && lang ? model.centers.get(lang) ?? null : null;
@@ -172,37 +329,50 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   // JavaScript cost the event loop more than the embedding
 
   const errorSchema = { type: 'object', properties: { error: { type: 'string' }, error_type: { type: 'string' } } };
-  const inputs = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
+  // texts, or token ids: one input [ids] or several [[ids], …] (TEI, OpenAI)
+  const ids = { type: 'array', items: { type: 'integer' }, minItems: 1 };
+  const inputs = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, ids, { type: 'array', items: ids }] };
+  const asList = (x: string | string[] | number[] | number[][]): (string | number[])[] =>
+    typeof x === 'string' ? [x] : x.length && typeof x[0] === 'number' ? [x as number[]] : x as (string | number[])[];
+  const dimensions = { type: 'integer', minimum: 1, description: 'the first N dimensions of each vector, re-normalised (Matryoshka truncation)' };
+  const dimsOf = (n: number | undefined) => {
+    if (n === undefined) return d;
+    if (n > d) throw new HttpError(422, `Input validation error: dimensions ${n} > the model's ${d}`, 'Validation');
+    return n;
+  };
+  const signalOf = (req: FastifyRequest) => (req as Tracked).gone?.signal;
   const xlingFields = { lang: { type: ['string', 'null'], description: 'language of the inputs, for per-language centring (xling)' }, center: { type: 'boolean' } };
 
   app.post('/embed', {
     schema: {
       description: 'TEI: embed one or more inputs; returns one vector per input', tags: ['TEI'],
-      body: { type: 'object', required: ['inputs'], properties: { inputs, normalize: { type: 'boolean', default: true }, truncate: { type: 'boolean', default: false }, truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] }, ...xlingFields } },
+      body: { type: 'object', required: ['inputs'], properties: { inputs, normalize: { type: 'boolean', default: true }, truncate: { type: 'boolean', description: 'cut inputs over the model\'s length (default: refuse them, 413; --auto-truncate: cut)' }, truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] }, dimensions, ...xlingFields } },
       response: { 200: { type: 'array', items: { type: 'array', items: { type: 'number' } } }, 413: errorSchema, 422: errorSchema, 429: errorSchema },
     },
   }, async (req, reply) => {
-    const b = req.body as { inputs: string | string[]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean };
-    const v = await vectors(typeof b.inputs === 'string' ? [b.inputs] : b.inputs, b, reply);
-    return reply.type('application/json; charset=utf-8').send(jsonArrayOfRows(v, d));
+    const b = req.body as { inputs: string | string[] | number[] | number[][]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean; dimensions?: number };
+    const n = dimsOf(b.dimensions);
+    const v = firstDims(await vectors(asList(b.inputs), { ...b, signal: signalOf(req) }, reply), d, n, b.normalize !== false);
+    return reply.type('application/json; charset=utf-8').send(jsonArrayOfRows(v, n));
   });
 
   app.post('/v1/embeddings', {
     schema: {
       description: 'OpenAI-compatible embeddings', tags: ['OpenAI'],
-      body: { type: 'object', required: ['input'], properties: { input: inputs, model: { type: 'string' }, encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' }, user: { type: 'string' }, ...xlingFields } },
+      body: { type: 'object', required: ['input'], properties: { input: inputs, model: { type: 'string' }, encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' }, dimensions, user: { type: 'string' }, truncate: { type: 'boolean', description: 'xling: cut inputs over the model\'s length (default: refuse them, 413, as /embed; --auto-truncate: cut)' }, ...xlingFields } },
     },
   }, async (req, reply) => {
-    const b = req.body as { input: string | string[]; model?: string; encoding_format?: 'float' | 'base64'; lang?: string | null; center?: boolean };
-    const texts = typeof b.input === 'string' ? [b.input] : b.input;
+    const b = req.body as { input: string | string[] | number[] | number[][]; model?: string; encoding_format?: 'float' | 'base64'; lang?: string | null; center?: boolean; dimensions?: number; truncate?: boolean };
+    const texts = asList(b.input);
     const counted = { tokens: 0 };
-    const v = await vectors(texts, { ...b, truncate: true }, reply, counted);
+    const n = dimsOf(b.dimensions);
+    const v = firstDims(await vectors(texts, { ...b, signal: signalOf(req) }, reply, counted), d, n, true);
     const usage = JSON.stringify({ prompt_tokens: counted.tokens, total_tokens: counted.tokens });
     const head = '{"object":"list","data":[', tail = `],"model":${JSON.stringify(b.model ?? basename(o.modelDir))},"usage":${usage}}`;
     const open = '{"object":"embedding","embedding":', close = (i: number) => `,"index":${i}}`;
     reply.type('application/json; charset=utf-8');
-    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => open + JSON.stringify(toBase64(v.slice(i * d, (i + 1) * d))) + close(i)).join(',') + tail);
-    return reply.send(joinRows(v, d, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
+    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => open + JSON.stringify(toBase64(v.slice(i * n, (i + 1) * n))) + close(i)).join(',') + tail);
+    return reply.send(joinRows(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
   });
   app.get('/health', { schema: { description: 'TEI: 200 when the model is ready', tags: ['TEI'] } }, async (_req, reply) => reply.status(200).send());
 
@@ -215,6 +385,12 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: [...model.centers.keys()].sort(),
       index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
       graph: o.graph ? { sentences: o.graph.size, k: o.graph.meta.k } : null,
+      limits: {
+        body_bytes: opts.bodyLimit, json_depth: SERVE_LIMITS.jsonDepth, request_timeout_s: opts.requestTimeoutMs / 1000, headers_timeout_s: headersTimeout / 1000,
+        keep_alive_timeout_s: opts.keepAliveTimeoutMs / 1000, max_connections: app.server.maxConnections, auto_truncate: opts.autoTruncate,
+        mine_k: SERVE_LIMITS.mineK, mine_work: SERVE_LIMITS.mineWork, mine_sentences: opts.maxClientBatchSize * 32, search_k: 1000,
+      },
+      auth: keyDigest ? 'bearer' : null,
     },
   }));
 
@@ -236,7 +412,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const pairs = b.pairs ?? b.inputs?.sentences.map((s) => [b.inputs!.source_sentence, s] as [string, string]);
     if (!pairs) throw new HttpError(422, 'give pairs: [[a, b], …] or inputs: {source_sentence, sentences}', 'Validation');
     const texts = [...new Set(pairs.flat())];
-    const v = await vectors(texts, { truncate: b.truncate, normalize: true, lang: b.lang, center: b.center });
+    const v = await vectors(texts, { truncate: b.truncate, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
     const at = new Map(texts.map((t, i) => [t, i]));
     return pairs.map(([a, c]) => { const i = at.get(a)!, j = at.get(c)!; let s = 0; for (let k = 0; k < d; k++) s += v[i * d + k]! * v[j * d + k]!; return s; });
   });
@@ -252,15 +428,21 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; lang?: string | null; center?: boolean };
     if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
     let q: Float32Array;
+    // nprobe is a per-request faiss SearchParameters (the index's own setting is never changed)
+    if (b.nprobe !== undefined && !idx.info.ivf) throw new HttpError(422, 'Input validation error: nprobe applies to IVF indexes only (this index has no inverted lists)', 'Validation');
     if (b.vector) {
       if (b.vector.length !== idx.d) throw new HttpError(422, `vector has ${b.vector.length} dimensions, the index ${idx.d}`, 'Validation');
-      q = Float32Array.from(b.vector); l2normalize(q, idx.d);
+      q = Float32Array.from(b.vector);
+      let norm = 0;
+      for (const x of q) norm += x * x;
+      if (!Number.isFinite(norm)) throw new HttpError(422, 'Input validation error: vector has values that are not finite as 32-bit floats', 'Validation');
+      if (norm === 0) throw new HttpError(422, 'Input validation error: vector is zero (it has no direction to search)', 'Validation');
+      l2normalize(q, idx.d);
     } else {
       if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
-      q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center });
+      q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
     }
-    if (b.nprobe) idx.setNprobe(b.nprobe);
-    const r = await idx.searchAsync(q, b.k ?? 10);
+    const r = await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
     const results = [];
     for (let j = 0; j < r.k; j++) {
       const id = Number(r.labels[j]);
@@ -276,7 +458,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       body: {
         type: 'object', required: ['src', 'trg'], properties: {
           src: { type: 'array', items: { type: 'string' }, minItems: 1 }, trg: { type: 'array', items: { type: 'string' }, minItems: 1 },
-          k: { type: 'integer', minimum: 1, default: 4 }, margin: { type: 'string', enum: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'], default: 'ratio' },
+          k: { type: 'integer', minimum: 1, maximum: SERVE_LIMITS.mineK, default: 4 }, margin: { type: 'string', enum: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'], default: 'ratio' },
           retrieval: { type: 'string', enum: ['fwd', 'bwd', 'intersect', 'max'], default: 'max' }, threshold: { type: 'number' },
           src_lang: { type: ['string', 'null'] }, trg_lang: { type: ['string', 'null'] },
         },
@@ -286,12 +468,16 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const b = req.body as { src: string[]; trg: string[]; k?: number; margin?: MarginKind; retrieval?: Retrieval; threshold?: number; src_lang?: string | null; trg_lang?: string | null };
     const limit = opts.maxClientBatchSize * 32;
     if (b.src.length > limit || b.trg.length > limit) throw new HttpError(413, `at most ${limit} sentences per side`, 'Validation');
+    const work = (b.src.length + b.trg.length) * (b.k ?? 4);
+    if (work > SERVE_LIMITS.mineWork) throw new HttpError(413, `(src + trg sentences) × k = ${work} > ${SERVE_LIMITS.mineWork}: send fewer sentences or a smaller k`, 'Validation');
+    const signal = signalOf(req);
     const embedSide = async (s: string[], lang: string | null | undefined) => {
       const out = new Float32Array(s.length * d);
-      for (let i = 0; i < s.length; i += opts.maxClientBatchSize) out.set(await vectors(s.slice(i, i + opts.maxClientBatchSize), { truncate: true, normalize: true, lang }), i * d);
+      for (let i = 0; i < s.length; i += opts.maxClientBatchSize) out.set(await vectors(s.slice(i, i + opts.maxClientBatchSize), { truncate: true, normalize: true, lang, signal }), i * d);
       return out;
     };
     const sv = await embedSide(b.src, b.src_lang), tv = await embedSide(b.trg, b.trg_lang);
+    if (signal?.aborted) throw new HttpError(503, 'the request was cancelled', 'Timeout');
     const k = Math.min(b.k ?? 4, b.src.length, b.trg.length);
     const cands = mine(sv, tv, d, { k, margin: b.margin ?? 'ratio', retrieval: b.retrieval ?? 'max', threshold: b.threshold });
     return { k, pairs: cands.map((c) => ({ src: c.src, trg: c.trg, score: c.score, cos: c.cos, src_text: b.src[c.src], trg_text: b.trg[c.trg] })) };
@@ -308,8 +494,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     }
     if (!o.index || d !== o.index.d) throw new HttpError(503, 'texts need the graph\'s index and a model of its dimension', 'Unavailable');
     const q = await vectors([x], { truncate: true, normalize: true, lang });
-    if (g.meta.nprobe) o.index.setNprobe(g.meta.nprobe);
-    const r = await o.index.searchAsync(q, Math.min(g.meta.candidates, o.index.ntotal));
+    const r = await o.index.searchAsync(q, Math.min(g.meta.candidates, o.index.ntotal), g.meta.nprobe ? { nprobe: g.meta.nprobe } : undefined);
     const n = rankCandidates(g, q, r.labels, 1)[0];
     if (!n) throw new HttpError(422, `no sentence of the graph near '${x.slice(0, 80)}'`, 'Validation');
     return n.id;
@@ -328,13 +513,25 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   });
   app.post('/path', {
     schema: {
-      description: 'The minimax trajectory between two sentences (ids, or texts snapped to their nearest sentence): the path along neighbour edges whose largest step is smallest', tags: ['graph'],
-      body: { type: 'object', required: ['from', 'to'], properties: { from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, lang: { type: ['string', 'null'] }, undirected: { type: 'boolean', description: 'walk neighbour edges both ways' } } },
+      description: 'The minimax trajectory between two sentences: the path along neighbour edges whose largest step is smallest. Each end is one of from_id (a sentence id), from_text (a text snapped to its nearest sentence) or from (a JSON number: an id; a string: a text); the same for to', tags: ['graph'],
+      body: {
+        type: 'object', properties: {
+          from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] },
+          from_id: { type: 'integer', minimum: 0 }, to_id: { type: 'integer', minimum: 0 }, from_text: { type: 'string', minLength: 1 }, to_text: { type: 'string', minLength: 1 },
+          lang: { type: ['string', 'null'] }, undirected: { type: 'boolean', description: 'walk neighbour edges both ways' },
+        },
+      },
     },
   }, async (req) => {
     const g = needGraph();
-    const b = req.body as { from: number | string; to: number | string; lang?: string | null; undirected?: boolean };
-    const from = await nodeOf(g, b.from, b.lang), to = await nodeOf(g, b.to, b.lang);
+    const b = req.body as { from?: number | string; to?: number | string; from_id?: number; to_id?: number; from_text?: string; to_text?: string; lang?: string | null; undirected?: boolean };
+    const end = (side: 'from' | 'to'): number | string => {
+      const given = [b[side], b[`${side}_id`], b[`${side}_text`]].filter((x) => x !== undefined);
+      if (given.length !== 1) throw new HttpError(422, `Input validation error: give exactly one of ${side}_id, ${side}_text or ${side}`, 'Validation');
+      return given[0]!;
+    };
+    const ends = [end('from'), end('to')];
+    const from = await nodeOf(g, ends[0]!, b.lang), to = await nodeOf(g, ends[1]!, b.lang);
     const p = await paths!.find(from, to, b.undirected ?? false);
     if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
     return { from, to, found: true, maxStep: p.maxStep, visited: p.visited, steps: p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) })) };
@@ -344,7 +541,11 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   let mapping: Promise<SentenceMap> | null = null;
   app.get('/map', { schema: { description: 'A 2-D map (UMAP) of a sample of the store\'s sentences, for the explorer', tags: ['xling'] } }, async () => {
     if (!o.store) throw new HttpError(503, 'no sentence store loaded (xling serve --index F.faiss --store S)', 'Unavailable');
-    mapping ??= buildMap(model, o.store, { sample: o.mapSample ?? 5000, cacheFile: o.indexPath ? `${o.indexPath}.map.json` : undefined });
+    mapping ??= buildMap(model, o.store, {
+      sample: o.mapSample ?? 5000, cacheFile: o.indexPath ? `${o.indexPath}.map.json` : undefined, indexFile: o.indexPath, modelDir: o.modelDir,
+      // kept in memory for the server's life; the failed write is logged once
+      onCacheError: (e) => { app.log.warn(`map cache not written (${(e as NodeJS.ErrnoException).code ?? e.message}): kept in memory`); if (!o.logger) process.stderr.write(`[serve] the explorer's map could not be cached beside the index (${(e as NodeJS.ErrnoException).code ?? e.message}); kept in memory\n`); },
+    });
     try { return await mapping; } catch (e) { mapping = null; throw e; }
   });
 
