@@ -11,6 +11,7 @@ import { evalBuccCommand } from './eval-bucc.js';
 import { evalRetrievalCommand } from './eval-retrieval.js';
 import { evalXsimCommand } from './eval-xsim.js';
 import { exportCommand } from './export.js';
+import { importLaserCommand } from './import.js';
 import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
 import { mineCommand } from './mine.js';
 import { trainCommand } from './train.js';
@@ -19,5 +20,5 @@ export const commands: CliCommand[] = [
   trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
-  probeCodeSwitchCommand, workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
+  probeCodeSwitchCommand, workerCommand, importLaserCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
 ];

@@ -1,0 +1,54 @@
+// The imported LASER BiLSTM (the LASER toolkit's LaserLstmEncoder: LASER2, LASER3's BiLSTM
+// students): embedding, multi-layer BiLSTM, max-pool over time with padded steps excluded. It
+// runs on xling's own LASER encoder module (src/models/laser/model.ts: the same layers, the same
+// packed-sequence semantics, padding at -1e9 in the max) and BiLSTM kernels. Import only.
+import { join } from 'node:path';
+import { withoutTableInit } from '../../nn/layers.js';
+import { EncoderLoader } from '../family.js';
+import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from '../laser/model.js';
+import { LASER_TOKENIZER_FILE, LaserTokenizer } from './tokenizer.js';
+
+/** config.json's `model` of a laser-lstm directory. */
+export interface LaserLstmConfig {
+  /** Rows of the embedding table (LASER's num_embeddings). */
+  vocabSize: number;
+  padId: number;
+  embedDim: number;
+  hidden: number;
+  layers: number;
+  bidirectional: boolean;
+  /** What it was imported from (file names), for /info and humans. */
+  source: { checkpoint: string; spm: string; vocab: string | null };
+}
+
+const KEYS: Record<keyof LaserLstmConfig, true> = { vocabSize: true, padId: true, embedDim: true, hidden: true, layers: true, bidirectional: true, source: true };
+
+export function laserConfigOfImported(m: LaserLstmConfig): LaserConfig {
+  return {
+    vocabSize: m.vocabSize, padId: m.padId, embedDim: m.embedDim, hidden: m.hidden, layers: m.layers, bidirectional: m.bidirectional,
+    pooling: 'max', decEmbedDim: 1, decHidden: 1, langEmbedDim: 1, targetLangs: [], dropout: 0,
+  };
+}
+
+/**
+ * LASER's deep BiLSTMs (LASER2: 5 layers) spend most of their time in the input-gate GEMM of every
+ * layer, which runs over padded positions too: batches of at most 32 length-sorted sentences keep
+ * the padding small (on the bench's sentences: about 2× the rate of one batch of all).
+ */
+class ImportedLaserEncoder extends LaserSentenceEncoder {
+  readonly batchLimits = { maxTokens: 32000, maxSentences: 32 };
+}
+
+export const laserLstmLoader: EncoderLoader = {
+  kind: 'laser-lstm',
+  summary: "LASER's BiLSTM encoder (LASER2/LASER3 checkpoints), imported with `xling import laser`",
+  modelKeys: Object.keys(KEYS),
+  loadEncoder(dir, saved, load) {
+    const m = saved.model as LaserLstmConfig;
+    const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
+    const net = withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m)));
+    load(net);
+    net.eval();
+    return { encoder: new ImportedLaserEncoder(net, m.padId), tokenizer, dispose: () => net.dispose() };
+  },
+};
