@@ -3,7 +3,7 @@ import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, mineTables, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
-import { candidatePairs, loadScorer, selectByScorer } from '../mine/scorer.js';
+import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
@@ -116,7 +116,7 @@ export const mineCommand = command(['mine'], {
   if (scorer) {
     const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, opts);
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
-    rows = selectByScorer(candidatePairs(fwd, bwd, su, tu), scorer, threshold ?? 0.5).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
+    rows = selectByScorer(candidatePairs(fwd, bwd, su, tu, scorerAligner(scorer, a.srcLang, a.trgLang)), scorer, threshold ?? 0.5).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
     const run = () => mine(sv.data, tv.data, sv.d, opts);
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ ...c, margin: c.score }));

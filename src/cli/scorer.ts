@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
 import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
+import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
 import { candidatePairs, saveScorer, scoreCandidate, ScoredCandidate, trainScorer } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Rng } from '../util/rng.js';
@@ -14,7 +15,11 @@ import { checkPaths, writeTextOutput } from './io.js';
 import { EMBED_OPTIONS, vectorsFor } from './vectors.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
-export interface LabelledSet { name: string; srcLang: string; trgLang: string; src: string[]; trg: string[]; gold: Set<string> }
+export interface LabelledSet {
+  name: string; srcLang: string; trgLang: string; src: string[]; trg: string[]; gold: Set<string>;
+  /** Translations outside the set for the word tables (parallel data); none: the tables are cross-fitted on the gold pairs. */
+  extra?: [string, string][];
+}
 
 /** Every BUCC triple SRC-TRG.SPLIT.{SRC,TRG,gold} of a directory (split filter optional). */
 export async function buccSets(dir: string, split?: string): Promise<LabelledSet[]> {
@@ -58,19 +63,32 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
       else if (i < nPair + nSrc) src.push(r.get(sl)!);
       else trg.push(r.get(tl)!);
     });
-    out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold });
+    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !pick.includes(r))).slice(0, 5000).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+    out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
   }
   if (!out.length) throw new Error(`--parallel ${file}: no language pair with at least 10 rows`);
   return out;
 }
 
 /** The scorer's candidates of one set (k-NN both ways with the model's vectors) and their gold labels. */
-export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string): { cands: ScoredCandidate[]; labels: number[] } {
+export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
   const sv = vectorsFor(set.src, undefined, model, `${set.name} ${set.srcLang}`, { lang: set.srcLang, langFlag: '--src-lang', center, label, quiet: true });
   const tv = vectorsFor(set.trg, undefined, model, `${set.name} ${set.trgLang}`, { lang: set.trgLang, langFlag: '--trg-lang', center, label, quiet: true });
   const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k: Math.min(k, set.src.length, set.trg.length), chunk: 16384 });
-  const cands = candidatePairs(fwd, bwd, set.src, set.trg);
-  return { cands, labels: cands.map((c) => (set.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)) };
+  const goldPairs = [...set.gold].map((g) => g.split('\t').map(Number) as [number, number]);
+  const text = ([s, t]: [number, number]) => [set.src[s]!, set.trg[t]!] as [string, string];
+  let cands: ScoredCandidate[], tables: WordTables;
+  if (set.extra) {
+    // tables from translations outside the set: no candidate's features saw its own pair
+    tables = trainWordTables(set.extra);
+    cands = candidatePairs(fwd, bwd, set.src, set.trg, new WordAligner(tables));
+  } else {
+    // cross-fitting: a source of fold s % 2 is scored with the tables of the other fold's gold pairs
+    const folds = [0, 1].map((f) => new WordAligner(trainWordTables(goldPairs.filter(([s]) => s % 2 !== f).map(text))));
+    cands = candidatePairs(fwd, bwd, set.src, set.trg, (s) => folds[s % 2]!);
+    tables = trainWordTables(goldPairs.map(text));
+  }
+  return { cands, labels: cands.map((c) => (set.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), tables };
 }
 
 function parsePairs(s: string | undefined): [string, string][] | null {
@@ -110,15 +128,17 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   if (a.threads) setNumThreads(a.threads);
   const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows);
   const cands: ScoredCandidate[] = [], labels: number[] = [];
+  const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
   for (const set of sets) {
     const r = labelledCandidates(set, a.model, a.k, a.center, 'scorer');
     cands.push(...r.cands); labels.push(...r.labels);
+    tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
     process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them)\n`);
   }
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per) }, { l2: a.l2 });
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per) }, { l2: a.l2, tables });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
+import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
 import { marginScore } from './mine.js';
 
@@ -16,7 +17,7 @@ export const KNN_FEATURES = [
   'fwd_rank', 'bwd_rank', 'fwd_top1', 'bwd_top1', 'fwd_gap', 'bwd_gap',
 ] as const;
 
-export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES];
+export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES];
 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
@@ -25,7 +26,8 @@ export interface ScoredCandidate { src: number; trg: number; cos: number; margin
  * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
  * source's and every target's k neighbours, each pair once, with its features.
  */
-export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[]): ScoredCandidate[] {
+export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null): ScoredCandidate[] {
+  const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
   const mean = (r: SearchResult, i: number) => {
     let s = 0, c = 0;
     for (let j = 0; j < r.k; j++) if (r.labels[i * r.k + j]! >= 0n) { s += r.distances[i * r.k + j]!; c++; }
@@ -64,7 +66,8 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     const [fr, fg] = rankAndGap(fwdStats[s]!, t, m);
     const [br, bg] = rankAndGap(bwdStats[t]!, s, m);
     const knn = [cos, m, cos - (mx[s]! + my[t]!) / 2, mx[s]!, my[t]!, fr / K, br / K, fr === 0 ? 1 : 0, br === 0 ? 1 : 0, fg, bg];
-    out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!)] });
+    const al = alignerOf(s);
+    out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
   }
   return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
 }
@@ -81,6 +84,14 @@ export interface ScorerModel {
   k: number;
   /** How it was trained: data, pairs, positives, held-out accuracy. */
   trained: Record<string, unknown>;
+  /** Word translation tables by language pair ("de-en"), for the alignment features. */
+  tables: Record<string, WordTables>;
+}
+
+/** The word aligner of a scorer for a language pair, or null (its alignment features are then NO_ALIGNMENT). */
+export function scorerAligner(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined): WordAligner | null {
+  const t = srcLang && trgLang ? m.tables[`${srcLang}-${trgLang}`] : undefined;
+  return t ? new WordAligner(t) : null;
 }
 
 const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
@@ -174,11 +185,11 @@ export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, thresho
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
-export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number } = {}): ScorerModel {
+export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number; tables?: Record<string, WordTables> } = {}): ScorerModel {
   const pos = labels.reduce((a, b) => a + b, 0);
   if (!pos || pos === labels.length) throw new Error(`scorer: the training candidates need both gold pairs and wrong ones (got ${pos} of ${labels.length} gold)`);
   const f = fitLogistic(cands.map((c) => c.features), labels, o);
-  return { format: 'xling-scorer', version: 1, features: [...FEATURES], ...f, k, trained: { ...trained, candidates: cands.length, positives: pos } };
+  return { format: 'xling-scorer', version: 1, features: [...FEATURES], ...f, k, trained: { ...trained, candidates: cands.length, positives: pos }, tables: o.tables ?? {} };
 }
 
 export function saveScorer(dir: string, m: ScorerModel): void {
@@ -201,5 +212,7 @@ export function loadScorer(path: string): ScorerModel {
   }
   if (typeof m.bias !== 'number' || !Number.isFinite(m.bias)) throw new Error(`${f}: 'bias' must be a finite number`);
   if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
+  if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
+  for (const [pair, t] of Object.entries(m.tables)) if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd)) throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
   return m;
 }
