@@ -142,6 +142,10 @@ table(['eval', 'bucc'], ['--src', f('s.bucc'), '--trg', f('t.bucc'), '--gold', f
   ...badFiles(g, '--gold'), withValue(g, '--src', badUtf8, 1), withValue(g, '--trg-vectors', f('v8.npy'), 1), withValue(g, '--src-vectors', f('i32.npy'), 1),
   withExtra(g, ['-k', '0'], 2), withExtra(g, ['--threshold-from', badUtf8], 1), withValue(g, '--json', f('gold'), 2),
 ]);
+table(['scorer', 'train'], ['--model', f('model'), '--parallel', f('nway.tsv'), '--rows', '20', '-o', 'OUT/scorer'], (g) => [
+  ...badFiles(g, '--parallel'), withValue(g, '--model', aDir, 1), withExtra(g, ['--bucc', inDir], 2), withExtra(g, ['--rows', '5'], 2),
+  withExtra(g, ['--pairs', 'de'], 2), withExtra(g, ['--pairs', 'xx-en'], 1),
+]);
 table(['eval', 'retrieval'], ['--src-vectors', f('v.npy'), '--trg-vectors', f('v2.npy'), '--json', 'OUT/r.json'], (g) => [
   ...badFiles(g, '--src-vectors'), withValue(g, '--trg-vectors', f('v8.npy'), 1), withExtra(g, ['--src-ids', badUtf8], 1),
   withExtra(g, ['--index', f('idx8.faiss')], 1), withExtra(g, ['--nprobe', '0'], 2), withValue(g, '--json', f('v2.npy'), 2),

@@ -133,3 +133,28 @@ export function alignBothWays(pairs: IdPair[], srcVocab: number, trgVocab: numbe
     return links;
   });
 }
+
+/**
+ * The translation table t(trg word | src word) of fast_align's EM on sentence pairs (IBM Model 1,
+ * then the diagonal prior), as a map from f · trgVocab + e to the probability (f = srcVocab: null);
+ * entries below `floor` are dropped (a sparse table to store and look up).
+ */
+export function translationTable(pairs: IdPair[], srcVocab: number, trgVocab: number, o: AlignOptions & { floor?: number } = {}): Map<number, number> {
+  const cells = cellsOf(pairs, srcVocab, trgVocab);
+  const t = trainAlignment(pairs, cells, srcVocab, o);
+  const out = new Map<number, number>();
+  const floor = o.floor ?? 0.01;
+  // each dense cell id once: its (f, e) key from the first place it occurs
+  const keyOf = new Float64Array(t.length).fill(-1);
+  pairs.forEach((p, k) => {
+    const n = p.src.length;
+    p.trg.forEach((e, i) => {
+      for (let j = 0; j <= n; j++) {
+        const id = cells.ids[cells.start[k]! + i * (n + 1) + j]!;
+        if (keyOf[id] === -1) keyOf[id] = cells.srcOf[id]! * trgVocab + e;
+      }
+    });
+  });
+  for (let c = 0; c < t.length; c++) if (t[c]! >= floor) out.set(keyOf[c]!, t[c]!);
+  return out;
+}

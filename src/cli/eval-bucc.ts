@@ -2,7 +2,9 @@
 // threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere.
 import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
-import { MarginKind, mine, Retrieval } from '../mine/mine.js';
+import { MarginKind, mine, mineTables, Retrieval } from '../mine/mine.js';
+import { thresholdForPrecision } from '../mine/filters.js';
+import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -23,6 +25,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     model: { type: 'string', metavar: 'DIR' },
     ...MINE_OPTIONS,
     thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
+    scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
+    targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold whose precision reaches P (written as threshold_for_precision)' },
     json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve' },
     ...MINE_EMBED_OPTIONS,
@@ -36,16 +40,33 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
   const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
-  const k = effectiveK(a.k, sv.n, tv.n, 'bucc');
-  const cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
-    .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
+  const scorer = a.scorer ? loadScorer(a.scorer) : null;
+  if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
+  const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
+  let cands: { src: string; trg: string; score: number }[];
+  if (scorer) {
+    const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k });
+    cands = selectByScorer(candidatePairs(fwd, bwd, S.map((s) => s.sentence), T.map((t) => t.sentence), scorerAligner(scorer, a.srcLang, a.trgLang)), scorer)
+      .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
+  } else {
+    cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
+      .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
+  }
   const r = evaluateBucc(cands, gold);
   const out: Record<string, unknown> = {
     precision: r.precision, recall: r.recall, f1: r.f1, threshold: r.threshold, averagePrecision: r.averagePrecision,
     tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k,
     ...(k !== a.k ? { kRequested: a.k } : {}),
+    scorer: a.scorer ?? null,
+    // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
+    cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
   };
-  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${a.margin}, ${a.retrieval}, k=${k})\n`);
+  if (a.targetPrecision !== undefined) {
+    const t = thresholdForPrecision(r.cuts, a.targetPrecision);
+    out.threshold_for_precision = { precision: a.targetPrecision, threshold: t };
+    process.stderr.write(t === null ? `no threshold reaches precision ${a.targetPrecision}\n` : `precision ≥ ${a.targetPrecision} from threshold ${t.toFixed(5)}\n`);
+  }
+  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
   if (a.thresholdFrom) {
     const t = readJson<{ threshold?: number }>(a.thresholdFrom).threshold;
     if (typeof t !== 'number') throw new Error(`${a.thresholdFrom}: no numeric 'threshold'`);

@@ -1,6 +1,9 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
-import { formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
+import { readFileSync } from 'node:fs';
+import { Candidate, formatPairs, gatherRows, MarginKind, mine, mineTables, Retrieval, unify } from '../mine/mine.js';
+import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
+import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
@@ -43,6 +46,24 @@ export const MINE_INPUT_OPTIONS = {
   threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
 } as const;
 
+export const MINE_SCORING_OPTIONS = {
+  scorer: { type: 'string', metavar: 'DIR', help: 're-score the candidates with this second-stage scorer (xling scorer train); rows become probability<TAB>margin<TAB>src<TAB>trg and the threshold (default 0.5) applies to the probability' },
+  thresholdFrom: { type: 'string', metavar: 'JSON', help: "apply the threshold calibrated on a dev pair (xling eval bucc --json: its F1-optimal 'threshold', or with --target-precision the one reaching that precision)" },
+  targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'with --threshold-from: the lowest threshold whose dev precision reaches P' },
+  header: { type: 'boolean', default: false, help: 'first line: # model, margin, retrieval, k, scorer and threshold of the run' },
+} as const;
+
+export const MINE_FILTER_OPTIONS = {
+  minChars: { type: 'number', range: { int: true, min: 0 }, help: 'filter: drop pairs with a side shorter than N characters' },
+  maxChars: { type: 'number', range: { int: true, min: 1 }, help: 'filter: drop pairs with a side longer than N characters' },
+  maxLengthRatio: { type: 'number', range: { min: 1 }, help: 'filter: drop pairs whose longer side has more than R times the characters of the shorter' },
+  dedup: { type: 'string', metavar: 'src,trg,pair', help: 'filter: drop pairs whose source, target or pair (normalised) a better pair already has (a list, or all)' },
+  dropIdentical: { type: 'boolean', default: false, help: 'filter: drop pairs whose sides are the same text (normalised)' },
+  minLetterShare: { type: 'number', range: { min: 0, max: 1 }, help: 'filter: drop pairs with a side whose non-space characters are less than this share letters (numbers, punctuation, code)' },
+  stats: { type: 'string', metavar: 'JSON', help: 'counts of kept and rejected pairs by reason, and the run settings (- for standard output)' },
+  keepAll: { type: 'string', metavar: 'TSV', help: 'write the rejected pairs here, each row prefixed by its reason' },
+} as const;
+
 export const mineCommand = command(['mine'], {
   name: 'xling mine',
   summary: 'mine parallel sentences from two monolingual corpora',
@@ -55,11 +76,19 @@ export const mineCommand = command(['mine'], {
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first; - for standard output' },
     ...MINE_EMBED_OPTIONS,
+    ...MINE_SCORING_OPTIONS,
+    ...MINE_FILTER_OPTIONS,
   },
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
-  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--output', a.output, 'out-text']]);
+  if (a.scorer && a.index) usage('--scorer re-scores the exact k-NN candidates; it cannot be combined with --index');
+  if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
+  if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+  const filters = filterOptionsOf(a);
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  const scorer = a.scorer ? loadScorer(a.scorer) : null;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
@@ -79,15 +108,77 @@ export const mineCommand = command(['mine'], {
     if (index.d !== tv.d) throw new Error(`--index ${a.index}: dimension ${index.d}, but the target vectors have ${tv.d}`);
     if (index.ntotal !== tv.n) throw new Error(`--index ${a.index}: holds ${index.ntotal} vectors, --trg ${a.trg} has ${tv.n} lines`);
   }
-  const k = effectiveK(a.k, sv.n, tv.n, 'mine');
+  if (scorer && a.k !== scorer.k) process.stderr.write(`[mine] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
+  const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'mine');
   const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-  const run = () => mine(sv.data, tv.data, sv.d, {
-    k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold, trgIndex: index,
-    chunk: 16384, onProgress: (done) => prog.set(done),
-  });
-  const cands = index ? inContext(`searching --index ${a.index}`, run) : run();
+  const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog.set(done) };
+  let rows: MinedRow[];
+  if (scorer) {
+    const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, opts);
+    const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
+    rows = selectByScorer(candidatePairs(fwd, bwd, su, tu, scorerAligner(scorer, a.srcLang, a.trgLang)), scorer, threshold ?? 0.5).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
+  } else {
+    const run = () => mine(sv.data, tv.data, sv.d, opts);
+    rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ ...c, margin: c.score }));
+  }
   prog.done();
   index?.dispose();
-  writeTextOutput(a.output, formatPairs(cands, S, T, sMap, tMap));
-  process.stderr.write(`[mine] ${cands.length} pairs (${a.margin}, ${a.retrieval}, k=${k}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
+  const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };
+  let rejectedText = '';
+  let counts: Record<string, number> | null = null;
+  if (anyFilter(filters)) {
+    const f = filterPairs(rows, textOf, filters);
+    counts = f.counts;
+    if (a.keepAll) rejectedText = f.rejected.map(({ pair, reason }) => `${reason}\t${formatRow(pair, !!scorer, S, T, sMap, tMap)}`).join('\n') + (f.rejected.length ? '\n' : '');
+    const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
+    process.stderr.write(`[mine] filters kept ${f.kept.length} of ${rows.length} pairs${said.length ? ` (removed: ${said.join(', ')})` : ''}\n`);
+    rows = f.kept;
+  }
+  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'} threshold=${threshold ?? 'none'}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
+  const body = scorer ? rows.map((c) => formatRow(c, true, S, T, sMap, tMap)).join('\n') + (rows.length ? '\n' : '') : formatPairs(rows, S, T, sMap, tMap);
+  writeTextOutput(a.output, header + body);
+  if (a.keepAll) writeTextOutput(a.keepAll, rejectedText);
+  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, threshold: threshold ?? null }, null, 1) + '\n');
+  process.stderr.write(`[mine] ${rows.length} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
+
+/** A mined pair: score is the scorer's probability with --scorer, else the margin score (= margin). */
+interface MinedRow extends Candidate { margin: number }
+
+/** One output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else xling mine's score<TAB>src<TAB>trg. */
+function formatRow(c: MinedRow, withScorer: boolean, S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null, tMap: Int32Array | null): string {
+  const plain = formatPairs([c], S, T, sMap, tMap).replace(/\n$/, '');
+  return withScorer ? `${c.score.toFixed(6)}\t${c.margin.toFixed(6)}\t${plain.slice(plain.indexOf('\t') + 1)}` : plain;
+}
+
+/** The filters of a mine command line. */
+export function filterOptionsOf(a: { minChars?: number; maxChars?: number; maxLengthRatio?: number; dedup?: string; dropIdentical?: boolean; minLetterShare?: number }): FilterOptions {
+  const dd = new Set<string>();
+  for (const x of (a.dedup ?? '').split(',').map((y) => y.trim()).filter(Boolean)) {
+    if (x === 'all') { dd.add('src'); dd.add('trg'); dd.add('pair'); } else if (['src', 'trg', 'pair'].includes(x)) dd.add(x);
+    else usage(`--dedup: '${x}' is not one of src, trg, pair, all`);
+  }
+  if (a.minChars !== undefined && a.maxChars !== undefined && a.minChars > a.maxChars) usage(`--min-chars ${a.minChars} is more than --max-chars ${a.maxChars}`);
+  return { minChars: a.minChars, maxChars: a.maxChars, maxLengthRatio: a.maxLengthRatio, dedupSrc: dd.has('src'), dedupTrg: dd.has('trg'), dedupPair: dd.has('pair'), dropIdentical: a.dropIdentical, minLetterShare: a.minLetterShare };
+}
+
+/** The threshold of an xling eval bucc --json: its F1-optimal one, or the lowest reaching a precision. */
+export function thresholdFromFile(file: string, precision: number | undefined, withScorer: boolean): number {
+  let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown };
+  try { j = JSON.parse(readFileSync(file, 'utf8')) as typeof j; } catch (e) { throw new Error(`--threshold-from ${file}: ${(e as Error).message}`); }
+  if (withScorer !== (typeof j.scorer === 'string')) throw new Error(`--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${withScorer ? 'with' : 'without'} one (the scores are not comparable)`);
+  if (precision === undefined) {
+    if (typeof j.threshold !== 'number' || !Number.isFinite(j.threshold)) throw new Error(`--threshold-from ${file}: no finite numeric 'threshold'`);
+    return j.threshold;
+  }
+  if (!Array.isArray(j.cuts)) throw new Error(`--threshold-from ${file}: no 'cuts' (P/R by threshold; made by a newer xling eval bucc --json)`);
+  const curve = (j.cuts as unknown[]).map((c, i) => {
+    if (!Array.isArray(c) || c.length < 2 || typeof c[0] !== 'number' || typeof c[1] !== 'number') throw new Error(`--threshold-from ${file}: cuts[${i}] is not [threshold, precision, recall]`);
+    return { threshold: c[0] as number, precision: c[1] as number };
+  });
+  const t = thresholdForPrecision(curve, precision);
+  if (t === null) throw new Error(`--threshold-from ${file}: no threshold reaches precision ${precision} on that dev set`);
+  process.stderr.write(`[mine] threshold ${t} reaches precision ${precision} on ${file}\n`);
+  return t;
+}

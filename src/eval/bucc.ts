@@ -10,6 +10,8 @@ export interface BuccResult extends PRF {
   averagePrecision: number;
   /** [recall, precision] after each candidate in score order. */
   curve: [number, number][];
+  /** At each distinct score, best first: P and R of the candidates scoring at least it (for thresholds by target precision). */
+  cuts: { threshold: number; precision: number; recall: number }[];
 }
 
 function prf(tp: number, predicted: number, gold: number, threshold: number): PRF {
@@ -35,6 +37,7 @@ export function evaluateBucc(cands: Scored[], gold: Set<string>): BuccResult {
   let tp = 0, apSum = 0;
   let bestI = -1, best = prf(0, 0, gold.size, Infinity);
   const curve: [number, number][] = [];
+  const cuts: BuccResult['cuts'] = [];
   for (let i = 0; i < sorted.length; i++) {
     const c = sorted[i]!;
     // ties: the threshold can only fall between different scores
@@ -42,12 +45,13 @@ export function evaluateBucc(cands: Scored[], gold: Set<string>): BuccResult {
     curve.push([tp / gold.size, tp / (i + 1)]);
     if (i + 1 < sorted.length && sorted[i + 1]!.score === c.score) continue;
     const r = prf(tp, i + 1, gold.size, NaN);
+    cuts.push({ threshold: c.score, precision: r.precision, recall: r.recall });
     if (r.f1 > best.f1) { best = r; bestI = i; }
   }
   const threshold = bestI < 0 ? Infinity
     : bestI + 1 < sorted.length ? (sorted[bestI]!.score + sorted[bestI + 1]!.score) / 2
     : sorted[bestI]!.score;
-  return { ...best, threshold, averagePrecision: apSum / gold.size, curve };
+  return { ...best, threshold, averagePrecision: apSum / gold.size, curve, cuts };
 }
 
 /** P/R/F1 of the candidates scoring at least `threshold`. */

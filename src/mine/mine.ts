@@ -145,6 +145,12 @@ function rowMeans(r: SearchResult): Float32Array {
  * Memory: both k-NN result tables (rows × k) plus the candidates; vectors are not copied.
  */
 export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Candidate[] {
+  const { fwd, bwd } = mineTables(src, trg, d, o);
+  return candidatesFromKnn(fwd, bwd, o);
+}
+
+/** Both directions' k-NN tables (src→trg, trg→src; best first, exact fixed-order scores) that mining scores. */
+export function mineTables(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): { fwd: SearchResult; bwd: SearchResult; k: number } {
   const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
   const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
   let searched = 0;
@@ -153,7 +159,7 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
   // exact, fixed-order scores: the pairs do not depend on how the search was split (or on PQ error)
   const fwd = rescoreExact(knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk), src, trg, d);
   const bwd = rescoreExact(knnChunked(trg, src, d, k, o.chunk, o.knn, onChunk), trg, src, d);
-  return candidatesFromKnn(fwd, bwd, o);
+  return { fwd, bwd, k };
 }
 
 /**

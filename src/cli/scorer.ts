@@ -1,0 +1,149 @@
+// xling scorer train: the second-stage mining scorer (src/mine/scorer.ts) from BUCC-format gold
+// pairs (every xx-en.<split>.{xx,en,gold} triple of a directory) or, without gold, from a parallel
+// TSV: translations are the gold pairs, the nearest wrong candidates the negatives.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
+import { goldSet } from '../eval/bucc.js';
+import { mineTables } from '../mine/mine.js';
+import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
+import { candidatePairs, saveScorer, scoreCandidate, ScoredCandidate, trainScorer } from '../mine/scorer.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { Rng } from '../util/rng.js';
+import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
+import { EMBED_OPTIONS, vectorsFor } from './vectors.js';
+
+/** A source/target sentence set with its gold pairs (as row indices). */
+export interface LabelledSet {
+  name: string; srcLang: string; trgLang: string; src: string[]; trg: string[]; gold: Set<string>;
+  /** Translations outside the set for the word tables (parallel data); none: the tables are cross-fitted on the gold pairs. */
+  extra?: [string, string][];
+}
+
+/** Every BUCC triple SRC-TRG.SPLIT.{SRC,TRG,gold} of a directory (split filter optional). */
+export async function buccSets(dir: string, split?: string): Promise<LabelledSet[]> {
+  const out: LabelledSet[] = [];
+  const files = readdirSync(dir).sort();
+  for (const f of files) {
+    const m = /^([A-Za-z_-]+?)-([A-Za-z_]+)\.([^.]+)\.gold$/.exec(f);
+    if (!m) continue;
+    const [, sl, tl, sp] = m as unknown as [string, string, string, string];
+    if (split && sp !== split) continue;
+    const sf = join(dir, `${sl}-${tl}.${sp}.${sl}`), tf = join(dir, `${sl}-${tl}.${sp}.${tl}`);
+    if (!files.includes(`${sl}-${tl}.${sp}.${sl}`) || !files.includes(`${sl}-${tl}.${sp}.${tl}`)) throw new Error(`${join(dir, f)}: no ${sf} or ${tf} beside it`);
+    const S = await readBucc(sf), T = await readBucc(tf);
+    const g = goldSet(await readGold(join(dir, f)), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), join(dir, f));
+    const si = new Map(S.map((s, i) => [s.id, i])), ti = new Map(T.map((t, i) => [t.id, i]));
+    const gold = new Set([...g].map((k) => { const [a, b] = k.split('\t') as [string, string]; return `${si.get(a)}\t${ti.get(b)}`; }));
+    out.push({ name: `${sl}-${tl}.${sp}`, srcLang: sl, trgLang: tl, src: S.map((s) => s.sentence), trg: T.map((t) => t.sentence), gold });
+  }
+  if (!out.length) throw new Error(`--bucc ${dir}: no SRC-TRG.SPLIT.gold files${split ? ` of split '${split}'` : ''} (BUCC format: xx-en.dev.xx, xx-en.dev.en, xx-en.dev.gold)`);
+  return out;
+}
+
+/**
+ * BUCC-like sets from an N-way parallel TSV: for each language pair, `rows` rows drawn with a
+ * fixed seed; 60% are kept on both sides (the gold pairs), 20% only on the source side and 20%
+ * only on the target side (sentences without a translation, as in BUCC).
+ */
+export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1): Promise<LabelledSet[]> {
+  const { langs, rows: all } = await loadNWayTsv(file);
+  const want = pairs ?? langs.filter((l) => l !== 'en').map((l) => [l, 'en'] as [string, string]);
+  const out: LabelledSet[] = [];
+  for (const [sl, tl] of want) {
+    if (!langs.includes(sl) || !langs.includes(tl)) throw new Error(`--pairs ${sl}-${tl}: --parallel ${file} has no column '${!langs.includes(sl) ? sl : tl}' (it has ${langs.join(' ')})`);
+    const both = all.filter((r) => r.get(sl) && r.get(tl));
+    if (both.length < 10) continue;
+    const pick = new Rng(`${seed}:${sl}-${tl}`).shuffle(both.slice()).slice(0, rows);
+    const nPair = Math.round(pick.length * 0.6), nSrc = Math.round(pick.length * 0.2);
+    const src: string[] = [], trg: string[] = [], gold = new Set<string>();
+    pick.forEach((r, i) => {
+      if (i < nPair) { gold.add(`${src.length}\t${trg.length}`); src.push(r.get(sl)!); trg.push(r.get(tl)!); }
+      else if (i < nPair + nSrc) src.push(r.get(sl)!);
+      else trg.push(r.get(tl)!);
+    });
+    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !pick.includes(r))).slice(0, 5000).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+    out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
+  }
+  if (!out.length) throw new Error(`--parallel ${file}: no language pair with at least 10 rows`);
+  return out;
+}
+
+/** The scorer's candidates of one set (k-NN both ways with the model's vectors) and their gold labels. */
+export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
+  const sv = vectorsFor(set.src, undefined, model, `${set.name} ${set.srcLang}`, { lang: set.srcLang, langFlag: '--src-lang', center, label, quiet: true });
+  const tv = vectorsFor(set.trg, undefined, model, `${set.name} ${set.trgLang}`, { lang: set.trgLang, langFlag: '--trg-lang', center, label, quiet: true });
+  const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k: Math.min(k, set.src.length, set.trg.length), chunk: 16384 });
+  const goldPairs = [...set.gold].map((g) => g.split('\t').map(Number) as [number, number]);
+  const text = ([s, t]: [number, number]) => [set.src[s]!, set.trg[t]!] as [string, string];
+  let cands: ScoredCandidate[], tables: WordTables;
+  if (set.extra) {
+    // tables from translations outside the set: no candidate's features saw its own pair
+    tables = trainWordTables(set.extra);
+    cands = candidatePairs(fwd, bwd, set.src, set.trg, new WordAligner(tables));
+  } else {
+    // cross-fitting: a source of fold s % 2 is scored with the tables of the other fold's gold pairs
+    const folds = [0, 1].map((f) => new WordAligner(trainWordTables(goldPairs.filter(([s]) => s % 2 !== f).map(text))));
+    cands = candidatePairs(fwd, bwd, set.src, set.trg, (s) => folds[s % 2]!);
+    tables = trainWordTables(goldPairs.map(text));
+  }
+  return { cands, labels: cands.map((c) => (set.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), tables };
+}
+
+function parsePairs(s: string | undefined): [string, string][] | null {
+  if (!s) return null;
+  return s.split(',').map((p) => {
+    const m = /^([A-Za-z_]+)-([A-Za-z_]+)$/.exec(p.trim());
+    if (!m) usage(`--pairs: '${p}' is not SRC-TRG (e.g. de-en,fr-en)`);
+    return [m[1]!, m[2]!] as [string, string];
+  });
+}
+
+export const scorerTrainCommand = command(['scorer', 'train'], {
+  name: 'xling scorer train',
+  summary: 'train the second-stage mining scorer (gold BUCC pairs, or a parallel TSV)',
+  options: {
+    model: { type: 'string', required: true, metavar: 'DIR', help: 'the model whose vectors the scorer will re-score (xling mine --model uses the same)' },
+    bucc: { type: 'string', metavar: 'DIR', help: 'BUCC-format triples SRC-TRG.SPLIT.{SRC,TRG,gold} (every one in DIR)' },
+    split: { type: 'string', help: 'with --bucc: only this split (e.g. train)' },
+    parallel: { type: 'string', metavar: 'TSV', help: 'no gold needed: an N-way parallel TSV(.gz) (header of language codes); translations are the positives, the nearest wrong candidates the negatives' },
+    fromParallel: { type: 'string', metavar: 'TSV', help: 'the same as --parallel' },
+    pairs: { type: 'string', metavar: 'SRC-TRG,…', help: 'with --parallel: the language pairs (default: every column with en)' },
+    rows: { type: 'number', default: 2000, range: { int: true, min: 10 }, help: 'with --parallel: rows drawn per language pair' },
+    k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction: the candidates of each sentence' },
+    l2: { type: 'number', default: 0.01, range: { min: 0 }, help: 'L2 penalty of the logistic regression (standardised features)' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'DIR', help: 'scorer directory to write (scorer.json)' },
+    json: { type: 'string', metavar: 'FILE', help: 'training summary as JSON (- for standard output)' },
+    center: EMBED_OPTIONS.center,
+    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+  },
+}, async (a) => {
+  const parallel = a.parallel ?? a.fromParallel;
+  if (!a.bucc === !parallel) usage('give exactly one of --bucc DIR or --parallel TSV');
+  if (a.split && !a.bucc) usage('--split needs --bucc');
+  if (a.pairs && !parallel) usage('--pairs needs --parallel');
+  const pairs = parsePairs(a.pairs);
+  checkPaths([['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir']]);
+  if (a.threads) setNumThreads(a.threads);
+  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows);
+  const cands: ScoredCandidate[] = [], labels: number[] = [];
+  const tables: Record<string, WordTables> = {};
+  const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
+  for (const set of sets) {
+    const r = labelledCandidates(set, a.model, a.k, a.center, 'scorer');
+    cands.push(...r.cands); labels.push(...r.labels);
+    tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
+    const hit = r.labels.reduce((x, y) => x + y, 0);
+    per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
+    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them)\n`);
+  }
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per) }, { l2: a.l2, tables });
+  let correct = 0;
+  cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
+  m.trained.training_accuracy = correct / cands.length;
+  saveScorer(a.output, m);
+  const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k };
+  process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${a.output}\n`);
+  if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
+});

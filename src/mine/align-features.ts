@@ -1,0 +1,76 @@
+// Word-alignment features of a candidate pair for the mining scorer: fast_align's translation
+// tables t(e | f) (src/align, both directions) trained on known translations of a language pair,
+// and how well each side's words are explained by the other's — IBM Model 1's mean log-likelihood
+// per word and the share of words with a likely translation on the other side.
+import { IdPair, translationTable } from '../align/fast-align.js';
+
+/** Words as the aligner sees them: lower-cased letter/number runs; characters of scripts written without spaces. */
+export function wordsOf(s: string): string[] {
+  return [...s.toLowerCase().matchAll(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]|[\p{L}\p{M}\p{N}]+/gu)].map((m) => m[0]);
+}
+
+export const ALIGN_FEATURES = ['align_fwd_logprob', 'align_bwd_logprob', 'align_fwd_coverage', 'align_bwd_coverage', 'align_known'] as const;
+
+/** A language pair's translation tables, both directions, over the words seen in training. */
+export interface WordTables {
+  src_words: string[];
+  trg_words: string[];
+  /** [f, e, t(e | f)] with f = src_words.length for null. */
+  fwd: [number, number, number][];
+  /** [e, f, t(f | e)] with e = trg_words.length for null. */
+  bwd: [number, number, number][];
+}
+
+/** Trains both directions' tables on translation pairs. */
+export function trainWordTables(pairs: [string, string][]): WordTables {
+  const sv = new Map<string, number>(), tv = new Map<string, number>();
+  const id = (m: Map<string, number>, w: string) => { let i = m.get(w); if (i === undefined) { i = m.size; m.set(w, i); } return i; };
+  const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
+  const S = sv.size, T = tv.size;
+  const f = translationTable(ids, S, T), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S);
+  return {
+    src_words: [...sv.keys()], trg_words: [...tv.keys()],
+    fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, p]),
+    bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, p]),
+  };
+}
+
+/** Scores pairs with a language pair's tables (ALIGN_FEATURES order); all zero without tables. */
+export class WordAligner {
+  private sv: Map<string, number>;
+  private tv: Map<string, number>;
+  private f = new Map<string, number>();
+  private b = new Map<string, number>();
+  constructor(t: WordTables) {
+    this.sv = new Map(t.src_words.map((w, i) => [w, i]));
+    this.tv = new Map(t.trg_words.map((w, i) => [w, i]));
+    for (const [a, c, p] of t.fwd) this.f.set(`${a} ${c}`, p);
+    for (const [a, c, p] of t.bwd) this.b.set(`${a} ${c}`, p);
+  }
+
+  /** Mean over trg words of log(Σ_f t(e|f)/(n+1) + ε) and the share of trg words with some t(e|f) ≥ 0.1; the same the other way. */
+  features(src: string, trg: string): number[] {
+    const s = wordsOf(src).map((w) => this.sv.get(w) ?? -1), t = wordsOf(trg).map((w) => this.tv.get(w) ?? -1);
+    const side = (from: number[], to: number[], table: Map<string, number>, nullId: number): [number, number] => {
+      if (!to.length) return [0, 0];
+      let lp = 0, covered = 0;
+      for (const e of to) {
+        let sum = e < 0 ? 0 : (table.get(`${nullId} ${e}`) ?? 0), best = 0;
+        for (const f of from) {
+          if (f < 0 || e < 0) continue;
+          const p = table.get(`${f} ${e}`) ?? 0;
+          sum += p; if (p > best) best = p;
+        }
+        lp += Math.log(sum / (from.length + 1) + 1e-4);
+        if (best >= 0.1) covered++;
+      }
+      return [lp / to.length, covered / to.length];
+    };
+    const [fl, fc] = side(s, t, this.f, this.sv.size);
+    const [bl, bc] = side(t, s, this.b, this.tv.size);
+    return [fl, bl, fc, bc, 1];
+  }
+}
+
+/** The features of a pair without tables for its language pair. */
+export const NO_ALIGNMENT: number[] = [Math.log(1e-4), Math.log(1e-4), 0, 0, 0];

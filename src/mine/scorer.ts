@@ -1,0 +1,218 @@
+// The second-stage scorer of mining (Yang et al. 2019, §5): the margin retrieves candidates, a
+// small learned classifier re-scores them from what the margin cannot see — both directions'
+// margins and ranks, how far a candidate is ahead of its competitors, and the surface agreement
+// of the two sentences (src/mine/features.ts). Logistic regression on standardised features,
+// fitted by Newton's method (deterministic, a few iterations); saved as one JSON file.
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { SearchResult } from '../index/faiss.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
+import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
+import { marginScore } from './mine.js';
+
+export const KNN_FEATURES = [
+  'cos', 'ratio_margin', 'distance_margin', 'src_mean_sim', 'trg_mean_sim',
+  'fwd_rank', 'bwd_rank', 'fwd_top1', 'bwd_top1', 'fwd_gap', 'bwd_gap',
+] as const;
+
+export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES];
+
+/** A candidate pair of rows with its margin score (ratio) and cosine. */
+export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
+
+/**
+ * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
+ * source's and every target's k neighbours, each pair once, with its features.
+ */
+export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null): ScoredCandidate[] {
+  const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
+  const mean = (r: SearchResult, i: number) => {
+    let s = 0, c = 0;
+    for (let j = 0; j < r.k; j++) if (r.labels[i * r.k + j]! >= 0n) { s += r.distances[i * r.k + j]!; c++; }
+    return c ? s / c : 0;
+  };
+  const mx = Float64Array.from({ length: fwd.n }, (_, i) => mean(fwd, i));
+  const my = Float64Array.from({ length: bwd.n }, (_, i) => mean(bwd, i));
+  const K = Math.max(fwd.k, bwd.k);
+  // each side's neighbours: rank and cosine by partner
+  const listOf = (r: SearchResult, i: number) => {
+    const out: { id: number; cos: number }[] = [];
+    for (let j = 0; j < r.k; j++) { const l = r.labels[i * r.k + j]!; if (l >= 0n) out.push({ id: Number(l), cos: r.distances[i * r.k + j]! }); }
+    return out;
+  };
+  const pairs = new Map<string, { s: number; t: number; cos: number }>();
+  for (let s = 0; s < fwd.n; s++) for (const { id, cos } of listOf(fwd, s)) pairs.set(`${s}\t${id}`, { s, t: id, cos });
+  for (let t = 0; t < bwd.n; t++) for (const { id, cos } of listOf(bwd, t)) if (!pairs.has(`${id}\t${t}`)) pairs.set(`${id}\t${t}`, { s: id, t, cos });
+  // margins of each side's candidates, for ranks and gaps to the best competitor
+  const ratio = (s: number, t: number, cos: number) => marginScore('ratio', cos, mx[s]!, my[t]!);
+  const sideStats = (r: SearchResult, i: number, fromSrc: boolean) => listOf(r, i).map(({ id, cos }) => ({ id, m: fromSrc ? ratio(i, id, cos) : ratio(id, i, cos) }));
+  const fwdStats = Array.from({ length: fwd.n }, (_, s) => sideStats(fwd, s, true));
+  const bwdStats = Array.from({ length: bwd.n }, (_, t) => sideStats(bwd, t, false));
+  const rankAndGap = (list: { id: number; m: number }[], partner: number, m: number): [number, number] => {
+    let rank = 0, best = -Infinity;
+    for (const x of list) {
+      if (x.id === partner) continue;
+      if (x.m > m) rank++;
+      if (x.m > best) best = x.m;
+    }
+    if (!list.some((x) => x.id === partner)) rank = Math.max(rank, K);
+    return [rank, best === -Infinity ? 1 : m - best];
+  };
+  const out: ScoredCandidate[] = [];
+  for (const { s, t, cos } of pairs.values()) {
+    const m = ratio(s, t, cos);
+    const [fr, fg] = rankAndGap(fwdStats[s]!, t, m);
+    const [br, bg] = rankAndGap(bwdStats[t]!, s, m);
+    const knn = [cos, m, cos - (mx[s]! + my[t]!) / 2, mx[s]!, my[t]!, fr / K, br / K, fr === 0 ? 1 : 0, br === 0 ? 1 : 0, fg, bg];
+    const al = alignerOf(s);
+    out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
+  }
+  return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
+}
+
+export interface ScorerModel {
+  format: 'xling-scorer';
+  version: 1;
+  features: string[];
+  mean: number[];
+  std: number[];
+  weights: number[];
+  bias: number;
+  /** Neighbours per direction the candidates were retrieved with (mining with the scorer uses the same). */
+  k: number;
+  /** How it was trained: data, pairs, positives, held-out accuracy. */
+  trained: Record<string, unknown>;
+  /** Word translation tables by language pair ("de-en"), for the alignment features. */
+  tables: Record<string, WordTables>;
+}
+
+/** The word aligner of a scorer for a language pair, or null (its alignment features are then NO_ALIGNMENT). */
+export function scorerAligner(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined): WordAligner | null {
+  const t = srcLang && trgLang ? m.tables[`${srcLang}-${trgLang}`] : undefined;
+  return t ? new WordAligner(t) : null;
+}
+
+const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+
+/**
+ * Logistic regression by Newton's method (IRLS) with an L2 penalty `l2` on the weights (not the
+ * bias), on features standardised by their mean and deviation. Deterministic.
+ */
+export function fitLogistic(x: number[][], y: number[], o: { l2?: number; iterations?: number } = {}): { mean: number[]; std: number[]; weights: number[]; bias: number } {
+  const n = x.length;
+  if (!n) throw new Error('scorer: no training pairs');
+  const d = x[0]!.length;
+  const l2 = o.l2 ?? 1e-2;
+  const mean = Array.from({ length: d }, (_, j) => x.reduce((a, r) => a + r[j]!, 0) / n);
+  const std = Array.from({ length: d }, (_, j) => { const v = x.reduce((a, r) => a + (r[j]! - mean[j]!) ** 2, 0) / n; return v > 1e-12 ? Math.sqrt(v) : 1; });
+  const z = x.map((r) => [1, ...r.map((v, j) => (v - mean[j]!) / std[j]!)]);
+  const D = d + 1;
+  let w = new Array<number>(D).fill(0);
+  for (let it = 0; it < (o.iterations ?? 30); it++) {
+    const g = new Array<number>(D).fill(0);
+    const H = Array.from({ length: D }, () => new Array<number>(D).fill(0));
+    for (let i = 0; i < n; i++) {
+      const zi = z[i]!;
+      let s = 0;
+      for (let j = 0; j < D; j++) s += w[j]! * zi[j]!;
+      const p = sigmoid(s), r = p - y[i]!, q = Math.max(p * (1 - p), 1e-9);
+      for (let j = 0; j < D; j++) {
+        g[j]! += r * zi[j]!;
+        const qz = q * zi[j]!;
+        const Hj = H[j]!;
+        for (let k = j; k < D; k++) Hj[k]! += qz * zi[k]!;
+      }
+    }
+    for (let j = 1; j < D; j++) { g[j]! += l2 * n * w[j]!; H[j]![j]! += l2 * n; }
+    for (let j = 0; j < D; j++) for (let k = 0; k < j; k++) H[j]![k] = H[k]![j]!;
+    const step = solve(H, g);
+    let change = 0;
+    w = w.map((v, j) => { change = Math.max(change, Math.abs(step[j]!)); return v - step[j]!; });
+    if (change < 1e-8) break;
+  }
+  return { mean, std, weights: w.slice(1), bias: w[0]! };
+}
+
+/** Solves A x = b (A symmetric positive definite) by Gaussian elimination with partial pivoting. */
+function solve(A: number[][], b: number[]): number[] {
+  const n = b.length;
+  const M = A.map((r, i) => [...r, b[i]!]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
+    [M[c], M[p]] = [M[p]!, M[c]!];
+    const piv = M[c]![c]!;
+    if (Math.abs(piv) < 1e-300) continue;
+    for (let r = c + 1; r < n; r++) {
+      const f = M[r]![c]! / piv;
+      if (f === 0) continue;
+      for (let k = c; k <= n; k++) M[r]![k]! -= f * M[c]![k]!;
+    }
+  }
+  const x = new Array<number>(n).fill(0);
+  for (let r = n - 1; r >= 0; r--) {
+    let s = M[r]![n]!;
+    for (let k = r + 1; k < n; k++) s -= M[r]![k]! * x[k]!;
+    x[r] = Math.abs(M[r]![r]!) < 1e-300 ? 0 : s / M[r]![r]!;
+  }
+  return x;
+}
+
+/** The probability that a candidate is a translation pair. */
+export function scoreCandidate(m: ScorerModel, features: number[]): number {
+  let s = m.bias;
+  for (let j = 0; j < m.weights.length; j++) s += m.weights[j]! * ((features[j]! - m.mean[j]!) / m.std[j]!);
+  return sigmoid(s);
+}
+
+/**
+ * Mined pairs by the scorer: every candidate scored, then accepted greedily by probability with
+ * each sentence used at most once (the 'max' retrieval of margin mining), at or above threshold.
+ */
+export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, threshold = 0): { src: number; trg: number; prob: number; margin: number; cos: number }[] {
+  const scored = cands.map((c) => ({ src: c.src, trg: c.trg, prob: scoreCandidate(m, c.features), margin: c.margin, cos: c.cos }));
+  scored.sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
+  const usedS = new Set<number>(), usedT = new Set<number>();
+  const out = [];
+  for (const c of scored) {
+    if (usedS.has(c.src) || usedT.has(c.trg)) continue;
+    usedS.add(c.src); usedT.add(c.trg);
+    if (c.prob >= threshold) out.push(c);
+  }
+  return out;
+}
+
+/** Fits a scorer on labelled candidates (label 1: a gold pair). */
+export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number; tables?: Record<string, WordTables> } = {}): ScorerModel {
+  const pos = labels.reduce((a, b) => a + b, 0);
+  if (!pos || pos === labels.length) throw new Error(`scorer: the training candidates need both gold pairs and wrong ones (got ${pos} of ${labels.length} gold)`);
+  const f = fitLogistic(cands.map((c) => c.features), labels, o);
+  return { format: 'xling-scorer', version: 1, features: [...FEATURES], ...f, k, trained: { ...trained, candidates: cands.length, positives: pos }, tables: o.tables ?? {} };
+}
+
+export function saveScorer(dir: string, m: ScorerModel): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileAtomicSync(join(dir, 'scorer.json'), JSON.stringify(m, null, 1) + '\n');
+}
+
+/** Reads a scorer directory (or its scorer.json); refuses another format or other features. */
+export function loadScorer(path: string): ScorerModel {
+  const f = existsSync(path) && statSync(path).isDirectory() ? join(path, 'scorer.json') : path;
+  if (!existsSync(f)) throw new Error(`${path}: not a scorer (no scorer.json; make one with xling scorer train)`);
+  let m: ScorerModel;
+  try { m = JSON.parse(readFileSync(f, 'utf8')) as ScorerModel; } catch (e) { throw new Error(`${f}: invalid JSON: ${(e as Error).message}`); }
+  if (m.format !== 'xling-scorer' || m.version !== 1) throw new Error(`${f}: not an xling scorer (format ${JSON.stringify(m.format)}, version ${JSON.stringify(m.version)})`);
+  const same = Array.isArray(m.features) && m.features.length === FEATURES.length && m.features.every((x, i) => x === FEATURES[i]);
+  if (!same) throw new Error(`${f}: made with other features (${String(m.features?.length)}; this xling computes ${FEATURES.length}); train it again`);
+  for (const key of ['mean', 'std', 'weights'] as const) {
+    const v = m[key];
+    if (!Array.isArray(v) || v.length !== FEATURES.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${key}' must hold ${FEATURES.length} finite numbers`);
+  }
+  if (typeof m.bias !== 'number' || !Number.isFinite(m.bias)) throw new Error(`${f}: 'bias' must be a finite number`);
+  if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
+  if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
+  for (const [pair, t] of Object.entries(m.tables)) if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd)) throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
+  return m;
+}

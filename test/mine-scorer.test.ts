@@ -1,0 +1,251 @@
+// Mining beyond the margin: the surface features on hand-made pairs, the second-stage scorer on
+// a toy set that the margin cannot separate, the filters (each removes what it names and nothing
+// else), threshold selection by target precision, and the commands end to end.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { evaluateBucc } from '../src/eval/bucc.js';
+import { finalPunctuation, multisetJaccard, numbersOf, placeholdersOf, surfaceFeatures, SURFACE_FEATURES, urlsOf } from '../src/mine/features.js';
+import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
+import { trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
+import { mineTables } from '../src/mine/mine.js';
+import { candidatePairs, fitLogistic, loadScorer, saveScorer, scoreCandidate, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { Rng } from '../src/util/rng.js';
+import { cli, devColumn, trainTinyDual } from './fixtures/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('mining features', () => {
+  it('placeholders: printf, Python, braces, shell, tags and entities, tags by name', () => {
+    assert.deepEqual(placeholdersOf('Copy %s to %1$d of %-10.3f (%%)'), ['%s', '%1$d', '%-10.3f', '%%']);
+    assert.deepEqual(placeholdersOf('Hello %(name)s, {0} and {user} in ${HOME} $PATH'), ['%(name)s', '{0}', '{user}', '${HOME}', '$PATH']);
+    assert.deepEqual(placeholdersOf('<b>Bold</b> <a href="x">link</a> &amp; line\\n'), ['<b>', '</b>', '<a>', '</a>', '&amp;', '\\n']);
+    assert.deepEqual(placeholdersOf('100% sure, 50 % off'), []);
+    // a translation that keeps them agrees; one that drops one does not
+    assert.equal(multisetJaccard(placeholdersOf('Datei %s nicht gefunden'), placeholdersOf('File %s not found')), 1);
+    assert.ok(multisetJaccard(placeholdersOf('Datei nicht gefunden'), placeholdersOf('File %s not found')) < 1);
+    assert.equal(multisetJaccard(placeholdersOf('<b>Fett</b>'), placeholdersOf('<B class="x">Bold</B>')), 1);
+  });
+
+  it('numbers: separators and scripts normalised, different numbers disagree', () => {
+    assert.deepEqual(numbersOf('1,000.50 und 1 000,50'), ['100050', '100050']);
+    assert.deepEqual(numbersOf('٣ ملفات'), ['3']);
+    assert.deepEqual(numbersOf('３個のファイル'), ['3']);
+    assert.equal(multisetJaccard(numbersOf('Version 2.4 von 2019'), numbersOf('Version 2,4 of 2019')), 1);
+    assert.equal(multisetJaccard(numbersOf('5 Dateien'), numbersOf('6 files')), 0);
+    assert.equal(multisetJaccard([], []), 1);
+  });
+
+  it('URLs and e-mail addresses; sentence-final punctuation across scripts', () => {
+    assert.deepEqual(urlsOf('Siehe https://example.org/a?b=1. oder schreiben Sie an info@example.org'), ['https://example.org/a?b=1', 'info@example.org']);
+    assert.deepEqual(urlsOf('Visit www.Example.org, now'), ['www.example.org']);
+    assert.equal(finalPunctuation('Fertig.'), '.');
+    assert.equal(finalPunctuation('完了。'), '.');
+    assert.equal(finalPunctuation('Wirklich？'), '?');
+    assert.equal(finalPunctuation('Loading...'), '…');
+    assert.equal(finalPunctuation('Name:'), ':');
+    assert.equal(finalPunctuation('Open'), '');
+  });
+
+  it('surface features: one value per name, agreement features 1 for a faithful pair', () => {
+    const f = surfaceFeatures('Datei %s (%d Bytes) gespeichert.', 'File %s (%d bytes) saved.');
+    assert.equal(f.length, SURFACE_FEATURES.length);
+    const at = (name: string) => f[SURFACE_FEATURES.indexOf(name as typeof SURFACE_FEATURES[number])]!;
+    assert.equal(at('placeholders_agree'), 1);
+    assert.equal(at('final_punct_agree'), 1);
+    assert.equal(at('identical'), 0);
+    const g = surfaceFeatures('Datei gespeichert', 'File %s (%d bytes) saved?');
+    assert.ok(g[SURFACE_FEATURES.indexOf('placeholders_agree')]! < 1);
+    assert.equal(g[SURFACE_FEATURES.indexOf('question_agree')]!, 0);
+  });
+});
+
+describe('word-alignment features', () => {
+  it('tables trained on translations explain a true pair better than a wrong one, both ways', () => {
+    const de = devColumn('de'), en = devColumn('en');
+    const al = new WordAligner(trainWordTables(de.slice(0, 250).map((s, i) => [s, en[i]!])));
+    let better = 0, n = 0;
+    for (let i = 250; i < 300; i++) {
+      const right = al.features(de[i]!, en[i]!), wrong = al.features(de[i]!, en[i === 299 ? 250 : i + 1]!);
+      if (right[0]! + right[1]! > wrong[0]! + wrong[1]!) better++;
+      n++;
+    }
+    assert.ok(better / n >= 0.8, `${better}/${n} held-out pairs scored above a wrong pairing`);
+    assert.equal(al.features('Datei', 'file')[4], 1);
+    assert.deepEqual(wordsOf('Öffne „Datei.txt“ 日本語'), ['öffne', 'datei', 'txt', '日', '本', '語']);
+  });
+});
+
+describe('the second-stage scorer', () => {
+  it('logistic regression separates a separable toy set', () => {
+    const rng = new Rng(3);
+    const x: number[][] = [], y: number[] = [];
+    for (let i = 0; i < 400; i++) { const a = rng.normal(), b = rng.normal(); x.push([a, b, rng.normal()]); y.push(a + 2 * b > 0.3 ? 1 : 0); }
+    const m = fitLogistic(x, y, { l2: 1e-4 });
+    const ok = x.filter((r, i) => ((m.bias + r.reduce((s, v, j) => s + m.weights[j]! * ((v - m.mean[j]!) / m.std[j]!), 0)) > 0 ? 1 : 0) === y[i]).length;
+    assert.ok(ok >= 396, `${ok}/400 right`);
+    // the irrelevant third feature gets a far smaller weight than the two that decide
+    assert.ok(Math.abs(m.weights[2]!) < 0.1 * Math.abs(m.weights[1]!), JSON.stringify(m.weights));
+  });
+
+  // A toy mining set where the margin cannot tell the translation from a decoy (same cosine up to
+  // noise) but the surface can: the true target carries the source's number and placeholder.
+  function toySet(seed: number, n: number): { src: string[]; trg: string[]; sv: Float32Array; tv: Float32Array; d: number; gold: Set<string> } {
+    const rng = new Rng(seed), d = 16;
+    const src: string[] = [], trg: string[] = [], gold = new Set<string>();
+    const sv = new Float32Array(n * d), tv = new Float32Array(2 * n * d);
+    const unit = (v: Float32Array) => { let s = 0; for (const x of v) s += x * x; const k = 1 / Math.sqrt(s); return v.map((x) => x * k); };
+    for (let i = 0; i < n; i++) {
+      const base = Float32Array.from({ length: d }, () => rng.normal());
+      const num = 10 + i, other = 500 + i;
+      src.push(`Datei ${num} mit %s geöffnet.`);
+      const t = 2 * i, dcy = 2 * i + 1, swap = rng.next() < 0.5;
+      const [ti, di] = swap ? [dcy, t] : [t, dcy];
+      trg[ti] = `File ${num} opened with %s.`;
+      trg[di] = `File ${other} opened.`;
+      gold.add(`${i}\t${ti}`);
+      sv.set(unit(base.map((x) => x + 0.05 * rng.normal())), i * d);
+      tv.set(unit(base.map((x) => x + 0.05 * rng.normal())), ti * d);
+      tv.set(unit(base.map((x) => x + 0.05 * rng.normal())), di * d);
+    }
+    return { src, trg, sv, tv, d, gold };
+  }
+
+  it('learns what the margin cannot see: F1 on held-out toy pairs far above margin-only', () => {
+    const train = toySet(1, 150), test = toySet(2, 150);
+    const cands = (s: ReturnType<typeof toySet>) => { const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 }); return candidatePairs(fwd, bwd, s.src, s.trg); };
+    const tc = cands(train);
+    const m = trainScorer(tc, tc.map((c) => (train.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), 4, { data: 'toy' });
+    const hc = cands(test);
+    const byScorer = selectByScorer(hc, m).map((c) => ({ src: String(c.src), trg: String(c.trg), score: c.prob }));
+    const byMargin = selectByScorer(hc, { ...m, weights: m.weights.map((_, j) => (j === 1 ? 1 : 0)), mean: m.mean.map(() => 0), std: m.std.map(() => 1), bias: 0 })
+      .map((c) => ({ src: String(c.src), trg: String(c.trg), score: c.margin }));
+    const g = test.gold;
+    const f1s = evaluateBucc(byScorer, g).f1, f1m = evaluateBucc(byMargin, g).f1;
+    assert.ok(f1s >= 0.97, `scorer F1 ${f1s}`);
+    assert.ok(f1s >= f1m + 0.2, `scorer ${f1s} vs margin ${f1m}`);
+    // the probability orders a gold candidate above its decoy
+    const p = (s: number, t: number) => scoreCandidate(m, hc.find((c) => c.src === s && c.trg === t)!.features);
+    const [goldT] = [...g].filter((k) => k.startsWith('0\t')).map((k) => Number(k.split('\t')[1]));
+    const decoy = goldT! % 2 ? goldT! - 1 : goldT! + 1;
+    if (hc.some((c) => c.src === 0 && c.trg === decoy)) assert.ok(p(0, goldT!) > p(0, decoy));
+  });
+
+  it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {
+    const s = toySet(4, 30);
+    const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 });
+    const c = candidatePairs(fwd, bwd, s.src, s.trg);
+    const m = trainScorer(c, c.map((x) => (s.gold.has(`${x.src}\t${x.trg}`) ? 1 : 0)), 4, {});
+    saveScorer(join(dir, 'sc'), m);
+    assert.deepEqual(loadScorer(join(dir, 'sc')), JSON.parse(JSON.stringify(m)));
+    writeFileSync(join(dir, 'bad1.json'), JSON.stringify({ ...m, features: m.features.slice(1) }));
+    assert.throws(() => loadScorer(join(dir, 'bad1.json')), /other features/);
+    writeFileSync(join(dir, 'bad2.json'), JSON.stringify({ ...m, format: 'x' }));
+    assert.throws(() => loadScorer(join(dir, 'bad2.json')), /not an xling scorer/);
+    writeFileSync(join(dir, 'bad3.json'), JSON.stringify({ ...m, weights: m.weights.map(() => null) }));
+    assert.throws(() => loadScorer(join(dir, 'bad3.json')), /'weights' must hold/);
+    assert.throws(() => loadScorer(join(dir, 'none')), /not a scorer/);
+    assert.throws(() => trainScorer(c, c.map(() => 0), 4, {}), /both gold pairs and wrong ones/);
+  });
+});
+
+describe('mining filters and thresholds', () => {
+  type P = { s: string; t: string };
+  const run = (pairs: P[], o: Parameters<typeof filterPairs>[2]) => filterPairs(pairs, (p) => [p.s, p.t], o);
+  const base: P[] = [
+    { s: 'Datei öffnen', t: 'Open file' },
+    { s: 'OK', t: 'OK' },
+    { s: '12:30 / 45%', t: '12:30 / 45%' },
+    { s: 'Ein sehr langer Satz über das Speichern der Datei auf der Festplatte', t: 'Save' },
+    { s: 'Datei öffnen!', t: 'open file' },
+    { s: 'Drucken', t: 'Print' },
+  ];
+
+  it('each filter removes what it names and nothing else', () => {
+    const names = (r: ReturnType<typeof run>) => r.rejected.map((x) => `${x.reason}:${x.pair.s}`);
+    assert.deepEqual(names(run(base, { minChars: 3 })), ['too_short:OK']);
+    assert.deepEqual(names(run(base, { maxChars: 30 })), ['too_long:Ein sehr langer Satz über das Speichern der Datei auf der Festplatte']);
+    assert.deepEqual(names(run(base, { maxLengthRatio: 3 })), ['length_ratio:Ein sehr langer Satz über das Speichern der Datei auf der Festplatte']);
+    assert.deepEqual(names(run(base, { dropIdentical: true })), ['identical:OK', 'identical:12:30 / 45%']);
+    assert.deepEqual(names(run(base, { minLetterShare: 0.5 })), ['not_text:12:30 / 45%']);
+    assert.deepEqual(names(run(base, { dedupSrc: true })), ['duplicate_src:Datei öffnen!']);
+    assert.deepEqual(names(run(base, { dedupTrg: true })), ['duplicate_trg:Datei öffnen!']);
+    assert.deepEqual(names(run(base, { dedupPair: true })), ['duplicate_pair:Datei öffnen!']);
+    const lid = { identify: (t: string) => (/[öä]|Datei|Drucken|Ein/.test(t) ? { lang: 'de', confidence: 0.99 } : /^[A-Z][a-z]+( [a-z]+)?$/.test(t) ? { lang: 'en', confidence: 0.9 } : { lang: 'fr', confidence: 0.3 }), minConfidence: 0.5 };
+    assert.deepEqual(names(run([...base, { s: 'Print', t: 'Print' }], { lid: { ...lid, src: 'de', trg: 'en' } })), ['src_language:Print']);
+    assert.deepEqual(names(run([{ s: 'Drucken', t: 'Drucken' }], { lid: { ...lid, src: 'de', trg: 'en' } })), ['trg_language:Drucken']);
+    // unsure identification (confidence below the bar) removes nothing
+    assert.deepEqual(names(run([{ s: '12:30', t: '12:30' }], { lid: { ...lid, src: 'de', trg: 'en' } })), []);
+    const all = run(base, {});
+    assert.equal(all.kept.length, base.length);
+    const c = run(base, { minChars: 3, dropIdentical: true, dedupSrc: true });
+    assert.equal(c.counts.too_short + c.counts.identical + c.counts.duplicate_src, c.rejected.length);
+    assert.equal(c.kept.length + c.rejected.length, base.length);
+  });
+
+  it('threshold by target precision: the lowest threshold whose precision reaches P', () => {
+    const curve = [
+      { threshold: 0.9, precision: 1 }, { threshold: 0.8, precision: 1 }, { threshold: 0.7, precision: 0.95 },
+      { threshold: 0.6, precision: 0.9 }, { threshold: 0.5, precision: 0.8 },
+    ];
+    assert.equal(thresholdForPrecision(curve, 0.95), 0.7);
+    assert.equal(thresholdForPrecision(curve, 0.9), 0.6);
+    assert.equal(thresholdForPrecision(curve, 1), 0.8);
+    assert.equal(thresholdForPrecision(curve, 0.5), 0.5);
+    assert.equal(thresholdForPrecision([{ threshold: 1, precision: 0.4 }], 0.5), null);
+  });
+});
+
+describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)', () => {
+  it('trains from a parallel TSV, then mines and evaluates with it; thresholds from a dev JSON', () => {
+    const model = join(dir, 'model');
+    trainTinyDual(dir, model);
+    const langs = ['de', 'fr', 'en'];
+    const cols = Object.fromEntries(langs.map((l) => [l, devColumn(l)]));
+    const rows = cols.en!.length;
+    writeFileSync(join(dir, 'par.tsv'), langs.join('\t') + '\n' + Array.from({ length: rows }, (_, i) => langs.map((l) => cols[l]![i]).join('\t')).join('\n') + '\n');
+    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const summary = JSON.parse(readFileSync(join(dir, 'sc.json'), 'utf8'));
+    assert.deepEqual(Object.keys(summary.sets).sort(), ['de-en', 'fr-en']);
+    assert.ok(summary.training_accuracy > 0.8, JSON.stringify(summary));
+    // a BUCC-format split of the last 100 dev rows (60 paired, distractors on both sides)
+    const de = cols.de!.slice(-100), en = cols.en!.slice(-100);
+    writeFileSync(join(dir, 'de.bucc'), de.slice(0, 80).map((s, i) => `de-${i}\t${s}`).join('\n') + '\n');
+    writeFileSync(join(dir, 'en.bucc'), en.map((s, i) => ({ s, i })).filter(({ i }) => i < 60 || i >= 80).map(({ s, i }) => `en-${i}\t${s}`).join('\n') + '\n');
+    writeFileSync(join(dir, 'gold'), de.slice(0, 60).map((_, i) => `de-${i}\ten-${i}`).join('\n') + '\n');
+    const bucc = ['--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--gold', join(dir, 'gold'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en'];
+    r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--json', join(dir, 'bs.json'), '--target-precision', '0.9']);
+    assert.equal(r.status, 0, r.stderr);
+    const withScorer = JSON.parse(readFileSync(join(dir, 'bs.json'), 'utf8'));
+    assert.equal(withScorer.scorer, join(dir, 'scorer'));
+    assert.ok(withScorer.threshold > 0 && withScorer.threshold < 1, `a probability threshold: ${withScorer.threshold}`);
+    assert.ok(Array.isArray(withScorer.cuts) && withScorer.cuts.length > 0);
+    r = cli(['eval', 'bucc', ...bucc, '--json', join(dir, 'bm.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
+    assert.ok(withScorer.f1 >= marginOnly.f1 - 0.05, `scorer F1 ${withScorer.f1} vs margin ${marginOnly.f1}`);
+    // mine with the scorer and the dev threshold; rows carry probability and margin
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'scorer'),
+      '--threshold-from', join(dir, 'bs.json'), '--header', '-o', join(dir, 'mined.tsv'), '--stats', join(dir, 'stats.json'), '--dedup', 'all', '--min-chars', '2']);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = readFileSync(join(dir, 'mined.tsv'), 'utf8').trimEnd().split('\n');
+    assert.match(lines[0]!, /^# xling mine: model=.* scorer=.*scorer threshold=0\.\d+/);
+    for (const l of lines.slice(1)) {
+      const [p, m, s, t] = l.split('\t');
+      assert.ok(Number(p) >= withScorer.threshold && Number(p) <= 1, l);
+      assert.ok(Number.isFinite(Number(m)), l);
+      assert.match(s!, /^de-\d+$/); assert.match(t!, /^en-\d+$/);
+    }
+    const stats = JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8'));
+    assert.equal(stats.pairs, lines.length - 1);
+    assert.equal(stats.scorer, join(dir, 'scorer'));
+    // margin-calibrated thresholds are refused for scorer runs (and vice versa)
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--threshold-from', join(dir, 'bs.json'), '-o', join(dir, 'x.tsv')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /calibrated with a scorer/);
+  });
+});
