@@ -17,7 +17,7 @@ import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { FaissIndex, indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully, jsonDeeperThan, ServeOptions } from '../src/serve/server.js';
-import { loadStore } from '../src/serve/store.js';
+import { loadStore } from '../src/io/sentence-store.js';
 import { devColumn, trainTinyDual } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-serve-hostile-'));

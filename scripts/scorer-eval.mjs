@@ -1,0 +1,58 @@
+// The second-stage mining scorer on the shared BUCC-format dev sets (issue 29): each xx-en set is
+// split into two halves by a hash of the ids (a gold pair stays whole); the scorer is trained on
+// half a (xling scorer train --bucc, split a) and, without gold, on the parallel training TSV
+// (--parallel), and every pair's half b is evaluated margin-only and with each scorer.
+//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR]
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
+const model = args[0];
+if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR]'); process.exit(2); }
+const mining = opt('--mining', '../shared/data/gettext/mining');
+const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
+const rows = opt('--rows', '2000');
+const work = opt('--work', 'scorer-eval');
+mkdirSync(join(work, 'halves'), { recursive: true });
+
+const half = (id) => createHash('sha1').update(id).digest()[0] & 1 ? 'b' : 'a';
+const read = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t'));
+const pairs = readdirSync(mining).filter((f) => f.endsWith('.gold')).map((f) => f.split('.')[0]).sort();
+for (const p of pairs) {
+  const [sl, tl] = p.split('-');
+  const split = readdirSync(mining).find((f) => f.startsWith(`${p}.`) && f.endsWith('.gold')).split('.')[1];
+  const S = read(join(mining, `${p}.${split}.${sl}`)), T = read(join(mining, `${p}.${split}.${tl}`)), G = read(join(mining, `${p}.${split}.gold`));
+  const trgHalf = new Map(G.map(([s, t]) => [t, half(s)]));
+  for (const h of ['a', 'b']) {
+    writeFileSync(join(work, 'halves', `${p}.${h}.${sl}`), S.filter(([id]) => half(id) === h).map((r) => r.join('\t')).join('\n') + '\n');
+    writeFileSync(join(work, 'halves', `${p}.${h}.${tl}`), T.filter(([id]) => (trgHalf.get(id) ?? half(id)) === h).map((r) => r.join('\t')).join('\n') + '\n');
+    writeFileSync(join(work, 'halves', `${p}.${h}.gold`), G.filter(([s]) => half(s) === h).map((r) => r.join('\t')).join('\n') + '\n');
+  }
+}
+
+function xling(a) {
+  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...a], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) { console.error(`xling ${a.join(' ')}\n${r.stderr}`); process.exit(1); }
+  return r;
+}
+const langPairs = pairs.map((p) => p).join(',');
+xling(['scorer', 'train', '--model', model, '--bucc', join(work, 'halves'), '--split', 'a', '-o', join(work, 'scorer-gold'), '--json', join(work, 'scorer-gold.json')]);
+xling(['scorer', 'train', '--model', model, '--parallel', parallel, '--pairs', langPairs, '--rows', rows, '-o', join(work, 'scorer-parallel'), '--json', join(work, 'scorer-parallel.json')]);
+
+const table = [];
+for (const p of pairs) {
+  const [sl, tl] = p.split('-');
+  const base = ['--src', join(work, 'halves', `${p}.b.${sl}`), '--trg', join(work, 'halves', `${p}.b.${tl}`), '--gold', join(work, 'halves', `${p}.b.gold`), '--model', model, '--src-lang', sl, '--trg-lang', tl];
+  const f1 = (extra, name) => { xling(['eval', 'bucc', ...base, ...extra, '--json', join(work, `${p}.${name}.json`)]); return JSON.parse(readFileSync(join(work, `${p}.${name}.json`), 'utf8')).f1; };
+  table.push({ pair: p, margin: f1([], 'margin'), gold: f1(['--scorer', join(work, 'scorer-gold')], 'gold'), parallel: f1(['--scorer', join(work, 'scorer-parallel')], 'parallel') });
+}
+const pct = (x) => (100 * x).toFixed(1);
+console.log('| pair (half b) | margin only | scorer, gold half a | scorer, parallel TSV |');
+console.log('|---|---|---|---|');
+for (const r of table) console.log(`| ${r.pair} | ${pct(r.margin)} | ${pct(r.gold)} | ${pct(r.parallel)} |`);
+const mean = (k) => table.reduce((s, r) => s + r[k], 0) / table.length;
+console.log(`| mean | ${pct(mean('margin'))} | ${pct(mean('gold'))} | ${pct(mean('parallel'))} |`);
+writeFileSync(join(work, 'table.json'), JSON.stringify(table, null, 1) + '\n');
