@@ -177,6 +177,12 @@ export async function tuneNprobe(index: FaissIndex, q: Float32Array, d: number, 
   return { nprobe: p, recall };
 }
 
+/** A .npy of vectors as float32, as stored (not normalised). */
+function rawVectors(path: string): { data: Float32Array; n: number; d: number } {
+  const r = openVectors(path);
+  try { return { data: r.readRows(0, r.rows), n: r.rows, d: r.cols }; } finally { r.close(); }
+}
+
 export const searchCommand = command(['search'], {
   name: 'xling search',
   summary: 'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
@@ -205,8 +211,9 @@ export const searchCommand = command(['search'], {
   for (const [flag, f] of [['--distances', a.distances], ['--ids', a.ids]] as const) if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
   if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
   checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text'], ['--distances', a.distances, 'out'], ['--ids', a.ids, 'out']]);
-  const q = readVectors(a.queries);
   const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
+  // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
+  const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);
   let res, l2 = metric === 'l2';
   if (a.index) {
     const idx = openIndex('--index', a.index, a.nprobe);
@@ -218,7 +225,6 @@ export const searchCommand = command(['search'], {
         if (!idx.info.hnsw) throw new Error(`--ef-search: --index ${a.index} is not an HNSW index (efSearch is how many candidates an HNSW search keeps)`);
         idx.setParams(`efSearch=${a.efSearch}`);
       }
-      if (metric === 'cosine') normalizeRows(q.data, q.d, `--queries ${a.queries}`);
       if (idx.info.ivf && a.nprobe === undefined && idx.ntotal > 0) {
         const t = await tuneNprobe(idx, q.data, q.d, a.k, a.recallTarget, (l) => process.stderr.write(`${l}\n`));
         idx.setNprobe(t.nprobe);
@@ -230,7 +236,6 @@ export const searchCommand = command(['search'], {
     const r = openVectors(a.base!);
     if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
     const m = metric ?? 'cosine';
-    if (m === 'cosine') normalizeRows(q.data, q.d, `--queries ${a.queries}`);
     const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
     const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
     let acc: ReturnType<typeof knnChunked> | null = null;
