@@ -181,7 +181,7 @@ describe('graph of the bundled sample', () => {
     assert.ok(readFileSync(join(sh, 'distances.npy')).equals(readFileSync(join(ex, 'distances.npy'))), 'distances identical');
     // other settings are refused, naming each difference; the same ones have nothing left to do
     await assert.rejects(buildGraph({ ...o, k: 5 }), /a graph built with other settings — k 10 \(given: 5\)/);
-    await assert.rejects(buildGraph({ ...o, factory: 'IVF16,Flat', candidates: 8 }), /factory null \(given: "IVF16,Flat"\); candidates 32 \(given: 8\)/);
+    await assert.rejects(buildGraph({ ...o, factory: 'IVF16,Flat', candidates: 8 }), /factory "exact" \(given: "IVF16,Flat"\); candidates 32 \(given: 8\)/);
     await assert.rejects(buildGraph({ ...o, sources: [{ tsv: 'data/sample/gettext.train.tsv.gz' }] }), /data \["[^"]*gettext\.dev\.tsv\.gz"\] \(given: \["[^"]*gettext\.train\.tsv\.gz"\]\)/);
     await assert.rejects(buildGraph({ ...o, model: join(dir, 'one') }), /model .*model \(given: .*one\)/);
     logs.length = 0;
