@@ -21,17 +21,24 @@
 #include <faiss/index_io.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/distances.h>
+#include <fcntl.h>
 #include <omp.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <stdexcept>
+
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.h"
@@ -186,7 +193,9 @@ XL_FN(Info) {
     // how the index holds ids: IVF lists and ID maps store the ids given to add_with_ids; any
     // other index numbers its vectors 0..ntotal-1 and cannot take ids
     faiss::Index* inner = innerIndex(h->index);
-    o.Set("ivf", Napi::Boolean::New(env, dynamic_cast<faiss::IndexIVF*>(inner) != nullptr));
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(inner);
+    o.Set("ivf", Napi::Boolean::New(env, ivf != nullptr));
+    o.Set("nlist", Napi::Number::New(env, ivf ? static_cast<double>(ivf->nlist) : 0.0));
     o.Set("idMap", Napi::Boolean::New(env, dynamic_cast<faiss::IndexIDMap*>(h->index) != nullptr));
     o.Set("hnsw", Napi::Boolean::New(env, dynamic_cast<faiss::IndexHNSW*>(inner) != nullptr));
     return o;
@@ -499,6 +508,134 @@ Napi::Value queue(Napi::Env env, IndexHolder* h, std::function<void()> work, con
   });
 }
 
+// ---- training progress: faiss reports k-means and OPQ iterations only by printing them (its
+// `verbose` flags, printf to stdout) and warns with fprintf(stderr). While a training with a
+// progress callback runs, fds 1 and 2 are pipes read by a thread: faiss's lines go to the callback
+// (split at '\n' and at the '\r' of its k-means iteration lines), anything else written meanwhile
+// (the JS side's own stderr lines) is passed on to the original descriptor unchanged.
+
+// Turns on the verbose flags of every trainable part: pre-transforms (OPQ), the IVF level (its
+// k-means parameters, its product quantizer), a PQ index.
+void setVerbose(faiss::Index* idx, bool on) {
+  for (;;) {
+    idx->verbose = on;
+    if (auto* pt = dynamic_cast<faiss::IndexPreTransform*>(idx)) {
+      for (auto* vt : pt->chain)
+        if (auto* lt = dynamic_cast<faiss::LinearTransform*>(vt)) lt->verbose = on;
+      idx = pt->index;
+    } else if (auto* m = dynamic_cast<faiss::IndexIDMap*>(idx)) {
+      idx = m->index;
+    } else break;
+  }
+  if (auto* ivf = dynamic_cast<faiss::IndexIVF*>(idx)) {
+    ivf->cp.verbose = on;
+    if (auto* ivfpq = dynamic_cast<faiss::IndexIVFPQ*>(ivf)) ivfpq->pq.verbose = on;
+  } else if (auto* pq = dynamic_cast<faiss::IndexPQ*>(idx)) {
+    pq->pq.verbose = on;
+  }
+}
+
+bool faissLine(const std::string& l) {
+  static const char* prefixes[] = {"WARNING clustering", "Clustering ", "  Iteration ", "    Iteration ", "  Preprocessing", "OPQMatrix::", "  OPQMatrix::",
+                                   "    encode / decode", "    X * recons", "Training ", "training ", "computing residuals", "Sampling a subset",
+                                   "IVF quantizer", "Adding centroids", "But training", "Number of training points", "Outer iteration", "Objective improved",
+                                   "Input data encoded", "  Using ", "doing polysemous", "IndexIVFPQ::", "IndexIVF::", "precomputing IVFPQ", "IndexPreTransform::", "   Training chain", "   Applying transform", "   Training sub-index", "Train", "Apply PCA", "Revert PCA", "Progressive dim"};
+  for (auto* p : prefixes)
+    if (l.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::mutex captureMutex;  // one captured training at a time (the descriptors are process-wide)
+
+class OutputCapture {
+ public:
+  explicit OutputCapture(Napi::ThreadSafeFunction tsfn) : tsfn_(std::move(tsfn)) {}
+  // Redirects fds 1 and 2 into pipes and starts the reader; false (nothing changed) if it cannot.
+  bool start() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    int p1[2], p2[2];
+    if (pipe(p1) != 0) return false;
+    if (pipe(p2) != 0) { close(p1[0]); close(p1[1]); return false; }
+    saved_[0] = dup(1);
+    saved_[1] = dup(2);
+    if (saved_[0] < 0 || saved_[1] < 0 || dup2(p1[1], 1) < 0 || dup2(p2[1], 2) < 0) {
+      if (saved_[0] >= 0) { dup2(saved_[0], 1); close(saved_[0]); }
+      if (saved_[1] >= 0) { dup2(saved_[1], 2); close(saved_[1]); }
+      for (int fd : {p1[0], p1[1], p2[0], p2[1]}) close(fd);
+      return false;
+    }
+    close(p1[1]);
+    close(p2[1]);
+    read_[0] = p1[0];
+    read_[1] = p2[0];
+    // faiss prints with printf: line-buffer stdout so that each line reaches the pipe when printed
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    reader_ = std::thread([this] { run(); });
+    return true;
+  }
+  void stop() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    dup2(saved_[0], 1);
+    dup2(saved_[1], 2);  // the pipes' write ends are now closed: the reader sees end of file
+    reader_.join();
+    close(saved_[0]);
+    close(saved_[1]);
+    close(read_[0]);
+    close(read_[1]);
+  }
+
+ private:
+  void run() {
+    std::string pending[2];
+    bool open[2] = {true, true};
+    char buf[4096];
+    while (open[0] || open[1]) {
+      pollfd fds[2] = {{open[0] ? read_[0] : -1, POLLIN, 0}, {open[1] ? read_[1] : -1, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) { if (errno == EINTR) continue; break; }
+      for (int s = 0; s < 2; s++) {
+        if (!open[s] || !(fds[s].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t n = read(read_[s], buf, sizeof buf);
+        if (n <= 0) { open[s] = false; flushLine(s, pending[s], true); continue; }
+        pending[s].append(buf, static_cast<size_t>(n));
+        size_t at;
+        while ((at = pending[s].find_first_of("\r\n")) != std::string::npos) {
+          std::string line = pending[s].substr(0, at + 1);
+          pending[s].erase(0, at + 1);
+          flushLine(s, line, false);
+        }
+      }
+    }
+  }
+  void flushLine(int s, std::string& line, bool last) {
+    if (line.empty()) return;
+    std::string text = line;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    if (faissLine(text)) {
+      auto* copy = new std::string(std::move(text));
+      if (tsfn_.BlockingCall(copy, [](Napi::Env env, Napi::Function fn, std::string* l) {
+            fn.Call({Napi::String::New(env, *l)});
+            delete l;
+          }) != napi_ok)
+        delete copy;
+    } else if (!text.empty()) {
+      for (size_t done = 0; done < line.size();) {
+        ssize_t w = write(saved_[s], line.data() + done, line.size() - done);
+        if (w <= 0) break;
+        done += static_cast<size_t>(w);
+      }
+    }
+    if (last) line.clear();
+  }
+  Napi::ThreadSafeFunction tsfn_;
+  int saved_[2] = {-1, -1};
+  int read_[2] = {-1, -1};
+  std::thread reader_;
+};
+
+// trainAsync(index, x[, onLine]): with onLine, faiss's verbose training lines (k-means and OPQ
+// iterations, its warnings) are passed to onLine(line) on the JS thread while it trains.
 XL_FN(TrainAsync) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -508,7 +645,32 @@ XL_FN(TrainAsync) {
     size_t n = rowsOf(env, x, h->index->d, "trainAsync");
     if (!n) throwJs(env, "trainAsync: no training vectors");
     faiss::Index* idx = h->index;
-    return queue(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
+    if (info.Length() < 3 || !info[2].IsFunction())
+      return queue(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
+    auto tsfn = std::make_shared<Napi::ThreadSafeFunction>(Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "xling faiss training", 0, 1));
+    return queue(env, h, [=] {
+      // a last call with "\0done" (after every captured line), then the function is released
+      struct Release {
+        std::shared_ptr<Napi::ThreadSafeFunction> f;
+        ~Release() {
+          f->BlockingCall([](Napi::Env env, Napi::Function fn) { fn.Call({Napi::String::New(env, std::string("\0done", 5))}); });
+          f->Release();
+        }
+      } release{tsfn};
+      std::lock_guard<std::mutex> lock(captureMutex);
+      OutputCapture cap(*tsfn);
+      bool captured = cap.start();
+      setVerbose(idx, captured);
+      try {
+        idx->train(static_cast<faiss::Index::idx_t>(n), x.data);
+      } catch (...) {
+        setVerbose(idx, false);
+        if (captured) cap.stop();
+        throw;
+      }
+      setVerbose(idx, false);
+      if (captured) cap.stop();
+    }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
   });
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readIndex } from '../src/index/faiss.js';
 import { float32ToFloat16 } from '../src/io/half.js';
-import { writeNpy } from '../src/io/npy.js';
+import { readNpy, writeNpy } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
 import { cli } from './fixtures/cli.js';
 
@@ -27,7 +27,7 @@ writeNpy(p('q.npy'), base.slice(0, 20 * d), [20, d]);
 /** Rank-1 ids per query row of a search TSV (query_row, rank, id, score). */
 function top1(tsv: string): Map<number, number> {
   const m = new Map<number, number>();
-  for (const l of tsv.trim().split('\n')) { const [q, r, id] = l.split('\t').map(Number); if (r === 1) m.set(q!, id!); }
+  for (const l of tsv.trim().split('\n')) { const [q, r, id] = l.split('\t').map(Number); if (r === 0) m.set(q!, id!); }
   return m;
 }
 const selfHits = (t: Map<number, number>) => [...t].filter(([q, id]) => q === id).length;
@@ -145,5 +145,73 @@ describe('CLI: every index factory builds, searches, saves and loads', () => {
       assert.doesNotMatch(r.stderr, /Error in .* at \S+:\d+/, 'no raw faiss C++ location');
       assert.ok(!existsSync(p('e.faiss')) && !existsSync(p('-')), `${args.join(' ')} left an output`);
     }
+  });
+});
+
+describe('CLI: xling search outputs, metrics and search parameters', () => {
+  it("writes faiss's D and I as .npy (0-based ids and ranks, the same as the TSV); -o FILE.npy is refused with a hint", () => {
+    ok(['index', 'build', '--factory', 'Flat', 'base.npy', '-o', 's-flat.faiss']);
+    const r = ok(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '-k', '4', '-o', '-', '--distances', 'D.npy', '--ids', 'I.npy']);
+    const D = readNpy(p('D.npy')), I = readNpy(p('I.npy'));
+    assert.deepEqual(D.shape, [20, 4]); assert.deepEqual(I.shape, [20, 4]);
+    assert.equal(D.dtype, 'float32'); assert.equal(I.dtype, 'int64');
+    const lines = r.stdout.trim().split('\n').map((l) => l.split('\t'));
+    assert.equal(lines.length, 80);
+    for (const [q, rank, id, score] of lines) {
+      const at = Number(q) * 4 + Number(rank);
+      assert.equal(BigInt(id!), (I.data as BigInt64Array)[at]);
+      assert.ok(Math.abs(Number(score) - (D.data as Float32Array)[at]!) < 1e-5);
+    }
+    assert.deepEqual(lines.filter((l) => l[0] === '3').map((l) => l[1]), ['0', '1', '2', '3'], 'ranks from 0');
+    assert.equal((I.data as BigInt64Array)[3 * 4], 3n, 'query 3 (row 3 of the base) finds row 3 first: ids from 0');
+    const bad = cli(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '-o', 'out.npy'], { cwd: dir });
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.match(bad.stderr, /-o out\.npy: -o writes TSV; .*--distances FILE\.npy and --ids FILE\.npy/);
+    assert.ok(!existsSync(p('out.npy')));
+  });
+
+  it('--metric cosine normalises (queries and base) and takes inner products; l2 gives squared distances', () => {
+    // scaled queries: cosine ignores the scale, inner product does not
+    const qs = Float32Array.from(base.subarray(0, 20 * d), (v, i) => v * (1 + (Math.floor(i / d) % 5)));
+    writeNpy(p('qs.npy'), qs, [20, d]);
+    ok(['search', '--base', 'base.npy', '--queries', 'qs.npy', '-k', '3', '--metric', 'cosine', '--distances', 'Dc.npy', '--ids', 'Ic.npy']);
+    const Dc = readNpy(p('Dc.npy')).data as Float32Array, Ic = readNpy(p('Ic.npy')).data as BigInt64Array;
+    const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+    for (let i = 0; i < 20; i++) {
+      assert.equal(Ic[i * 3], BigInt(i), `query ${i} finds its own row`);
+      const a = qs.subarray(i * d, (i + 1) * d), b = base.subarray(Number(Ic[i * 3 + 1]) * d, (Number(Ic[i * 3 + 1]) + 1) * d);
+      const cos = a.reduce((s, x, j) => s + x * b[j]!, 0) / (norm(a) * norm(b));
+      assert.ok(Math.abs(Dc[i * 3 + 1]! - cos) < 1e-4, `cosine of the second hit: ${Dc[i * 3 + 1]} vs ${cos}`);
+      assert.ok(Math.abs(Dc[i * 3]! - 1) < 1e-4);
+    }
+    ok(['search', '--base', 'base.npy', '--queries', 'q.npy', '-k', '2', '--metric', 'l2', '--distances', 'Dl.npy', '--ids', 'Il.npy']);
+    const Dl = readNpy(p('Dl.npy')).data as Float32Array;
+    for (let i = 0; i < 20; i++) assert.ok(Dl[i * 2]! < 1e-4 && Dl[i * 2 + 1]! > Dl[i * 2]!, 'ascending squared distances, 0 to itself');
+    // an index for inner products takes cosine (queries normalised), not l2
+    ok(['search', '--index', 's-flat.faiss', '--queries', 'qs.npy', '-k', '1', '--metric', 'cosine', '--distances', 'Di.npy']);
+    assert.ok(Array.from(readNpy(p('Di.npy')).data as Float32Array).every((v) => Math.abs(v - 1) < 1e-4), 'normalised queries against normalised rows: cosine 1');
+    const r = cli(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '--metric', 'l2', '-o', '-'], { cwd: dir });
+    assert.equal(r.status, 1); assert.match(r.stderr, /--metric l2: --index s-flat\.faiss is built for inner products/);
+  });
+
+  it('HNSW efSearch is settable (refused for other indexes); IVF nprobe defaults to the recall target on a sample', () => {
+    ok(['index', 'build', '--factory', 'HNSW8', 'base.npy', '-o', 's-hnsw.faiss']);
+    ok(['search', '--index', 's-hnsw.faiss', '--queries', 'q.npy', '-k', '5', '--ef-search', '64', '--ids', 'Ih.npy']);
+    const Ih = readNpy(p('Ih.npy')).data as BigInt64Array;
+    for (let i = 0; i < 20; i++) assert.equal(Ih[i * 5], BigInt(i));
+    let r = cli(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '--ef-search', '64', '-o', '-'], { cwd: dir });
+    assert.equal(r.status, 1); assert.match(r.stderr, /--ef-search: --index s-flat\.faiss is not an HNSW index/);
+    const b = ok(['index', 'build', '--factory', 'IVF16,Flat', 'base.npy', '-o', 's-ivf.faiss']);
+    // faiss's small-training-set warning folded into one line; its k-means iterations as progress
+    assert.doesNotMatch(b.stderr, /WARNING clustering/);
+    assert.match(b.stderr, /index train: faiss warned 1× about a small training set: k-means of 300 points into 16 centroids/);
+    assert.match(b.stderr, /index train: k-means, 16 centroids from 300 vectors in 16D: 10\/10 iterations/);
+    r = ok(['search', '--index', 's-ivf.faiss', '--queries', 'q.npy', '-k', '5', '--recall-target', '1', '--ids', 'Iv.npy']);
+    const m = /nprobe (\d+) of 16 lists: recall@5 ([\d.]+) against searching every list, on 20 sampled queries/.exec(r.stderr);
+    assert.ok(m, r.stderr);
+    assert.equal(Number(m[2]), 1);
+    // the exact answer (every list) is what recall target 1 gives
+    ok(['search', '--index', 's-ivf.faiss', '--queries', 'q.npy', '-k', '5', '--nprobe', '16', '--ids', 'Iall.npy']);
+    assert.deepEqual(readNpy(p('Iv.npy')).data, readNpy(p('Iall.npy')).data);
   });
 });

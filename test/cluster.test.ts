@@ -193,6 +193,19 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     for (const w of ws) await stop(w);
   });
 
+  it('xling cluster graph with the default (exact search below the crossover) gives xling graph build\'s graph', async () => {
+    corpus('ge.txt', 2500);
+    const common = ['--model', model, '--data', `de=${p('ge.txt')}`, '--min-words', '1', '-k', '5'];
+    const one = cli(['graph', 'build', ...common, '--out', p('ge-single'), '--quiet']);
+    assert.equal(one.status, 0, one.stderr);
+    const ws = [await startWorker('e1'), await startWorker('e2')];
+    const r = await runAsync(['cluster', 'graph', ...common, '--out', p('ge-cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(readFileSync(p('ge-cluster/graph.json'), 'utf8')) as { factory: string }).factory, 'exact');
+    for (const f of ['vectors.npy', 'neighbours.npy', 'distances.npy']) assert.ok(readFileSync(p(`ge-cluster/${f}`)).equals(readFileSync(p(`ge-single/${f}`))), `${f} identical`);
+    for (const w of ws) await stop(w);
+  });
+
   it('a worker killed inside a shard of a graph stage: another finishes the flow, the graph is unchanged', async () => {
     corpus('gk.txt', 20000);
     const common = ['--model', model, '--data', `de=${p('gk.txt')}`, '--factory', 'IVF16,Flat', '--min-words', '1', '-k', '5'];

@@ -6,9 +6,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildGraph, GraphBuildOptions, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
-import { GraphReader, minimaxPath } from '../src/graph/query.js';
+import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
+import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
+import { float16ToFloat32 } from '../src/io/half.js';
 import { readNpy } from '../src/io/npy.js';
 import { cli, trainTinyDual } from './fixtures/cli.js';
 
@@ -147,5 +148,85 @@ describe('graph of the bundled sample', () => {
     r = cli(['graph', 'path', '--graph', g, '#7', '#999999']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /#999999: the graph has \d+ sentences/);
+  });
+  it('the default for a small collection is exact search (recall 1); shards give the same graph; a resume needs the same settings', async () => {
+    const ex = join(dir, 'exact');
+    const logs: string[] = [];
+    const o: GraphBuildOptions = { ...base(ex), factory: undefined, log: (l) => logs.push(l) };
+    const m = await buildGraph(o);
+    assert.equal(m.factory, EXACT);
+    assert.equal(defaultFactory(m.sentences, m.model.dim), EXACT);
+    assert.match(defaultFactory(4 * EXACT_CROSSOVER_N, 512), /^OPQ16,IVF\d+,PQ16$/, 'a compressed index above the crossover');
+    assert.equal(defaultFactory(EXACT_CROSSOVER_N, 512), EXACT);
+    assert.equal(m.recall_at_10, 1);
+    assert.ok(!readdirSync(ex).some((f) => f.endsWith('.faiss')), 'no index file');
+    assert.ok(logs.some((l) => new RegExp(`recall@10 vs exact search \\((all ${m.sentences}|2000 of ${m.sentences}) sentences\\): 1\\.000`).test(l)), logs.join(' | '));
+    // the neighbours are the exact ones: dot products of the float16 vectors, computed here
+    const v = readNpy(join(ex, 'vectors.npy')), d = v.shape[1]!, x = float16ToFloat32(v.data as Uint16Array);
+    const nb = readNpy(join(ex, 'neighbours.npy')).data as Int32Array, ds = float16ToFloat32(readNpy(join(ex, 'distances.npy')).data as Uint16Array);
+    for (const r of [0, 7, m.sentences - 1]) {
+      const scores = Array.from({ length: m.sentences }, (_, j) => { let t = 0; for (let c = 0; c < d; c++) t += x[r * d + c]! * x[j * d + c]!; return [j, t] as [number, number]; })
+        .filter(([j]) => j !== r).sort((a, b) => b[1] - a[1]);
+      for (let j = 0; j < 10; j++) assert.ok(Math.abs(ds[r * 10 + j]! - (1 - scores[j]![1])) < 2e-3, `row ${r} rank ${j}: ${ds[r * 10 + j]} vs ${1 - scores[j]![1]}`);
+      assert.ok(nb.subarray(r * 10, r * 10 + 10).every((id) => id !== r && id >= 0));
+    }
+    // in three shards (query blocks do not line up with the shards): the same bytes
+    const sh = join(dir, 'exact-shards');
+    const os: GraphBuildOptions = { ...o, out: sh };
+    for (const i of [0, 1, 2]) await buildGraph({ ...os, shard: [i, 3], steps: ['store', 'embed'] });
+    mergeGraphShards(sh, () => {});
+    for (const i of [0, 1, 2]) await buildGraph({ ...os, shard: [i, 3], steps: ['train', 'add', 'query'] });
+    mergeGraphShards(sh, () => {});
+    assert.ok(readFileSync(join(sh, 'neighbours.npy')).equals(readFileSync(join(ex, 'neighbours.npy'))), 'neighbours identical');
+    assert.ok(readFileSync(join(sh, 'distances.npy')).equals(readFileSync(join(ex, 'distances.npy'))), 'distances identical');
+    // other settings are refused, naming each difference; the same ones have nothing left to do
+    await assert.rejects(buildGraph({ ...o, k: 5 }), /a graph built with other settings — k 10 \(given: 5\)/);
+    await assert.rejects(buildGraph({ ...o, factory: 'IVF16,Flat', candidates: 8 }), /factory "exact" \(given: "IVF16,Flat"\); candidates 32 \(given: 8\)/);
+    await assert.rejects(buildGraph({ ...o, sources: [{ tsv: 'data/sample/gettext.train.tsv.gz' }] }), /data \["[^"]*gettext\.dev\.tsv\.gz"\] \(given: \["[^"]*gettext\.train\.tsv\.gz"\]\)/);
+    await assert.rejects(buildGraph({ ...o, model: join(dir, 'one') }), /model .*model \(given: .*one\)/);
+    logs.length = 0;
+    await buildGraph(o);
+    assert.ok(logs.some((l) => /nothing to do: every step asked for was already done with these settings/.test(l)), logs.join('\n'));
+    // a texts' neighbours without an index file: the sentence itself first
+    const g = new GraphReader(ex);
+    try {
+      const model = (await import('../src/embed/model-dir.js')).loadSentenceEncoder(join(dir, 'model'));
+      const index = openIndex(ex);
+      try {
+        const r = neighboursOfText(g, model, index, g.store.text(7), { lang: g.store.lang(7) });
+        assert.equal(r.neighbours[0]!.id, 7);
+      } finally { index.dispose(); }
+    } finally { g.close(); }
+  });
+
+  it('warns when the recall target is not reached', async () => {
+    const logs: string[] = [];
+    const m = await buildGraph({ ...base(join(dir, 'pq')), factory: 'PQ4', candidates: 10, recallTarget: 0.999, log: (l) => logs.push(l) });
+    assert.ok(m.recall_at_10! < 0.999);
+    assert.ok(logs.some((l) => /warning: recall@10 0\.\d+ is below the recall target 0\.999/.test(l)), logs.join('\n'));
+  });
+
+  it('CLI: the model is found from any directory (stored relative to the graph); a rebuild with other settings is refused; path counts distinct sentences', () => {
+    let r = cli(['graph', 'build', '--model', 'model', '--data', join(process.cwd(), 'data/sample/gettext.dev.tsv.gz'), '--out', 'rel', '-k', '5', '--quiet'], { cwd: dir });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readGraphMeta(join(dir, 'rel')).model.dir, '../model');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'xling-elsewhere-'));
+    try {
+      const reader = new GraphReader(join(dir, 'rel'));
+      const text = reader.store.text(3), lang = reader.store.lang(3), size = reader.size, to = reader.row(3).ids[1]!;
+      reader.close();
+      r = cli(['graph', 'neighbours', '--graph', join(dir, 'rel'), text, '--lang', lang, '--json'], { cwd: elsewhere });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal((JSON.parse(r.stdout) as { neighbours: { id: number }[] }).neighbours[0]!.id, 3);
+      assert.match(r.stderr, /model \S*model \(recorded in graph\.json as \.\.\/model, relative to the graph directory\)/);
+      r = cli(['graph', 'path', '--graph', join(dir, 'rel'), '#3', `#${to}`, '--undirected', '--json'], { cwd: elsewhere });
+      assert.equal(r.status, 0, r.stderr);
+      const visited = (JSON.parse(r.stdout) as { visited: number }).visited;
+      assert.ok(visited >= 2 && visited <= size, `${visited} of ${size}`);
+    } finally { rmSync(elsewhere, { recursive: true, force: true }); }
+    r = cli(['graph', 'build', '--model', 'model', '--out', 'rel', '-k', '6'], { cwd: dir });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /rel: a graph built with other settings — k 5 \(given: 6\)/);
+    assert.doesNotMatch(r.stderr, /done/);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FaissIndex, indexFactory, kmeans, knn, knnAsync, readIndex, setFaissThreads } from '../src/index/index.js';
+import { TrainingLog } from '../src/index/train-log.js';
 import { Rng } from '../src/util/rng.js';
 
 /** n points around `clusters` random centres (unit-normalised for inner product); the centres depend on centreSeed only. */
@@ -210,4 +211,36 @@ describe('faiss indexes', () => {
   });
 
   it('cleanup', () => { flat.dispose(); assert.ok(FaissIndex); });
+});
+
+describe('progress of index training (faiss verbose lines → TrainingLog)', () => {
+  it('OPQ iterations, k-means iterations and PQ slices become progress lines while it trains; repeated warnings one line', async () => {
+    const d = 32, n = 2000, rng = new Rng(5);
+    const x = Float32Array.from({ length: n * d }, () => rng.normal());
+    const index = FaissIndex.create(d, 'OPQ4,IVF8,PQ4', 'ip');
+    const set = index.setTrainingParams({ polysemous: false, opqIters: 3 });
+    assert.equal(set.opqIters, 3);
+    const out: string[] = [];
+    const faissLines: string[] = [];
+    const tl = new TrainingLog({ label: 't', opqIters: set.opqIters, stream: { write: (s: string) => out.push(s) }, intervalMs: 0 });
+    await index.trainAsync(x, (l) => { faissLines.push(l); tl.line(l); });
+    tl.done();
+    assert.ok(index.isTrained);
+    const text = out.join('');
+    // a line per iteration as it happens (intervalMs 0), then the phase's final line
+    assert.match(text, /t: OPQ4 rotation on 2000 vectors in 32D: 1\/3 iterations \(33\.3%\).*ETA/);
+    assert.match(text, /t: OPQ4 rotation on 2000 vectors in 32D: 3\/3 iterations \(100\.0%\) .* in /);
+    assert.match(text, /t: k-means, 8 centroids from 2000 vectors in 32D: 10\/10 iterations \(100\.0%\)/);
+    assert.match(text, /t: product quantizer 4×256 on 2000 vectors: 4\/4 slices \(100\.0%\)/);
+    assert.ok(text.indexOf('OPQ4 rotation') < text.indexOf('k-means, 8 centroids') && text.indexOf('k-means, 8 centroids') < text.indexOf('product quantizer'), 'in training order');
+    // 2000 points for 256 centroids: faiss warns at every PQ training (each OPQ iteration's and the index's own)
+    const warned = faissLines.filter((l) => l.startsWith('WARNING clustering')).length;
+    assert.ok(warned >= 4 * 4, `${warned} warnings from faiss`);
+    const folded = text.split('\n').filter((l) => /faiss warned/.test(l));
+    assert.deepEqual(folded, [`t: faiss warned ${warned}× about a small training set: k-means of 2000 points into 256 centroids (faiss asks for at least 9984 training points)`]);
+    // the index still trains and searches as without progress
+    const r = index.search(x.subarray(0, d), 1);
+    assert.equal(r.labels.length, 1);
+    index.dispose();
+  });
 });

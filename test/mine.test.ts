@@ -165,7 +165,7 @@ describe('CLI: mine, eval bucc, index, search (on synthetic vectors)', () => {
       assert.equal(r.status, 0, r.stderr);
       r = cli(['search', '--index', join(dir, 'all.faiss'), '--nprobe', '4', '--queries', join(dir, 's.npy'), '-k', '3', '-o', join(dir, 'res.tsv')]);
       assert.equal(r.status, 0, r.stderr);
-      const top = readFileSync(join(dir, 'res.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t')).filter((f) => f[1] === '1');
+      const top = readFileSync(join(dir, 'res.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t')).filter((f) => f[1] === '0');   // ranks from 0
       assert.ok(top.filter(([q, , id]) => Number(id) === n - 1 - Number(q)).length >= 110, 'search finds the aligned rows (global ids)');
       // exact search from .npy, the base read in blocks: same neighbours as one block
       r = cli(['search', '--base', join(dir, 't.npy'), '--queries', join(dir, 's.npy'), '-k', '3', '-o', join(dir, 'ex1.tsv')]);
@@ -175,7 +175,7 @@ describe('CLI: mine, eval bucc, index, search (on synthetic vectors)', () => {
       const ids = (f: string) => readFileSync(join(dir, f), 'utf8').trim().split('\n').map((l) => l.split('\t').slice(0, 3).join(' '));
       assert.deepEqual(ids('ex7.tsv'), ids('ex1.tsv'));
       assert.equal(ids('ex1.tsv').length, 3 * n, 'k rows per query');
-      assert.ok(ids('ex1.tsv').filter((l) => l.split(' ')[1] === '1' && Number(l.split(' ')[2]) === n - 1 - Number(l.split(' ')[0])).length >= 110, 'exact search finds the aligned rows');
+      assert.ok(ids('ex1.tsv').filter((l) => l.split(' ')[1] === '0' && Number(l.split(' ')[2]) === n - 1 - Number(l.split(' ')[0])).length >= 110, 'exact search finds the aligned rows');
       // bad input: clear errors, exit codes, no output files
       writeNpy(join(dir, 'bad.npy'), new Float32Array(n * 8), [n, 8]);
       r = cli(['mine', '--src', join(dir, 's.txt'), '--trg', join(dir, 't.txt'), '--src-vectors', join(dir, 'bad.npy'), '--trg-vectors', join(dir, 't.npy'), '-o', join(dir, 'x.tsv')]);

@@ -16,7 +16,7 @@ import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
 import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { parseSources, sourcePath } from '../data/sources.js';
-import { readGraphMeta } from '../graph/build.js';
+import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
 import { startWorker } from '../cluster/worker.js';
 import { readLines } from '../io/lines.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -160,6 +160,7 @@ export const clusterGraphCommand = command(['cluster', 'graph'], {
     model: resolve(a.model), sources, out: resolve(a.out), k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
     trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup },
   };
+  checkGraphSettings(a.out, request);   // a graph directory built with other settings is refused before anything is queued
   await submitAndFollow(GRAPH_PLAN, request, a, () => {
     const m = readGraphMeta(a.out);
     return m.recall_at_10 !== undefined ? `${m.sentences} sentences, recall@10 ${m.recall_at_10}, ${m.bytes_per_sentence} bytes/sentence (index + graph)` : null;

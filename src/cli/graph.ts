@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
-import { buildGraph, GRAPH_STEPS, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
+import { buildGraph, checkGraphSettings, GRAPH_STEPS, GraphBuildOptions, graphModelDir, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
 import { GraphReader, graphStatistics, minimaxPath, neighboursOfText, openIndex, snap } from '../graph/query.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
@@ -22,7 +22,7 @@ export const GRAPH_BUILD_OPTIONS = {
   data: { type: 'list', splitCommas: false, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)' },
   out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
   k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
-  factory: { type: 'string', help: 'faiss index factory (default scaled to the collection: Flat below 20k, OPQ16,IVF√N,PQ16 above)' },
+  factory: { type: 'string', help: "'exact' (blocked exact search over the float16 vectors, no index) or a faiss index factory; default by the collection's size: exact below the measured crossover (150k sentences at 512 dimensions, scaled as N²·d), OPQ16,IVF√N,PQ16 above" },
   nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists per query (default: the smallest power of two reaching --recall-target on a sample)' },
   candidates: { type: 'number', default: 64, range: { int: true, min: 1, max: 10000 }, help: 'index candidates per sentence re-ranked with the exact (float16) vectors' },
   recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'recall@10 against exact search the automatic nprobe aims for' },
@@ -52,10 +52,12 @@ export const graphBuildCommand = command(['graph', 'build'], {
   checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
   readModelConfig(a.model);   // a bad --model is an error even when the steps left do not embed
   if (a.threads) setNumThreads(a.threads);
-  const meta = await buildGraph({
+  const options: GraphBuildOptions = {
     model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
     trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup }, shard, steps: a.step.length ? a.step as GraphStep[] : undefined, quiet: a.quiet,
-  });
+  };
+  if (!fresh) checkGraphSettings(a.out, options);
+  const meta = await buildGraph(options);
   if (meta.recall_at_10 !== undefined) process.stderr.write(`[graph] ${meta.sentences} sentences, recall@10 ${meta.recall_at_10}, ${meta.bytes_per_sentence} bytes/sentence (index + graph), ${meta.build_seconds}s after embedding\n`);
 });
 
@@ -109,6 +111,15 @@ export const graphStatsCommand = command(['graph', 'stats'], {
   }
 });
 
+/** The model that embeds query texts: --model, or the graph's own (resolved from graph.json; says which path was used). */
+function queryModel(a: { model?: string; graph: string }, quiet = false) {
+  if (a.model) return loadSentenceEncoder(a.model);
+  const { path, how } = graphModelDir(a.graph);
+  if (!existsSync(path)) throw new Error(`--graph ${a.graph}: its model ${path} (${how}) does not exist; pass --model DIR`);
+  if (!quiet) process.stderr.write(`[graph] model ${path} (${how})\n`);
+  return loadSentenceEncoder(path);
+}
+
 const QUERY_OPTIONS = {
   graph: { type: 'string', required: true, metavar: 'DIR' },
   model: { type: 'string', metavar: 'DIR', help: 'embed texts with this model (default: the one the graph was built with)' },
@@ -138,7 +149,7 @@ export const graphNeighboursCommand = command(['graph', 'neighbours'], {
       if (id >= g.size) usage(`#${id}: the graph has ${g.size} sentences`);
       res = { lang: g.store.lang(id), neighbours: g.neighboursOf(id, a.threshold ?? Infinity).slice(0, a.k ?? g.meta.k) };
     } else {
-      const model = loadSentenceEncoder(a.model ?? g.meta.model.dir);
+      const model = queryModel(a);
       const index = openIndex(a.graph);
       try { res = neighboursOfText(g, model, index, q, { k: a.k, lang: a.lang, threshold: a.threshold }); } finally { index.dispose(); }
     }
@@ -166,7 +177,7 @@ export const graphPathCommand = command(['graph', 'path'], {
   const g = new GraphReader(a.graph);
   try {
     const needsModel = a._.some((x) => !/^#\d+$/.test(x));
-    const model = needsModel ? loadSentenceEncoder(a.model ?? g.meta.model.dir) : null;
+    const model = needsModel ? queryModel(a) : null;
     const index = needsModel ? openIndex(a.graph) : null;
     const ends = a._.slice(0, 2).map((x) => {
       if (/^#\d+$/.test(x)) { const id = Number(x.slice(1)); if (id >= g.size) usage(`${x}: the graph has ${g.size} sentences`); return id; }
@@ -178,7 +189,7 @@ export const graphPathCommand = command(['graph', 'path'], {
     const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
     if (a.json) { process.stdout.write(JSON.stringify({ from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }, null, 1) + '\n'); return; }
     steps.forEach((s, i) => process.stdout.write(`${String(i).padStart(3)}  ${i ? s.distance.toFixed(3) : '     '}  ${s.lang.padEnd(6)} #${s.id}  ${s.text}\n`));
-    process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} sentences visited)\n`);
+    process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} of ${g.size} sentences visited)\n`);
   } finally {
     g.close();
   }

@@ -2,11 +2,13 @@
 // sharding (ids = global row numbers) for corpora that outgrow one machine.
 import { statSync } from 'node:fs';
 import { addRows, createIndex, readVectorRows, shardRows, trainIndex } from '../index/build.js';
-import { FaissIndex, Metric, readIndex } from '../index/faiss.js';
+import { FaissIndex, knn, Metric, readIndex } from '../index/faiss.js';
 import { NpyRowReader } from '../io/npy.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../mine/mine.js';
+import { writeNpy } from '../io/npy.js';
+import { normalizeRows } from '../util/vectors.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { openVectors, readVectors } from './vectors.js';
@@ -75,7 +77,7 @@ export const indexBuildCommand = command(['index', 'build'], {
   if (!a.trained) {
     const t0 = performance.now();
     const training = { factory: a.factory, metric: a.metric as Metric, trainSample: a.trainSample, seed: a.seed, opqIters: a.opqIters, polysemous: a.polysemous, normalize: a.normalize };
-    const rows = await inContext(`training ${a.factory} on ${Math.min(n, a.trainSample)} rows of ${path} (--train-sample)`, () => trainIndex(index, r, path, training));
+    const rows = await inContext(`training ${a.factory} on ${Math.min(n, a.trainSample)} rows of ${path} (--train-sample)`, () => trainIndex(index, r, path, training, { label: 'index train' }));
     if (rows) process.stderr.write(`[index] trained ${a.factory} on ${rows} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
   }
   if (a.trainOnly) { r.close(); inContext(`--output ${a.output}`, () => index.write(a.output)); index.dispose(); return; }
@@ -143,49 +145,124 @@ export const indexMergeCommand = command(['index', 'merge'], {
   base.dispose();
 });
 
+/**
+ * The smallest nprobe (powers of two, then every list) whose recall@k, against a search of every
+ * list of the same index, reaches the target on a seeded sample of the queries: what the probing
+ * loses, measured on this index and these queries (the index's codes set the rest).
+ */
+export async function tuneNprobe(index: FaissIndex, q: Float32Array, d: number, k: number, target: number, log: (l: string) => void): Promise<{ nprobe: number; recall: number }> {
+  const nlist = index.info.nlist, n = q.length / d;
+  // the reference scans every list for each sampled query: keep it to ~2·10⁸ codes
+  const m = Math.max(1, Math.min(n, 256, Math.ceil(2e8 / Math.max(1, index.ntotal))));
+  const rows = new Rng(3).sample(n, m).sort((a, b) => a - b);
+  const sample = new Float32Array(m * d);
+  rows.forEach((r, i) => sample.set(q.subarray(r * d, (r + 1) * d), i * d));
+  index.setNprobe(nlist);
+  const ref = await index.searchAsync(sample, k);
+  let p = Math.min(nlist, 1), recall = 1;
+  for (;; p = Math.min(nlist, p * 2)) {
+    index.setNprobe(p);
+    const r = await index.searchAsync(sample, k);
+    let hit = 0, all = 0;
+    for (let i = 0; i < m; i++) {
+      const truth = new Set<bigint>();
+      for (let j = 0; j < ref.k; j++) { const l = ref.labels[i * ref.k + j]!; if (l >= 0n) truth.add(l); }
+      all += truth.size;
+      for (let j = 0; j < r.k; j++) if (truth.has(r.labels[i * r.k + j]!)) hit++;
+    }
+    recall = all ? hit / all : 1;
+    if (recall >= target || p >= nlist) break;
+  }
+  log(`[search] nprobe ${p} of ${nlist} lists: recall@${k} ${recall.toFixed(3)} against searching every list, on ${m} sampled queries (--recall-target ${target}; --nprobe to set it)`);
+  return { nprobe: p, recall };
+}
+
+/** A .npy of vectors as float32, as stored (not normalised). */
+function rawVectors(path: string): { data: Float32Array; n: number; d: number } {
+  const r = openVectors(path);
+  try { return { data: r.readRows(0, r.rows), n: r.rows, d: r.cols }; } finally { r.close(); }
+}
+
 export const searchCommand = command(['search'], {
   name: 'xling search',
   summary: 'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
+  description: "Results as TSV (query_row, rank, id, score; rows, ranks and ids from 0) and/or as faiss's D and I arrays in .npy (--distances, --ids: [queries, k], float32 and int64, -1 ids where fewer than k were found).",
   options: {
     index: { type: 'string', metavar: 'FAISS', help: 'search through this index' },
     base: { type: 'string', metavar: 'NPY', help: 'or: exact search against these vectors (chunked)' },
     queries: { type: 'string', required: true, metavar: 'NPY' },
     k: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 } },
-    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists visited per query (--index of an IVF index)' },
+    metric: { type: 'string', choices: ['ip', 'l2', 'cosine'], help: "cosine: queries (and --base rows) L2-normalised, then inner product; default: the index's metric, cosine for --base" },
+    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists visited per query (--index of an IVF index; default: the smallest reaching --recall-target on a sample of the queries)' },
+    recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'IVF without --nprobe: recall@k against searching every list that the chosen nprobe reaches' },
+    efSearch: { type: 'number', range: { int: true, min: 1 }, help: "HNSW indexes: candidates kept while searching the graph (faiss's efSearch, default 16; more: higher recall, slower)" },
     baseBlock: { type: 'number', default: 262144, range: { int: true, min: 1 }, help: 'exact search: base rows read per block' },
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score; - for standard output' },
+    output: { type: 'string', alias: 'o', metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score (0-based rows, ranks and ids); - for standard output' },
+    distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
+    ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
   },
+  examples: ['xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy', 'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -'],
 }, async (a) => {
   if (!a.index === !a.base) usage('give exactly one of --index or --base');
   if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
-  checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text']]);
-  const q = readVectors(a.queries);
-  let res;
+  if (a.efSearch !== undefined && !a.index) usage('--ef-search applies to --index (of an HNSW index)');
+  if (!a.output && !a.distances && !a.ids) usage('give an output: -o TSV, and/or --distances D.npy and --ids I.npy');
+  if (a.output && a.output !== '-' && /\.npy$/i.test(a.output)) usage(`-o ${a.output}: -o writes TSV; faiss's D and I as .npy are --distances FILE.npy and --ids FILE.npy`);
+  for (const [flag, f] of [['--distances', a.distances], ['--ids', a.ids]] as const) if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
+  if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
+  checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text'], ['--distances', a.distances, 'out'], ['--ids', a.ids, 'out']]);
+  const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
+  // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
+  const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);
+  let res, l2 = metric === 'l2';
   if (a.index) {
     const idx = openIndex('--index', a.index, a.nprobe);
-    if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
-    res = await inContext(`searching --index ${a.index}`, () => idx.searchAsync(q.data, a.k));
-    idx.dispose();
+    l2 = idx.metric === 'l2';
+    try {
+      if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
+      if (metric && (metric === 'l2') !== (idx.metric === 'l2')) throw new Error(`--metric ${metric}: --index ${a.index} is built for ${idx.metric === 'l2' ? 'L2 distances' : 'inner products'}${idx.metric === 'ip' ? ' (ip, or cosine: the queries normalised)' : ' (l2)'}`);
+      if (a.efSearch !== undefined) {
+        if (!idx.info.hnsw) throw new Error(`--ef-search: --index ${a.index} is not an HNSW index (efSearch is how many candidates an HNSW search keeps)`);
+        idx.setParams(`efSearch=${a.efSearch}`);
+      }
+      if (idx.info.ivf && a.nprobe === undefined && idx.ntotal > 0) {
+        const t = await tuneNprobe(idx, q.data, q.d, a.k, a.recallTarget, (l) => process.stderr.write(`${l}\n`));
+        idx.setNprobe(t.nprobe);
+      }
+      res = await inContext(`searching --index ${a.index}`, () => idx.searchAsync(q.data, a.k));
+    } finally { idx.dispose(); }
   } else {
     // exact: the base is read in blocks of rows (any size), each block's top k merged in
     const r = openVectors(a.base!);
     if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
+    const m = metric ?? 'cosine';
+    const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
     const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
     let acc: ReturnType<typeof knnChunked> | null = null;
     for (let i = 0; i < r.rows; i += a.baseBlock) {
       const j = Math.min(r.rows, i + a.baseBlock);
-      const part = knnChunked(q.data, readVectorRows(r, i, j, true, a.base!), q.d, a.k);
+      const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', a.base!), q.d, a.k, 65536, fn);
+      // mergeTopK keeps the largest scores: L2 distances are merged negated
+      if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
       acc = mergeTopK(acc, part, i, Math.min(a.k, j));
       prog.tick(j - i);
     }
     prog.done();
     r.close();
-    res = acc!;
+    res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
+    if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
   }
-  const lines: string[] = [];
-  for (let i = 0; i < res.n; i++) for (let j = 0; j < res.k; j++) {
-    const l = res.labels[i * res.k + j]!;
-    if (l >= 0n) lines.push(`${i}\t${j + 1}\t${l}\t${res.distances[i * res.k + j]!.toFixed(6)}`);
+  // faiss's D and I: [queries, k], -1 where fewer than k were found
+  const K = a.k, D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity), I = new BigInt64Array(res.n * K).fill(-1n);
+  for (let i = 0; i < res.n; i++) for (let j = 0; j < Math.min(K, res.k); j++) { D[i * K + j] = res.distances[i * res.k + j]!; I[i * K + j] = res.labels[i * res.k + j]!; }
+  if (a.distances) writeNpy(a.distances, D, [res.n, K]);
+  if (a.ids) writeNpy(a.ids, I, [res.n, K]);
+  if (a.output) {
+    const lines: string[] = [];
+    for (let i = 0; i < res.n; i++) for (let j = 0; j < K; j++) {
+      const l = I[i * K + j]!;
+      if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${D[i * K + j]!.toFixed(6)}`);
+    }
+    writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
   }
-  writeTextOutput(a.output, lines.join('\n') + '\n');
 });

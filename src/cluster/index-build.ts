@@ -28,7 +28,7 @@ export const INDEX_PLAN: StagePlan<IndexBuildRequest> = {
         if (existsSync(trainedFile(work))) return;
         const index = createIndex(vectors.cols, r, true);
         try {
-          const rows = await trainIndex(index, vectors, r.vectors, r);
+          const rows = await trainIndex(index, vectors, r.vectors, r, { label: `index train` });
           index.write(trainedFile(work));
           log(`trained ${r.factory} on ${rows} rows`);
         } finally { index.dispose(); }

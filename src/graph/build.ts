@@ -5,9 +5,9 @@
 // + distances float16) and statistics. Each step writes its outputs atomically and is skipped when
 // they exist (a killed build resumes at its step); embed, add and query take --shard i/n, and
 // `graph merge` joins the shards' outputs.
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { SentenceSource } from '../data/sources.js';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { SentenceSource, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { FaissIndex, readIndex, SearchResult } from '../index/faiss.js';
@@ -16,7 +16,8 @@ import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { cat, empty } from '../tensor/ops.js';
 import { readInto } from '../tensor/kernels.js';
-import { fromArray, keep, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { TrainingLog } from '../index/train-log.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { buildStore, GraphStore, StoreFilter, StoreInfo } from './store.js';
@@ -27,7 +28,10 @@ export type GraphStep = (typeof GRAPH_STEPS)[number];
 export interface GraphMeta {
   format: 'xling-graph';
   version: 1;
-  model: { dir: string; kind: string | null; dim: number };
+  /** dir: the model directory, relative to the graph directory (dir_base 'graph'; graphs built before recorded it as given, relative to where the build ran). */
+  model: { dir: string; dir_base?: 'graph'; kind: string | null; dim: number };
+  /** The settings the graph was built with (a resume with others is refused). */
+  settings?: GraphSettings;
   k: number;
   factory: string;
   /** IVF lists visited per query (chosen on a sample to reach the recall target unless given). */
@@ -42,6 +46,21 @@ export interface GraphMeta {
   bytes?: { index: number; graph: number; store: number; vectors: number };
   bytes_per_sentence?: number;
   build_seconds?: number;
+}
+
+/** What decides a graph's content besides its model: a build resumes only with the same ones. */
+export interface GraphSettings {
+  k: number;
+  /** The factory as given (null: the default for the collection's size). */
+  factory: string | null;
+  candidates: number;
+  /** As given (null: tuned to the recall target). */
+  nprobe: number | null;
+  recall_target: number;
+  train_sample: number;
+  filter: StoreFilter;
+  /** The sentence sources: paths relative to the graph directory, with their columns or language. */
+  data: string[];
 }
 
 export interface GraphBuildOptions {
@@ -62,16 +81,132 @@ export interface GraphBuildOptions {
   log?: (line: string) => void;
 }
 
-/** The research's factory scaled to the collection: exact below 20k sentences, OPQ16/IVF√N/PQ16 above (≤ ~30 bytes a sentence). */
-export function defaultFactory(n: number): string {
-  if (n < 20000) return 'Flat';
+/**
+ * The factory of a graph that is searched exactly: no faiss index; every sentence's neighbours come
+ * from blocked inner products with the float16 vectors (recall 1), and texts are searched against
+ * those vectors too.
+ */
+export const EXACT = 'exact';
+
+/**
+ * Below this many d-dimensional sentences (N² · d ≤ EXACT_CROSSOVER_N² · 512), exact blocked search
+ * costs less than training, filling and querying OPQ16,IVF√N,PQ16 at the default recall target;
+ * measured on this kind of machine (bench/graph-crossover.ts, bench/RESULTS.md). The exact cost
+ * grows as N² · d, the compressed one roughly as N (training on at most --train-sample vectors).
+ */
+export const EXACT_CROSSOVER_N = 150000;
+
+/** The factory for a collection of n d-dimensional sentences: exact below the measured crossover, the research's OPQ16,IVF√N,PQ16 above (≤ ~30 bytes a sentence). */
+export function defaultFactory(n: number, d = 512): string {
+  if (n * n * d <= EXACT_CROSSOVER_N * EXACT_CROSSOVER_N * 512) return EXACT;
   const nlist = 2 ** Math.round(Math.log2(Math.sqrt(n)));
   return `OPQ16,IVF${nlist},PQ16`;
+}
+
+/** Query rows per exact block; blocks start at multiples of it, so a row's products never depend on how the rows are sharded. */
+export const EXACT_QUERY_BLOCK = 1024;
+const EXACT_BASE_BLOCK = 32768;
+
+/**
+ * Exact k nearest (self excluded) of rows [lo, hi) among all N vectors, with cosine distances:
+ * float32 products of the float16 vectors, the aligned query block against base blocks of fixed
+ * size (matrix products on a worker thread), the best k of each merged (ties by id).
+ */
+export async function exactGraphRows(vectors: Tensor, lo: number, hi: number, k: number): Promise<{ ids: Int32Array; dist: Float32Array }> {
+  const N = vectors.size(0), n = hi - lo;
+  const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
+  const matmul = opId('matmul');
+  for (let a = Math.floor(lo / EXACT_QUERY_BLOCK) * EXACT_QUERY_BLOCK; a < hi; a += EXACT_QUERY_BLOCK) {
+    const b = Math.min(N, a + EXACT_QUERY_BLOCK);
+    const cand: [number, number][][] = Array.from({ length: b - a }, () => []);
+    const q = noGrad(() => tidy(() => vectors.narrow(0, a, b - a).float()));
+    try {
+      for (let c = 0; c < N; c += EXACT_BASE_BLOCK) {
+        const e = Math.min(N, c + EXACT_BASE_BLOCK);
+        const bt = noGrad(() => tidy(() => vectors.narrow(0, c, e - c).float().t()));
+        let sc: Tensor;
+        try { sc = (await callOpAsync(matmul, [q, bt])) as Tensor; } finally { bt.dispose(); }
+        try {
+          const kk = Math.min(k + 1, e - c);
+          const { v, i } = noGrad(() => tidy(() => {
+            // the query itself never counts
+            for (let r = Math.max(a, c); r < Math.min(b, e); r++) sc.select(0, r - a).select(0, r - c).fill_(-Infinity);
+            const [vs, is] = sc.topk(kk, 1) as [Tensor, Tensor];
+            return { v: vs.toFloat32Array(), i: is.toArray() };
+          }));
+          for (let r = 0; r < b - a; r++) for (let j = 0; j < kk; j++) {
+            const score = v[r * kk + j]!;
+            if (score !== -Infinity) cand[r]!.push([c + Number(i[r * kk + j]), score]);
+          }
+        } finally { sc.dispose(); }
+      }
+    } finally { q.dispose(); }
+    for (let r = Math.max(a, lo); r < Math.min(b, hi); r++) {
+      const list = cand[r - a]!.filter(([id]) => id !== r).sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+      for (let j = 0; j < Math.min(k, list.length); j++) { ids[(r - lo) * k + j] = list[j]![0]; dist[(r - lo) * k + j] = 1 - list[j]![1]; }
+    }
+  }
+  return { ids, dist };
 }
 
 const metaFile = (g: string) => join(g, 'graph.json');
 const shardSuffix = (s?: [number, number]) => (s && s[1] > 1 ? `.shard-${s[0]}-of-${s[1]}` : '');
 const rowsOf = (n: number, s?: [number, number]): [number, number] => (s ? [Math.floor((s[0] * n) / s[1]), Math.floor(((s[0] + 1) * n) / s[1])] : [0, n]);
+
+/** A path as the graph records it: relative to the graph directory (so the graph can be used, and moved with its model, from anywhere). */
+function relativeToGraph(g: string, path: string): string { return relative(resolve(g), resolve(path)).split(sep).join('/') || '.'; }
+
+function describeSource(g: string, s: SentenceSource): string {
+  const f = relativeToGraph(g, sourcePath(s));
+  return 'text' in s ? `${s.lang}=${f}` : s.langs?.length ? `${f}:${s.langs.join(',')}` : f;
+}
+
+function settingsOf(o: GraphBuildOptions, factory: string | null): GraphSettings {
+  return {
+    k: o.k, factory, candidates: o.candidates, nprobe: o.nprobe ?? null, recall_target: o.recallTarget, train_sample: o.trainSample,
+    filter: { minWords: o.filter.minWords, maxWords: o.filter.maxWords, dedup: o.filter.dedup }, data: o.sources.map((s) => describeSource(o.out, s)),
+  };
+}
+
+/**
+ * The model directory a graph was built with, resolved: relative to the graph directory (or, for
+ * graphs built before that was recorded, as given where the build ran, tried relative to the graph
+ * directory and then to the working directory). `how` says which.
+ */
+export function graphModelDir(g: string, meta: GraphMeta = readGraphMeta(g)): { path: string; how: string } {
+  const dir = meta.model.dir;
+  if (isAbsolute(dir)) return { path: dir, how: 'recorded in graph.json' };
+  const fromGraph = resolve(g, dir);
+  if (meta.model.dir_base === 'graph' || existsSync(join(fromGraph, 'config.json'))) return { path: fromGraph, how: `recorded in graph.json as ${dir}, relative to the graph directory` };
+  return { path: resolve(dir), how: `recorded in graph.json as ${dir} (an older graph: relative to the working directory)` };
+}
+
+/**
+ * Refuses to resume a graph with settings other than those it was built with (k, factory, model,
+ * sentences, filters, …): its finished steps would be kept and mixed with the new settings. Names
+ * every difference. Call before any work.
+ */
+export function checkGraphSettings(g: string, o: GraphBuildOptions): void {
+  if (!existsSync(metaFile(g))) return;
+  const meta = readGraphMeta(g);
+  const diffs: string[] = [];
+  const differ = (what: string, was: unknown, now: unknown) => { if (JSON.stringify(was) !== JSON.stringify(now)) diffs.push(`${what} ${JSON.stringify(was)} (given: ${JSON.stringify(now)})`); };
+  differ('k', meta.k, o.k);
+  if (o.factory !== undefined || meta.settings?.factory) differ('factory', meta.settings?.factory ?? meta.factory, o.factory ?? null);
+  const model = graphModelDir(g, meta).path;
+  if (resolve(o.model) !== model && !(existsSync(model) && existsSync(o.model) && realpathSync(model) === realpathSync(o.model))) diffs.push(`model ${model} (given: ${resolve(o.model)})`);
+  const s = meta.settings;
+  if (s) {
+    const now = settingsOf(o, o.factory ?? null);
+    differ('candidates', s.candidates, now.candidates);
+    differ('nprobe', s.nprobe, now.nprobe);
+    differ('recall target', s.recall_target, now.recall_target);
+    differ('train sample', s.train_sample, now.train_sample);
+    differ('filter', s.filter, now.filter);
+    if (o.sources.length) differ('data', s.data, now.data);
+  }
+  if (diffs.length) throw new Error(`${g}: a graph built with other settings — ${diffs.join('; ')}. Resume with the same settings, or build into another directory`);
+}
 
 export function readGraphMeta(g: string): GraphMeta {
   if (!existsSync(metaFile(g))) throw new Error(`${g}: not a graph directory (no graph.json)`);
@@ -211,7 +346,9 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   let loaded: SentenceEncoderModel | undefined;
   const model = () => (loaded ??= loadSentenceEncoder(o.model));
   const t0 = performance.now();
+  let ran = 0;
   const timed = async (step: GraphStep, fn: () => Promise<void> | void) => {
+    ran++;
     const s0 = performance.now();
     await fn();
     const seconds = +((performance.now() - s0) / 1000).toFixed(1);
@@ -223,8 +360,11 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     writeJson(metaFile(g), m);
   };
 
-  // a factory faiss cannot build is refused before any work
-  if (o.factory) FaissIndex.create(existsSync(metaFile(g)) ? readGraphMeta(g).model.dim : model().dim, o.factory, 'ip').dispose();
+  // a graph built with other settings is refused (its finished steps would be kept), and a
+  // factory faiss cannot build, before any work
+  const resumed = existsSync(metaFile(g));
+  checkGraphSettings(g, o);
+  if (o.factory && o.factory !== EXACT) FaissIndex.create(existsSync(metaFile(g)) ? readGraphMeta(g).model.dim : model().dim, o.factory, 'ip').dispose();
 
   if (steps.has('store') && !existsSync(metaFile(g))) {
     if (existsSync(g) && !statSync(g).isDirectory()) throw new Error(`${g}: exists and is not a directory`);
@@ -240,18 +380,21 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       throw e;
     }
     const meta: GraphMeta = {
-      format: 'xling-graph', version: 1, model: { dir: o.model, kind: (encoder.config as { kind?: string } | null)?.kind ?? null, dim: encoder.dim },
-      k: o.k, factory: o.factory ?? defaultFactory(info.sentences), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
+      format: 'xling-graph', version: 1, model: { dir: relativeToGraph(g, o.model), dir_base: 'graph', kind: (encoder.config as { kind?: string } | null)?.kind ?? null, dim: encoder.dim },
+      k: o.k, factory: o.factory ?? defaultFactory(info.sentences, encoder.dim), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
+      settings: settingsOf(o, o.factory ?? null),
       sentences: info.sentences, langs: info.langs, steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
     };
     writeJson(metaFile(g), meta);
     log(`store: ${info.sentences} sentences in ${info.langs.length} languages (${info.dropped.length} outside the length bounds, ${info.dropped.duplicates} duplicates left out)`);
+    if (!o.factory) log(meta.factory === EXACT ? `exact search: ${info.sentences} sentences are below the crossover (${EXACT_CROSSOVER_N} at 512 dimensions) where a compressed index would cost less` : `index ${meta.factory}: ${info.sentences} sentences are above the crossover of exact search (${EXACT_CROSSOVER_N} at 512 dimensions)`);
   }
   const meta = readGraphMeta(g);
   const dim = meta.model.dim;
   const store = new GraphStore(g);
   const N = store.size;
   const [lo, hi] = rowsOf(N, o.shard);
+  const exact = meta.factory === EXACT;
   try {
     if (steps.has('embed') && !existsSync(join(g, 'vectors.npy')) && !existsSync(join(g, `vectors${sfx}.npy`))) {
       if (model().dim !== dim) throw new Error(`${g}: built with ${dim}-d vectors, --model gives ${model().dim}-d`);
@@ -263,14 +406,14 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
         if (!existsSync(join(g, 'vectors.npy'))) { log(`shard ${o.shard.join('/')}: embedded; run 'xling graph merge' once every shard has, then the next steps`); return readGraphMeta(g); }
       }
     }
-    if (steps.has('train') && !existsSync(join(g, 'index.trained.faiss'))) {
+    if (steps.has('train') && !exact && !existsSync(join(g, 'index.trained.faiss'))) {
       if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
         let index = FaissIndex.create(dim, meta.factory, 'ip');
         // node ids go in with the vectors (shards add their own rows): indexes that number their
         // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
         if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${meta.factory}`, 'ip'); }
-        index.setTrainingParams({ polysemous: false, opqIters: 20 });
+        const set = index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
           const m = Math.min(N, o.trainSample);
@@ -278,14 +421,17 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
           const x = new Float32Array(m * dim);
           rows.forEach((row, i) => x.set(r.readRows(row, row + 1), i * dim));
           r.close();
-          await index.trainAsync(x);
+          // faiss's OPQ and k-means iterations as progress lines
+          const tl = new TrainingLog({ label: 'graph train', opqIters: set.opqIters, silent: o.quiet });
+          await index.trainAsync(x, (l) => tl.line(l));
+          tl.done();
         }
         index.write(join(g, 'index.trained.faiss'));
         index.dispose();
       });
       log(`train: ${meta.factory} on ${Math.min(N, o.trainSample)} vectors`);
     }
-    if (steps.has('add') && !existsSync(join(g, 'index.faiss')) && !existsSync(join(g, `index${sfx}.faiss`))) {
+    if (steps.has('add') && !exact && !existsSync(join(g, 'index.faiss')) && !existsSync(join(g, `index${sfx}.faiss`))) {
       await timed('add', async () => {
         const index = readIndex(join(g, 'index.trained.faiss'));
         const r = NpyRowReader.open(join(g, 'vectors.npy'));
@@ -299,10 +445,35 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       });
       log(`add: rows ${lo}..${hi - 1} → index${sfx}.faiss`);
     }
-    if ((steps.has('query') || steps.has('stats')) && !existsSync(join(g, 'index.faiss'))) {
+    if ((steps.has('query') || steps.has('stats')) && !exact && !existsSync(join(g, 'index.faiss'))) {
       if (o.shard && o.shard[1] > 1) { log(`shard ${o.shard.join('/')}: added; run 'xling graph merge' once every shard has, then query`); return readGraphMeta(g); }
     }
-    if (steps.has('query') && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
+    if (steps.has('query') && exact && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
+      if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the query step reads every vector (run the embed step first, and 'graph merge' after sharded embeds)`);
+      const vectors = loadVectors(g);
+      try {
+        await timed('query', async () => {
+          const nb = NpyWriter.open(join(g, `neighbours${sfx}.npy`), meta.k, 'int32');
+          const ds = NpyWriter.open(join(g, `distances${sfx}.npy`), meta.k, 'float16');
+          const prog = new Progress({ label: 'graph query (exact)', unit: 'sentences', total: hi - lo, silent: o.quiet });
+          try {
+            for (let a = lo; a < hi;) {
+              const b = Math.min(hi, (Math.floor(a / EXACT_QUERY_BLOCK) + 1) * EXACT_QUERY_BLOCK);
+              const r = await exactGraphRows(vectors, a, b, meta.k);
+              nb.append(r.ids); ds.append(float32ToFloat16(r.dist));
+              prog.tick(b - a);
+              a = b;
+            }
+            nb.close(); ds.close();
+            prog.done();
+          } catch (e) { nb.abort(); ds.abort(); throw e; }
+        });
+        log(`query: ${meta.k} neighbours of rows ${lo}..${hi - 1} by exact search over the float16 vectors`);
+      } finally {
+        vectors.dispose();
+      }
+    }
+    if (steps.has('query') && !exact && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
       const vectors = loadVectors(g);
       const index = readIndex(join(g, 'index.faiss'));
       try {
@@ -332,16 +503,20 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       const vectors = loadVectors(g);
       try {
         const s0 = performance.now();
-        const recall = graphRecall(g, vectors, 2000);
+        const sampled = Math.min(2000, N);
+        const recall = graphRecall(g, vectors, sampled);
         const m = readGraphMeta(g);
         const size = (f: string) => (existsSync(join(g, f)) ? statSync(join(g, f)).size : 0);
         m.recall_at_10 = +recall.toFixed(4);
-        m.bytes = { index: size('index.faiss'), graph: size('neighbours.npy') + size('distances.npy'), store: size('sentences.txt') + size('sentences.offsets.npy') + size('sentences.langs.npy'), vectors: size('vectors.npy') };
+        m.bytes = { index: exact ? 0 : size('index.faiss'), graph: size('neighbours.npy') + size('distances.npy'), store: size('sentences.txt') + size('sentences.offsets.npy') + size('sentences.langs.npy'), vectors: size('vectors.npy') };
         m.bytes_per_sentence = +((m.bytes.index + m.bytes.graph) / N).toFixed(2);
         m.steps.stats = { seconds: +((performance.now() - s0) / 1000).toFixed(1) };
         m.build_seconds = +Object.entries(m.steps).filter(([k]) => k !== 'store' && k !== 'embed' && k !== 'stats').reduce((a, [, v]) => a + (v?.seconds ?? 0), 0).toFixed(1);
         writeJson(metaFile(g), m);
-        log(`recall@10 vs exact search (2000 sentences): ${recall.toFixed(3)}; index ${(m.bytes.index / N).toFixed(1)} bytes/sentence, graph ${(m.bytes.graph / N).toFixed(1)}`);
+        ran++;
+        log(`recall@10 vs exact search (${sampled === N ? `all ${N} sentences` : `${sampled} of ${N} sentences`}): ${recall.toFixed(3)}; index ${(m.bytes.index / N).toFixed(1)} bytes/sentence, graph ${(m.bytes.graph / N).toFixed(1)}`);
+        const target = m.settings?.recall_target ?? o.recallTarget;
+        if (recall < target) log(`warning: recall@10 ${recall.toFixed(3)} is below the recall target ${target}${m.nprobe ? ` (nprobe ${m.nprobe})` : ''}: more --candidates, a larger --nprobe or a finer --factory would raise it`);
       } finally {
         vectors.dispose();
       }
@@ -349,7 +524,8 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   } finally {
     store.close();
   }
-  log(`done in ${((performance.now() - t0) / 1000).toFixed(0)}s → ${g}`);
+  if (resumed && !ran) log(`nothing to do: every step asked for was already done with these settings → ${g}`);
+  else log(`done in ${((performance.now() - t0) / 1000).toFixed(0)}s → ${g}`);
   return readGraphMeta(g);
 }
 
@@ -367,7 +543,8 @@ export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, r
 
 /** tuneGraphNprobe with the graph's own merged index and vectors (after the add step). */
 export function tuneGraph(g: string, recallTarget: number, log: (l: string) => void): number | null {
-  if (readGraphMeta(g).nprobe) return readGraphMeta(g).nprobe;
+  const m = readGraphMeta(g);
+  if (m.nprobe || !/IVF/.test(m.factory)) return m.nprobe;
   const vectors = loadVectors(g), index = readIndex(join(g, 'index.faiss'));
   try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
@@ -378,8 +555,8 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
   const sample = new Rng(7).sample(N, Math.min(500, N)).sort((a, b) => a - b);
   const exact = exactNeighbours(vectors, sample, 10);
   const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
-  let last = 1;
-  for (let p = 4; p <= nlist; p *= 2) {
+  let last = 1, best = 0;
+  for (let p = Math.min(4, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
     index.setNprobe(p);
     let hit = 0;
     for (let i = 0; i < sample.length; i++) {
@@ -390,8 +567,10 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
     const recall = hit / (sample.length * 10);
     log(`nprobe ${p}: recall@10 ${recall.toFixed(3)} on ${sample.length} sampled sentences`);
     last = p;
+    best = recall;
     if (recall >= target) break;
   }
+  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${last} (every list) is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it`);
   return last;
 }
 

@@ -8,7 +8,7 @@ import { FaissIndex, readIndex } from '../index/faiss.js';
 import { float16ToFloat32 } from '../io/half.js';
 import { NpyRowReader } from '../io/npy.js';
 import { Rng } from '../util/rng.js';
-import { GraphMeta, readGraphMeta } from './build.js';
+import { EXACT, GraphMeta, readGraphMeta } from './build.js';
 import { GraphStore } from './store.js';
 
 export interface Neighbour { id: number; distance: number; text: string; lang: string }
@@ -159,6 +159,7 @@ class MinHeap {
   }
 }
 
+/** visited: distinct sentences the search settled (at most the graph's size). */
 export interface MinimaxPath { steps: { id: number; distance: number }[]; maxStep: number; visited: number }
 
 type Rows = (i: number) => { ids: ArrayLike<number>; dist: ArrayLike<number> };
@@ -186,22 +187,23 @@ export function minimaxPath(row: Rows, n: number, a: number, b: number): Minimax
     const j = Array.prototype.indexOf.call(r.ids, id);
     return { id, distance: r.dist[j]! };
   });
-  return { steps, maxStep: B, visited: bottleneck.visited + shortest.visited };
+  // distinct sentences settled by either pass (the second pass revisits many of the first's)
+  let visited = 0;
+  for (let i = 0; i < n; i++) if (bottleneck.done[i] || shortest.done[i]) visited++;
+  return { steps, maxStep: B, visited };
 }
 
 /** Dijkstra from a until b is settled, path cost combined by `step`, edges longer than maxEdge skipped; ties by fewer hops. */
-function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: number, d: number) => number, maxEdge: number): { cost: Float64Array; prev: Int32Array; visited: number } | null {
+function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: number, d: number) => number, maxEdge: number): { cost: Float64Array; prev: Int32Array; done: Uint8Array } | null {
   const cost = new Float64Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
   const done = new Uint8Array(n);
   const heap = new MinHeap();
   cost[a] = 0; hops[a] = 0;
   heap.push(0, a);
-  let visited = 0;
   while (heap.size) {
     const [key, u] = heap.pop();
     if (done[u] || key > cost[u]!) continue;
     done[u] = 1;
-    visited++;
     if (u === b) break;
     const r = row(u);
     for (let j = 0; j < r.ids.length; j++) {
@@ -214,7 +216,7 @@ function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: numbe
       }
     }
   }
-  return done[b] ? { cost, prev, visited } : null;
+  return done[b] ? { cost, prev, done } : null;
 }
 
 export interface GraphStatistics {
@@ -254,4 +256,17 @@ export function graphStatistics(g: GraphReader, sampleSize: number, seed = 1): G
   return { sentences: N, sample: sample.length, nearest, kth, zeroDistances: zero, sameLanguage, sameLanguageOverall: same / all };
 }
 
-export function openIndex(g: string): FaissIndex { return readIndex(join(g, 'index.faiss'), { mmap: true }); }
+/**
+ * The index that finds a text's candidates: the graph's index.faiss, or for a graph searched
+ * exactly (factory 'exact', no index file) a float16 flat index of its vectors, made in memory.
+ */
+export function openIndex(g: string): FaissIndex {
+  const meta = readGraphMeta(g);
+  if (meta.factory !== EXACT) return readIndex(join(g, 'index.faiss'), { mmap: true });
+  const r = NpyRowReader.open(join(g, 'vectors.npy'));
+  const index = FaissIndex.create(r.cols, 'SQfp16', 'ip');
+  try {
+    for (let a = 0; a < r.rows; a += 65536) index.add(r.readRows(a, Math.min(r.rows, a + 65536)));
+  } catch (e) { index.dispose(); throw e; } finally { r.close(); }
+  return index;
+}

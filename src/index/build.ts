@@ -6,6 +6,7 @@ import { NpyRowReader } from '../io/npy.js';
 import { Rng } from '../util/rng.js';
 import { normalizeRows } from '../util/vectors.js';
 import { FaissIndex, indexFactory, Metric } from './faiss.js';
+import { TrainingLog, TrainingLogOptions } from './train-log.js';
 
 export interface IndexTraining {
   factory: string;
@@ -36,15 +37,22 @@ export function createIndex(d: number, o: Pick<IndexTraining, 'factory' | 'metri
   return indexFactory(d, `IDMap2,${o.factory}`, o.metric);
 }
 
-/** Trains the index (when its kind needs training) on a seeded sample of the rows; returns the rows used, 0 if none. */
-export async function trainIndex(index: FaissIndex, r: NpyRowReader, path: string, o: IndexTraining): Promise<number> {
-  index.setTrainingParams({ polysemous: o.polysemous, opqIters: o.opqIters });
+/**
+ * Trains the index (when its kind needs training) on a seeded sample of the rows; returns the rows
+ * used, 0 if none. With `progress`, faiss's OPQ and k-means iterations become progress lines (and
+ * its repeated small-training-set warnings one line) with that label.
+ */
+export async function trainIndex(index: FaissIndex, r: NpyRowReader, path: string, o: IndexTraining, progress?: Omit<TrainingLogOptions, 'opqIters'>): Promise<number> {
+  const set = index.setTrainingParams({ polysemous: o.polysemous, opqIters: o.opqIters });
   if (index.isTrained) return 0;
   const n = r.rows, d = r.cols, m = Math.min(n, o.trainSample);
   const rows = new Rng(o.seed).sample(n, m).sort((x, y) => x - y);
   const sample = new Float32Array(m * d);
   rows.forEach((row, i) => sample.set(readVectorRows(r, row, row + 1, o.normalize, path), i * d));
-  await index.trainAsync(sample);
+  if (!progress) { await index.trainAsync(sample); return m; }
+  const tl = new TrainingLog({ ...progress, opqIters: set.opqIters });
+  await index.trainAsync(sample, (l) => tl.line(l));
+  tl.done();
   return m;
 }
 

@@ -19,6 +19,8 @@ export interface IndexInfo {
   d: number; ntotal: number; isTrained: boolean; metric: Metric; busy: boolean;
   /** An IVF index (also under OPQ/PCA or an ID map): it stores the ids given to add. */
   ivf: boolean;
+  /** The IVF index's number of lists (0 for other indexes). */
+  nlist: number;
   /** Wrapped in an ID map (IDMap/IDMap2): it stores the ids given to add. */
   idMap: boolean;
   /** An HNSW graph (faiss cannot merge these). */
@@ -63,7 +65,17 @@ export class FaissIndex {
   search(queries: Float32Array, k: number, params?: SearchParams): SearchResult { return F.search(this.handle, queries, k, params) as SearchResult; }
 
   /** Off the JS thread (the index refuses other calls until done). */
-  trainAsync(x: Float32Array): Promise<void> { return F.trainAsync(this.handle, x) as Promise<void>; }
+  /**
+   * With onLine, faiss trains verbosely and its lines (k-means and OPQ iterations, its warnings)
+   * are passed to onLine instead of being printed (see TrainingLog); resolves after the last one.
+   */
+  async trainAsync(x: Float32Array, onLine?: (line: string) => void): Promise<void> {
+    if (!onLine) return F.trainAsync(this.handle, x) as Promise<void>;
+    let finished!: () => void;
+    const last = new Promise<void>((r) => { finished = r; });
+    await (F.trainAsync(this.handle, x, (l: string) => { if (l === '\0done') finished(); else onLine(l); }) as Promise<void>);
+    await last;
+  }
   addAsync(x: Float32Array, ids?: BigInt64Array): Promise<void> { return F.addAsync(this.handle, x, ids ?? null) as Promise<void>; }
   searchAsync(queries: Float32Array, k: number, params?: SearchParams): Promise<SearchResult> { return F.searchAsync(this.handle, queries, k, params) as Promise<SearchResult>; }
 
