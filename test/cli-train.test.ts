@@ -182,6 +182,7 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     assert.equal(code, 130, stderr);
     // a step of this model takes milliseconds; the bound only guards against "keeps training"
     assert.ok(seconds < 20, `exited ${seconds.toFixed(1)} s after SIGINT`);
+    console.log(`# SIGINT at step ${firstStep}: exit 130 after ${seconds.toFixed(2)} s`);
     assert.match(stderr, /xling train: interrupted \(SIGINT\)/);
     assert.match(stderr, /interrupted at step \d+: checkpoint in .*interrupted\.partial.checkpoint; continue with --resume/);
     const state = JSON.parse(readFileSync(join(`${out}.partial`, 'checkpoint', 'state.json'), 'utf8')) as { step: number; pairs: number };
