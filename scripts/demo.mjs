@@ -56,7 +56,7 @@ const goldPairs = new Set(readFileSync(gold, 'utf8').trimEnd().split('\n'));
 const mined = readFileSync(`${out}/mined.tsv`, 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
 console.log(`\nthe best of ${mined.length} mined pairs (✓: a gold pair of the sample):`);
 for (const [score, s, t] of mined.slice(0, 6)) console.log(`  ${goldPairs.has(`${s}\t${t}`) ? '✓' : ' '} ${Number(score).toFixed(3)}  ${de.get(s)}  →  ${en.get(t)}`);
-cli(['eval', 'bucc', '--src', src, '--trg', trg, '--gold', gold, '--model', out, '--json', `${out}/bucc.json`]);
+cli(['eval', 'bucc', '--src', src, '--trg', trg, '--gold', gold, '--model', out, '--src-lang', 'de', '--trg-lang', 'en', '--json', `${out}/bucc.json`]);
 
 console.log(`\nmodel in ${out}/ (config.json, model.safetensors; no checkpoint: train --keep-checkpoint keeps one beside it);`);
 console.log(`heat maps ${out}/xsim.svg (this table) and ${out}/dev-xsim.svg (all 13 languages); mined pairs ${out}/mined.tsv`);
