@@ -64,7 +64,7 @@ for (const [name, change] of variants) {
   writeFileSync(cfgFile, JSON.stringify(merge(base, change), null, 1));
   console.error(`[ablation] ${name}: training ${minutes} minutes`);
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'train', '--config', cfgFile, '--data', data, '--out', dir, '--budget-minutes', String(minutes), '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'train', '--config', cfgFile, '--data', data, '--out', dir, '--budget-minutes', String(minutes), '--quiet', '--force'], { encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
   if (r.status !== 0) throw new Error(`${name}: xling train failed:\n${r.stderr.slice(-2000)}`);
   const seconds = (performance.now() - t0) / 1000;
   const log = readFileSync(join(dir, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

@@ -39,7 +39,7 @@ describe('CLI: training never corrupts a model directory', () => {
   it('a re-training that fails leaves the old model intact', () => {
     // another model shape, and a dev file that fails to load after the work directory was made
     writeFileSync(p('bad-dev.tsv'), Buffer.concat([Buffer.from('en\tde\nok\tgut\n'), Buffer.from([0xc3, 0x28, 0x09, 0x61, 0x0a])]));
-    const r = cli(['train', '--config', config('other.json', { seed: 2, encoder: { outDim: 16 } }), '--data', DATA, '--dev', p('bad-dev.tsv'), '--out', model, '--quiet']);
+    const r = cli(['train', '--config', config('other.json', { seed: 2, encoder: { outDim: 16 } }), '--data', DATA, '--dev', p('bad-dev.tsv'), '--out', model, '--quiet', '--force']);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /bad-dev\.tsv:3: invalid UTF-8/);
     intact();
@@ -47,7 +47,7 @@ describe('CLI: training never corrupts a model directory', () => {
 
   it('a re-training killed half-way leaves the old model intact; --resume refuses a checkpoint of another configuration', async () => {
     const long = config('long.json', { seed: 3, encoder: { outDim: 16 }, budget: { pairs: 50_000_000 }, checkpointEvery: 5 });
-    const child = cliAsync(['train', '--config', long, '--data', DATA, '--out', model, '--quiet']);
+    const child = cliAsync(['train', '--config', long, '--data', DATA, '--out', model, '--quiet', '--force']);
     const state = join(`${model}.partial`, 'checkpoint', 'state.json');
     const t0 = Date.now();
     while (!existsSync(state)) {
@@ -118,4 +118,82 @@ describe('CLI: training settings are checked before any work', () => {
       assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'nothing written');
     });
   }
+});
+
+describe('CLI: a finished model directory holds only the model', () => {
+  const model = p('lean');
+  const files = () => readdirSync(model).sort();
+
+  it('the checkpoint is removed on success; the work directory too', () => {
+    trainTinyDual(dir, model);
+    assert.ok(!files().some((f) => f.startsWith('checkpoint')), files().join(' '));
+    assert.ok(files().includes('model.safetensors') && files().includes('config.json'));
+    assert.ok(!existsSync(`${model}.partial`) && !existsSync(`${model}.checkpoint`));
+  });
+
+  it('--out over a finished model needs --force', () => {
+    const before = readFileSync(join(model, 'model.safetensors'));
+    let r = cli(['train', '--config', config('seed7.json', { seed: 7 }), '--data', DATA, '--out', model, '--quiet']);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /--out: .*lean already holds a model; give --force to replace it \(or --resume to train it further\)/);
+    assert.deepEqual(readFileSync(join(model, 'model.safetensors')), before);
+    assert.ok(!existsSync(`${model}.partial`));
+    r = cli(['train', '--config', config('seed7.json', { seed: 7 }), '--data', DATA, '--out', model, '--quiet', '--force']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.notDeepEqual(readFileSync(join(model, 'model.safetensors')), before);
+  });
+
+  it('--keep-checkpoint keeps it beside the model, and --resume continues from there', () => {
+    let r = cli(['train', '--config', config('seed7.json', { seed: 7 }), '--data', DATA, '--out', model, '--quiet', '--force', '--keep-checkpoint']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(!files().some((f) => f.startsWith('checkpoint')), files().join(' '));
+    const kept = JSON.parse(readFileSync(join(`${model}.checkpoint`, 'state.json'), 'utf8')) as { step: number; pairs: number };
+    assert.ok(kept.pairs >= 2000, `the last step's checkpoint (${kept.pairs} pairs)`);
+    r = cli(['train', '--config', config('seed7.json', { seed: 7 }), '--data', DATA, '--out', model, '--resume', '--budget-pairs', String(kept.pairs + 640)]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`resumed from step ${kept.step} \\(${kept.pairs} pairs\\)`));
+    const log = readFileSync(join(model, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; pairs: number });
+    assert.equal(log.at(-1)!.pairs, kept.pairs + 640);
+    assert.equal(log.length, kept.step + 10, 'the log goes on from the checkpoint');
+    // without --keep-checkpoint this run's checkpoint (and the old one) is gone
+    assert.ok(!existsSync(`${model}.checkpoint`) && !existsSync(`${model}.partial`));
+    assert.ok(!files().some((f) => f.startsWith('checkpoint')));
+    assert.deepEqual(temporariesIn(dir), []);
+  });
+});
+
+describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
+  it('exits 130 soon after the signal, and --resume continues from the step it stopped at', async () => {
+    // no periodic checkpoints: only the one written on the way out can be there
+    const long = config('sigint.json', { seed: 5, budget: { pairs: 50_000_000 }, checkpointEvery: 1_000_000, logEvery: 1 });
+    const out = p('interrupted');
+    const child = cliAsync(['train', '--config', long, '--data', DATA, '--out', out]);
+    let stderr = '', firstStep = 0, sentAt = 0;
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (s: string) => {
+      stderr += s;
+      const m = /step (\d+) pairs/.exec(stderr);
+      if (m && !sentAt) { firstStep = +m[1]!; sentAt = Date.now(); child.kill('SIGINT'); }
+    });
+    const code = await exited;
+    const seconds = (Date.now() - sentAt) / 1000;
+    assert.ok(sentAt > 0, `a progress line came: ${stderr}`);
+    assert.equal(code, 130, stderr);
+    // a step of this model takes milliseconds; the bound only guards against "keeps training"
+    assert.ok(seconds < 20, `exited ${seconds.toFixed(1)} s after SIGINT`);
+    console.log(`# SIGINT at step ${firstStep}: exit 130 after ${seconds.toFixed(2)} s`);
+    assert.match(stderr, /xling train: interrupted \(SIGINT\)/);
+    assert.match(stderr, /interrupted at step \d+: checkpoint in .*interrupted\.partial.checkpoint; continue with --resume/);
+    const state = JSON.parse(readFileSync(join(`${out}.partial`, 'checkpoint', 'state.json'), 'utf8')) as { step: number; pairs: number };
+    assert.ok(state.step >= firstStep, `checkpoint at step ${state.step}, progress line of step ${firstStep}`);
+    assert.ok(!existsSync(out));
+    assert.deepEqual(temporariesIn(dir), []);
+    const r = cli(['train', '--config', long, '--data', DATA, '--out', out, '--resume', '--budget-pairs', String(state.pairs + 320), '--quiet']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`resumed from step ${state.step} \\(${state.pairs} pairs\\)`));
+    const log = readFileSync(join(out, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; pairs: number });
+    assert.equal(log.length, state.step + 5);
+    assert.ok(!existsSync(`${out}.partial`));
+  });
 });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/models/config.js';
 import { BatchStream, buildExamples, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
-import { train } from '../src/train/trainer.js';
+import { train, TrainingInterrupted } from '../src/train/trainer.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
@@ -177,6 +177,38 @@ describe('LASER trainer', () => {
       assert.deepEqual(readdirSync(b).filter((f) => f.startsWith('checkpoint')), ['checkpoint'], 'no temporaries, no checkpoint.old');
       full.task.module.dispose(); resumed.task.module.dispose();
       await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: join(b, 'none'), resume: true, log: () => {} }), /--resume: no checkpoint in/);
+    } finally {
+      rmSync(a, { recursive: true, force: true });
+      rmSync(b, { recursive: true, force: true });
+    }
+  });
+
+  it('an abort (SIGINT) stops after the step it came in, writes a checkpoint there, and the resumed run has the same loss curve', async () => {
+    const a = mkdtempSync(join(tmpdir(), 'xling-stop-a-'));
+    const b = mkdtempSync(join(tmpdir(), 'xling-stop-b-'));
+    try {
+      // checkpoints every 10 steps; the abort comes at step 13 (from the step's log line), so
+      // only the one written on the way out can hold step 13
+      const cfg = { ...tinyConfig(32 * 30), dropout: 0.1, logEvery: 1 };
+      const full = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: a, log: () => {} });
+      const stop = new AbortController();
+      const seen: number[] = [];
+      const log = (l: string) => { const m = /^step (\d+) pairs/.exec(l); if (m) { seen.push(+m[1]!); if (+m[1]! === 13) stop.abort(); } };
+      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, log, signal: stop.signal }), (e) => e instanceof TrainingInterrupted && e.step === 13);
+      assert.equal(Math.max(...seen), 13, 'no step after the abort');
+      assert.equal((JSON.parse(readFileSync(join(b, 'checkpoint', 'state.json'), 'utf8')) as { step: number }).step, 13, 'a checkpoint of the last step');
+      assert.ok(existsSync(join(b, 'loss.svg')), 'the curves of the steps so far');
+      const resumed = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, resume: true, log: () => {} });
+      const la = full.log.map((e) => e.loss), lb = resumed.log.map((e) => e.loss);
+      assert.equal(lb.length, la.length);
+      for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
+      // an abort before the first step still leaves a checkpoint (step 0) for --resume
+      const c = join(b, 'early');
+      const early = new AbortController();
+      early.abort();
+      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: c, log: () => {}, signal: early.signal }), (e) => e instanceof TrainingInterrupted && e.step === 0);
+      assert.ok(existsSync(join(c, 'checkpoint', 'state.json')));
+      full.task.module.dispose(); resumed.task.module.dispose();
     } finally {
       rmSync(a, { recursive: true, force: true });
       rmSync(b, { recursive: true, force: true });

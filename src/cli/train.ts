@@ -2,14 +2,16 @@
 import { familyKinds } from '../models/registry.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { loadConfig } from '../models/config.js';
-import { trainModel } from '../train/pipeline.js';
+import { keptCheckpointDir, trainModel } from '../train/pipeline.js';
+import { TrainingInterrupted } from '../train/trainer.js';
+import { removeTemporaries } from '../util/atomic.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 
 export const trainCommand = command(['train'], {
   name: 'xling train',
   summary: 'train a multilingual sentence encoder (LASER-style or dual encoder)',
-  description: `The configuration's "model" picks the family (${familyKinds().join(', ')}); see configs/. The model is built in OUT.partial and replaces OUT at the end.`,
+  description: `The configuration's "model" picks the family (${familyKinds().join(', ')}); see configs/. The model is built in OUT.partial (with its checkpoints) and replaces OUT at the end. SIGINT/SIGTERM stop after the current step, write a checkpoint to OUT.partial and exit 130/143 (--resume continues); a second signal exits at once.`,
   options: {
     config: { type: 'string', required: true, metavar: 'FILE', help: 'training configuration (JSON, see configs/)' },
     data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz): header of language codes, empty cell = missing' },
@@ -23,6 +25,8 @@ export const trainCommand = command(['train'], {
     excludeLangs: { type: 'list', help: 'languages (TSV columns) left out of training, e.g. for zero-shot tests' },
     mono: { type: 'list', metavar: 'LANG=FILE', help: 'extra monolingual text (one sentence per line) in language LANG, repeatable (the jmt skip-gram uses it)' },
     quiet: { type: 'boolean', default: false, help: 'no progress lines' },
+    force: { type: 'boolean', default: false, help: 'replace a finished model at OUT (without it, train refuses to overwrite one)' },
+    keepCheckpoint: { type: 'boolean', default: false, help: 'keep the final checkpoint (weights + optimiser state, ~3× the model) beside the model in OUT.checkpoint, so that --resume can continue it; by default it is removed and OUT holds only the model' },
   },
   examples: [
     'xling train --config configs/fast-1h.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out runs/fast',
@@ -31,13 +35,34 @@ export const trainCommand = command(['train'], {
 }, async (a) => {
   if (a.resume && a.resumeOrStart) usage('--resume and --resume-or-start exclude each other');
   const mono = a.mono.map((m): [string, string] => { const i = m.indexOf('='); if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`); return [m.slice(0, i), m.slice(i + 1)]; });
-  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in'], ['--dev', a.dev, 'in'], ...mono.map(([, file]) => ['--mono', file, 'in'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir']]);
+  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in'], ['--dev', a.dev, 'in'], ...mono.map(([, file]) => ['--mono', file, 'in'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir'], ...(a.keepCheckpoint ? [['--keep-checkpoint', keptCheckpointDir(a.out), 'out-dir'] as const] : [])]);
   // every setting is checked (budget and all) before any work starts
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
   const config = loadConfig(a.config, budget);
   if (a.threads) setNumThreads(a.threads);
-  await trainModel({
-    config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
-    excludeLangs: a.excludeLangs, mono, quiet: a.quiet,
-  });
-});
+  // SIGINT/SIGTERM: stop after the current step with a checkpoint (the trainer checks the signal
+  // between steps and in its long loops); a second signal exits at once
+  const stop = new AbortController();
+  let signalled: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) { removeTemporaries(); process.exit(exitCode(sig)); }
+    signalled = sig;
+    process.stderr.write(`\nxling train: interrupted (${sig}): stopping and writing a checkpoint (${sig} again to exit at once)\n`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await trainModel({
+      config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
+      excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal: stop.signal,
+    });
+  } catch (e) {
+    if (!(e instanceof TrainingInterrupted) || !signalled) throw e;
+    removeTemporaries();
+    process.exit(exitCode(signalled));
+  }
+}, { ownSignals: true });
+
+/** The shell's 128 + signal number. */
+const exitCode = (sig: NodeJS.Signals) => (sig === 'SIGTERM' ? 143 : 130);

@@ -1,13 +1,15 @@
 // From an N-way parallel TSV to a model directory, for any model family: text features (a trained
 // subword vocabulary, or the family's own), token ids, the training loop, per-language means, the
 // model files and the dev error. The model is built in OUT.partial and swapped in at the end, so
-// OUT only ever holds one consistent model; a killed run resumes from OUT.partial.
+// OUT only ever holds one consistent model; a killed or interrupted run resumes from
+// OUT.partial. The finished model holds no checkpoint: it is removed, or kept beside the model in
+// OUT.checkpoint (keepCheckpoint), from where a resume continues it.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fitLanguageMeans } from '../embed/centering.js';
 import { SentenceEncoderModel } from '../embed/model.js';
-import { checkReplaceable, replaceDir, writeModelFiles } from '../embed/model-dir.js';
+import { checkReplaceable, isModelDir, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { TrainConfig } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
@@ -16,9 +18,9 @@ import { Progress } from '../util/progress.js';
 import { heatmap } from '../util/svg.js';
 import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { readLines } from '../io/lines.js';
-import { devSetOf, encodeTable, loadTable, NWayTable } from './prepare.js';
-import { hasCheckpoint, train, TrainLogEntry } from './trainer.js';
-import { xsimOnDev, XsimResult } from './validate.js';
+import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
+import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
+import { xsimOnDevAsync, XsimResult } from './validate.js';
 
 export interface TrainModelOptions {
   /** A parsed, validated configuration (loadConfig / parseConfig). */
@@ -37,6 +39,12 @@ export interface TrainModelOptions {
   mono?: [string, string][];
   log?: (line: string) => void;
   quiet?: boolean;
+  /** Replace an existing model at `out` (without it, a finished model there is refused unless resumed). */
+  force?: boolean;
+  /** Keep the final checkpoint beside the model (OUT.checkpoint) so that --resume can continue it; otherwise it is removed. */
+  keepCheckpoint?: boolean;
+  /** Stops the run (SIGINT): a checkpoint is written and TrainingInterrupted thrown; see train(). */
+  signal?: AbortSignal;
 }
 
 export interface TrainModelResult {
@@ -69,6 +77,32 @@ function byLanguage(table: NWayTable): Map<string, string[]> {
   return new Map(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)]));
 }
 
+/** Where a finished model's kept checkpoint lies (`--keep-checkpoint`): beside it, never inside. */
+export function keptCheckpointDir(out: string): string { return `${out}.checkpoint`; }
+
+/** Whether dir is a whole checkpoint directory (as the trainer writes it: state.json last). */
+function isCheckpointDir(dir: string): boolean { return existsSync(join(dir, 'state.json')); }
+
+/** dst gets the files of src as hard links (copies where the filesystem has none); the trainer never rewrites a file in place. */
+function linkTree(src: string, dst: string): void {
+  mkdirSync(dst, { recursive: true });
+  for (const e of readdirSync(src, { withFileTypes: true })) {
+    const a = join(src, e.name), b = join(dst, e.name);
+    if (e.isDirectory()) linkTree(a, b);
+    else { try { linkSync(a, b); } catch { copyFileSync(a, b); } }
+  }
+}
+
+/** A checkpoint to continue: the work directory's (a killed or interrupted run), or a finished model's. */
+type ResumeSource = { kind: 'work' } | { kind: 'kept'; dir: string } | { kind: 'inside' } | null;
+
+function findCheckpoint(out: string, work: string): ResumeSource {
+  if (hasCheckpoint(work)) return { kind: 'work' };
+  if (isModelDir(out) && isCheckpointDir(keptCheckpointDir(out))) return { kind: 'kept', dir: keptCheckpointDir(out) };
+  if (hasCheckpoint(out)) return { kind: 'inside' }; // models trained before checkpoints moved out
+  return null;
+}
+
 export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult> {
   const t0 = performance.now();
   const cfg = o.config;
@@ -81,36 +115,54 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     if (!existsSync(file)) throw new Error(`--mono: no such file ${file}`);
   }
   checkReplaceable(o.out, '--out');
+  const work = `${o.out}.partial`, kept = keptCheckpointDir(o.out);
+  if (o.keepCheckpoint && existsSync(kept) && !isCheckpointDir(kept) && readdirSync(kept).length)
+    throw new Error(`--keep-checkpoint: ${kept} exists and is not a checkpoint of xling train (it would be replaced); move it away`);
+  // what the run continues from is decided (and refused) before any work
+  const source = o.resume ? findCheckpoint(o.out, work) : null;
+  if (o.resume && !source) {
+    if (o.resume !== 'or-start') throw new Error(`--resume: no checkpoint in ${work} or ${o.out} (nor beside it in ${kept}; train without --resume to start a new model, or use --resume-or-start)`);
+    log(`no checkpoint in ${work}, ${o.out} or ${kept}: starting a new model`);
+  }
+  if (!source && isModelDir(o.out) && !o.force)
+    throw new Error(`--out: ${o.out} already holds a model; give --force to replace it (or --resume to train it further)`);
+  const stopped = (what: string): TrainingInterrupted => {
+    // nothing trained yet: a fresh work directory without a checkpoint is of no use
+    if (!hasCheckpoint(work) && existsSync(work) && source?.kind !== 'work') rmSync(work, { recursive: true, force: true });
+    log(`interrupted during ${what}; nothing to checkpoint yet`);
+    return new TrainingInterrupted(null, null);
+  };
+  const check = (what: string) => { if (o.signal?.aborted) throw stopped(what); };
+
   // the inputs are read before anything is written: bad data leaves no work directory behind
-  const table = await loadTable(o.data);
-  if (o.excludeLangs?.length) {
-    for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
-    table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
-    for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
-  }
-  for (const [lang, file] of o.mono ?? []) {
-    if (!table.langs.includes(lang)) table.langs.push(lang);
-    let n = 0;
-    for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
-    log(`--mono ${lang}: ${n} sentences from ${file}`);
-  }
-  const devTable = o.dev ? await loadTable(o.dev) : null;
-  const work = `${o.out}.partial`;
-  let resume = false;
-  if (o.resume) {
-    if (hasCheckpoint(work)) {
-      resume = true;
-    } else if (hasCheckpoint(o.out)) {
-      // continue a finished model (e.g. with a larger budget): work on a copy, swap at the end
-      rmSync(work, { recursive: true, force: true });
-      cpSync(o.out, work, { recursive: true });
-      resume = true;
-    } else if (o.resume !== 'or-start') {
-      throw new Error(`--resume: no checkpoint in ${work} or ${o.out} (train without --resume to start a new model, or use --resume-or-start)`);
-    } else {
-      log(`no checkpoint in ${work} or ${o.out}: starting a new model`);
+  let table: NWayTable, devTable: NWayTable | null;
+  try {
+    table = await loadTable(o.data, { signal: o.signal });
+    if (o.excludeLangs?.length) {
+      for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
+      table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
+      for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
     }
+    for (const [lang, file] of o.mono ?? []) {
+      if (!table.langs.includes(lang)) table.langs.push(lang);
+      let n = 0;
+      for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
+      log(`--mono ${lang}: ${n} sentences from ${file}`);
+    }
+    devTable = o.dev ? await loadTable(o.dev, { signal: o.signal }) : null;
+  } catch (e) {
+    if (e instanceof PreparationAborted) throw stopped('reading the data');
+    throw e;
   }
+  check('reading the data');
+  if (source?.kind === 'kept' || source?.kind === 'inside') {
+    // continue a finished model (e.g. with a larger budget): work on a copy, swap at the end; the
+    // kept checkpoint is linked, not moved, so that the finished model keeps it until the end
+    rmSync(work, { recursive: true, force: true });
+    cpSync(o.out, work, { recursive: true });
+    if (source.kind === 'kept') { rmSync(join(work, 'checkpoint'), { recursive: true, force: true }); linkTree(source.dir, join(work, 'checkpoint')); }
+  }
+  const resume = source !== null;
   if (!resume) { rmSync(work, { recursive: true, force: true }); mkdirSync(work, { recursive: true }); }
   log(`${table.rows.length} rows, ${table.langs.length} languages`);
 
@@ -134,35 +186,73 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
     }
     tokText = readFileSync(path, 'utf8');
   }
+  check('the vocabulary');
   const t2 = performance.now();
-  const corpus = encodeTable(table, tok);
+  let corpus;
+  try {
+    corpus = await encodeTableAsync(table, tok, { signal: o.signal });
+  } catch (e) {
+    if (e instanceof PreparationAborted) throw stopped('the text features');
+    throw e;
+  }
   log(`text features of ${table.langs.length} languages in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
   const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
   const prepSeconds = (performance.now() - t0) / 1000;
 
-  const { task, log: history } = await train({ config: cfg, corpus, tokenizer: tok, outDir: work, resume, dev, log, priorSeconds: prepSeconds, fingerprint: fingerprintOf(cfg, tokText) });
+  let trained;
+  try {
+    trained = await train({ config: cfg, corpus, tokenizer: tok, outDir: work, resume, dev, log, priorSeconds: prepSeconds, fingerprint: fingerprintOf(cfg, tokText), signal: o.signal });
+  } catch (e) {
+    if (e instanceof TrainingInterrupted) log(`interrupted at step ${e.step}: checkpoint in ${e.checkpointDir}; continue with --resume`);
+    throw e;
+  }
+  const { task, log: history } = trained;
+  // after the last step the checkpoint is whole: an interrupt from here on leaves it for --resume
+  const stoppedAfter = (what: string): never => {
+    log(`interrupted during ${what}, after the last step (${history.at(-1)?.step ?? 0}): checkpoint in ${join(work, 'checkpoint')}; --resume finishes the model`);
+    throw new TrainingInterrupted(history.at(-1)?.step ?? 0, join(work, 'checkpoint'));
+  };
   try {
     const enc = new SentenceEncoderModel(task.encoder(), tok);
     if (cfg.center.perLang > 0) {
       const langs = byLanguage(table);
       const total = [...langs.values()].reduce((a, s) => a + Math.min(s.length, cfg.center.perLang), 0);
       const prog = new Progress({ label: 'per-language mean vectors', unit: 'sents', total, silent: o.quiet });
-      enc.centers = fitLanguageMeans(enc, langs, cfg.center.perLang, cfg.seed, (n) => prog.tick(n));
+      // one language at a time, letting the event loop run in between (a SIGINT stops here)
+      const centers = new Map<string, Float32Array>();
+      for (const [l, sents] of langs) {
+        await new Promise((r) => setImmediate(r));
+        if (o.signal?.aborted) { prog.done(); stoppedAfter('the per-language mean vectors'); }
+        for (const [k, v] of fitLanguageMeans(enc, new Map([[l, sents]]), cfg.center.perLang, cfg.seed, (n) => prog.tick(n))) centers.set(k, v);
+      }
+      enc.centers = centers;
       prog.done();
     }
     writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers);
     let devResult: TrainModelResult['dev'];
     if (dev) {
-      const raw = xsimOnDev(enc, dev, { center: false });
-      const centered = enc.centers.size ? xsimOnDev(enc, dev) : null;
+      const raw = await xsimOnDevAsync(enc, dev, { center: false, signal: o.signal });
+      const centered = raw && enc.centers.size ? await xsimOnDevAsync(enc, dev, { signal: o.signal }) : null;
+      if (!raw || (enc.centers.size && !centered)) stoppedAfter('the dev evaluation');
       writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
-      writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw.langs)]));
-      const n = Object.keys(raw.langs).length;
-      log(`dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw.average.toFixed(2)}%` + (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''));
-      devResult = { raw, centered };
+      writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw!.langs)]));
+      const n = Object.keys(raw!.langs).length;
+      log(`dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw!.average.toFixed(2)}%` + (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''));
+      devResult = { raw: raw!, centered };
     }
+    if (o.signal?.aborted) stoppedAfter('writing the model');
     replaceDir(work, o.out);
-    log(`model written to ${o.out}`);
+    // the finished model is lean: its checkpoint goes beside it (--keep-checkpoint) or away. (Until
+    // this is done, a --resume finds the checkpoint inside, as in models trained before.)
+    if (isCheckpointDir(kept)) rmSync(kept, { recursive: true, force: true });
+    const inside = join(o.out, 'checkpoint');
+    if (o.keepCheckpoint && isCheckpointDir(inside)) {
+      rmSync(kept, { recursive: true, force: true });
+      renameSync(inside, kept);
+    }
+    rmSync(inside, { recursive: true, force: true });
+    rmSync(`${inside}.old`, { recursive: true, force: true });
+    log(`model written to ${o.out}` + (o.keepCheckpoint ? ` (checkpoint for --resume in ${kept})` : ''));
     return { dir: o.out, log: history, dev: devResult };
   } finally {
     task.dispose?.();

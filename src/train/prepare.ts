@@ -2,19 +2,56 @@
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { EncodedCorpus } from '../data/examples.js';
 import { DevSet } from './validate.js';
-import { loadNWayTsv } from '../data/corpus.js';
+import { readNWayTsv } from '../data/corpus.js';
 
 export interface NWayTable { langs: string[]; rows: Map<string, string>[] }
 
-export async function loadTable(path: string): Promise<NWayTable> {
-  const t = await loadNWayTsv(path);
-  return { langs: t.langs, rows: t.rows };
+/** Stopped by an abort signal (SIGINT) during preparation. */
+export class PreparationAborted extends Error {
+  constructor(what: string) { super(`interrupted during ${what}`); this.name = 'PreparationAborted'; }
+}
+
+/** The N-way TSV; an aborted `signal` stops the reading (PreparationAborted). */
+export async function loadTable(path: string, o: { signal?: AbortSignal } = {}): Promise<NWayTable> {
+  const rows: Map<string, string>[] = [];
+  const it = readNWayTsv(path);
+  let r = await it.next();
+  while (!r.done) {
+    rows.push(r.value.cells);
+    if ((rows.length & 1023) === 0 && o.signal?.aborted) { await it.return?.({ langs: [] }); throw new PreparationAborted(`reading ${path}`); }
+    r = await it.next();
+  }
+  return { langs: r.value.langs, rows };
 }
 
 /** Token ids of every cell of the languages the paths use. */
 export function encodeTable(t: NWayTable, tok: TextTokenizer, langs: string[] = t.langs): EncodedCorpus {
   const ids = new Map<string, (Int32Array | undefined)[]>();
   for (const l of langs) ids.set(l, t.rows.map((r) => { const s = r.get(l); return s ? tok.encode(s) : undefined; }));
+  return { langs, rows: t.rows.length, ids };
+}
+
+/**
+ * encodeTable in slices of rows, letting the event loop run every ~100 ms so that a SIGINT handler
+ * can abort it (PreparationAborted). The same ids as encodeTable.
+ */
+export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { langs?: string[]; signal?: AbortSignal } = {}): Promise<EncodedCorpus> {
+  const langs = o.langs ?? t.langs;
+  const ids = new Map<string, (Int32Array | undefined)[]>();
+  let last = performance.now();
+  for (const l of langs) {
+    const col: (Int32Array | undefined)[] = new Array(t.rows.length);
+    for (let i = 0; i < t.rows.length; i++) {
+      const s = t.rows[i]!.get(l);
+      col[i] = s ? tok.encode(s) : undefined;
+      if ((i & 255) === 255 && performance.now() - last > 100) {
+        await new Promise((r) => setImmediate(r));
+        last = performance.now();
+        if (o.signal?.aborted) throw new PreparationAborted('the text features');
+      }
+    }
+    ids.set(l, col);
+  }
   return { langs, rows: t.rows.length, ids };
 }
 

@@ -16,7 +16,7 @@ import { TextTokenizer } from '../text/text-tokenizer.js';
 import { releaseTemp, removeStaleTemporaries, tempPathFor } from '../util/atomic.js';
 import { formatDuration } from '../util/progress.js';
 import { lineChart } from '../util/svg.js';
-import { DevSet, xsimOnDev } from './validate.js';
+import { DevSet, xsimOnDevAsync } from './validate.js';
 
 export interface TrainOptions {
   config: TrainConfig;
@@ -34,6 +34,29 @@ export interface TrainOptions {
   priorSeconds?: number;
   /** Identifies the tokenizer + model configuration; a checkpoint with another one is refused on resume. */
   fingerprint?: string;
+  /**
+   * Stops the run when aborted (SIGINT): checked between steps and during validation; a checkpoint
+   * of the last finished step is written, then train() throws {@link TrainingInterrupted}.
+   */
+  signal?: AbortSignal;
+}
+
+/** A run stopped by its abort signal; `step`: the step its checkpoint holds (null: before training started). */
+export class TrainingInterrupted extends Error {
+  constructor(readonly step: number | null, readonly checkpointDir: string | null) {
+    super(step === null ? 'interrupted before training started' : `interrupted at step ${step}`);
+    this.name = 'TrainingInterrupted';
+  }
+}
+
+/** Lets the event loop run (signal handlers, finalizers) when `everyMs` passed since the last time. */
+export function yielder(everyMs = 100): () => Promise<void> {
+  let last = performance.now();
+  return async () => {
+    if (performance.now() - last < everyMs) return;
+    await new Promise((r) => setImmediate(r));
+    last = performance.now();
+  };
 }
 
 export interface TrainLogEntry {
@@ -134,10 +157,20 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     savedStep = step;
   };
 
+  const interrupted = (): never => {
+    if (savedStep !== step || !hasCheckpoint(outDir)) saveCheckpoint();
+    writeLearningCurve(outDir, history);
+    task.dispose?.();
+    task.module.dispose();
+    throw new TrainingInterrupted(step, ckDir);
+  };
+  const pause = yielder();
   task.module.train();
   while (pairs < budgetPairs && elapsed() < budgetSeconds) {
     // a simulated kill: stop without the final checkpoint
     if (o.stopAfterSteps !== undefined && stepsHere >= o.stopAfterSteps) return { task, log: history };
+    await pause(); // a SIGINT handler runs here at the latest ~100 ms after the step it arrived in
+    if (o.signal?.aborted) interrupted();
     const raw = task.nextBatch();
     const batch = task.truncate(raw, budgetPairs - pairs);
     const n = task.pairs(batch);
@@ -165,12 +198,15 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     const entry: TrainLogEntry = { step, pairs, loss, lr, seconds: elapsed() };
     if (cfg.validate.every > 0 && o.dev && step % cfg.validate.every === 0) {
       const v0 = performance.now();
-      entry.xsim = xsimOnDev(new SentenceEncoderModel(task.encoder(), tok), o.dev).average;
+      const x = await xsimOnDevAsync(new SentenceEncoderModel(task.encoder(), tok), o.dev, { signal: o.signal });
       task.module.train();
-      if (plateau) plateau.observe(entry.xsim);
       validationSeconds += (performance.now() - v0) / 1000;
       windowStart += performance.now() - v0;
-      log(`step ${step}: dev xsim ${entry.xsim.toFixed(2)}% after ${formatDuration(entry.seconds)} of training`);
+      if (x) {
+        entry.xsim = x.average;
+        if (plateau) plateau.observe(entry.xsim);
+        log(`step ${step}: dev xsim ${entry.xsim.toFixed(2)}% after ${formatDuration(entry.seconds)} of training`);
+      }
     }
     history.push(entry);
     appendFileSync(logFile, JSON.stringify(entry) + '\n');

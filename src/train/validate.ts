@@ -25,3 +25,20 @@ export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?
   }
   return { langs, average: cnt ? sum / cnt : NaN };
 }
+
+/**
+ * xsimOnDev that lets the event loop run between languages (so a SIGINT handler can abort it);
+ * null when `signal` was aborted before it finished.
+ */
+export async function xsimOnDevAsync(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean; signal?: AbortSignal } = {}): Promise<XsimResult | null> {
+  const langs: XsimResult['langs'] = {};
+  let sum = 0, cnt = 0;
+  for (const [l, p] of dev.pairs) {
+    await new Promise((r) => setImmediate(r));
+    if (o.signal?.aborted) return null;
+    const one = xsimOnDev(model, { pairs: new Map([[l, p]]) }, o);
+    langs[l] = one.langs[l]!;
+    sum += langs[l].l2en + langs[l].en2l; cnt += 2;
+  }
+  return { langs, average: cnt ? sum / cnt : NaN };
+}
