@@ -14,9 +14,10 @@ import { exportCommand } from './export.js';
 import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
 import { mineCommand } from './mine.js';
 import { trainCommand } from './train.js';
+import { trainLidCommand } from './train-lid.js';
 
 export const commands: CliCommand[] = [
-  trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
+  trainCommand, trainLidCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,

@@ -26,7 +26,7 @@ export const serveCommand = command(['serve'], {
     maxBodyBytes: { type: 'number', default: SERVE_DEFAULTS.bodyLimit, range: { int: true, min: 1024 }, help: 'request body limit (413 beyond)' },
     requestTimeout: { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs / 1000, range: { above: 0 }, help: 'seconds before a request is cut off' },
     apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health)' },
-    lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins); 'auto': identified from each request's inputs" },
+    lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins; an unknown code is refused); 'auto': each input identified on its own by the model's identifier and centred only with a confidence of at least 0.5 (never a vote across inputs)" },
     center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },

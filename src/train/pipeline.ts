@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fitLanguageMeans } from '../embed/centering.js';
+import { CENTER_MIN_NORM, trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { TrainConfig } from '../models/family.js';
@@ -151,10 +152,19 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       prog.done();
     }
     writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers);
+    // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
+    const t3 = performance.now();
+    enc.lid = trainModelIdentifier(byLanguage(table));
+    if (enc.lid) {
+      enc.lid.save(work);
+      log(`language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`);
+    }
+    const mv = enc.meanVectors;
+    if (mv.negligible) log(`the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`);
     let devResult: TrainModelResult['dev'];
     if (dev) {
       const raw = xsimOnDev(enc, dev, { center: false });
-      const centered = enc.centers.size ? xsimOnDev(enc, dev) : null;
+      const centered = enc.centers.size ? xsimOnDev(enc, dev, { center: 'force' }) : null;
       writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
       writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw.langs)]));
       const n = Object.keys(raw.langs).length;

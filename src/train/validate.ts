@@ -22,7 +22,7 @@ export function xsimError(X: Float32Array, Y: Float32Array, n: number, d: number
 }
 
 /** Dev xsim; each side embedded with its language (so per-language centring applies unless center is false). */
-export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean } = {}): XsimResult {
+export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean | 'force' } = {}): XsimResult {
   const langs: XsimResult['langs'] = {};
   let sum = 0, cnt = 0;
   for (const [l, p] of dev.pairs) {
