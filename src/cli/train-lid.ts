@@ -3,6 +3,7 @@
 import { readModelConfig } from '../embed/model-dir.js';
 import { lidTrainingText } from '../embed/language.js';
 import { LanguageIdentifier } from '../text/lid.js';
+import { readLines } from '../io/lines.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 
@@ -25,6 +26,14 @@ export const trainLidCommand = command(['train-lid'], {
   checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in']]);
   readModelConfig(a.model);
   if (a.langs.length === 1) usage('--langs: give at least two languages');
+  if (a.langs.length) {
+    // the header first: an unknown column is named before the file is read
+    for await (const { line } of readLines(a.data)) {
+      const cols = line.split('\t');
+      for (const l of a.langs) if (!cols.includes(l)) usage(`--langs: '${l}' is not a column of ${a.data} (columns: ${cols.join(' ')})`);
+      break;
+    }
+  }
   const t0 = performance.now();
   const byLang = await lidTrainingText([a.data], { langs: a.langs.length ? a.langs : undefined, cap: a.maxLines });
   const lid = LanguageIdentifier.train(byLang, { maxLines: a.maxLines, topK: a.topK });
