@@ -55,7 +55,7 @@ export interface EmbedSettings {
 
 /** One line saying what centring a choice gives (for logs). */
 export function describeCenter(model: SentenceEncoderModel, c: CenterChoice, langFlag: string): string {
-  const id = c.identified ? `identified as ${c.identified.lang} (confidence ${c.identified.confidence.toFixed(2)}${c.identified.sentences !== undefined ? ` over ${c.identified.sentences} sentences` : ''})` : '';
+  const id = c.identified ? `identified as ${c.identified.lang} (confidence ${(Math.floor(c.identified.confidence * 100) / 100).toFixed(2)}${c.identified.sentences !== undefined ? ` over ${c.identified.sentences} sentences` : ''})` : '';
   switch (c.reason) {
     case undefined: return c.lang ? `${id ? `${id}; c` : 'c'}entred with the ${c.lang} mean vector` : 'not centred (no language)';
     case 'off': return 'not centred (--no-center)';
