@@ -61,13 +61,52 @@ describe('xling serve: TEI-compatible routes', () => {
   it('gives the vectors xling embed gives (same text, same language)', async () => {
     const sents = devColumn('de').slice(0, 5);
     const r = await post('/embed', { inputs: sents, lang: 'de' });
-    assert.equal(r.headers.get('x-xling-lang'), 'de');
+    assert.equal(r.headers.get('x-xling-lang'), 'de,de,de,de,de', 'each input\'s language');
     const v = (await r.json() as number[][]).flat();
     const lib = model.embed(sents, { lang: 'de' });
     v.forEach((x, i) => assert.ok(Math.abs(x - lib[i]!) < 1e-5, `[${i}]`));
-    // no language given: identified from the request's inputs, as embed identifies over its input
+    // no language given: each input identified on its own (never a vote across the request),
+    // centred only when confident; the header lists each input's language
     const auto = await post('/embed', { inputs: sents });
-    assert.equal(auto.headers.get('x-xling-lang'), model.identifyLanguage(sents)!.lang);
+    const each = sents.map((t) => model.sentenceCenter(t).lang);
+    assert.equal(auto.headers.get('x-xling-lang'), each.map((l) => l ?? 'none').join(','));
+    const av = (await auto.json() as number[][]).flat(), alib = model.embed(sents, { langs: each });
+    av.forEach((x, i) => assert.ok(Math.abs(x - alib[i]!) < 1e-5, `auto [${i}]`));
+  });
+
+  it('a text gets the same vector alone and among 31 others of other languages (identification per input)', async () => {
+    const text = devColumn('de')[7]!;
+    const others = ['fr', 'ja', 'ru', 'zh', 'es', 'pl', 'tr', 'sv'].flatMap((l) => devColumn(l).slice(0, 4)).slice(0, 31);
+    const alone = await (await post('/embed', { inputs: [text] })).json() as number[][];
+    for (const at of [0, 15, 31]) {
+      const inputs = [...others.slice(0, at), text, ...others.slice(at)];
+      const r = await post('/embed', { inputs });
+      assert.equal(r.status, 200);
+      const v = await r.json() as number[][];
+      assert.deepEqual(v[at], alone[0], `position ${at}: bit-identical`);
+      assert.equal(r.headers.get('x-xling-lang')!.split(',')[at], model.sentenceCenter(text).lang ?? 'none');
+    }
+    // and the same over the OpenAI route
+    const o = await (await post('/v1/embeddings', { input: [...others.slice(0, 5), text] })).json() as { data: { embedding: number[] }[] };
+    assert.deepEqual(o.data[5]!.embedding, alone[0]);
+  });
+
+  it('unknown lang values are 422 (never silently uncentred); codes are normalised; null is no centring', async () => {
+    for (const lang of ['xx', '', 'de/en']) {
+      const r = await post('/embed', { inputs: ['Open file'], lang });
+      assert.equal(r.status, 422, `lang ${JSON.stringify(lang)}`);
+      assert.match((await r.json() as { error: string }).error, /lang '/);
+    }
+    const de = devColumn('de').slice(0, 2);
+    const upper = await post('/embed', { inputs: de, lang: 'DE' });
+    assert.equal(upper.headers.get('x-xling-lang'), 'de,de');
+    assert.deepEqual(await upper.json(), await (await post('/embed', { inputs: de, lang: 'de' })).json());
+    const none = await post('/embed', { inputs: de, lang: null });
+    assert.equal(none.headers.get('x-xling-lang'), 'none,none');
+    assert.equal(none.headers.get('x-xling-center'), 'no-language');
+    const info = await (await fetch(base + '/info')).json() as { xling: { centring: { default_lang: string; identifier: { confidence_threshold: number } | null; mean_vectors: { negligible: boolean } } } };
+    assert.equal(info.xling.centring.default_lang, 'auto');
+    assert.equal(info.xling.centring.identifier!.confidence_threshold, 0.5);
   });
 
   it('concurrent requests are pooled into batches; each gets its own vectors and its own language', async () => {
@@ -78,9 +117,9 @@ describe('xling serve: TEI-compatible routes', () => {
     const answers = await Promise.all(sets.map((inputs) => post('/embed', { inputs })));
     assert.ok(await count() - before < langs.length, 'fewer batches than requests');
     for (const [i, r] of answers.entries()) {
-      const lang = model.identifyLanguage(sets[i]!)!.lang;
-      assert.equal(r.headers.get('x-xling-lang'), lang, `request ${i}`);
-      const v = (await r.json() as number[][]).flat(), lib = model.embed(sets[i]!, { lang });
+      const langs = sets[i]!.map((t) => model.sentenceCenter(t).lang);
+      assert.equal(r.headers.get('x-xling-lang'), langs.map((l) => l ?? 'none').join(','), `request ${i}`);
+      const v = (await r.json() as number[][]).flat(), lib = model.embed(sets[i]!, { langs });
       v.forEach((x, j) => assert.ok(Math.abs(x - lib[j]!) < 1e-5, `request ${i} [${j}]`));
     }
   });

@@ -1,5 +1,7 @@
 // xling classify train / eval: cross-lingual document classification on document vectors (the
 // mean of each document's sentence vectors): train on one language, test on any other.
+import { spreadSample } from '../embed/centering.js';
+import { InputEmbedder } from './vectors.js';
 import { CLASSIFIER_DEFAULTS, ClassifierType, evaluate, loadClassifier, predict, trainClassifier } from '../classify/classifier.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { documentVectors } from '../eval/documents.js';
@@ -37,9 +39,11 @@ export const classifyTrainCommand = command(['classify', 'train'], {
   const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
   const docs = await readLabelledDocs(a.data);
   const labels = [...new Set(docs.labels)].sort();
-  const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });
+  job.identify(spreadSample(docs.texts));
+  const x = documentVectors(m, docs.texts, job.embedOptions());
   const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
   const clf = trainClassifier(x, y, labels, { ...CLASSIFIER_DEFAULTS, type: a.classifierType as ClassifierType, hidden, dropout: a.dropout, epochs: a.epochs, lr: a.lr, heldOut: a.heldOut, seed: a.seed });
   clf.save(a.output);
@@ -63,10 +67,12 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
   const clf = loadClassifier(a.classifier);
   const m = loadSentenceEncoder(a.model);
   if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
   const docs = await readLabelledDocs(a.data);
   const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
   if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
-  const x = documentVectors(m, docs.texts, { lang: a.lang, center: a.center });
+  job.identify(spreadSample(docs.texts));
+  const x = documentVectors(m, docs.texts, job.embedOptions());
   const r = evaluate(Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)), predict(clf, x), clf.labels);
   process.stdout.write(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}%  (${r.n} documents)\n`);
   for (const p of r.perClass) process.stdout.write(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);

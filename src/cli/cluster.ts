@@ -3,7 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SpreadSample } from '../embed/centering.js';
-import { loadSentenceEncoder, modelLanguages, readModelConfig } from '../embed/model-dir.js';
+import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { SEEK_EVERY } from '../cluster/embed.js';
 import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
 import { GRAPH_PLAN } from '../cluster/graph.js';
@@ -25,7 +25,8 @@ import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import { MINE_INPUT_OPTIONS, MINE_OPTIONS } from './mine.js';
-import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, warnUnknownCenter } from './vectors.js';
+import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
+import { PER_SENTENCE } from '../embed/language.js';
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
 
@@ -86,6 +87,8 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   readModelConfig(a.model); // a bad model directory is named before Redis is asked
+  // the model is loaded here only to check --lang and identify the input's language (one decision for every shard)
+  const job = new InputEmbedder(loadSentenceEncoder(a.model), { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, quiet: a.quiet, label: 'cluster embed' }, a.input);
   // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
   // (shards of a plain file start reading there) and sample them for the language
   const sample = new SpreadSample();
@@ -98,16 +101,11 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   }
   if (!lines) throw new Error(`${a.input}: empty input`);
   await pingRedis(a.redis);
-  // the model is loaded here only to identify the input's language
-  let lang = a.lang && a.lang !== 'auto' ? a.lang : undefined;
-  if (a.center && lang) warnUnknownCenter(modelLanguages(a.model), lang, '--lang', 'cluster embed');
-  else if (a.center) {
-    const job = new InputEmbedder(loadSentenceEncoder(a.model), { lang: a.lang, langFlag: '--lang', center: a.center, quiet: a.quiet, label: 'cluster embed' }, a.input);
-    job.identify(sample.lines);
-    lang = job.lang;
-  }
+  job.identify(sample.lines);
+  const lang = job.perSentence && !job.choice ? PER_SENTENCE : job.lang ?? undefined;
+  const center = !a.center || (!job.perSentence && !job.lang) ? false : a.forceCenter ? 'force' as const : true;
   const sub = await submitEmbedFlow({
-    redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, seekMarks, shards: a.shards, lang, center: a.center,
+    redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, seekMarks, shards: a.shards, lang, center,
     normalize: a.normalize, fp16: a.fp16, batchTokens: a.batchTokens, batchSentences: a.batchSentences, chunk: a.chunk, attempts: a.attempts,
   });
   const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };

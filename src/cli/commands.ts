@@ -16,9 +16,10 @@ import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmd
 import { mineCommand } from './mine.js';
 import { scorerTrainCommand } from './scorer.js';
 import { trainCommand } from './train.js';
+import { trainLidCommand } from './train-lid.js';
 
 export const commands: CliCommand[] = [
-  trainCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
+  trainCommand, trainLidCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, scorerTrainCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, importLaserCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,

@@ -53,7 +53,7 @@ export const embedCommand = command(['embed'], {
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
   const d = m.dim;
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, a.input);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, a.input);
   const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
   if (job.needsSample) {
     // a first pass: the language is identified from lines spread over the whole input, so every

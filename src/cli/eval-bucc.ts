@@ -11,7 +11,7 @@ import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
 import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS } from './mine.js';
-import { vectorsFor } from './vectors.js';
+import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
   name: 'xling eval bucc',
@@ -35,6 +35,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--gold', a.gold, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
+  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));

@@ -1,6 +1,9 @@
 // xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions —
 // over two vector files, or (--docs) over parallel documents embedded with a model, by cosine and
 // by margin.
+import { spreadSample } from '../embed/centering.js';
+import { InputEmbedder } from './vectors.js';
+import { canonicalLang } from '../embed/language.js';
 import { readFileSync } from 'node:fs';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { docsFileLangs, documentRetrieval, documentVectors, readParallelDocs } from '../eval/documents.js';
@@ -62,12 +65,19 @@ async function evalDocs(a: { docs?: string; model?: string; srcLang?: string; tr
   if (!a.model) usage('--docs needs --model');
   checkPaths([['--docs', a.docs, 'in'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
   const fromName = docsFileLangs(a.docs!);
-  const srcLang = a.srcLang ?? fromName?.src ?? 'auto', trgLang = a.trgLang ?? fromName?.trg ?? 'auto';
-  const docs = await readParallelDocs(a.docs!);
+  let srcLang = a.srcLang ?? fromName?.src ?? 'auto', trgLang = a.trgLang ?? fromName?.trg ?? 'auto';
   const model = loadSentenceEncoder(a.model);
-  const X = documentVectors(model, docs.src, { lang: srcLang }), Y = documentVectors(model, docs.trg, { lang: trgLang });
+  // a language taken from the file name is used only when the model knows it (a given one must be known)
+  const known = (l: string | undefined) => (l && model.languages.some((m) => canonicalLang(m) === canonicalLang(l)) ? l : undefined);
+  if (a.srcLang === undefined) srcLang = known(fromName?.src) ?? 'auto';
+  if (a.trgLang === undefined) trgLang = known(fromName?.trg) ?? 'auto';
+  const sj = new InputEmbedder(model, { lang: srcLang, langFlag: '--src-lang', center: true, label: 'retrieval' }, `${a.docs} (source side)`);
+  const tj = new InputEmbedder(model, { lang: trgLang, langFlag: '--trg-lang', center: true, label: 'retrieval' }, `${a.docs} (target side)`);
+  const docs = await readParallelDocs(a.docs!);
+  sj.identify(spreadSample(docs.src)); tj.identify(spreadSample(docs.trg));
+  const X = documentVectors(model, docs.src, sj.embedOptions()), Y = documentVectors(model, docs.trg, tj.embedOptions());
   const cosine = documentRetrieval(X, Y, model.dim), margin = documentRetrieval(X, Y, model.dim, { margin: true });
-  const out = { documents: docs.ids.length, src_lang: srcLang, trg_lang: trgLang, cosine: { forward: cosine.forward, backward: cosine.backward }, margin: { forward: margin.forward, backward: margin.backward } };
+  const out = { documents: docs.ids.length, src_lang: srcLang, trg_lang: trgLang, centring: { src: sj.centring, trg: tj.centring }, cosine: { forward: cosine.forward, backward: cosine.backward }, margin: { forward: margin.forward, backward: margin.backward } };
   const p = (x: number) => (100 * x).toFixed(2);
   process.stdout.write(`${docs.ids.length} documents, ${srcLang}→${trgLang} and back, P@1: cosine ${p(cosine.forward.p1)} / ${p(cosine.backward.p1)}, margin ${p(margin.forward.p1)} / ${p(margin.backward.p1)}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');

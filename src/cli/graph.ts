@@ -1,4 +1,5 @@
 // xling graph build | merge | stats | neighbours | path: the k-nn graph of a multilingual collection.
+import { checkLangOption } from './vectors.js';
 import { existsSync } from 'node:fs';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
@@ -151,7 +152,8 @@ export const graphNeighboursCommand = command(['graph', 'neighbours'], {
     } else {
       const model = queryModel(a);
       const index = openIndex(a.graph);
-      try { res = neighboursOfText(g, model, index, q, { k: a.k, lang: a.lang, threshold: a.threshold }); } finally { index.dispose(); }
+      const lang = checkLangOption(model, a.lang, '--lang');
+      try { res = neighboursOfText(g, model, index, q, { k: a.k, lang: lang === 'auto' || lang === 'auto-per-sentence' ? undefined : lang ?? undefined, threshold: a.threshold }); } finally { index.dispose(); }
     }
     if (a.json) { process.stdout.write(JSON.stringify({ query: q, ...res }, null, 1) + '\n'); return; }
     const byLang = new Map<string, typeof res.neighbours>();

@@ -9,7 +9,7 @@ import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
-import { EMBED_OPTIONS, EmbedSettings, LANG_HELP, vectorsFor } from './vectors.js';
+import { checkLangOptions, EMBED_OPTIONS, EmbedSettings, LANG_HELP, vectorsFor } from './vectors.js';
 
 export const MINE_OPTIONS = {
   k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction for the margin' },
@@ -26,8 +26,8 @@ export const MINE_EMBED_OPTIONS = {
 } as const;
 
 /** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
-export function embedSettingsOf(a: { center: boolean; batchTokens?: number; batchSentences?: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
-  return { lang, langFlag, center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, label };
+export function embedSettingsOf(a: { center: boolean; forceCenter?: boolean; batchTokens?: number; batchSentences?: number }, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
+  return { lang, langFlag, center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, label };
 }
 
 /** k for ns sources and nt targets: never more than either side has; said on stderr when capped. */
@@ -90,6 +90,7 @@ export const mineCommand = command(['mine'], {
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
+  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
   let sv = vectorsFor(S.sentences, a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));

@@ -30,7 +30,7 @@ export const serveCommand = command(['serve'], {
     maxConnections: { type: 'number', range: { int: true, min: 1 }, help: 'open connections at most (default: 1024 or 2 × --max-concurrent-requests if more); more are dropped' },
     autoTruncate: { type: 'boolean', default: false, help: "cut inputs over the model's length instead of answering 413 (a request's truncate wins), on /embed and /v1/embeddings alike" },
     apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health and the explorer page, which asks for the key)' },
-    lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins); 'auto': identified from each request's inputs" },
+    lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins; an unknown code is refused); 'auto': each input identified on its own by the model's identifier and centred only with a confidence of at least 0.5 (never a vote across inputs)" },
     center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },

@@ -3,6 +3,8 @@
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { spreadSample } from '../embed/centering.js';
+import { AUTO, CENTER_MIN_NORM, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from '../embed/language.js';
+import type { CenterChoice } from '../embed/model.js';
 import { readVectors, Vectors } from '../io/vectors.js';
 
 export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
@@ -10,35 +12,38 @@ export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {
   center: { type: 'boolean', default: true, help: 'apply per-language centring (--no-center: plain LASER vectors)' },
+  forceCenter: { type: 'boolean', default: false, help: "centre even when the model's per-language mean vectors are too small to matter (mean norm below 0.1: not centred by default)" },
   batchTokens: { type: 'number', range: { int: true, min: 1 }, help: "max padded tokens per batch (default: the model's, 32000 for token sequences)" },
   batchSentences: { type: 'number', range: { int: true, min: 1 }, help: "max sentences per batch (default: the model's, 4096 for token sequences)" },
 } as const;
 
-export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Default 'auto': identified from a sample of non-blank lines spread over the whole input (a vote of nearest mean vectors; inputs of one language)";
+export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
 
 /** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed). */
 export const EMBED_FILE_OPTIONS = {
   model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
   lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
   center: EMBED_OPTIONS.center,
+  forceCenter: EMBED_OPTIONS.forceCenter,
   fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
   normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
   batchTokens: EMBED_OPTIONS.batchTokens,
   batchSentences: EMBED_OPTIONS.batchSentences,
 } as const;
 
-/** Warns when centring is asked for a language the model has no mean vector of (a model without any is not warned about). */
-export function warnUnknownCenter(modelLangs: string[], lang: string, flag: string, label: string): void {
-  if (modelLangs.length && !modelLangs.includes(lang))
-    process.stderr.write(`[${label}] warning: the model has no mean vector for ${flag} ${lang} (it has ${modelLangs.join(' ')}); vectors are not centred\n`);
+/** A language option checked against a model's languages (see resolveLangOption); the error names the option. */
+export function checkLangOption(model: SentenceEncoderModel, lang: string | undefined, flag: string): string | null {
+  return resolveLangOption(lang, model.languages, flag);
 }
 
 export interface EmbedSettings {
-  /** A language code, or undefined / 'auto' to identify it from the input. */
+  /** A language code, 'auto-per-sentence', 'none', or undefined / 'auto' to identify it from the input. */
   lang?: string;
   /** The option that gave lang, for messages (--lang, --src-lang, …). */
   langFlag: string;
   center: boolean;
+  /** Centre even when the model's mean vectors are negligible (--force-center). */
+  forceCenter?: boolean;
   batchTokens?: number;
   batchSentences?: number;
   normalize?: boolean;
@@ -48,46 +53,109 @@ export interface EmbedSettings {
   label: string;
 }
 
+/** One line saying what centring a choice gives (for logs). */
+export function describeCenter(model: SentenceEncoderModel, c: CenterChoice, langFlag: string): string {
+  const id = c.identified ? `identified as ${c.identified.lang} (confidence ${(Math.floor(c.identified.confidence * 100) / 100).toFixed(2)}${c.identified.sentences !== undefined ? ` over ${c.identified.sentences} sentences` : ''})` : '';
+  switch (c.reason) {
+    case undefined: return c.lang ? `${id ? `${id}; c` : 'c'}entred with the ${c.lang} mean vector` : 'not centred (no language)';
+    case 'off': return 'not centred (--no-center)';
+    case 'no-means': return 'not centred: the model has no per-language mean vectors';
+    case 'negligible': return `not centred: the model's per-language mean vectors are too small to matter (mean norm ${model.meanVectors.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}; --force-center to centre anyway)`;
+    case 'no-identifier': return `not centred: the model has no language identifier (xling train-lid adds one), so the language is unknown (${langFlag} to give it)`;
+    case 'no-evidence': return `not centred: no language could be identified (blank lines or an unknown script; ${langFlag} to give it)`;
+    case 'unsure': return `${id}, below the confidence of ${LID_CONFIDENCE} needed to centre: not centred (${langFlag} to give the language)`;
+    case 'no-mean-for-language': return `${id ? `${id}, ` : ''}but the model has no mean vector of it: not centred`;
+  }
+}
+
 /**
  * How every command embeds one input with a model: the centring language is the one given, or is
- * identified from a sample spread over the whole input (identify()); lines are then embedded in
- * any chunks with the same options (embed()); finish() warns once about blank and cut lines.
+ * identified from a sample spread over the whole input (identify()) and used only when the
+ * identification is confident (SentenceEncoderModel.chooseCenter), or each line's own
+ * ('auto-per-sentence'); lines are then embedded in any chunks with the same options (embed());
+ * finish() warns once about blank and cut lines and sums up per-sentence centring.
  */
 export class InputEmbedder {
-  lang: string | undefined;
+  /** The language centred with (null: none), once decided. */
+  lang: string | null = null;
+  /** What was decided and why (after the constructor for a given language, after identify() for 'auto'). */
+  choice: CenterChoice | null = null;
+  readonly perSentence: boolean;
+  private readonly auto: boolean;
   private lines = 0;
   private blank = 0;
   private cut = 0;
+  private readonly sentenceLangs = new Map<string, number>();
+  private uncentred = 0;
 
   constructor(readonly model: SentenceEncoderModel, readonly s: EmbedSettings, readonly what: string) {
-    this.lang = s.lang && s.lang !== 'auto' ? s.lang : undefined;
-    if (this.lang && s.center) warnUnknownCenter([...model.centers.keys()], this.lang, s.langFlag, s.label);
+    const l = resolveLangOption(s.lang, model.languages, s.langFlag);
+    this.perSentence = l === PER_SENTENCE;
+    this.auto = l === AUTO;
+    const center = !s.center ? false : s.forceCenter ? 'force' : true;
+    if (!this.auto && !this.perSentence) {
+      this.choice = model.chooseCenter(l, center);
+      this.lang = this.choice.lang;
+      if (!s.quiet && s.center && l !== null) this.say(describeCenter(model, this.choice, s.langFlag));
+    } else {
+      // decided without reading the input when nothing can be centred anyway
+      const pre = model.chooseCenter(l, center, { lang: '', confidence: 1 });
+      if (pre.reason && pre.reason !== 'no-mean-for-language') { this.choice = pre; if (!s.quiet && s.center) this.say(describeCenter(model, pre, s.langFlag)); }
+      else if (this.perSentence && !s.quiet) this.say(`each line identified on its own and centred when the identification's confidence is at least ${LID_CONFIDENCE}`);
+    }
   }
 
-  /** Whether the language must be identified from a sample of the input (see identify). */
-  get needsSample(): boolean { return !this.lang && this.s.center && this.model.centers.size > 0; }
+  private say(line: string): void { process.stderr.write(`[${this.s.label}] ${this.what}: ${line}\n`); }
 
-  /** Sets the language from a spread sample of the input's lines (SpreadSample / spreadSample). */
+  private get centerMode(): boolean | 'force' { return !this.s.center ? false : this.s.forceCenter ? 'force' : true; }
+
+  /** Whether the language must be identified from a sample of the input (see identify). */
+  get needsSample(): boolean { return this.auto && !this.choice; }
+
+  /** Decides the centring language from a spread sample of the input's lines (SpreadSample / spreadSample). */
   identify(sample: string[]): void {
     if (!this.needsSample) return;
-    const id = this.model.identifyLanguage(sample);
-    this.lang = id?.lang;
-    if (id && !this.s.quiet) process.stderr.write(`[${this.s.label}] ${this.what}: input language identified as ${id.lang} (${(100 * id.share).toFixed(0)}% of ${id.sentences} sentences nearest its mean vector); centring with it (${this.s.langFlag} to set, --no-center for plain vectors)\n`);
+    this.choice = this.model.chooseCenter(AUTO, this.centerMode, this.model.identifyLanguage(sample));
+    this.lang = this.choice.lang;
+    if (!this.s.quiet) this.say(`input language ${describeCenter(this.model, this.choice, this.s.langFlag)}`);
   }
 
   embed(sentences: string[]): Float32Array {
     this.lines += sentences.length;
     for (const t of sentences) if (!t.trim()) this.blank++;
     const tok = this.model.tokenizer, before = tok.truncated ?? 0;
-    const v = this.model.embed(sentences, { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, lang: this.lang, center: this.s.center });
+    const o = { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, center: this.centerMode };
+    let v: Float32Array;
+    if (this.perSentence && !this.choice) {
+      const langs = sentences.map((t) => this.model.sentenceCenter(t, this.centerMode).lang);
+      for (const l of langs) { if (l) this.sentenceLangs.set(l, (this.sentenceLangs.get(l) ?? 0) + 1); else this.uncentred++; }
+      v = this.model.embed(sentences, { ...o, langs });
+    } else {
+      v = this.model.embed(sentences, { ...o, lang: this.lang ?? undefined });
+    }
     this.cut += (tok.truncated ?? 0) - before;
     return v;
+  }
+
+  /** Options for SentenceEncoderModel.embed (and documentVectors) that embed as this job decided (after identify()). */
+  embedOptions(): { lang?: string; center: boolean | 'force' } {
+    return { lang: this.perSentence && !this.choice ? PER_SENTENCE : this.lang ?? undefined, center: this.centerMode };
+  }
+
+  /** What was done, for JSON outputs: the language centred with (null: none) and why not. */
+  get centring(): { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null; per_sentence?: Record<string, number> } {
+    if (this.perSentence && !this.choice) return { lang: null, reason: 'per-sentence', identified: null, per_sentence: { ...Object.fromEntries([...this.sentenceLangs].sort()), none: this.uncentred } };
+    return { lang: this.choice?.lang ?? null, reason: this.choice?.reason ?? null, identified: this.choice?.identified ? { lang: this.choice.identified.lang, confidence: this.choice.identified.confidence } : null };
   }
 
   finish(): void {
     const p = `[${this.s.label}] warning: ${this.what}:`;
     if (this.blank) process.stderr.write(`${p} ${this.blank} blank line${this.blank > 1 ? 's' : ''} (each still gets its row: the vector of an empty sentence; not used to identify the language)\n`);
     if (this.cut) process.stderr.write(`${p} ${this.cut} of ${this.lines} lines were longer than the model reads and were cut to its maximum input length\n`);
+    if (this.perSentence && !this.choice && !this.s.quiet) {
+      const by = [...this.sentenceLangs].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${l} ${n}`).join(', ');
+      this.say(`per-sentence centring: ${this.lines - this.uncentred} of ${this.lines} lines centred${by ? ` (${by})` : ''}; ${this.uncentred} not (confidence below ${LID_CONFIDENCE}, no evidence or no mean vector)`);
+    }
   }
 }
 
@@ -105,6 +173,14 @@ export function vectorsFor(sentences: string[], file: string | undefined, modelD
   const data = job.embed(sentences);
   job.finish();
   return { data, n: sentences.length, d: m.dim };
+}
+
+/** Checks language options against a model (loaded once, kept for vectorsFor) before any other work (without a model they are not used). */
+export function checkLangOptions(modelDir: string | undefined, opts: [string, string | undefined][]): void {
+  const given = opts.filter(([, v]) => v !== undefined);
+  if (!given.length || !modelDir) return;
+  const m = cachedModel(modelDir);
+  for (const [flag, v] of given) checkLangOption(m, v, flag);
 }
 
 let cache: { dir: string; model: SentenceEncoderModel } | null = null;

@@ -34,7 +34,7 @@ export interface EmbedShardJob {
   /** All lines of the input (the rows of the vectors file). */
   rows: number;
   lang?: string;
-  center: boolean;
+  center: boolean | 'force';
   normalize: boolean;
   fp16: boolean;
   batchTokens?: number;

@@ -24,7 +24,7 @@ export interface EmbedFlowRequest {
   seekMarks: number[] | null;
   shards: number;
   lang?: string;
-  center: boolean;
+  center: boolean | 'force';
   normalize: boolean;
   fp16: boolean;
   batchTokens?: number;

@@ -3,6 +3,7 @@
 // else the family trains beside it, center.<lang> for per-language means) and, for subword
 // models, tokenizer.json (Hugging Face format). An exported directory holds only encoder.* and
 // center.*. Format 1 (`xling-laser`, before model families) still loads.
+import { LID_FILE, loadLanguageIdentifier } from '../text/lid.js';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
@@ -65,6 +66,7 @@ export function exportEncoder(modelDir: string, outDir: string): void {
       writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
       saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
       if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+      if (existsSync(join(modelDir, LID_FILE))) copyFileSync(join(modelDir, LID_FILE), join(tmp, LID_FILE));
       replaceDir(tmp, outDir);
     } catch (e) {
       rmSync(tmp, { recursive: true, force: true });
@@ -130,5 +132,5 @@ export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const centers = new Map<string, Float32Array>();
   for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
   const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => loadModule(m, file, { prefix: o?.prefix ?? 'encoder.', rename: o?.rename }));
-  return new SentenceEncoderModel(encoder, tokenizer, centers, cfg);
+  return new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
 }

@@ -7,7 +7,9 @@ import { SentenceEncoder } from '../models/encoder.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { normalize as l2normalize } from '../tensor/ops.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
-import { centerRows, nearestCenterVote, spreadSample } from './centering.js';
+import { LanguageIdentifier } from '../text/lid.js';
+import { centerRows, spreadSample } from './centering.js';
+import { AUTO, LID_CONFIDENCE, meanNorm, meansNegligible, PER_SENTENCE } from './language.js';
 
 export { lengthBatches };
 
@@ -15,13 +17,28 @@ export interface EmbedOptions {
   maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
   /**
    * Language of the sentences: with `center` (default on), the model's mean vector of that
-   * language is subtracted. 'auto': the language is identified from the sentences themselves
-   * (identifyLanguage: a vote of nearest mean vectors; meant for inputs of one language).
+   * language is subtracted. 'auto': identified from the sentences themselves (identifyLanguage:
+   * the model's language identifier over a spread sample; inputs of one language);
+   * 'auto-per-sentence': each sentence identified on its own. An identified language is used
+   * only with a confidence of at least LID_CONFIDENCE; otherwise nothing is centred.
    */
   lang?: string;
-  center?: boolean;
+  /** Per-language centring (default on); 'force': even when the model's means are negligible (meansNegligible). */
+  center?: boolean | 'force';
+  /** Each sentence's language (already decided, e.g. by sentenceCenter; null: not centred); replaces `lang`. */
+  langs?: (string | null)[];
   /** The encoder's fast inference path (e.g. LASER's token tables): 'auto' when it pays for the job. */
   fastPath?: 'auto' | boolean;
+}
+
+/** What centring a text or an input gets, and why (for log lines, JSON fields and headers). */
+export interface CenterChoice {
+  /** The language whose mean is subtracted; null: not centred. */
+  lang: string | null;
+  /** The identified (or given) language, also when it is not used. */
+  identified?: { lang: string; confidence: number; sentences?: number } | null;
+  /** Why nothing is centred: 'off' (center false), 'negligible' (the means are too small), 'no-means', 'no-identifier', 'unsure' (below LID_CONFIDENCE), 'no-evidence' (blank or unknown script), 'no-mean-for-language'. */
+  reason?: 'off' | 'negligible' | 'no-means' | 'no-identifier' | 'unsure' | 'no-evidence' | 'no-mean-for-language';
 }
 
 export class SentenceEncoderModel {
@@ -29,32 +46,74 @@ export class SentenceEncoderModel {
     /** Per-language mean vectors (see centering.ts); empty for models without them. */
     public centers: Map<string, Float32Array> = new Map(),
     /** The model directory's config.json, when loaded from one. */
-    readonly config: unknown = null) {}
+    readonly config: unknown = null,
+    /** The model's language identifier (lid.json), null when it has none. */
+    public lid: LanguageIdentifier | null = null) {}
   get dim(): number { return this.encoder.dim; }
 
-  /** The mean vector embed() subtracts for these options, or null ('auto' is resolved by the caller). */
-  centerFor(o: EmbedOptions): Float32Array | null {
-    if (o.center === false || !o.lang || o.lang === 'auto') return null;
-    return this.centers.get(o.lang) ?? null;
+  /** The languages a language option may name: those with mean vectors and those the identifier knows. */
+  get languages(): string[] { return [...new Set([...this.centers.keys(), ...(this.lid?.languages ?? [])])].sort(); }
+
+  /** The average norm of the mean vectors, and whether it is too small to matter (centring then skipped unless forced). */
+  get meanVectors(): { languages: number; meanNorm: number; negligible: boolean } {
+    return { languages: this.centers.size, meanNorm: meanNorm(this.centers), negligible: meansNegligible(this.centers) };
   }
 
   /**
-   * The language of a set of sentences (assumed to share one language) among those the model has
-   * mean vectors for, by a majority vote of nearest mean vectors over a spread sample of at most
-   * `sample` non-blank sentences (spreadSample: a streamed input sampled the same way gets the
-   * same answer). null when the model has no mean vectors or every sentence is blank.
+   * The centring rule of every command and the server, for a language that is given (a code,
+   * 'auto' with the input's identification `identified`, or undefined/null: none).
    */
-  identifyLanguage(sentences: string[], sample = 2000): { lang: string; share: number; sentences: number } | null {
-    const pick = spreadSample(sentences, sample);
-    if (!this.centers.size || !pick.length) return null;
-    const vote = nearestCenterVote(this.embed(pick, { center: false }), this.dim, this.centers);
-    return vote && { ...vote, sentences: pick.length };
+  chooseCenter(lang: string | null | undefined, center: boolean | 'force' | undefined, identified?: { lang: string; confidence: number; sentences?: number } | null): CenterChoice {
+    if (center === false) return { lang: null, reason: 'off' };
+    if (!this.centers.size) return { lang: null, reason: 'no-means' };
+    if (center !== 'force' && meansNegligible(this.centers)) return { lang: null, reason: 'negligible', identified };
+    if (!lang) return { lang: null };
+    if (lang === AUTO || lang === PER_SENTENCE) {
+      if (!this.lid) return { lang: null, reason: 'no-identifier' };
+      if (!identified) return { lang: null, reason: 'no-evidence', identified: null };
+      if (identified.confidence < LID_CONFIDENCE) return { lang: null, reason: 'unsure', identified };
+      lang = identified.lang;
+    }
+    return this.centers.has(lang) ? { lang, identified } : { lang: null, reason: 'no-mean-for-language', identified };
   }
 
-  /** Options with lang 'auto' replaced by the identified language. */
-  private resolveAuto(sentences: string[], o: EmbedOptions): EmbedOptions {
-    if (o.lang !== 'auto' || o.center === false) return o;
-    return { ...o, lang: this.identifyLanguage(sentences)?.lang };
+  /** The mean vector embed() subtracts for these options, or null ('auto' is resolved by the caller). */
+  centerFor(o: EmbedOptions): Float32Array | null {
+    if (!o.lang || o.lang === AUTO || o.lang === PER_SENTENCE) return null;
+    const c = this.chooseCenter(o.lang, o.center);
+    return c.lang ? this.centers.get(c.lang)! : null;
+  }
+
+  /**
+   * The language of a set of sentences taken to share one language (a file), by the model's
+   * language identifier: the mean of the per-sentence posteriors over a spread sample of at most
+   * `sample` non-blank sentences (spreadSample: a streamed input sampled the same way gets the
+   * same answer); `confidence` is the winner's mean posterior. null when the model has no
+   * identifier or no sentence gives evidence.
+   */
+  identifyLanguage(sentences: string[], sample = 2000): { lang: string; confidence: number; sentences: number } | null {
+    if (!this.lid) return null;
+    return this.lid.identifyAll(spreadSample(sentences, sample));
+  }
+
+  /** What centring one sentence gets with lang 'auto-per-sentence' (or 'auto' for a single text). */
+  sentenceCenter(text: string, center?: boolean | 'force'): CenterChoice {
+    return this.chooseCenter(PER_SENTENCE, center, this.lid && text.trim() ? this.lid.identify(text) : null);
+  }
+
+  /** Options with lang 'auto' replaced by the identified language (or none: see chooseCenter), 'auto-per-sentence' by per-row means. */
+  private resolveAuto(sentences: string[], o: EmbedOptions): EmbedOptions & { rowCenters?: (Float32Array | null)[] } {
+    if (o.langs) {
+      if (o.langs.length !== sentences.length) throw new Error(`embed: ${o.langs.length} languages for ${sentences.length} sentences`);
+      return { ...o, lang: undefined, rowCenters: o.center === false ? undefined : o.langs.map((l) => (l && this.chooseCenter(l, o.center).lang ? this.centers.get(l)! : null)) };
+    }
+    if (o.lang === PER_SENTENCE) {
+      if (o.center === false) return { ...o, lang: undefined };
+      return { ...o, lang: undefined, rowCenters: sentences.map((t) => { const c = this.sentenceCenter(t, o.center); return c.lang ? this.centers.get(c.lang)! : null; }) };
+    }
+    if (o.lang !== AUTO) return o;
+    const c = o.center === false ? null : this.chooseCenter(AUTO, o.center, this.identifyLanguage(sentences));
+    return { ...o, lang: c?.lang ?? undefined };
   }
 
   private fastFor(seqs: ArrayLike<number>[], o: EmbedOptions): (SentenceEncoder & { dispose(): void }) | null {
@@ -66,20 +125,21 @@ export class SentenceEncoderModel {
   }
 
   /** Embeds token sequences; rows in input order. */
-  embedIds(seqs: Int32Array[], o: EmbedOptions = {}): Float32Array {
+  embedIds(seqs: Int32Array[], o: EmbedOptions & { rowCenters?: (Float32Array | null)[] } = {}): Float32Array {
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
     const fast = this.fastFor(seqs, o);
     const enc = fast ?? this.encoder;
-    const mu = this.centerFor(o);
+    const mu = this.centerFor(o), rowMu = o.rowCenters;
     try {
       let done = 0;
       for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
         const rows = noGrad(() => tidy(() => {
           const v = enc.encode(idx.map((k) => seqs[k]!));
-          return (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array();
+          return (o.normalize !== false || mu || rowMu ? l2normalize(v, 1) : v).toFloat32Array();
         }));
         if (mu) centerRows(rows, d, mu, o.normalize !== false);
+        if (rowMu) centerEachRow(rows, d, idx.map((k) => rowMu[k] ?? null), o.normalize !== false);
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
         done += idx.length;
         o.onBatch?.(done);
@@ -95,7 +155,9 @@ export class SentenceEncoderModel {
    * responsive while a batch is encoded. Same result as embed().
    */
   async embedAsync(sentences: string[], o: EmbedOptions = {}): Promise<Float32Array> {
-    o = this.resolveAuto(sentences, o);
+    const r = this.resolveAuto(sentences, o);
+    o = r;
+    const rowMu = r.rowCenters;
     const seqs = sentences.map((s) => this.tokenizer.encode(s));
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
@@ -105,8 +167,9 @@ export class SentenceEncoderModel {
     try {
       for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
         const v = await enc.encodeAsync(idx.map((k) => seqs[k]!));
-        const rows = noGrad(() => tidy(() => (o.normalize !== false || mu ? l2normalize(v, 1) : v).toFloat32Array()));
+        const rows = noGrad(() => tidy(() => (o.normalize !== false || mu || rowMu ? l2normalize(v, 1) : v).toFloat32Array()));
         if (mu) centerRows(rows, d, mu, o.normalize !== false);
+        if (rowMu) centerEachRow(rows, d, idx.map((k) => rowMu[k] ?? null), o.normalize !== false);
         v.dispose();
         idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
       }
@@ -117,7 +180,11 @@ export class SentenceEncoderModel {
   }
 
   embed(sentences: string[], o: EmbedOptions = {}): Float32Array {
-    o = this.resolveAuto(sentences, o);
-    return this.embedIds(sentences.map((s) => this.tokenizer.encode(s)), o);
+    return this.embedIds(sentences.map((s) => this.tokenizer.encode(s)), this.resolveAuto(sentences, o));
   }
+}
+
+/** In place: each row centred with its own mean (null: left as it is), then (optionally) re-normalised. */
+export function centerEachRow(rows: Float32Array, dim: number, mus: (Float32Array | null)[], normalize: boolean): void {
+  mus.forEach((mu, r) => { if (mu) centerRows(rows.subarray(r * dim, (r + 1) * dim), dim, mu, normalize); });
 }

@@ -88,7 +88,8 @@ export class GraphReader {
  */
 export function neighboursOfText(graph: GraphReader, model: SentenceEncoderModel, index: FaissIndex, text: string, o: { k?: number; lang?: string; threshold?: number } = {}): { lang: string | null; neighbours: Neighbour[] } {
   const k = o.k ?? graph.meta.k;
-  const lang = o.lang ?? model.identifyLanguage([text])?.lang ?? null;
+  // the one centring rule: the given language, or the identified one when confident (else none)
+  const lang = (o.lang ? model.chooseCenter(o.lang, true) : model.sentenceCenter(text)).lang;
   const q = model.embed([text], { lang: lang ?? undefined, center: lang !== null });
   if (graph.meta.nprobe) index.setNprobe(graph.meta.nprobe);
   const r = index.search(q, Math.min(graph.meta.candidates, index.ntotal));

@@ -2,42 +2,37 @@
 // up to a token budget (and a sentence cap), each encoded with the encoder's async entry point
 // (heavy kernels on a worker thread, the event loop free), and the rows handed back to each
 // request in order. One batch runs at a time: on 2 cores a second concurrent batch only competes.
-// Per-row work that every request of a batch needs (the language vote) is done once per batch.
-import type { RowVotes } from '../embed/centering.js';
+// A row's vector never depends on the other rows of its batch (language identification and
+// centring are per sentence, in the server, on the text).
 import { SentenceEncoder } from '../models/encoder.js';
 import { noGrad, tidy } from '../tensor/tensor.js';
 
-interface Job { seqs: Int32Array[]; tokens: number; vote: boolean; signal?: AbortSignal; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
+interface Job { seqs: Int32Array[]; tokens: number; signal?: AbortSignal; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
 
 export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
 
-/** A request's raw (unnormalised) vectors [n, dim], and its rows' language votes when asked for. */
-export interface Embedded { rows: Float32Array; votes: RowVotes | null }
+/** A request's raw (unnormalised) vectors [n, dim]. */
+export interface Embedded { rows: Float32Array }
 
 export class DynamicBatcher {
   private readonly queue: Job[] = [];
   private running = false;
-  /**
-   * vote: each row's nearest language mean, computed over a whole batch in one call (a round trip
-   * to the worker threads per request cost more than the product itself).
-   */
   constructor(private readonly encoder: SentenceEncoder, readonly maxBatchTokens: number, readonly maxBatchSentences = 4096,
-    private readonly onBatch?: (s: BatchStats) => void, private readonly vote?: (rows: Float32Array) => Promise<RowVotes>) {}
+    private readonly onBatch?: (s: BatchStats) => void) {}
 
   /** Sentences waiting (not yet in a running batch). */
   get queueDepth(): number { return this.queue.reduce((a, j) => a + j.seqs.length, 0); }
 
   /**
-   * Raw vectors of these token sequences (and their language votes with `vote`). A job whose
-   * signal is aborted (its client went away) before its batch starts is dropped, not encoded.
+   * Raw vectors of these token sequences. A job whose signal is aborted (its client went away)
+   * before its batch starts is dropped, not encoded.
    */
-  embed(seqs: Int32Array[], o: { vote?: boolean; signal?: AbortSignal } = {}): Promise<Embedded> {
-    const vote = !!o.vote && !!this.vote;
+  embed(seqs: Int32Array[], o: { signal?: AbortSignal } = {}): Promise<Embedded> {
     if (o.signal?.aborted) return Promise.reject(new Error('the request was aborted'));
-    if (!seqs.length) return Promise.resolve({ rows: new Float32Array(0), votes: null });
+    if (!seqs.length) return Promise.resolve({ rows: new Float32Array(0) });
     const tokens = seqs.reduce((a, s) => a + s.length, 0);
     return new Promise((resolve, reject) => {
-      this.queue.push({ seqs, tokens, vote, signal: o.signal, resolve, reject });
+      this.queue.push({ seqs, tokens, signal: o.signal, resolve, reject });
       if (!this.running) void this.run();
     });
   }
@@ -62,12 +57,11 @@ export class DynamicBatcher {
           const v = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));
           const rows = noGrad(() => tidy(() => v.toFloat32Array()));
           v.dispose();
-          const votes = jobs.some((j) => j.vote) ? await this.vote!(rows) : null;
           const d = this.encoder.dim;
           let at = 0;
           for (const j of jobs) {
             const n = j.seqs.length;
-            j.resolve({ rows: rows.slice(at * d, (at + n) * d), votes: j.vote ? { langs: votes!.langs, nearest: votes!.nearest.slice(at, at + n) } : null });
+            j.resolve({ rows: rows.slice(at * d, (at + n) * d) });
             at += n;
           }
         } catch (e) {

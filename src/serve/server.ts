@@ -14,7 +14,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { centerRows, nearestCentersAsync, tallyVotes } from '../embed/centering.js';
+import { centerRows } from '../embed/centering.js';
+import { AUTO, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from '../embed/language.js';
 import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
@@ -140,8 +141,9 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const queueDepth = new Gauge({ name: 'xling_queue_sentences', help: 'sentences waiting for a batch', registers: [registry], collect() { this.set(batcher.queueDepth); } });
   const inflight = new Gauge({ name: 'xling_inflight_requests', help: 'requests being served', registers: [registry] });
   void queueDepth;
-  const voteRows = async (rows: Float32Array) => { const u = rows.slice(); l2normalize(u, d); return nearestCentersAsync(u, d, model.centers); };
-  const batcher = new DynamicBatcher(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); }, voteRows);
+  const batcher = new DynamicBatcher(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); });
+  // the server's default language (--lang): 'auto' (each input identified on its own), a code, or null (none)
+  const defaultLang = resolveLangOption(o.lang, model.languages, '--lang');
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
   // Node's own timers: headers within headersTimeout, the whole request within the request
@@ -307,22 +309,29 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   }
 
   /**
-   * Vectors of the inputs as `xling embed` makes them: normalised, and centred with the language's
-   * mean vector — the request's `lang`, else the server's --lang, else identified from the
-   * request's inputs (a vote of nearest mean vectors, as embed votes over its input file; send
-   * `lang` for vectors that do not depend on what else a request holds). lang null: no centring.
+   * Vectors of the inputs as `xling embed` makes them: normalised, and centred with a language's
+   * mean vector — the request's `lang` (checked: an unknown code is 422), else the server's
+   * --lang; 'auto' identifies each input on its own (the model's identifier; centred only with a
+   * confidence of at least LID_CONFIDENCE), so a text's vector never depends on what else a
+   * request (or a batch) holds. lang null: no centring. The `x-xling-lang` header lists each
+   * input's centring language ('none' where not centred); `x-xling-center` says why nothing is.
    */
   async function vectors(inputs: (string | number[])[], q: { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean; signal?: AbortSignal }, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
+    let lang: string | null;
+    try { lang = q.lang === undefined ? defaultLang : resolveLangOption(q.lang, model.languages, 'lang'); } catch (e) { throw new HttpError(422, `Input validation error: ${(e as Error).message}`, 'Validation'); }
     const seqs = tokenize(inputs, q.truncate ?? opts.autoTruncate);
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
-    let lang = q.lang === undefined ? o.lang ?? 'auto' : q.lang;
-    const center = (q.center ?? o.center ?? true) && model.centers.size > 0;
-    const { rows, votes } = await batcher.embed(seqs, { vote: center && lang === 'auto', signal: q.signal });
-    if (q.normalize !== false || center) l2normalize(rows, d);
-    if (votes) lang = tallyVotes(votes)?.lang ?? null;
-    const mu = center && lang ? model.centers.get(lang) ?? null : null;
-    if (mu) centerRows(rows, d, mu, q.normalize !== false);
-    if (mu && lang) reply?.header('x-xling-lang', lang);
+    const center = q.center ?? o.center ?? true;
+    const whole = lang === AUTO || lang === PER_SENTENCE ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center);
+    // token-id inputs have no text to identify: they are centred only with a given language
+    const langs = whole.reason && whole.reason !== 'no-mean-for-language' ? inputs.map(() => null)
+      : lang === AUTO || lang === PER_SENTENCE ? inputs.map((t) => (typeof t === 'string' ? model.sentenceCenter(t, center).lang : null)) : inputs.map(() => whole.lang);
+    const { rows } = await batcher.embed(seqs, { signal: q.signal });
+    const centred = langs.some((l) => l);
+    if (q.normalize !== false || centred) l2normalize(rows, d);
+    langs.forEach((l, i) => { if (l) centerRows(rows.subarray(i * d, (i + 1) * d), d, model.centers.get(l)!, q.normalize !== false); });
+    reply?.header('x-xling-lang', langs.map((l) => l ?? 'none').join(','));
+    if (!centred) reply?.header('x-xling-center', whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'));
     return rows;
   }
   // vectors go out as text formatted natively (shortest float32 decimals): formatting them in
@@ -382,7 +391,13 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     max_concurrent_requests: opts.maxConcurrentRequests, max_input_length: maxInputLength, max_batch_tokens: maxBatchTokens,
     max_batch_requests: null, max_client_batch_size: opts.maxClientBatchSize, tokenization_workers: 1, version: '0.1.0',
     xling: {
-      kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: [...model.centers.keys()].sort(),
+      kind: (model.config as { kind?: string } | null)?.kind ?? null, dim: d, languages: model.languages,
+      centring: {
+        default_lang: defaultLang, enabled: o.center ?? true,
+        rule: `a request's lang (or the server's): a code centres with its mean vector; 'auto' identifies each input on its own and centres it only when the confidence is at least ${LID_CONFIDENCE}; null: none. The x-xling-lang header lists each input's language ('none': not centred).`,
+        identifier: model.lid ? { languages: model.lid.languages, confidence_threshold: LID_CONFIDENCE } : null,
+        mean_vectors: { languages: model.centers.size, mean_norm: +model.meanVectors.meanNorm.toFixed(4), negligible: model.meanVectors.negligible },
+      },
       index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
       graph: o.graph ? { sentences: o.graph.size, k: o.graph.meta.k } : null,
       limits: {

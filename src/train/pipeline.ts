@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fitLanguageMeans } from '../embed/centering.js';
+import { CENTER_MIN_NORM, trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { TrainConfig } from '../models/family.js';
@@ -229,10 +230,19 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       prog.done();
     }
     writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers);
+    // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
+    const t3 = performance.now();
+    enc.lid = trainModelIdentifier(byLanguage(table));
+    if (enc.lid) {
+      enc.lid.save(work);
+      log(`language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`);
+    }
+    const mv = enc.meanVectors;
+    if (mv.negligible) log(`the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`);
     let devResult: TrainModelResult['dev'];
     if (dev) {
       const raw = await xsimOnDevAsync(enc, dev, { center: false, signal: o.signal });
-      const centered = raw && enc.centers.size ? await xsimOnDevAsync(enc, dev, { signal: o.signal }) : null;
+      const centered = raw && enc.centers.size ? await xsimOnDevAsync(enc, dev, { center: 'force', signal: o.signal }) : null;
       if (!raw || (enc.centers.size && !centered)) stoppedAfter('the dev evaluation');
       writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
       writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw!.langs)]));

@@ -13,7 +13,7 @@ export interface XsimResult { langs: Record<string, { n: number; l2en: number; e
 
 
 /** Dev xsim; each side embedded with its language (so per-language centring applies unless center is false). */
-export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean } = {}): XsimResult {
+export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean | 'force' } = {}): XsimResult {
   const langs: XsimResult['langs'] = {};
   let sum = 0, cnt = 0;
   for (const [l, p] of dev.pairs) {
@@ -30,7 +30,7 @@ export function xsimOnDev(model: SentenceEncoderModel, dev: DevSet, o: { center?
  * xsimOnDev that lets the event loop run between languages (so a SIGINT handler can abort it);
  * null when `signal` was aborted before it finished.
  */
-export async function xsimOnDevAsync(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean; signal?: AbortSignal } = {}): Promise<XsimResult | null> {
+export async function xsimOnDevAsync(model: SentenceEncoderModel, dev: DevSet, o: { center?: boolean | 'force'; signal?: AbortSignal } = {}): Promise<XsimResult | null> {
   const langs: XsimResult['langs'] = {};
   let sum = 0, cnt = 0;
   for (const [l, p] of dev.pairs) {
