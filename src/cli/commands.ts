@@ -11,6 +11,7 @@ import { evalBuccCommand } from './eval-bucc.js';
 import { evalRetrievalCommand } from './eval-retrieval.js';
 import { evalXsimCommand } from './eval-xsim.js';
 import { exportCommand } from './export.js';
+import { importHfCommand } from './import-hf.js';
 import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
 import { mineCommand } from './mine.js';
 import { trainCommand } from './train.js';
@@ -20,4 +21,5 @@ export const commands: CliCommand[] = [
   mineCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
+  importHfCommand,
 ];

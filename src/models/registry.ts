@@ -4,6 +4,7 @@ import { EncoderLoader, ModelFamily } from './family.js';
 import { dualFamily } from './dual/family.js';
 import { jmtFamily } from './jmt/family.js';
 import { laserFamily } from './laser/family.js';
+import { hfLoaders } from './hf/family.js';
 
 const FAMILIES: ModelFamily[] = [
   laserFamily,
@@ -13,6 +14,7 @@ const FAMILIES: ModelFamily[] = [
 
 /** Kinds that are loaded but not trained from scratch (imported models). */
 const IMPORTED: EncoderLoader[] = [
+  ...hfLoaders,
 ];
 
 const LOADERS: EncoderLoader[] = [...FAMILIES, ...IMPORTED];
