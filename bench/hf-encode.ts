@@ -63,8 +63,11 @@ export async function run() {
     // PyTorch: the same batches of ids
     writeFileSync(join(tmp, 'ids.json'), JSON.stringify({ batches: batches.map((b) => b.map((k) => Array.from(ids[k]!))) }));
     const torch = py(['time', snap, join(tmp, 'ids.json'), String(threads)]).sents_per_s!;
+    process.stderr.write(`[hf_encode] xling ${xling.toFixed(2)}/s, PyTorch ${torch.toFixed(2)}/s (${sentences.length} sentences)\n`);
 
     // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean pooling
+    let js = NaN, jsError: string | null = null;
+    try {
     const tjs = await import('@huggingface/transformers');
     tjs.env.allowRemoteModels = false;
     tjs.env.localModelPath = tmp;
@@ -73,12 +76,16 @@ export async function run() {
     await extractor(groups[0]!.slice(0, 16), { pooling: 'mean' });
     t0 = performance.now();
     for (const g of groups) await extractor(g, { pooling: 'mean' });
-    const js = sentences.length / ((performance.now() - t0) / 1000);
+    js = sentences.length / ((performance.now() - t0) / 1000);
     await extractor.dispose();
+    } catch (e) {
+      // recorded, not fatal: the other two figures stand
+      jsError = (e as Error).message;
+    }
     return {
       name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, batches: batches.length, threads,
       xling_sents_per_s: xling, transformers_js_sents_per_s: js, torch_sents_per_s: torch,
-      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch,
+      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, transformers_js_error: jsError,
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
