@@ -41,7 +41,9 @@ fi
 # npm dependencies (prebuilt tokenizers, node-addon-api, typescript); no binary downloads.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # onnxruntime-node (under the dev dependency @huggingface/transformers: Hugging Face parity tests
+  # and bench) would download CUDA binaries at install; its CPU runtime ships in the package
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 fi
 
 echo "[setup] building the native addon and TypeScript"

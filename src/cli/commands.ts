@@ -12,6 +12,7 @@ import { evalRetrievalCommand } from './eval-retrieval.js';
 import { evalXsimCommand } from './eval-xsim.js';
 import { exportCommand } from './export.js';
 import { importLaserCommand } from './import.js';
+import { importHfCommand } from './import-hf.js';
 import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
 import { mineCommand } from './mine.js';
 import { scorerTrainCommand } from './scorer.js';
@@ -22,5 +23,5 @@ export const commands: CliCommand[] = [
   trainCommand, trainLidCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
   mineCommand, scorerTrainCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
-  probeCodeSwitchCommand, workerCommand, importLaserCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
+  probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
 ];

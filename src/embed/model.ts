@@ -158,7 +158,7 @@ export class SentenceEncoderModel {
     const r = this.resolveAuto(sentences, o);
     o = r;
     const rowMu = r.rowCenters;
-    const seqs = sentences.map((s) => this.tokenizer.encode(s));
+    const seqs = this.tokenize(sentences);
     const d = this.dim;
     const out = new Float32Array(seqs.length * d);
     const fast = this.fastFor(seqs, o);
@@ -179,8 +179,14 @@ export class SentenceEncoderModel {
     return out;
   }
 
+  /** Token ids of each sentence (in one call where the tokenizer encodes batches). */
+  tokenize(sentences: string[]): Int32Array[] {
+    const t = this.tokenizer;
+    return t.encodeBatch ? t.encodeBatch(sentences) : sentences.map((s) => t.encode(s));
+  }
+
   embed(sentences: string[], o: EmbedOptions = {}): Float32Array {
-    return this.embedIds(sentences.map((s) => this.tokenizer.encode(s)), this.resolveAuto(sentences, o));
+    return this.embedIds(this.tokenize(sentences), this.resolveAuto(sentences, o));
   }
 }
 

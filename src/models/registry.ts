@@ -5,6 +5,7 @@ import { dualFamily } from './dual/family.js';
 import { jmtFamily } from './jmt/family.js';
 import { laserFamily } from './laser/family.js';
 import { laserLstmLoader } from './laser-lstm/loader.js';
+import { hfLoaders } from './hf/family.js';
 
 const FAMILIES: ModelFamily[] = [
   laserFamily,
@@ -15,6 +16,7 @@ const FAMILIES: ModelFamily[] = [
 /** Kinds that are loaded but not trained from scratch (imported models). */
 const IMPORTED: EncoderLoader[] = [
   laserLstmLoader,
+  ...hfLoaders,
 ];
 
 const LOADERS: EncoderLoader[] = [...FAMILIES, ...IMPORTED];

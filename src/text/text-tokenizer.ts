@@ -7,6 +7,8 @@ export interface TextTokenizer {
   readonly eosId: number;
   /** Normalised, tokenised ids ending with EOS, at most maxLen ids. */
   encode(s: string): Int32Array;
+  /** encode() of many inputs at once, for tokenizers with a per-call cost (same ids). */
+  encodeBatch?(s: string[]): Int32Array[];
   /** Inputs encode() cut to the model's maximum length so far (a count for one warning per job). */
   readonly truncated?: number;
   /** The most ids encode() returns for one input (longer inputs are cut). */

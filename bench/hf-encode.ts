@@ -1,0 +1,99 @@
+// A BERT-base-sized Hugging Face encoder (12 layers, 768 wide, 12 heads, random weights, mean
+// pooling) on dev sentences of 12 languages: xling (`xling import hf`, length-sorted batches) vs
+// transformers.js on onnxruntime-node (the same weights exported to ONNX by python3-torch, fp32)
+// vs PyTorch (the same batches), all with the same number of threads. Sentences/s of each.
+//   node dist/bench/hf-encode.js [--threads 2] [--per-lang 50] [--json]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { lengthBatches } from '../src/data/batch.js';
+import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { setNumThreads } from '../src/tensor/index.js';
+import { benchRoot, jsonMode, python, threadsArg } from './common.js';
+
+const LANGS = ['en', 'de', 'fr', 'es', 'it', 'pt', 'ru', 'ar', 'tr', 'zh', 'ja', 'ko'];
+
+function devSentences(perLang: number): string[] {
+  const repo = join(benchRoot, '..');
+  const shared = join(repo, '..', 'shared', 'data', 'gettext', 'dev.tsv.gz');
+  const file = existsSync(shared) ? shared : join(repo, 'data', 'sample', 'gettext.dev.tsv.gz');
+  const [head, ...rows] = gunzipSync(readFileSync(file)).toString('utf8').trimEnd().split('\n');
+  const cols = head!.split('\t');
+  const out: string[] = [];
+  for (const l of LANGS) {
+    const c = cols.indexOf(l);
+    out.push(...rows.map((r) => r.split('\t')[c] ?? '').filter((s) => s.trim()).slice(0, perLang));
+  }
+  return out;
+}
+
+function py(args: string[]): Record<string, number> {
+  const r = spawnSync(python, [join(benchRoot, 'py', 'hf_encode.py'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`hf_encode.py ${args[0]} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number>;
+}
+
+export async function run() {
+  const threads = threadsArg();
+  const i = process.argv.indexOf('--per-lang');
+  const perLang = i > 0 ? Number(process.argv[i + 1]) : 50;
+  setNumThreads(threads);
+  const repo = join(benchRoot, '..');
+  const tmp = mkdtempSync(join(tmpdir(), 'xling-bench-hf-'));
+  try {
+    const snap = join(tmp, 'snapshot');
+    py(['make', snap, join(repo, 'test', 'fixtures', 'hf', 'bert', 'tokenizer.json')]);
+    const imp = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'import', 'hf', '--from', snap, '-o', join(tmp, 'xling')], { encoding: 'utf8' });
+    if (imp.status !== 0) throw new Error(`xling import hf failed: ${imp.stderr}`);
+    const sentences = devSentences(perLang);
+    const m = loadSentenceEncoder(join(tmp, 'xling'));
+    const ids = m.tokenize(sentences);
+    const lim = m.encoder.batchLimits!;
+    const batches = lengthBatches(ids, lim.maxTokens, lim.maxSentences);
+    const tokens = ids.reduce((a, s) => a + s.length, 0);
+
+    // xling: tokenising included (embed() does it), as for the others
+    m.embed(sentences.slice(0, 16));
+    let t0 = performance.now();
+    m.embed(sentences, { normalize: false });
+    const xling = sentences.length / ((performance.now() - t0) / 1000);
+
+    // PyTorch: the same batches of ids
+    writeFileSync(join(tmp, 'ids.json'), JSON.stringify({ batches: batches.map((b) => b.map((k) => Array.from(ids[k]!))) }));
+    const torch = py(['time', snap, join(tmp, 'ids.json'), String(threads)]).sents_per_s!;
+    process.stderr.write(`[hf_encode] xling ${xling.toFixed(2)}/s, PyTorch ${torch.toFixed(2)}/s (${sentences.length} sentences)\n`);
+
+    // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean pooling
+    let js = NaN, jsError: string | null = null;
+    try {
+    const tjs = await import('@huggingface/transformers');
+    tjs.env.allowRemoteModels = false;
+    tjs.env.localModelPath = tmp;
+    const extractor = await tjs.pipeline('feature-extraction', 'snapshot', { dtype: 'fp32', session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 } } as never);
+    const groups = batches.map((b) => b.map((k) => sentences[k]!));
+    await extractor(groups[0]!.slice(0, 16), { pooling: 'mean' });
+    t0 = performance.now();
+    for (const g of groups) await extractor(g, { pooling: 'mean' });
+    js = sentences.length / ((performance.now() - t0) / 1000);
+    await extractor.dispose();
+    } catch (e) {
+      // recorded, not fatal: the other two figures stand
+      jsError = (e as Error).message;
+    }
+    return {
+      name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, batches: batches.length, threads,
+      xling_sents_per_s: xling, transformers_js_sents_per_s: js, torch_sents_per_s: torch,
+      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, transformers_js_error: jsError,
+    };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('hf-encode.js')) {
+  const r = await run();
+  console.log(jsonMode() ? JSON.stringify(r) : `${r.model}, ${r.sentences} sentences of ${r.languages} languages, ${r.threads} threads: xling ${r.xling_sents_per_s.toFixed(1)}/s, transformers.js ${r.transformers_js_sents_per_s.toFixed(1)}/s, PyTorch ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio_vs_transformers_js.toFixed(2)}× transformers.js, ${r.ratio_vs_torch.toFixed(2)}× PyTorch`);
+  process.exit(0);
+}

@@ -1,0 +1,234 @@
+// A local Hugging Face snapshot → an xling model directory (config.json with kind 'hf-<arch>',
+// model.safetensors with the encoder's weights under `encoder.`, tokenizer.json unchanged).
+// Read: config.json (model_type and shape), model.safetensors, tokenizer.json and, when present,
+// sentence-transformers' modules.json (Transformer → Pooling → Dense … → Normalize),
+// 1_Pooling/config.json, 2_Dense/{config.json, model.safetensors}, sentence_bert_config.json
+// (max_seq_length) and config_sentence_transformers.json (prompts). Nothing is downloaded.
+import { copyFileSync, existsSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { readSafetensorsHeader } from '../../io/safetensors.js';
+import { loadTensors, readJson, saveTensors, writeJson } from '../../nn/serialize.js';
+import { noGrad, Tensor } from '../../tensor/tensor.js';
+import { HFTokenizer } from '../../text/hf-tokenizer.js';
+import { SavedModelConfig } from '../family.js';
+import { DenseSpec, HF_ARCHS, HfActivation, HfArch, HfEncoder, HfModelConfig, PoolMode } from './model.js';
+
+export interface HfImportOptions {
+  /** A prompt name of config_sentence_transformers.json, or the prompt text itself ('query: '). */
+  prompt?: string;
+  /** Ids per input at most (default: sentence-transformers' max_seq_length). */
+  maxLength?: number;
+  log?: (line: string) => void;
+}
+
+type Json = Record<string, unknown>;
+
+const ACTIVATIONS: Record<string, HfActivation> = {
+  gelu: 'gelu', gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', relu: 'relu', tanh: 'tanh',
+};
+
+/** sentence-transformers' Dense activation_function (a class path) → ours. */
+const DENSE_ACTIVATIONS: Record<string, HfActivation> = {
+  'torch.nn.modules.activation.Tanh': 'tanh', 'torch.nn.modules.linear.Identity': 'identity',
+  'torch.nn.modules.activation.ReLU': 'relu', 'torch.nn.modules.activation.Sigmoid': 'sigmoid',
+  'torch.nn.modules.activation.GELU': 'gelu',
+};
+
+function readOptionalJson(f: string): Json | null { return existsSync(f) ? readJson<Json>(f) : null; }
+
+function num(c: Json, key: string, f: string, dflt?: number): number {
+  const v = c[key] ?? dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${f}: '${key}' must be a number (got ${JSON.stringify(c[key])})`);
+  return v;
+}
+
+/** The model weights file of a folder; a clear error for formats not read here. */
+function weightsFile(dir: string, what: string): string {
+  const st = join(dir, 'model.safetensors');
+  if (existsSync(st)) return st;
+  if (existsSync(join(dir, 'model.safetensors.index.json'))) throw new Error(`${what}: sharded weights (model.safetensors.index.json) are not supported; save the model as one model.safetensors`);
+  if (existsSync(join(dir, 'pytorch_model.bin'))) throw new Error(`${what}: only pytorch_model.bin is there; this xling reads model.safetensors (convert it: python3 -c "import torch; from safetensors.torch import save_file; save_file(torch.load('pytorch_model.bin'), 'model.safetensors')")`);
+  throw new Error(`${what}: no model.safetensors in ${dir}`);
+}
+
+/** The Transformer body's shape from the snapshot's config.json. */
+function bodyConfig(c: Json, f: string): Omit<HfModelConfig, 'pooling' | 'dense' | 'normalize' | 'maxSeqLength' | 'prompts' | 'prompt' | 'source'> {
+  const type = c.model_type;
+  if (!HF_ARCHS.includes(type as HfArch)) throw new Error(`${f}: model_type ${JSON.stringify(type)} is not supported (supported: ${HF_ARCHS.join(', ')})`);
+  const arch = type as HfArch;
+  const act = (key: string): HfActivation => {
+    const a = c[key];
+    const m = typeof a === 'string' ? ACTIVATIONS[a] : undefined;
+    if (!m) throw new Error(`${f}: ${key} ${JSON.stringify(a)} is not supported (supported: ${Object.keys(ACTIVATIONS).join(', ')})`);
+    return m;
+  };
+  if (arch === 'distilbert') {
+    return {
+      arch, vocabSize: num(c, 'vocab_size', f), hidden: num(c, 'dim', f), layers: num(c, 'n_layers', f), heads: num(c, 'n_heads', f),
+      intermediate: num(c, 'hidden_dim', f), maxPositions: num(c, 'max_position_embeddings', f), typeVocabSize: 0,
+      eps: 1e-12, activation: act('activation'), padTokenId: num(c, 'pad_token_id', f, 0),
+    };
+  }
+  const pe = c.position_embedding_type ?? 'absolute';
+  if (pe !== 'absolute') throw new Error(`${f}: position_embedding_type ${JSON.stringify(pe)} is not supported (only absolute)`);
+  return {
+    arch, vocabSize: num(c, 'vocab_size', f), hidden: num(c, 'hidden_size', f), layers: num(c, 'num_hidden_layers', f),
+    heads: num(c, 'num_attention_heads', f), intermediate: num(c, 'intermediate_size', f),
+    maxPositions: num(c, 'max_position_embeddings', f), typeVocabSize: num(c, 'type_vocab_size', f, 2),
+    eps: num(c, 'layer_norm_eps', f, 1e-12), activation: act('hidden_act'), padTokenId: num(c, 'pad_token_id', f, arch === 'xlm-roberta' ? 1 : 0),
+  };
+}
+
+interface StModule { type: string; path: string }
+
+/** sentence-transformers' module chain (modules.json); without one, the Transformer and mean pooling (as sentence-transformers does). */
+function stModules(dir: string, log: (s: string) => void): StModule[] {
+  const f = join(dir, 'modules.json');
+  if (!existsSync(f)) {
+    log(`no modules.json: mean pooling over the tokens (as sentence-transformers does for a plain Transformer model)`);
+    return [{ type: 'sentence_transformers.models.Transformer', path: '' }];
+  }
+  const m = readJson<unknown>(f);
+  if (!Array.isArray(m)) throw new Error(`${f}: a list of modules expected`);
+  return m.map((x: Json, i) => {
+    if (typeof x?.type !== 'string') throw new Error(`${f}: module ${i} has no type`);
+    return { type: x.type.replace(/^sentence_transformers\.models\.(\w+)\.\1$/, 'sentence_transformers.models.$1'), path: typeof x.path === 'string' ? x.path : '' };
+  });
+}
+
+function poolingModes(f: string, c: Json): PoolMode[] {
+  if (c.pooling_mode_weightedmean_tokens) throw new Error(`${f}: pooling_mode_weightedmean_tokens is not supported (supported: cls, max, mean, mean_sqrt_len, lasttoken)`);
+  if (c.include_prompt === false) throw new Error(`${f}: include_prompt false (prompt tokens left out of the pooling) is not supported`);
+  const modes: PoolMode[] = [];
+  if (c.pooling_mode_cls_token) modes.push('cls');
+  if (c.pooling_mode_max_tokens) modes.push('max');
+  if (c.pooling_mode_mean_tokens) modes.push('mean');
+  if (c.pooling_mode_mean_sqrt_len_tokens) modes.push('mean_sqrt_len');
+  if (c.pooling_mode_lasttoken) modes.push('lasttoken');
+  if (!modes.length) throw new Error(`${f}: no pooling mode is on`);
+  return modes;
+}
+
+/** Finds the weights' name prefix ('', 'bert.', 'roberta.', …) from the word-embedding table. */
+function namePrefix(names: string[], file: string): string {
+  const key = 'embeddings.word_embeddings.weight';
+  const hits = names.filter((n) => n.endsWith(key)).map((n) => n.slice(0, n.length - key.length));
+  if (!hits.length) throw new Error(`${file}: no ${key} (not a BERT, XLM-RoBERTa or DistilBERT state dict)`);
+  return hits.includes('') ? '' : hits.sort((a, b) => a.length - b.length)[0]!;
+}
+
+/**
+ * Converts the snapshot `from` into the (empty or new) directory `out`. Everything is checked
+ * before the weights are written; the caller writes into a temporary directory and moves it.
+ */
+export function importHfSnapshot(from: string, out: string, o: HfImportOptions = {}): { config: SavedModelConfig; parameters: number } {
+  const log = o.log ?? (() => {});
+  if (!existsSync(from) || !statSync(from).isDirectory()) throw new Error(`--from ${from}: not a directory`);
+  const cfgFile = join(from, 'config.json');
+  if (!existsSync(cfgFile)) throw new Error(`--from ${from}: no config.json (a Hugging Face model snapshot has one)`);
+  const hf = readJson<Json>(cfgFile);
+  const body = bodyConfig(hf, cfgFile);
+  const tokFile = join(from, 'tokenizer.json');
+  if (!existsSync(tokFile)) throw new Error(`--from ${from}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`);
+  const weights = weightsFile(from, `--from ${from}`);
+
+  // sentence-transformers' modules
+  let pooling: PoolMode[] = ['mean'];
+  const dense: { spec: DenseSpec; file: string }[] = [];
+  let normalize = false, sawTransformer = false, sawPooling = false;
+  for (const m of stModules(from, log)) {
+    const dir = join(from, m.path);
+    const kind = m.type.replace(/^sentence_transformers\.models\./, '');
+    if (kind === 'Transformer') { sawTransformer = true; continue; }
+    if (!sawTransformer) throw new Error(`${join(from, 'modules.json')}: the first module must be the Transformer (got ${m.type})`);
+    if (kind === 'Pooling') {
+      const f = join(dir, 'config.json');
+      const pc = readJson<Json>(f);
+      pooling = poolingModes(f, pc);
+      if (pc.word_embedding_dimension !== undefined && pc.word_embedding_dimension !== body.hidden) throw new Error(`${f}: word_embedding_dimension ${String(pc.word_embedding_dimension)} != the model's hidden size ${body.hidden}`);
+      sawPooling = true;
+    } else if (kind === 'Dense') {
+      const f = join(dir, 'config.json');
+      const dc = readJson<Json>(f);
+      const an = typeof dc.activation_function === 'string' ? dc.activation_function : 'torch.nn.modules.activation.Tanh';
+      const activation = DENSE_ACTIVATIONS[an];
+      if (!activation) throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
+      dense.push({ spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation }, file: weightsFile(dir, `${m.path}`) });
+    } else if (kind === 'Normalize') {
+      normalize = true;
+    } else {
+      throw new Error(`${join(from, 'modules.json')}: module ${m.type} is not supported (supported: Transformer, Pooling, Dense, Normalize)`);
+    }
+  }
+  if (sawTransformer && !sawPooling && existsSync(join(from, 'modules.json'))) throw new Error(`${join(from, 'modules.json')}: no Pooling module`);
+
+  // maximum length and prompts
+  const sbert = readOptionalJson(join(from, 'sentence_bert_config.json'));
+  if (sbert?.do_lower_case) throw new Error(`${join(from, 'sentence_bert_config.json')}: do_lower_case true is not supported`);
+  const positions = body.maxPositions - (body.arch === 'xlm-roberta' ? body.padTokenId + 1 : 0);
+  const tokCfg = readOptionalJson(join(from, 'tokenizer_config.json'));
+  const tokMax = typeof tokCfg?.model_max_length === 'number' && tokCfg.model_max_length < 1e6 ? tokCfg.model_max_length : positions;
+  let maxSeqLength = o.maxLength ?? (typeof sbert?.max_seq_length === 'number' ? sbert.max_seq_length : tokMax);
+  if (maxSeqLength > positions) { log(`maximum length ${maxSeqLength} > the ${positions} positions of the model: cut to ${positions}`); maxSeqLength = positions; }
+  const stc = readOptionalJson(join(from, 'config_sentence_transformers.json'));
+  const prompts: Record<string, string> = {};
+  if (stc?.prompts && typeof stc.prompts === 'object') for (const [k, v] of Object.entries(stc.prompts as Json)) if (typeof v === 'string') prompts[k] = v;
+  let prompt = '';
+  const defaultName = typeof stc?.default_prompt_name === 'string' ? stc.default_prompt_name : null;
+  if (o.prompt !== undefined) prompt = Object.hasOwn(prompts, o.prompt) ? prompts[o.prompt]! : o.prompt;
+  else if (defaultName) {
+    if (!Object.hasOwn(prompts, defaultName)) throw new Error(`${join(from, 'config_sentence_transformers.json')}: default_prompt_name ${JSON.stringify(defaultName)} is not among the prompts`);
+    prompt = prompts[defaultName]!;
+  }
+
+  const mc: HfModelConfig = { ...body, pooling, dense: dense.map((d) => d.spec), normalize, maxSeqLength, prompts, prompt, source: `${basename(resolve(from))} (${body.arch})` };
+  // the tokenizer must load, and its ids fit the embedding table
+  const tok = HFTokenizer.load(tokFile, { maxLength: maxSeqLength, prompt, padId: mc.padTokenId });
+  try {
+    if (tok.vocabSize > mc.vocabSize) throw new Error(`${tokFile}: ${tok.vocabSize} tokens, but the model's vocab_size is ${mc.vocabSize}`);
+  } finally { tok.dispose(); }
+
+  // the weights, checked against the model built from the config (names, shapes)
+  const net = noGrad(() => new HfEncoder(mc));
+  const want = new Map([...net.stateDict()].map(([k, t]) => [k, t.shape]));
+  net.dispose();
+  const names = Object.keys(readSafetensorsHeader(weights).entries);
+  const prefix = namePrefix(names, weights);
+  const legacy = (n: string): string => n.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias');
+  const stored = new Map<string, string>(); // our name → stored name
+  for (const n of names) if (n.startsWith(prefix)) { const k = legacy(n.slice(prefix.length)); if (want.has(k)) stored.set(k, n); }
+  const missing = [...want.keys()].filter((k) => !k.startsWith('dense.') && !stored.has(k));
+  if (missing.length) throw new Error(`${weights}: missing weights ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ` (+${missing.length - 8} more)` : ''}`);
+  const out_ = new Map<string, Tensor>();
+  const owned: Tensor[] = [];
+  try {
+    const { tensors } = loadTensors(weights, (n) => [...stored.values()].includes(n));
+    owned.push(...tensors.values());
+    for (const [k, n] of stored) out_.set(`encoder.${k}`, tensors.get(n)!);
+    dense.forEach((d, i) => {
+      const { tensors: dt } = loadTensors(d.file);
+      owned.push(...dt.values());
+      for (const p of d.spec.bias ? ['weight', 'bias'] : ['weight']) {
+        const t = dt.get(`linear.${p}`);
+        if (!t) throw new Error(`${d.file}: no linear.${p}`);
+        out_.set(`encoder.dense.${i}.${p}`, t);
+      }
+    });
+    let parameters = 0;
+    for (const [k, t] of out_) {
+      const w = want.get(k.slice('encoder.'.length));
+      if (!w) throw new Error(`internal: unexpected weight ${k}`);
+      if (t.shape.join(',') !== w.join(',')) throw new Error(`${k.startsWith('encoder.dense.') ? 'Dense' : weights}: '${k.slice('encoder.'.length)}' has shape [${t.shape.join(', ')}], the config gives [${w.join(', ')}]`);
+      if (t.dtype !== 'float32') { const f = noGrad(() => t.float()); owned.push(f); out_.set(k, f); }
+      parameters += t.numel;
+    }
+    saveTensors(join(out, 'model.safetensors'), out_, { format: 'pt' });
+    copyFileSync(tokFile, join(out, 'tokenizer.json'));
+    const config: SavedModelConfig = { format: 'xling', version: 2, kind: `hf-${mc.arch}`, encoderOnly: true, model: mc, tokenizer: 'tokenizer.json' };
+    writeJson(join(out, 'config.json'), config);
+    log(`${mc.source}: ${mc.layers} layers, ${mc.hidden} wide, ${mc.heads} heads, ${(parameters / 1e6).toFixed(1)}M parameters; pooling ${pooling.join('+')}${dense.length ? `, ${dense.length} Dense` : ''}${normalize ? ', Normalize' : ''}; max length ${maxSeqLength}${prompt ? `, prompt ${JSON.stringify(prompt)}` : ''}`);
+    return { config, parameters };
+  } finally {
+    for (const t of owned) t.dispose();
+  }
+}

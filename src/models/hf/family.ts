@@ -1,0 +1,37 @@
+// The loaders of imported Hugging Face encoders (kinds hf-bert, hf-xlm-roberta, hf-distilbert):
+// import-only kinds, made by `xling import hf` (./convert.ts), loaded like every model directory.
+import { join } from 'node:path';
+import { HFTokenizer } from '../../text/hf-tokenizer.js';
+import { EncoderLoader, LoadedEncoder, LoadWeights, SavedModelConfig } from '../family.js';
+import { HF_ARCHS, HF_MODEL_KEYS, HfArch, HfEncoder, HfModelConfig, HfSentenceEncoder } from './model.js';
+
+let warned = false;
+
+function hfLoader(arch: HfArch): EncoderLoader {
+  return {
+    kind: `hf-${arch}`,
+    summary: `a Hugging Face ${arch} sentence encoder imported with xling import hf`,
+    modelKeys: HF_MODEL_KEYS,
+    loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
+      const mc = saved.model as HfModelConfig;
+      const f = join(dir, 'config.json');
+      if (mc.arch !== arch) throw new Error(`${f}: kind hf-${arch} but model.arch ${JSON.stringify(mc.arch)}`);
+      for (const k of HF_MODEL_KEYS) if (mc[k] === undefined) throw new Error(`${f}: 'model.${k}' is missing`);
+      if (!saved.tokenizer) throw new Error(`${f}: 'tokenizer' is missing (an imported model keeps its tokenizer.json)`);
+      const net = new HfEncoder(mc);
+      try { load(net); } catch (e) { net.dispose(); throw e; }
+      net.eval();
+      const tokenizer = HFTokenizer.load(join(dir, saved.tokenizer), {
+        maxLength: mc.maxSeqLength, prompt: mc.prompt, padId: mc.padTokenId,
+        onFirstTruncation: (n) => {
+          if (warned) return;
+          warned = true;
+          process.stderr.write(`warning: inputs longer than ${n} tokens are cut to ${n} (the model's max_seq_length)\n`);
+        },
+      });
+      return { encoder: new HfSentenceEncoder(net), tokenizer, dispose: () => { net.dispose(); tokenizer.dispose(); } };
+    },
+  };
+}
+
+export const hfLoaders: EncoderLoader[] = HF_ARCHS.map(hfLoader);

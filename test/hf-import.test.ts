@@ -1,0 +1,149 @@
+// xling import hf: the fixtures of scripts/hf-fixtures.py (small random BERT, XLM-R and DistilBERT
+// snapshots with sentence-transformers modules) give the reference vectors of independent PyTorch
+// code (≤ 1e-5 max abs, any batch size); bad snapshots are refused with clear errors.
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loadSentenceEncoder, readModelConfig } from '../src/embed/model-dir.js';
+import { SentenceEncoderModel } from '../src/embed/model.js';
+import { HfEncoder, HfModelConfig, HfSentenceEncoder } from '../src/models/hf/model.js';
+import { loadModule } from '../src/nn/serialize.js';
+import { importHfCommand } from '../src/cli/import-hf.js';
+import { readSafetensors, rawToArray } from '../src/io/safetensors.js';
+import { cli, root } from './fixtures/cli.js';
+
+const FIX = join(root, 'test/fixtures/hf');
+const sentences = readFileSync(join(FIX, 'sentences.txt'), 'utf8').split('\n').filter((l) => l.length);
+let dir: string;
+
+function ref(name: string, key = 'vectors'): { v: Float32Array; dim: number } {
+  const f = readSafetensors(join(FIX, name, 'ref.safetensors'));
+  const t = f.tensors[key]!;
+  return { v: rawToArray(t) as Float32Array, dim: t.shape[1]! };
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+/** xling import hf in-process (the CLI's exit status and output are checked below). */
+async function importFixture(name: string, extra: string[] = [], out = join(dir, name)): Promise<string> {
+  await importHfCommand.run(['--from', join(FIX, name), '-o', out, ...extra]);
+  return out;
+}
+
+before(() => { dir = mkdtempSync(join(tmpdir(), 'xling-hf-')); });
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('xling import hf: parity with the PyTorch reference', () => {
+  for (const [name, extra] of [['bert', []], ['xlmr', []], ['distilbert', ['--prompt', 'query']]] as const) {
+    test(`${name}: vectors within 1e-5 of the reference at batch sizes 1, 7 and all`, async () => {
+      const out = await importFixture(name, [...extra]);
+      const m = loadSentenceEncoder(out);
+      const r = ref(name);
+      assert.equal(m.dim, r.dim);
+      const ids = m.tokenize(sentences);
+      // the model's own vectors (its Normalize, if any), not xling's normalisation
+      for (const maxSentences of [1, 7, 1000]) {
+        const v = m.embedIds(ids, { normalize: false, maxSentences });
+        const d = maxAbsDiff(v, r.v);
+        assert.ok(d <= 1e-5, `${name}, batches of ${maxSentences}: max abs difference ${d}`);
+      }
+      // the embed path (tokenizer → vectors → xling's L2 normalisation) is the same direction
+      const e = m.embed(sentences.slice(0, 5));
+      const norm = (x: Float32Array) => Math.hypot(...x);
+      for (let i = 0; i < 5; i++) {
+        const a = r.v.subarray(i * r.dim, (i + 1) * r.dim), b = e.subarray(i * r.dim, (i + 1) * r.dim);
+        const n = norm(a);
+        for (let j = 0; j < r.dim; j++) assert.ok(Math.abs(a[j]! / n - b[j]!) < 1e-5);
+      }
+      (m.tokenizer as { dispose?: () => void }).dispose?.();
+    });
+  }
+
+  test('every pooling mode of sentence-transformers (cls, max, mean, mean_sqrt_len, lasttoken)', async () => {
+    const out = join(dir, 'bert');
+    if (!existsSync(out)) await importFixture('bert');
+    const cfg = readModelConfig(out);
+    const ids = loadSentenceEncoder(out).tokenize(sentences);
+    for (const mode of ['cls', 'max', 'mean', 'mean_sqrt_len', 'lasttoken'] as const) {
+      // the Transformer and this pooling alone (the Dense weights stay unread)
+      const net = new HfEncoder({ ...(cfg.model as HfModelConfig), pooling: [mode], dense: [], normalize: false });
+      loadModule(net, join(out, 'model.safetensors'), { prefix: 'encoder.', strict: false });
+      const m = new SentenceEncoderModel(new HfSentenceEncoder(net), { vocabSize: 0, padId: 0, unkId: 1, bosId: 2, eosId: 3, encode: () => new Int32Array() });
+      const r = ref('bert', `pool.${mode}`);
+      const d = maxAbsDiff(m.embedIds(ids, { normalize: false, maxSentences: 16 }), r.v);
+      assert.ok(d <= 1e-5, `${mode}: max abs difference ${d}`);
+      net.dispose();
+    }
+  });
+
+  test('the prompt: by name, as text, and none (other vectors); long inputs are cut with one warning', async () => {
+    const byName = loadSentenceEncoder(await importFixture('distilbert', ['--prompt', 'query'], join(dir, 'd-name')));
+    const asText = loadSentenceEncoder(await importFixture('distilbert', ['--prompt', 'query: '], join(dir, 'd-text')));
+    const none = loadSentenceEncoder(await importFixture('distilbert', [], join(dir, 'd-none')));
+    const s = sentences.slice(0, 10);
+    assert.deepEqual(byName.embed(s), asText.embed(s));
+    assert.ok(maxAbsDiff(byName.embed(s), none.embed(s)) > 1e-3);
+    assert.deepEqual(Array.from(byName.tokenize(['x'])[0]!).length > Array.from(none.tokenize(['x'])[0]!).length, true);
+    // max_seq_length 32: every id list at most 32, the longest sentences are cut
+    const ids = byName.tokenize(sentences);
+    assert.ok(ids.every((x) => x.length <= 32));
+    assert.ok((byName.tokenizer.truncated ?? 0) > 0);
+    const r = cli(['embed', '--model', join(dir, 'd-name'), '--input', join(FIX, 'sentences.txt'), '--output', join(dir, 'v.npy')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr.match(/warning: inputs longer than 32 tokens are cut/g)?.length, 1, r.stderr);
+  });
+});
+
+describe('xling import hf: bad snapshots', () => {
+  function snapshot(name: string, edit: (d: string) => void): string {
+    const d = join(dir, `bad-${name}-${Math.random().toString(36).slice(2)}`);
+    cpSync(join(FIX, 'bert'), d, { recursive: true });
+    edit(d);
+    return d;
+  }
+  /** The command in-process (a child process per case is slow); one case below runs the CLI. */
+  async function fails(from: string, pattern: RegExp, extra: string[] = []): Promise<void> {
+    const out = join(dir, `out-${Math.random().toString(36).slice(2)}`);
+    await assert.rejects(importHfCommand.run(['--from', from, '-o', out, ...extra]), pattern);
+    assert.ok(!existsSync(out), 'no partial output');
+  }
+  const editJson = (f: string, fn: (j: Record<string, unknown>) => void) => { const j = JSON.parse(readFileSync(f, 'utf8')); fn(j); writeFileSync(f, JSON.stringify(j)); };
+
+  test('another model_type names the supported ones (exit status 1, nothing written)', async () => {
+    const out = join(dir, 'out-gpt2');
+    const r = cli(['import', 'hf', '--from', snapshot('gpt2cli', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), '-o', out]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
+    assert.ok(!existsSync(out));
+    await fails(snapshot('gpt2', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
+  });
+  test('pytorch_model.bin only: a clear error', async () => {
+    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /only pytorch_model\.bin is there/);
+  });
+  test('no tokenizer.json, no config.json, no directory', async () => {
+    await fails(snapshot('notok', (d) => rmSync(join(d, 'tokenizer.json'))), /no tokenizer\.json/);
+    await fails(snapshot('nocfg', (d) => rmSync(join(d, 'config.json'))), /no config\.json/);
+    await fails(join(dir, 'nowhere'), /--from .*nowhere/);
+  });
+  test('weights that do not match the config: named', async () => {
+    await fails(snapshot('shape', (d) => editJson(join(d, 'config.json'), (j) => { j.intermediate_size = 48; })), /intermediate\.dense\.weight' has shape \[64, 32\], the config gives \[48, 32\]/);
+    await fails(snapshot('layers', (d) => editJson(join(d, 'config.json'), (j) => { j.num_hidden_layers = 3; })), /missing weights .*encoder\.layer\.2\./);
+  });
+  test('unsupported modules and pooling modes: named', async () => {
+    await fails(snapshot('wmean', (d) => editJson(join(d, '1_Pooling/config.json'), (j) => { j.pooling_mode_weightedmean_tokens = true; })), /pooling_mode_weightedmean_tokens is not supported/);
+    await fails(snapshot('module', (d) => editJson(join(d, 'modules.json'), (j) => { (j as unknown as { type: string }[])[3]!.type = 'sentence_transformers.models.LayerNorm'; })), /module sentence_transformers\.models\.LayerNorm is not supported/);
+  });
+  test('an output that is not a model directory is not replaced', async () => {
+    const o = join(dir, 'userdir');
+    cpSync(join(FIX, 'bert', '1_Pooling'), o, { recursive: true });
+    await assert.rejects(importHfCommand.run(['--from', join(FIX, 'bert'), '-o', o]), /not an xling model directory/);
+    assert.ok(existsSync(join(o, 'config.json')));
+  });
+});
