@@ -30,6 +30,18 @@ export class WorkerPool {
     // small batches: a round trip to a worker costs more than embedding them here
     if (n < 64 * k) return model.embedSync(sentences, o);
     const out = new Float32Array(n * d);
+    // the workers are unref'd (an idle pool never keeps the process alive); while they work they count
+    for (const w of this.workers) w.ref();
+    try {
+      await this.run(sentences, o, out, d);
+    } finally {
+      if (!this.pending.size) for (const w of this.workers) w.unref();
+    }
+    return out;
+  }
+
+  private async run(sentences: readonly string[], o: LiteEmbedOptions, out: Float32Array, d: number): Promise<void> {
+    const n = sentences.length, k = this.workers.length;
     await Promise.all(this.workers.map((w, i) => {
       const lo = Math.floor((i * n) / k), hi = Math.floor(((i + 1) * n) / k);
       const id = this.next++;
@@ -38,7 +50,6 @@ export class WorkerPool {
         w.postMessage({ id, sentences: sentences.slice(lo, hi), lang: o.lang });
       });
     }));
-    return out;
   }
 
   async close(): Promise<void> {

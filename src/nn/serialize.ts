@@ -50,9 +50,6 @@ export function loadTensors(path: string, only?: (name: string) => boolean): { t
   return { tensors, metadata: h.metadata };
 }
 
-/** Bytes per element of a dtype. */
-export function dtypeBytes(d: DType): number { return dtypeSize(d); }
-
 /** Saves a module's state dict. */
 export function saveModule(m: Module, path: string, metadata?: Record<string, string>): void {
   saveTensors(path, m.stateDict(), metadata);
