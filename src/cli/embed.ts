@@ -5,7 +5,8 @@ import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { readLines } from '../io/lines.js';
-import { NpyWriter, writeNpy } from '../io/npy.js';
+import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
+import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
@@ -15,6 +16,43 @@ import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
 
 /** Vector sink: .npy (float32 or float16) or LASER's raw float32. Atomic: temp file, rename on close. */
 interface Sink { append(rows: Float32Array): void; close(): void; abort(): void }
+
+/**
+ * Quantised vectors (--dtype, sentence-transformers' quantize_embeddings): binary ones and int8 with
+ * --ranges stream; int8/uint8 without ranges hold the float rows until close (ranges from all of
+ * them), and write the ranges used to OUTPUT.ranges.npy ([2, dim] float32) for quantising queries alike.
+ */
+function quantizedSink(path: string, dim: number, precision: Exclude<VectorPrecision, 'float32'>, ranges: Float32Array | null, rangesOut: string): Sink {
+  const binary = precision === 'binary' || precision === 'ubinary';
+  const cols = binary ? Math.ceil(dim / 8) : dim;
+  const w = NpyWriter.open(path, cols, precision === 'binary' || precision === 'int8' ? 'int8' : 'uint8');
+  const held: Float32Array[] = [];
+  return {
+    append(rows) {
+      if (binary || ranges) w.append(quantizeEmbeddings(rows, dim, precision, ranges ?? undefined));
+      else held.push(rows.slice());
+    },
+    close() {
+      if (!binary && !ranges) {
+        const all = new Float32Array(held.reduce((a, r) => a + r.length, 0));
+        let at = 0;
+        for (const r of held) { all.set(r, at); at += r.length; }
+        const r = embeddingRanges(all, dim);
+        w.append(quantizeEmbeddings(all, dim, precision, r));
+        writeNpy(rangesOut, r, [2, dim], 'float32');
+      }
+      w.close();
+    },
+    abort() { w.abort(); },
+  };
+}
+
+/** --ranges FILE: a [2, dim] float32/float64 .npy (mins, maxes), as OUTPUT.ranges.npy or numpy's vstack((min, max)). */
+function readRanges(file: string, dim: number): Float32Array {
+  const r = readNpy(file);
+  if (r.shape.length !== 2 || r.shape[0] !== 2 || r.shape[1] !== dim || !(r.dtype === 'float32' || r.dtype === 'float64')) throw new Error(`--ranges ${file}: expected a [2, ${dim}] float array (mins, maxes), got ${r.dtype} [${r.shape.join(', ')}]`);
+  return Float32Array.from(r.data as Float32Array);
+}
 
 function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Sink {
   if (raw) {
@@ -42,6 +80,8 @@ export const embedCommand = command(['embed'], {
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); .gz allowed' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
+    dtype: { type: 'string', choices: ['float32', 'int8', 'uint8', 'binary', 'ubinary'], default: 'float32', help: "quantised .npy (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8" },
+    ranges: { type: 'string', metavar: 'FILE', help: 'with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus\'s OUTPUT.ranges.npy)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
     chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
@@ -49,10 +89,16 @@ export const embedCommand = command(['embed'], {
   },
 }, async (a) => {
   if (a.rawF32 && a.fp16) usage('--raw-f32 and --fp16 exclude each other');
-  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out']]);
+  const precision = a.dtype as VectorPrecision;
+  if (precision !== 'float32' && (a.rawF32 || a.fp16)) usage(`--dtype ${precision} excludes --raw-f32 and --fp16`);
+  if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
+  const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
+  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
   const d = m.dim;
+  const ranges = a.ranges ? readRanges(a.ranges, d) : null;
+  const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, a.fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
   const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, a.input);
   const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
   if (job.needsSample) {
@@ -93,7 +139,7 @@ export const embedCommand = command(['embed'], {
       const inv = a.normalize && n > 0 ? 1 / Math.sqrt(n) : 1;
       for (let j = 0; j < d; j++) out[i * d + j] = s[j]! * inv;
     });
-    if (a.rawF32) { const sink = openSink(a.output, d, false, true); sink.append(out); sink.close(); }
+    if (a.rawF32 || precision !== 'float32') { const sink = sinkFor(); sink.append(out); sink.close(); }
     else writeNpy(a.output, a.fp16 ? float32ToFloat16(out) : out, [ids.length, d], a.fp16 ? 'float16' : 'float32');
     writeFileAtomicSync(`${a.output}.ids`, ids.join('\n') + '\n');
     prog.done();
@@ -101,7 +147,7 @@ export const embedCommand = command(['embed'], {
     return;
   }
 
-  const sink = openSink(a.output, d, a.fp16, a.rawF32);
+  const sink = sinkFor();
   try {
     let buf: string[] = [];
     let n = 0;

@@ -1,5 +1,6 @@
 // xling export: the encoder alone (for embedding), or the word vectors in word2vec text format.
 import { join } from 'node:path';
+import { exportCompact, ExportDtype } from '../embed/export.js';
 import { exportEncoder, readModelConfig } from '../embed/model-dir.js';
 import { loadTensors } from '../nn/serialize.js';
 import { Tokenizer } from '../text/tokenizer.js';
@@ -38,11 +39,22 @@ export const exportCommand = command(['export'], {
     model: { type: 'string', required: true, metavar: 'DIR' },
     out: { type: 'string', alias: 'o', metavar: 'DIR', help: 'a model directory holding only the encoder (and the per-language means)' },
     words: { type: 'string', metavar: 'FILE', help: 'word2vec text format: the vocabulary with its embedding rows (word-level and subword models)' },
+    dtype: { type: 'string', choices: ['fp32', 'fp16', 'int8'], help: 'compact export: the embedding / n-gram tables as float16, or int8 rows with a float32 scale each (other weights stay float32)' },
+    dims: { type: 'number', range: { int: true, min: 1 }, metavar: 'N', help: 'compact export (dual encoder): keep the first N dimensions of the sentence vectors (Matryoshka; see loss.matryoshka)' },
+    pruneUnused: { type: 'boolean', default: false, help: 'compact export (dual encoder): drop the hashed n-gram buckets training never touched (rows still equal to their initial draw); unseen n-grams share --fallback rows (bucket mod fallback)' },
+    fallback: { type: 'number', default: 1024, range: { int: true, min: 1 }, metavar: 'N', help: 'with --prune-unused: rows shared by the dropped buckets' },
   },
 }, async (a) => {
   if (!a.out && !a.words) usage('give -o DIR (encoder) and/or --words FILE (word vectors)');
+  const compact = a.dtype !== undefined || a.dims !== undefined || a.pruneUnused;
+  if (compact && !a.out) usage('--dtype, --dims and --prune-unused shape the -o DIR export; give -o DIR');
   checkPaths([['--model', a.model, 'in-dir'], ['--out', a.out, 'out-dir'], ['--words', a.words, 'out-text']]);
-  if (a.out) exportEncoder(a.model, a.out);
+  if (a.out && compact) {
+    const r = exportCompact(a.model, a.out, { dtype: (a.dtype ?? 'fp32') as ExportDtype, dims: a.dims, prune: a.pruneUnused, fallback: a.fallback, log: (l) => process.stderr.write(l + '\n') });
+    process.stderr.write(`[export] ${r.dtype}${r.dims ? `, ${r.dims} dimensions` : ''}${r.prune ? `, ${r.prune.kept} of ${r.prune.buckets} buckets` : ''}: ${(r.bytes / 1048576).toFixed(1)} MiB → ${a.out}\n`);
+  } else if (a.out) {
+    exportEncoder(a.model, a.out);
+  }
   if (a.words) {
     const r = wordVectorsText(a.model);
     writeTextOutput(a.words, r.text);

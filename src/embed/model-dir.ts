@@ -15,7 +15,7 @@ import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor } from '../util/atomic.js';
 import { SentenceEncoderModel } from './model.js';
 
-const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer'];
+const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer', 'export'];
 
 /**
  * Writes config.json and model.safetensors of a trained task into dir (each file atomically);
@@ -64,7 +64,8 @@ export function exportEncoder(modelDir: string, outDir: string): void {
     try {
       mkdirSync(tmp, { recursive: true });
       writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
-      saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt' });
+      // the config in the file's metadata too: the file alone is a model (xling/lite)
+      saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt', 'xling.config': JSON.stringify({ ...cfg, encoderOnly: true }) });
       if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
       if (existsSync(join(modelDir, LID_FILE))) copyFileSync(join(modelDir, LID_FILE), join(tmp, LID_FILE));
       replaceDir(tmp, outDir);
@@ -131,6 +132,29 @@ export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
   const { tensors } = loadTensors(file, (k) => k.startsWith('center.'));
   const centers = new Map<string, Float32Array>();
   for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
-  const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => loadModule(m, file, { prefix: o?.prefix ?? 'encoder.', rename: o?.rename }));
+  // int8 tables of a compact export (src/embed/export.ts): `scale.<name>` holds their row scales
+  const scaled = new Set(Object.keys(readSafetensorsHeader(file).entries).filter((k) => k.startsWith('scale.')).map((k) => k.slice('scale.'.length)));
+  const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => {
+    const prefix = o?.prefix ?? 'encoder.';
+    loadModule(m, file, { prefix, rename: o?.rename, skip: scaled });
+    if (!scaled.size) return;
+    for (const [k, t] of m.stateDict()) {
+      const name = o?.rename ? o.rename(k) : prefix + k;
+      if (name && scaled.has(name)) dequantizeInto(t, file, name);
+    }
+  });
   return new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
+}
+
+/** Reads an int8 table with per-row scales (q · scale) into a float tensor of the same shape. */
+function dequantizeInto(t: Tensor, file: string, name: string): void {
+  const { tensors } = loadTensors(file, (k) => k === name || k === `scale.${name}`);
+  try {
+    const q = tensors.get(name)!, s = tensors.get(`scale.${name}`)!;
+    if (q.dtype !== 'int8' || q.shape.join(',') !== t.shape.join(',') || s.shape.length !== 1 || s.shape[0] !== t.shape[0])
+      throw new Error(`${file}: '${name}' (${q.dtype} [${q.shape.join(', ')}]) with scales [${s.shape.join(', ')}] does not fit the model's [${t.shape.join(', ')}]`);
+    noGrad(() => tidy(() => { t.copy_(q.float().mul(s.float().unsqueeze(1))); }));
+  } finally {
+    for (const x of tensors.values()) x.dispose();
+  }
 }

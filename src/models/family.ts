@@ -107,6 +107,8 @@ export interface SavedModelConfig {
   train?: unknown;
   /** 'tokenizer.json' when the model has a subword vocabulary (Hugging Face format). */
   tokenizer: string | null;
+  /** A compact export (xling export --dtype/--dims/--prune-unused): how it was made. */
+  export?: { dtype: string; dims?: number; prune?: { buckets: number; kept: number; share: number; fallback: number } };
 }
 
 export interface LoadedEncoder { encoder: SentenceEncoder; tokenizer: TextTokenizer; dispose(): void }

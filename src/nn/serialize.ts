@@ -58,7 +58,7 @@ export function saveModule(m: Module, path: string, metadata?: Record<string, st
  * module's state-dict names after `prefix`). Strict: every weight present, with its shape; other
  * names in the file that start with the prefix are errors too.
  */
-export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean; rename?: (name: string) => string | null } = {}): void {
+export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean; rename?: (name: string) => string | null; skip?: ReadonlySet<string> } = {}): void {
   const prefix = o.prefix ?? '', strict = o.strict ?? true;
   const h = readSafetensorsHeader(path);
   const own = m.stateDict();
@@ -67,12 +67,14 @@ export function loadModule(m: Module, path: string, o: { prefix?: string; strict
   const storedNames = new Set([...stored.values()].filter((x): x is string => x !== null));
   const missing = [...own.keys()].filter((k) => stored.get(k) !== null && !(stored.get(k)! in h.entries));
   const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !storedNames.has(k));
+  // skip: stored names the caller reads itself (e.g. quantised tables it dequantises)
+  const skip = o.skip ?? new Set<string>();
   if (strict && (missing.length || unexpected.length)) throw new Error(`${path}: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
   const direct: [Tensor, number][] = [];
   for (const [k, t] of own) {
     const name = stored.get(k);
     const e = name ? h.entries[name] : undefined;
-    if (!e || !name) continue;
+    if (!e || !name || skip.has(name)) continue;
     if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${name}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
     const dtype = fromSafetensorsDtype(e.dtype) as DType;
     if (dtype === t.dtype) { direct.push([t, h.dataStart + e.dataOffsets[0]]); continue; }

@@ -131,3 +131,20 @@ export function subwordNgramTable(tokens: readonly string[], lo: number, hi: num
   }
   return { offsets, ids: Int32Array.from(ids) };
 }
+
+/**
+ * The rows of a pruned feature table (xling export --prune-unused): bucket b → its rank among the
+ * kept buckets (ascending, each in [0, buckets)), or, for a bucket without a row of its own,
+ * kept.length + b mod fallback (a deterministic shared row). Returns row offsets per bucket.
+ */
+export function prunedBucketMap(kept: Int32Array, buckets: number, fallback: number): Int32Array {
+  if (!(Number.isInteger(fallback) && fallback >= 1)) throw new Error(`pruned table: fallback rows must be a positive integer, got ${fallback}`);
+  const map = new Int32Array(buckets);
+  for (let b = 0; b < buckets; b++) map[b] = kept.length + (b % fallback);
+  for (let r = 0; r < kept.length; r++) {
+    const b = kept[r]!;
+    if (!(b >= 0 && b < buckets) || (r > 0 && b <= kept[r - 1]!)) throw new Error(`pruned table: kept bucket ids must ascend within [0, ${buckets}) (entry ${r}: ${b})`);
+    map[b] = r;
+  }
+  return map;
+}

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
 import { FaissIndex } from '../../index/faiss.js';
 import { Module } from '../../nn/module.js';
+import { loadTensors } from '../../nn/serialize.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { normalize } from '../../tensor/ops.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
@@ -22,8 +23,16 @@ export interface DualSections {
   features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number; dropout: number };
   encoder: { body: BodyKind; layers: number; heads: number; ff: number; hidden: number; maxLen: number; pooling: PoolKind[]; activation: 'tanh' | 'none'; outDim: number };
   /** hardNegatives: k per example, mined every mineEvery steps over the training targets (0 = off). */
-  loss: { margin: number; scale: number; bidirectional: boolean; hardNegatives: number; mineEvery: number; mineNprobe: number };
+  /**
+   * matryoshka: nested prefix widths (e.g. [512, 256, 128, 64]); the loss is summed over the
+   * sentence vectors cut to each width (each re-normalised), so truncated vectors keep their
+   * quality (Kusupati et al. 2022). [] (default): the full vector only.
+   */
+  loss: { margin: number; scale: number; bidirectional: boolean; hardNegatives: number; mineEvery: number; mineNprobe: number; matryoshka: number[] };
 }
+
+/** The tensor of a pruned model's kept bucket ids (int32, ascending). */
+export const PRUNE_KEY = 'prune.buckets';
 
 export type DualTrainConfig = TrainConfig & DualSections;
 
@@ -197,10 +206,19 @@ class DualTask implements TrainingTask<DualBatch> {
     const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
     const neg = this.index ? this.negativesFor(ex, this.embedAll(src)) : [];
     const B = src.length;
+    const exclude = collisions(src, trg, ex.map((e) => e.row));
     return tidy(() => {
-      const v = normalize(this.module.encoder.forward([...src, ...trg, ...neg]), 1);
-      const z = neg.length ? v.narrow(0, 2 * B, neg.length) : null;
-      return additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, collisions(src, trg, ex.map((e) => e.row)));
+      const raw = this.module.encoder.forward([...src, ...trg, ...neg]);
+      const widths = this.cfg.loss.matryoshka.length ? this.cfg.loss.matryoshka : [this.modelConfig.outDim];
+      let total: Tensor | null = null;
+      for (const d of widths) {
+        // Matryoshka: each nested prefix of the vector, re-normalised, gets the full loss
+        const v = normalize(d === this.modelConfig.outDim ? raw : raw.narrow(1, 0, d), 1);
+        const z = neg.length ? v.narrow(0, 2 * B, neg.length) : null;
+        const l = additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, exclude);
+        total = total ? total.add(l) : l;
+      }
+      return total!;
     });
   }
 
@@ -222,7 +240,7 @@ class DualTask implements TrainingTask<DualBatch> {
 /** Every key of DualConfig (the compiler checks the list is complete). */
 const DUAL_MODEL_KEYS: Record<keyof DualConfig, true> = {
   unit: true, vocabSize: true, padId: true, buckets: true, ngrams: true, combine: true, dim: true, initStd: true, featureDropout: true, body: true,
-  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true,
+  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true, prune: true,
 };
 
 export const dualFamily: ModelFamily = {
@@ -231,7 +249,7 @@ export const dualFamily: ModelFamily = {
   sections: {
     features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048, dropout: 0 },
     encoder: { body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, pooling: ['mean'], activation: 'tanh', outDim: 512 },
-    loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8 },
+    loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8, matryoshka: [] },
   } satisfies DualSections,
   modelKeys: Object.keys(DUAL_MODEL_KEYS),
   defaults: {
@@ -274,6 +292,9 @@ export const dualFamily: ModelFamily = {
     int('loss.hardNegatives', c.loss.hardNegatives, 0);
     int('loss.mineEvery', c.loss.mineEvery, 1);
     int('loss.mineNprobe', c.loss.mineNprobe, 1);
+    if (!Array.isArray(c.loss.matryoshka)) throw new Error(`${file}: 'loss.matryoshka' must be a list of widths (e.g. [512, 256, 128, 64]), got ${JSON.stringify(c.loss.matryoshka)}`);
+    c.loss.matryoshka.forEach((d, i) => checkNumber(file, `loss.matryoshka[${i}]`, d, { int: true, min: 1, max: c.encoder.outDim }));
+    if (new Set(c.loss.matryoshka).size !== c.loss.matryoshka.length) throw new Error(`${file}: 'loss.matryoshka' lists a width twice`);
   },
   fixedTokenizer(cfg) {
     return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
@@ -292,6 +313,15 @@ export const dualFamily: ModelFamily = {
     }
     const net = withoutTableInit(() => new DualEncoder(mc, tokens));
     load(net);
+    if (mc.prune) {
+      // a pruned export: the kept buckets' ids, read apart from the encoder's weights
+      const { tensors } = loadTensors(join(dir, 'model.safetensors'), (k) => k === PRUNE_KEY);
+      const t = tensors.get(PRUNE_KEY);
+      try {
+        if (!t) throw new Error(`${join(dir, 'model.safetensors')}: '${PRUNE_KEY}' is missing (the model's config says its table is pruned)`);
+        net.setPrunedBuckets(t.data() as Int32Array);
+      } finally { t?.dispose(); }
+    }
     net.eval();
     return { encoder: new DualSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };
   },

@@ -7,7 +7,7 @@
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
 import { arange, cat, dropout, embeddingBagAsync, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
 import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
-import { NGRAM_ID_OFFSET, subwordNgramTable } from '../../text/ngrams.js';
+import { NGRAM_ID_OFFSET, prunedBucketMap, subwordNgramTable } from '../../text/ngrams.js';
 
 /** Length groups of a batch for encoders with a body (see forward), and the fewest rows a group gets. */
 const MAX_LENGTH_GROUPS = 4, MIN_GROUP_ROWS = 32;
@@ -47,6 +47,12 @@ export interface DualConfig {
   /** Applied to the pooled features before the projection ('tanh' as the n-gram reference). */
   activation: 'tanh' | 'none';
   outDim: number;
+  /**
+   * A pruned feature table (xling export --prune-unused): only `kept` of the hashed buckets have
+   * rows of their own (their ids: the tensor `prune.buckets` of model.safetensors), the others
+   * share `fallback` rows by bucket mod fallback (prunedBucketMap).
+   */
+  prune?: { kept: number; fallback: number };
 }
 
 export const DUAL_DEFAULTS: Omit<DualConfig, 'vocabSize'> = {
@@ -67,11 +73,13 @@ export class DualEncoder extends Module {
   readonly proj: Linear;
   /** n-gram features of each subword token (unit 'token'). */
   private readonly table: { offsets: Int32Array; ids: Int32Array } | null;
+  /** Pruned table: bucket → row offset past the first bucket row (see DualConfig.prune); null: row = bucket. */
+  private bucketMap: Int32Array | null = null;
 
   /** tokens: the subword vocabulary's token strings (unit 'token'). */
   constructor(readonly cfg: DualConfig, tokens?: readonly string[]) {
     super();
-    const rows = cfg.unit === 'sentence' ? NGRAM_ID_OFFSET + cfg.buckets : cfg.vocabSize + cfg.buckets;
+    const rows = this.bucketBase + (cfg.prune ? cfg.prune.kept + cfg.prune.fallback : cfg.buckets);
     this.embed = this.module('embed', new EmbeddingBag(rows, cfg.dim, cfg.initStd));
     if (cfg.unit === 'token') {
       if (!tokens || tokens.length !== cfg.vocabSize) throw new Error(`DualEncoder: unit 'token' needs the ${cfg.vocabSize} token strings of the vocabulary`);
@@ -93,6 +101,19 @@ export class DualEncoder extends Module {
 
   get dim(): number { return this.cfg.outDim; }
 
+  /** The feature-table row of bucket 0 (rows below are special tokens or subwords). */
+  get bucketBase(): number { return this.cfg.unit === 'sentence' ? NGRAM_ID_OFFSET : this.cfg.vocabSize; }
+
+  /** A pruned model's kept buckets (ascending; cfg.prune.kept of them): from now on features are read through the map. */
+  setPrunedBuckets(kept: Int32Array): void {
+    const p = this.cfg.prune;
+    if (!p || kept.length !== p.kept) throw new Error(`DualEncoder: ${kept.length} kept buckets, the model expects ${p?.kept ?? 'none (not pruned)'}`);
+    const map = prunedBucketMap(kept, this.cfg.buckets, p.fallback);
+    const base = this.bucketBase;
+    if (this.table) for (let i = 0; i < this.table.ids.length; i++) this.table.ids[i] = base + map[this.table.ids[i]! - base]!;
+    else this.bucketMap = map;
+  }
+
   /** Whether a sentence vector is one bag of rows (no sequence to run a body over). */
   private get bagOnly(): boolean {
     return this.cfg.unit === 'sentence' || (this.cfg.body === 'none' && this.cfg.pooling.length === 1 && this.cfg.pooling[0] === 'mean');
@@ -105,6 +126,11 @@ export class DualEncoder extends Module {
   featureBags(seqs: Int32Array[]): Bags & { T: number } {
     const T = this.bagOnly ? 1 : Math.max(1, ...seqs.map((s) => s.length));
     const b = this.bagOnly ? (this.cfg.unit === 'sentence' ? sentenceBags(seqs) : this.tokenBags(seqs, 0, true)) : this.tokenBags(seqs, T, false);
+    if (this.bucketMap) {
+      // sentence bags: every id is a bucket id (the bags own their ids array)
+      const map = this.bucketMap, base = this.bucketBase, ids = b.ids;
+      for (let i = 0; i < ids.length; i++) ids[i] = base + map[ids[i]! - base]!;
+    }
     if (this.training && this.cfg.featureDropout > 0) dropFeatures(b, this.cfg.featureDropout);
     return { ...b, T };
   }

@@ -1,0 +1,182 @@
+// Compact exports of a model directory (xling export --dtype/--dims/--prune-unused): the encoder
+// alone, its feature/embedding tables stored as int8 rows with one float32 scale per row
+// (symmetric: x ≈ q · scale, scale = max|row| / 127) or as float16, the sentence vectors cut to
+// their first N dimensions (Matryoshka), and hashed n-gram buckets that training never touched
+// dropped (their rows are still the initial draw; unseen n-grams then share `fallback` rows by
+// bucket mod fallback, see prunedBucketMap). Layout of model.safetensors:
+// - a quantised table keeps its name with dtype I8, its scales are `scale.<name>` (F32 [rows]);
+// - a pruned model has `prune.buckets` (I32 [kept], ascending) and config.json `model.prune`;
+// - the file's __metadata__ `xling.config` repeats config.json, so the file alone is a model
+//   (xling/lite loads either).
+// loadSentenceEncoder dequantises at load; xling/lite reads the int8 rows directly.
+import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { RawTensor, rawFromArray, writeSafetensors } from '../io/safetensors.js';
+import { float32ToFloat16 } from '../io/half.js';
+import { DualConfig } from '../models/dual/model.js';
+import { EmbeddingBag } from '../nn/layers.js';
+import { loadTensors, writeJson } from '../nn/serialize.js';
+import { manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { checkReplaceable, readModelConfig, replaceDir } from './model-dir.js';
+
+export type ExportDtype = 'fp32' | 'fp16' | 'int8';
+
+export interface CompactExportOptions {
+  dtype: ExportDtype;
+  /** Keep the first N dimensions of the sentence vectors (dual encoder). */
+  dims?: number;
+  /** Drop the hashed n-gram buckets training never touched (dual encoder). */
+  prune?: boolean;
+  /** Shared rows for the buckets dropped (default 1024). */
+  fallback?: number;
+  log?: (line: string) => void;
+}
+
+export interface CompactExportReport {
+  bytes: number;
+  dtype: ExportDtype;
+  dims: number;
+  /** Pruning: buckets, how many were touched in training (kept), and that share. */
+  prune?: { buckets: number; kept: number; share: number; fallback: number };
+}
+
+/** The names of the tables quantised by --dtype: token / feature embedding tables. */
+export function isTableName(name: string): boolean {
+  return /(^|\.)embed\.weight$/.test(name);
+}
+
+/** The key of a quantised table's per-row scales. */
+export function scaleKey(name: string): string { return `scale.${name}`; }
+
+/** Symmetric int8 rows: q = round(x / s), s = max|row| / 127 (0 for an all-zero row). */
+export function quantizeRowsInt8(x: Float32Array, rows: number, dim: number): { q: Int8Array; scale: Float32Array } {
+  const q = new Int8Array(rows * dim), scale = new Float32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    const o = r * dim;
+    let m = 0;
+    for (let j = 0; j < dim; j++) { const a = Math.abs(x[o + j]!); if (a > m) m = a; }
+    const s = Math.fround(m / 127);
+    scale[r] = s;
+    if (s === 0) continue;
+    for (let j = 0; j < dim; j++) q[o + j] = Math.max(-127, Math.min(127, Math.round(x[o + j]! / s)));
+  }
+  return { q, scale };
+}
+
+/**
+ * Which bucket rows of a dual encoder's feature table differ from their initial draw (the trainer
+ * seeds the generator with `seed` and draws this table first): a row still equal to its draw got
+ * no update, i.e. no training sentence had a feature in that bucket.
+ */
+function touchedBuckets(table: Tensor, base: number, buckets: number, seed: number, std: number): Uint8Array {
+  const rows = table.shape[0]!, dim = table.shape[1]!;
+  manualSeed(seed);
+  const init = new EmbeddingBag(rows, dim, std);
+  try {
+    const touched = new Uint8Array(buckets);
+    const chunk = 1 << 15;
+    for (let r0 = base; r0 < base + buckets; r0 += chunk) {
+      const n = Math.min(chunk, base + buckets - r0);
+      const [a, b] = noGrad(() => tidy(() => [table.narrow(0, r0, n).toFloat32Array(), init.weight.narrow(0, r0, n).toFloat32Array()]));
+      for (let i = 0; i < n; i++) {
+        const o = i * dim;
+        for (let j = 0; j < dim; j++) if (a[o + j] !== b[o + j]) { touched[r0 - base + i] = 1; break; }
+      }
+    }
+    return touched;
+  } finally {
+    init.weight.dispose();
+  }
+}
+
+/** Writes a compact export of modelDir's encoder to outDir (atomically). */
+export function exportCompact(modelDir: string, outDir: string, o: CompactExportOptions): CompactExportReport {
+  const cfg = readModelConfig(modelDir);
+  const log = o.log ?? (() => {});
+  const file = join(modelDir, 'model.safetensors');
+  if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
+  const mc = cfg.kind === 'dual' ? { ...(cfg.model as DualConfig) } : null;
+  if (mc?.prune && o.prune) throw new Error(`--model ${modelDir}: the table is already pruned`);
+  if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim)) throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
+  const fallback = o.fallback ?? 1024;
+  checkReplaceable(outDir, '--out');
+  const { tensors } = loadTensors(file, (k) => k.startsWith('encoder.') || k.startsWith('center.') || k === 'prune.buckets');
+  const out: Record<string, RawTensor> = {};
+  const report: CompactExportReport = { bytes: 0, dtype: o.dtype, dims: mc ? (o.dims ?? mc.outDim) : 0 };
+  try {
+    const f32 = (t: Tensor) => noGrad(() => tidy(() => t.float().toFloat32Array()));
+    const put = (name: string, data: Float32Array, shape: number[]) => {
+      if (isTableName(name) && o.dtype === 'int8' && shape.length === 2) {
+        const { q, scale } = quantizeRowsInt8(data, shape[0]!, shape[1]!);
+        out[name] = rawFromArray(q, shape);
+        out[scaleKey(name)] = rawFromArray(scale, [shape[0]!]);
+      } else if (isTableName(name) && o.dtype === 'fp16') {
+        out[name] = rawFromArray(float32ToFloat16(data), shape, 'F16');
+      } else {
+        out[name] = rawFromArray(data, shape);
+      }
+    };
+    const dims = o.dims;
+    for (const [name, t] of tensors) {
+      if (name === 'prune.buckets') { out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]); continue; }
+      if (mc && name === 'encoder.embed.weight' && o.prune) continue; // below
+      if (dims !== undefined && name === 'encoder.proj.weight') { put(name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]); continue; }
+      if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) { put(name, f32(t).slice(0, dims), [dims]); continue; }
+      put(name, f32(t), [...t.shape]);
+    }
+    if (mc && o.prune) {
+      const table = tensors.get('encoder.embed.weight')!;
+      const base = mc.unit === 'sentence' ? 4 : mc.vocabSize, dim = table.shape[1]!;
+      const train = cfg.train as { seed?: number; features?: { initStd?: number } } | undefined;
+      if (train?.seed === undefined || train.features?.initStd === undefined) throw new Error(`--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`);
+      log(`[export] finding the buckets training touched (rows that differ from their initial draw)`);
+      const touched = touchedBuckets(table, base, mc.buckets, train.seed, train.features.initStd);
+      const keptList: number[] = [];
+      touched.forEach((t, b) => { if (t) keptList.push(b); });
+      const kept = Int32Array.from(keptList);
+      const K = kept.length;
+      const rows = new Float32Array((base + K + fallback) * dim);
+      const counts = new Float64Array(fallback);
+      const sums = new Float64Array(fallback * dim);
+      const chunk = 1 << 15;
+      let k = 0;
+      for (let r0 = 0; r0 < base + mc.buckets; r0 += chunk) {
+        const n = Math.min(chunk, base + mc.buckets - r0);
+        const a = f32(table.narrow(0, r0, n));
+        for (let i = 0; i < n; i++) {
+          const r = r0 + i, b = r - base, src = a.subarray(i * dim, (i + 1) * dim);
+          if (b < 0) rows.set(src, r * dim);
+          else if (touched[b]) rows.set(src, (base + k++) * dim);
+          else { const c = b % fallback; counts[c]++; for (let j = 0; j < dim; j++) sums[c * dim + j] += src[j]!; }
+        }
+      }
+      // a dropped bucket's row becomes the mean of the dropped rows that share its fallback row
+      for (let c = 0; c < fallback; c++) if (counts[c]) for (let j = 0; j < dim; j++) rows[(base + K + c) * dim + j] = sums[c * dim + j]! / counts[c]!;
+      put('encoder.embed.weight', rows, [base + K + fallback, dim]);
+      out['prune.buckets'] = rawFromArray(kept, [K]);
+      mc.prune = { kept: K, fallback };
+      report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback };
+      log(`[export] ${K} of ${mc.buckets} buckets touched in training (${(100 * K / mc.buckets).toFixed(1)}%); the others share ${fallback} fallback rows`);
+    }
+    if (mc && dims !== undefined) mc.outDim = dims;
+    const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}) } };
+    const tmp = tempPathFor(outDir);
+    try {
+      mkdirSync(tmp, { recursive: true });
+      writeJson(join(tmp, 'config.json'), config);
+      writeSafetensors(join(tmp, 'model.safetensors'), out, { 'xling.config': JSON.stringify(config) });
+      if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+      report.bytes = statSync(join(tmp, 'model.safetensors')).size;
+      replaceDir(tmp, outDir);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    } finally {
+      releaseTemp(tmp);
+    }
+  } finally {
+    for (const t of tensors.values()) t.dispose();
+  }
+  return report;
+}

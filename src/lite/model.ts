@@ -1,0 +1,150 @@
+// The bag-of-n-grams dual encoder in plain TypeScript (no native code, no Node API): the same text
+// normalisation and n-gram hashing as the native path (src/text/ngrams.ts, shared), the mean of the
+// feature rows (fp32, fp16 or int8 rows with per-row scales, read directly), tanh, the projection,
+// L2-normalisation and per-language centring as src/embed/model.ts does it.
+import { halfBitsToFloat } from '../io/half.js';
+import { HashedNgramTokenizer, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
+import { LiteSafetensors, typedView } from './safetensors.js';
+
+export interface LiteEmbedOptions {
+  /**
+   * Language of the sentences: its mean vector is subtracted (per-language centring, as `xling
+   * embed --lang`). Default: no centring (language identification in xling/lite follows once the
+   * language identifier of xling's src/text lands).
+   */
+  lang?: string;
+}
+
+/** The parts of config.json the runtime reads. */
+interface LiteConfig {
+  format?: string; version?: number; kind?: string;
+  model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number } };
+  train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
+}
+
+let halfTable: Float32Array | null = null;
+function halfLut(): Float32Array {
+  if (!halfTable) { halfTable = new Float32Array(65536); for (let h = 0; h < 65536; h++) halfTable[h] = halfBitsToFloat(h); }
+  return halfTable;
+}
+
+export class LiteModel {
+  /** Width of the sentence vectors. */
+  readonly dim: number;
+  /** Width of the feature rows. */
+  readonly featureDim: number;
+  /** Storage of the feature table: 'fp32', 'fp16' or 'int8'. */
+  readonly dtype: 'fp32' | 'fp16' | 'int8';
+  readonly tokenizer: HashedNgramTokenizer;
+  readonly centers = new Map<string, Float32Array>();
+  private readonly f32: Float32Array | null = null;
+  private readonly f16: Uint16Array | null = null;
+  private readonly i8: Int8Array | null = null;
+  private readonly scales: Float32Array | null = null;
+  private readonly lut: Float32Array | null = null;
+  private readonly rows: number;
+  private readonly W: Float32Array;
+  private readonly b: Float32Array;
+  private readonly tanh: boolean;
+  private readonly bucketMap: Int32Array | null = null;
+
+  constructor(readonly config: LiteConfig, file: LiteSafetensors, where: string) {
+    const m = config.model, f = config.train?.features, v = config.train?.vocab;
+    if (config.format !== 'xling' || config.version !== 2) throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
+    if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
+      throw new Error(`${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`);
+    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'train.features' is missing (the n-gram settings of this model)`);
+    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
+    const get = (k: string) => {
+      const t = file.tensors.get(k);
+      if (!t) throw new Error(`${where}: tensor '${k}' is missing`);
+      return t;
+    };
+    const table = get('encoder.embed.weight');
+    const [rows, fd] = table.shape as [number, number];
+    this.rows = rows; this.featureDim = fd;
+    const expectRows = NGRAM_ID_OFFSET + (m.prune ? m.prune.kept + m.prune.fallback : f.buckets);
+    if (table.shape.length !== 2 || rows !== expectRows) throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
+    if (table.dtype === 'F32') { this.f32 = typedView(table, where) as Float32Array; this.dtype = 'fp32'; }
+    else if (table.dtype === 'F16') { this.f16 = typedView(table, where) as Uint16Array; this.lut = halfLut(); this.dtype = 'fp16'; }
+    else if (table.dtype === 'I8') {
+      this.i8 = typedView(table, where) as Int8Array;
+      const s = get('scale.encoder.embed.weight');
+      if (s.dtype !== 'F32' || s.shape.join() !== String(rows)) throw new Error(`${where}: 'scale.encoder.embed.weight' must be F32 [${rows}]`);
+      this.scales = typedView(s, where) as Float32Array;
+      this.dtype = 'int8';
+    } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
+    const W = get('encoder.proj.weight'), b = get('encoder.proj.bias');
+    if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0]) throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
+    this.W = typedView(W, where) as Float32Array;
+    this.b = typedView(b, where) as Float32Array;
+    this.dim = W.shape[0]!;
+    this.tanh = (m.activation ?? 'tanh') === 'tanh';
+    if (m.prune) {
+      const kept = get('prune.buckets');
+      if (kept.dtype !== 'I32' || kept.shape[0] !== m.prune.kept) throw new Error(`${where}: 'prune.buckets' must be I32 [${m.prune.kept}]`);
+      this.bucketMap = prunedBucketMap(typedView(kept, where) as Int32Array, f.buckets, m.prune.fallback);
+    }
+    for (const [k, t] of file.tensors) {
+      if (!k.startsWith('center.')) continue;
+      if (t.dtype !== 'F32' || t.shape.join() !== String(this.dim)) throw new Error(`${where}: '${k}' must be F32 [${this.dim}]`);
+      this.centers.set(k.slice('center.'.length), typedView(t, where) as Float32Array);
+    }
+  }
+
+  /** The languages the model has mean vectors of (centring). */
+  get languages(): string[] { return [...this.centers.keys()]; }
+
+  /** The feature ids of a sentence, as the native tokenizer gives them (NGRAM_ID_OFFSET + bucket). */
+  tokenize(s: string): Int32Array { return this.tokenizer.encode(s); }
+
+  private centerFor(o: LiteEmbedOptions): Float32Array | null {
+    if (o.lang === undefined) return null;
+    if (o.lang === 'auto') throw new Error("xling/lite: lang 'auto' (language identification) is not available in the lite runtime yet; give the language code, or omit lang for uncentred vectors");
+    const mu = this.centers.get(o.lang);
+    if (!mu) throw new Error(`xling/lite: the model has no mean vector for lang '${o.lang}' (it has ${this.languages.join(' ') || 'none'})`);
+    return mu;
+  }
+
+  /** Vectors of sentences: n × dim rows, L2-normalised (and centred with lang). */
+  embedSync(sentences: readonly string[], o: LiteEmbedOptions = {}): Float32Array {
+    const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
+    const mu = this.centerFor(o);
+    const out = new Float32Array(sentences.length * d);
+    const acc = new Float64Array(fd), h = new Float64Array(fd);
+    const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
+    const y = new Float64Array(d);
+    for (let s = 0; s < sentences.length; s++) {
+      const ids = this.tokenizer.encode(sentences[s]!);
+      const n = ids.length;
+      acc.fill(0);
+      // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag
+      const w = Math.fround(1 / Math.max(1, n));
+      for (let k = 0; k < n; k++) {
+        let r = ids[k]!;
+        if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
+        const o = r * fd;
+        if (f32) for (let j = 0; j < fd; j++) acc[j] += w * f32[o + j]!;
+        else if (i8) { const ws = Math.fround(sc![r]!); for (let j = 0; j < fd; j++) acc[j] += w * Math.fround(i8[o + j]! * ws); }
+        else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
+      }
+      for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
+      let norm = 0;
+      for (let i = 0; i < d; i++) {
+        let v = bias[i]!;
+        const o = i * fd;
+        for (let j = 0; j < fd; j++) v += W[o + j]! * h[j]!;
+        y[i] = v; norm += v * v;
+      }
+      // F.normalize: x / max(|x|, 1e-12); then centring (xling embed's centerRows) and again to unit length
+      let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
+      const row = out.subarray(s * d, (s + 1) * d);
+      if (!mu) { for (let i = 0; i < d; i++) row[i] = y[i]! * inv; continue; }
+      let n2 = 0;
+      for (let i = 0; i < d; i++) { const x = Math.fround(y[i]! * inv) - mu[i]!; y[i] = x; n2 += x * x; }
+      inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
+      for (let i = 0; i < d; i++) row[i] = y[i]! * inv;
+    }
+    return out;
+  }
+}

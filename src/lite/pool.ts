@@ -1,0 +1,58 @@
+// Node worker threads for xling/lite: every worker views the same model bytes (a
+// SharedArrayBuffer), a batch is cut into one contiguous slice per worker, rows come back in order.
+import { Worker } from 'node:worker_threads';
+import { LiteEmbedOptions, LiteModel } from './model.js';
+
+interface Pending { resolve(v: Float32Array): void; reject(e: Error): void }
+
+export class WorkerPool {
+  private readonly workers: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private next = 0;
+
+  constructor(n: number, bytes: Uint8Array, config: unknown, where: string) {
+    for (let i = 0; i < n; i++) {
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { bytes, config, where } });
+      w.on('message', (m: { id: number; rows?: Float32Array; error?: string }) => {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.error !== undefined) p.reject(new Error(m.error)); else p.resolve(m.rows!);
+      });
+      w.on('error', (e) => { for (const p of this.pending.values()) p.reject(e); this.pending.clear(); });
+      w.unref();
+      this.workers.push(w);
+    }
+  }
+
+  async embed(model: LiteModel, sentences: readonly string[], o: LiteEmbedOptions): Promise<Float32Array> {
+    const d = model.dim, n = sentences.length, k = this.workers.length;
+    // small batches: a round trip to a worker costs more than embedding them here
+    if (n < 64 * k) return model.embedSync(sentences, o);
+    const out = new Float32Array(n * d);
+    // the workers are unref'd (an idle pool never keeps the process alive); while they work they count
+    for (const w of this.workers) w.ref();
+    try {
+      await this.run(sentences, o, out, d);
+    } finally {
+      if (!this.pending.size) for (const w of this.workers) w.unref();
+    }
+    return out;
+  }
+
+  private async run(sentences: readonly string[], o: LiteEmbedOptions, out: Float32Array, d: number): Promise<void> {
+    const n = sentences.length, k = this.workers.length;
+    await Promise.all(this.workers.map((w, i) => {
+      const lo = Math.floor((i * n) / k), hi = Math.floor(((i + 1) * n) / k);
+      const id = this.next++;
+      return new Promise<void>((resolve, reject) => {
+        this.pending.set(id, { resolve: (rows) => { out.set(rows, lo * d); resolve(); }, reject });
+        w.postMessage({ id, sentences: sentences.slice(lo, hi), lang: o.lang });
+      });
+    }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
