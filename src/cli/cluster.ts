@@ -18,7 +18,8 @@ import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { readGraphMeta } from '../graph/build.js';
 import { startWorker } from '../cluster/worker.js';
-import { readLines } from '../io/lines.js';
+import { isGzipFile, readLines, readOnce } from '../io/lines.js';
+import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
@@ -83,20 +84,27 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   examples: ['xling cluster embed --model runs/fast --input corpus.txt --output corpus.npy --redis redis://queue-host:6379 --shards 64 --work /shared/xling-work'],
 }, async (a) => {
   checkRedisUrl(a.redis);
+  if (readOnce(a.input)) usage(`--input ${a.input}: the workers read the input at its path, so it must be a file (standard input and pipes can be read only once); use xling embed, or write it to a file first`);
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   readModelConfig(a.model); // a bad model directory is named before Redis is asked
   // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
   // (shards of a plain file start reading there) and sample them for the language
   const sample = new SpreadSample();
-  const seekMarks: number[] | null = a.input.endsWith('.gz') ? null : [];
+  const seekMarks: number[] | null = isGzipFile(a.input) ? null : [];
   let lines = 0;
   for await (const { line, offset } of readLines(a.input)) {
     if (seekMarks && lines % SEEK_EVERY === 0) seekMarks.push(offset);
     lines++;
     sample.add(line);
   }
-  if (!lines) throw new Error(`${a.input}: empty input`);
+  if (!lines) {
+    // as xling embed: an empty input gives a (0, d) array (written here; there is no shard to run)
+    const d = loadSentenceEncoder(a.model).dim;
+    writeNpy(a.output, a.fp16 ? new Uint16Array(0) : new Float32Array(0), [0, d], a.fp16 ? 'float16' : 'float32');
+    if (!a.quiet) process.stderr.write(`[cluster] ${a.input} is empty: wrote a (0, ${d}) array to ${a.output}\n`);
+    return;
+  }
   await pingRedis(a.redis);
   // the model is loaded here only to identify the input's language
   let lang = a.lang && a.lang !== 'auto' ? a.lang : undefined;

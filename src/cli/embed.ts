@@ -4,7 +4,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { float32ToFloat16 } from '../io/half.js';
-import { readLines } from '../io/lines.js';
+import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
@@ -39,7 +39,7 @@ export const embedCommand = command(['embed'], {
   summary: 'embed sentences (or documents) into vectors (.npy)',
   options: {
     ...EMBED_FILE_OPTIONS,
-    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); .gz allowed' },
+    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
@@ -49,11 +49,11 @@ export const embedCommand = command(['embed'], {
   },
 }, async (a) => {
   if (a.rawF32 && a.fp16) usage('--raw-f32 and --fp16 exclude each other');
-  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out']]);
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
   const d = m.dim;
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, a.input);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, shownPath(a.input));
   const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
   if (job.needsSample) {
     // a first pass: the language is identified from lines spread over the whole input, so every
@@ -85,7 +85,6 @@ export const embedCommand = command(['embed'], {
       if (buf.length >= a.chunk) flush();
     }
     if (buf.length) flush();
-    if (!ids.length) throw new Error(`${a.input}: empty input`);
     const out = new Float32Array(ids.length * d);
     sums.forEach((s, i) => {
       let n = 0;
@@ -95,7 +94,7 @@ export const embedCommand = command(['embed'], {
     });
     if (a.rawF32) { const sink = openSink(a.output, d, false, true); sink.append(out); sink.close(); }
     else writeNpy(a.output, a.fp16 ? float32ToFloat16(out) : out, [ids.length, d], a.fp16 ? 'float16' : 'float32');
-    writeFileAtomicSync(`${a.output}.ids`, ids.join('\n') + '\n');
+    writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
     prog.done();
     job.finish();
     return;
@@ -111,7 +110,7 @@ export const embedCommand = command(['embed'], {
       if (buf.length >= a.chunk) { flush(); await new Promise((r) => setImmediate(r)); }
     }
     if (buf.length) flush();
-    if (!n) throw new Error(`${a.input}: empty input`);
+    if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
     sink.close();
     prog.done();
     job.finish();
