@@ -23,7 +23,7 @@ import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
-import { checkPaths, inContext, writeTextOutput } from './io.js';
+import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import { MINE_INPUT_OPTIONS, MINE_OPTIONS } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, warnUnknownCenter } from './vectors.js';
@@ -297,14 +297,14 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
   await pingRedis(a.redis);
   if (!a.flow) {
     const flows = await listFlows(a.redis);
-    if (a.json) writeTextOutput(a.json, JSON.stringify(flows, null, 1) + '\n');
+    if (a.json) writeJsonOutput(a.json, flows);
     if (a.json !== '-') for (const f of flows) process.stdout.write(`${f.flow}\t${f.state}\t${f.created}\n`);
     return;
   }
   if (planOf(a.flow)) {
     const g = await stagedFlowStatus(a.redis, a.flow);
     if (!g) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
-    if (a.json) writeTextOutput(a.json, JSON.stringify(g, null, 1) + '\n');
+    if (a.json) writeJsonOutput(a.json, g);
     if (a.json === '-') return;
     process.stdout.write(`${g.flow} (${g.kind}): ${g.state}, stage ${g.stage + 1}/${g.stages.length} ${g.stages[g.stage]} → ${g.output}${g.failedReason ? `\n  ${g.failedReason}` : ''}\n`);
     for (const j of g.jobs) process.stdout.write(`  ${j.shard === null ? g.stages[g.stage] : `shard ${j.shard + 1}/${g.shards}`}\t${j.state}\ttries ${j.attempts}\t${j.worker ?? '-'}${j.failedReason ? `\t${j.failedReason}` : ''}\n`);
@@ -312,7 +312,7 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
   }
   const s = await flowStatus(a.redis, a.flow);
   if (!s) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
-  if (a.json) writeTextOutput(a.json, JSON.stringify(s, null, 1) + '\n');
+  if (a.json) writeJsonOutput(a.json, s);
   if (a.json === '-') return;
   process.stdout.write(`${s.flow} (${s.kind}): ${s.state}${s.output ? ` → ${s.output}` : ''}${s.failedReason ? `\n  ${s.failedReason}` : ''}\n`);
   for (const x of s.shards) process.stdout.write(`  shard ${x.shard + 1}/${s.shards.length}\t${x.state}\t${x.done}/${x.total}\ttries ${x.attempts}\t${x.worker ?? '-'}${x.failedReason ? `\t${x.failedReason}` : ''}\n`);

@@ -39,7 +39,8 @@ function find(argv: string[]): CliCommand | undefined {
 
 /** The nearest command to a mistyped one ("did you mean"), when it is near enough. */
 function suggest(argv: string[]): string | undefined {
-  const words = argv.filter((w) => !w.startsWith('-')).slice(0, 2);
+  const words: string[] = [];
+  for (const w of argv) { if (w.startsWith('-') || words.length === 2) break; words.push(w); }
   let best: string | undefined, bestD = Infinity;
   for (const c of commands) {
     const name = c.path.join(' ');
