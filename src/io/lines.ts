@@ -22,10 +22,10 @@ export function shownPath(path: string): string {
   return path === '-' ? 'standard input' : path;
 }
 
-/** Whether a path can be read only once: standard input, a pipe, a character device (not a regular file). */
+/** Whether a path can be read only once: standard input, a pipe (process substitution), a socket, a character device. */
 export function readOnce(path: string): boolean {
   if (isStdin(path)) return true;
-  try { return !statSync(path).isFile(); } catch { return false; }
+  try { const st = statSync(path); return st.isFIFO() || st.isSocket() || st.isCharacterDevice(); } catch { return false; }
 }
 
 const spools = new Map<string, Promise<string>>();
