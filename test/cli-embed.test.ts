@@ -155,7 +155,7 @@ describe('CLI: embed', () => {
     assert.match(r.stdout, /k=20\)/);
     const j = JSON.parse(readFileSync(p('k.json'), 'utf8'));
     assert.equal(j.k, 20);
-    assert.equal(j.kRequested, 50);
+    assert.equal(j.k_requested, 50);
     const m = cli(['mine', '--src', p('s.txt'), '--trg', p('t.txt'), '--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy'), '-k', '50', '-o', p('k.tsv')]);
     assert.equal(m.status, 0, m.stderr);
     assert.match(m.stderr, /using k=20[\s\S]*k=20\) in/);

@@ -141,10 +141,10 @@ describe('graph of the bundled sample', () => {
     assert.ok(!byId.neighbours.some((x) => x.id === 7), 'self excluded');
     r = cli(['graph', 'path', '--graph', g, '#7', `#${byId.neighbours[3]!.id}`, '--json']);
     assert.equal(r.status, 0, r.stderr);
-    const p = JSON.parse(r.stdout) as { steps: { id: number; distance: number }[]; maxStep: number };
+    const p = JSON.parse(r.stdout) as { steps: { id: number; distance: number }[]; max_step: number };
     assert.equal(p.steps[0]!.id, 7);
     assert.equal(p.steps.at(-1)!.id, byId.neighbours[3]!.id);
-    assert.ok(p.steps.length >= 2 && p.maxStep <= byId.neighbours[3]!.distance + 1e-6, 'never worse than the direct edge');
+    assert.ok(p.steps.length >= 2 && p.max_step <= byId.neighbours[3]!.distance + 1e-6, 'never worse than the direct edge');
     r = cli(['graph', 'path', '--graph', g, '#7', '#999999']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /#999999: the graph has \d+ sentences/);

@@ -214,9 +214,9 @@ export function loadClassifier(dir: string): TrainedClassifier {
 }
 
 export interface ClassMetrics { label: string; precision: number; recall: number; f1: number; support: number }
-export interface Evaluation { accuracy: number; macro_f1: number; perClass: ClassMetrics[]; confusion: number[][]; labels: string[]; n: number }
+export interface Evaluation { accuracy: number; macro_f1: number; /** Classes averaged by macro_f1 (gold ∪ predicted). */ macro_classes: number; perClass: ClassMetrics[]; confusion: number[][]; labels: string[]; n: number }
 
-/** Accuracy, macro-F1 (mean of per-class F1), per-class figures and the confusion matrix (rows = gold). */
+/** Accuracy, macro-F1 (mean of per-class F1 over the classes gold or predicted), per-class figures and the confusion matrix (rows = gold). */
 export function evaluate(gold: Int32Array, pred: Int32Array, labels: string[]): Evaluation {
   const C = labels.length;
   const confusion = labels.map(() => new Array<number>(C).fill(0));
@@ -226,6 +226,13 @@ export function evaluate(gold: Int32Array, pred: Int32Array, labels: string[]): 
     const precision = predicted ? tp / predicted : 0, recall = support ? tp / support : 0;
     return { label, precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0, support };
   });
-  const present = perClass.filter((p) => p.support > 0);
-  return { accuracy: gold.length ? gold.filter((g, i) => pred[i] === g).length / gold.length : NaN, macro_f1: present.reduce((a, p) => a + p.f1, 0) / Math.max(1, present.length), perClass, confusion, labels, n: gold.length };
+  // macro-F1 over the classes that occur in the gold labels or the predictions (scikit-learn's
+  // f1_score(average='macro') over the labels it finds in y_true ∪ y_pred): a class predicted
+  // but never gold counts with F1 0
+  const present = labels.map((_, c) => c).filter((c) => perClass[c]!.support > 0 || confusion.some((r) => r[c]! > 0));
+  return {
+    accuracy: gold.length ? gold.filter((g, i) => pred[i] === g).length / gold.length : NaN,
+    macro_f1: present.reduce((a, c) => a + perClass[c]!.f1, 0) / Math.max(1, present.length), macro_classes: present.length,
+    perClass, confusion, labels, n: gold.length,
+  };
 }

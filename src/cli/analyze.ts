@@ -4,7 +4,7 @@ import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { neighbourJoining, symmetricKL, tokenCounts, toNewick, treeSvg, vocabularyUse } from '../analyze/vocab.js';
 import { Rng } from '../util/rng.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 /** Letters a romanising tokenizer rewrites (Cyrillic, Greek). */
 const ROMANISED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f]/u;
@@ -18,7 +18,7 @@ export const analyzeVocabCommand = command(['analyze', 'vocab'], {
     + 'Languages whose script the model\'s tokenizer romanises are marked.',
   options: {
     model: { type: 'string', required: true, metavar: 'DIR' },
-    data: { type: 'list', splitCommas: false, required: true, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE; repeatable' },
+    data: { type: 'list', splitCommas: false, required: true, metavar: 'SRC', help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE; repeatable; - (or LANG=-) for standard input' },
     sample: { type: 'number', default: 20000, range: { int: true, min: 1 }, help: 'sentences per language' },
     alpha: { type: 'number', default: 0.5, range: { above: 0 }, help: 'add-alpha smoothing of token counts' },
     minSentences: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'leave out languages with fewer sentences' },
@@ -30,7 +30,7 @@ export const analyzeVocabCommand = command(['analyze', 'vocab'], {
   examples: ['xling analyze vocab --model runs/fast --data ../shared/data/gettext/train.tsv.gz --svg vocab-tree.svg --newick vocab-tree.nwk'],
 }, async (a) => {
   const sources = parseSources(a.data);
-  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const),
+  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const),
     ['--json', a.json, 'out-text'], ['--newick', a.newick, 'out-text'], ['--svg', a.svg, 'out-text']]);
   const model = loadSentenceEncoder(a.model);
   const tok = model.tokenizer;
@@ -58,19 +58,20 @@ export const analyzeVocabCommand = command(['analyze', 'vocab'], {
   const marked = new Set(romanises ? names.filter((l) => reservoirs.get(l)!.script > reservoirs.get(l)!.seen / 2) : []);
   const vocabSize = tok.vocabSize;
 
-  process.stdout.write(`${'lang'.padEnd(8)}${'sentences'.padStart(10)}${'tokens'.padStart(10)}${'types'.padStart(9)}${'% vocab'.padStart(9)}${'only this'.padStart(11)}\n`);
-  for (const u of use) process.stdout.write(`${(u.lang + (marked.has(u.lang) ? '*' : '')).padEnd(8)}${String(byLang.get(u.lang)!.length).padStart(10)}${String(u.tokens).padStart(10)}${String(u.types).padStart(9)}${(100 * u.types / vocabSize).toFixed(2).padStart(9)}${String(u.onlyThisLanguage).padStart(11)}\n`);
-  if (marked.size) process.stdout.write('* romanised by the tokenizer\n');
+  const say = summaryWriter(a.json, a.newick, a.svg);
+  say(`${'lang'.padEnd(8)}${'sentences'.padStart(10)}${'tokens'.padStart(10)}${'types'.padStart(9)}${'% vocab'.padStart(9)}${'only this'.padStart(11)}\n`);
+  for (const u of use) say(`${(u.lang + (marked.has(u.lang) ? '*' : '')).padEnd(8)}${String(byLang.get(u.lang)!.length).padStart(10)}${String(u.tokens).padStart(10)}${String(u.types).padStart(9)}${(100 * u.types / vocabSize).toFixed(2).padStart(9)}${String(u.onlyThisLanguage).padStart(11)}\n`);
+  if (marked.size) say('* romanised by the tokenizer\n');
   const newick = toNewick(tree);
-  process.stdout.write(`${newick}\n`);
+  if (a.newick !== '-') say(`${newick}\n`);
   if (a.newick) writeTextOutput(a.newick, newick + '\n');
   if (a.svg) writeTextOutput(a.svg, treeSvg(tree, { title: `Vocabulary use: neighbour joining over symmetrised KL (${names.length} languages)`, marked }));
   if (a.json) {
-    writeTextOutput(a.json, JSON.stringify({
+    writeJsonOutput(a.json, {
       model: a.model, vocab_size: vocabSize, sample: a.sample, alpha: a.alpha, smoothing: 'add-alpha over the union of both languages\' token types',
       languages: use.map((u) => ({ ...u, sentences: byLang.get(u.lang)!.length, romanised: marked.has(u.lang) })),
       symmetric_kl: Object.fromEntries(names.map((l, i) => [l, Object.fromEntries(names.map((m, j) => [m, +dist[i]![j]!.toFixed(6)]))])),
       newick,
-    }, null, 1) + '\n');
+    });
   }
 });

@@ -9,11 +9,11 @@ import { readLabelledDocs } from '../classify/documents.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 const MODEL_OPTIONS = {
   model: { type: 'string', required: true, metavar: 'DIR', help: 'sentence encoder (model directory)' },
-  data: { type: 'string', required: true, metavar: 'TSV', help: 'label<TAB>id<TAB>text per line' },
+  data: { type: 'string', required: true, metavar: 'TSV', help: 'label<TAB>id<TAB>text per line (- for standard input)' },
   lang: { type: 'string', default: 'auto', help: "language of the documents for per-language centring ('auto': identified, as xling embed does)" },
   center: { type: 'boolean', default: true, help: 'per-language centring (--no-center: plain vectors)' },
   threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
@@ -35,7 +35,7 @@ export const classifyTrainCommand = command(['classify', 'train'], {
   },
   examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
 }, async (a) => {
-  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in'], ['--output', a.output, 'out-dir']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in-text'], ['--output', a.output, 'out-dir']]);
   const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
@@ -58,11 +58,11 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
     ...MODEL_OPTIONS,
     classifier: { type: 'string', required: true, metavar: 'DIR', help: 'from xling classify train' },
     json: { type: 'string', metavar: 'FILE', help: 'accuracy, macro_f1 (fractions), per-class figures, confusion matrix' },
-    svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted)' },
+    svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted; - for standard output)' },
   },
   examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
 }, async (a) => {
-  checkPaths([['--model', a.model, 'in-dir'], ['--classifier', a.classifier, 'in-dir'], ['--data', a.data, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--classifier', a.classifier, 'in-dir'], ['--data', a.data, 'in-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   const clf = loadClassifier(a.classifier);
   const m = loadSentenceEncoder(a.model);
@@ -74,8 +74,9 @@ export const classifyEvalCommand = command(['classify', 'eval'], {
   job.identify(spreadSample(docs.texts));
   const x = documentVectors(m, docs.texts, job.embedOptions());
   const r = evaluate(Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)), predict(clf, x), clf.labels);
-  process.stdout.write(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}%  (${r.n} documents)\n`);
-  for (const p of r.perClass) process.stdout.write(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);
-  if (a.json) writeTextOutput(a.json, JSON.stringify(r, null, 1) + '\n');
+  const say = summaryWriter(a.json, a.svg);
+  say(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}% over ${r.macro_classes} classes (gold or predicted)  (${r.n} documents)\n`);
+  for (const p of r.perClass) say(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);
+  if (a.json) writeJsonOutput(a.json, r);
   if (a.svg) writeTextOutput(a.svg, heatmap({ rows: r.labels, cols: r.labels, values: r.confusion, title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`, colors: 'viridis', showValues: true, rowLabel: 'gold', colLabel: 'predicted', format: (v) => String(v) }));
 });

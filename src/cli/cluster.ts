@@ -18,11 +18,12 @@ import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
 import { startWorker } from '../cluster/worker.js';
-import { readLines } from '../io/lines.js';
+import { isGzipFile, readLines, readOnce } from '../io/lines.js';
+import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
-import { checkPaths, inContext, writeTextOutput } from './io.js';
+import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import { MINE_INPUT_OPTIONS, MINE_OPTIONS } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
@@ -84,6 +85,7 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   examples: ['xling cluster embed --model runs/fast --input corpus.txt --output corpus.npy --redis redis://queue-host:6379 --shards 64 --work /shared/xling-work'],
 }, async (a) => {
   checkRedisUrl(a.redis);
+  if (readOnce(a.input)) usage(`--input ${a.input}: the workers read the input at its path, so it must be a file (standard input and pipes can be read only once); use xling embed, or write it to a file first`);
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   readModelConfig(a.model); // a bad model directory is named before Redis is asked
@@ -92,14 +94,20 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
   // (shards of a plain file start reading there) and sample them for the language
   const sample = new SpreadSample();
-  const seekMarks: number[] | null = a.input.endsWith('.gz') ? null : [];
+  const seekMarks: number[] | null = isGzipFile(a.input) ? null : [];
   let lines = 0;
   for await (const { line, offset } of readLines(a.input)) {
     if (seekMarks && lines % SEEK_EVERY === 0) seekMarks.push(offset);
     lines++;
     sample.add(line);
   }
-  if (!lines) throw new Error(`${a.input}: empty input`);
+  if (!lines) {
+    // as xling embed: an empty input gives a (0, d) array (written here; there is no shard to run)
+    const d = loadSentenceEncoder(a.model).dim;
+    writeNpy(a.output, a.fp16 ? new Uint16Array(0) : new Float32Array(0), [0, d], a.fp16 ? 'float16' : 'float32');
+    if (!a.quiet) process.stderr.write(`[cluster] ${a.input} is empty: wrote a (0, ${d}) array to ${a.output}\n`);
+    return;
+  }
   await pingRedis(a.redis);
   job.identify(sample.lines);
   const lang = job.perSentence && !job.choice ? PER_SENTENCE : job.lang ?? undefined;
@@ -288,14 +296,14 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
   await pingRedis(a.redis);
   if (!a.flow) {
     const flows = await listFlows(a.redis);
-    if (a.json) writeTextOutput(a.json, JSON.stringify(flows, null, 1) + '\n');
+    if (a.json) writeJsonOutput(a.json, flows);
     if (a.json !== '-') for (const f of flows) process.stdout.write(`${f.flow}\t${f.state}\t${f.created}\n`);
     return;
   }
   if (planOf(a.flow)) {
     const g = await stagedFlowStatus(a.redis, a.flow);
     if (!g) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
-    if (a.json) writeTextOutput(a.json, JSON.stringify(g, null, 1) + '\n');
+    if (a.json) writeJsonOutput(a.json, g);
     if (a.json === '-') return;
     process.stdout.write(`${g.flow} (${g.kind}): ${g.state}, stage ${g.stage + 1}/${g.stages.length} ${g.stages[g.stage]} → ${g.output}${g.failedReason ? `\n  ${g.failedReason}` : ''}\n`);
     for (const j of g.jobs) process.stdout.write(`  ${j.shard === null ? g.stages[g.stage] : `shard ${j.shard + 1}/${g.shards}`}\t${j.state}\ttries ${j.attempts}\t${j.worker ?? '-'}${j.failedReason ? `\t${j.failedReason}` : ''}\n`);
@@ -303,7 +311,7 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
   }
   const s = await flowStatus(a.redis, a.flow);
   if (!s) throw new Error(`--flow ${a.flow}: no such flow in the queue`);
-  if (a.json) writeTextOutput(a.json, JSON.stringify(s, null, 1) + '\n');
+  if (a.json) writeJsonOutput(a.json, s);
   if (a.json === '-') return;
   process.stdout.write(`${s.flow} (${s.kind}): ${s.state}${s.output ? ` → ${s.output}` : ''}${s.failedReason ? `\n  ${s.failedReason}` : ''}\n`);
   for (const x of s.shards) process.stdout.write(`  shard ${x.shard + 1}/${s.shards.length}\t${x.state}\t${x.done}/${x.total}\ttries ${x.attempts}\t${x.worker ?? '-'}${x.failedReason ? `\t${x.failedReason}` : ''}\n`);

@@ -4,7 +4,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { float32ToFloat16 } from '../io/half.js';
-import { readLines } from '../io/lines.js';
+import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -77,7 +77,7 @@ export const embedCommand = command(['embed'], {
   summary: 'embed sentences (or documents) into vectors (.npy)',
   options: {
     ...EMBED_FILE_OPTIONS,
-    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); .gz allowed' },
+    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
     dtype: { type: 'string', choices: ['float32', 'int8', 'uint8', 'binary', 'ubinary'], default: 'float32', help: "quantised .npy (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8" },
@@ -93,13 +93,13 @@ export const embedCommand = command(['embed'], {
   if (precision !== 'float32' && (a.rawF32 || a.fp16)) usage(`--dtype ${precision} excludes --raw-f32 and --fp16`);
   if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
   const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
-  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
   if (a.threads) setNumThreads(a.threads);
   const m = loadSentenceEncoder(a.model);
   const d = m.dim;
   const ranges = a.ranges ? readRanges(a.ranges, d) : null;
   const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, a.fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, a.input);
+  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, shownPath(a.input));
   const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
   if (job.needsSample) {
     // a first pass: the language is identified from lines spread over the whole input, so every
@@ -131,7 +131,6 @@ export const embedCommand = command(['embed'], {
       if (buf.length >= a.chunk) flush();
     }
     if (buf.length) flush();
-    if (!ids.length) throw new Error(`${a.input}: empty input`);
     const out = new Float32Array(ids.length * d);
     sums.forEach((s, i) => {
       let n = 0;
@@ -141,7 +140,7 @@ export const embedCommand = command(['embed'], {
     });
     if (a.rawF32 || precision !== 'float32') { const sink = sinkFor(); sink.append(out); sink.close(); }
     else writeNpy(a.output, a.fp16 ? float32ToFloat16(out) : out, [ids.length, d], a.fp16 ? 'float16' : 'float32');
-    writeFileAtomicSync(`${a.output}.ids`, ids.join('\n') + '\n');
+    writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
     prog.done();
     job.finish();
     return;
@@ -157,7 +156,7 @@ export const embedCommand = command(['embed'], {
       if (buf.length >= a.chunk) { flush(); await new Promise((r) => setImmediate(r)); }
     }
     if (buf.length) flush();
-    if (!n) throw new Error(`${a.input}: empty input`);
+    if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
     sink.close();
     prog.done();
     job.finish();

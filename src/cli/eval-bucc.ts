@@ -9,7 +9,7 @@ import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS } from './mine.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
@@ -28,12 +28,12 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
     targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold whose precision reaches P (written as threshold_for_precision)' },
     json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
-    svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve' },
+    svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve (- for standard output)' },
     ...MINE_EMBED_OPTIONS,
   },
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
-  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--gold', a.gold, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
@@ -62,20 +62,21 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
     cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
   };
+  const say = summaryWriter(a.json, a.svg);
   if (a.targetPrecision !== undefined) {
     const t = thresholdForPrecision(r.cuts, a.targetPrecision);
     out.threshold_for_precision = { precision: a.targetPrecision, threshold: t };
     process.stderr.write(t === null ? `no threshold reaches precision ${a.targetPrecision}\n` : `precision ≥ ${a.targetPrecision} from threshold ${t.toFixed(5)}\n`);
   }
-  process.stdout.write(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
+  say(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
   if (a.thresholdFrom) {
     const t = readJson<{ threshold?: number }>(a.thresholdFrom).threshold;
     if (typeof t !== 'number') throw new Error(`${a.thresholdFrom}: no numeric 'threshold'`);
     const at = evaluateAtThreshold(cands, gold, t);
     out.atThreshold = at;
-    process.stdout.write(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+    say(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
   }
-  if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
+  if (a.json) writeJsonOutput(a.json, out);
   if (a.svg) {
     const step = Math.max(1, Math.floor(r.curve.length / 400));
     writeTextOutput(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));

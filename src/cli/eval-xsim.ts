@@ -5,11 +5,32 @@ import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { describeCenter } from './vectors.js';
 import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { loadTable } from '../train/prepare.js';
+import { readLines } from '../io/lines.js';
+import { loadTable, NWayTable } from '../train/prepare.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { readVectors } from './vectors.js';
+
+/** Line-aligned files, one language each, as an N-way table (an empty line: no sentence in that row). */
+async function alignedFiles(files: { lang: string; file: string }[]): Promise<NWayTable> {
+  const langs = files.map((x) => x.lang);
+  const dup = langs.find((l, i) => langs.indexOf(l) !== i);
+  if (dup) usage(`--data: ${dup} is given twice`);
+  const rows: Map<string, string>[] = [];
+  let first: { file: string; n: number } | undefined;
+  for (const { lang, file } of files) {
+    let n = 0;
+    for await (const { line } of readLines(file, { maxChars: 20000 })) {
+      const row = rows[n] ?? (rows[n] = new Map());
+      if (line.trim()) row.set(lang, line);
+      n++;
+    }
+    if (first && n !== first.n) throw new Error(`--data: ${file} has ${n} lines, ${first.file} ${first.n}; the files must be line-aligned`);
+    first ??= { file, n };
+  }
+  return { langs, rows };
+}
 
 export const evalXsimCommand = command(['eval', 'xsim'], {
   name: 'xling eval xsim',
@@ -17,24 +38,30 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
   options: {
     model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors)' },
     vectors: { type: 'string', metavar: 'DIR', help: 'precomputed LANG.npy files, one row per TSV row (rows with an empty cell are ignored)' },
-    data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz' },
-    langs: { type: 'list', help: 'languages (default: all columns)' },
+    data: { type: 'list', splitCommas: false, required: true, metavar: 'SRC', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz (- for standard input); or LANG=FILE, repeated: line-aligned files of one language each (as LASER\'s xsim)' },
+    langs: { type: 'list', help: 'languages, two or more (default: all columns)' },
     mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
     center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
     identify: { type: 'boolean', default: false, help: "centre each column with the language identified from its sentences (the model's identifier, used when its confidence is at least 0.5), as xling embed does by default, instead of the column's name" },
     forceCenter: { type: 'boolean', default: false, help: "centre even when the model's per-language mean vectors are too small to matter" },
     minRows: { type: 'number', default: 100, range: { int: true, min: 1 }, help: 'skip language pairs with fewer common rows' },
-    json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON' },
-    svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG' },
+    json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON (error rates as fractions; - for standard output)' },
+    svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG (- for standard output)' },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
   },
 }, async (a) => {
   if (a.threads) setNumThreads(a.threads);
   if (!a.model === !a.vectors) usage('give exactly one of --model or --vectors');
-  checkPaths([['--model', a.model, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ['--data', a.data, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
-  const table = await loadTable(a.data);
+  if (a.langs.length && new Set(a.langs).size < 2) usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
+  const files = a.data.map((d) => { const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d); return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d }; });
+  if (files.length > 1 && files.some((x) => !x.lang)) usage('--data: give one N-way TSV, or LANG=FILE for each language');
+  if (files.length === 1 && files[0]!.lang) usage(`--data ${a.data[0]}: give LANG=FILE for two or more languages (or one N-way TSV)`);
+  const data = files.length === 1 ? files[0]!.file : a.data.join(' ');
+  checkPaths([['--model', a.model, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ...files.map((x) => ['--data', x.file, 'in-text'] as const), ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  const table = files.length === 1 ? await loadTable(data) : await alignedFiles(files);
   const langs = a.langs.length ? a.langs : table.langs;
-  for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${a.data}`);
+  for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${data}`);
+  if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
   const model = a.model ? loadSentenceEncoder(a.model) : null;
   const per: LangVectors[] = [];
   const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
@@ -61,7 +88,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
       const f = join(a.vectors!, `${l}.npy`);
       if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
       const all = readVectors(f);
-      if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${a.data} has ${table.rows.length}`);
+      if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${data} has ${table.rows.length}`);
       if (dim && all.d !== dim) throw new Error(`--vectors: ${f} has ${all.d} columns, but ${dimFrom} has ${dim}: every language must have vectors of one dimension`);
       dim = all.d; dimFrom = f;
       vecs = new Float32Array(rows.length * dim);
@@ -70,8 +97,11 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     per.push({ lang: l, rows, vecs, texts });
   }
   const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
-  process.stdout.write(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
-  process.stdout.write(`overall average: ${m.overall.toFixed(2)}%\n`);
-  if (a.json) writeTextOutput(a.json, JSON.stringify(model ? { ...m, centring } : m, (_k, v) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 1) + '\n');
+  const say = summaryWriter(a.json, a.svg);
+  say(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
+  say(Number.isNaN(m.overall) ? `overall average: none (no pair of languages has --min-rows ${a.minRows} rows in common)\n` : `overall average: ${m.overall.toFixed(2)}%\n`);
+  // the JSON holds fractions (the table and the heat map show percent)
+  const frac = (x: number) => (Number.isNaN(x) ? x : +(x / 100).toFixed(6));
+  if (a.json) writeJsonOutput(a.json, { ...m, errors: m.errors.map((r) => r.map(frac)), rowAvg: m.rowAvg.map(frac), colAvg: m.colAvg.map(frac), overall: frac(m.overall), ...(model ? { centring } : {}) });
   if (a.svg) writeTextOutput(a.svg, heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 }));
 });

@@ -8,7 +8,7 @@ import { GraphReader, graphStatistics, minimaxPath, neighboursOfText, openIndex,
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 function parseShard(s: string | undefined): [number, number] | undefined {
   if (!s) return undefined;
@@ -50,7 +50,7 @@ export const graphBuildCommand = command(['graph', 'build'], {
   const sources = parseSources(a.data);
   const fresh = !existsSync(`${a.out}/graph.json`);
   if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
-  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
+  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const)]);
   readModelConfig(a.model);   // a bad --model is an error even when the steps left do not embed
   if (a.threads) setNumThreads(a.threads);
   const options: GraphBuildOptions = {
@@ -98,10 +98,11 @@ export const graphStatsCommand = command(['graph', 'stats'], {
       same_language_share: +s.sameLanguageOverall.toFixed(4),
       same_language: Object.fromEntries(Object.entries(s.sameLanguage).map(([l, v]) => [l, { sentences: v.sentences, share: +v.share.toFixed(4) }])),
     };
-    process.stdout.write(`${m.sentences} sentences, ${m.langs.length} languages, k = ${m.k}; recall@10 ${out.recall_at_10 ?? '?'}; ${out.bytes_per_sentence ?? '?'} bytes/sentence (index + graph); built in ${out.build_seconds ?? '?'}s after embedding\n`);
-    process.stdout.write(`distance to the nearest neighbour: median ${out.distance_nearest.median.toFixed(3)}; to the ${m.k}th: median ${out.distance_kth.median.toFixed(3)} (${s.zeroDistances.nearest} zero distances left out of ${s.sample})\n`);
-    process.stdout.write(`neighbours in the same language: ${(100 * s.sameLanguageOverall).toFixed(1)}%\n`);
-    if (a.json) writeTextOutput(a.json, JSON.stringify(out, null, 1) + '\n');
+    const say = summaryWriter(a.json, a.svg);
+    say(`${m.sentences} sentences, ${m.langs.length} languages, k = ${m.k}; recall@10 ${out.recall_at_10 ?? '?'}; ${out.bytes_per_sentence ?? '?'} bytes/sentence (index + graph); built in ${out.build_seconds ?? '?'}s after embedding\n`);
+    say(`distance to the nearest neighbour: median ${out.distance_nearest.median.toFixed(3)}; to the ${m.k}th: median ${out.distance_kth.median.toFixed(3)} (${s.zeroDistances.nearest} zero distances left out of ${s.sample})\n`);
+    say(`neighbours in the same language: ${(100 * s.sameLanguageOverall).toFixed(1)}%\n`);
+    if (a.json) writeJsonOutput(a.json, out);
     if (a.svg) {
       const edges = Array.from({ length: 41 }, (_, i) => (i * Math.max(q(s.kth, 0.995), q(s.nearest, 0.995))) / 40);
       const poly = (xs: number[]) => { const b = binValues(xs, edges); return b.counts.map((c, i) => [(b.edges[i]! + b.edges[i + 1]!) / 2, c] as [number, number]); };
@@ -125,7 +126,7 @@ const QUERY_OPTIONS = {
   graph: { type: 'string', required: true, metavar: 'DIR' },
   model: { type: 'string', metavar: 'DIR', help: 'embed texts with this model (default: the one the graph was built with)' },
   lang: { type: 'string', help: 'language of the query text (default: identified)' },
-  json: { type: 'boolean', default: false, help: 'JSON on standard output' },
+  json: { type: 'string', metavar: 'FILE', implicit: '-', help: 'write the result as JSON (- or the bare flag: standard output)' },
 } as const;
 
 export const graphNeighboursCommand = command(['graph', 'neighbours'], {
@@ -139,7 +140,7 @@ export const graphNeighboursCommand = command(['graph', 'neighbours'], {
   },
   examples: ['xling graph neighbours --graph graphs/gettext "Datei kann nicht geöffnet werden"', 'xling graph neighbours --graph graphs/gettext "#1234" --json'],
 }, async (a) => {
-  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
   if (a.model) readModelConfig(a.model);   // a bad --model is an error even when every query is an id
   const g = new GraphReader(a.graph);
   try {
@@ -155,7 +156,7 @@ export const graphNeighboursCommand = command(['graph', 'neighbours'], {
       const lang = checkLangOption(model, a.lang, '--lang');
       try { res = neighboursOfText(g, model, index, q, { k: a.k, lang: lang === 'auto' || lang === 'auto-per-sentence' ? undefined : lang ?? undefined, threshold: a.threshold }); } finally { index.dispose(); }
     }
-    if (a.json) { process.stdout.write(JSON.stringify({ query: q, ...res }, null, 1) + '\n'); return; }
+    if (a.json) { writeJsonOutput(a.json, { query: q, ...res }); if (a.json === '-') return; }
     const byLang = new Map<string, typeof res.neighbours>();
     for (const n of res.neighbours) byLang.set(n.lang, [...(byLang.get(n.lang) ?? []), n]);
     for (const [l, ns] of byLang) {
@@ -174,7 +175,7 @@ export const graphPathCommand = command(['graph', 'path'], {
   options: { ...QUERY_OPTIONS, undirected: { type: 'boolean', help: 'walk edges both ways (a sentence is also next to the sentences that have it among their neighbours; 8 bytes an edge in memory)' } },
   examples: ['xling graph path --graph graphs/gettext "Open the file" "#5321"'],
 }, async (a) => {
-  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir']]);
+  checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
   if (a.model) readModelConfig(a.model);   // a bad --model is an error even when every query is an id
   const g = new GraphReader(a.graph);
   try {
@@ -189,7 +190,7 @@ export const graphPathCommand = command(['graph', 'path'], {
     const p = minimaxPath(a.undirected ? (i) => g.undirectedRow(i) : (i) => g.row(i), g.size, ends[0]!, ends[1]!);
     if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges${a.undirected ? '' : ' (--undirected also walks them backwards)'}`);
     const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
-    if (a.json) { process.stdout.write(JSON.stringify({ from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }, null, 1) + '\n'); return; }
+    if (a.json) { writeJsonOutput(a.json, { from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }); if (a.json === '-') return; }
     steps.forEach((s, i) => process.stdout.write(`${String(i).padStart(3)}  ${i ? s.distance.toFixed(3) : '     '}  ${s.lang.padEnd(6)} #${s.id}  ${s.text}\n`));
     process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} of ${g.size} sentences visited)\n`);
   } finally {

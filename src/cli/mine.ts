@@ -86,7 +86,7 @@ export const mineCommand = command(['mine'], {
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const filters = filterOptionsOf(a);
-  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
   if (a.threads) setNumThreads(a.threads);

@@ -6,7 +6,7 @@ import { loadTable } from '../train/prepare.js';
 import { codeSwitchProbe } from '../probe/code-switch.js';
 import { lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 /** Languages written with spaces between words (what a word-level switch can mix into English). */
 const SPACED = ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr', 'nl', 'da', 'fi', 'hu', 'uk', 'ro', 'ca', 'sk', 'nb', 'el'];
@@ -40,7 +40,7 @@ export const probeCodeSwitchCommand = command(['probe', 'code-switch'], {
 }, async (a) => {
   const rates = numbers('--rates', a.rates, (x) => x > 0 && x <= 1, 'a share in (0, 1]');
   const switchLangs = numbers('--switch-langs', a.switchLangs, (x) => Number.isInteger(x) && x >= 1, 'a whole number of languages ≥ 1');
-  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in'], ['--align-data', a.alignData, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in-text'], ['--align-data', a.alignData, 'in-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   const table = await loadTable(a.data);
   if (!table.langs.includes('en')) throw new Error(`--data ${a.data}: no en column (the probe switches English sentences)`);
   const langs = a.langs.length ? a.langs : SPACED.filter((l) => table.langs.includes(l));
@@ -61,12 +61,12 @@ export const probeCodeSwitchCommand = command(['probe', 'code-switch'], {
     ['words replaced', ...switchLangs.map((n) => `${n} languages`)].join('\t'),
     ...rates.map((rate) => [`${Math.round(100 * rate)}%`, ...switchLangs.map((n) => { const c = r.cells.find((x) => x.rate === rate && x.langs === n)!; return `${pct(c.originalTop1)} (${pct(c.rowTop1)})`; })].join('\t')),
   ];
-  process.stdout.write(lines.join('\n') + '\n');
-  if (a.json) writeTextOutput(a.json, JSON.stringify({
+  summaryWriter(a.json, a.svg)(lines.join('\n') + '\n');
+  if (a.json) writeJsonOutput(a.json, {
     model: a.model, data: a.data, langs, collection: r.collection,
     cells: r.cells.map((c) => ({ rate: c.rate, languages: c.langs, probes: c.probes, original_top1: c.originalTop1, row_top1: c.rowTop1, languages_used: c.meanLangsUsed })),
     examples: r.examples,
-  }, null, 1) + '\n');
+  });
   if (a.svg) writeTextOutput(a.svg, lineChart({
     title: 'Code-switched English: the original sentence is still the nearest', xLabel: 'share of words replaced', yLabel: 'original nearest (%)',
     series: switchLangs.map((n) => ({ name: `${n} languages`, points: r.cells.filter((c) => c.langs === n && c.probes > 0).map((c) => [c.rate, 100 * c.originalTop1] as [number, number]) })),

@@ -39,7 +39,7 @@ export const serveCommand = command(['serve'], {
 }, async (a) => {
   if (a.store && !a.index) usage('--store goes with --index');
   if (a.graph && a.index) usage('--graph brings its own index and sentences: give --graph or --index, not both');
-  checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in'], ['--graph', a.graph, 'in-dir']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in-text'], ['--graph', a.graph, 'in-dir']]);
   if (a.threads) setNumThreads(a.threads);
   const model = loadSentenceEncoder(a.model);
   let index: FaissIndex | undefined, store: SentenceStore | undefined;

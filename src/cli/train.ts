@@ -35,7 +35,7 @@ export const trainCommand = command(['train'], {
 }, async (a) => {
   if (a.resume && a.resumeOrStart) usage('--resume and --resume-or-start exclude each other');
   const mono = a.mono.map((m): [string, string] => { const i = m.indexOf('='); if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`); return [m.slice(0, i), m.slice(i + 1)]; });
-  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in'], ['--dev', a.dev, 'in'], ...mono.map(([, file]) => ['--mono', file, 'in'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir'], ...(a.keepCheckpoint ? [['--keep-checkpoint', keptCheckpointDir(a.out), 'out-dir'] as const] : [])]);
+  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in-text'], ['--dev', a.dev, 'in-text'], ...mono.map(([, file]) => ['--mono', file, 'in-text'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir'], ...(a.keepCheckpoint ? [['--keep-checkpoint', keptCheckpointDir(a.out), 'out-dir'] as const] : [])]);
   // every setting is checked (budget and all) before any work starts
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
   const config = loadConfig(a.config, budget);

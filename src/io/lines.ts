@@ -2,8 +2,65 @@
 // are an error naming the file and line. Yields lines without the trailing newline (and \r), each
 // with its number and the byte offset where it starts (in the decompressed stream for .gz), so a
 // later reader of a plain file can start at a line without reading what comes before it.
-import { createReadStream } from 'node:fs';
+// gzip is recognised by its magic bytes, not the name. `-` is standard input; it and other inputs
+// that can be read only once (pipes, process substitution /dev/fd/N) are copied to a temporary
+// file on first read, so that commands that read an input twice (a language sample, then the
+// lines) read the same bytes.
+import { closeSync, createReadStream, createWriteStream, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+
+/** Whether path names standard input. */
+export function isStdin(path: string): boolean {
+  return path === '-' || path === '/dev/stdin';
+}
+
+/** How a path is named in messages ('-' is standard input). */
+export function shownPath(path: string): string {
+  return path === '-' ? 'standard input' : path;
+}
+
+/** Whether a path can be read only once: standard input, a pipe (process substitution), a socket, a character device. */
+export function readOnce(path: string): boolean {
+  if (isStdin(path)) return true;
+  try { const st = statSync(path); return st.isFIFO() || st.isSocket() || st.isCharacterDevice(); } catch { return false; }
+}
+
+const spools = new Map<string, Promise<string>>();
+let spoolDir: string | null = null;
+
+/** The file to read for path: path itself, or (read-once inputs) a temporary copy made on first use. */
+export function readablePath(path: string): Promise<string> {
+  if (!readOnce(path)) return Promise.resolve(path);
+  const key = isStdin(path) ? '-' : path;
+  let p = spools.get(key);
+  if (!p) {
+    if (!spoolDir) {
+      const dir = spoolDir = mkdtempSync(join(tmpdir(), 'xling-input-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    }
+    const file = join(spoolDir, `input-${spools.size}`);
+    const src = key === '-' ? process.stdin : createReadStream(path);
+    p = pipeline(src, createWriteStream(file)).then(() => file, (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') throw new Error(`${path}: no such file`);
+      throw new Error(`${shownPath(path)}: ${e.message}`);
+    });
+    spools.set(key, p);
+  }
+  return p;
+}
+
+/** Whether a file starts with gzip's magic bytes (1f 8b). */
+export function isGzipFile(path: string): boolean {
+  let fd: number;
+  try { fd = openSync(path, 'r'); } catch { return false; }
+  try {
+    const b = Buffer.alloc(2);
+    return readSync(fd, b, 0, 2, 0) === 2 && b[0] === 0x1f && b[1] === 0x8b;
+  } catch { return false; } finally { closeSync(fd); }
+}
 
 export interface LineReadOptions {
   maxChars?: number;
@@ -13,12 +70,15 @@ export interface LineReadOptions {
   firstLine?: number;
 }
 
-export async function* readLines(path: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
+export async function* readLines(given: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
   const dec = new TextDecoder('utf-8', { fatal: true });
   const startByte = o.startByte ?? 0;
-  if (startByte && path.endsWith('.gz')) throw new Error(`${path}: a gzip file cannot be read from a byte offset`);
-  let src: NodeJS.ReadableStream = createReadStream(path, { highWaterMark: 1 << 20, start: startByte });
-  if (path.endsWith('.gz')) src = src.pipe(createGunzip());
+  const path = shownPath(given);
+  const file = await readablePath(given);
+  const gz = isGzipFile(file);
+  if (startByte && gz) throw new Error(`${path}: a gzip file cannot be read from a byte offset`);
+  let src: NodeJS.ReadableStream = createReadStream(file, { highWaterMark: 1 << 20, start: startByte });
+  if (gz) src = src.pipe(createGunzip());
   let carry: Buffer | null = null;
   let no = (o.firstLine ?? 1) - 1;
   let bufAt = startByte; // byte offset of buf[0]

@@ -40,6 +40,16 @@ export interface OptionDef {
   range?: NumberRule;
   /** List options: false = one value per occurrence, commas kept (values that are paths or carry their own lists). */
   splitCommas?: boolean;
+  /** The long name shown and used in messages, when it is not kebab(key) (which is still accepted). */
+  long?: string;
+  /** More long names accepted for this option (old spellings kept as aliases), without dashes. */
+  aliases?: readonly string[];
+  /**
+   * String options: the value of the bare flag (`--json` alone means `--json -`). The next
+   * argument is taken as the value unless it is an option, or unless taking it leaves a required
+   * positional missing (then it goes back to the positionals: `--json "query"` keeps the old form).
+   */
+  implicit?: string;
 }
 
 export interface PositionalDef {
@@ -91,6 +101,11 @@ export function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
+/** Every long name of an option (without dashes): its shown name first, then kebab(key), then its aliases. */
+export function longNames(key: string, d: OptionDef): string[] {
+  return [...new Set([d.long ?? kebab(key), kebab(key), ...(d.aliases ?? [])])];
+}
+
 function validateSpec(spec: CommandSpec): void {
   const seen = new Set<string>();
   for (const [key, d] of Object.entries(spec.options)) {
@@ -98,7 +113,8 @@ function validateSpec(spec: CommandSpec): void {
     if (d.alias !== undefined && !/^[A-Za-z0-9]$/.test(d.alias)) throw new Error(`option '${key}': alias must be one character`);
     if (d.type === 'number' && !d.range) throw new Error(`option '${key}': a number option needs a range`);
     if (d.type === 'number' && d.default !== undefined && !obeys(d.default, d.range!)) throw new Error(`option '${key}': default ${String(d.default)} is outside its range`);
-    for (const n of [kebab(key), ...(d.alias ? [`-${d.alias}`] : [])]) {
+    if (d.implicit !== undefined && d.type !== 'string') throw new Error(`option '${key}': only string options take an implicit value`);
+    for (const n of [...longNames(key, d), ...(d.alias ? [`-${d.alias}`] : [])]) {
       if (seen.has(n)) throw new Error(`option '${key}': duplicate name '${n}'`);
       seen.add(n);
     }
@@ -109,11 +125,12 @@ function validateSpec(spec: CommandSpec): void {
   });
 }
 
-function flagName(key: string): string {
-  return `--${kebab(key)}`;
+function flagName(key: string, d?: OptionDef): string {
+  return `--${d?.long ?? kebab(key)}`;
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance (for "did you mean" hints). */
+export function editDistance(a: string, b: string): number {
   const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     let prev = dp[0]!;
@@ -155,10 +172,11 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
   const byLong = new Map<string, string>();
   const byShort = new Map<string, string>();
   for (const [key, d] of Object.entries(spec.options)) {
-    byLong.set(kebab(key), key);
+    for (const n of longNames(key, d)) byLong.set(n, key);
     byLong.set(key, key);
     if (d.alias) byShort.set(d.alias, key);
   }
+  const flag = (key: string) => flagName(key, spec.options[key]);
   const hasHelpOpt = 'help' in spec.options;
   const values: Record<string, unknown> = {};
   const lists: Record<string, string[]> = {};
@@ -169,11 +187,13 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
     const name = arg.replace(/^-+/, '').split('=')[0]!;
     let best: string | undefined;
     let bestD = Infinity;
-    for (const k of Object.keys(spec.options)) {
-      const dist = editDistance(name, kebab(k));
-      if (dist < bestD) { bestD = dist; best = k; }
+    for (const [k, d] of Object.entries(spec.options)) {
+      for (const n of longNames(k, d)) {
+        const dist = editDistance(name, n);
+        if (dist < bestD) { bestD = dist; best = k; }
+      }
     }
-    const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${flagName(best)}?)` : '';
+    const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${flag(best)}?)` : '';
     throw new UsageError(`unknown option '${arg.split('=')[0]}'${hint}`, cmd);
   };
 
@@ -193,9 +213,16 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
   };
 
   let i = 0;
-  const takeValue = (shown: string): string => {
+  // values of options with an implicit value taken from the next argument: [key, positional index]
+  const tookNext: [string, number][] = [];
+  const takeValue = (shown: string, key?: string): string => {
     const v = argv[i + 1];
-    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw new UsageError(`${shown} requires a value`, cmd);
+    const implicit = key !== undefined ? spec.options[key]!.implicit : undefined;
+    if (v === undefined || (v.startsWith('--') && v.length > 2) || (implicit !== undefined && v.startsWith('-') && v !== '-')) {
+      if (implicit !== undefined) return implicit;
+      throw new UsageError(`${shown} requires a value`, cmd);
+    }
+    if (implicit !== undefined) tookNext.push([key!, positionals.length]);
     i++;
     return v;
   };
@@ -219,7 +246,7 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
       if (key === undefined && name.startsWith('no-')) {
         key = byLong.get(name.slice(3));
         if (key === undefined) unknown(arg);
-        if (spec.options[key!]!.type !== 'boolean') throw new UsageError(`--${name}: ${flagName(key!)} is not a boolean option`, cmd);
+        if (spec.options[key!]!.type !== 'boolean') throw new UsageError(`--${name}: ${flag(key!)} is not a boolean option`, cmd);
         if (inline !== undefined) throw new UsageError(`--${name} takes no value`, cmd);
         values[key!] = false;
         continue;
@@ -230,7 +257,7 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
       if (d.type === 'boolean') {
         values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
       } else {
-        assign(key!, inline ?? takeValue(shown), shown);
+        assign(key!, inline ?? takeValue(shown, key!), shown);
       }
       continue;
     }
@@ -247,7 +274,7 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
         const d = spec.options[key!]!;
         const shown = `-${letters}`;
         if (d.type === 'boolean') values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
-        else assign(key!, inline ?? takeValue(shown), shown);
+        else assign(key!, inline ?? takeValue(shown, key!), shown);
         continue;
       }
       // bundled boolean short flags: -abc
@@ -264,6 +291,14 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
       continue;
     }
     positionals.push(arg);
+  }
+
+  // `--json "query"` (the old bare flag before a positional): the value goes back where it was
+  const required = (spec.positionals ?? []).filter((p) => p.required).length;
+  for (let t = tookNext.length - 1; t >= 0 && positionals.length < required; t--) {
+    const [key, at] = tookNext[t]!;
+    positionals.splice(at, 0, values[key] as string);
+    values[key] = spec.options[key]!.implicit;
   }
 
   const out: Record<string, unknown> = { _: positionals, help };
@@ -283,7 +318,7 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
   if (!help) {
     for (const [key, d] of Object.entries(spec.options)) {
       const missing = d.type === 'list' ? (out[key] as string[]).length === 0 : out[key] === undefined;
-      if (d.required && missing) throw new UsageError(`missing required option ${flagName(key)}`, cmd);
+      if (d.required && missing) throw new UsageError(`missing required option ${flag(key)}`, cmd);
     }
     const pos = spec.positionals ?? [];
     const variadic = pos.length > 0 && pos[pos.length - 1]!.variadic === true;
@@ -333,14 +368,19 @@ export function formatHelp(spec: CommandSpec, width = 80): string {
   for (const [key, d] of Object.entries(spec.options)) {
     if (d.hidden) continue;
     const short = d.alias ? `-${d.alias}, ` : '    ';
-    const long = d.type === 'boolean' ? `--${kebab(key)}` : `--${kebab(key)} ${metavar(key, d)}`;
+    const name = d.long ?? kebab(key);
+    const value = d.implicit !== undefined ? `[${metavar(key, d)}]` : metavar(key, d);
+    const long = d.type === 'boolean' ? `--${name}` : `--${name} ${value}`;
     const extras: string[] = [];
+    const others = longNames(key, d).slice(1);
+    if (others.length) extras.push(`also ${others.map((n) => `--${n}`).join(', ')}`);
+    if (d.implicit !== undefined) extras.push(`alone: ${d.implicit}`);
     if (d.required) extras.push('required');
     if (d.default !== undefined && !(d.type === 'boolean' && d.default === false)) {
       const dv = Array.isArray(d.default) ? (d.default as string[]).join(',') : String(d.default);
       extras.push(`default: ${dv}`);
     }
-    if (d.type === 'boolean' && d.default === true) extras.push(`--no-${kebab(key)} to disable`);
+    if (d.type === 'boolean' && d.default === true) extras.push(`--no-${name} to disable`);
     const help = [d.help ?? '', extras.length ? `(${extras.join('; ')})` : ''].filter((s) => s).join(' ');
     rows.push([`${short}${long}`, help]);
   }
