@@ -243,6 +243,19 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const stats = JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8'));
     assert.equal(stats.pairs, lines.length - 1);
     assert.equal(stats.scorer, join(dir, 'scorer'));
+    // language identification of both sides: German sources asked as English are removed, and only they
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'm1.tsv'), '--lid-filter', '--stats', join(dir, 's1.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const right = JSON.parse(readFileSync(join(dir, 's1.json'), 'utf8'));
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'fr', '--trg-lang', 'en', '-o', join(dir, 'm2.tsv'), '--lid-filter', '--stats', join(dir, 's2.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const wrong = JSON.parse(readFileSync(join(dir, 's2.json'), 'utf8'));
+    assert.ok(right.rejected.src_language <= 0.1 * right.candidates_before_filters, JSON.stringify(right));
+    assert.ok(wrong.rejected.src_language >= 0.8 * wrong.candidates_before_filters, JSON.stringify(wrong));
+    assert.ok(wrong.rejected.trg_language <= 0.1 * wrong.candidates_before_filters, JSON.stringify(wrong));
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '-o', join(dir, 'm3.tsv'), '--lid-filter']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--lid-filter needs the language asked for/);
     // margin-calibrated thresholds are refused for scorer runs (and vice versa)
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--threshold-from', join(dir, 'bs.json'), '-o', join(dir, 'x.tsv')]);
     assert.equal(r.status, 1);

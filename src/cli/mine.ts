@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, mineTables, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
 import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
+import { resolveLangCode } from '../embed/language.js';
+import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
@@ -60,6 +62,8 @@ export const MINE_FILTER_OPTIONS = {
   dedup: { type: 'string', metavar: 'src,trg,pair', help: 'filter: drop pairs whose source, target or pair (normalised) a better pair already has (a list, or all)' },
   dropIdentical: { type: 'boolean', default: false, help: 'filter: drop pairs whose sides are the same text (normalised)' },
   minLetterShare: { type: 'number', range: { min: 0, max: 1 }, help: 'filter: drop pairs with a side whose non-space characters are less than this share letters (numbers, punctuation, code)' },
+  lidFilter: { type: 'boolean', default: false, help: `filter: drop pairs where a side is identified (confidence ≥ ${LID_CONFIDENCE}) as another language than --src-lang / --trg-lang (the identifier of --model, or of --lid)` },
+  lid: { type: 'string', metavar: 'DIR', help: 'with --lid-filter: a model directory whose language identifier (lid.json) to use (default: --model)' },
   stats: { type: 'string', metavar: 'JSON', help: 'counts of kept and rejected pairs by reason, and the run settings (- for standard output)' },
   keepAll: { type: 'string', metavar: 'TSV', help: 'write the rejected pairs here, each row prefixed by its reason' },
 } as const;
@@ -86,7 +90,18 @@ export const mineCommand = command(['mine'], {
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const filters = filterOptionsOf(a);
-  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  if (a.lid && !a.lidFilter) usage('--lid goes with --lid-filter');
+  if (a.lidFilter) {
+    const dir = a.lid ?? a.model;
+    if (!dir) usage('--lid-filter needs --model (or --lid DIR) for its language identifier');
+    const code = (v: string | undefined) => (v && !/^auto/i.test(v) && v.toLowerCase() !== 'none' ? v : undefined);
+    if (!code(a.srcLang) && !code(a.trgLang)) usage('--lid-filter needs the language asked for: --src-lang and/or --trg-lang (a code)');
+    const lid = loadLanguageIdentifier(dir);
+    if (!lid) throw new Error(`--lid-filter: ${dir} has no language identifier (lid.json; add one with xling train-lid)`);
+    const src = code(a.srcLang) && resolveLangCode(a.srcLang!, lid.languages, '--src-lang'), trg = code(a.trgLang) && resolveLangCode(a.trgLang!, lid.languages, '--trg-lang');
+    filters.lid = { identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
+  }
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
