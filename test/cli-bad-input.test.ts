@@ -193,6 +193,7 @@ table(['mine'], ['--src', f('s.txt'), '--trg', f('t.txt'), '--src-vectors', f('v
 table(['index', 'build'], [f('v.npy'), '-o', 'OUT/x.faiss'], (g) => [
   ...badFiles(g, 0), withValue(g, 0, f('i32.npy'), 1), { args: [f('v8.npy'), '--trained', f('idx.faiss'), '-o', 'OUT/x.faiss'], code: 1, names: ['v8.npy', '--trained'] },
   withExtra(g, ['--chunk', '0'], 2), withExtra(g, ['--factory', 'Bogus99'], 1), withValue(g, '-o', f('v.npy'), 2), withValue(g, '-o', '-', 2),
+  withExtra(g, ['--vectors', f('v.npy')], 2), { args: ['--vectors', missing, '-o', 'OUT/x.faiss'], code: 1, names: [basename(missing), '<vectors>'] },
 ]);
 table(['index', 'merge'], [f('idx.faiss'), f('idx2.faiss'), '-o', 'OUT/m.faiss'], (g) => [
   ...badFiles(g, 1), withValue(g, 1, f('idx8.faiss'), 1), withValue(g, 1, f('idx.faiss'), 2), withValue(g, '-o', f('idx2.faiss'), 2),

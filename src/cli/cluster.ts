@@ -10,6 +10,7 @@ import { GRAPH_PLAN } from '../cluster/graph.js';
 import { INDEX_PLAN } from '../cluster/index-build.js';
 import { MINE_PLAN } from '../cluster/mine.js';
 import { readSentences } from '../data/corpus.js';
+import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
 import { createIndex } from '../index/build.js';
@@ -178,6 +179,7 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
   summary: 'xling index build as jobs run by xling workers: train once, add rows in shards, merge',
   description: 'Trains the index on a seeded sample (one job), adds the rows in shards, each from the trained index into its own file with the rows\' global numbers as ids, and merges them into --output: the index xling index build writes. The vectors and --output must be reachable by every worker at the same paths.',
   options: {
+    vectors: { type: 'string', metavar: 'NPY', help: 'the vectors (the same as the first argument)' },
     factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string (not HNSW: faiss cannot merge HNSW graphs)' },
     metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
     trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
@@ -189,11 +191,11 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
     output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
     ...STAGED_OPTIONS,
   },
-  positionals: [{ name: 'vectors', required: true, help: '.npy matrix [n, d] of float32/float16/float64' }],
+  positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64; or --vectors' }],
   examples: ['xling cluster index /shared/corpus.npy --factory OPQ32,IVF4096,PQ32 -o /shared/corpus.faiss --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
 }, async (a) => {
   checkRedisUrl(a.redis);
-  const vectors = a._[0]!;
+  const vectors = vectorsArgument(a);
   checkPaths([['<vectors>', vectors, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   const r = openVectors(vectors);

@@ -43,8 +43,9 @@ function anyIdIn(ids: BigInt64Array, lo: number, hi: number): boolean {
 export const indexBuildCommand = command(['index', 'build'], {
   name: 'xling index build',
   summary: 'train and fill a faiss index from a .npy of vectors',
-  positionals: [{ name: 'vectors', required: true, help: '.npy matrix [n, d] of float32/float16/float64 (read in chunks, never whole)' }],
+  positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64 (read in chunks, never whole); or --vectors' }],
   options: {
+    vectors: { type: 'string', metavar: 'NPY', help: 'the vectors (the same as the first argument; one spelling with the other commands\' vectors inputs)' },
     factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string: Flat, IVFn,Flat, IVFn,PQm, OPQm,IVFn,PQm, HNSWm, SQ8, SQfp16, PQm (sharded builds of non-IVF indexes get an ID map: IDMap2,…)' },
     metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
     trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
@@ -60,7 +61,7 @@ export const indexBuildCommand = command(['index', 'build'], {
     output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
   },
 }, async (a) => {
-  const path = a._[0]!;
+  const path = vectorsArgument(a);
   checkPaths([['<vectors>', path, 'in'], ['--trained', a.trained, 'in'], ['--output', a.output, 'out']]);
   const [si, sn] = parseShard(a.shard);
   const r = openVectors(path);
@@ -266,3 +267,11 @@ export const searchCommand = command(['search'], {
     writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
   }
 });
+
+/** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
+export function vectorsArgument(a: { vectors?: string; _: string[] }): string {
+  if (a.vectors !== undefined && a._.length) usage(`give the vectors once: --vectors ${a.vectors} or the argument ${a._[0]}`);
+  const v = a.vectors ?? a._[0];
+  if (v === undefined) usage('give the vectors: --vectors NPY (or the .npy as the first argument)');
+  return v;
+}
