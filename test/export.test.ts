@@ -2,7 +2,7 @@
 // within their error bounds; quantised vectors (xling embed --dtype) follow quantize_embeddings;
 // the Matryoshka loss is the sum of the nested prefixes' losses and keeps truncated vectors good.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -64,6 +64,9 @@ describe('compact exports', () => {
       const r = cli(['export', '--model', model, '-o', e.out, '--dtype', dtype]);
       assert.equal(r.status, 0, r.stderr);
       sizes[dtype] = statSync(join(e.out, 'model.safetensors')).size;
+      // the language identifier travels with the export: 'auto' identifies as the full model does
+      assert.equal(existsSync(join(model, 'lid.json')), existsSync(join(e.out, 'lid.json')), 'lid.json copied with the export');
+      assert.deepEqual(loadSentenceEncoder(e.out).lid?.languages ?? null, full.lid?.languages ?? null);
       const v = loadSentenceEncoder(e.out).embed(sents, { lang: 'de' });
       const d = maxDiff(v, ref);
       // the error bound of the rows: fp16 keeps 11 bits, int8 rows ±scale/2 (scale = max|row|/127)

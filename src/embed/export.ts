@@ -9,7 +9,7 @@
 // - the file's __metadata__ `xling.config` repeats config.json, so the file alone is a model
 //   (xling/lite loads either).
 // loadSentenceEncoder dequantises at load; xling/lite reads the int8 rows directly.
-import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RawTensor, rawFromArray, writeSafetensors } from '../io/safetensors.js';
 import { float32ToFloat16 } from '../io/half.js';
@@ -17,8 +17,7 @@ import { DualConfig } from '../models/dual/model.js';
 import { EmbeddingBag } from '../nn/layers.js';
 import { loadTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
-import { checkReplaceable, readModelConfig, replaceDir } from './model-dir.js';
+import { checkReplaceable, copyModelSideFiles, readModelConfig, writeModelDirAtomically } from './model-dir.js';
 
 export type ExportDtype = 'fp32' | 'fp16' | 'int8';
 
@@ -161,20 +160,13 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
     }
     if (mc && dims !== undefined) mc.outDim = dims;
     const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}) } };
-    const tmp = tempPathFor(outDir);
-    try {
-      mkdirSync(tmp, { recursive: true });
+    writeModelDirAtomically(outDir, (tmp) => {
       writeJson(join(tmp, 'config.json'), config);
       writeSafetensors(join(tmp, 'model.safetensors'), out, { 'xling.config': JSON.stringify(config) });
-      if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
+      // the tokenizer and the language identifier travel with the export
+      copyModelSideFiles(modelDir, tmp, cfg);
       report.bytes = statSync(join(tmp, 'model.safetensors')).size;
-      replaceDir(tmp, outDir);
-    } catch (e) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw e;
-    } finally {
-      releaseTemp(tmp);
-    }
+    });
   } finally {
     for (const t of tensors.values()) t.dispose();
   }

@@ -52,6 +52,30 @@ export function checkReplaceable(dir: string, what: string): void {
   if (readdirSync(dir).length && !isModelDir(dir)) throw new Error(`${what}: ${dir} exists and is not an xling model directory (it would be replaced); choose a new directory`);
 }
 
+/**
+ * Builds a model directory in a temporary beside outDir (write fills it) and swaps it in whole;
+ * the temporary is removed on failure. Every command that writes a model directory goes through here.
+ */
+export function writeModelDirAtomically(outDir: string, write: (tmp: string) => void): void {
+  const tmp = tempPathFor(outDir);
+  try {
+    mkdirSync(tmp, { recursive: true });
+    write(tmp);
+    replaceDir(tmp, outDir);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  } finally {
+    releaseTemp(tmp);
+  }
+}
+
+/** Copies what a model needs beside its weights (the tokenizer file, the language identifier) from modelDir into dir. */
+export function copyModelSideFiles(modelDir: string, dir: string, cfg: SavedModelConfig): void {
+  if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(dir, cfg.tokenizer));
+  if (existsSync(join(modelDir, LID_FILE))) copyFileSync(join(modelDir, LID_FILE), join(dir, LID_FILE));
+}
+
 /** Writes a directory with the encoder alone (for embedding), atomically. */
 export function exportEncoder(modelDir: string, outDir: string): void {
   const cfg = readModelConfig(modelDir);
@@ -60,21 +84,12 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   try {
     const enc = new Map<string, Tensor>();
     for (const [k, t] of tensors) if (k.startsWith('encoder.') || k.startsWith('center.')) enc.set(k, t);
-    const tmp = tempPathFor(outDir);
-    try {
-      mkdirSync(tmp, { recursive: true });
+    writeModelDirAtomically(outDir, (tmp) => {
       writeJson(join(tmp, 'config.json'), { ...cfg, encoderOnly: true });
       // the config in the file's metadata too: the file alone is a model (xling/lite)
       saveTensors(join(tmp, 'model.safetensors'), enc, { format: 'pt', 'xling.config': JSON.stringify({ ...cfg, encoderOnly: true }) });
-      if (cfg.tokenizer) copyFileSync(join(modelDir, cfg.tokenizer), join(tmp, cfg.tokenizer));
-      if (existsSync(join(modelDir, LID_FILE))) copyFileSync(join(modelDir, LID_FILE), join(tmp, LID_FILE));
-      replaceDir(tmp, outDir);
-    } catch (e) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw e;
-    } finally {
-      releaseTemp(tmp);
-    }
+      copyModelSideFiles(modelDir, tmp, cfg);
+    });
   } finally {
     for (const t of tensors.values()) t.dispose();
   }
