@@ -14,7 +14,7 @@ import { writeNpy } from '../src/io/npy.js';
 import { kebab, parseArgs, UsageError } from '../src/util/args.js';
 import { describeRule } from '../src/util/check.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, devColumn, temporariesIn, trainTinyDual } from './fixtures/cli.js';
+import { cli, devColumn, root, temporariesIn, trainTinyDual } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-bad-input-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -143,6 +143,17 @@ table(['eval', 'xsim'], ['--model', f('model'), '--data', f('nway.tsv'), '--min-
 table(['eval', 'bucc'], ['--src', f('s.bucc'), '--trg', f('t.bucc'), '--gold', f('gold'), '--src-vectors', f('v.npy'), '--trg-vectors', f('v2.npy'), '--json', 'OUT/b.json', '--svg', 'OUT/b.svg'], (g) => [
   ...badFiles(g, '--gold'), withValue(g, '--src', badUtf8, 1), withValue(g, '--trg-vectors', f('v8.npy'), 1), withValue(g, '--src-vectors', f('i32.npy'), 1),
   withExtra(g, ['-k', '0'], 2), withExtra(g, ['--threshold-from', badUtf8], 1), withValue(g, '--json', f('gold'), 2),
+]);
+table(['train-lid'], ['--model', f('model'), '--data', f('nway.tsv')], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['--max-lines', '5'], 2), withExtra(g, ['--top-k', '1'], 2),
+]);
+const laserFx = (name: string) => join(root, 'test', 'fixtures', 'laser', name);
+table(['import', 'laser'], ['--checkpoint', laserFx('tiny.pt'), '--spm', laserFx('spm-unigram.model'), '-o', 'OUT/m'], (g) => [
+  ...badFiles(g, '--checkpoint'), withValue(g, '--spm', empty, 1), withValue(g, '--spm', missing, 1), withValue(g, '--spm', laserFx('tiny.cvocab'), 1),
+  withValue(g, '--checkpoint', laserFx('evil.pt'), 1), withExtra(g, ['--vocab', missing], 1), withExtra(g, ['--max-len', '1'], 2),
+]);
+table(['import', 'hf'], ['--from', join(root, 'test', 'fixtures', 'hf', 'bert'), '-o', 'OUT/m'], (g) => [
+  withValue(g, '--from', aDir, 1), withValue(g, '--from', missing, 1), withValue(g, '--from', f('s.txt'), 1), withExtra(g, ['--max-length', '1'], 2),
 ]);
 table(['scorer', 'train'], ['--model', f('model'), '--parallel', f('nway.tsv'), '--rows', '20', '-o', 'OUT/scorer'], (g) => [
   ...badFiles(g, '--parallel'), withValue(g, '--model', aDir, 1), withExtra(g, ['--bucc', inDir], 2), withExtra(g, ['--rows', '5'], 2),

@@ -89,6 +89,7 @@ const jsonTable: { cmd: string[]; args: string[]; svg?: boolean }[] = [
   { cmd: ['graph', 'stats'], args: ['--graph', f('graph')], svg: true },
   { cmd: ['graph', 'neighbours'], args: ['--graph', f('graph'), '#3'] },
   { cmd: ['graph', 'path'], args: ['--graph', f('graph'), '#3', '#7', '--undirected'] },
+  { cmd: ['scorer', 'train'], args: ['--model', model, '--parallel', f('nway.tsv'), '--rows', '20', '-o', f('scorer')] },
 ];
 /** Commands with --json that need a Redis queue (their --json - is tested in test/cluster.test.ts). */
 const needsRedis = ['cluster status'];
