@@ -30,13 +30,15 @@ let app: FastifyInstance, browser: Browser, page: Page, url = '';
 before(async () => {
   if (!CHROMIUM) throw new Error('no Chromium at /usr/bin/chromium: install it (bash scripts/setup.sh --test installs it)');
   mkdirSync(out, { recursive: true });
-  trainTinyDual(dir, join(dir, 'model'), {}, ['--dev', 'data/sample/gettext.dev.tsv.gz']);
+  // 50k pairs (about 10 s): a model good enough that a translation is among the 30 neighbours shown
+  trainTinyDual(dir, join(dir, 'model'), { budget: { pairs: 50000 } }, ['--dev', 'data/sample/gettext.dev.tsv.gz']);
   const model = loadSentenceEncoder(join(dir, 'model'));
   const store = ['de', 'fr', 'es', 'en'].flatMap((l) => devColumn(l).slice(0, 60).map((s) => [l, s] as const));
   writeFileSync(join(dir, 'store.tsv'), store.map(([l, s]) => `${l}\t${s}`).join('\n') + '\n');
   const index = indexFactory(model.dim, 'Flat');
   const v = new Float32Array(store.length * model.dim);
-  store.forEach(([l, s], i) => v.set(model.embed([s], { lang: l }), i * model.dim));
+  // the store embedded as the server embeds a query: each sentence identified on its own ('auto' per input)
+  store.forEach(([, s], i) => v.set(model.embed([s], { lang: 'auto-per-sentence' }), i * model.dim));
   index.add(v);
   app = await buildServer({ model, modelDir: join(dir, 'model'), index, indexPath: join(dir, 'index.faiss'), store: await loadStore(join(dir, 'store.tsv')), mapSample: 200 });
   url = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -32,7 +32,7 @@ export function getFamily(kind: string, where = 'model'): ModelFamily {
   const f = FAMILIES.find((x) => x.kind === kind);
   if (!f) {
     const imported = IMPORTED.some((x) => x.kind === kind);
-    throw new Error(`${where}: ${imported ? `model kind ${JSON.stringify(kind)} is imported, not trained from scratch` : `unknown model kind ${JSON.stringify(kind)}`} (trainable: ${familyKinds().join(', ')})`);
+    throw new Error(`${where}: ${imported ? `model kind ${JSON.stringify(kind)} is imported, not trained from scratch (trainable: ` : `unknown model kind ${JSON.stringify(kind)} (known: `}${familyKinds().join(', ')})`);
   }
   return f;
 }
