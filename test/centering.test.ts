@@ -2,8 +2,7 @@
 // a file's language is the majority vote of the rows' nearest mean vectors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { centerRows, nearestCenters, nearestCentersAsync, nearestCenterVote, SpreadSample, spreadSample, tallyVotes } from '../src/embed/centering.js';
-import { Rng } from '../src/util/rng.js';
+import { centerRows, SpreadSample, spreadSample } from '../src/embed/centering.js';
 
 test('centerRows subtracts the mean and re-normalises', () => {
   const rows = Float32Array.from([1, 0, 0, 0.6, 0.8, 0]);
@@ -15,32 +14,6 @@ test('centerRows subtracts the mean and re-normalises', () => {
   const raw = Float32Array.from([1, 0]);
   centerRows(raw, 2, Float32Array.from([0.25, 0.5]), false);
   assert.deepEqual([...raw], [0.75, -0.5]);
-});
-
-test('nearestCenterVote: nearest mean per row (|v − μ|), majority over rows', () => {
-  const centers = new Map([['de', Float32Array.from([0.6, 0, 0])], ['fr', Float32Array.from([0, 0.6, 0])], ['en', Float32Array.from([0.3, 0.3, 0])]]);
-  // rows: two near de's mean, one near fr's, one equidistant-ish but nearer en (the mixed direction)
-  const rows = Float32Array.from([1, 0, 0, 0.9, 0.1, 0, 0, 1, 0, 0.5, 0.5, 0]);
-  assert.deepEqual(nearestCenterVote(rows, 3, centers), { lang: 'de', share: 0.5 });
-  // argmax of v·μ alone would pick the longest mean; the |μ|²/2 term makes it a distance
-  const far = new Map([['big', Float32Array.from([2, 0])], ['small', Float32Array.from([0.5, 0.1])]]);
-  assert.equal(nearestCenterVote(Float32Array.from([0.6, 0.1]), 2, far)!.lang, 'small');
-  assert.equal(nearestCenterVote(new Float32Array(0), 3, centers), null);
-  assert.equal(nearestCenterVote(rows, 3, new Map()), null);
-});
-
-test('nearestCentersAsync (the server\'s, off the event loop) gives nearestCenters\' votes; their tally is nearestCenterVote', async () => {
-  const rng = new Rng(3), d = 16;
-  const centers = new Map(['de', 'fr', 'es', 'ru'].map((l) => [l, Float32Array.from({ length: d }, () => rng.normal())]));
-  for (const n of [1, 7, 40, 3000]) {   // 3000 rows × 4 languages × 16 > 2^17: the worker-thread path
-    const rows = Float32Array.from({ length: n * d }, () => rng.normal());
-    const sync = nearestCenters(rows, d, centers), v = await nearestCentersAsync(rows, d, centers);
-    assert.deepEqual(v, sync);
-    assert.deepEqual(tallyVotes(v), nearestCenterVote(rows, d, centers));
-  }
-  assert.equal(tallyVotes(await nearestCentersAsync(new Float32Array(0), d, centers)), null);
-  // a tie goes to the alphabetically first language
-  assert.deepEqual(tallyVotes({ langs: ['fr', 'de'], nearest: Int32Array.from([0, 1]) }), { lang: 'de', share: 0.5 });
 });
 
 test('SpreadSample: every step-th non-blank line over the whole input, whatever the chunks', () => {
