@@ -2,9 +2,9 @@
 // threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere.
 import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
-import { MarginKind, mine, mineTables, Retrieval } from '../mine/mine.js';
+import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
+import { loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -46,8 +46,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
   if (scorer) {
-    const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k });
-    cands = selectByScorer(candidatePairs(fwd, bwd, S.map((s) => s.sentence), T.map((t) => t.sentence), scorerAligner(scorer, a.srcLang, a.trgLang)), scorer)
+    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang) })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })

@@ -1,9 +1,9 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
-import { Candidate, formatPairs, gatherRows, MarginKind, mine, mineTables, Retrieval, unify } from '../mine/mine.js';
+import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
-import { candidatePairs, loadScorer, scorerAligner, selectByScorer } from '../mine/scorer.js';
+import { loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -130,9 +130,9 @@ export const mineCommand = command(['mine'], {
   const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog.set(done) };
   let rows: MinedRow[];
   if (scorer) {
-    const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, opts);
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
-    rows = selectByScorer(candidatePairs(fwd, bwd, su, tu, scorerAligner(scorer, a.srcLang, a.trgLang)), scorer, threshold ?? 0.5).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang), threshold: threshold ?? 0.5, chunk: opts.chunk, onProgress: opts.onProgress })
+      .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
     const run = () => mine(sv.data, tv.data, sv.d, opts);
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ ...c, margin: c.score }));
@@ -141,18 +141,20 @@ export const mineCommand = command(['mine'], {
   index?.dispose();
   const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
   const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };
+  // one output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else score<TAB>src<TAB>trg
+  const rowText = (c: MinedRow) => formatPairs([c], S, T, sMap, tMap, { withMargin: !!scorer }).slice(0, -1);
   let rejectedText = '';
   let counts: Record<string, number> | null = null;
   if (anyFilter(filters)) {
     const f = filterPairs(rows, textOf, filters);
     counts = f.counts;
-    if (a.keepAll) rejectedText = f.rejected.map(({ pair, reason }) => `${reason}\t${formatRow(pair, !!scorer, S, T, sMap, tMap)}`).join('\n') + (f.rejected.length ? '\n' : '');
+    if (a.keepAll) rejectedText = f.rejected.map(({ pair, reason }) => `${reason}\t${rowText(pair)}`).join('\n') + (f.rejected.length ? '\n' : '');
     const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
     process.stderr.write(`[mine] filters kept ${f.kept.length} of ${rows.length} pairs${said.length ? ` (removed: ${said.join(', ')})` : ''}\n`);
     rows = f.kept;
   }
   const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'} threshold=${threshold ?? 'none'}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
-  const body = scorer ? rows.map((c) => formatRow(c, true, S, T, sMap, tMap)).join('\n') + (rows.length ? '\n' : '') : formatPairs(rows, S, T, sMap, tMap);
+  const body = formatPairs(rows, S, T, sMap, tMap, { withMargin: !!scorer });
   writeTextOutput(a.output, header + body);
   if (a.keepAll) writeTextOutput(a.keepAll, rejectedText);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, threshold: threshold ?? null }, null, 1) + '\n');
@@ -161,12 +163,6 @@ export const mineCommand = command(['mine'], {
 
 /** A mined pair: score is the scorer's probability with --scorer, else the margin score (= margin). */
 interface MinedRow extends Candidate { margin: number }
-
-/** One output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else xling mine's score<TAB>src<TAB>trg. */
-function formatRow(c: MinedRow, withScorer: boolean, S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null, tMap: Int32Array | null): string {
-  const plain = formatPairs([c], S, T, sMap, tMap).replace(/\n$/, '');
-  return withScorer ? `${c.score.toFixed(6)}\t${c.margin.toFixed(6)}\t${plain.slice(plain.indexOf('\t') + 1)}` : plain;
-}
 
 /** The filters of a mine command line. */
 export function filterOptionsOf(a: { minChars?: number; maxChars?: number; maxLengthRatio?: number; dedup?: string; dropIdentical?: boolean; minLetterShare?: number }): FilterOptions {

@@ -56,6 +56,7 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
     const both = all.filter((r) => r.get(sl) && r.get(tl));
     if (both.length < 10) continue;
     const pick = new Rng(`${seed}:${sl}-${tl}`).shuffle(both.slice()).slice(0, rows);
+    const picked = new Set(pick);
     const nPair = Math.round(pick.length * 0.6), nSrc = Math.round(pick.length * 0.2);
     const src: string[] = [], trg: string[] = [], gold = new Set<string>();
     pick.forEach((r, i) => {
@@ -63,7 +64,7 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
       else if (i < nPair + nSrc) src.push(r.get(sl)!);
       else trg.push(r.get(tl)!);
     });
-    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !pick.includes(r))).slice(0, 5000).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !picked.has(r))).slice(0, 5000).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
     out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
   }
   if (!out.length) throw new Error(`--parallel ${file}: no language pair with at least 10 rows`);

@@ -130,7 +130,8 @@ export function rescoreExact(r: SearchResult, q: Float32Array, base: Float32Arra
   return r;
 }
 
-function rowMeans(r: SearchResult): Float32Array {
+/** Each row's mean similarity to its found neighbours (the margin's neighbourhood term). */
+export function rowMeans(r: SearchResult): Float32Array {
   const m = new Float32Array(r.n);
   for (let i = 0; i < r.n; i++) {
     let s = 0, c = 0;
@@ -214,12 +215,14 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
 /**
  * Mined pairs as xling mine writes them, best first: score<TAB>src<TAB>trg, or the sentences'
  * ids for BUCC input (both sides id<TAB>sentence). sMap/tMap map unified rows back to lines.
+ * withMargin (second-stage scorer runs: score is the probability): score<TAB>margin<TAB>src<TAB>trg.
  */
-export function formatPairs(cands: Candidate[], S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null = null, tMap: Int32Array | null = null): string {
+export function formatPairs(cands: (Candidate & { margin?: number })[], S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null = null, tMap: Int32Array | null = null, o: { withMargin?: boolean } = {}): string {
   const bucc = S.bucc && T.bucc;
   const lines = cands.map((c) => {
     const s = sMap ? sMap[c.src]! : c.src, t = tMap ? tMap[c.trg]! : c.trg;
-    return bucc ? `${c.score.toFixed(6)}\t${S.ids[s]}\t${T.ids[t]}` : `${c.score.toFixed(6)}\t${S.sentences[s]}\t${T.sentences[t]}`;
+    const head = o.withMargin ? `${c.score.toFixed(6)}\t${c.margin!.toFixed(6)}` : c.score.toFixed(6);
+    return bucc ? `${head}\t${S.ids[s]}\t${T.ids[t]}` : `${head}\t${S.sentences[s]}\t${T.sentences[t]}`;
   });
   return lines.length ? lines.join('\n') + '\n' : '';
 }

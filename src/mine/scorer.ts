@@ -3,14 +3,13 @@
 // margins and ranks, how far a candidate is ahead of its competitors, and the surface agreement
 // of the two sentences (src/mine/features.ts). Logistic regression on standardised features,
 // fitted by Newton's method (deterministic, a few iterations); saved as one JSON file.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
-import { marginScore } from './mine.js';
+import { marginScore, mineTables, rowMeans } from './mine.js';
 
 export const KNN_FEATURES = [
   'cos', 'ratio_margin', 'distance_margin', 'src_mean_sim', 'trg_mean_sim',
@@ -28,13 +27,8 @@ export interface ScoredCandidate { src: number; trg: number; cos: number; margin
  */
 export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null): ScoredCandidate[] {
   const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
-  const mean = (r: SearchResult, i: number) => {
-    let s = 0, c = 0;
-    for (let j = 0; j < r.k; j++) if (r.labels[i * r.k + j]! >= 0n) { s += r.distances[i * r.k + j]!; c++; }
-    return c ? s / c : 0;
-  };
-  const mx = Float64Array.from({ length: fwd.n }, (_, i) => mean(fwd, i));
-  const my = Float64Array.from({ length: bwd.n }, (_, i) => mean(bwd, i));
+  // the neighbourhood means of margin mining: a candidate's ratio_margin is the score xling mine gives it
+  const mx = rowMeans(fwd), my = rowMeans(bwd);
   const K = Math.max(fwd.k, bwd.k);
   // each side's neighbours: rank and cosine by partner
   const listOf = (r: SearchResult, i: number) => {
@@ -182,6 +176,15 @@ export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, thresho
     if (c.prob >= threshold) out.push(c);
   }
   return out;
+}
+
+/**
+ * Mining with a scorer: both directions' k-NN (the scorer's k), every candidate scored, then
+ * selectByScorer. What xling mine --scorer and xling eval bucc --scorer run.
+ */
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; threshold?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
+  const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
+  return selectByScorer(candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null), m, o.threshold ?? 0);
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
