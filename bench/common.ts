@@ -2,6 +2,12 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
+import { loadConfig } from '../src/models/config.js';
+import { TrainingTask } from '../src/models/family.js';
+import { TextTokenizer } from '../src/text/text-tokenizer.js';
+import { manualSeed } from '../src/tensor/index.js';
+import { encodeTable, loadTable } from '../src/train/prepare.js';
 
 export const benchRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
 
@@ -45,4 +51,18 @@ export function benchModel(tmp: string): string {
   const t = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'train', '--config', join(repo, 'configs', 'fast-1h.json'), '--data', join(repo, 'data', 'sample', 'gettext.train.tsv.gz'), '--out', out, '--budget-pairs', '8192', '--quiet'], { encoding: 'utf8' });
   if (t.status !== 0) throw new Error(`training the bench model failed: ${t.stderr.slice(-2000)}`);
   return out;
+}
+
+/**
+ * The averaging dual encoder of configs/fast-1h.json with its initial (seeded, untrained) weights,
+ * and every sentence of the bundled sample: the model and input the embedding benches time.
+ */
+export async function fastDualOnSample(): Promise<{ cfg: DualTrainConfig; tok: TextTokenizer; task: TrainingTask; sentences: string[] }> {
+  const cfg = loadConfig<DualTrainConfig>(join(benchRoot, '..', 'configs', 'fast-1h.json'));
+  const table = await loadTable(join(benchRoot, '..', 'data', 'sample', 'gettext.train.tsv.gz'));
+  const sentences = table.rows.flatMap((r) => [...r.values()]);
+  const tok = dualFamily.fixedTokenizer!(cfg)!;
+  manualSeed(1);
+  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
+  return { cfg, tok, task, sentences };
 }

@@ -6,21 +6,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SentenceEncoderModel } from '../src/embed/model.js';
-import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
-import { manualSeed, setNumThreads } from '../src/tensor/index.js';
-import { loadConfig } from '../src/models/config.js';
-import { encodeTable, loadTable } from '../src/train/prepare.js';
-import { benchRoot, jsonMode, runPython, threadsArg } from './common.js';
+import { setNumThreads } from '../src/tensor/index.js';
+import { fastDualOnSample, jsonMode, runPython, threadsArg } from './common.js';
 
 export async function run() {
   const threads = threadsArg();
   setNumThreads(threads);
-  const cfg = loadConfig<DualTrainConfig>(join(benchRoot, '..', 'configs', 'fast-1h.json'));
-  const table = await loadTable(join(benchRoot, '..', 'data', 'sample', 'gettext.train.tsv.gz'));
-  const sentences = table.rows.flatMap((r) => [...r.values()]);
-  const tok = dualFamily.fixedTokenizer!(cfg)!;
-  manualSeed(1);
-  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
+  const { cfg, tok, task, sentences } = await fastDualOnSample();
   const m = new SentenceEncoderModel(task.encoder(), tok);
   m.embed(sentences.slice(0, 500)); // warm-up
   const t0 = performance.now();

@@ -9,11 +9,8 @@ import { exportCompact } from '../src/embed/export.js';
 import { writeModelFiles } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { loadModel } from '../src/lite/index.js';
-import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
-import { manualSeed, setNumThreads } from '../src/tensor/index.js';
-import { loadConfig } from '../src/models/config.js';
-import { encodeTable, loadTable } from '../src/train/prepare.js';
-import { benchRoot, jsonMode, threadsArg } from './common.js';
+import { setNumThreads } from '../src/tensor/index.js';
+import { fastDualOnSample, jsonMode, threadsArg } from './common.js';
 
 async function rate(f: (s: string[]) => Promise<unknown> | unknown, sentences: string[]): Promise<number> {
   await f(sentences.slice(0, 2000)); // warm-up
@@ -25,12 +22,7 @@ async function rate(f: (s: string[]) => Promise<unknown> | unknown, sentences: s
 export async function run() {
   const threads = threadsArg();
   setNumThreads(threads);
-  const cfg = loadConfig<DualTrainConfig>(join(benchRoot, '..', 'configs', 'fast-1h.json'));
-  const table = await loadTable(join(benchRoot, '..', 'data', 'sample', 'gettext.train.tsv.gz'));
-  const sentences = table.rows.flatMap((r) => [...r.values()]);
-  const tok = dualFamily.fixedTokenizer!(cfg)!;
-  manualSeed(1);
-  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
+  const { cfg, tok, task, sentences } = await fastDualOnSample();
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-lite-'));
   try {
     writeModelFiles(join(dir, 'fp32'), 'dual', task, cfg, null);
