@@ -166,6 +166,161 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
 }
 
 // ---------------------------------------------------------------------------------------------
+// Inference of a multi-layer (bi)LSTM over token ids, on packed sequences, pooled over time.
+//
+// Deep encoders (LASER2: 5 layers × 512 per direction) spend two thirds of their FLOPs in the input
+// GEMMs of layers ≥ 1. Here every layer works on the packed layout of
+// torch.nn.utils.rnn.pack_padded_sequence: step t holds rows 0..bs[t]-1 (rows sorted by decreasing
+// length) at offsets off[t]..off[t]+bs[t], so the input GEMMs run over real tokens only and no
+// padded position is ever computed. Each direction of a layer runs on its own thread (single-
+// threaded oneDNN GEMMs): its input gates for a chunk of consecutive steps (one GEMM of ~1k rows,
+// then the recurrent GEMM of each step adds into them), the gate nonlinearities as vectorised ATen
+// ops, the state update fused with writing the packed output (the next layer's input) or, in the
+// last layer, with the max-pool. Same arithmetic as aten::lstm on a PackedSequence (gate order
+// i, f, g, o; state zero at each sequence's start in both directions). No model logic here.
+//
+// ids [B, T] int32/int64, rows sorted by decreasing length, ids past a row's length ignored;
+// emb [V, E] float32; weights in aten::lstm's flat order (per layer, per direction: w_ih [4H, I],
+// w_hh [4H, H], b_ih [4H], b_hh [4H]); pooling 0 = max over each row's steps, 1 = final states of
+// the last layer (forward: last real step; backward: first step). Returns [B, D*H] float32.
+at::Tensor lstmStackEncode(const at::Tensor& ids, const std::vector<int64_t>& lengths, const at::Tensor& emb,
+                           const std::vector<at::Tensor>& weights, int64_t numLayers, bool bidirectional, int pooling) {
+  TORCH_CHECK(ids.dim() == 2 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt), "lstmStackEncode: ids must be int32/int64 [B, T]");
+  TORCH_CHECK(emb.dim() == 2 && emb.scalar_type() == at::kFloat && emb.device().is_cpu(), "lstmStackEncode: the embedding must be float32 [V, E]");
+  TORCH_CHECK(numLayers >= 1, "lstmStackEncode: at least one layer");
+  TORCH_CHECK(pooling == 0 || pooling == 1, "lstmStackEncode: pooling must be 0 (max) or 1 (last)");
+  const int64_t B = ids.size(0), T = ids.size(1), D = bidirectional ? 2 : 1, V = emb.size(0), E = emb.size(1);
+  TORCH_CHECK(B >= 1 && T >= 1, "lstmStackEncode: empty batch");
+  TORCH_CHECK(static_cast<int64_t>(weights.size()) == numLayers * D * 4, "lstmStackEncode: ", weights.size(), " weights for ", numLayers, " layers × ", D, " directions (4 each expected)");
+  TORCH_CHECK(weights[1].dim() == 2, "lstmStackEncode: w_hh must be [4H, H]");
+  const int64_t H = weights[1].size(1), G4 = 4 * H;
+  std::vector<at::Tensor> w(weights.size());
+  for (int64_t l = 0; l < numLayers; l++)
+    for (int64_t d = 0; d < D; d++) {
+      const int64_t I = l == 0 ? E : D * H, k = (l * D + d) * 4;
+      const std::vector<int64_t> want[4] = {{G4, I}, {G4, H}, {G4}, {G4}};
+      for (int64_t j = 0; j < 4; j++) {
+        const auto& p = weights[k + j];
+        TORCH_CHECK(p.scalar_type() == at::kFloat && p.device().is_cpu() && p.sizes() == at::IntArrayRef(want[j]),
+                    "lstmStackEncode: weight ", k + j, " (layer ", l, ", direction ", d, ") must be float32 ", at::IntArrayRef(want[j]), ", got ", p.sizes());
+        w[k + j] = p.contiguous();
+      }
+    }
+  TORCH_CHECK(static_cast<int64_t>(lengths.size()) == B, "lstmStackEncode: one length per row");
+  for (int64_t b = 0; b < B; b++) {
+    TORCH_CHECK(lengths[b] >= 1 && lengths[b] <= T, "lstmStackEncode: length ", lengths[b], " out of range [1, ", T, "]");
+    TORCH_CHECK(b == 0 || lengths[b] <= lengths[b - 1], "lstmStackEncode: rows must be sorted by decreasing length");
+  }
+  auto idsL = ids.to(at::kLong).contiguous();
+  const int64_t* idp = idsL.data_ptr<int64_t>();
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t t = 0; t < lengths[b]; t++)
+      TORCH_CHECK(idp[b * T + t] >= 0 && idp[b * T + t] < V, "lstmStackEncode: token id ", idp[b * T + t], " out of range [0, ", V, ")");
+  at::NoGradGuard noGrad;
+  // the packed layout: bs[t] rows at step t, from offset off[t]
+  std::vector<int64_t> bs(T + 1, 0), off(T + 1, 0);
+  for (int64_t t = 0; t < T; t++) {
+    while (bs[t] < B && lengths[bs[t]] > t) bs[t]++;
+    off[t + 1] = off[t] + bs[t];
+  }
+  const int64_t N = off[T];
+  auto embC = emb.contiguous();
+  const float* ep = embC.data_ptr<float>();
+  auto x = at::empty({N, E}, at::kFloat);
+  {
+    float* xp = x.data_ptr<float>();
+    at::parallel_for(0, T, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; t++)
+        for (int64_t b = 0; b < bs[t]; b++) std::memcpy(xp + (off[t] + b) * E, ep + idp[b * T + t] * E, E * sizeof(float));
+    });
+  }
+  auto out = at::empty({B, D * H}, at::kFloat);
+  float* op = out.data_ptr<float>();
+  const int64_t ldo = D * H;
+  // input gates are computed for chunks of consecutive steps of about this many rows
+  const int64_t chunkRows = std::max<int64_t>(B, 1024);
+  for (int64_t l = 0; l < numLayers; l++) {
+    const bool last = l == numLayers - 1;
+    const int64_t I = l == 0 ? E : D * H;
+    at::Tensor y = last ? at::Tensor() : at::empty({N, D * H}, at::kFloat);
+    const float* xp = x.data_ptr<float>();
+    float* yp = last ? nullptr : y.data_ptr<float>();
+    forDirections(D, [&](int64_t d, bool inner) {
+      const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
+      const bool reverse = d == 1;
+      const int64_t k = (l * D + d) * 4;
+      const float* Wih = w[k].data_ptr<float>();
+      const float* Whh = w[k + 1].data_ptr<float>();
+      auto biasT = w[k + 2] + w[k + 3];
+      const float* bias = biasT.data_ptr<float>();
+      auto xg = at::empty({chunkRows, G4}, at::kFloat);
+      auto hT = at::zeros({B, H}, at::kFloat), cT = at::zeros({B, H}, at::kFloat), tcT = at::empty({B, H}, at::kFloat);
+      float *gbuf = xg.data_ptr<float>(), *h = hT.data_ptr<float>(), *c = cT.data_ptr<float>(), *tc = tcT.data_ptr<float>();
+      if (last && pooling == 0)
+        for (int64_t b = 0; b < B; b++) std::fill(op + b * ldo + d * H, op + b * ldo + (d + 1) * H, -std::numeric_limits<float>::infinity());
+      int64_t chunkLo = 0, chunkHi = 0;  // packed rows whose input gates are in gbuf
+      for (int64_t s = 0; s < T; s++) {
+        const int64_t t = reverse ? T - 1 - s : s, n = bs[t];
+        if (n == 0) continue;  // steps past the longest row (ids wider than the lengths need)
+        if (off[t] < chunkLo || off[t] + n > chunkHi) {
+          // the next chunk: steps from t onwards in this direction's order
+          int64_t lo = off[t], hi = off[t] + n;
+          if (!reverse)
+            for (int64_t u = t + 1; u < T && off[u + 1] - lo <= chunkRows; u++) hi = off[u + 1];
+          else
+            for (int64_t u = t - 1; u >= 0 && hi - off[u] <= chunkRows; u--) lo = off[u];
+          const int64_t rows = hi - lo;
+          forRows(inner, rows, 64, [&](int64_t a, int64_t z) {
+            for (int64_t r = a; r < z; r++) std::memcpy(gbuf + r * G4, bias, G4 * sizeof(float));
+          });
+          gemm(sg, true, rows, G4, I, xp + lo * I, I, Wih, I, 1.0f, gbuf, G4);
+          chunkLo = lo;
+          chunkHi = hi;
+        }
+        float* G = gbuf + (off[t] - chunkLo) * G4;
+        const int64_t prev = s == 0 ? (reverse ? 0 : n) : bs[reverse ? t + 1 : t - 1];
+        if (reverse && n > prev) {  // rows starting here (backwards) from a zero state
+          std::fill(h + prev * H, h + n * H, 0.0f);
+          std::fill(c + prev * H, c + n * H, 0.0f);
+        }
+        gemm(sg, true, n, G4, H, h, H, Whh, H, 1.0f, G, G4);
+        auto g = at::from_blob(G, {n, G4}, at::kFloat);
+        g.narrow(1, 0, 2 * H).sigmoid_();
+        g.narrow(1, 2 * H, H).tanh_();
+        g.narrow(1, 3 * H, H).sigmoid_();
+        forRows(inner, n, std::max<int64_t>(1, 16384 / H), [&](int64_t a, int64_t z) {
+          for (int64_t b = a; b < z; b++) {
+            const float *gi = G + b * G4, *gf = gi + H, *gg = gi + 2 * H;
+            float* cb = c + b * H;
+            for (int64_t j = 0; j < H; j++) cb[j] = gf[j] * cb[j] + gi[j] * gg[j];
+          }
+        });
+        auto tcv = at::from_blob(tc, {n, H}, at::kFloat);
+        at::tanh_out(tcv, at::from_blob(c, {n, H}, at::kFloat));
+        forRows(inner, n, std::max<int64_t>(1, 16384 / H), [&](int64_t a, int64_t z) {
+          for (int64_t b = a; b < z; b++) {
+            const float *go = G + b * G4 + 3 * H, *tb = tc + b * H;
+            float* hb = h + b * H;
+            for (int64_t j = 0; j < H; j++) hb[j] = go[j] * tb[j];
+            if (!last) {
+              std::memcpy(yp + (off[t] + b) * ldo + d * H, hb, H * sizeof(float));
+            } else if (pooling == 0) {
+              float* pb = op + b * ldo + d * H;
+              for (int64_t j = 0; j < H; j++) pb[j] = std::max(pb[j], hb[j]);
+            }
+          }
+        });
+      }
+      // final states: a row's state is never touched after its last step (forward) or t = 0 (backward)
+      if (last && pooling == 1)
+        for (int64_t b = 0; b < B; b++) std::memcpy(op + b * ldo + d * H, h + b * H, H * sizeof(float));
+    });
+    if (!last) x = y;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Training recurrence of one LSTM layer as one autograd node.
 //
 // aten::lstm on CPU runs every time step as about ten ATen ops forward and twice as many autograd

@@ -683,6 +683,49 @@ XL_FN(LstmTableEncodeAsync) {
   });
 }
 
+struct StackArgs {
+  at::Tensor ids, emb;
+  std::vector<int64_t> lengths;
+  std::vector<at::Tensor> weights;
+  int64_t layers;
+  bool bidirectional;
+  int pooling;
+};
+
+// (ids, lengths, emb, weights, layers, bidirectional, pooling 'max' | 'last')
+StackArgs stackArgs(const Napi::CallbackInfo& info, const char* name) {
+  auto env = info.Env();
+  expectArgs(info, 7, name);
+  StackArgs a;
+  a.ids = tensorOf(env, info[0], std::string(name) + "(ids)");
+  if (!info[1].IsArray() || !info[3].IsArray()) throwJs(env, std::string(name) + ": lengths and weights must be arrays");
+  auto L = info[1].As<Napi::Array>(), W = info[3].As<Napi::Array>();
+  for (uint32_t i = 0; i < L.Length(); i++) a.lengths.push_back(toInt(env, L.Get(i), "lengths"));
+  a.emb = tensorOf(env, info[2], std::string(name) + "(emb)");
+  for (uint32_t i = 0; i < W.Length(); i++) a.weights.push_back(tensorOf(env, W.Get(i), std::string(name) + "(weights)"));
+  a.layers = toInt(env, info[4], "layers");
+  if (!info[5].IsBoolean()) throwJs(env, std::string(name) + ": bidirectional must be a boolean");
+  a.bidirectional = info[5].As<Napi::Boolean>().Value();
+  auto pool = info[6].ToString().Utf8Value();
+  if (pool != "max" && pool != "last") throwJs(env, std::string(name) + ": pooling must be 'max' or 'last'");
+  a.pooling = pool == "max" ? 0 : 1;
+  return a;
+}
+
+XL_FN(LstmStackEncode) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = stackArgs(info, "lstmStackEncode");
+    return wrap(info.Env(), lstmStackEncode(a.ids, a.lengths, a.emb, a.weights, a.layers, a.bidirectional, a.pooling));
+  });
+}
+
+XL_FN(LstmStackEncodeAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = std::make_shared<StackArgs>(stackArgs(info, "lstmStackEncodeAsync"));
+    return queueTensor(info.Env(), [a] { return lstmStackEncode(a->ids, a->lengths, a->emb, a->weights, a->layers, a->bidirectional, a->pooling); });
+  });
+}
+
 // lstmRecurrence(xg, whh, h0, c0, lengths, fill) -> [output, h_n, c_n] (see native/lstm.cc)
 XL_FN(LstmRecurrence) {
   return guard(info.Env(), [&]() -> Napi::Value {
@@ -923,6 +966,8 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("lstmTableEncode", LstmTableEncode);
   REG("lstmTableEncodeAsync", LstmTableEncodeAsync);
   REG("lstmRecurrence", LstmRecurrence);
+  REG("lstmStackEncode", LstmStackEncode);
+  REG("lstmStackEncodeAsync", LstmStackEncodeAsync);
   REG("embeddingBag", EmbeddingBag);
   REG("embeddingBagAsync", EmbeddingBagAsync);
   REG("rowLinear", RowLinear);

@@ -42,3 +42,17 @@ export function lstmTableEncode(ids: Tensor, lens: number[], tables: Tensor[], w
 export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Promise<Tensor> {
   return new Tensor(await native.torch.lstmTableEncodeAsync(ids.handle, lens, tables.map((t) => t.handle), whh.map((t) => t.handle), pooling));
 }
+
+/**
+ * A multi-layer (bi)LSTM over embedded token ids on packed sequences, inference only (native
+ * lstmStackEncode): ids [B, T] int32/int64 with rows sorted by decreasing length, emb [V, E], the
+ * LSTM's weights in aten::lstm's flat order → [B, dirs·H], max over each row's steps or final states.
+ */
+export function lstmStackEncode(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last'): Tensor {
+  return new Tensor(native.torch.lstmStackEncode(ids.handle, lens, emb.handle, weights.map((t) => t.handle), layers, bidirectional, pooling));
+}
+
+/** lstmStackEncode on a libuv worker thread. */
+export async function lstmStackEncodeAsync(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last'): Promise<Tensor> {
+  return new Tensor(await native.torch.lstmStackEncodeAsync(ids.handle, lens, emb.handle, weights.map((t) => t.handle), layers, bidirectional, pooling));
+}
