@@ -233,7 +233,6 @@ export class SentencePieceProcessor {
   constructor(buf: Uint8Array, readonly what = 'sentencepiece model') {
     this.proto = parseSentencePieceModel(buf, what);
     const m = this.proto;
-    if (m.modelType !== 'unigram' && m.modelType !== 'bpe') throw new Error(`${what}: model type ${m.modelType} is not supported (unigram and bpe are)`);
     let unk = -1;
     let user = false;
     this.scores = Float32Array.from(m.pieces, (p) => p.score);
@@ -425,10 +424,45 @@ export class SentencePieceProcessor {
     return res;
   }
 
+  /** char_model.cc: one piece per character (a user-defined symbol where one starts), each looked up. */
+  private encodeChar(s: Uint8Array): [number, number, number][] {
+    const res: [number, number, number][] = [];
+    const dec = new TextDecoder('utf-8');
+    for (let i = 0; i < s.length;) {
+      const len = this.userMatch(s, i) || Math.min(s.length - i, oneCharLen(s[i]!));
+      res.push([i, i + len, this.pieceToId(dec.decode(s.subarray(i, i + len)))]);
+      i += len;
+    }
+    return res;
+  }
+
+  /**
+   * word_model.cc: the words of SplitIntoWords (a new word at each ▁, or after each ▁ with
+   * treat_whitespace_as_suffix), each looked up as a whole.
+   */
+  private encodeWord(s: Uint8Array): [number, number, number][] {
+    const isWs = (i: number) => i + 3 <= s.length && s[i] === SPACE[0] && s[i + 1] === SPACE[1] && s[i + 2] === SPACE[2];
+    const starts: number[] = [];
+    for (let i = 0; i < s.length;) {
+      const len = Math.min(s.length - i, oneCharLen(s[i]!));
+      if (this.proto.treatWhitespaceAsSuffix) {
+        if (i === 0) starts.push(0);
+        if (isWs(i) && i + len < s.length) starts.push(i + len);
+      } else if (i === 0 || isWs(i)) starts.push(i);
+      i += len;
+    }
+    const dec = new TextDecoder('utf-8');
+    return starts.map((a, k) => {
+      const b = starts[k + 1] ?? s.length;
+      return [a, b, this.pieceToId(dec.decode(s.subarray(a, b)))];
+    });
+  }
+
   /** Ids and pieces of a text, as SentencePieceProcessor.encode(text) / encode(text, out_type=str). */
   encode(text: string): SentencePieceEncoding {
     const s = this.normalize(text);
-    const segs = this.proto.modelType === 'bpe' ? this.encodeBpe(s) : this.encodeUnigram(s);
+    const type = this.proto.modelType;
+    const segs = type === 'bpe' ? this.encodeBpe(s) : type === 'char' ? this.encodeChar(s) : type === 'word' ? this.encodeWord(s) : this.encodeUnigram(s);
     const ids: number[] = [], pieces: string[] = [];
     const dec = new TextDecoder('utf-8');
     let prevUnk = false;
