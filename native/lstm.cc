@@ -55,9 +55,12 @@ void gemm(DnnlSgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const floa
 // cores without paying more in wake-ups than it saves (measured on 2 cores: 1550 sentences/s with
 // every op on 2 threads, 1700 with ATen ops on 1). Inside the region ATen runs its ops inline.
 // inner = true: one direction after the other, each step's rows and GEMMs split across threads.
+// maxThreads: above it, inner mode (a caller whose GEMMs are most of the work and big enough to
+// use more than two cores).
 template <typename F>
-void forDirections(int64_t D, F&& f) {
-  const bool byDirection = D == 2 && dnnlSgemm() != nullptr && at::get_num_threads() >= 2 && !at::in_parallel_region();
+void forDirections(int64_t D, F&& f, int maxThreads = std::numeric_limits<int>::max()) {
+  const int nt = at::get_num_threads();
+  const bool byDirection = D == 2 && dnnlSgemm() != nullptr && nt >= 2 && nt <= maxThreads && !at::in_parallel_region();
   if (byDirection) {
     at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t d = lo; d < hi; d++) f(d, false);
@@ -314,7 +317,7 @@ at::Tensor lstmStackEncode(const at::Tensor& ids, const std::vector<int64_t>& le
       // final states: a row's state is never touched after its last step (forward) or t = 0 (backward)
       if (last && pooling == 1)
         for (int64_t b = 0; b < B; b++) std::memcpy(op + b * ldo + d * H, h + b * H, H * sizeof(float));
-    });
+    }, 3);  // 4+ threads: the input GEMMs (two thirds of the FLOPs) on every thread, directions in turn
     if (!last) x = y;
   }
   return out;
