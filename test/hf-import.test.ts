@@ -12,6 +12,7 @@ import { HfEncoder, HfModelConfig, HfSentenceEncoder } from '../src/models/hf/mo
 import { loadModule } from '../src/nn/serialize.js';
 import { importHfCommand } from '../src/cli/import-hf.js';
 import { readSafetensors, rawToArray } from '../src/io/safetensors.js';
+import { noGrad, tidy } from '../src/tensor/tensor.js';
 import { cli, root } from './fixtures/cli.js';
 
 const FIX = join(root, 'test/fixtures/hf');
@@ -80,6 +81,35 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       const d = maxAbsDiff(m.embedIds(ids, { normalize: false, maxSentences: 16 }), r.v);
       assert.ok(d <= 1e-5, `${mode}: max abs difference ${d}`);
       net.dispose();
+    }
+  });
+
+  test('the packed native layers, the op-by-op padded graph and encodeAsync agree; encodeAsync leaves the event loop free', async () => {
+    for (const name of ['bert', 'xlmr'] as const) {
+      const out = join(dir, name);
+      if (!existsSync(out)) await importFixture(name);
+      const m = loadSentenceEncoder(out);
+      const enc = m.encoder as HfSentenceEncoder;
+      const ids = m.tokenize(sentences).slice(0, 12);
+      const r = ref(name);
+      const packed = noGrad(() => tidy(() => enc.encode(ids).toFloat32Array()));
+      const graph = noGrad(() => tidy(() => enc.net.forwardPadded(ids).toFloat32Array()));
+      const d = maxAbsDiff(graph, r.v.subarray(0, 12 * r.dim));
+      assert.ok(d <= 1e-5, `${name}: padded graph, max abs difference ${d}`);
+      assert.ok(maxAbsDiff(packed, graph) <= 1e-5);
+      // with gradient enabled forward() takes the graph (autograd), so the same vectors
+      const withGrad = tidy(() => enc.net.forward(ids).detach().toFloat32Array());
+      assert.ok(maxAbsDiff(withGrad, graph) <= 1e-6);
+      // async: the same kernel on a worker thread; its promise cannot settle before the event loop
+      // turns (a computation on the main thread would have settled it within the microtasks)
+      let settled = false;
+      const p = enc.encodeAsync(ids).then((t) => { settled = true; return t; });
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      assert.equal(settled, false);
+      const t = await p;
+      assert.deepEqual(Array.from(t.toFloat32Array()), Array.from(packed));
+      t.dispose();
+      (m.tokenizer as { dispose?: () => void }).dispose?.();
     }
   });
 
