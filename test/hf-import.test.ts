@@ -67,6 +67,16 @@ describe('xling import hf: parity with the PyTorch reference', () => {
     });
   }
 
+  test('pytorch_model.bin (torch.save zip, Q/K/V as views of one storage, an int64 buffer) and a legacy-format 2_Dense/pytorch_model.bin: within 1e-5 of the reference', async () => {
+    const m = loadSentenceEncoder(await importFixture('bert-bin'));
+    const r = ref('bert-bin');
+    for (const maxSentences of [1, 1000]) {
+      const d = maxAbsDiff(m.embedIds(m.tokenize(sentences), { normalize: false, maxSentences }), r.v);
+      assert.ok(d <= 1e-5, `bert-bin, batches of ${maxSentences}: max abs difference ${d}`);
+    }
+    (m.tokenizer as { dispose?: () => void }).dispose?.();
+  });
+
   test('every pooling mode of sentence-transformers (cls, max, mean, mean_sqrt_len, lasttoken)', async () => {
     const out = join(dir, 'bert');
     if (!existsSync(out)) await importFixture('bert');
@@ -154,8 +164,12 @@ describe('xling import hf: bad snapshots', () => {
     assert.ok(!existsSync(out));
     await fails(snapshot('gpt2', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
   });
-  test('pytorch_model.bin only: a clear error', async () => {
-    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /only pytorch_model\.bin is there/);
+  test('pytorch_model.bin: a broken file or one naming a Python global off the allow-list is refused, naming the file', async () => {
+    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /pytorch_model\.bin/);
+    // a legacy pickle that would call os.system: refused, nothing executed
+    const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from('cos\nsystem\n(S\'true\'\ntR.', 'latin1')]);
+    await fails(snapshot('evil', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), evil); }), /pytorch_model\.bin.*os\.system|os\.system.*pytorch_model\.bin/s);
+    await fails(snapshot('none', (d) => rmSync(join(d, 'model.safetensors'))), /no model\.safetensors or pytorch_model\.bin/);
   });
   test('no tokenizer.json, no config.json, no directory', async () => {
     await fails(snapshot('notok', (d) => rmSync(join(d, 'tokenizer.json'))), /no tokenizer\.json/);
