@@ -12,7 +12,8 @@ import { HfEncoder, HfModelConfig, HfSentenceEncoder } from '../src/models/hf/mo
 import { loadModule } from '../src/nn/serialize.js';
 import { importHfCommand } from '../src/cli/import-hf.js';
 import { readSafetensors, rawToArray } from '../src/io/safetensors.js';
-import { noGrad, tidy } from '../src/tensor/tensor.js';
+import { fromArray, noGrad, tidy } from '../src/tensor/tensor.js';
+import { packedEncoderLayers } from '../src/tensor/kernels.js';
 import { cli, root } from './fixtures/cli.js';
 
 const FIX = join(root, 'test/fixtures/hf');
@@ -121,6 +122,23 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       t.dispose();
       (m.tokenizer as { dispose?: () => void }).dispose?.();
     }
+  });
+
+  test('the packed kernel refuses bad arguments with an error (no crash)', () => {
+    const x = fromArray(new Float32Array(3 * 8), [3, 8]);
+    const w = (shape: number[]) => fromArray(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape);
+    const layer = [w([24, 8]), w([24]), w([8, 8]), w([8]), w([8]), w([8]), w([16, 8]), w([16]), w([8, 16]), w([8]), w([8]), w([8])];
+    noGrad(() => {
+      const ok = packedEncoderLayers(x, [1, 2], layer, 2, 1e-12, 'gelu');
+      assert.deepEqual(ok.shape, [3, 8]);
+      ok.dispose();
+      assert.throws(() => packedEncoderLayers(x, [1, 1], layer, 2, 1e-12, 'gelu'), /lengths sum to 2 but x has 3 rows/);
+      assert.throws(() => packedEncoderLayers(x, [3, 0], layer, 2, 1e-12, 'gelu'), /sequence 1 has length 0/);
+      assert.throws(() => packedEncoderLayers(x, [3], layer, 3, 1e-12, 'gelu'), /not a multiple of 3 heads/);
+      assert.throws(() => packedEncoderLayers(x, [3], layer.slice(0, 11), 2, 1e-12, 'gelu'), /12 weights per layer/);
+      assert.throws(() => packedEncoderLayers(x, [3], [w([24, 9]), ...layer.slice(1)], 2, 1e-12, 'gelu'), /layer 0 W_qkv must be float32 \[24, 8\]/);
+    });
+    for (const t of [x, ...layer]) t.dispose();
   });
 
   test('the prompt: by name, as text, and none (other vectors); long inputs are cut with one warning', async () => {
