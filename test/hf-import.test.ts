@@ -109,8 +109,16 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       assert.ok(d <= 1e-5, `${name}: padded graph, max abs difference ${d}`);
       assert.ok(maxAbsDiff(packed, graph) <= 1e-5);
       // with gradient enabled forward() takes the graph (autograd), so the same vectors
-      const withGrad = tidy(() => enc.net.forward(ids).detach().toFloat32Array());
+      const withGrad = tidy(() => {
+        const v = enc.net.forward(ids);
+        v.sum().backward();
+        return v.detach().toFloat32Array();
+      });
       assert.ok(maxAbsDiff(withGrad, graph) <= 1e-6);
+      // and the gradient reaches the query weights (for fine-tuning)
+      const g = enc.net.layers[0]!.q.weight.grad;
+      assert.ok(g && tidy(() => g.abs().sum().item()) > 0, 'no gradient at the query weights');
+      g?.dispose();
       // async: the same kernel on a worker thread; its promise cannot settle before the event loop
       // turns (a computation on the main thread would have settled it within the microtasks)
       let settled = false;

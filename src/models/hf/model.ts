@@ -87,7 +87,7 @@ export function activate(x: Tensor, a: HfActivation): Tensor {
 class Layer extends Module {
   readonly q: Dense; readonly k: Dense; readonly v: Dense; readonly o: Dense;
   readonly ln1: LayerNorm; readonly ff1: Dense; readonly ff2: Dense; readonly ln2: LayerNorm;
-  /** Q, K and V as one matrix (built on first use: one GEMM instead of three). */
+  /** Q, K and V as one matrix, a no-grad copy for inference (built on first use: one GEMM instead of three; stale if the weights change). */
   private qkv: { w: Tensor; b: Tensor } | null = null;
 
   constructor(readonly c: HfModelConfig) {
@@ -125,7 +125,8 @@ class Layer extends Module {
   forward(x: Tensor, maskBias: Tensor): Tensor {
     const [B, T, D] = x.shape as [number, number, number];
     const H = this.c.heads, hd = D / H;
-    const { w, b } = this.fused();
+    // with gradient, Q/K/V stacked afresh so the gradient reaches each (the cache is a no-grad copy)
+    const { w, b } = isGradEnabled() ? { w: cat([this.q.weight, this.k.weight, this.v.weight], 0), b: cat([this.q.bias!, this.k.bias!, this.v.bias!], 0) } : this.fused();
     const heads = (t: Tensor): Tensor => t.view([B, T, H, hd]).transpose(1, 2); // [B, H, T, hd]
     const [q, k, v] = linear(x, w, b).chunk(3, -1) as [Tensor, Tensor, Tensor];
     // scores = q·kᵀ / √hd + mask (BERT divides the product; DistilBERT scales q first: the same to rounding)
