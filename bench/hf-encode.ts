@@ -2,7 +2,7 @@
 // pooling) on dev sentences of 12 languages: xling (`xling import hf`, length-sorted batches) vs
 // transformers.js on onnxruntime-node (the same weights exported to ONNX by python3-torch, fp32)
 // vs PyTorch (the same batches), all with the same number of threads. Sentences/s of each.
-//   node dist/bench/hf-encode.js [--threads 2] [--per-lang 50] [--json]
+//   node dist/bench/hf-encode.js [--threads 2] [--per-lang 50] [--max-sentences N] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,42 +50,54 @@ export async function run() {
     const sentences = devSentences(perLang);
     const m = loadSentenceEncoder(join(tmp, 'xling'));
     const ids = m.tokenize(sentences);
+    // xling's batches (its encoder's limits, as embed() makes them), or tighter ones with --max-sentences N
     const lim = m.encoder.batchLimits!;
-    const batches = lengthBatches(ids, lim.maxTokens, lim.maxSentences);
+    const j = process.argv.indexOf('--max-sentences');
+    const maxSentences = j > 0 ? Number(process.argv[j + 1]) : lim.maxSentences;
+    if (!Number.isInteger(maxSentences) || maxSentences < 1) throw new Error(`--max-sentences: a positive integer, got ${process.argv[j + 1]}`);
+    const batches = lengthBatches(ids, lim.maxTokens, maxSentences);
     const tokens = ids.reduce((a, s) => a + s.length, 0);
 
     // xling: tokenising included (embed() does it), as for the others
-    m.embed(sentences.slice(0, 16));
+    m.embed(sentences.slice(0, 16), { maxSentences });
     let t0 = performance.now();
-    m.embed(sentences, { normalize: false });
+    const xv = m.embed(sentences, { normalize: false, maxSentences });
     const xling = sentences.length / ((performance.now() - t0) / 1000);
+    const dim = m.dim;
 
     // PyTorch: the same batches of ids
     writeFileSync(join(tmp, 'ids.json'), JSON.stringify({ batches: batches.map((b) => b.map((k) => Array.from(ids[k]!))) }));
     const torch = py(['time', snap, join(tmp, 'ids.json'), String(threads)]).sents_per_s!;
     process.stderr.write(`[hf_encode] xling ${xling.toFixed(2)}/s, PyTorch ${torch.toFixed(2)}/s (${sentences.length} sentences)\n`);
 
-    // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean pooling
-    let js = NaN, jsError: string | null = null;
+    // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean
+    // pooling; its vectors are compared with xling's (the same model: they must agree)
+    let js = NaN, jsError: string | null = null, maxAbsDiff = NaN;
     try {
-    const tjs = await import('@huggingface/transformers');
-    tjs.env.allowRemoteModels = false;
-    tjs.env.localModelPath = tmp;
-    const extractor = await tjs.pipeline('feature-extraction', 'snapshot', { dtype: 'fp32', session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 } } as never);
-    const groups = batches.map((b) => b.map((k) => sentences[k]!));
-    await extractor(groups[0]!.slice(0, 16), { pooling: 'mean' });
-    t0 = performance.now();
-    for (const g of groups) await extractor(g, { pooling: 'mean' });
-    js = sentences.length / ((performance.now() - t0) / 1000);
-    await extractor.dispose();
+      const tjs = await import('@huggingface/transformers');
+      tjs.env.allowRemoteModels = false;
+      tjs.env.localModelPath = tmp;
+      const extractor = await tjs.pipeline('feature-extraction', 'snapshot', { dtype: 'fp32', session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 } } as never);
+      const groups = batches.map((b) => b.map((k) => sentences[k]!));
+      await extractor(groups[0]!.slice(0, 16), { pooling: 'mean' });
+      const outs: Float32Array[] = [];
+      t0 = performance.now();
+      for (const g of groups) outs.push((await extractor(g, { pooling: 'mean' })).data as Float32Array);
+      js = sentences.length / ((performance.now() - t0) / 1000);
+      maxAbsDiff = 0;
+      batches.forEach((b, i) => b.forEach((k, r) => {
+        for (let j = 0; j < dim; j++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(outs[i]![r * dim + j]! - xv[k * dim + j]!));
+      }));
+      await extractor.dispose();
     } catch (e) {
       // recorded, not fatal: the other two figures stand
       jsError = (e as Error).message;
     }
+    const padded = batches.reduce((a, b) => a + b.length * Math.max(...b.map((k) => ids[k]!.length)), 0);
     return {
-      name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, batches: batches.length, threads,
+      name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, padded_tokens: padded, batches: batches.length, max_sentences: maxSentences, threads,
       xling_sents_per_s: xling, transformers_js_sents_per_s: js, torch_sents_per_s: torch,
-      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, transformers_js_error: jsError,
+      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, max_abs_diff_vs_transformers_js: maxAbsDiff, transformers_js_error: jsError,
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });

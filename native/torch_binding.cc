@@ -32,6 +32,7 @@
 #include "bag.h"
 #include "row_linear.h"
 #include "lstm.h"
+#include "transformer.h"
 
 namespace xling {
 namespace {
@@ -799,6 +800,45 @@ XL_FN(RowLinearAsync) {
   });
 }
 
+// packedEncoderLayers(x, lengths[], weights[], heads, eps, activation) -> tensor: post-norm
+// Transformer encoder layers over packed sequences (transformer.h); ...Async: on a worker thread.
+struct EncoderLayerArgs {
+  at::Tensor x;
+  std::vector<int64_t> lengths;
+  std::vector<at::Tensor> weights;
+  int64_t heads;
+  double eps;
+  int activation;
+};
+EncoderLayerArgs encoderLayerArgs(const Napi::CallbackInfo& info, const char* name) {
+  auto env = info.Env();
+  expectArgs(info, 6, name);
+  if (!info[1].IsArray() || !info[2].IsArray()) throwJs(env, std::string(name) + ": lengths and weights must be arrays");
+  EncoderLayerArgs a;
+  a.x = tensorOf(env, info[0], std::string(name) + "(x)");
+  auto L = info[1].As<Napi::Array>(), W = info[2].As<Napi::Array>();
+  for (uint32_t i = 0; i < L.Length(); i++) a.lengths.push_back(toInt(env, L.Get(i), "lengths"));
+  for (uint32_t i = 0; i < W.Length(); i++) a.weights.push_back(tensorOf(env, W.Get(i), std::string(name) + "(weights[" + std::to_string(i) + "])"));
+  a.heads = toInt(env, info[3], "heads");
+  a.eps = toDouble(env, info[4], std::string(name) + ": eps");
+  a.activation = static_cast<int>(toInt(env, info[5], "activation"));
+  return a;
+}
+
+XL_FN(PackedEncoderLayers) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = encoderLayerArgs(info, "packedEncoderLayers");
+    return wrap(info.Env(), packedEncoderLayers(a.x, a.lengths, a.weights, a.heads, a.eps, a.activation));
+  });
+}
+
+XL_FN(PackedEncoderLayersAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = std::make_shared<EncoderLayerArgs>(encoderLayerArgs(info, "packedEncoderLayersAsync"));
+    return queueTensor(info.Env(), [a] { return packedEncoderLayers(a->x, a->lengths, a->weights, a->heads, a->eps, a->activation); });
+  });
+}
+
 XL_FN(SparseAdamStep) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -972,6 +1012,8 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("embeddingBagAsync", EmbeddingBagAsync);
   REG("rowLinear", RowLinear);
   REG("rowLinearAsync", RowLinearAsync);
+  REG("packedEncoderLayers", PackedEncoderLayers);
+  REG("packedEncoderLayersAsync", PackedEncoderLayersAsync);
   REG("sparseAdamStep", SparseAdamStep);
   REG("readInto", ReadInto);
   REG("writeFrom", WriteFrom);

@@ -12,6 +12,8 @@ import { HfEncoder, HfModelConfig, HfSentenceEncoder } from '../src/models/hf/mo
 import { loadModule } from '../src/nn/serialize.js';
 import { importHfCommand } from '../src/cli/import-hf.js';
 import { readSafetensors, rawToArray } from '../src/io/safetensors.js';
+import { fromArray, noGrad, tidy } from '../src/tensor/tensor.js';
+import { packedEncoderLayers } from '../src/tensor/kernels.js';
 import { cli, root } from './fixtures/cli.js';
 
 const FIX = join(root, 'test/fixtures/hf');
@@ -66,6 +68,16 @@ describe('xling import hf: parity with the PyTorch reference', () => {
     });
   }
 
+  test('pytorch_model.bin (torch.save zip, Q/K/V as views of one storage, an int64 buffer) and a legacy-format 2_Dense/pytorch_model.bin: within 1e-5 of the reference', async () => {
+    const m = loadSentenceEncoder(await importFixture('bert-bin'));
+    const r = ref('bert-bin');
+    for (const maxSentences of [1, 1000]) {
+      const d = maxAbsDiff(m.embedIds(m.tokenize(sentences), { normalize: false, maxSentences }), r.v);
+      assert.ok(d <= 1e-5, `bert-bin, batches of ${maxSentences}: max abs difference ${d}`);
+    }
+    (m.tokenizer as { dispose?: () => void }).dispose?.();
+  });
+
   test('every pooling mode of sentence-transformers (cls, max, mean, mean_sqrt_len, lasttoken)', async () => {
     const out = join(dir, 'bert');
     if (!existsSync(out)) await importFixture('bert');
@@ -81,6 +93,60 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       assert.ok(d <= 1e-5, `${mode}: max abs difference ${d}`);
       net.dispose();
     }
+  });
+
+  test('the packed native layers, the op-by-op padded graph and encodeAsync agree; encodeAsync leaves the event loop free', async () => {
+    for (const name of ['bert', 'xlmr'] as const) {
+      const out = join(dir, name);
+      if (!existsSync(out)) await importFixture(name);
+      const m = loadSentenceEncoder(out);
+      const enc = m.encoder as HfSentenceEncoder;
+      const ids = m.tokenize(sentences).slice(0, 12);
+      const r = ref(name);
+      const packed = noGrad(() => tidy(() => enc.encode(ids).toFloat32Array()));
+      const graph = noGrad(() => tidy(() => enc.net.forwardPadded(ids).toFloat32Array()));
+      const d = maxAbsDiff(graph, r.v.subarray(0, 12 * r.dim));
+      assert.ok(d <= 1e-5, `${name}: padded graph, max abs difference ${d}`);
+      assert.ok(maxAbsDiff(packed, graph) <= 1e-5);
+      // with gradient enabled forward() takes the graph (autograd), so the same vectors
+      const withGrad = tidy(() => {
+        const v = enc.net.forward(ids);
+        v.sum().backward();
+        return v.detach().toFloat32Array();
+      });
+      assert.ok(maxAbsDiff(withGrad, graph) <= 1e-6);
+      // and the gradient reaches the query weights (for fine-tuning)
+      const g = enc.net.layers[0]!.q.weight.grad;
+      assert.ok(g && tidy(() => g.abs().sum().item()) > 0, 'no gradient at the query weights');
+      g?.dispose();
+      // async: the same kernel on a worker thread; its promise cannot settle before the event loop
+      // turns (a computation on the main thread would have settled it within the microtasks)
+      let settled = false;
+      const p = enc.encodeAsync(ids).then((t) => { settled = true; return t; });
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      assert.equal(settled, false);
+      const t = await p;
+      assert.deepEqual(Array.from(t.toFloat32Array()), Array.from(packed));
+      t.dispose();
+      (m.tokenizer as { dispose?: () => void }).dispose?.();
+    }
+  });
+
+  test('the packed kernel refuses bad arguments with an error (no crash)', () => {
+    const x = fromArray(new Float32Array(3 * 8), [3, 8]);
+    const w = (shape: number[]) => fromArray(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape);
+    const layer = [w([24, 8]), w([24]), w([8, 8]), w([8]), w([8]), w([8]), w([16, 8]), w([16]), w([8, 16]), w([8]), w([8]), w([8])];
+    noGrad(() => {
+      const ok = packedEncoderLayers(x, [1, 2], layer, 2, 1e-12, 'gelu');
+      assert.deepEqual(ok.shape, [3, 8]);
+      ok.dispose();
+      assert.throws(() => packedEncoderLayers(x, [1, 1], layer, 2, 1e-12, 'gelu'), /lengths sum to 2 but x has 3 rows/);
+      assert.throws(() => packedEncoderLayers(x, [3, 0], layer, 2, 1e-12, 'gelu'), /sequence 1 has length 0/);
+      assert.throws(() => packedEncoderLayers(x, [3], layer, 3, 1e-12, 'gelu'), /not a multiple of 3 heads/);
+      assert.throws(() => packedEncoderLayers(x, [3], layer.slice(0, 11), 2, 1e-12, 'gelu'), /12 weights per layer/);
+      assert.throws(() => packedEncoderLayers(x, [3], [w([24, 9]), ...layer.slice(1)], 2, 1e-12, 'gelu'), /layer 0 W_qkv must be float32 \[24, 8\]/);
+    });
+    for (const t of [x, ...layer]) t.dispose();
   });
 
   test('the prompt: by name, as text, and none (other vectors); long inputs are cut with one warning', async () => {
@@ -124,8 +190,12 @@ describe('xling import hf: bad snapshots', () => {
     assert.ok(!existsSync(out));
     await fails(snapshot('gpt2', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
   });
-  test('pytorch_model.bin only: a clear error', async () => {
-    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /only pytorch_model\.bin is there/);
+  test('pytorch_model.bin: a broken file or one naming a Python global off the allow-list is refused, naming the file', async () => {
+    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /pytorch_model\.bin/);
+    // a legacy pickle that would call os.system: refused, nothing executed
+    const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from('cos\nsystem\n(S\'true\'\ntR.', 'latin1')]);
+    await fails(snapshot('evil', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), evil); }), /pytorch_model\.bin.*os\.system|os\.system.*pytorch_model\.bin/s);
+    await fails(snapshot('none', (d) => rmSync(join(d, 'model.safetensors'))), /no model\.safetensors or pytorch_model\.bin/);
   });
   test('no tokenizer.json, no config.json, no directory', async () => {
     await fails(snapshot('notok', (d) => rmSync(join(d, 'tokenizer.json'))), /no tokenizer\.json/);

@@ -97,7 +97,10 @@ def make(d, tokenizer):
     json.dump({'word_embedding_dimension': D, 'pooling_mode_mean_tokens': True}, open(os.path.join(d, '1_Pooling', 'config.json'), 'w'))
     json.dump({'max_seq_length': 128}, open(os.path.join(d, 'sentence_bert_config.json'), 'w'))
     shutil.copyfile(tokenizer, os.path.join(d, 'tokenizer.json'))
-    json.dump({'model_max_length': 128}, open(os.path.join(d, 'tokenizer_config.json'), 'w'))
+    # the special tokens named as a BERT snapshot names them: transformers.js pads a batch with
+    # pad_token (without it its tokenizer fails with "Cannot convert undefined to a BigInt")
+    json.dump({'model_max_length': 128, 'tokenizer_class': 'BertTokenizer', 'do_lower_case': True, 'pad_token': '[PAD]', 'unk_token': '[UNK]',
+               'cls_token': '[CLS]', 'sep_token': '[SEP]', 'mask_token': '[MASK]'}, open(os.path.join(d, 'tokenizer_config.json'), 'w'))
     save_safetensors(os.path.join(d, 'model.safetensors'), hf_state_dict(model))
     ids = torch.randint(5, 3000, (2, 9))
     torch.onnx.export(model, (ids, torch.ones_like(ids)), os.path.join(d, 'onnx', 'model.onnx'), input_names=['input_ids', 'attention_mask'],

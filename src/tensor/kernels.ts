@@ -56,3 +56,22 @@ export function lstmStackEncode(ids: Tensor, lens: number[], emb: Tensor, weight
 export async function lstmStackEncodeAsync(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last'): Promise<Tensor> {
   return new Tensor(await native.torch.lstmStackEncodeAsync(ids.handle, lens, emb.handle, weights.map((t) => t.handle), layers, bidirectional, pooling));
 }
+
+/** Activation codes of packedEncoderLayers. */
+export type EncoderActivation = 'gelu' | 'gelu_tanh' | 'relu';
+const ENCODER_ACTIVATION: Record<EncoderActivation, number> = { gelu: 0, gelu_tanh: 1, relu: 2 };
+
+/**
+ * Post-norm Transformer encoder layers over packed sequences (native/transformer.h): x [N, D] holds
+ * the tokens of each sequence one after another (lengths sum to N; no padding), attention runs
+ * within each sequence. Per layer 12 float32 weights: W_qkv [3D, D], b_qkv, W_o [D, D], b_o,
+ * LN1 weight, LN1 bias, W_1 [F, D], b_1, W_2 [D, F], b_2, LN2 weight, LN2 bias. Inference only.
+ */
+export function packedEncoderLayers(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Tensor {
+  return new Tensor(native.torch.packedEncoderLayers(x.handle, lengths, weights.map((t) => t.handle), heads, eps, ENCODER_ACTIVATION[activation]));
+}
+
+/** packedEncoderLayers on a libuv worker thread (the event loop stays free). */
+export async function packedEncoderLayersAsync(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Promise<Tensor> {
+  return new Tensor(await native.torch.packedEncoderLayersAsync(x.handle, lengths, weights.map((t) => t.handle), heads, eps, ENCODER_ACTIVATION[activation]));
+}

@@ -1,14 +1,16 @@
 // A local Hugging Face snapshot → an xling model directory (config.json with kind 'hf-<arch>',
 // model.safetensors with the encoder's weights under `encoder.`, tokenizer.json unchanged).
-// Read: config.json (model_type and shape), model.safetensors, tokenizer.json and, when present,
+// Read: config.json (model_type and shape), model.safetensors (or pytorch_model.bin, through the
+// allow-list unpickler of src/io/torch-checkpoint.ts), tokenizer.json and, when present,
 // sentence-transformers' modules.json (Transformer → Pooling → Dense … → Normalize),
-// 1_Pooling/config.json, 2_Dense/{config.json, model.safetensors}, sentence_bert_config.json
+// 1_Pooling/config.json, 2_Dense/{config.json, model.safetensors or pytorch_model.bin}, sentence_bert_config.json
 // (max_seq_length) and config_sentence_transformers.json (prompts). Nothing is downloaded.
 import { copyFileSync, existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { readSafetensorsHeader } from '../../io/safetensors.js';
+import { readTorchCheckpoint, tensorsOf } from '../../io/torch-checkpoint.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../../nn/serialize.js';
-import { noGrad, Tensor } from '../../tensor/tensor.js';
+import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 import { HFTokenizer } from '../../text/hf-tokenizer.js';
 import { SavedModelConfig } from '../family.js';
 import { DenseSpec, HF_ARCHS, HfActivation, HfArch, HfEncoder, HfModelConfig, PoolMode } from './model.js';
@@ -42,13 +44,32 @@ function num(c: Json, key: string, f: string, dflt?: number): number {
   return v;
 }
 
-/** The model weights file of a folder; a clear error for formats not read here. */
-function weightsFile(dir: string, what: string): string {
+/** A weights file: its tensor names, and a reader of the named tensors (as float32 or their stored dtype). */
+interface WeightsSource {
+  file: string;
+  names: string[];
+  load(want: (name: string) => boolean): Map<string, Tensor>;
+}
+
+/**
+ * The model weights of a folder: model.safetensors, else pytorch_model.bin (torch.save's zip or
+ * legacy format, read by the allow-list unpickler: nothing in the file is executed); a clear error
+ * for formats not read here.
+ */
+function weightsSource(dir: string, what: string): WeightsSource {
   const st = join(dir, 'model.safetensors');
-  if (existsSync(st)) return st;
-  if (existsSync(join(dir, 'model.safetensors.index.json'))) throw new Error(`${what}: sharded weights (model.safetensors.index.json) are not supported; save the model as one model.safetensors`);
-  if (existsSync(join(dir, 'pytorch_model.bin'))) throw new Error(`${what}: only pytorch_model.bin is there; this xling reads model.safetensors (convert it: python3 -c "import torch; from safetensors.torch import save_file; save_file(torch.load('pytorch_model.bin'), 'model.safetensors')")`);
-  throw new Error(`${what}: no model.safetensors in ${dir}`);
+  if (existsSync(st)) return { file: st, names: Object.keys(readSafetensorsHeader(st).entries), load: (want) => loadTensors(st, want).tensors };
+  if (existsSync(join(dir, 'model.safetensors.index.json')) || existsSync(join(dir, 'pytorch_model.bin.index.json'))) throw new Error(`${what}: sharded weights (*.index.json) are not supported; save the model as one model.safetensors`);
+  const bin = join(dir, 'pytorch_model.bin');
+  if (existsSync(bin)) {
+    const sd = tensorsOf(readTorchCheckpoint(bin), bin);
+    return {
+      file: bin,
+      names: [...sd.keys()],
+      load: (want) => new Map([...sd].filter(([n]) => want(n)).map(([n, t]) => [n, fromArray(t.toFloat32(), t.shape)])),
+    };
+  }
+  throw new Error(`${what}: no model.safetensors or pytorch_model.bin in ${dir}`);
 }
 
 /** The Transformer body's shape from the snapshot's config.json. */
@@ -130,11 +151,12 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const body = bodyConfig(hf, cfgFile);
   const tokFile = join(from, 'tokenizer.json');
   if (!existsSync(tokFile)) throw new Error(`--from ${from}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`);
-  const weights = weightsFile(from, `--from ${from}`);
+  const source = weightsSource(from, `--from ${from}`);
+  const weights = source.file;
 
   // sentence-transformers' modules
   let pooling: PoolMode[] = ['mean'];
-  const dense: { spec: DenseSpec; file: string }[] = [];
+  const dense: { spec: DenseSpec; source: WeightsSource }[] = [];
   let normalize = false, sawTransformer = false, sawPooling = false;
   for (const m of stModules(from, log)) {
     const dir = join(from, m.path);
@@ -153,7 +175,7 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
       const an = typeof dc.activation_function === 'string' ? dc.activation_function : 'torch.nn.modules.activation.Tanh';
       const activation = DENSE_ACTIVATIONS[an];
       if (!activation) throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
-      dense.push({ spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation }, file: weightsFile(dir, `${m.path}`) });
+      dense.push({ spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation }, source: weightsSource(dir, `${m.path}`) });
     } else if (kind === 'Normalize') {
       normalize = true;
     } else {
@@ -192,7 +214,7 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const net = noGrad(() => new HfEncoder(mc));
   const want = new Map([...net.stateDict()].map(([k, t]) => [k, t.shape]));
   net.dispose();
-  const names = Object.keys(readSafetensorsHeader(weights).entries);
+  const names = source.names;
   const prefix = namePrefix(names, weights);
   const legacy = (n: string): string => n.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias');
   const stored = new Map<string, string>(); // our name → stored name
@@ -202,15 +224,16 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const out_ = new Map<string, Tensor>();
   const owned: Tensor[] = [];
   try {
-    const { tensors } = loadTensors(weights, (n) => [...stored.values()].includes(n));
+    const wanted = new Set(stored.values());
+    const tensors = source.load((n) => wanted.has(n));
     owned.push(...tensors.values());
     for (const [k, n] of stored) out_.set(`encoder.${k}`, tensors.get(n)!);
     dense.forEach((d, i) => {
-      const { tensors: dt } = loadTensors(d.file);
+      const dt = d.source.load(() => true);
       owned.push(...dt.values());
       for (const p of d.spec.bias ? ['weight', 'bias'] : ['weight']) {
         const t = dt.get(`linear.${p}`);
-        if (!t) throw new Error(`${d.file}: no linear.${p}`);
+        if (!t) throw new Error(`${d.source.file}: no linear.${p}`);
         out_.set(`encoder.dense.${i}.${p}`, t);
       }
     });

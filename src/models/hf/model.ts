@@ -7,8 +7,9 @@
 // originals' (BertModel / DistilBertModel state dicts), so weights load unchanged.
 import { Module, ModuleList } from '../../nn/module.js';
 import { LayerNorm } from '../../nn/layers.js';
-import { cat, embedding, empty, layerNorm, linear } from '../../tensor/ops.js';
-import { fromArray, keep, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { cat, embedding, empty, layerNorm, linear, zeros } from '../../tensor/ops.js';
+import { fromArray, isGradEnabled, keep, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { EncoderActivation, packedEncoderLayers, packedEncoderLayersAsync } from '../../tensor/kernels.js';
 import { SentenceEncoder } from '../encoder.js';
 
 export const HF_ARCHS = ['bert', 'xlm-roberta', 'distilbert'] as const;
@@ -86,7 +87,7 @@ export function activate(x: Tensor, a: HfActivation): Tensor {
 class Layer extends Module {
   readonly q: Dense; readonly k: Dense; readonly v: Dense; readonly o: Dense;
   readonly ln1: LayerNorm; readonly ff1: Dense; readonly ff2: Dense; readonly ln2: LayerNorm;
-  /** Q, K and V as one matrix (built on first use: one GEMM instead of three). */
+  /** Q, K and V as one matrix, a no-grad copy for inference (built on first use: one GEMM instead of three; stale if the weights change). */
   private qkv: { w: Tensor; b: Tensor } | null = null;
 
   constructor(readonly c: HfModelConfig) {
@@ -114,11 +115,18 @@ class Layer extends Module {
     return this.qkv;
   }
 
+  /** The 12 weights of the packed kernel (native/transformer.h), in its order. */
+  packedWeights(): Tensor[] {
+    const { w, b } = this.fused();
+    return [w, b, this.o.weight, this.o.bias!, this.ln1.weight, this.ln1.bias, this.ff1.weight, this.ff1.bias!, this.ff2.weight, this.ff2.bias!, this.ln2.weight, this.ln2.bias];
+  }
+
   /** x [B, T, D]; maskBias [B, 1, 1, T]: 0 at tokens, the dtype's minimum at padding. */
   forward(x: Tensor, maskBias: Tensor): Tensor {
     const [B, T, D] = x.shape as [number, number, number];
     const H = this.c.heads, hd = D / H;
-    const { w, b } = this.fused();
+    // with gradient, Q/K/V stacked afresh so the gradient reaches each (the cache is a no-grad copy)
+    const { w, b } = isGradEnabled() ? { w: cat([this.q.weight, this.k.weight, this.v.weight], 0), b: cat([this.q.bias!, this.k.bias!, this.v.bias!], 0) } : this.fused();
     const heads = (t: Tensor): Tensor => t.view([B, T, H, hd]).transpose(1, 2); // [B, H, T, hd]
     const [q, k, v] = linear(x, w, b).chunk(3, -1) as [Tensor, Tensor, Tensor];
     // scores = q·kᵀ / √hd + mask (BERT divides the product; DistilBERT scales q first: the same to rounding)
@@ -176,16 +184,101 @@ export class HfEncoder extends Module {
     return p;
   }
 
-  /** Sentence vectors [B, dim] of token-id sequences (each with its special tokens). */
+  /** The lengths of the sequences, checked against the positions and the vocabulary. */
+  private check(seqs: Int32Array[]): number[] {
+    const maxLen = this.c.maxPositions - (this.c.arch === 'xlm-roberta' ? this.c.padTokenId + 1 : 0);
+    return seqs.map((s, i) => {
+      if (s.length > maxLen) throw new Error(`sequence ${i} has ${s.length} tokens, more than the model's ${this.c.maxPositions} positions allow`);
+      if (s.length === 0) throw new Error(`sequence ${i} is empty (a tokenized input has at least its special tokens)`);
+      for (const id of s) if (id < 0 || id >= this.c.vocabSize) throw new Error(`token id ${id} outside the vocabulary of ${this.c.vocabSize}`);
+      return s.length;
+    });
+  }
+
+  /** The packed kernel's activation for this model's, or null when it has none. */
+  private get packedActivation(): EncoderActivation | null {
+    const a = this.c.activation;
+    return a === 'gelu' || a === 'gelu_tanh' || a === 'relu' ? a : null;
+  }
+
+  /**
+   * Sentence vectors [B, dim] of token-id sequences (each with its special tokens). Without
+   * gradient (inference) the layers run packed in one native kernel: the tokens of all sequences
+   * one after another, no padding computed; with gradient, op by op over the padded batch (the
+   * graph autograd differentiates). Both follow the same arithmetic.
+   */
   forward(seqs: Int32Array[]): Tensor {
+    if (!isGradEnabled() && this.packedActivation) {
+      const lengths = this.check(seqs);
+      return tidy(() => this.head(packedEncoderLayers(this.embedPacked(seqs, lengths), lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation!), lengths));
+    }
+    return this.forwardPadded(seqs);
+  }
+
+  /** forward() without gradient, the layers on a libuv worker thread (the event loop stays free). */
+  async forwardAsync(seqs: Int32Array[]): Promise<Tensor> {
+    if (!this.packedActivation) return noGrad(() => this.forwardPadded(seqs));
+    const lengths = this.check(seqs);
+    const x = noGrad(() => tidy(() => this.embedPacked(seqs, lengths)));
+    let h: Tensor;
+    try { h = await packedEncoderLayersAsync(x, lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation); } finally { x.dispose(); }
+    try { return noGrad(() => tidy(() => this.head(h, lengths))); } finally { h.dispose(); }
+  }
+
+  private packedWeightList: Tensor[] | null = null;
+  private packedWeights(): Tensor[] {
+    return (this.packedWeightList ??= this.layers.flatMap((l) => l.packedWeights()));
+  }
+
+  override dispose(): void {
+    this.packedWeightList = null;
+    super.dispose();
+  }
+
+  /** Embeddings of the packed tokens [N, D]: word + position + type 0, layer-normed. */
+  private embedPacked(seqs: Int32Array[], lengths: number[]): Tensor {
+    const N = lengths.reduce((a, n) => a + n, 0);
+    const ids = new BigInt64Array(N), pos = new BigInt64Array(N);
+    const xlmr = this.c.arch === 'xlm-roberta', pad = this.c.padTokenId;
+    let o = 0;
+    for (const s of seqs) {
+      for (let t = 0; t < s.length; t++) { ids[o + t] = BigInt(s[t]!); pos[o + t] = BigInt(xlmr ? pad + 1 + t : t); }
+      o += s.length;
+    }
+    let x = embedding(this.wordEmb.weight, fromArray(ids, [N]));
+    x = x.add(embedding(this.posEmb.weight, fromArray(pos, [N])));
+    if (this.typeEmb) x = x.add(this.typeEmb.weight.select(0, 0));
+    return layerNorm(x, [this.c.hidden], this.embLn.weight, this.embLn.bias, this.c.eps);
+  }
+
+  /** Pooling and the heads over packed token vectors h [N, D] (rows re-spread over a padded [B, T, D]). */
+  private head(h: Tensor, lengths: number[]): Tensor {
+    const B = lengths.length, T = Math.max(1, ...lengths), N = h.size(0);
+    // padded position → packed row, padding → an appended zero row
+    const at = new BigInt64Array(B * T).fill(BigInt(N));
+    const mask = new Float32Array(B * T);
+    let o = 0;
+    lengths.forEach((n, r) => { for (let t = 0; t < n; t++) { at[r * T + t] = BigInt(o + t); mask[r * T + t] = 1; } o += n; });
+    const padded = embedding(cat([h, zeros([1, h.size(1)])], 0), fromArray(at, [B, T]));
+    return this.heads(this.pool(padded, fromArray(mask, [B, T]), lengths));
+  }
+
+  /** Dense modules and Normalize over the pooled vectors. */
+  private heads(pooled: Tensor): Tensor {
+    let v = pooled;
+    for (const [i, d] of this.dense.entries()) v = activate(d.forward(v), this.c.dense[i]!.activation);
+    if (this.c.normalize) v = v.div(v.norm(2, 1, true).clampMin(1e-12));
+    return v;
+  }
+
+  /** The op-by-op forward over the padded batch (differentiable). */
+  forwardPadded(seqs: Int32Array[]): Tensor {
     return tidy(() => {
       const B = seqs.length, T = Math.max(1, ...seqs.map((s) => s.length));
-      const lengths = seqs.map((s) => s.length);
-      for (const [i, n] of lengths.entries()) if (n > this.c.maxPositions - (this.c.arch === 'xlm-roberta' ? this.c.padTokenId + 1 : 0)) throw new Error(`sequence ${i} has ${n} tokens, more than the model's ${this.c.maxPositions} positions allow`);
+      const lengths = this.check(seqs);
       const ids = new BigInt64Array(B * T).fill(BigInt(this.c.padTokenId));
       const mask = new Float32Array(B * T);
       seqs.forEach((s, r) => { for (let t = 0; t < s.length; t++) { ids[r * T + t] = BigInt(s[t]!); mask[r * T + t] = 1; } });
-      for (const id of ids) if (id < 0n || id >= BigInt(this.c.vocabSize)) throw new Error(`token id ${id} outside the vocabulary of ${this.c.vocabSize}`);
       let x = embedding(this.wordEmb.weight, fromArray(ids, [B, T]));
       x = x.add(embedding(this.posEmb.weight, fromArray(this.positions(lengths, T), [B, T])));
       if (this.typeEmb) x = x.add(this.typeEmb.weight.select(0, 0));
@@ -194,10 +287,7 @@ export class HfEncoder extends Module {
       // (1 - mask) · finfo(float32).min, as transformers' get_extended_attention_mask
       const maskBias = m.rsub(1).mul(-3.4028234663852886e38).view([B, 1, 1, T]);
       for (const l of this.layers) x = l.forward(x, maskBias);
-      let v = this.pool(x, m, lengths);
-      for (const [i, d] of this.dense.entries()) v = activate(d.forward(v), this.c.dense[i]!.activation);
-      if (this.c.normalize) v = v.div(v.norm(2, 1, true).clampMin(1e-12));
-      return v;
+      return this.heads(this.pool(x, m, lengths));
     });
   }
 
@@ -227,5 +317,5 @@ export class HfSentenceEncoder implements SentenceEncoder {
   /** Attention is quadratic in length: moderate batches keep the working set small. */
   readonly batchLimits = { maxTokens: 8192, maxSentences: 256 };
   encode(seqs: Int32Array[]): Tensor { return noGrad(() => this.net.forward(seqs)); }
-  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.encode(seqs); }
+  encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.net.forwardAsync(seqs); }
 }
