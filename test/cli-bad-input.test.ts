@@ -14,7 +14,7 @@ import { writeNpy } from '../src/io/npy.js';
 import { kebab, parseArgs, UsageError } from '../src/util/args.js';
 import { describeRule } from '../src/util/check.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, cliInProcess, CliResult, devColumn, root, temporariesIn, trainTinyDual } from './fixtures/cli.js';
+import { cli, cliInProcess, CliResult, devColumn, root, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-bad-input-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,7 +23,7 @@ mkdirSync(inDir);
 const f = (name: string) => join(inDir, name);
 
 // good inputs
-trainTinyDual(dir, f('model'));
+tinyDualModel(dir, f('model'));
 const d = 32, n = 20, rng = new Rng(5);
 const vec = (rows: number, cols: number) => Float32Array.from({ length: rows * cols }, () => rng.normal());
 writeNpy(f('v.npy'), vec(n, d), [n, d]);
