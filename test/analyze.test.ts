@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LangTokens, neighbourJoining, symmetricKL, toNewick, TreeNode, treeSvg, vocabularyUse } from '../src/analyze/vocab.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, temporariesIn, trainTinyDual } from './fixtures/cli.js';
+import { cli, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 
 /** Path lengths between the leaves of a tree. */
 function leafDistances(t: TreeNode): Map<string, Map<string, number>> {
@@ -109,7 +109,7 @@ describe('token distributions', () => {
 describe('xling analyze vocab', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-vocab-'));
   const model = join(dir, 'model');
-  before(() => { trainTinyDual(dir, model); });
+  before(() => { tinyDualModel(dir, model); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writes per-language counts, a symmetric divergence matrix, Newick and SVG; related languages are nearest', () => {

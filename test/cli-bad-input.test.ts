@@ -14,7 +14,7 @@ import { writeNpy } from '../src/io/npy.js';
 import { kebab, parseArgs, UsageError } from '../src/util/args.js';
 import { describeRule } from '../src/util/check.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, devColumn, root, temporariesIn, trainTinyDual } from './fixtures/cli.js';
+import { cli, cliInProcess, CliResult, devColumn, root, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-bad-input-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,7 +23,7 @@ mkdirSync(inDir);
 const f = (name: string) => join(inDir, name);
 
 // good inputs
-trainTinyDual(dir, f('model'));
+tinyDualModel(dir, f('model'));
 const d = 32, n = 20, rng = new Rng(5);
 const vec = (rows: number, cols: number) => Float32Array.from({ length: rows * cols }, () => rng.normal());
 writeNpy(f('v.npy'), vec(n, d), [n, d]);
@@ -215,6 +215,29 @@ table(['search'], ['--index', f('idx.faiss'), '--queries', f('v.npy'), '-o', 'OU
   { args: ['--base', f('v8.npy'), '--queries', f('v.npy'), '-o', 'OUT/s.tsv'], code: 1, names: ['v8.npy', '--base'] },
 ]);
 
+/** Runs one bad case (its own empty output directory as OUT/ and as the working directory) and checks the refusal. */
+async function refuses(cmd: string[], b: Bad, run: (args: string[], o: { cwd: string }) => CliResult | Promise<CliResult>, k: string): Promise<CliResult & { out: string }> {
+  const out = join(dir, `out-${k}`);
+  mkdirSync(out);
+  const args = b.args.map((a) => a.replace(/^OUT\//, `${out}/`));
+  const r = await run([...cmd, ...args], { cwd: out });
+  const what = `xling ${cmd.join(' ')} ${args.join(' ')}`;
+  assert.equal(r.status, b.code, `${what}: exit ${r.status}\n${r.stderr}`);
+  assert.ok(b.names.some((nm) => r.stderr.includes(nm)), `${what}: the message names none of ${b.names}:\n${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /\n\s+at .*:\d+:\d+\)?\n/, `${what}: a stack trace`);
+  assert.deepEqual(readdirSync(out), [], `${what}: left ${readdirSync(out)}`);
+  return { ...r, out };
+}
+
+/**
+ * The cases that also run as real processes (`node dist/src/cli/main.js`): the exit code, the
+ * message and no partial output hold end to end, not only through runCli. [command, case index]
+ * (negative: from the end): bad data found while reading it (train: invalid UTF-8), a usage
+ * error (embed -o -), a faiss error (index build --factory Bogus99), a server refused before it
+ * listens (serve --index of another dimension), a Redis that cannot be reached (the process exits).
+ */
+const endToEnd: [string, number][] = [['train', 1], ['embed', -1], ['index build', 7], ['serve', 3], ['cluster status', -1]];
+
 describe('CLI: every command refuses bad input cleanly', () => {
   it('the table covers every command', () => {
     assert.deepEqual([...new Set(tables.map((t) => t.cmd.join(' ')))].sort(), commands.map((c) => c.path.join(' ')).sort());
@@ -222,21 +245,25 @@ describe('CLI: every command refuses bad input cleanly', () => {
 
   const inputs = snapshot();
   let k = 0;
+  // in this process (runCli, as main.js runs it): starting a process (and libtorch) per case took minutes
   for (const t of tables) {
-    it(`xling ${t.cmd.join(' ')}: ${t.bad.length} bad inputs`, () => {
-      for (const b of t.bad) {
-        const out = join(dir, `out-${k++}`);
-        mkdirSync(out);
-        const args = b.args.map((a) => a.replace(/^OUT\//, `${out}/`));
-        const r = cli([...t.cmd, ...args], { cwd: out });
-        const what = `xling ${t.cmd.join(' ')} ${args.join(' ')}`;
-        assert.equal(r.status, b.code, `${what}: exit ${r.status}\n${r.stderr}`);
-        assert.ok(b.names.some((nm) => r.stderr.includes(nm)), `${what}: the message names none of ${b.names}:\n${r.stderr}`);
-        assert.doesNotMatch(r.stderr, /\n\s+at .*:\d+:\d+\)?\n/, `${what}: a stack trace`);
-        assert.deepEqual(readdirSync(out), [], `${what}: left ${readdirSync(out)}`);
-      }
+    it(`xling ${t.cmd.join(' ')}: ${t.bad.length} bad inputs`, async () => {
+      for (const b of t.bad) await refuses(t.cmd, b, cliInProcess, String(k++));
     });
   }
+
+  it(`as processes: ${endToEnd.length} of the cases above refuse alike (exit code, message), with no output`, async () => {
+    for (const [cmd, i] of endToEnd) {
+      const t = tables.find((x) => x.cmd.join(' ') === cmd);
+      assert.ok(t, `no table for xling ${cmd}`);
+      const b = t.bad.at(i);
+      assert.ok(b, `xling ${cmd} has no case ${i}`);
+      const p = await refuses(t.cmd, b, cli, `p${k++}`);
+      assert.equal(p.stdout, '', `xling ${cmd} (case ${i}): standard output ${p.stdout}`);
+      const q = await refuses(t.cmd, b, cliInProcess, `q${k++}`);
+      assert.equal(p.stderr.replaceAll(p.out, 'OUT'), q.stderr.replaceAll(q.out, 'OUT'), `xling ${cmd} (case ${i}): the process and runCli say the same`);
+    }
+  });
 
   it('left no temporaries and changed no input', () => {
     assert.deepEqual(temporariesIn(dir), []);

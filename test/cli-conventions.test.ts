@@ -19,7 +19,7 @@ import { runCli } from '../src/cli/run.js';
 import { kebab, longNames, parseArgs } from '../src/util/args.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, CliResult, devColumn, mainJs, root, trainTinyDual } from './fixtures/cli.js';
+import { cli, CliResult, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cli-conventions-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,7 +50,7 @@ function ok(r: CliResult, what: string): CliResult {
 
 // one fixture for the whole table: a tiny model, 30 aligned sentences, a classifier, a graph
 const model = f('model');
-trainTinyDual(dir, model);
+tinyDualModel(dir, model);
 const n = 30;
 const de = devColumn('de').slice(0, n), en = devColumn('en').slice(0, n), fr = devColumn('fr').slice(0, n);
 const text = (lines: string[]) => lines.join('\n') + '\n';

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readNpy } from '../src/io/npy.js';
-import { cli, cliAsync, devColumn, temporariesIn, TINY_DUAL, trainTinyDual } from './fixtures/cli.js';
+import { cli, cliAsync, devColumn, temporariesIn, TINY_DUAL, tinyDualModel, trainTinyDual } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cli-embed-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const p = (f: string) => join(dir, f);
 const model = p('m');
-trainTinyDual(dir, model);
+tinyDualModel(dir, model);
 const de = devColumn('de'), fr = devColumn('fr'), en = devColumn('en');
 
 function embed(input: string, out: string, args: string[] = []) {

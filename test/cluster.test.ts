@@ -15,12 +15,12 @@ import { flowStatus, listFlows } from '../src/cluster/flow.js';
 import { LocalRedis, startLocalRedis } from '../src/cluster/local-redis.js';
 import { stagedFlowStatus } from '../src/cluster/stages.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
-import { cli, cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
+import { cli, cliAsync, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cluster-'));
 const p = (f: string) => join(dir, f);
 const model = p('m');
-trainTinyDual(dir, model);
+tinyDualModel(dir, model);
 const children: ChildProcess[] = [];
 
 /** Resolves when the child's stderr (or stdout) has printed a line matching re; rejects if it exits first. */

@@ -20,7 +20,7 @@ import { manualSeed, noGrad, tidy } from '../src/tensor/index.js';
 import { parseConfig } from '../src/models/config.js';
 import { train } from '../src/train/trainer.js';
 import { DevSet, xsimOnDev } from '../src/train/validate.js';
-import { cli, root, trainTinyDual } from './fixtures/cli.js';
+import { cli, root, tinyDualModel } from './fixtures/cli.js';
 import { encodeRows, syntheticCorpus } from './fixtures/synthetic.js';
 
 const maxDiff = (a: Float32Array, b: Float32Array) => { let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
@@ -38,7 +38,7 @@ describe('compact exports', () => {
     dir = mkdtempSync(join(tmpdir(), 'xling-export-'));
     model = join(dir, 'tiny');
     // 2^16 buckets: the sample's 2000 training pairs leave some of them untouched (--prune-unused)
-    trainTinyDual(dir, model, { features: { buckets: 65536, dim: 32 } });
+    tinyDualModel(dir, model, { features: { buckets: 65536, dim: 32 } });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

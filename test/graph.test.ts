@@ -11,7 +11,7 @@ import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/gr
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
 import { readNpy } from '../src/io/npy.js';
-import { cli, trainTinyDual } from './fixtures/cli.js';
+import { cli, tinyDualModel } from './fixtures/cli.js';
 
 /** A graph from an edge list: node → [(neighbour, distance)]. */
 function rows(edges: Record<number, [number, number][]>) {
@@ -78,7 +78,7 @@ describe('graph of the bundled sample', () => {
     model, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }], k: 10, factory: 'IVF16,Flat', candidates: 32, trainSample: 5000,
     recallTarget: 0.95, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
   });
-  before(() => { trainTinyDual(dir, model); });
+  before(() => { tinyDualModel(dir, model); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('builds in one go and in shards to the same graph; recall against exact search is recorded', async () => {

@@ -13,8 +13,11 @@ import { readNpy } from '../src/io/npy.js';
 import { loadNWayTsv } from '../src/data/corpus.js';
 import { devSetOf } from '../src/train/prepare.js';
 import { xsimOnDev } from '../src/train/validate.js';
+import { cliInProcess } from './fixtures/cli.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// training runs as a process; the commands on the trained model run in this process (cliInProcess:
+// runCli as main.js runs it), which saves a process start (and libtorch load) per command
 const cli = (args: string[]) => spawnSync(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { encoding: 'utf8', cwd: root });
 
 describe('LASER on the gettext sample (CLI)', () => {
@@ -50,10 +53,10 @@ describe('LASER on the gettext sample (CLI)', () => {
     console.log(`# tiny LASER on the sample: ${secs.toFixed(0)}s, xsim ${x.average.toFixed(1)}%`);
   });
 
-  it('embed writes .npy / fp16 / raw float32 / document vectors equal to the library', () => {
+  it('embed writes .npy / fp16 / raw float32 / document vectors equal to the library', async () => {
     const sents = ['Cannot open file', 'Datei kann nicht geöffnet werden', '', 'Impossible d\'ouvrir le fichier'];
     writeFileSync(join(dir, 'in.txt'), sents.join('\n') + '\n');
-    let r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.npy'), '--no-center', '--quiet']);
+    let r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.npy'), '--no-center', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     const v = readNpy(join(dir, 'v.npy'));
     const enc = loadSentenceEncoder(model);
@@ -63,7 +66,7 @@ describe('LASER on the gettext sample (CLI)', () => {
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - lib[i]!) < 1e-5);
     // default (no --lang): the language is identified from the input and its mean subtracted when
     // the identification is confident (this input mixes three languages: it may not be)
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vauto.npy')]);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vauto.npy')]);
     assert.equal(r.status, 0, r.stderr);
     const said = /input language identified as (\S+) \(confidence ([\d.]+)/.exec(r.stderr);
     assert.ok(said && enc.centers.has(said[1]!), r.stderr);
@@ -73,7 +76,7 @@ describe('LASER on the gettext sample (CLI)', () => {
     const vauto = readNpy(join(dir, 'vauto.npy')).data as Float32Array, libAuto = enc.embed(sents, id.confidence >= 0.5 ? { lang: said![1] } : { center: false });
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(vauto[i]! - libAuto[i]!) < 1e-5);
     // --lang: the language's mean vector is subtracted, then rows are re-normalised
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vde.npy'), '--lang', 'de', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vde.npy'), '--lang', 'de', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     const vde = readNpy(join(dir, 'vde.npy')).data as Float32Array, mu = enc.centers.get('de')!;
     for (let i = 0; i < 4; i++) {
@@ -81,41 +84,41 @@ describe('LASER on the gettext sample (CLI)', () => {
       const n = Math.hypot(...c);
       for (let j = 0; j < enc.dim; j++) assert.ok(Math.abs(vde[i * enc.dim + j]! - c[j]! / n) < 1e-5);
     }
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vnc.npy'), '--lang', 'de', '--no-center', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vnc.npy'), '--lang', 'de', '--no-center', '--quiet']);
     assert.deepEqual(Array.from(readNpy(join(dir, 'vnc.npy')).data as Float32Array), Array.from(a), '--no-center: plain vectors');
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vxx.npy'), '--lang', 'xx', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vxx.npy'), '--lang', 'xx', '--quiet']);
     assert.notEqual(r.status, 0, 'an unknown language is refused, not written uncentred');
     assert.match(r.stderr, /--lang 'xx': the model has no language of that code/);
     assert.ok(!existsSync(join(dir, 'vxx.npy')));
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v16.npy'), '--fp16', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v16.npy'), '--fp16', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readNpy(join(dir, 'v16.npy')).dtype, 'float16');
-    r = cli(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.raw'), '--raw-f32', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.raw'), '--raw-f32', '--quiet']);
     assert.equal(statSync(join(dir, 'v.raw')).size, 4 * enc.dim * 4);
     writeFileSync(join(dir, 'docs.tsv'), 'd1\tCannot open file\nd2\tHello\nd1\tFile not found\n');
-    r = cli(['embed', '--model', model, '--input', join(dir, 'docs.tsv'), '--output', join(dir, 'd.npy'), '--docs', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'docs.tsv'), '--output', join(dir, 'd.npy'), '--docs', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(readNpy(join(dir, 'd.npy')).shape, [2, enc.dim]);
     assert.deepEqual(readFileSync(join(dir, 'd.npy.ids'), 'utf8').trim().split('\n'), ['d1', 'd2']);
     // bad input: invalid UTF-8 names the line; no output file is left behind
     writeFileSync(join(dir, 'bad.txt'), Buffer.concat([Buffer.from('ok\n'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')]));
-    r = cli(['embed', '--model', model, '--input', join(dir, 'bad.txt'), '--output', join(dir, 'bad.npy'), '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'bad.txt'), '--output', join(dir, 'bad.npy'), '--quiet']);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /bad\.txt:2: invalid UTF-8/);
     assert.ok(!existsSync(join(dir, 'bad.npy')));
     // a 2 MB line without spaces is cut before the subword tokenizer sees it, with one warning
     writeFileSync(join(dir, 'long.txt'), ['Cannot open file', 'x'.repeat(2_000_000), 'Datei'].join('\n') + '\n');
-    r = cli(['embed', '--model', model, '--input', join(dir, 'long.txt'), '--output', join(dir, 'long.npy'), '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'long.txt'), '--output', join(dir, 'long.npy'), '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(readNpy(join(dir, 'long.npy')).shape, [3, enc.dim]);
     assert.match(r.stderr, /long\.txt: 1 of 3 lines were longer than the model reads and were cut/);
-    r = cli(['embed', '--model', join(dir, 'nope'), '--input', join(dir, 'in.txt'), '--output', join(dir, 'x.npy')]);
+    r = await cliInProcess(['embed', '--model', join(dir, 'nope'), '--input', join(dir, 'in.txt'), '--output', join(dir, 'x.npy')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /not a model directory/);
   });
 
-  it('eval xsim prints the matrix and writes JSON + SVG; export keeps only the encoder', () => {
-    const r = cli(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--json', join(dir, 'x.json'), '--svg', join(dir, 'x.svg')]);
+  it('eval xsim prints the matrix and writes JSON + SVG; export keeps only the encoder', async () => {
+    const r = await cliInProcess(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--json', join(dir, 'x.json'), '--svg', join(dir, 'x.svg')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /overall average/);
     const m = JSON.parse(readFileSync(join(dir, 'x.json'), 'utf8')) as { langs: string[]; errors: (number | null)[][] };
@@ -123,18 +126,18 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.equal(m.errors[0]![0], null);
     assert.ok(readFileSync(join(dir, 'x.svg'), 'utf8').startsWith('<svg'));
     // --identify centres each column with the language found in it, as xling embed does by default
-    const r2 = cli(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--identify', '--json', join(dir, 'x2.json')]);
+    const r2 = await cliInProcess(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--identify', '--json', join(dir, 'x2.json')]);
     assert.equal(r2.status, 0, r2.stderr);
     const found = [...r2.stderr.matchAll(/column (\w+): identified as (\w+)/g)].map((x) => [x[1], x[2]]);
     assert.equal(found.length, 3, r2.stderr);
     assert.ok(found.filter(([c, g]) => c === g).length >= 2, JSON.stringify(found));
     if (found.every(([c, g]) => c === g)) assert.deepEqual(JSON.parse(readFileSync(join(dir, 'x2.json'), 'utf8')).errors, m.errors);
-    const e = cli(['export', '--model', model, '-o', join(dir, 'enc')]);
+    const e = await cliInProcess(['export', '--model', model, '-o', join(dir, 'enc')]);
     assert.equal(e.status, 0, e.stderr);
     assert.ok(statSync(join(dir, 'enc', 'model.safetensors')).size < statSync(join(model, 'model.safetensors')).size / 2);
     const a = loadSentenceEncoder(model).embed(['hello'], { lang: 'fr' }), b = loadSentenceEncoder(join(dir, 'enc')).embed(['hello'], { lang: 'fr' });
     assert.deepEqual(Array.from(a), Array.from(b), 'the exported encoder keeps the mean vectors');
-    const bad = cli(['train', '--config', join(dir, 'missing.json'), '--data', 'x', '--out', join(dir, 'o')]);
+    const bad = await cliInProcess(['train', '--config', join(dir, 'missing.json'), '--data', 'x', '--out', join(dir, 'o')]);
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /cannot read .*missing\.json/);
   });

@@ -13,7 +13,7 @@ import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { readNpy } from '../src/io/npy.js';
 import { LanguageIdentifier, LID_CONFIDENCE, loadLanguageIdentifier } from '../src/text/lid.js';
-import { cli, devColumn, root, trainTinyDual } from './fixtures/cli.js';
+import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
 const LANGS = ['en', 'de', 'fr', 'es', 'ru', 'zh', 'ja', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr'];
 
@@ -97,7 +97,7 @@ describe('the centring rule (CLI and library)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-lid-cli-'));
   const modelDir = join(dir, 'model');
   let model: SentenceEncoderModel;
-  before(() => { trainTinyDual(dir, modelDir); model = loadSentenceEncoder(modelDir); });
+  before(() => { tinyDualModel(dir, modelDir); model = loadSentenceEncoder(modelDir); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('xling train stores an identifier with the model; the loaded model exposes it', () => {

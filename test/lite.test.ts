@@ -13,7 +13,7 @@ import { gunzipSync } from 'node:zlib';
 import { exportCompact } from '../src/embed/export.js';
 import { exportEncoder, loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { loadModel } from '../src/lite/index.js';
-import { root, trainTinyDual } from './fixtures/cli.js';
+import { root, tinyDualModel } from './fixtures/cli.js';
 
 const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
 
@@ -33,7 +33,7 @@ describe('xling/lite', () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-lite-'));
     model = join(dir, 'tiny');
-    trainTinyDual(dir, model, { features: { buckets: 65536, dim: 32 } });
+    tinyDualModel(dir, model, { features: { buckets: 65536, dim: 32 } });
     fp32 = join(dir, 'fp32'); exportEncoder(model, fp32);
     int8 = join(dir, 'int8'); exportCompact(model, int8, { dtype: 'int8' });
     pruned = join(dir, 'pruned'); exportCompact(model, pruned, { dtype: 'int8', prune: true, fallback: 64 });

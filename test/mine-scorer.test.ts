@@ -13,7 +13,7 @@ import { trainWordTables, WordAligner, wordsOf } from '../src/mine/align-feature
 import { mineTables } from '../src/mine/mine.js';
 import { candidatePairs, fitLogistic, loadScorer, saveScorer, scoreCandidate, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, devColumn, trainTinyDual } from './fixtures/cli.js';
+import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -202,7 +202,7 @@ describe('mining filters and thresholds', () => {
 describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)', () => {
   it('trains from a parallel TSV, then mines and evaluates with it; thresholds from a dev JSON', () => {
     const model = join(dir, 'model');
-    trainTinyDual(dir, model);
+    tinyDualModel(dir, model);
     const langs = ['de', 'fr', 'en'];
     const cols = Object.fromEntries(langs.map((l) => [l, devColumn(l)]));
     const rows = cols.en!.length;

@@ -18,7 +18,7 @@ import { SentenceEncoderModel } from '../src/embed/model.js';
 import { FaissIndex, indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully, jsonDeeperThan, ServeOptions } from '../src/serve/server.js';
 import { loadStore } from '../src/io/sentence-store.js';
-import { devColumn, trainTinyDual } from './fixtures/cli.js';
+import { devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-serve-hostile-'));
 const modelDir = join(dir, 'model');
@@ -61,7 +61,7 @@ const untilClosed = (s: Socket, ms: number) => new Promise<{ text: string; ms: n
 const errorOf = async (r: Response) => await r.json() as { error: string; error_type: string };
 
 before(async () => {
-  trainTinyDual(dir, modelDir);
+  tinyDualModel(dir, modelDir);
   model = loadSentenceEncoder(modelDir);
   writeFileSync(join(dir, 'store.tsv'), rows.map(([l, s]) => `${l}\t${s}`).join('\n') + '\n');
   vectors = new Float32Array(rows.length * model.dim);

@@ -17,7 +17,7 @@ import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
 import { loadStore } from '../src/io/sentence-store.js';
 import { mine } from '../src/mine/mine.js';
-import { cliAsync, devColumn, trainTinyDual } from './fixtures/cli.js';
+import { cliAsync, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-serve-'));
 const modelDir = join(dir, 'model');
@@ -29,7 +29,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 before(async () => {
-  trainTinyDual(dir, modelDir);
+  tinyDualModel(dir, modelDir);
   model = loadSentenceEncoder(modelDir);
   // an index over dev sentences of three languages, with its store
   const store = ['de', 'fr', 'en'].flatMap((l) => devColumn(l).slice(0, 40).map((s) => [l, s] as const));
