@@ -132,6 +132,11 @@ table(['embed'], ['--model', f('model'), '--input', f('s.txt'), '-o', 'OUT/v.npy
   ...badNonEmpty(g, '--input'), withValue(g, '--model', aDir, 1), withValue(g, '--model', f('s.txt'), 1), withExtra(g, ['--chunk', '0'], 2),
   withValue(g, '-o', f('s.txt'), 2), withValue(g, '-o', aDir, 2), withValue(g, '-o', `${f('s.txt')}/sub/v.npy`, 2), withValue(g, '-o', '-', 2),
 ]);
+table(['distill'], ['--teacher', f('model'), '--student-config', f('cfg.json'), '--data', f('s.txt'), '-o', 'OUT/s'], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--teacher', aDir, 1), withValue(g, '--teacher', missing, 1), withValue(g, '--student-config', empty, 1),
+  withExtra(g, ['--budget-pairs', '0'], 2), withValue(g, '-o', f('t.txt'), 1), withValue(g, '-o', f('model'), 2), withValue(g, '--data', `d e=${f('s.txt')}`, 2),
+  withExtra(g, ['--parallel', f('nway.tsv'), '--pivot', 'xx'], 1),
+]);
 table(['export'], ['--model', f('model'), '-o', 'OUT/enc'], (g) => [
   withValue(g, '--model', aDir, 1), withValue(g, '--model', missing, 1), withValue(g, '-o', f('s.txt'), 1), withValue(g, '-o', f('model'), 2),
 ]);
