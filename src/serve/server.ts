@@ -20,6 +20,7 @@ import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
+import { BinaryFlatIndex } from '../index/binary.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { DynamicBatcher } from './batcher.js';
@@ -45,7 +46,8 @@ export interface ServeOptions {
   /** Default language of requests for per-language centring (a request's `lang` wins); default 'auto' (identified per request); null: none. */
   lang?: string | null;
   center?: boolean;
-  index?: FaissIndex;
+  /** A float faiss index, or a binary flat one (packed sign bits: Hamming search of the query's signs, rescored with the float query). */
+  index?: FaissIndex | BinaryFlatIndex;
   store?: SentenceStore;
   /** Where the index was read from (the explorer's map is cached beside it, keyed by the index's and store's content). */
   indexPath?: string;
@@ -435,12 +437,13 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.post('/search', {
     schema: {
       description: 'k nearest sentences of the index to a text (or a vector), with their text and language', tags: ['xling'],
-      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, ...xlingFields } },
+      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, rescore: { type: 'integer', minimum: 0, maximum: 100 }, ...xlingFields } },
     },
   }, async (req) => {
     const idx = o.index;
     if (!idx) throw new HttpError(503, 'no index loaded (xling serve --index F.faiss --store S)', 'Unavailable');
-    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; lang?: string | null; center?: boolean };
+    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; rescore?: number; lang?: string | null; center?: boolean };
+    if (b.rescore !== undefined && !(idx instanceof BinaryFlatIndex)) throw new HttpError(422, 'Input validation error: rescore applies to binary indexes only (this index holds float vectors)', 'Validation');
     if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
     let q: Float32Array;
     // nprobe is a per-request faiss SearchParameters (the index's own setting is never changed)
@@ -457,7 +460,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
       q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
     }
-    const r = await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
+    // binary: the k·rescore nearest by Hamming distance re-ranked by the float query (default 4; 0: Hamming distances as scores)
+    const r = idx instanceof BinaryFlatIndex ? await idx.searchAsync(q, b.k ?? 10, { rescore: b.rescore ?? 4 }) : await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
     const results = [];
     for (let j = 0; j < r.k; j++) {
       const id = Number(r.labels[j]);
