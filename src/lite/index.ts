@@ -113,7 +113,9 @@ export async function loadModel(source: string | URL, o: LoadOptions = {}): Prom
   const model = new LiteModel(config as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, where), where);
   model.lid = lid;
   if (threads > 1 && isNode && bytes.buffer instanceof SharedArrayBuffer) {
-    const { WorkerPool } = await import('./pool.js');
+    // a computed specifier: bundlers for the browser (the explorer) leave the Node-only pool out
+    const poolModule = './pool.js';
+    const { WorkerPool } = (await import(poolModule)) as typeof import('./pool.js');
     const pool = new WorkerPool(threads, bytes, config, where);
     return {
       dim: model.dim, languages: model.languages, dtype: model.dtype,

@@ -10,7 +10,7 @@ import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -401,6 +401,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
         mean_vectors: { languages: model.centers.size, mean_norm: +model.meanVectors.meanNorm.toFixed(4), negligible: model.meanVectors.negligible },
       },
       index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
+      lite: liteCapable(model.config) ? { files: '/lite/' } : null,
       graph: o.graph ? { sentences: o.graph.size, k: o.graph.meta.k } : null,
       limits: {
         body_bytes: opts.bodyLimit, json_depth: SERVE_LIMITS.jsonDepth, request_timeout_s: opts.requestTimeoutMs / 1000, headers_timeout_s: headersTimeout / 1000,
@@ -577,6 +578,15 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     return reply.type('image/svg+xml').send(readFileSync(join(o.modelDir, file)));
   });
 
+  // xling/lite in the browser (the explorer's "embed in this tab"): the model's own files, for a bag-of-n-grams dual encoder
+  const LITE_FILES = ['config.json', 'model.safetensors', 'lid.json'];
+  app.get('/lite/:file', { schema: { hide: true } }, async (req, reply) => {
+    const file = (req.params as { file: string }).file;
+    if (!liteCapable(model.config)) throw new HttpError(404, 'this model does not run in xling/lite (a bag-of-n-grams dual encoder does)', 'NotFound');
+    if (!LITE_FILES.includes(file) || !existsSync(join(o.modelDir, file))) throw new HttpError(404, `no ${file} in the model directory`, 'NotFound');
+    return reply.type(file.endsWith('.json') ? 'application/json' : 'application/octet-stream').send(createReadStream(join(o.modelDir, file)));
+  });
+
   // the web explorer (dist/web, built by esbuild), when built
   const page = (file: string, type: string) => async (_req: FastifyRequest, reply: FastifyReply) => {
     const p = join(webRoot, file);
@@ -587,4 +597,10 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.get('/app.js', { schema: { hide: true } }, page('app.js', 'application/javascript; charset=utf-8'));
   app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); await paths?.close(); });
   return app;
+}
+
+/** Whether xling/lite embeds with this model (src/lite/model.ts: a bag-of-n-grams dual encoder). */
+function liteCapable(config: unknown): boolean {
+  const c = config as { kind?: string; model?: { unit?: string; body?: string; pooling?: string[] } } | null;
+  return !!c && c.kind === 'dual' && c.model?.unit === 'sentence' && c.model.body === 'none' && (c.model.pooling ?? []).join() === 'mean';
 }
