@@ -29,7 +29,7 @@ for (const k of ['averaging', 'transformer'] as const) {
   say(`train step dual (${k}, configs/fast-1h.json sizes): xling ${r.xling_pairs_per_s.toFixed(0)} pairs/s vs PyTorch ${r.torch_pairs_per_s.toFixed(0)} → ${r.ratio.toFixed(3)}×`);
 }
 // Benchmarks of other capabilities register themselves as modules exporting `run()`.
-for (const [name, file] of [['faiss_flat', 'faiss-flat.js'], ['embed', 'embed.js'], ['embed_dual', 'embed-dual.js'], ['mine_knn', 'mine-knn.js'], ['ivfpq_search', 'ivfpq-search.js'], ['serve_load', 'serve-load.js'], ['cluster_embed', 'cluster-embed.js'], ['laser_import', 'laser-import.js'], ['hf_encode', 'hf-encode.js'], ['lite', 'lite.js']] as const) {
+for (const [name, file] of [['faiss_flat', 'faiss-flat.js'], ['embed', 'embed.js'], ['embed_dual', 'embed-dual.js'], ['mine_knn', 'mine-knn.js'], ['ivfpq_search', 'ivfpq-search.js'], ['serve_load', 'serve-load.js'], ['cluster_embed', 'cluster-embed.js'], ['laser_import', 'laser-import.js'], ['hf_encode', 'hf-encode.js'], ['lite', 'lite.js'], ['binary_search', 'binary-search.js']] as const) {
   const path = join(benchRoot, '..', 'dist', 'bench', file);
   if (!want(name) || !existsSync(path)) continue;
   const mod = (await import(path)) as { run: () => Promise<Record<string, unknown>> };

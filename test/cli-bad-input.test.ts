@@ -57,6 +57,7 @@ writeFileSync(empty, '');
 writeFileSync(badUtf8, Buffer.concat([Buffer.from('en\tde\n'), Buffer.from([0xc3, 0x28, 0x09, 0x78, 0x0a])]));
 mkdirSync(aDir);
 writeNpy(f('v8.npy'), vec(n, 8), [n, 8]);
+writeNpy(f('bits.npy'), Uint8Array.from({ length: n * 4 }, (_, i) => (i * 37) & 255), [n, 4], 'uint8');
 writeNpy(f('i32.npy'), Int32Array.from({ length: n * d }, (_, i) => i), [n, d], 'int32');
 mkdirSync(f('vecs-dims'));
 writeNpy(join(f('vecs-dims'), 'en.npy'), vec(n, d), [n, d]);
@@ -132,6 +133,11 @@ table(['embed'], ['--model', f('model'), '--input', f('s.txt'), '-o', 'OUT/v.npy
   ...badNonEmpty(g, '--input'), withValue(g, '--model', aDir, 1), withValue(g, '--model', f('s.txt'), 1), withExtra(g, ['--chunk', '0'], 2),
   withValue(g, '-o', f('s.txt'), 2), withValue(g, '-o', aDir, 2), withValue(g, '-o', `${f('s.txt')}/sub/v.npy`, 2), withValue(g, '-o', '-', 2),
 ]);
+table(['distill'], ['--teacher', f('model'), '--student-config', f('cfg.json'), '--data', f('s.txt'), '-o', 'OUT/s'], (g) => [
+  ...badFiles(g, '--data'), withValue(g, '--teacher', aDir, 1), withValue(g, '--teacher', missing, 1), withValue(g, '--student-config', empty, 1),
+  withExtra(g, ['--budget-pairs', '0'], 2), withValue(g, '-o', f('t.txt'), 1), withValue(g, '-o', f('model'), 2), withValue(g, '--data', `d e=${f('s.txt')}`, 2),
+  withExtra(g, ['--parallel', f('nway.tsv'), '--pivot', 'xx'], 1),
+]);
 table(['export'], ['--model', f('model'), '-o', 'OUT/enc'], (g) => [
   withValue(g, '--model', aDir, 1), withValue(g, '--model', missing, 1), withValue(g, '-o', f('s.txt'), 1), withValue(g, '-o', f('model'), 2),
 ]);
@@ -205,6 +211,7 @@ table(['index', 'build'], [f('v.npy'), '-o', 'OUT/x.faiss'], (g) => [
   ...badFiles(g, 0), withValue(g, 0, f('i32.npy'), 1), { args: [f('v8.npy'), '--trained', f('idx.faiss'), '-o', 'OUT/x.faiss'], code: 1, names: ['v8.npy', '--trained'] },
   withExtra(g, ['--chunk', '0'], 2), withExtra(g, ['--factory', 'Bogus99'], 1), withValue(g, '-o', f('v.npy'), 2), withValue(g, '-o', '-', 2),
   withExtra(g, ['--vectors', f('v.npy')], 2), { args: ['--vectors', missing, '-o', 'OUT/x.faiss'], code: 1, names: [basename(missing), '<vectors>'] },
+  { args: [f('bits.npy'), '--factory', 'IVF4,Flat', '-o', 'OUT/x.faiss'], code: 2, names: ['--factory'] },
 ]);
 table(['index', 'merge'], [f('idx.faiss'), f('idx2.faiss'), '-o', 'OUT/m.faiss'], (g) => [
   ...badFiles(g, 1), withValue(g, 1, f('idx8.faiss'), 1), withValue(g, 1, f('idx.faiss'), 2), withValue(g, '-o', f('idx2.faiss'), 2),
@@ -213,6 +220,7 @@ table(['search'], ['--index', f('idx.faiss'), '--queries', f('v.npy'), '-o', 'OU
   ...badFiles(g, '--queries'), withValue(g, '--index', empty, 1), withValue(g, '--queries', f('v8.npy'), 1),
   withExtra(g, ['-k', '0'], 2), withValue(g, '-o', f('v.npy'), 2),
   { args: ['--base', f('v8.npy'), '--queries', f('v.npy'), '-o', 'OUT/s.tsv'], code: 1, names: ['v8.npy', '--base'] },
+  withExtra(g, ['--rescore', '2'], 2), { args: ['--base', f('bits.npy'), '--queries', f('v8.npy'), '-o', 'OUT/s.tsv'], code: 1, names: ['--queries', 'v8.npy'] },
 ]);
 
 /** Runs one bad case (its own empty output directory as OUT/ and as the working directory) and checks the refusal. */

@@ -91,6 +91,51 @@ describe('web explorer (Chromium)', () => {
   });
 });
 
+describe('web explorer: embed in this tab (xling/lite in Chromium)', () => {
+  type LiteApi = { xlingLite: { embed(texts: string[], o?: { lang?: string | null }): Promise<number[]> } };
+  const inPage = (texts: string[], lang?: string) => page.evaluate((t, l) => (globalThis as unknown as LiteApi).xlingLite.embed(t, l === undefined ? undefined : { lang: l }), texts, lang);
+  const served = async (texts: string[], lang?: string) => (await (await fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: texts, ...(lang ? { lang } : {}) }) })).json()) as number[][];
+  const maxDiff = (a: number[], b: number[]) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
+
+  it('loads the model into the page, embeds as the server does (also offline), searches with the in-page vector, and measures sentences/s', async () => {
+    await page.goto(url + '/', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+    assert.equal(await page.$eval('#in-tab-label', (e) => (e as unknown as { hidden: boolean }).hidden), false, 'offered for a bag-of-n-grams model');
+    await page.click('#in-tab');
+    await page.waitForSelector('body[data-lite="ready"]', { timeout: 60000 });
+    const texts = [devColumn('de')[3]!, devColumn('fr')[4]!, devColumn('en')[9]!, 'Ünïcödé “quotes” — ﬁ'];
+    // the same vectors as the server's /embed: with a language, and identified (the server identifies each input on its own: lite's 'auto-per-sentence')
+    for (const lang of ['de', undefined]) {
+      const a = await inPage(texts, lang ?? 'auto-per-sentence'), b = (await served(texts, lang)).flat();
+      assert.equal(a.length, b.length);
+      assert.ok(maxDiff(a, b) <= 1e-5, `lang ${lang}: in-page vs server ${maxDiff(a, b)}`);
+    }
+    // offline: the loaded model needs no network
+    await page.setOfflineMode(true);
+    try {
+      const off = await inPage(texts.slice(0, 2), 'de');
+      assert.ok(maxDiff(off, (await served(texts.slice(0, 2), 'de')).flat()) <= 1e-5, 'offline in-page embedding');
+    } finally {
+      await page.setOfflineMode(false);
+    }
+    // sentences/s in the page
+    const many = devColumn('de').concat(devColumn('ja'));
+    const rate = await page.evaluate(async (t) => { const t0 = performance.now(); await (globalThis as unknown as LiteApi).xlingLite.embed(t); return t.length / ((performance.now() - t0) / 1000); }, many);
+    console.log(`# xling/lite in Chromium: ${many.length} sentences at ${rate.toFixed(0)} sentences/s (busy machine)`);
+    assert.ok(rate > 0);
+    // a search with the query embedded in the tab finds what the server-side search finds
+    const query = devColumn('de')[5]!;
+    await page.$eval('#query', (e) => { (e as unknown as { value: string }).value = ''; });
+    await page.type('#query', query);
+    await page.click('#search-btn');
+    await page.waitForFunction(() => /embedded in this tab/.test(document.querySelector('#status')?.textContent ?? ''), { timeout: 30000 });
+    const ids = await page.$$eval('.result', (rs) => rs.map((r) => Number((r as unknown as Dataset).dataset.id)));
+    const server = (await (await fetch(url + '/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: query, k: 30 }) })).json()) as { results: { id: number }[] };
+    assert.deepEqual([...ids].sort((x, y) => x - y), server.results.map((r) => r.id).sort((x, y) => x - y));
+    await page.screenshot({ path: join(out, 'explorer-in-tab.png'), fullPage: true });
+  });
+});
+
 describe('web explorer behind --api-key (Chromium)', () => {
   let kapp: FastifyInstance, kurl = '';
   before(async () => {

@@ -51,7 +51,7 @@ describe('xling/lite', () => {
      */
     const parity = async (m: typeof lite, n: typeof native, what: string) => {
       const plain = n.embed(sents, { center: false });
-      assert.ok(maxDiff(await m.embed(sents), plain) <= 1e-6, what);
+      assert.ok(maxDiff(await m.embed(sents, { lang: null }), plain) <= 1e-6, what);
       for (const lang of ['de', 'ja']) {
         const mu = n.centers.get(lang)!;
         let minNorm = Infinity;
@@ -76,8 +76,31 @@ describe('xling/lite', () => {
     const v = await lite.embed(['a', 'b c'], { lang: 'de' });
     for (let i = 0; i < 2; i++) assert.ok(Math.abs(Math.hypot(...v.subarray(i * lite.dim, (i + 1) * lite.dim)) - 1) < 1e-5);
     await assert.rejects(lite.embed(['x'], { lang: 'xx' }), /no mean vector for lang 'xx'/);
-    await assert.rejects(lite.embed(['x'], { lang: 'auto' }), /lang 'auto'/);
     assert.equal((await lite.embed([])).length, 0);
+  });
+
+  it("lang 'auto' (the default) and 'auto-per-sentence' centre as the native path: the same identified language, the same vectors", async () => {
+    const native = loadSentenceEncoder(fp32), lite = await loadModel(fp32), pool = await loadModel(fp32, { threads: 2 });
+    assert.ok(native.lid, 'the model has a language identifier');
+    try {
+      for (const lang of ['de', 'ja', 'ru']) {
+        const col = dev.get(lang)!;
+        for (const center of [undefined, 'force'] as const) {
+          const ref = native.embed(col, { lang: 'auto', center });
+          assert.ok(maxDiff(await lite.embed(col, { center }), ref) <= 1e-5, `${lang} auto, center ${center}`);
+          assert.ok(maxDiff(await pool.embed(col, { lang: 'auto', center }), ref) <= 1e-5, `${lang} auto on 2 threads, center ${center}`);
+        }
+        // forced, the identified language's mean is really subtracted
+        assert.ok(maxDiff(native.embed(col, { lang: 'auto', center: 'force' }), native.embed(col, { center: false })) > 1e-3, `${lang}: centring changes the vectors`);
+      }
+      // mixed input, each sentence identified on its own (on 2 threads too: the plan is made over the whole input)
+      const mixed = [...dev.get('de')!.slice(0, 40), ...dev.get('ja')!.slice(0, 40), ...dev.get('ru')!.slice(0, 60), '', '  '];
+      const ref = native.embed(mixed, { lang: 'auto-per-sentence', center: 'force' });
+      assert.ok(maxDiff(await lite.embed(mixed, { lang: 'auto-per-sentence', center: 'force' }), ref) <= 1e-5);
+      assert.ok(maxDiff(await pool.embed(mixed, { lang: 'auto-per-sentence', center: 'force' }), ref) <= 1e-5);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('tokenises every language of the shared dev set as the native tokenizer', async () => {

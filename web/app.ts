@@ -3,7 +3,9 @@
 // map of a sample of the space coloured by language (hover: the text; the query's neighbours
 // highlighted), and the model's figures. Talks to the server's JSON routes only.
 
-interface Info { model_id: string; xling: { kind: string | null; dim: number; languages: string[]; index: { ntotal: number } | null; graph?: { sentences: number } | null } }
+import { loadModel, LoadedLiteModel } from '../src/lite/index.js';
+
+interface Info { model_id: string; xling: { kind: string | null; dim: number; languages: string[]; index: { ntotal: number } | null; graph?: { sentences: number } | null; lite?: { files: string } | null } }
 interface Hit { id: number; score: number; text: string | null; lang: string | null }
 interface MapPoint { id: number; x: number; y: number; lang: string | null; text: string }
 interface PathStep { id: number; text: string; lang: string | null; distance: number }
@@ -54,6 +56,17 @@ function el(tag: string, attrs: Record<string, string> = {}, ...children: (Node 
 }
 
 let info: Info | null = null;
+
+// "embed in this tab": xling/lite loads the model's files once (/lite/) and embeds queries here;
+// the server only searches the vector (no round trip for the query vector)
+let liteModel: Promise<LoadedLiteModel> | null = null;
+const lite = () => (liteModel ??= loadModel(new URL(info!.xling.lite!.files, location.href).href));
+const inTab = () => !!info?.xling.lite && ($('in-tab') as HTMLInputElement).checked;
+/** For tests and the console: vectors of texts embedded in this tab, and the load time. */
+(window as unknown as { xlingLite: unknown }).xlingLite = {
+  embed: async (texts: string[], o?: { lang?: string | null }) => Array.from(await (await lite()).embed(texts, o)),
+  dim: async () => (await lite()).dim,
+};
 const picked: { from: Hit | null; to: Hit | null } = { from: null, to: null };
 
 async function search(text: string): Promise<void> {
@@ -61,10 +74,18 @@ async function search(text: string): Promise<void> {
   status.textContent = 'searching…';
   status.className = 'muted';
   try {
-    const { results } = await api<{ results: Hit[] }>('/search', { text, k: 30 });
+    let body: Record<string, unknown> = { text, k: 30 }, note = '';
+    if (inTab()) {
+      const m = await lite(), t0 = performance.now();
+      // the server's rule for a text: identified on its own ('auto-per-sentence'; one text: the same as 'auto')
+      const v = await m.embed([text], { lang: 'auto-per-sentence' });
+      note = ` (query embedded in this tab in ${(performance.now() - t0).toFixed(1)} ms)`;
+      body = { vector: Array.from(v), k: 30 };
+    }
+    const { results } = await api<{ results: Hit[] }>('/search', body);
     renderResults(results);
     highlight(new Set(results.map((r) => r.id)));
-    status.textContent = `${results.length} nearest sentences`;
+    status.textContent = `${results.length} nearest sentences${note}`;
   } catch (e) {
     status.textContent = (e as Error).message;
     status.className = 'error';
@@ -156,6 +177,15 @@ async function main(): Promise<void> {
   info = await api<Info>('/info');
   $('model-info').textContent = `${info.model_id} — ${info.xling.kind ?? '?'} model, ${info.xling.dim}-d, ${info.xling.languages.length} languages` + (info.xling.index ? `, ${info.xling.index.ntotal} sentences indexed` : ', no index');
   $('path-panel').hidden = !info.xling.graph;
+  $('in-tab-label').hidden = !info.xling.lite;
+  $('in-tab').addEventListener('change', () => {
+    if (!inTab()) return;
+    const status = $('status');
+    status.textContent = 'loading the model into this tab…';
+    const t0 = performance.now();
+    lite().then((m) => { status.textContent = `model loaded in this tab (${m.dtype}, ${m.dim}-d) in ${((performance.now() - t0) / 1000).toFixed(1)} s`; document.body.dataset.lite = 'ready'; },
+      (e: Error) => { status.textContent = `cannot embed in this tab: ${e.message}`; status.className = 'error'; ($('in-tab') as HTMLInputElement).checked = false; });
+  });
   $('search-form').addEventListener('submit', (ev) => { ev.preventDefault(); const q = ($('query') as HTMLInputElement).value.trim(); if (q) void search(q); });
   $('path-btn').addEventListener('click', () => void findPath());
   await Promise.all([info.xling.index ? drawMap() : Promise.resolve(), showFigures()]);

@@ -6,6 +6,7 @@ import { probeCodeSwitchCommand } from './probe.js';
 import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, workerCommand } from './cluster.js';
 import { serveCommand } from './serve.js';
 import { graphBuildCommand, graphMergeCommand, graphNeighboursCommand, graphPathCommand, graphStatsCommand } from './graph.js';
+import { distillCommand } from './distill.js';
 import { embedCommand } from './embed.js';
 import { evalBuccCommand } from './eval-bucc.js';
 import { evalRetrievalCommand } from './eval-retrieval.js';
@@ -24,4 +25,5 @@ export const commands: CliCommand[] = [
   mineCommand, scorerTrainCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
+  distillCommand,
 ];

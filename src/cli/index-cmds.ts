@@ -12,6 +12,8 @@ import { normalizeRows } from '../util/vectors.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { openVectors, readVectors } from './vectors.js';
+import { binarySearch, buildBinaryIndex, isBinaryVectors } from './binary-search.js';
+import { isBinaryIndexFile } from '../index/binary.js';
 
 function parseShard(s: string | undefined): [number, number] {
   if (!s) return [0, 1];
@@ -63,6 +65,8 @@ export const indexBuildCommand = command(['index', 'build'], {
 }, async (a) => {
   const path = vectorsArgument(a);
   checkPaths([['<vectors>', path, 'in'], ['--trained', a.trained, 'in'], ['--output', a.output, 'out']]);
+  // packed sign bits (embed --dtype ubinary|binary): a faiss binary flat index
+  if (isBinaryVectors(path)) { buildBinaryIndex(path, a.output, a); return; }
   const [si, sn] = parseShard(a.shard);
   const r = openVectors(path);
   const n = r.rows, d = r.cols;
@@ -201,6 +205,7 @@ export const searchCommand = command(['search'], {
     output: { type: 'string', alias: 'o', metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score (0-based rows, ranks and ids); - for standard output' },
     distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
     ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
+    rescore: { type: 'number', range: { int: true, min: 1 }, metavar: 'R', help: 'binary codes (--index of a binary flat index, --base of uint8/int8 codes from embed --dtype ubinary|binary) with float --queries: re-rank the k·R nearest by Hamming distance by the query\'s inner product with their ±1 vectors (score: that cosine); without it scores are Hamming distances' },
   },
   examples: ['xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy', 'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -'],
 }, async (a) => {
@@ -212,6 +217,12 @@ export const searchCommand = command(['search'], {
   for (const [flag, f] of [['--distances', a.distances], ['--ids', a.ids]] as const) if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
   if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
   checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text'], ['--distances', a.distances, 'out'], ['--ids', a.ids, 'out']]);
+  if ((a.index && isBinaryIndexFile(a.index)) || (a.base && isBinaryVectors(a.base))) {
+    if (a.metric || a.nprobe !== undefined || a.efSearch !== undefined) usage(`--metric/--nprobe/--ef-search: ${a.index ? `--index ${a.index}` : `--base ${a.base}`} holds binary codes, searched exactly by Hamming distance`);
+    binarySearch({ index: a.index, base: a.base, queries: a.queries, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
+    return;
+  }
+  if (a.rescore !== undefined) usage('--rescore applies to binary codes (an --index of a binary flat index, or a --base of uint8/int8 codes)');
   const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
   // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
   const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);

@@ -2,6 +2,7 @@
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { GraphReader, openIndex as openGraphIndex } from '../graph/query.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
+import { BinaryFlatIndex, isBinaryIndexFile } from '../index/binary.js';
 import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
 import { loadStore, SentenceStore } from '../io/sentence-store.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -42,9 +43,9 @@ export const serveCommand = command(['serve'], {
   checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in-text'], ['--graph', a.graph, 'in-dir']]);
   if (a.threads) setNumThreads(a.threads);
   const model = loadSentenceEncoder(a.model);
-  let index: FaissIndex | undefined, store: SentenceStore | undefined;
+  let index: FaissIndex | BinaryFlatIndex | undefined, store: SentenceStore | undefined;
   if (a.index) {
-    index = readIndex(a.index);
+    index = isBinaryIndexFile(a.index) ? BinaryFlatIndex.read(a.index) : readIndex(a.index);
     if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${a.model} gives ${model.dim}-d`);
   }
   if (a.store) {

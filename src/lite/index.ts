@@ -9,6 +9,7 @@
 // A model is what `xling export` writes: a directory (config.json + model.safetensors), or its
 // model.safetensors alone (the config is in the file's metadata). In Node, `threads: N` embeds on
 // N worker threads sharing one copy of the table.
+import { LanguageIdentifier } from '../text/lid-core.js';
 import { LiteEmbedOptions, LiteModel } from './model.js';
 import { parseSafetensors } from './safetensors.js';
 
@@ -64,15 +65,18 @@ async function readShared(path: string): Promise<Uint8Array> {
 }
 
 /** The model file's bytes and its config (config.json beside it, or the file's metadata). */
-export async function readModelBytes(source: string | URL): Promise<{ bytes: Uint8Array; config: unknown; where: string }> {
+export async function readModelBytes(source: string | URL): Promise<{ bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }> {
   let bytes: Uint8Array, configText: string | undefined, where: string;
+  // the language identifier (lid.json beside the weights; optional: without it 'auto' does not centre)
+  let lidText: string | null = null, lidWhere = '';
   if (isUrl(source)) {
     const base = String(source);
     if (/\.safetensors(\?|#|$)/.test(base)) { bytes = await fetchBytes(base); where = base; }
     else {
       const dir = base.endsWith('/') ? base : `${base}/`;
       where = `${dir}model.safetensors`;
-      [bytes, configText] = await Promise.all([fetchBytes(where), fetchBytes(`${dir}config.json`).then((b) => new TextDecoder().decode(b))]);
+      lidWhere = `${dir}lid.json`;
+      [bytes, configText, lidText] = await Promise.all([fetchBytes(where), fetchBytes(`${dir}config.json`).then((b) => new TextDecoder().decode(b)), fetch(lidWhere).then(async (r) => (r.ok ? r.text() : null), () => null)]);
     }
   } else {
     const { statSync, existsSync, readFileSync } = await import('node:fs');
@@ -83,6 +87,8 @@ export async function readModelBytes(source: string | URL): Promise<{ bytes: Uin
       where = join(path, 'model.safetensors');
       if (!existsSync(join(path, 'config.json'))) throw new Error(`${path}: not a model directory (no config.json)`);
       configText = readFileSync(join(path, 'config.json'), 'utf8');
+      lidWhere = join(path, 'lid.json');
+      if (existsSync(lidWhere)) lidText = readFileSync(lidWhere, 'utf8');
     } else where = path;
     bytes = await readShared(where);
   }
@@ -90,17 +96,26 @@ export async function readModelBytes(source: string | URL): Promise<{ bytes: Uin
   let config: unknown;
   try { config = JSON.parse(configText ?? file.metadata['xling.config'] ?? 'null'); } catch (e) { throw new Error(`${where}: invalid model config: ${(e as Error).message}`); }
   if (!config) throw new Error(`${where}: no config.json beside it and no 'xling.config' in its metadata (export the model with a current xling export)`);
-  return { bytes, config, where };
+  let lid: LanguageIdentifier | null = null;
+  if (lidText !== null) {
+    let x: unknown;
+    try { x = JSON.parse(lidText); } catch (e) { throw new Error(`${lidWhere}: not valid JSON (${(e as Error).message})`); }
+    lid = LanguageIdentifier.fromJSON(x, lidWhere);
+  }
+  return { bytes, config, where, lid };
 }
 
 /** Loads an exported bag-of-n-grams dual encoder from a directory, a .safetensors file or a URL. */
 export async function loadModel(source: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
   const threads = o.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`xling/lite: threads must be a positive integer, got ${threads}`);
-  const { bytes, config, where } = await readModelBytes(source);
+  const { bytes, config, where, lid } = await readModelBytes(source);
   const model = new LiteModel(config as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, where), where);
+  model.lid = lid;
   if (threads > 1 && isNode && bytes.buffer instanceof SharedArrayBuffer) {
-    const { WorkerPool } = await import('./pool.js');
+    // a computed specifier: bundlers for the browser (the explorer) leave the Node-only pool out
+    const poolModule = './pool.js';
+    const { WorkerPool } = (await import(poolModule)) as typeof import('./pool.js');
     const pool = new WorkerPool(threads, bytes, config, where);
     return {
       dim: model.dim, languages: model.languages, dtype: model.dtype,

@@ -3,17 +3,27 @@
 // feature rows (fp32, fp16 or int8 rows with per-row scales, read directly), tanh, the projection,
 // L2-normalisation and per-language centring as src/embed/model.ts does it.
 import { halfBitsToFloat } from '../io/half.js';
+import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-core.js';
 import { HashedNgramTokenizer, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
+import { meansNegligible } from '../util/center-rule.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
 
 export interface LiteEmbedOptions {
   /**
-   * Language of the sentences: its mean vector is subtracted (per-language centring, as `xling
-   * embed --lang`). Default: no centring (language identification in xling/lite follows once the
-   * language identifier of xling's src/text lands).
+   * Language of the sentences: its mean vector is subtracted (per-language centring), as `xling
+   * embed --lang` and the native embed path decide it: a language code; 'auto' (the default): the
+   * language of the whole input, identified by the model's language identifier (lid.json) over a
+   * spread sample, used at a confidence of at least LID_CONFIDENCE; 'auto-per-sentence': each
+   * sentence identified on its own; null: no centring. Means too small to matter are not applied
+   * (meansNegligible) unless center is 'force'.
    */
-  lang?: string;
+  lang?: string | null;
+  /** false: no centring; 'force': centre even when the means are negligible. */
+  center?: boolean | 'force';
 }
+
+/** What each sentence is centred with: one language (or none) for all, or one per sentence. */
+export type CenterPlan = string | null | (string | null)[];
 
 /** The parts of config.json the runtime reads. */
 interface LiteConfig {
@@ -37,6 +47,8 @@ export class LiteModel {
   readonly dtype: 'fp32' | 'fp16' | 'int8';
   readonly tokenizer: HashedNgramTokenizer;
   readonly centers = new Map<string, Float32Array>();
+  /** The model's language identifier (lid.json beside the model), for lang 'auto'. */
+  lid: LanguageIdentifier | null = null;
   private readonly f32: Float32Array | null = null;
   private readonly f16: Uint16Array | null = null;
   private readonly i8: Int8Array | null = null;
@@ -98,18 +110,27 @@ export class LiteModel {
   /** The feature ids of a sentence, as the native tokenizer gives them (NGRAM_ID_OFFSET + bucket). */
   tokenize(s: string): Int32Array { return this.tokenizer.encode(s); }
 
-  private centerFor(o: LiteEmbedOptions): Float32Array | null {
-    if (o.lang === undefined) return null;
-    if (o.lang === 'auto') throw new Error("xling/lite: lang 'auto' (language identification) is not available in the lite runtime yet; give the language code, or omit lang for uncentred vectors");
-    const mu = this.centers.get(o.lang);
-    if (!mu) throw new Error(`xling/lite: the model has no mean vector for lang '${o.lang}' (it has ${this.languages.join(' ') || 'none'})`);
-    return mu;
+  /** The centring of each sentence for these options (the rule of src/embed/model.ts's chooseCenter). */
+  centerPlan(sentences: readonly string[], o: LiteEmbedOptions = {}): CenterPlan {
+    const lang = o.lang === undefined ? 'auto' : o.lang;
+    if (lang !== null && lang !== 'auto' && lang !== 'auto-per-sentence' && !this.centers.has(lang)) throw new Error(`xling/lite: the model has no mean vector for lang '${lang}' (it has ${this.languages.join(' ') || 'none'})`);
+    if (lang === null || o.center === false || !this.centers.size) return null;
+    if (o.center !== 'force' && meansNegligible(this.centers)) return null;
+    const trusted = (id: { lang: string; confidence: number } | null) => (id && id.confidence >= LID_CONFIDENCE && this.centers.has(id.lang) ? id.lang : null);
+    if (lang === 'auto') return this.lid ? trusted(this.lid.identifyAll(spreadSample(sentences, 2000))) : null;
+    if (lang === 'auto-per-sentence') return this.lid ? sentences.map((t) => (t.trim() ? trusted(this.lid!.identify(t)) : null)) : null;
+    return lang;
   }
 
-  /** Vectors of sentences: n × dim rows, L2-normalised (and centred with lang). */
+  /** Vectors of sentences: n × dim rows, L2-normalised, centred as lang and center ask (see LiteEmbedOptions). */
   embedSync(sentences: readonly string[], o: LiteEmbedOptions = {}): Float32Array {
+    return this.embedPlanned(sentences, this.centerPlan(sentences, o));
+  }
+
+  /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan). */
+  embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
     const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
-    const mu = this.centerFor(o);
+    const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
     const out = new Float32Array(sentences.length * d);
     const acc = new Float64Array(fd), h = new Float64Array(fd);
     const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
@@ -139,6 +160,7 @@ export class LiteModel {
       // F.normalize: x / max(|x|, 1e-12); then centring (xling embed's centerRows) and again to unit length
       let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
       const row = out.subarray(s * d, (s + 1) * d);
+      const mu = Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one;
       if (!mu) { for (let i = 0; i < d; i++) row[i] = y[i]! * inv; continue; }
       let n2 = 0;
       for (let i = 0; i < d; i++) { const x = Math.fround(y[i]! * inv) - mu[i]!; y[i] = x; n2 += x * x; }

@@ -1,7 +1,7 @@
 // Node worker threads for xling/lite: every worker views the same model bytes (a
 // SharedArrayBuffer), a batch is cut into one contiguous slice per worker, rows come back in order.
 import { Worker } from 'node:worker_threads';
-import { LiteEmbedOptions, LiteModel } from './model.js';
+import { CenterPlan, LiteEmbedOptions, LiteModel } from './model.js';
 
 interface Pending { resolve(v: Float32Array): void; reject(e: Error): void }
 
@@ -27,27 +27,29 @@ export class WorkerPool {
 
   async embed(model: LiteModel, sentences: readonly string[], o: LiteEmbedOptions): Promise<Float32Array> {
     const d = model.dim, n = sentences.length, k = this.workers.length;
+    // the centring is decided over the whole input here ('auto' identifies its language), then applied in the slices
+    const plan = model.centerPlan(sentences, o);
     // small batches: a round trip to a worker costs more than embedding them here
-    if (n < 64 * k) return model.embedSync(sentences, o);
+    if (n < 64 * k) return model.embedPlanned(sentences, plan);
     const out = new Float32Array(n * d);
     // the workers are unref'd (an idle pool never keeps the process alive); while they work they count
     for (const w of this.workers) w.ref();
     try {
-      await this.run(sentences, o, out, d);
+      await this.run(sentences, plan, out, d);
     } finally {
       if (!this.pending.size) for (const w of this.workers) w.unref();
     }
     return out;
   }
 
-  private async run(sentences: readonly string[], o: LiteEmbedOptions, out: Float32Array, d: number): Promise<void> {
+  private async run(sentences: readonly string[], plan: CenterPlan, out: Float32Array, d: number): Promise<void> {
     const n = sentences.length, k = this.workers.length;
     await Promise.all(this.workers.map((w, i) => {
       const lo = Math.floor((i * n) / k), hi = Math.floor(((i + 1) * n) / k);
       const id = this.next++;
       return new Promise<void>((resolve, reject) => {
         this.pending.set(id, { resolve: (rows) => { out.set(rows, lo * d); resolve(); }, reject });
-        w.postMessage({ id, sentences: sentences.slice(lo, hi), lang: o.lang });
+        w.postMessage({ id, sentences: sentences.slice(lo, hi), plan: Array.isArray(plan) ? plan.slice(lo, hi) : plan });
       });
     }));
   }

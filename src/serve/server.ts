@@ -10,7 +10,7 @@ import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -20,6 +20,7 @@ import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
+import { BinaryFlatIndex } from '../index/binary.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { DynamicBatcher } from './batcher.js';
@@ -45,7 +46,8 @@ export interface ServeOptions {
   /** Default language of requests for per-language centring (a request's `lang` wins); default 'auto' (identified per request); null: none. */
   lang?: string | null;
   center?: boolean;
-  index?: FaissIndex;
+  /** A float faiss index, or a binary flat one (packed sign bits: Hamming search of the query's signs, rescored with the float query). */
+  index?: FaissIndex | BinaryFlatIndex;
   store?: SentenceStore;
   /** Where the index was read from (the explorer's map is cached beside it, keyed by the index's and store's content). */
   indexPath?: string;
@@ -399,6 +401,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
         mean_vectors: { languages: model.centers.size, mean_norm: +model.meanVectors.meanNorm.toFixed(4), negligible: model.meanVectors.negligible },
       },
       index: o.index ? { ntotal: o.index.ntotal, dim: o.index.d } : null, store: o.store ? { sentences: o.store.size } : null,
+      lite: liteCapable(model.config) ? { files: '/lite/' } : null,
       graph: o.graph ? { sentences: o.graph.size, k: o.graph.meta.k } : null,
       limits: {
         body_bytes: opts.bodyLimit, json_depth: SERVE_LIMITS.jsonDepth, request_timeout_s: opts.requestTimeoutMs / 1000, headers_timeout_s: headersTimeout / 1000,
@@ -435,12 +438,13 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.post('/search', {
     schema: {
       description: 'k nearest sentences of the index to a text (or a vector), with their text and language', tags: ['xling'],
-      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, ...xlingFields } },
+      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, rescore: { type: 'integer', minimum: 0, maximum: 100 }, ...xlingFields } },
     },
   }, async (req) => {
     const idx = o.index;
     if (!idx) throw new HttpError(503, 'no index loaded (xling serve --index F.faiss --store S)', 'Unavailable');
-    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; lang?: string | null; center?: boolean };
+    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; rescore?: number; lang?: string | null; center?: boolean };
+    if (b.rescore !== undefined && !(idx instanceof BinaryFlatIndex)) throw new HttpError(422, 'Input validation error: rescore applies to binary indexes only (this index holds float vectors)', 'Validation');
     if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
     let q: Float32Array;
     // nprobe is a per-request faiss SearchParameters (the index's own setting is never changed)
@@ -457,7 +461,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
       q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
     }
-    const r = await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
+    // binary: the k·rescore nearest by Hamming distance re-ranked by the float query (default 4; 0: Hamming distances as scores)
+    const r = idx instanceof BinaryFlatIndex ? await idx.searchAsync(q, b.k ?? 10, { rescore: b.rescore ?? 4 }) : await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
     const results = [];
     for (let j = 0; j < r.k; j++) {
       const id = Number(r.labels[j]);
@@ -573,6 +578,15 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     return reply.type('image/svg+xml').send(readFileSync(join(o.modelDir, file)));
   });
 
+  // xling/lite in the browser (the explorer's "embed in this tab"): the model's own files, for a bag-of-n-grams dual encoder
+  const LITE_FILES = ['config.json', 'model.safetensors', 'lid.json'];
+  app.get('/lite/:file', { schema: { hide: true } }, async (req, reply) => {
+    const file = (req.params as { file: string }).file;
+    if (!liteCapable(model.config)) throw new HttpError(404, 'this model does not run in xling/lite (a bag-of-n-grams dual encoder does)', 'NotFound');
+    if (!LITE_FILES.includes(file) || !existsSync(join(o.modelDir, file))) throw new HttpError(404, `no ${file} in the model directory`, 'NotFound');
+    return reply.type(file.endsWith('.json') ? 'application/json' : 'application/octet-stream').send(createReadStream(join(o.modelDir, file)));
+  });
+
   // the web explorer (dist/web, built by esbuild), when built
   const page = (file: string, type: string) => async (_req: FastifyRequest, reply: FastifyReply) => {
     const p = join(webRoot, file);
@@ -583,4 +597,10 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.get('/app.js', { schema: { hide: true } }, page('app.js', 'application/javascript; charset=utf-8'));
   app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); await paths?.close(); });
   return app;
+}
+
+/** Whether xling/lite embeds with this model (src/lite/model.ts: a bag-of-n-grams dual encoder). */
+function liteCapable(config: unknown): boolean {
+  const c = config as { kind?: string; model?: { unit?: string; body?: string; pooling?: string[] } } | null;
+  return !!c && c.kind === 'dual' && c.model?.unit === 'sentence' && c.model.body === 'none' && (c.model.pooling ?? []).join() === 'mean';
 }
