@@ -12,7 +12,7 @@ import { parseConfig } from '../models/config.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { replaceDir, writeDirAtomically } from '../util/atomic.js';
 import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
 import { LASER_TOKENIZER_FILE } from '../models/laser-lstm/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
@@ -59,17 +59,7 @@ export function checkReplaceable(dir: string, what: string): void {
  * the temporary is removed on failure. Every command that writes a model directory goes through here.
  */
 export function writeModelDirAtomically(outDir: string, write: (tmp: string) => void): void {
-  const tmp = tempPathFor(outDir);
-  try {
-    mkdirSync(tmp, { recursive: true });
-    write(tmp);
-    replaceDir(tmp, outDir);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  } finally {
-    releaseTemp(tmp);
-  }
+  writeDirAtomically(outDir, write);
 }
 
 /** Copies what a model needs beside its weights (the tokenizer file, the language identifier) from modelDir into dir. */
@@ -97,13 +87,7 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   }
 }
 
-/** Replaces dir by tmp (a complete directory); the old dir is removed only after the rename. */
-export function replaceDir(tmp: string, dir: string): void {
-  const old = `${dir}.old-${process.pid}`;
-  if (existsSync(dir)) renameSync(dir, old);
-  renameSync(tmp, dir);
-  rmSync(old, { recursive: true, force: true });
-}
+export { replaceDir };
 
 /** Refuses keys of a model shape that its family does not know (as the training config refuses unknown settings). */
 function checkModelKeys(model: unknown, kind: string, f: string, section: string): void {
