@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFaissThreads } from '../src/index/faiss.js';
 import { writeNpy } from '../src/io/npy.js';
-import { knnChunked, mine } from '../src/mine/mine.js';
+import { mine } from '../src/mine/mine.js';
+import { knnChunked } from '../src/index/exact.js';
 import { jsonMode, runPython, threadsArg } from './common.js';
 import { randomUnit } from './faiss-flat.js';
 

@@ -11,8 +11,7 @@ import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.j
 import { crossEntropy, dropout } from '../tensor/ops.js';
 import { fromArray, manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { Rng } from '../util/rng.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
-import { replaceDir } from '../embed/model-dir.js';
+import { writeDirAtomically } from '../util/atomic.js';
 
 export type ClassifierType = 'perceptron' | 'mlp';
 
@@ -66,15 +65,7 @@ export interface TrainedClassifier {
 /** Writes files into a temporary directory and swaps it in as dir (refused over a directory that is not a classifier). */
 function saveDir(dir: string, write: (tmp: string) => void): void {
   if (existsSync(dir) && readdirSync(dir).length && !existsSync(join(dir, 'classifier.json'))) throw new Error(`--output ${dir} exists and is not a classifier directory (it would be replaced)`);
-  const tmp = tempPathFor(dir);
-  try {
-    mkdirSync(tmp);
-    write(tmp);
-    replaceDir(tmp, dir);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-    releaseTemp(tmp);
-  }
+  writeDirAtomically(dir, write);
 }
 
 function argmaxRows(s: Float32Array, c: number): Int32Array {

@@ -7,22 +7,21 @@ import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
+import { chunksOf, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
+import { l2normalizeRows } from '../embed/vectors.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
-
-/** Vector sink: .npy (float32 or float16) or LASER's raw float32. Atomic: temp file, rename on close. */
-interface Sink { append(rows: Float32Array): void; close(): void; abort(): void }
 
 /**
  * Quantised vectors (--dtype, sentence-transformers' quantize_embeddings): binary ones and int8 with
  * --ranges stream; int8/uint8 without ranges hold the float rows until close (ranges from all of
  * them), and write the ranges used to OUTPUT.ranges.npy ([2, dim] float32) for quantising queries alike.
  */
-function quantizedSink(path: string, dim: number, precision: Exclude<VectorPrecision, 'float32'>, ranges: Float32Array | null, rangesOut: string): Sink {
+function quantizedSink(path: string, dim: number, precision: Exclude<VectorPrecision, 'float32'>, ranges: Float32Array | null, rangesOut: string): VectorSink {
   const binary = precision === 'binary' || precision === 'ubinary';
   const cols = binary ? Math.ceil(dim / 8) : dim;
   const w = NpyWriter.open(path, cols, precision === 'binary' || precision === 'int8' ? 'int8' : 'uint8');
@@ -54,7 +53,7 @@ function readRanges(file: string, dim: number): Float32Array {
   return Float32Array.from(r.data as Float32Array);
 }
 
-function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Sink {
+function openSink(path: string, dim: number, fp16: boolean, raw: boolean): VectorSink {
   if (raw) {
     const tmp = tempPathFor(path);
     const fd = openSync(tmp, 'w');
@@ -64,12 +63,7 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Sink 
       abort() { try { closeSync(fd); } catch { /* closed */ } rmSync(tmp, { force: true }); releaseTemp(tmp); },
     };
   }
-  const w = NpyWriter.open(path, dim, fp16 ? 'float16' : 'float32');
-  return {
-    append(rows) { w.append(fp16 ? float32ToFloat16(rows) : rows); },
-    close() { w.close(); },
-    abort() { w.abort(); },
-  };
+  return npySink(path, dim, fp16 ? 'float16' : 'float32');
 }
 
 export const embedCommand = command(['embed'], {
@@ -132,12 +126,8 @@ export const embedCommand = command(['embed'], {
     }
     if (buf.length) flush();
     const out = new Float32Array(ids.length * d);
-    sums.forEach((s, i) => {
-      let n = 0;
-      for (let j = 0; j < d; j++) n += s[j]! * s[j]!;
-      const inv = a.normalize && n > 0 ? 1 / Math.sqrt(n) : 1;
-      for (let j = 0; j < d; j++) out[i * d + j] = s[j]! * inv;
-    });
+    sums.forEach((s, i) => out.set(s, i * d));
+    if (a.normalize) l2normalizeRows(out, d);
     if (a.rawF32 || precision !== 'float32') { const sink = sinkFor(); sink.append(out); sink.close(); }
     else writeNpy(a.output, a.fp16 ? float32ToFloat16(out) : out, [ids.length, d], a.fp16 ? 'float16' : 'float32');
     writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
@@ -146,22 +136,9 @@ export const embedCommand = command(['embed'], {
     return;
   }
 
-  const sink = sinkFor();
-  try {
-    let buf: string[] = [];
-    let n = 0;
-    const flush = () => { sink.append(job.embed(buf)); n += buf.length; prog.tick(buf.length); buf = []; };
-    for await (const { line } of readLines(a.input)) {
-      buf.push(line);
-      if (buf.length >= a.chunk) { flush(); await new Promise((r) => setImmediate(r)); }
-    }
-    if (buf.length) flush();
-    if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
-    sink.close();
-    prog.done();
-    job.finish();
-  } catch (e) {
-    sink.abort();
-    throw e;
-  }
+  async function* lines() { for await (const { line } of readLines(a.input)) yield line; }
+  const n = await streamEmbeddings(chunksOf(lines(), a.chunk), d, (buf) => job.embed(buf), sinkFor(), async (rows) => { prog.tick(rows); await new Promise((r) => setImmediate(r)); });
+  if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
+  prog.done();
+  job.finish();
 });

@@ -1,9 +1,8 @@
 // xling import hf: a local Hugging Face snapshot (BERT, XLM-RoBERTa or DistilBERT with its
 // sentence-transformers modules) → an xling model directory every command loads.
-import { mkdirSync, rmSync } from 'node:fs';
-import { checkReplaceable, replaceDir } from '../embed/model-dir.js';
+import { checkReplaceable } from '../embed/model-dir.js';
 import { importHfSnapshot } from '../models/hf/convert.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { writeDirAtomically } from '../util/atomic.js';
 import { command } from './command.js';
 import { checkPaths } from './io.js';
 
@@ -19,16 +18,6 @@ export const importHfCommand = command(['import', 'hf'], {
 }, async (a) => {
   checkPaths([['--from', a.from, 'in-dir'], ['--out', a.out, 'out-dir']]);
   checkReplaceable(a.out, '--out');
-  const tmp = tempPathFor(a.out);
-  try {
-    mkdirSync(tmp, { recursive: true });
-    const r = importHfSnapshot(a.from, tmp, { prompt: a.prompt, maxLength: a.maxLength, log: (s) => process.stderr.write(`[import hf] ${s}\n`) });
-    replaceDir(tmp, a.out);
-    process.stderr.write(`[import hf] ${r.config.kind} model → ${a.out}\n`);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  } finally {
-    releaseTemp(tmp);
-  }
+  const r = writeDirAtomically(a.out, (tmp) => importHfSnapshot(a.from, tmp, { prompt: a.prompt, maxLength: a.maxLength, log: (s) => process.stderr.write(`[import hf] ${s}\n`) }));
+  process.stderr.write(`[import hf] ${r.config.kind} model → ${a.out}\n`);
 });

@@ -1,13 +1,12 @@
 // xling import laser: a LASER BiLSTM checkpoint (LASER2, LASER3) + its SentencePiece model → an
 // xling model directory (kind laser-lstm) every command loads unchanged.
-import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { fitLanguageMeans } from '../embed/centering.js';
-import { checkReplaceable, loadSentenceEncoder, replaceDir } from '../embed/model-dir.js';
+import { checkReplaceable, loadSentenceEncoder } from '../embed/model-dir.js';
 import { readSafetensors, writeSafetensors } from '../io/safetensors.js';
 import { convertLaserCheckpoint } from '../models/laser-lstm/convert.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { writeDirAtomically } from '../util/atomic.js';
 import { command } from './command.js';
 import { checkPaths } from './io.js';
 
@@ -27,9 +26,7 @@ export const importLaserCommand = command(['import', 'laser'], {
   checkPaths([['--checkpoint', a.checkpoint, 'in'], ['--spm', a.spm, 'in'], ['--vocab', a.vocab, 'in'], ['--center', a.center, 'in'], ['--out', a.out, 'out-dir']]);
   checkReplaceable(a.out, '--out');
   const sample = a.center ? await loadNWayTsv(a.center) : null;
-  const tmp = tempPathFor(a.out);
-  try {
-    mkdirSync(tmp, { recursive: true });
+  writeDirAtomically(a.out, (tmp) => {
     convertLaserCheckpoint({ checkpoint: a.checkpoint, spm: a.spm, vocab: a.vocab, maxLen: a['max-len'] }, tmp, (l) => process.stderr.write(l + '\n'));
     if (sample) {
       const model = loadSentenceEncoder(tmp);
@@ -41,12 +38,6 @@ export const importLaserCommand = command(['import', 'laser'], {
       writeSafetensors(file, st.tensors, st.metadata);
       process.stderr.write(`[import] per-language means of ${means.size} languages from ${a.center}\n`);
     }
-    replaceDir(tmp, a.out);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  } finally {
-    releaseTemp(tmp);
-  }
+  });
   process.stderr.write(`[import] wrote ${a.out} (kind laser-lstm)\n`);
 });

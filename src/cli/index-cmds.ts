@@ -6,7 +6,7 @@ import { FaissIndex, knn, Metric, readIndex } from '../index/faiss.js';
 import { NpyRowReader } from '../io/npy.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
-import { knnChunked, mergeTopK } from '../mine/mine.js';
+import { knnChunked, mergeTopK } from '../index/exact.js';
 import { writeNpy } from '../io/npy.js';
 import { normalizeRows } from '../util/vectors.js';
 import { command, usage } from './command.js';

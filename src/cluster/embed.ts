@@ -10,6 +10,7 @@
 import { copyFileSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SentenceEncoderModel } from '../embed/model.js';
+import { chunksOf, streamEmbeddings, VectorSink } from '../embed/stream.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { readLines } from '../io/lines.js';
 import { NpyRowWriter, readNpyHeader } from '../io/npy.js';
@@ -91,27 +92,26 @@ export async function runEmbedShard(j: EmbedShardJob, model: SentenceEncoderMode
   const w = NpyRowWriter.open(file);
   try {
     if (w.cols !== model.dim || w.rows !== j.rows) throw new Error(`${file}: shape [${w.rows}, ${w.cols}], expected [${j.rows}, ${model.dim}] (left from another flow?)`);
-    let buf: string[] = [], done = 0, lineNo = j.seekLine;
-    const flush = async () => {
-      const v = await model.embedAsync(buf, { lang: j.lang, center: j.center, normalize: j.normalize, maxTokens: j.batchTokens, maxSentences: j.batchSentences });
-      w.write(j.start + done, j.fp16 ? float32ToFloat16(v) : v);
-      done += buf.length;
-      buf = [];
-      await progress(done);
-    };
-    const lines = readLines(j.input, { startByte: j.seekByte, firstLine: j.seekLine + 1 })[Symbol.asyncIterator]();
-    for (;;) {
-      let next: IteratorResult<{ line: string; no: number }>;
-      try { next = await lines.next(); } catch (e) { throw new InputError((e as Error).message); }
-      if (next.done) break;
-      const { line, no } = next.value;
-      lineNo = no;
-      if (no - 1 < j.start) continue;
-      if (no - 1 >= j.end) { await lines.return?.(undefined); break; }
-      buf.push(line);
-      if (buf.length >= j.chunk) await flush();
+    let done = 0, lineNo = j.seekLine;
+    // the shard's lines [start, end), read from the recorded byte offset
+    async function* shardLines(): AsyncGenerator<string> {
+      const lines = readLines(j.input, { startByte: j.seekByte, firstLine: j.seekLine + 1 })[Symbol.asyncIterator]();
+      for (;;) {
+        let next: IteratorResult<{ line: string; no: number }>;
+        try { next = await lines.next(); } catch (e) { throw new InputError((e as Error).message); }
+        if (next.done) return;
+        const { line, no } = next.value;
+        lineNo = no;
+        if (no - 1 < j.start) continue;
+        if (no - 1 >= j.end) { await lines.return?.(undefined); return; }
+        yield line;
+      }
     }
-    if (buf.length) await flush();
+    // rows go straight to their place in the flow's vectors file (w is closed below)
+    const sink: VectorSink = { append: (v) => { w.write(j.start + done, j.fp16 ? float32ToFloat16(v) : v); done += v.length / model.dim; }, close() {}, abort() {} };
+    await streamEmbeddings(chunksOf(shardLines(), j.chunk), model.dim,
+      (buf) => model.embedAsync(buf, { lang: j.lang, center: j.center, normalize: j.normalize, maxTokens: j.batchTokens, maxSentences: j.batchSentences }),
+      sink, (_, total) => progress(total));
     if (done !== want) throw new InputError(`${j.input}: shard ${j.shard + 1}/${j.shards} expected lines ${j.start + 1}–${j.end}, but the file ends at line ${lineNo} (was it changed after submission?)`);
   } finally {
     w.close();

@@ -9,7 +9,8 @@ import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
-import { candidatesFromKnn, formatPairs, knnChunkedAsync, MarginKind, rescoreExact, Retrieval } from '../mine/mine.js';
+import { candidatesFromKnn, formatPairs, MarginKind, Retrieval } from '../mine/mine.js';
+import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import type { StagePlan } from './stages.js';
 

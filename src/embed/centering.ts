@@ -28,12 +28,4 @@ export function fitLanguageMeans(model: SentenceEncoderModel, byLang: Map<string
 
 export { SpreadSample, spreadSample } from '../text/lid-core.js';
 
-/** In place: rows ← rows − mu, then (optionally) L2-normalised. rows are L2-normalised on entry. */
-export function centerRows(rows: Float32Array, dim: number, mu: Float32Array, normalize: boolean): void {
-  for (let r = 0; r < rows.length / dim; r++) {
-    const v = rows.subarray(r * dim, (r + 1) * dim);
-    let n = 0;
-    for (let j = 0; j < dim; j++) { const x = v[j]! - mu[j]!; v[j] = x; n += x * x; }
-    if (normalize && n > 0) { const inv = 1 / Math.sqrt(n); for (let j = 0; j < dim; j++) v[j]! *= inv; }
-  }
-}
+export { centerRows } from './vectors.js';

@@ -12,19 +12,21 @@ import { parseConfig } from '../models/config.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
-import { releaseTemp, tempPathFor } from '../util/atomic.js';
+import { replaceDir, writeDirAtomically } from '../util/atomic.js';
+import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
+import { LASER_TOKENIZER_FILE } from '../models/laser-lstm/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
 
-const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer', 'export'];
+const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer', 'tokenizerSpec', 'export'];
 
 /**
  * Writes config.json and model.safetensors of a trained task into dir (each file atomically);
  * a tokenizer.json must already be there when `tokenizer` names it.
  */
-export function writeModelFiles(dir: string, kind: string, task: TrainingTask, train: unknown, tokenizer: string | null, centers: Map<string, Float32Array> = new Map()): void {
+export function writeModelFiles(dir: string, kind: string, task: TrainingTask, train: unknown, tokenizer: string | null, centers: Map<string, Float32Array> = new Map(), tokenizerSpec?: TokenizerSpec): void {
   mkdirSync(dir, { recursive: true });
   if (tokenizer && !existsSync(join(dir, tokenizer))) throw new Error(`${dir}: ${tokenizer} is missing`);
-  const cfg: SavedModelConfig = { format: 'xling', version: 2, kind, encoderOnly: false, model: task.modelConfig, train, tokenizer };
+  const cfg: SavedModelConfig = { format: 'xling', version: 2, kind, encoderOnly: false, model: task.modelConfig, train, tokenizer, ...(tokenizerSpec ? { tokenizerSpec } : {}) };
   const sd = task.module.stateDict();
   const extra = [...centers].map(([l, v]) => [`center.${l}`, fromArray(v)] as const);
   for (const [k, t] of extra) sd.set(k, t);
@@ -57,17 +59,7 @@ export function checkReplaceable(dir: string, what: string): void {
  * the temporary is removed on failure. Every command that writes a model directory goes through here.
  */
 export function writeModelDirAtomically(outDir: string, write: (tmp: string) => void): void {
-  const tmp = tempPathFor(outDir);
-  try {
-    mkdirSync(tmp, { recursive: true });
-    write(tmp);
-    replaceDir(tmp, outDir);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  } finally {
-    releaseTemp(tmp);
-  }
+  writeDirAtomically(outDir, write);
 }
 
 /** Copies what a model needs beside its weights (the tokenizer file, the language identifier) from modelDir into dir. */
@@ -95,13 +87,7 @@ export function exportEncoder(modelDir: string, outDir: string): void {
   }
 }
 
-/** Replaces dir by tmp (a complete directory); the old dir is removed only after the rename. */
-export function replaceDir(tmp: string, dir: string): void {
-  const old = `${dir}.old-${process.pid}`;
-  if (existsSync(dir)) renameSync(dir, old);
-  renameSync(tmp, dir);
-  rmSync(old, { recursive: true, force: true });
-}
+export { replaceDir };
 
 /** Refuses keys of a model shape that its family does not know (as the training config refuses unknown settings). */
 function checkModelKeys(model: unknown, kind: string, f: string, section: string): void {
@@ -122,7 +108,8 @@ export function readModelConfig(dir: string): SavedModelConfig {
     // format 1: LASER only, the model shape under `laser` (its training config is an older schema)
     for (const k of Object.keys(c)) if (!['format', 'version', 'encoderOnly', 'laser', 'train'].includes(k)) throw new Error(`${f}: unknown key '${k}'`);
     checkModelKeys(c.laser, 'laser', f, 'laser');
-    return { format: 'xling', version: 2, kind: 'laser', encoderOnly: !!c.encoderOnly, model: c.laser, train: c.train, tokenizer: 'tokenizer.json' };
+    const v1: SavedModelConfig = { format: 'xling', version: 2, kind: 'laser', encoderOnly: !!c.encoderOnly, model: c.laser, train: c.train, tokenizer: 'tokenizer.json' };
+    return { ...v1, tokenizerSpec: legacyTokenizerSpec(v1) };
   }
   if (c.format !== 'xling') throw new Error(`${f}: unknown model format '${String(c.format)}'`);
   if (c.version !== 2) throw new Error(`${f}: unsupported format version ${String(c.version)} (this xling reads 2)`);
@@ -131,7 +118,38 @@ export function readModelConfig(dir: string): SavedModelConfig {
   checkModelKeys(c.model, c.kind, f, 'model');
   // the same checks as when it was trained: unknown settings, types, ranges
   if (c.train !== undefined) parseConfig(c.train, `${f}: 'train'`);
-  return c as unknown as SavedModelConfig;
+  const cfg = c as unknown as SavedModelConfig;
+  if (c.tokenizerSpec !== undefined) {
+    const spec = checkTokenizerSpec(c.tokenizerSpec, f);
+    if ((spec.file ?? null) !== (cfg.tokenizer ?? null)) throw new Error(`${f}: 'tokenizerSpec.file' (${JSON.stringify(spec.file)}) and 'tokenizer' (${JSON.stringify(cfg.tokenizer)}) name different files`);
+    return cfg;
+  }
+  return { ...cfg, tokenizerSpec: legacyTokenizerSpec(cfg) };
+}
+
+/**
+ * The tokenizer spec of a model directory written before config.json recorded one: derived from
+ * the legacy fields (the kind, the tokenizer file's name and the training configuration's
+ * `vocab` and `features`), here only; loaders read the spec, never the training configuration.
+ * undefined for kinds whose loader needs none.
+ */
+export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | undefined {
+  const train = cfg.train as { vocab?: { lowercase?: boolean; romanize?: boolean }; maxLen?: number; features?: { ngrams: [number, number]; buckets: number; words: boolean; maxFeatures: number } } | undefined;
+  const norm = { lowercase: train?.vocab?.lowercase ?? true, romanize: train?.vocab?.romanize ?? false };
+  const subword = (): TokenizerSpec => ({ type: 'xling-subword', file: cfg.tokenizer ?? 'tokenizer.json', special: { ...XLING_SPECIALS }, addBos: false, addEos: true, maxLength: train?.maxLen ?? 64, ...norm });
+  switch (cfg.kind) {
+    case 'laser': case 'jmt': return subword();
+    case 'dual': {
+      if ((cfg.model as { unit?: string }).unit === 'token') return subword();
+      const f = train?.features;
+      if (!f) throw new Error(`${cfg.kind} model: config.json has neither 'tokenizerSpec' nor 'train.features' (the n-gram settings of this model)`);
+      return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, special: { ...XLING_SPECIALS }, addBos: false, addEos: false, maxLength: f.maxFeatures, ...norm };
+    }
+    case 'laser-lstm': return { type: 'laser-spm', file: cfg.tokenizer ?? LASER_TOKENIZER_FILE };
+    default:
+      if (cfg.kind.startsWith('hf-') && cfg.tokenizer) return { type: 'hf-tokenizer', file: cfg.tokenizer };
+      return undefined;
+  }
 }
 
 /** The languages a model directory has mean vectors of (read from the weights file's header only). */

@@ -3,12 +3,11 @@
 // returns L2-normalised float32 rows in input order. Every command (and the server) embeds
 // through this class, so the same text gets the same vector whichever command embeds it.
 import { lengthBatches } from '../data/batch.js';
-import { SentenceEncoder } from '../models/encoder.js';
+import { encodeRows, encodeRowsAsync, SentenceEncoder } from '../models/encoder.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
-import { normalize as l2normalize } from '../tensor/ops.js';
-import { noGrad, tidy } from '../tensor/tensor.js';
 import { LanguageIdentifier } from '../text/lid.js';
-import { centerRows, spreadSample } from './centering.js';
+import { spreadSample } from './centering.js';
+import { centerEachRow, l2normalizeRows } from './vectors.js';
 import { AUTO, LID_CONFIDENCE, meanNorm, meansNegligible, PER_SENTENCE } from './language.js';
 
 export { lengthBatches };
@@ -126,21 +125,13 @@ export class SentenceEncoderModel {
 
   /** Embeds token sequences; rows in input order. */
   embedIds(seqs: Int32Array[], o: EmbedOptions & { rowCenters?: (Float32Array | null)[] } = {}): Float32Array {
-    const d = this.dim;
-    const out = new Float32Array(seqs.length * d);
+    const out = new Float32Array(seqs.length * this.dim);
     const fast = this.fastFor(seqs, o);
     const enc = fast ?? this.encoder;
-    const mu = this.centerFor(o), rowMu = o.rowCenters;
     try {
       let done = 0;
-      for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
-        const rows = noGrad(() => tidy(() => {
-          const v = enc.encode(idx.map((k) => seqs[k]!));
-          return (o.normalize !== false || mu || rowMu ? l2normalize(v, 1) : v).toFloat32Array();
-        }));
-        if (mu) centerRows(rows, d, mu, o.normalize !== false);
-        if (rowMu) centerEachRow(rows, d, idx.map((k) => rowMu[k] ?? null), o.normalize !== false);
-        idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+      for (const idx of this.batches(seqs, o)) {
+        this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!)), idx, out, o);
         done += idx.length;
         o.onBatch?.(done);
       }
@@ -152,31 +143,43 @@ export class SentenceEncoderModel {
 
   /**
    * embed() whose heavy kernels run on a worker thread: for servers, the event loop stays
-   * responsive while a batch is encoded. Same result as embed().
+   * responsive while a batch is encoded. Same batches and post-processing as embed().
    */
   async embedAsync(sentences: string[], o: EmbedOptions = {}): Promise<Float32Array> {
     const r = this.resolveAuto(sentences, o);
-    o = r;
-    const rowMu = r.rowCenters;
     const seqs = this.tokenize(sentences);
-    const d = this.dim;
-    const out = new Float32Array(seqs.length * d);
-    const fast = this.fastFor(seqs, o);
+    const out = new Float32Array(seqs.length * this.dim);
+    const fast = this.fastFor(seqs, r);
     const enc = fast ?? this.encoder;
-    const mu = this.centerFor(o);
     try {
-      for (const idx of lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096)) {
-        const v = await enc.encodeAsync(idx.map((k) => seqs[k]!));
-        const rows = noGrad(() => tidy(() => (o.normalize !== false || mu || rowMu ? l2normalize(v, 1) : v).toFloat32Array()));
-        if (mu) centerRows(rows, d, mu, o.normalize !== false);
-        if (rowMu) centerEachRow(rows, d, idx.map((k) => rowMu[k] ?? null), o.normalize !== false);
-        v.dispose();
-        idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+      let done = 0;
+      for (const idx of this.batches(seqs, r)) {
+        this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!)), idx, out, r);
+        done += idx.length;
+        r.onBatch?.(done);
       }
     } finally {
       fast?.dispose();
     }
     return out;
+  }
+
+  /** Length-sorted batches of row indices, capped by the options' or the encoder's limits. */
+  private batches(seqs: Int32Array[], o: EmbedOptions): number[][] {
+    return lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096);
+  }
+
+  /**
+   * The embed path's post-processing of one batch's encoder rows (plain float32): L2-normalised
+   * (when asked or centred), each row's language mean subtracted and normalised again (centring),
+   * then written to `out` at the rows' input positions.
+   */
+  private finishBatch(rows: Float32Array, idx: number[], out: Float32Array, o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): void {
+    const d = this.dim, mu = this.centerFor(o), rowMu = o.rowCenters;
+    const centred = mu ? idx.map(() => mu) : rowMu ? idx.map((k) => rowMu[k] ?? null) : null;
+    if (o.normalize !== false || centred) l2normalizeRows(rows, d);
+    if (centred) centerEachRow(rows, d, centred, o.normalize !== false);
+    idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
   }
 
   /** Token ids of each sentence (in one call where the tokenizer encodes batches). */
@@ -190,7 +193,4 @@ export class SentenceEncoderModel {
   }
 }
 
-/** In place: each row centred with its own mean (null: left as it is), then (optionally) re-normalised. */
-export function centerEachRow(rows: Float32Array, dim: number, mus: (Float32Array | null)[], normalize: boolean): void {
-  mus.forEach((mu, r) => { if (mu) centerRows(rows.subarray(r * dim, (r + 1) * dim), dim, mu, normalize); });
-}
+export { centerEachRow };

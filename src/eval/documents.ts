@@ -4,10 +4,12 @@
 // neighbours: hub documents close to everything lose their advantage).
 import { EmbedOptions, SentenceEncoderModel } from '../embed/model.js';
 import { SearchResult } from '../index/faiss.js';
-import { knnChunked, marginScore } from '../mine/mine.js';
+import { marginScore } from '../mine/mine.js';
+import { knnChunked } from '../index/exact.js';
 import { readLines } from '../io/lines.js';
 import { splitSentences } from '../text/sentences.js';
 import { PAtK, precisionAtK } from './retrieval.js';
+import { l2normalizeRows } from '../embed/vectors.js';
 
 /** [docs.length, dim] document vectors: each document's sentences embedded, averaged, normalised. */
 export function documentVectors(model: SentenceEncoderModel, docs: string[], o: EmbedOptions = {}): Float32Array {
@@ -17,12 +19,7 @@ export function documentVectors(model: SentenceEncoderModel, docs: string[], o: 
   const v = model.embed(sents, o);
   const out = new Float32Array(docs.length * d);
   owner.forEach((doc, k) => { for (let j = 0; j < d; j++) out[doc * d + j]! += v[k * d + j]!; });
-  for (let i = 0; i < docs.length; i++) {
-    let n = 0;
-    for (let j = 0; j < d; j++) n += out[i * d + j]! ** 2;
-    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
-    for (let j = 0; j < d; j++) out[i * d + j]! *= inv;
-  }
+  l2normalizeRows(out, d);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Retrieval evaluation: P@1/3/10 of finding the aligned row (or the row with the same id),
 // forward (src → trg) and backward, by exact search or through an index.
-import { knn, SearchResult } from '../index/faiss.js';
+import { SearchResult } from '../index/faiss.js';
 
 export interface PAtK { p1: number; p3: number; p10: number; n: number }
 
@@ -28,18 +28,4 @@ export function alignByIds(srcIds: string[] | null, trgIds: string[] | null, ns:
   }
   const t = new Map(trgIds.map((id, i) => [id, i])), s = new Map(srcIds.map((id, i) => [id, i]));
   return { fwd: Int32Array.from(srcIds, (id) => t.get(id) ?? -1), bwd: Int32Array.from(trgIds, (id) => s.get(id) ?? -1) };
-}
-
-/** Recall@k of approximate labels against exact labels. */
-export function recallVsExact(exact: SearchResult, approx: SearchResult): number {
-  let hit = 0;
-  for (let i = 0; i < exact.n; i++) {
-    const truth = new Set(Array.from(exact.labels.subarray(i * exact.k, (i + 1) * exact.k)));
-    for (let j = 0; j < approx.k; j++) if (truth.has(approx.labels[i * approx.k + j]!)) hit++;
-  }
-  return hit / (exact.n * exact.k);
-}
-
-export function exactSearch(q: Float32Array, base: Float32Array, d: number, k: number): SearchResult {
-  return knn(q, base, d, Math.min(k, base.length / d), 'ip');
 }

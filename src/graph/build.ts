@@ -10,6 +10,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SentenceSource, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
+import { npySink, streamEmbeddings } from '../embed/stream.js';
 import { FaissIndex, readIndex, SearchResult } from '../index/faiss.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
@@ -218,29 +219,20 @@ export function readGraphMeta(g: string): GraphMeta {
 /** Embeds store rows [lo, hi) (each sentence centred with its language) into a float16 .npy. */
 async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: number, hi: number, file: string, quiet: boolean): Promise<void> {
   const d = model.dim;
-  const w = NpyWriter.open(file, d, 'float16');
   const prog = new Progress({ label: 'graph embed', unit: 'sentences', total: hi - lo, silent: quiet });
-  try {
-    for (let a = lo; a < hi; a += 50000) {
-      const b = Math.min(hi, a + 50000);
-      const { text, lang } = store.range(a, b);
-      const out = new Float32Array((b - a) * d);
-      const groups = new Map<string, number[]>();
-      lang.forEach((l, i) => { const g = groups.get(l); if (g) g.push(i); else groups.set(l, [i]); });
-      for (const [l, idx] of groups) {
-        const v = await model.embedAsync(idx.map((i) => text[i]!), { lang: l });
-        idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
-      }
-      w.append(float32ToFloat16(out));
-      prog.tick(b - a);
-      await new Promise((r) => setImmediate(r));
+  async function* ranges(): AsyncGenerator<[number, number]> { for (let a = lo; a < hi; a += 50000) yield [a, Math.min(hi, a + 50000)]; }
+  await streamEmbeddings(ranges(), d, async ([a, b]) => {
+    const { text, lang } = store.range(a, b);
+    const out = new Float32Array((b - a) * d);
+    const groups = new Map<string, number[]>();
+    lang.forEach((l, i) => { const g = groups.get(l); if (g) g.push(i); else groups.set(l, [i]); });
+    for (const [l, idx] of groups) {
+      const v = await model.embedAsync(idx.map((i) => text[i]!), { lang: l });
+      idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
     }
-    w.close();
-    prog.done();
-  } catch (e) {
-    w.abort();
-    throw e;
-  }
+    return out;
+  }, npySink(file, d, 'float16'), async (rows) => { prog.tick(rows); await new Promise((r) => setImmediate(r)); });
+  prog.done();
 }
 
 /** All vectors of the graph as one float16 tensor [N, d] (read straight into its storage). */

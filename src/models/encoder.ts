@@ -1,7 +1,7 @@
 // What every model family gives for inference: token-id sequences in, sentence vectors out.
 // Embedding, centring, validation, mining and the CLI use only this (src/embed/model.ts adds
 // the tokenizer, batching, normalisation and centring on top).
-import { Tensor } from '../tensor/tensor.js';
+import { noGrad, Tensor, tidy } from '../tensor/tensor.js';
 
 export interface SentenceEncoder {
   /** Width of the sentence vectors. */
@@ -25,6 +25,20 @@ export interface SentenceEncoder {
    * want far larger batches.
    */
   readonly batchLimits?: { maxTokens: number; maxSentences: number };
+}
+
+/**
+ * The encoder's vectors of a batch as plain float32 rows (n × dim, not normalised): what the embed
+ * path (src/embed) takes from an encoder; tensors stay on this side of the interface.
+ */
+export function encodeRows(enc: SentenceEncoder, seqs: Int32Array[]): Float32Array {
+  return noGrad(() => tidy(() => enc.encode(seqs).toFloat32Array()));
+}
+
+/** encodeRows() with the heavy kernels on a worker thread (SentenceEncoder.encodeAsync). */
+export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[]): Promise<Float32Array> {
+  const v = await enc.encodeAsync(seqs);
+  try { return v.toFloat32Array(); } finally { v.dispose(); }
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */

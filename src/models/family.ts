@@ -9,6 +9,8 @@ import { Module } from '../nn/module.js';
 import { Optimizer } from '../nn/optim.js';
 import { Tensor } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
+import { openXlingTokenizer, type TokenizerSpec } from '../text/spec.js';
+import { Tokenizer } from '../text/tokenizer.js';
 import { SentenceEncoder } from './encoder.js';
 
 /**
@@ -107,6 +109,12 @@ export interface SavedModelConfig {
   train?: unknown;
   /** 'tokenizer.json' when the model has a subword vocabulary (Hugging Face format). */
   tokenizer: string | null;
+  /**
+   * What tokenises (src/text/spec.ts): type, file, special ids, BOS/EOS, maximum length,
+   * normalisation. readModelConfig always fills it (derived from the legacy fields for
+   * directories written before it existed); loaders read it, never `train`.
+   */
+  tokenizerSpec?: TokenizerSpec;
   /** A compact export (xling export --dtype/--dims/--prune-unused): how it was made. */
   export?: { dtype: string; dims?: number; prune?: { buckets: number; kept: number; share: number; fallback: number } };
 }
@@ -152,6 +160,19 @@ export interface TrainingPlugin {
   fixedTokenizer?(cfg: TrainConfig): TextTokenizer | undefined;
   /** Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its task. */
   createTask(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void): TrainingTask;
+}
+
+/** The tokenizer spec of a loaded config (readModelConfig fills it; a config without one is refused). */
+export function specOf(dir: string, saved: SavedModelConfig): TokenizerSpec {
+  if (!saved.tokenizerSpec) throw new Error(`${dir}/config.json: no 'tokenizerSpec' (and none can be derived for a ${saved.kind} model)`);
+  return saved.tokenizerSpec;
+}
+
+/** xling's subword tokenizer of a model directory (laser, jmt, dual with unit 'token'), from its spec. */
+export function subwordTokenizer(dir: string, saved: SavedModelConfig): Tokenizer {
+  const spec = specOf(dir, saved);
+  if (spec.type !== 'xling-subword') throw new Error(`${dir}/config.json: a ${saved.kind} model reads xling's subword tokenizer, but tokenizerSpec says ${spec.type}`);
+  return openXlingTokenizer(dir, spec) as Tokenizer;
 }
 
 /** A family xling trains and loads. */

@@ -14,7 +14,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { centerRows } from '../embed/centering.js';
+import { centerEachRow, l2normalizeRows } from '../embed/vectors.js';
 import { AUTO, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from '../embed/language.js';
 import { joinRows, jsonArrayOfRows } from '../io/json.js';
 import { SentenceEncoderModel } from '../embed/model.js';
@@ -86,14 +86,6 @@ class HttpError extends Error {
 
 const webRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
 
-function l2normalize(rows: Float32Array, d: number): void {
-  for (let i = 0; i < rows.length / d; i++) {
-    let n = 0;
-    for (let j = 0; j < d; j++) n += rows[i * d + j]! ** 2;
-    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
-    for (let j = 0; j < d; j++) rows[i * d + j]! *= inv;
-  }
-}
 
 /** JSON nested deeper than max ([ and { outside strings)? A linear scan, before any parsing. */
 export function jsonDeeperThan(s: string, max: number): boolean {
@@ -116,7 +108,7 @@ function firstDims(rows: Float32Array, d: number, n: number, normalize: boolean)
   if (n === d) return rows;
   const m = rows.length / d, out = new Float32Array(m * n);
   for (let i = 0; i < m; i++) out.set(rows.subarray(i * d, i * d + n), i * n);
-  if (normalize) l2normalize(out, n);
+  if (normalize) l2normalizeRows(out, n);
   return out;
 }
 
@@ -330,8 +322,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       : lang === AUTO || lang === PER_SENTENCE ? inputs.map((t) => (typeof t === 'string' ? model.sentenceCenter(t, center).lang : null)) : inputs.map(() => whole.lang);
     const { rows } = await batcher.embed(seqs, { signal: q.signal });
     const centred = langs.some((l) => l);
-    if (q.normalize !== false || centred) l2normalize(rows, d);
-    langs.forEach((l, i) => { if (l) centerRows(rows.subarray(i * d, (i + 1) * d), d, model.centers.get(l)!, q.normalize !== false); });
+    if (q.normalize !== false || centred) l2normalizeRows(rows, d);
+    centerEachRow(rows, d, langs.map((l) => (l ? model.centers.get(l)! : null)), q.normalize !== false);
     reply?.header('x-xling-lang', langs.map((l) => l ?? 'none').join(','));
     if (!centred) reply?.header('x-xling-center', whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'));
     return rows;
@@ -456,7 +448,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
       for (const x of q) norm += x * x;
       if (!Number.isFinite(norm)) throw new HttpError(422, 'Input validation error: vector has values that are not finite as 32-bit floats', 'Validation');
       if (norm === 0) throw new HttpError(422, 'Input validation error: vector is zero (it has no direction to search)', 'Validation');
-      l2normalize(q, idx.d);
+      l2normalizeRows(q, idx.d);
     } else {
       if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
       q = await vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });

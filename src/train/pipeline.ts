@@ -11,6 +11,7 @@ import { fitLanguageMeans } from '../embed/centering.js';
 import { CENTER_MIN_NORM, trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, replaceDir, writeModelFiles } from '../embed/model-dir.js';
+import { tokenizerSpecOf } from '../text/spec.js';
 import { TrainConfig } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
@@ -229,7 +230,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       enc.centers = centers;
       prog.done();
     }
-    writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers);
+    writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers, tokenizerSpecOf(tok, tokFile));
     // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
     const t3 = performance.now();
     enc.lid = trainModelIdentifier(byLanguage(table));

@@ -138,3 +138,30 @@ export function atomicOutputSync<T>(target: string, fn: (tmpPath: string) => T):
     throw e;
   }
 }
+
+/** Replaces dir by tmp (a complete directory); the old dir is removed only after the rename. */
+export function replaceDir(tmp: string, dir: string): void {
+  const old = `${dir}.old-${process.pid}`;
+  if (fs.existsSync(dir)) fs.renameSync(dir, old);
+  fs.renameSync(tmp, dir);
+  fs.rmSync(old, { recursive: true, force: true });
+}
+
+/**
+ * The one directory swap: builds a directory in a temporary beside outDir (write fills it) and
+ * swaps it in whole (replaceDir); the temporary is removed on failure. Returns write's result.
+ */
+export function writeDirAtomically<T>(outDir: string, write: (tmp: string) => T): T {
+  const tmp = tempPathFor(outDir);
+  try {
+    fs.mkdirSync(tmp, { recursive: true });
+    const r = write(tmp);
+    replaceDir(tmp, outDir);
+    return r;
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  } finally {
+    releaseTemp(tmp);
+  }
+}

@@ -14,7 +14,8 @@ import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
-import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig, TrainingTask } from '../family.js';
+import { openXlingTokenizer } from '../../text/spec.js';
 import { additiveMarginLoss } from './loss.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
@@ -302,15 +303,13 @@ export const dualFamily: ModelFamily = {
   createTask(cfg, tok, corpus) { return new DualTask(cfg, tok, corpus); },
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as DualConfig;
-    const train = saved.train as DualTrainConfig | undefined;
     let tokenizer: TextTokenizer, tokens: readonly string[] | undefined;
-    if (mc.unit === 'token') {
-      const t = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize: train?.vocab?.romanize ?? false });
-      tokenizer = t; tokens = t.vocab;
-    } else {
-      if (!train?.features) throw new Error(`${join(dir, 'config.json')}: 'train.features' is missing (the n-gram settings of this model)`);
-      tokenizer = ngramTokenizer(train);
-    }
+    const spec = specOf(dir, saved);
+    const want = mc.unit === 'token' ? 'xling-subword' : 'hashed-ngrams';
+    if (spec.type !== want) throw new Error(`${join(dir, 'config.json')}: a dual model of unit '${mc.unit}' reads a ${want} tokenizer, but tokenizerSpec says ${spec.type}`);
+    const t = openXlingTokenizer(dir, spec);
+    tokenizer = t;
+    if (t instanceof Tokenizer) tokens = t.vocab;
     const net = withoutTableInit(() => new DualEncoder(mc, tokens));
     load(net);
     if (mc.prune) {

@@ -17,11 +17,12 @@ function hfLoader(arch: HfArch): EncoderLoader {
       const f = join(dir, 'config.json');
       if (mc.arch !== arch) throw new Error(`${f}: kind hf-${arch} but model.arch ${JSON.stringify(mc.arch)}`);
       for (const k of HF_MODEL_KEYS) if (mc[k] === undefined) throw new Error(`${f}: 'model.${k}' is missing`);
-      if (!saved.tokenizer) throw new Error(`${f}: 'tokenizer' is missing (an imported model keeps its tokenizer.json)`);
+      const tokFile = saved.tokenizerSpec?.file ?? saved.tokenizer;
+      if (!tokFile) throw new Error(`${f}: 'tokenizer' is missing (an imported model keeps its tokenizer.json)`);
       const net = new HfEncoder(mc);
       try { load(net); } catch (e) { net.dispose(); throw e; }
       net.eval();
-      const tokenizer = HFTokenizer.load(join(dir, saved.tokenizer), {
+      const tokenizer = HFTokenizer.load(join(dir, tokFile), {
         maxLength: mc.maxSeqLength, prompt: mc.prompt, padId: mc.padTokenId,
         onFirstTruncation: (n) => {
           if (warned) return;

@@ -17,7 +17,7 @@ import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { Rng } from '../../util/rng.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
-import { LoadedEncoder, LoadWeights, ModelFamily, OptimizerSlot, SavedModelConfig, TrainConfig, TrainingTask } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, OptimizerSlot, SavedModelConfig, subwordTokenizer, TrainConfig, TrainingTask } from '../family.js';
 import { distanceHingeLoss, skipGramLoss } from './loss.js';
 import { JmtConfig, JmtEncoder, JmtModel } from './model.js';
 import { RowLinks, SkipGramBatch, SkipGramSampler } from './skipgram.js';
@@ -212,8 +212,7 @@ export const jmtFamily: ModelFamily = {
   createTask(cfg, tok, corpus, log) { return new JmtTask(cfg, tok, corpus, log); },
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as JmtConfig;
-    const romanize = (saved.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
-    const tokenizer = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize });
+    const tokenizer = subwordTokenizer(dir, saved);
     const net = withoutTableInit(() => new JmtEncoder(mc));
     load(net);
     net.eval();

@@ -49,7 +49,7 @@ export const laserLstmLoader: EncoderLoader = {
   modelKeys: Object.keys(KEYS),
   loadEncoder(dir, saved, load) {
     const m = saved.model as LaserLstmConfig;
-    const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
+    const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizerSpec?.file ?? saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
     const net = withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m)));
     load(net);
     net.eval();

@@ -7,7 +7,7 @@ import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 import { checkChoice, checkNumber } from '../../util/check.js';
 import { join } from 'node:path';
-import { ModelFamily, TrainConfig, TrainingTask } from '../family.js';
+import { ModelFamily, subwordTokenizer, TrainConfig, TrainingTask } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserModel, LaserSentenceEncoder } from './model.js';
 
 /** LASER's own config sections. */
@@ -119,8 +119,7 @@ export const laserFamily: ModelFamily = {
   },
   createTask(cfg, tok, corpus) { return new LaserTask(cfg as LaserTrainConfig, tok, corpus); },
   loadEncoder(dir, saved, load) {
-    const romanize = (saved.train as { vocab?: { romanize?: boolean } } | undefined)?.vocab?.romanize ?? false;
-    const tokenizer = Tokenizer.load(join(dir, saved.tokenizer ?? 'tokenizer.json'), { romanize });
+    const tokenizer = subwordTokenizer(dir, saved);
     const net = new LaserEncoder(saved.model as LaserConfig);
     load(net);
     net.eval();

@@ -1,0 +1,39 @@
+// The one row normaliser of the embed path (xling embed, the server, the cluster worker, the graph
+// builder, centring, document averaging): plain Float32Array rows in and out, the arithmetic behind
+// this one function. It runs torch's normalize (x / max(‖x‖, 1e-12), float32), the arithmetic the
+// vectors of every model were written with before issue 25 (on a copy of the rows it gives the
+// same bits as on the encoder's output tensor); a runtime without the addon swaps this function.
+// Vectors read from files are normalised by src/util/vectors.ts (io and index sit below tensor/).
+import { normalize } from '../tensor/ops.js';
+import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
+
+/** L2-normalises rows of d values in place (a zero row stays zero). */
+export function l2normalizeRows(rows: Float32Array, d: number): void {
+  if (!rows.length) return;
+  const out = noGrad(() => tidy(() => normalize(fromArray(rows.slice(), [rows.length / d, d]), 1).toFloat32Array()));
+  rows.set(out);
+}
+
+/**
+ * In place: each row with a mean (mus[r], null: left as it is) minus it, then (optionally) those
+ * rows L2-normalised. Rows are L2-normalised on entry.
+ */
+export function centerEachRow(rows: Float32Array, d: number, mus: (Float32Array | null)[], normalize: boolean): void {
+  const centred: number[] = [];
+  mus.forEach((mu, r) => {
+    if (!mu) return;
+    for (let j = 0; j < d; j++) rows[r * d + j] = rows[r * d + j]! - mu[j]!;
+    centred.push(r);
+  });
+  if (!normalize || !centred.length) return;
+  if (centred.length === mus.length) { l2normalizeRows(rows, d); return; }
+  const buf = new Float32Array(centred.length * d);
+  centred.forEach((r, k) => buf.set(rows.subarray(r * d, (r + 1) * d), k * d));
+  l2normalizeRows(buf, d);
+  centred.forEach((r, k) => rows.set(buf.subarray(k * d, (k + 1) * d), r * d));
+}
+
+/** In place: every row minus mu, then (optionally) L2-normalised. Rows are L2-normalised on entry. */
+export function centerRows(rows: Float32Array, d: number, mu: Float32Array, normalize: boolean): void {
+  centerEachRow(rows, d, Array.from({ length: rows.length / d }, () => mu), normalize);
+}
