@@ -29,6 +29,8 @@ export type CenterPlan = string | null | (string | null)[];
 interface LiteConfig {
   format?: string; version?: number; kind?: string;
   model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number } };
+  /** What tokenises (src/text/spec.ts); directories written before it have only the training settings below. */
+  tokenizerSpec?: { type?: string; ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; lowercase?: boolean; romanize?: boolean };
   train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
 }
 
@@ -61,11 +63,14 @@ export class LiteModel {
   private readonly bucketMap: Int32Array | null = null;
 
   constructor(readonly config: LiteConfig, file: LiteSafetensors, where: string) {
-    const m = config.model, f = config.train?.features, v = config.train?.vocab;
+    const m = config.model, spec = config.tokenizerSpec;
+    if (spec && spec.type !== 'hashed-ngrams') throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
+    // The spec when the directory has one; the training settings of directories written before it.
+    const f = spec ?? config.train?.features, v = spec ?? config.train?.vocab;
     if (config.format !== 'xling' || config.version !== 2) throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
     if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
       throw new Error(`${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`);
-    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'train.features' is missing (the n-gram settings of this model)`);
+    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
     this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
     const get = (k: string) => {
       const t = file.tensors.get(k);
