@@ -103,6 +103,22 @@ export function defaultFactory(n: number, d = 512): string {
   return `OPQ16,IVF${nlist},PQ16`;
 }
 
+/**
+ * PQ fast-scan (a factory with PQ…x4fs): the graph stores the IVF-PQ with the same 4-bit codes
+ * (PQ…x4), which shards add to and merge like any IVF-PQ (faiss 1.7.3 cannot merge fast-scan
+ * lists), and its query step searches the fast-scan layout converted from it (openQueryIndex).
+ */
+export const isFastScanFactory = (f: string): boolean => /PQ\d+x4fs(?![\w])/.test(f);
+/** The factory of the index the graph trains, adds to and merges (fast-scan as plain 4-bit IVF-PQ). */
+export const storedFactory = (f: string): string => f.replace(/(PQ\d+x4)fs(?![\w])/, '$1');
+
+/** The graph's merged index as its query step searches it (fast-scan graphs converted). */
+export function openQueryIndex(g: string, factory: string): FaissIndex {
+  const index = readIndex(join(g, 'index.faiss'));
+  if (!isFastScanFactory(factory)) return index;
+  try { return index.toFastScan(); } finally { index.dispose(); }
+}
+
 /** Query rows per exact block; blocks start at multiples of it, so a row's products never depend on how the rows are sharded. */
 export const EXACT_QUERY_BLOCK = 1024;
 const EXACT_BASE_BLOCK = 32768;
@@ -409,10 +425,11 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     if (steps.has('train') && !exact && !existsSync(join(g, 'index.trained.faiss'))) {
       if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
-        let index = FaissIndex.create(dim, meta.factory, 'ip');
+        const factory = storedFactory(meta.factory);
+        let index = FaissIndex.create(dim, factory, 'ip');
         // node ids go in with the vectors (shards add their own rows): indexes that number their
         // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
-        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${meta.factory}`, 'ip'); }
+        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${factory}`, 'ip'); }
         const set = index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
@@ -475,7 +492,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     }
     if (steps.has('query') && !exact && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
       const vectors = loadVectors(g);
-      const index = readIndex(join(g, 'index.faiss'));
+      const index = openQueryIndex(g, meta.factory);
       try {
         meta.nprobe = tuneGraphNprobe(g, index, vectors, o.recallTarget, log);
         if (meta.nprobe) index.setNprobe(meta.nprobe);
@@ -545,7 +562,7 @@ export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, r
 export function tuneGraph(g: string, recallTarget: number, log: (l: string) => void): number | null {
   const m = readGraphMeta(g);
   if (m.nprobe || !/IVF/.test(m.factory)) return m.nprobe;
-  const vectors = loadVectors(g), index = readIndex(join(g, 'index.faiss'));
+  const vectors = loadVectors(g), index = openQueryIndex(g, m.factory);
   try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
 
