@@ -12,14 +12,17 @@
 //
 //   node dist/bench/graph-query.js [--n 1000000] [--d 128] [--queries 1000] [--candidates 64]
 //     [--target 0.9] [--only default,hnsw,fs,hnsw-fs] [--dir /tmp/xling-graph-query] [--threads 2] [--json]
+//     [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of rows are the queries)
 //
 // Data: bench/ivfpq-1m.ts's clustered unit vectors (4,000 centres in a 64-d latent space,
 // randomly projected to d, plus isotropic noise): synthetic, with a sentence space's low
-// intrinsic dimension. Queries are held-out points of the same distribution.
+// intrinsic dimension. Queries are held-out points of the same distribution. Its 4,000 clusters
+// favour layouts with ≥ 4,000 lists (a list is then about a cluster, holding a query's neighbours):
+// measure on real vectors (--vectors) too.
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaissIndex, indexFactory, knnAsync, setFaissThreads, SearchResult } from '../src/index/faiss.js';
-import { NpyRowReader } from '../src/io/npy.js';
+import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
 import { setNumThreads } from '../src/tensor/index.js';
 import { Rng } from '../src/util/rng.js';
 import { jsonMode, runPython, threadsArg } from './common.js';
@@ -68,20 +71,42 @@ export async function run(): Promise<Record<string, unknown>> {
   const threads = threadsArg();
   setNumThreads(threads);
   setFaissThreads(threads);
-  const n = Number(arg('n', '1000000')), d = Number(arg('d', '128')), nq = Number(arg('queries', '1000'));
+  const nq = Number(arg('queries', '1000'));
   const cand = Number(arg('candidates', '64')), target = Number(arg('target', '0.9'));
   const only = arg('only', Object.keys(LAYOUTS).join(',')).split(',');
   for (const o of only) if (!LAYOUTS[o]) throw new Error(`--only: unknown layout ${o} (known: ${Object.keys(LAYOUTS).join(', ')})`);
-  const dir = join(arg('dir', '/tmp/xling-graph-query'), `${n}x${d}`);
-  mkdirSync(dir, { recursive: true });
-  const baseFile = join(dir, 'base.npy'), qFile = join(dir, 'queries.npy');
+  const real = arg('vectors', '');
+  let base: Float32Array, xq: Float32Array, dir: string, qFile: string, n: number, d: number;
   let t = performance.now();
-  if (!existsSync(baseFile) || NpyRowReader.open(baseFile).rows !== n || NpyRowReader.open(qFile).rows !== nq) {
-    generate(dir, n, nq, d);
-    log(`generated ${n} + ${nq} vectors of ${d} dimensions in ${((performance.now() - t) / 1000).toFixed(0)}s`);
+  if (real) {
+    // real sentence vectors (e.g. a graph's vectors.npy, float16): a seeded sample of rows are the
+    // queries, the other rows the base
+    const r = NpyRowReader.open(real);
+    d = r.cols; n = r.rows - nq;
+    const all = r.readRows(0, r.rows); r.close();
+    const isQuery = new Uint8Array(r.rows);
+    for (const i of new Rng(11).sample(r.rows, nq)) isQuery[i] = 1;
+    base = new Float32Array(n * d); xq = new Float32Array(nq * d);
+    let a = 0, b = 0;
+    for (let i = 0; i < r.rows; i++) (isQuery[i] ? xq : base).set(all.subarray(i * d, (i + 1) * d), (isQuery[i] ? b++ : a++) * d);
+    dir = join(arg('dir', '/tmp/xling-graph-query'), 'real');
+    mkdirSync(dir, { recursive: true });
+    qFile = join(dir, 'queries.npy');
+    const w = NpyWriter.open(qFile, d, 'float32'); w.append(xq); w.close();
+    log(`${real}: ${n} base + ${nq} query vectors of ${d} dimensions`);
+  } else {
+    n = Number(arg('n', '1000000')); d = Number(arg('d', '128'));
+    dir = join(arg('dir', '/tmp/xling-graph-query'), `${n}x${d}`);
+    mkdirSync(dir, { recursive: true });
+    const baseFile = join(dir, 'base.npy');
+    qFile = join(dir, 'queries.npy');
+    if (!existsSync(baseFile) || NpyRowReader.open(baseFile).rows !== n || NpyRowReader.open(qFile).rows !== nq) {
+      generate(dir, n, nq, d);
+      log(`generated ${n} + ${nq} vectors of ${d} dimensions in ${((performance.now() - t) / 1000).toFixed(0)}s`);
+    }
+    const br = NpyRowReader.open(baseFile); base = br.readRows(0, n); br.close();
+    const qr = NpyRowReader.open(qFile); xq = new Float32Array(qr.readRows(0, nq)); qr.close();
   }
-  const br = NpyRowReader.open(baseFile), base = br.readRows(0, n); br.close();
-  const qr = NpyRowReader.open(qFile), xq = new Float32Array(qr.readRows(0, nq)); qr.close();
   t = performance.now();
   const truth = await knnAsync(xq, base, d, 10, 'ip');
   const exactSeconds = (performance.now() - t) / 1000;
@@ -144,7 +169,7 @@ export async function run(): Promise<Record<string, unknown>> {
   }
   const def = rows.find((r) => r.layout === 'default');
   if (def) for (const r of rows) r.cost_ratio_default_over_this = +((def.query_ms_per_sentence as number) / (r.query_ms_per_sentence as number)).toFixed(2);
-  return { name: 'graph_query', n, d, queries: nq, candidates: cand, target, threads, exact_ms_per_query: +((exactSeconds / nq) * 1e3).toFixed(3), layouts: rows };
+  return { name: 'graph_query', data: real ? 'real vectors' : 'synthetic clustered (4,000 centres)', n, d, queries: nq, candidates: cand, target, threads, exact_ms_per_query: +((exactSeconds / nq) * 1e3).toFixed(3), layouts: rows };
 }
 
 if (process.argv[1]?.endsWith('graph-query.js')) {
