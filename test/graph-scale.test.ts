@@ -119,7 +119,7 @@ describe('a graph with an HNSW coarse quantizer and fast-scan', () => {
   const model = join(dir, 'model');
   const base = (out: string): GraphBuildOptions => ({
     model, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }], k: 10, factory: 'IVF64_HNSW32,PQ16x4fs', candidates: 32, trainSample: 5000,
-    recallTarget: 0.9, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
+    recallTarget: 0.95, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
   });
   before(() => { trainTinyDual(dir, model); });
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,6 +128,8 @@ describe('a graph with an HNSW coarse quantizer and fast-scan', () => {
     const one = await buildGraph(base(join(dir, 'one')));
     assert.ok(one.recall_at_10! >= 0.9, `recall ${one.recall_at_10}`);
     assert.equal(readIndex(join(dir, 'one', 'index.faiss')).info.nlist, 64);
+    // tuned from nprobe 1 with an HNSW quantizer (a power of two, at most the lists)
+    assert.ok([1, 2, 4, 8, 16, 32, 64].includes(one.nprobe!), `nprobe ${one.nprobe}`);
     const two = join(dir, 'two');
     const o = { ...base(two), nprobe: one.nprobe! };
     for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['store', 'embed'] });

@@ -566,14 +566,16 @@ export function tuneGraph(g: string, recallTarget: number, log: (l: string) => v
   try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
 
-/** The smallest nprobe (powers of two) whose recall@10 on 500 sampled queries reaches the target. */
+/** The smallest nprobe (powers of two from 4, from 1 with an HNSW coarse quantizer) whose recall@10 on 500 sampled queries reaches the target. */
 function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, target: number, log: (l: string) => void): number {
   const N = vectors.size(0);
   const sample = new Rng(7).sample(N, Math.min(500, N)).sort((a, b) => a - b);
   const exact = exactNeighbours(vectors, sample, 10);
   const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
   let last = 1, best = 0;
-  for (let p = Math.min(4, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
+  // an HNSW coarse quantizer serves many small lists, of which one or two often reach the target
+  const first = /IVF\d+_HNSW/.test(meta.factory) ? 1 : 4;
+  for (let p = Math.min(first, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
     index.setNprobe(p);
     let hit = 0;
     for (let i = 0; i < sample.length; i++) {
