@@ -12,7 +12,7 @@
 //
 //   node dist/bench/graph-query.js [--n 1000000] [--d 128] [--queries 1000] [--candidates 64]
 //     [--target 0.9] [--only default,hnsw,fs,hnsw-fs] [--dir /tmp/xling-graph-query] [--threads 2] [--json]
-//     [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of rows are the queries)
+//     [--hnsw-lists 8] [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of rows are the queries)
 //
 // Data: bench/ivfpq-1m.ts's clustered unit vectors (4,000 centres in a 64-d latent space,
 // randomly projected to d, plus isotropic noise): synthetic, with a sentence space's low
@@ -31,11 +31,13 @@ import { generate } from './ivfpq-1m.js';
 const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
 const log = (s: string) => process.stderr.write(`[graph-query] ${s}\n`);
 
+/** The HNSW layouts' lists: this many × √N (--hnsw-lists; 8 by default). */
+const hnswLists = () => Number(arg('hnsw-lists', '8'));
 export const LAYOUTS: Record<string, (n: number) => string> = {
   default: (n) => `OPQ16,IVF${pow2(Math.sqrt(n))},PQ16`,
-  hnsw: (n) => `OPQ16,IVF${pow2(8 * Math.sqrt(n))}_HNSW32,PQ16`,
+  hnsw: (n) => `OPQ16,IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ16`,
   fs: (n) => `IVF${pow2(Math.sqrt(n))},PQ32x4fs`,
-  'hnsw-fs': (n) => `IVF${pow2(8 * Math.sqrt(n))}_HNSW32,PQ32x4fs`,
+  'hnsw-fs': (n) => `IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ32x4fs`,
 };
 function pow2(x: number): number { return 2 ** Math.round(Math.log2(x)); }
 
