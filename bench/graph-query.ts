@@ -38,6 +38,8 @@ export const LAYOUTS: Record<string, (n: number) => string> = {
   hnsw: (n) => `OPQ16,IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ16`,
   fs: (n) => `IVF${pow2(Math.sqrt(n))},PQ32x4fs`,
   'hnsw-fs': (n) => `IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ32x4fs`,
+  // finer 4-bit codes (4-d sub-vectors): on real 512-d sentence vectors PQ32x4fs's candidates stop at recall ≈ 0.64
+  fs128: (n) => `IVF${pow2(Math.sqrt(n))},PQ128x4fs`,
 };
 function pow2(x: number): number { return 2 ** Math.round(Math.log2(x)); }
 
