@@ -104,6 +104,22 @@ export function defaultFactory(n: number, d = 512): string {
   return `OPQ16,IVF${nlist},PQ16`;
 }
 
+/**
+ * PQ fast-scan (a factory with PQ…x4fs): the graph stores the IVF-PQ with the same 4-bit codes
+ * (PQ…x4), which shards add to and merge like any IVF-PQ (faiss 1.7.3 cannot merge fast-scan
+ * lists), and its query step searches the fast-scan layout converted from it (openQueryIndex).
+ */
+export const isFastScanFactory = (f: string): boolean => /PQ\d+x4fs(?![\w])/.test(f);
+/** The factory of the index the graph trains, adds to and merges (fast-scan as plain 4-bit IVF-PQ). */
+export const storedFactory = (f: string): string => f.replace(/(PQ\d+x4)fs(?![\w])/, '$1');
+
+/** The graph's merged index as its query step searches it (fast-scan graphs converted). */
+export function openQueryIndex(g: string, factory: string): FaissIndex {
+  const index = readIndex(join(g, 'index.faiss'));
+  if (!isFastScanFactory(factory)) return index;
+  try { return index.toFastScan(); } finally { index.dispose(); }
+}
+
 /** Query rows per exact block; blocks start at multiples of it, so a row's products never depend on how the rows are sharded. */
 export const EXACT_QUERY_BLOCK = 1024;
 const EXACT_BASE_BLOCK = 32768;
@@ -401,10 +417,11 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     if (steps.has('train') && !exact && !existsSync(join(g, 'index.trained.faiss'))) {
       if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
-        let index = FaissIndex.create(dim, meta.factory, 'ip');
+        const factory = storedFactory(meta.factory);
+        let index = FaissIndex.create(dim, factory, 'ip');
         // node ids go in with the vectors (shards add their own rows): indexes that number their
         // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
-        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${meta.factory}`, 'ip'); }
+        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${factory}`, 'ip'); }
         const set = index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
@@ -467,7 +484,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     }
     if (steps.has('query') && !exact && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
       const vectors = loadVectors(g);
-      const index = readIndex(join(g, 'index.faiss'));
+      const index = openQueryIndex(g, meta.factory);
       try {
         meta.nprobe = tuneGraphNprobe(g, index, vectors, o.recallTarget, log);
         if (meta.nprobe) index.setNprobe(meta.nprobe);
@@ -537,18 +554,20 @@ export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, r
 export function tuneGraph(g: string, recallTarget: number, log: (l: string) => void): number | null {
   const m = readGraphMeta(g);
   if (m.nprobe || !/IVF/.test(m.factory)) return m.nprobe;
-  const vectors = loadVectors(g), index = readIndex(join(g, 'index.faiss'));
+  const vectors = loadVectors(g), index = openQueryIndex(g, m.factory);
   try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
 
-/** The smallest nprobe (powers of two) whose recall@10 on 500 sampled queries reaches the target. */
+/** The smallest nprobe (powers of two from 4, from 1 with an HNSW coarse quantizer) whose recall@10 on 500 sampled queries reaches the target. */
 function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, target: number, log: (l: string) => void): number {
   const N = vectors.size(0);
   const sample = new Rng(7).sample(N, Math.min(500, N)).sort((a, b) => a - b);
   const exact = exactNeighbours(vectors, sample, 10);
   const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
   let last = 1, best = 0;
-  for (let p = Math.min(4, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
+  // an HNSW coarse quantizer serves many small lists, of which one or two often reach the target
+  const first = /IVF\d+_HNSW/.test(meta.factory) ? 1 : 4;
+  for (let p = Math.min(first, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
     index.setNprobe(p);
     let hit = 0;
     for (let i = 0; i < sample.length; i++) {

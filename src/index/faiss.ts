@@ -109,6 +109,14 @@ export class FaissIndex {
   storedIds(): BigInt64Array | null { return F.ids(this.handle) as BigInt64Array | null; }
   removeIds(ids: BigInt64Array): number { return F.removeIds(this.handle, ids) as number; }
   clone(): FaissIndex { return new FaissIndex(F.clone(this.handle)); }
+  /**
+   * A new index: this IVF-PQ with 4-bit codes (IVF…,PQ…x4, also under OPQ/PCA, any coarse
+   * quantizer) in faiss's fast-scan layout (IndexIVFPQFastScan, as built by "…,PQ…x4fs"): the
+   * same lists, ids and codes, scanned with SIMD look-up tables. This index is left as it is.
+   * Fast-scan indexes cannot be merged (faiss 1.7.3), so shards merge the IVF-PQ, then convert.
+   * Their search takes no per-call parameters: set nprobe with setNprobe.
+   */
+  toFastScan(): FaissIndex { return new FaissIndex(F.toFastScan(this.handle)); }
   /** Frees the index now. Later calls throw "index was disposed". */
   dispose(): void { F.dispose(this.handle); }
 }

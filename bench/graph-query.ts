@@ -1,0 +1,186 @@
+// The graph's query step at scale (issue 30 §2): the cost per query sentence at equal recall@10
+// (≥ --target against exact search, after the index's candidates are re-ranked with the exact
+// vectors as `xling graph build` does) for candidate index layouts, side by side in one process:
+//   default  OPQ16,IVF√N,PQ16                 (the graph's default above the exact crossover)
+//   hnsw     OPQ16,IVF(8√N)_HNSW32,PQ16       (an HNSW coarse quantizer: 8× the lists, fewer codes scanned)
+//   fs       IVF√N,PQ32x4fs                    (PQ fast-scan: 4-bit codes scanned with SIMD, then re-ranked)
+//   hnsw-fs  IVF(8√N)_HNSW32,PQ32x4fs          (both)
+// For each: train on a seeded sample, add every vector, then the smallest nprobe (powers of two)
+// whose recall@10 after re-ranking reaches the target on the first 200 queries, and at that nprobe
+// the seconds per query (index search + re-ranking) over all queries; and Python faiss's search of
+// the same index file at the same nprobe (same threads) as the side-by-side figure.
+//
+//   node dist/bench/graph-query.js [--n 1000000] [--d 128] [--queries 1000] [--candidates 64]
+//     [--target 0.9] [--only default,hnsw,fs,hnsw-fs] [--dir /tmp/xling-graph-query] [--threads 2] [--json]
+//     [--hnsw-lists 8] [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of rows are the queries)
+//
+// Data: bench/ivfpq-1m.ts's clustered unit vectors (4,000 centres in a 64-d latent space,
+// randomly projected to d, plus isotropic noise): synthetic, with a sentence space's low
+// intrinsic dimension. Queries are held-out points of the same distribution. Its 4,000 clusters
+// favour layouts with ≥ 4,000 lists (a list is then about a cluster, holding a query's neighbours):
+// measure on real vectors (--vectors) too.
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { FaissIndex, indexFactory, knnAsync, setFaissThreads, SearchResult } from '../src/index/faiss.js';
+import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
+import { setNumThreads } from '../src/tensor/index.js';
+import { Rng } from '../src/util/rng.js';
+import { jsonMode, runPython, threadsArg } from './common.js';
+import { generate } from './ivfpq-1m.js';
+
+const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
+const log = (s: string) => process.stderr.write(`[graph-query] ${s}\n`);
+
+/** The HNSW layouts' lists: this many × √N (--hnsw-lists; 8 by default). */
+const hnswLists = () => Number(arg('hnsw-lists', '8'));
+export const LAYOUTS: Record<string, (n: number) => string> = {
+  default: (n) => `OPQ16,IVF${pow2(Math.sqrt(n))},PQ16`,
+  hnsw: (n) => `OPQ16,IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ16`,
+  fs: (n) => `IVF${pow2(Math.sqrt(n))},PQ32x4fs`,
+  'hnsw-fs': (n) => `IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ32x4fs`,
+  // finer 4-bit codes (4-d sub-vectors): on real 512-d sentence vectors PQ32x4fs's candidates stop at recall ≈ 0.64
+  fs128: (n) => `IVF${pow2(Math.sqrt(n))},PQ128x4fs`,
+};
+function pow2(x: number): number { return 2 ** Math.round(Math.log2(x)); }
+
+/** The index's `cand` candidates of each query re-ranked by the exact inner product with the float32 base: the best k ids. */
+export function rerankExact(base: Float32Array, d: number, q: Float32Array, r: SearchResult, k: number): BigInt64Array {
+  const n = r.n, K = r.k, out = new BigInt64Array(n * k).fill(-1n);
+  for (let i = 0; i < n; i++) {
+    const list: [bigint, number][] = [];
+    for (let j = 0; j < K; j++) {
+      const l = r.labels[i * K + j]!;
+      if (l < 0n) continue;
+      const o = Number(l) * d;
+      let s = 0;
+      for (let t = 0; t < d; t++) s += base[o + t]! * q[i * d + t]!;
+      list.push([l, s]);
+    }
+    list.sort((a, b) => b[1] - a[1]);
+    for (let j = 0; j < Math.min(k, list.length); j++) out[i * k + j] = list[j]![0];
+  }
+  return out;
+}
+
+function recallAt10(truth: SearchResult, got: BigInt64Array, n: number): number {
+  let hit = 0;
+  for (let i = 0; i < n; i++) {
+    const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + 10)));
+    for (let j = 0; j < 10; j++) if (t.has(got[i * 10 + j]!)) hit++;
+  }
+  return hit / (n * 10);
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const threads = threadsArg();
+  setNumThreads(threads);
+  setFaissThreads(threads);
+  const nq = Number(arg('queries', '1000'));
+  const cand = Number(arg('candidates', '64')), target = Number(arg('target', '0.9'));
+  const only = arg('only', Object.keys(LAYOUTS).join(',')).split(',');
+  for (const o of only) if (!LAYOUTS[o]) throw new Error(`--only: unknown layout ${o} (known: ${Object.keys(LAYOUTS).join(', ')})`);
+  const real = arg('vectors', '');
+  let base: Float32Array, xq: Float32Array, dir: string, qFile: string, n: number, d: number;
+  let t = performance.now();
+  if (real) {
+    // real sentence vectors (e.g. a graph's vectors.npy, float16): a seeded sample of rows are the
+    // queries, the other rows the base
+    const r = NpyRowReader.open(real);
+    d = r.cols; n = r.rows - nq;
+    const all = r.readRows(0, r.rows); r.close();
+    const isQuery = new Uint8Array(r.rows);
+    for (const i of new Rng(11).sample(r.rows, nq)) isQuery[i] = 1;
+    base = new Float32Array(n * d); xq = new Float32Array(nq * d);
+    let a = 0, b = 0;
+    for (let i = 0; i < r.rows; i++) (isQuery[i] ? xq : base).set(all.subarray(i * d, (i + 1) * d), (isQuery[i] ? b++ : a++) * d);
+    dir = join(arg('dir', '/tmp/xling-graph-query'), 'real');
+    mkdirSync(dir, { recursive: true });
+    qFile = join(dir, 'queries.npy');
+    const w = NpyWriter.open(qFile, d, 'float32'); w.append(xq); w.close();
+    log(`${real}: ${n} base + ${nq} query vectors of ${d} dimensions`);
+  } else {
+    n = Number(arg('n', '1000000')); d = Number(arg('d', '128'));
+    dir = join(arg('dir', '/tmp/xling-graph-query'), `${n}x${d}`);
+    mkdirSync(dir, { recursive: true });
+    const baseFile = join(dir, 'base.npy');
+    qFile = join(dir, 'queries.npy');
+    if (!existsSync(baseFile) || NpyRowReader.open(baseFile).rows !== n || NpyRowReader.open(qFile).rows !== nq) {
+      generate(dir, n, nq, d);
+      log(`generated ${n} + ${nq} vectors of ${d} dimensions in ${((performance.now() - t) / 1000).toFixed(0)}s`);
+    }
+    const br = NpyRowReader.open(baseFile); base = br.readRows(0, n); br.close();
+    const qr = NpyRowReader.open(qFile); xq = new Float32Array(qr.readRows(0, nq)); qr.close();
+  }
+  t = performance.now();
+  const truth = await knnAsync(xq, base, d, 10, 'ip');
+  const exactSeconds = (performance.now() - t) / 1000;
+  log(`exact ground truth in ${exactSeconds.toFixed(0)}s (${((exactSeconds / nq) * 1e3).toFixed(2)} ms/query)`);
+
+  const tuneN = Math.min(200, nq);
+  const rows: Record<string, number | string>[] = [];
+  for (const name of only) {
+    const factory = LAYOUTS[name]!(n);
+    const index = indexFactory(d, factory, 'ip');
+    index.setTrainingParams({ polysemous: false, opqIters: 20 });
+    const nlist = index.info.nlist;
+    const m = Math.min(n, Math.max(100000, 40 * nlist), 500000);
+    const sample = new Rng(1).sample(n, m).sort((a, b) => a - b);
+    const x = new Float32Array(m * d);
+    sample.forEach((r, i) => x.set(base.subarray(r * d, (r + 1) * d), i * d));
+    t = performance.now();
+    await index.trainAsync(x);
+    const trainSeconds = (performance.now() - t) / 1000;
+    t = performance.now();
+    for (let a = 0; a < n; a += 100000) await index.addAsync(base.slice(a * d, Math.min(n, a + 100000) * d));
+    const addSeconds = (performance.now() - t) / 1000;
+    const file = join(dir, `${name}.faiss`);
+    index.write(file);
+    const bytes = statSync(file).size / n;
+    log(`${name} ${factory}: trained on ${m} in ${trainSeconds.toFixed(0)}s, added in ${addSeconds.toFixed(0)}s, ${bytes.toFixed(1)} bytes/vector`);
+    // the smallest nprobe that reaches the target on the tuning queries
+    let nprobe = 1, rec = 0;
+    const tq = xq.subarray(0, tuneN * d), tt: SearchResult = { ...truth, n: tuneN };
+    for (; nprobe <= nlist; nprobe *= 2) {
+      index.setNprobe(nprobe);
+      rec = recallAt10(tt, rerankExact(base, d, tq, await index.searchAsync(tq, cand), 10), tuneN);
+      log(`  nprobe ${nprobe}: recall@10 ${rec.toFixed(3)} on ${tuneN} queries`);
+      if (rec >= target) break;
+    }
+    nprobe = Math.min(nprobe, nlist);
+    index.setNprobe(nprobe);
+    await index.searchAsync(xq.subarray(0, 50 * d), cand);   // warm-up
+    let best = Infinity, rerankSeconds = 0, res!: SearchResult;
+    for (let rep = 0; rep < 2; rep++) {
+      t = performance.now();
+      res = await index.searchAsync(xq, cand);
+      best = Math.min(best, (performance.now() - t) / 1000);
+    }
+    t = performance.now();
+    const ids = rerankExact(base, d, xq, res, 10);
+    rerankSeconds = (performance.now() - t) / 1000;
+    const recall = recallAt10(truth, ids, nq);
+    index.dispose();
+    const py = runPython('ivfpq_search.py', [file, qFile, String(cand), String(threads), String(nprobe), '2']);
+    const pyQps = py[String(nprobe)]!;
+    const row = {
+      layout: name, factory, nlist, nprobe, recall_at_10: +recall.toFixed(4), train_seconds: +trainSeconds.toFixed(1), add_seconds: +addSeconds.toFixed(1),
+      bytes_per_vector: +bytes.toFixed(1), search_ms_per_query: +((best / nq) * 1e3).toFixed(4), rerank_ms_per_query: +((rerankSeconds / nq) * 1e3).toFixed(4),
+      query_ms_per_sentence: +(((best + rerankSeconds) / nq) * 1e3).toFixed(4), python_search_ms_per_query: +((1 / pyQps) * 1e3).toFixed(4), python_ratio: +((nq / best) / pyQps).toFixed(3),
+    };
+    log(`  ${name}: nprobe ${nprobe}, recall@10 ${recall.toFixed(3)}, ${row.query_ms_per_sentence} ms/query (search ${row.search_ms_per_query}, re-rank ${row.rerank_ms_per_query}); Python faiss search ${row.python_search_ms_per_query} ms/query (xling/Python speed ${row.python_ratio})`);
+    rows.push(row);
+    if (!process.argv.includes('--keep')) rmSync(file, { force: true });
+  }
+  const def = rows.find((r) => r.layout === 'default');
+  if (def) for (const r of rows) r.cost_ratio_default_over_this = +((def.query_ms_per_sentence as number) / (r.query_ms_per_sentence as number)).toFixed(2);
+  return { name: 'graph_query', data: real ? 'real vectors' : 'synthetic clustered (4,000 centres)', n, d, queries: nq, candidates: cand, target, threads, exact_ms_per_query: +((exactSeconds / nq) * 1e3).toFixed(3), layouts: rows };
+}
+
+if (process.argv[1]?.endsWith('graph-query.js')) {
+  const res = await run();
+  if (jsonMode()) console.log(JSON.stringify(res));
+  else {
+    console.log(`graph query step, ${res.n} × ${res.d}, ${res.threads} threads, recall@10 ≥ ${res.target} after re-ranking ${res.candidates} candidates (exact search: ${res.exact_ms_per_query} ms/query)`);
+    for (const r of res.layouts as Record<string, number | string>[]) console.log(`  ${String(r.layout).padEnd(8)} ${String(r.factory).padEnd(30)} nprobe ${r.nprobe} recall ${r.recall_at_10}: ${r.query_ms_per_sentence} ms/query (${r.cost_ratio_default_over_this ?? '-'}× cheaper than default), ${r.bytes_per_vector} B/vector, train ${r.train_seconds}s add ${r.add_seconds}s; xling/Python faiss search speed ${r.python_ratio}`);
+  }
+}
