@@ -1,6 +1,6 @@
 // The dev sets the dual-encoder scripts report on: the trainer's own check (gettext dev, its default
 // 12 languages) and the game-dialogue dev set (another domain, 8 languages), X→en and en→X pairs.
-import { GENERIC_DEFAULTS } from '../src/models/config.js';
+import { GENERIC_DEFAULTS } from '../dist/src/models/config.js';
 import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
 
 export const DIALOGUE_LANGS = ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'cs', 'sv'];
