@@ -51,7 +51,7 @@ export function adaptableKinds(): string[] { return loaderKinds().filter((k) => 
  */
 export function checkInitModel(dir: string): SavedModelConfig {
   let saved: SavedModelConfig;
-  try { saved = readModelConfig(dir); } catch (e) { throw new Error(`--init ${dir}: ${(e as Error).message}`); }
+  try { saved = readModelConfig(dir); } catch (e) { throw new Error(`--init ${(e as Error).message}`); }
   const loader = getLoader(saved.kind, `--init ${join(dir, 'config.json')}`);
   if (!loader.adaptable) throw new Error(`--init ${dir}: a ${saved.kind} model cannot be trained further yet (--init takes ${adaptableKinds().join(', ')}; the kinds xling trains continue with --resume)`);
   if (saved.export) throw new Error(`--init ${dir}: a compact export (${saved.export.dtype}) cannot be trained further; give the imported model directory`);
