@@ -46,6 +46,9 @@ writeFileSync(f('docs.tsv'), de.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t
 writeFileSync(f('docs-en.tsv'), en.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('docs-odd.tsv'), 'games\t1\tPlay a game\n');
 writeFileSync(f('docs-par.tsv'), de.map((s, i) => `${i}\t${s}\t${en[i]}`).join('\n') + '\n');
+{ const r = cli(['import', 'hf', '--from', join(root, 'test/fixtures/hf/distilbert'), '-o', f('hf')]); if (r.status !== 0) throw new Error(r.stderr); }
+writeFileSync(f('adapt.json'), JSON.stringify({ budget: { pairs: 64 } }));
+writeFileSync(f('adapt-laser.json'), JSON.stringify({ model: 'laser', budget: { pairs: 64 } }));
 { const r = cli(['classify', 'train', '--model', f('model'), '--data', f('docs-en.tsv'), '-o', f('clf'), '--epochs', '2']); if (r.status !== 0) throw new Error(r.stderr); }
 { const r = cli(['graph', 'build', '--model', f('model'), '--data', f('nway.tsv'), '--out', f('graph'), '--min-words', '0', '-k', '5', '--quiet']); if (r.status !== 0) throw new Error(r.stderr); }
 mkdirSync(f('vecs'));
@@ -97,6 +100,10 @@ table(['train'], ['--config', f('cfg.json'), '--data', f('nway.tsv'), '--out', '
   ...badFiles(g, '--data'), withValue(g, '--config', empty, 1), withValue(g, '--dev', f('v.npy'), 1), withExtra(g, ['--budget-pairs', '0'], 2),
   withValue(g, '--out', f('s.txt'), 1), withValue(g, '--out', inDir, 2),
   withExtra(g, ['--mono', `de=${missing}`], 1), withExtra(g, ['--mono', 'de'], 2), withExtra(g, ['--mono', `d e=${f('s.txt')}`], 1),
+]);
+table(['train'], ['--init', f('hf'), '--config', f('adapt.json'), '--data', f('nway.tsv'), '--out', 'OUT/m'], (g) => [
+  withValue(g, '--init', missing, 1), withValue(g, '--init', aDir, 1), withValue(g, '--init', f('s.txt'), 1), withValue(g, '--init', f('model'), 1),
+  withValue(g, '--config', f('cfg.json'), 1), withValue(g, '--config', f('adapt-laser.json'), 1), ...badFiles(g, '--data'),
 ]);
 table(['classify', 'train'], ['--model', f('model'), '--data', f('docs-en.tsv'), '-o', 'OUT/clf'], (g) => [
   ...badFiles(g, '--data'), withValue(g, '--model', aDir, 1), withExtra(g, ['--epochs', '0'], 2), withExtra(g, ['--hidden', '0'], 2),

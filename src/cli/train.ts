@@ -3,6 +3,7 @@ import { familyKinds } from '../models/registry.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { loadConfig } from '../models/config.js';
 import { keptCheckpointDir, trainModel } from '../train/pipeline.js';
+import { checkInitModel, loadAdaptConfig } from '../train/adapt.js';
 import { TrainingInterrupted } from '../train/trainer.js';
 import { removeTemporaries } from '../util/atomic.js';
 import { command, usage } from './command.js';
@@ -26,19 +27,22 @@ export const trainCommand = command(['train'], {
     mono: { type: 'list', metavar: 'LANG=FILE', help: 'extra monolingual text (one sentence per line) in language LANG, repeatable (the jmt skip-gram uses it)' },
     quiet: { type: 'boolean', default: false, help: 'no progress lines' },
     force: { type: 'boolean', default: false, help: 'replace a finished model at OUT (without it, train refuses to overwrite one)' },
+    init: { type: 'string', metavar: 'DIR', help: 'continue training an imported encoder (a model directory of xling import hf) with the dual encoder\'s additive-margin loss; OUT is a model of the same kind. The config\'s loss, optim, batch, budget, paths, validate, seed and center apply; vocab, features, encoder, maxLen and dropout come from the init model and are refused' },
     keepCheckpoint: { type: 'boolean', default: false, help: 'keep the final checkpoint (weights + optimiser state, ~3× the model) beside the model in OUT.checkpoint, so that --resume can continue it; by default it is removed and OUT holds only the model' },
   },
   examples: [
     'xling train --config configs/fast-1h.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out runs/fast',
     'xling train --config configs/laser-16k-pairs.json --data ../shared/data/gettext/train.tsv.gz --out runs/laser',
+    'xling train --init models/labse --config configs/adapt.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out models/labse-gettext',
   ],
 }, async (a) => {
   if (a.resume && a.resumeOrStart) usage('--resume and --resume-or-start exclude each other');
   const mono = a.mono.map((m): [string, string] => { const i = m.indexOf('='); if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`); return [m.slice(0, i), m.slice(i + 1)]; });
-  checkPaths([['--config', a.config, 'in'], ['--data', a.data, 'in-text'], ['--dev', a.dev, 'in-text'], ...mono.map(([, file]) => ['--mono', file, 'in-text'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir'], ...(a.keepCheckpoint ? [['--keep-checkpoint', keptCheckpointDir(a.out), 'out-dir'] as const] : [])]);
+  checkPaths([['--init', a.init, 'in-dir'], ['--config', a.config, 'in'], ['--data', a.data, 'in-text'], ['--dev', a.dev, 'in-text'], ...mono.map(([, file]) => ['--mono', file, 'in-text'] as const), ['--out', a.out, 'out-dir'], ['--out (its work directory)', `${a.out}.partial`, 'out-dir'], ...(a.keepCheckpoint ? [['--keep-checkpoint', keptCheckpointDir(a.out), 'out-dir'] as const] : [])]);
   // every setting is checked (budget and all) before any work starts
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
-  const config = loadConfig(a.config, budget);
+  if (a.init !== undefined) checkInitModel(a.init);
+  const config = a.init !== undefined ? loadAdaptConfig(a.config, budget) : loadConfig(a.config, budget);
   if (a.threads) setNumThreads(a.threads);
   // SIGINT/SIGTERM: stop after the current step with a checkpoint (the trainer checks the signal
   // between steps and in its long loops); a second signal exits at once
@@ -55,7 +59,7 @@ export const trainCommand = command(['train'], {
   try {
     await trainModel({
       config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
-      excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal: stop.signal,
+      init: a.init, excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal: stop.signal,
     });
   } catch (e) {
     if (!(e instanceof TrainingInterrupted) || !signalled) throw e;

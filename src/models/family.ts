@@ -119,7 +119,30 @@ export interface SavedModelConfig {
   export?: { dtype: string; dims?: number; prune?: { buckets: number; kept: number; share: number; fallback: number } };
 }
 
-export interface LoadedEncoder { encoder: SentenceEncoder; tokenizer: TextTokenizer; dispose(): void }
+export interface LoadedEncoder {
+  encoder: SentenceEncoder;
+  tokenizer: TextTokenizer;
+  dispose(): void;
+  /** The encoder's weights for further training (`xling train --init`): kinds whose loader has `adaptable`. */
+  adaptable?(): AdaptableEncoder;
+}
+
+/**
+ * A loaded encoder opened for training (`xling train --init`): its module (parameter names as
+ * stored under `encoder.` in model.safetensors), a differentiable forward, and a call that drops
+ * inference caches derived from the weights (e.g. stacked Q/K/V) after they changed.
+ */
+export interface AdaptableEncoder {
+  readonly module: Module;
+  /** Sentence vectors [B, dim] (not normalised) with gradient. */
+  forward(seqs: Int32Array[]): Tensor;
+  /** The weights changed (an optimiser step, a checkpoint loaded): rebuild derived copies before the next inference. */
+  weightsChanged(): void;
+  /** The model's config.json `model` section (written unchanged with the new weights). */
+  readonly modelConfig: unknown;
+  /** One line for the training log. */
+  describe(): string;
+}
 
 /**
  * Reads weights of model.safetensors into a module: by default the tensors named
@@ -141,6 +164,8 @@ export interface EncoderLoader {
    * `encoder.*` weights straight into it.
    */
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder;
+  /** Whether its encoders can be trained further (`xling train --init`): loadEncoder then gives `adaptable`. */
+  readonly adaptable?: boolean;
 }
 
 /** What `xling train` needs of a kind it trains. */

@@ -20,6 +20,8 @@ import { Progress } from '../util/progress.js';
 import { heatmap } from '../util/svg.js';
 import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { readLines } from '../io/lines.js';
+import { AdaptTask, checkInitModel, loadAdaptable } from './adapt.js';
+import { DualTrainConfig } from '../models/dual/family.js';
 import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
 import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
 import { xsimOnDevAsync, XsimResult } from './validate.js';
@@ -47,6 +49,11 @@ export interface TrainModelOptions {
   keepCheckpoint?: boolean;
   /** Stops the run (SIGINT): a checkpoint is written and TrainingInterrupted thrown; see train(). */
   signal?: AbortSignal;
+  /**
+   * A model directory of an adaptable imported kind (`--init`): its encoder is trained further with
+   * the dual encoder's loss (config from loadAdaptConfig) and the output is a model of its kind.
+   */
+  init?: string;
 }
 
 export interface TrainModelResult {
@@ -110,6 +117,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   const cfg = o.config;
   const log = o.log ?? ((l: string) => process.stderr.write(`[train] ${l}\n`));
   const family = getFamily(cfg.model);
+  const initSaved = o.init ? checkInitModel(o.init) : null;
   if (!existsSync(o.data)) throw new Error(`--data: no such file ${o.data}`);
   if (o.dev && !existsSync(o.dev)) throw new Error(`--dev: no such file ${o.dev}`);
   for (const [lang, file] of o.mono ?? []) {
@@ -170,8 +178,17 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
 
   // text → ids: the family's own features, or a subword vocabulary trained here (kept on resume)
   let tok: TextTokenizer, tokFile: string | null = null, tokText: string;
-  const fixed = family.fixedTokenizer?.(cfg);
-  if (fixed) {
+  const fixed = initSaved ? undefined : family.fixedTokenizer?.(cfg);
+  let init: ReturnType<typeof loadAdaptable> | null = null;
+  if (o.init) {
+    // the init model's encoder and tokenizer (its tokenizer file is copied: the output is a model of its kind)
+    init = loadAdaptable(o.init);
+    tok = init.loaded.tokenizer;
+    tokText = init.tokenizerText;
+    tokFile = init.saved.tokenizer;
+    if (tokFile) copyFileSync(join(o.init, tokFile), join(work, tokFile));
+    log(`init model ${o.init} (${init.saved.kind})`);
+  } else if (fixed) {
     tok = fixed;
     tokText = JSON.stringify(fixed);
   } else {
@@ -203,8 +220,10 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
 
   let trained;
   try {
-    trained = await train({ config: cfg, corpus, tokenizer: tok, outDir: work, resume, dev, log, priorSeconds: prepSeconds, fingerprint: fingerprintOf(cfg, tokText), signal: o.signal });
+    const createTask = init ? () => new AdaptTask(cfg as DualTrainConfig, init!, corpus, o.init!) : undefined;
+    trained = await train({ config: cfg, corpus, tokenizer: tok, outDir: work, resume, dev, log, priorSeconds: prepSeconds, fingerprint: fingerprintOf(cfg, tokText), signal: o.signal, createTask });
   } catch (e) {
+    if (init && !(e instanceof TrainingInterrupted)) init.loaded.dispose();
     if (e instanceof TrainingInterrupted) log(`interrupted at step ${e.step}: checkpoint in ${e.checkpointDir}; continue with --resume`);
     throw e;
   }
@@ -230,7 +249,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       enc.centers = centers;
       prog.done();
     }
-    writeModelFiles(work, cfg.model, task, cfg, tokFile, enc.centers, tokenizerSpecOf(tok, tokFile));
+    writeModelFiles(work, initSaved?.kind ?? cfg.model, task, cfg, tokFile, enc.centers, initSaved ? initSaved.tokenizerSpec : tokenizerSpecOf(tok, tokFile));
     // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
     const t3 = performance.now();
     enc.lid = trainModelIdentifier(byLanguage(table));

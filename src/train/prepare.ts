@@ -41,6 +41,20 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
   let last = performance.now();
   for (const l of langs) {
     const col: (Int32Array | undefined)[] = new Array(t.rows.length);
+    const batch = (tok as { encodeBatch?(s: string[]): Int32Array[] }).encodeBatch;
+    if (batch) {
+      // tokenizers that run elsewhere (HFTokenizer's worker thread): one round trip per slice, not per sentence
+      for (let i = 0; i < t.rows.length; i += 2048) {
+        const at: number[] = [], texts: string[] = [];
+        for (let j = i; j < Math.min(t.rows.length, i + 2048); j++) { const s = t.rows[j]!.get(l); if (s) { at.push(j); texts.push(s); } }
+        const got = texts.length ? batch.call(tok, texts) : [];
+        at.forEach((j, k) => { col[j] = got[k]; });
+        await new Promise((r) => setImmediate(r));
+        if (o.signal?.aborted) throw new PreparationAborted('the text features');
+      }
+      ids.set(l, col);
+      continue;
+    }
     for (let i = 0; i < t.rows.length; i++) {
       const s = t.rows[i]!.get(l);
       col[i] = s ? tok.encode(s) : undefined;

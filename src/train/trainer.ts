@@ -39,8 +39,12 @@ export interface TrainOptions {
    * of the last finished step is written, then train() throws {@link TrainingInterrupted}.
    */
   signal?: AbortSignal;
-  /** Builds the task instead of the family's createTask (e.g. xling distill's student task); called after seeding, before a resume loads the checkpoint. */
-  createTask?: () => TrainingTask;
+  /**
+   * Builds the task instead of the config's family (xling distill's student task; `xling train
+   * --init`: an imported encoder trained further); called after seeding, before a resume loads the
+   * checkpoint.
+   */
+  createTask?: (log: (line: string) => void) => TrainingTask;
 }
 
 /** A run stopped by its abort signal; `step`: the step its checkpoint holds (null: before training started). */
@@ -101,7 +105,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
 
   manualSeed(cfg.seed);
   const tTask = performance.now();
-  const task = o.createTask ? o.createTask() : getFamily(cfg.model).createTask(cfg, tok, corpus, log);
+  const task = o.createTask ? o.createTask(log) : getFamily(cfg.model).createTask(cfg, tok, corpus, log);
   // the family's own preparation (e.g. the JMT word aligner) is part of the budget, like the vocabulary
   const taskSeconds = (performance.now() - tTask) / 1000;
   for (const line of task.describe?.() ?? []) log(line);

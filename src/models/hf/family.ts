@@ -12,6 +12,7 @@ function hfLoader(arch: HfArch): EncoderLoader {
     kind: `hf-${arch}`,
     summary: `a Hugging Face ${arch} sentence encoder imported with xling import hf`,
     modelKeys: HF_MODEL_KEYS,
+    adaptable: true,
     loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
       const mc = saved.model as HfModelConfig;
       const f = join(dir, 'config.json');
@@ -30,7 +31,15 @@ function hfLoader(arch: HfArch): EncoderLoader {
           process.stderr.write(`warning: inputs longer than ${n} tokens are cut to ${n} (the model's max_seq_length)\n`);
         },
       });
-      return { encoder: new HfSentenceEncoder(net), tokenizer, dispose: () => { net.dispose(); tokenizer.dispose(); } };
+      return {
+        encoder: new HfSentenceEncoder(net), tokenizer, dispose: () => { net.dispose(); tokenizer.dispose(); },
+        adaptable: () => ({
+          module: net, modelConfig: mc,
+          forward: (seqs) => net.forwardPadded(seqs),
+          weightsChanged: () => net.weightsChanged(),
+          describe: () => `${mc.arch} ${mc.layers}×${mc.hidden} (${mc.heads} heads), ${mc.pooling.join('+')} pooling${mc.dense.length ? ` + ${mc.dense.length} Dense` : ''} → ${net.dim}, from ${mc.source}; ${net.numParameters()} parameters`,
+        }),
+      };
     },
   };
 }

@@ -1,6 +1,7 @@
 // Hugging Face Transformer sentence encoders: BERT (LaBSE, paraphrase-multilingual-MiniLM),
 // XLM-RoBERTa (paraphrase-multilingual-mpnet, multilingual-e5, BGE-M3's dense head) and DistilBERT,
-// followed by sentence-transformers' modules (Pooling, Dense, Normalize). Inference only.
+// followed by sentence-transformers' modules (Pooling, Dense, Normalize). Inference, and training
+// through the padded op-by-op forward (`xling train --init`).
 // The arithmetic follows transformers' modeling_bert.py, modeling_xlm_roberta.py and
 // modeling_distilbert.py (post-norm layers; the attention mask added as the dtype's minimum) and
 // sentence-transformers' models/Pooling.py, Dense.py, Normalize.py. Parameter names are the
@@ -136,8 +137,13 @@ class Layer extends Module {
     return this.ln2.forward(this.ff2.forward(activate(this.ff1.forward(h), this.c.activation)).add(h));
   }
 
-  override dispose(): void {
+  /** Drops the stacked Q/K/V copy (the weights changed: it is rebuilt on the next inference). */
+  dropCache(): void {
     if (this.qkv) { this.qkv.w.dispose(); this.qkv.b.dispose(); this.qkv = null; }
+  }
+
+  override dispose(): void {
+    this.dropCache();
     super.dispose();
   }
 }
@@ -228,6 +234,15 @@ export class HfEncoder extends Module {
   private packedWeightList: Tensor[] | null = null;
   private packedWeights(): Tensor[] {
     return (this.packedWeightList ??= this.layers.flatMap((l) => l.packedWeights()));
+  }
+
+  /**
+   * The weights changed (training, a loaded checkpoint): the packed kernel's stacked copies are
+   * dropped and rebuilt from the live weights on the next no-grad forward.
+   */
+  weightsChanged(): void {
+    this.packedWeightList = null;
+    for (const l of this.layers) l.dropCache();
   }
 
   override dispose(): void {
