@@ -2,9 +2,8 @@
 import { loadConfig } from '../models/config.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { distillModel, DistillInput } from '../train/distill.js';
-import { TrainingInterrupted } from '../train/trainer.js';
-import { removeTemporaries } from '../util/atomic.js';
 import { command, usage } from './command.js';
+import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
 export const distillCommand = command(['distill'], {
@@ -46,24 +45,8 @@ export const distillCommand = command(['distill'], {
   const budget = a.budgetPairs !== undefined || a.budgetMinutes !== undefined ? { budget: { pairs: a.budgetPairs ?? 0, minutes: a.budgetMinutes ?? 0 } } : {};
   const config = loadConfig(a.studentConfig, budget);
   if (a.threads) setNumThreads(a.threads);
-  const stop = new AbortController();
-  let signalled: NodeJS.Signals | null = null;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) { removeTemporaries(); process.exit(sig === 'SIGTERM' ? 143 : 130); }
-    signalled = sig;
-    process.stderr.write(`\nxling distill: interrupted (${sig}): stopping and writing a checkpoint (${sig} again to exit at once)\n`);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    await distillModel({
-      teacher: a.teacher, config, data, parallel: a.parallel, pivot: a.pivot, dev: a.dev, out: a.out, heldOut: a.heldOut, teacherChunk: a.teacherChunk,
-      resume: a.resumeOrStart ? 'or-start' : a.resume, force: a.force, quiet: a.quiet, signal: stop.signal,
-    });
-  } catch (e) {
-    if (!(e instanceof TrainingInterrupted) || !signalled) throw e;
-    removeTemporaries();
-    process.exit(signalled === 'SIGTERM' ? 143 : 130);
-  }
+  await runInterruptible('xling distill', (signal) => distillModel({
+    teacher: a.teacher, config, data, parallel: a.parallel, pivot: a.pivot, dev: a.dev, out: a.out, heldOut: a.heldOut, teacherChunk: a.teacherChunk,
+    resume: a.resumeOrStart ? 'or-start' : a.resume, force: a.force, quiet: a.quiet, signal,
+  }));
 }, { ownSignals: true });

@@ -4,9 +4,8 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { loadConfig } from '../models/config.js';
 import { keptCheckpointDir, trainModel } from '../train/pipeline.js';
 import { checkInitModel, loadAdaptConfig } from '../train/adapt.js';
-import { TrainingInterrupted } from '../train/trainer.js';
-import { removeTemporaries } from '../util/atomic.js';
 import { command, usage } from './command.js';
+import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
 export const trainCommand = command(['train'], {
@@ -44,29 +43,8 @@ export const trainCommand = command(['train'], {
   if (a.init !== undefined) checkInitModel(a.init);
   const config = a.init !== undefined ? loadAdaptConfig(a.config, budget) : loadConfig(a.config, budget);
   if (a.threads) setNumThreads(a.threads);
-  // SIGINT/SIGTERM: stop after the current step with a checkpoint (the trainer checks the signal
-  // between steps and in its long loops); a second signal exits at once
-  const stop = new AbortController();
-  let signalled: NodeJS.Signals | null = null;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) { removeTemporaries(); process.exit(exitCode(sig)); }
-    signalled = sig;
-    process.stderr.write(`\nxling train: interrupted (${sig}): stopping and writing a checkpoint (${sig} again to exit at once)\n`);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    await trainModel({
-      config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
-      init: a.init, excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal: stop.signal,
-    });
-  } catch (e) {
-    if (!(e instanceof TrainingInterrupted) || !signalled) throw e;
-    removeTemporaries();
-    process.exit(exitCode(signalled));
-  }
+  await runInterruptible('xling train', (signal) => trainModel({
+    config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
+    init: a.init, excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal,
+  }));
 }, { ownSignals: true });
-
-/** The shell's 128 + signal number. */
-const exitCode = (sig: NodeJS.Signals) => (sig === 'SIGTERM' ? 143 : 130);
