@@ -131,7 +131,8 @@ export class SentenceEncoderModel {
     try {
       let done = 0;
       for (const idx of this.batches(seqs, o)) {
-        this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!)), idx, out, o);
+        const norm = this.normalizes(o);
+        this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!), norm), idx, out, o, norm);
         done += idx.length;
         o.onBatch?.(done);
       }
@@ -164,6 +165,11 @@ export class SentenceEncoderModel {
     return out;
   }
 
+  /** Whether finishBatch L2-normalises a batch's rows (asked, or centred). */
+  private normalizes(o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): boolean {
+    return o.normalize !== false || !!this.centerFor(o) || !!o.rowCenters;
+  }
+
   /** Length-sorted batches of row indices, capped by the options' or the encoder's limits. */
   private batches(seqs: Int32Array[], o: EmbedOptions): number[][] {
     return lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096);
@@ -174,10 +180,10 @@ export class SentenceEncoderModel {
    * (when asked or centred), each row's language mean subtracted and normalised again (centring),
    * then written to `out` at the rows' input positions.
    */
-  private finishBatch(rows: Float32Array, idx: number[], out: Float32Array, o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): void {
+  private finishBatch(rows: Float32Array, idx: number[], out: Float32Array, o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }, normalized = false): void {
     const d = this.dim, mu = this.centerFor(o), rowMu = o.rowCenters;
     const centred = mu ? idx.map(() => mu) : rowMu ? idx.map((k) => rowMu[k] ?? null) : null;
-    if (o.normalize !== false || centred) l2normalizeRows(rows, d);
+    if (!normalized && (o.normalize !== false || centred)) l2normalizeRows(rows, d);
     if (centred) centerEachRow(rows, d, centred, o.normalize !== false);
     idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
   }
