@@ -130,8 +130,8 @@ export class SentenceEncoderModel {
     const enc = fast ?? this.encoder;
     try {
       let done = 0;
+      const norm = this.normalizes(o);
       for (const idx of this.batches(seqs, o)) {
-        const norm = this.normalizes(o);
         this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!), norm), idx, out, o, norm);
         done += idx.length;
         o.onBatch?.(done);
@@ -154,8 +154,9 @@ export class SentenceEncoderModel {
     const enc = fast ?? this.encoder;
     try {
       let done = 0;
+      const norm = this.normalizes(r);
       for (const idx of this.batches(seqs, r)) {
-        this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!)), idx, out, r);
+        this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!), norm), idx, out, r, norm);
         done += idx.length;
         r.onBatch?.(done);
       }

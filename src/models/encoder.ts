@@ -39,10 +39,10 @@ export function encodeRows(enc: SentenceEncoder, seqs: Int32Array[], l2normalize
   return noGrad(() => tidy(() => { const v = enc.encode(seqs); return (l2normalize ? normalize(v, 1) : v).toFloat32Array(); }));
 }
 
-/** encodeRows() with the heavy kernels on a worker thread (SentenceEncoder.encodeAsync). */
-export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[]): Promise<Float32Array> {
+/** encodeRows() with the heavy kernels on a worker thread (SentenceEncoder.encodeAsync); the normalisation as there. */
+export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false): Promise<Float32Array> {
   const v = await enc.encodeAsync(seqs);
-  try { return v.toFloat32Array(); } finally { v.dispose(); }
+  try { return noGrad(() => tidy(() => (l2normalize ? normalize(v, 1) : v).toFloat32Array())); } finally { v.dispose(); }
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */
