@@ -16,7 +16,7 @@ import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { loadStore } from '../src/io/sentence-store.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
-import { cli, devColumn, trainTinyDual } from './fixtures/cli.js';
+import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 import { writeFileSync } from 'node:fs';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-binary-'));
@@ -141,7 +141,7 @@ faiss.write_index_binary(idx, sys.argv[2])`;
 
   it('xling serve: POST /search over a binary index (rescored by default, Hamming distances with rescore 0) finds what the float index finds', async () => {
     const modelDir = join(dir, 'model');
-    trainTinyDual(dir, modelDir);
+    tinyDualModel(dir, modelDir);
     const model = loadSentenceEncoder(modelDir);
     const texts = devColumn('en').slice(0, 100);
     writeFileSync(join(dir, 'store.tsv'), texts.map((t) => `en\t${t}`).join('\n') + '\n');

@@ -11,7 +11,7 @@ import { buildGraph, GraphBuildOptions, isFastScanFactory, mergeGraphShards, rea
 import { FaissIndex, indexFactory, knn, readIndex, SearchResult } from '../src/index/faiss.js';
 import { readNpy } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
-import { trainTinyDual } from './fixtures/cli.js';
+import { tinyDualModel } from './fixtures/cli.js';
 
 /** n unit vectors around 40 centres in a 8-d latent space, projected to d (seeded). */
 function clustered(n: number, d: number, seed: number): Float32Array {
@@ -121,7 +121,7 @@ describe('a graph with an HNSW coarse quantizer and fast-scan', () => {
     model, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }], k: 10, factory: 'IVF64_HNSW32,PQ16x4fs', candidates: 32, trainSample: 5000,
     recallTarget: 0.95, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
   });
-  before(() => { trainTinyDual(dir, model); });
+  before(() => { tinyDualModel(dir, model); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('the same graph in one go and in shards; recall against exact search ≥ 0.9', async () => {
