@@ -9,6 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { exportEncoder, loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
+import { l2normalizeRows } from '../src/embed/vectors.js';
+import type { EncodeOptions } from '../src/models/encoder.js';
 import { embeddingRanges, quantizeEmbeddings } from '../src/embed/quantize.js';
 import { CompactExportOptions, exportCompact, quantizeRowsInt8 } from '../src/embed/export.js';
 import { readNpy } from '../src/io/npy.js';
@@ -22,6 +24,14 @@ import { train } from '../src/train/trainer.js';
 import { DevSet, xsimOnDev } from '../src/train/validate.js';
 import { cli, root, tinyDualModel } from './fixtures/cli.js';
 import { encodeRows, syntheticCorpus } from './fixtures/synthetic.js';
+
+/** The first k of d columns of rows (as `xling export --dims k` cuts the vectors), normalised when asked. */
+function firstColumns(rows: Float32Array, d: number, k: number, normalize = false): Float32Array {
+  const n = rows.length / d, out = new Float32Array(n * k);
+  for (let i = 0; i < n; i++) out.set(rows.subarray(i * d, i * d + k), i * k);
+  if (normalize) l2normalizeRows(out, k);
+  return out;
+}
 
 const maxDiff = (a: Float32Array, b: Float32Array) => { let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
 
@@ -227,7 +237,7 @@ describe('Matryoshka loss', () => {
         const { task } = await train({ config: cfg, corpus: encodeRows(cells, tok as never, 0, 700), tokenizer: tok, outDir: d, log: () => {} });
         const enc = task.encoder();
         // the first 4 dimensions of the raw vectors, as --dims 4 would export them
-        const cut = { dim: 4, encode: (s: Int32Array[]) => tidy(() => enc.encode(s).narrow(1, 0, 4).contiguous()), encodeAsync: async () => { throw new Error('unused'); } };
+        const cut = { dim: 4, encode: (s: Int32Array[], o?: EncodeOptions) => firstColumns(enc.encode(s), enc.dim, 4, o?.normalize), encodeAsync: async () => { throw new Error('unused'); } };
         err[name] = { full: xsimOnDev(new SentenceEncoderModel(enc, tok), dev).average, cut: xsimOnDev(new SentenceEncoderModel(cut, tok), dev).average };
         task.module.dispose();
       } finally { rmSync(d, { recursive: true, force: true }); }

@@ -3,7 +3,7 @@
 // returns L2-normalised float32 rows in input order. Every command (and the server) embeds
 // through this class, so the same text gets the same vector whichever command embeds it.
 import { lengthBatches } from '../data/batch.js';
-import { encodeRows, encodeRowsAsync, SentenceEncoder } from '../models/encoder.js';
+import { SentenceEncoder } from '../models/encoder.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { LanguageIdentifier } from '../text/lid.js';
 import { spreadSample } from './centering.js';
@@ -132,7 +132,7 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(o);
       for (const idx of this.batches(seqs, o)) {
-        this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!), norm), idx, out, o, norm);
+        this.finishBatch(enc.encode(idx.map((k) => seqs[k]!), { normalize: norm }), idx, out, o, norm);
         done += idx.length;
         o.onBatch?.(done);
       }
@@ -156,7 +156,7 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(r);
       for (const idx of this.batches(seqs, r)) {
-        this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!), norm), idx, out, r, norm);
+        this.finishBatch(await enc.encodeAsync(idx.map((k) => seqs[k]!), { normalize: norm }), idx, out, r, norm);
         done += idx.length;
         r.onBatch?.(done);
       }

@@ -1,19 +1,28 @@
-// What every model family gives for inference: token-id sequences in, sentence vectors out.
-// Embedding, centring, validation, mining and the CLI use only this (src/embed/model.ts adds
-// the tokenizer, batching, normalisation and centring on top).
-import { normalize } from '../tensor/ops.js';
-import { noGrad, Tensor, tidy } from '../tensor/tensor.js';
+// What every model family gives for inference: token-id sequences in, sentence vectors out, as
+// plain float32 rows. Embedding, centring, validation, mining, the server and the CLI use only this
+// (src/embed/model.ts adds the tokenizer, batching, normalisation and centring on top); no tensor
+// crosses this interface. Families that compute with libtorch implement it through TensorEncoder
+// (./tensor-encoder.ts); a runtime without libtorch can implement it directly.
+
+export interface EncodeOptions {
+  /**
+   * L2-normalise each row before it is handed over (the embed path's normaliser: the same
+   * arithmetic as src/embed/vectors.ts l2normalizeRows, so the same bits).
+   */
+  normalize?: boolean;
+}
 
 export interface SentenceEncoder {
   /** Width of the sentence vectors. */
   readonly dim: number;
   /**
-   * Vectors [n, dim] (not normalised) of a batch of token-id sequences (each as the family's
-   * tokenizer returns it), in inference mode: no gradient, no dropout.
+   * Vectors of a batch of token-id sequences (each as the kind's tokenizer returns it), in
+   * inference mode (no gradient, no dropout): `seqs.length` rows of `dim` floats, row-major, not
+   * normalised unless asked.
    */
-  encode(seqs: Int32Array[]): Tensor;
+  encode(seqs: Int32Array[], o?: EncodeOptions): Float32Array;
   /** encode() with the heavy kernels on a worker thread (the event loop keeps serving). */
-  encodeAsync(seqs: Int32Array[]): Promise<Tensor>;
+  encodeAsync(seqs: Int32Array[], o?: EncodeOptions): Promise<Float32Array>;
   /**
    * A faster encoder for a job of `tokens` tokens when the model has one (e.g. input projections
    * precomputed per vocabulary entry); null when it does not pay (force: whenever the model has
@@ -26,23 +35,6 @@ export interface SentenceEncoder {
    * want far larger batches.
    */
   readonly batchLimits?: { maxTokens: number; maxSentences: number };
-}
-
-/**
- * The encoder's vectors of a batch as plain float32 rows (n × dim, not normalised): what the embed
- * path (src/embed) takes from an encoder; tensors stay on this side of the interface.
- */
-export function encodeRows(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false): Float32Array {
-  // l2normalize: the embed path's normaliser (src/embed/vectors.ts l2normalizeRows, the same torch
-  // op on the same values, so the same bits) applied before the rows leave the tensor: two copies
-  // fewer per batch, which the bag-of-n-grams models' ~10k sentences/s notice
-  return noGrad(() => tidy(() => { const v = enc.encode(seqs); return (l2normalize ? normalize(v, 1) : v).toFloat32Array(); }));
-}
-
-/** encodeRows() with the heavy kernels on a worker thread (SentenceEncoder.encodeAsync); the normalisation as there. */
-export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false): Promise<Float32Array> {
-  const v = await enc.encodeAsync(seqs);
-  try { return noGrad(() => tidy(() => (l2normalize ? normalize(v, 1) : v).toFloat32Array())); } finally { v.dispose(); }
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */

@@ -5,7 +5,6 @@
 // A row's vector never depends on the other rows of its batch (language identification and
 // centring are per sentence, in the server, on the text).
 import { SentenceEncoder } from '../models/encoder.js';
-import { noGrad, tidy } from '../tensor/tensor.js';
 
 interface Job { seqs: Int32Array[]; tokens: number; signal?: AbortSignal; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
 
@@ -54,9 +53,7 @@ export class DynamicBatcher {
         if (!jobs.length) continue;
         const t0 = performance.now();
         try {
-          const v = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));
-          const rows = noGrad(() => tidy(() => v.toFloat32Array()));
-          v.dispose();
+          const rows = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));
           const d = this.encoder.dim;
           let at = 0;
           for (const j of jobs) {

@@ -12,7 +12,7 @@ import { readModelConfig } from '../embed/model-dir.js';
 import { parseConfig } from '../models/config.js';
 import { DualTrainConfig, collisions } from '../models/dual/family.js';
 import { additiveMarginLoss } from '../models/dual/loss.js';
-import { SentenceEncoder } from '../models/encoder.js';
+import { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { AdaptableEncoder, LoadedEncoder, SavedModelConfig, TrainConfig, TrainingTask } from '../models/family.js';
 import { getLoader, loaderKinds } from '../models/registry.js';
 import { Module } from '../nn/module.js';
@@ -104,8 +104,8 @@ class LiveEncoder implements SentenceEncoder {
   constructor(private readonly inner: SentenceEncoder) {}
   get dim(): number { return this.inner.dim; }
   get batchLimits() { return this.inner.batchLimits; }
-  encode(seqs: Int32Array[]): Tensor { return this.inner.encode(seqs); }
-  encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.inner.encodeAsync(seqs); }
+  encode(seqs: Int32Array[], o?: EncodeOptions): Float32Array { return this.inner.encode(seqs, o); }
+  encodeAsync(seqs: Int32Array[], o?: EncodeOptions): Promise<Float32Array> { return this.inner.encodeAsync(seqs, o); }
 }
 
 /** The dual encoder's training task (1:1 pairs, additive margin over in-batch negatives) over an init model's encoder. */

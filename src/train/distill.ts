@@ -23,7 +23,7 @@ import { getFamily } from '../models/registry.js';
 import { Module } from '../nn/module.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { mseLoss, normalize } from '../tensor/ops.js';
-import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { fromArray, Tensor, tidy } from '../tensor/tensor.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
@@ -155,7 +155,7 @@ export class DistillTask implements TrainingTask<Int32Array> {
     let se = 0, cos = 0;
     for (let i = 0; i < examples.length; i += 2048) {
       const part = examples.slice(i, i + 2048);
-      const s = noGrad(() => tidy(() => normalize(enc.encode(part.map((e) => this.seqs[e.text]!)), 1).toFloat32Array()));
+      const s = enc.encode(part.map((e) => this.seqs[e.text]!), { normalize: true });
       const t = this.teacherRows(part.map((e) => e.target));
       for (let k = 0; k < s.length; k++) { const diff = s[k]! - t[k]!; se += diff * diff; cos += s[k]! * t[k]!; }
     }

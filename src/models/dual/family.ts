@@ -13,7 +13,8 @@ import { HashedNgramTokenizer } from '../../text/ngrams.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
-import { inEvalMode, SentenceEncoder } from '../encoder.js';
+import { inEvalMode } from '../encoder.js';
+import { TensorEncoder } from '../tensor-encoder.js';
 import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig, TrainingTask } from '../family.js';
 import { openXlingTokenizer } from '../../text/spec.js';
 import { additiveMarginLoss } from './loss.js';
@@ -64,15 +65,15 @@ class DualModel extends Module {
   }
 }
 
-export class DualSentenceEncoder implements SentenceEncoder {
-  constructor(readonly net: DualEncoder) {}
+export class DualSentenceEncoder extends TensorEncoder {
+  constructor(readonly net: DualEncoder) { super(); }
   get dim(): number { return this.net.dim; }
   /** The averaging encoder reads bags without padding: a batch of 16k sentences costs no more per sentence. */
   get batchLimits() { return this.net.cfg.body === 'none' ? { maxTokens: 1 << 24, maxSentences: 16384 } : undefined; }
-  encode(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
+  vectors(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
   /** Kernels on worker threads (the net must be in eval mode: feature dropout is a training-time draw). */
-  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> {
-    if (this.net.training) return this.encode(seqs);
+  override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
+    if (this.net.training) return this.vectors(seqs);
     return this.net.forwardAsync(seqs);
   }
 }
@@ -169,7 +170,7 @@ class DualTask implements TrainingTask<DualBatch> {
     const enc = this.encoder();
     for (let i = 0; i < seqs.length; i += 4096) {
       const part = seqs.slice(i, i + 4096);
-      out.set(noGrad(() => tidy(() => normalize(enc.encode(part), 1).toFloat32Array())), i * d);
+      out.set(enc.encode(part, { normalize: true }), i * d);
     }
     return out;
   }

@@ -11,7 +11,7 @@ import { LayerNorm } from '../../nn/layers.js';
 import { cat, embedding, empty, layerNorm, linear, zeros } from '../../tensor/ops.js';
 import { fromArray, isGradEnabled, keep, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { EncoderActivation, packedEncoderLayers, packedEncoderLayersAsync } from '../../tensor/kernels.js';
-import { SentenceEncoder } from '../encoder.js';
+import { TensorEncoder } from '../tensor-encoder.js';
 
 export const HF_ARCHS = ['bert', 'xlm-roberta', 'distilbert'] as const;
 export type HfArch = (typeof HF_ARCHS)[number];
@@ -326,11 +326,11 @@ export class HfEncoder extends Module {
 }
 
 /** The SentenceEncoder of an imported model. */
-export class HfSentenceEncoder implements SentenceEncoder {
-  constructor(readonly net: HfEncoder) {}
+export class HfSentenceEncoder extends TensorEncoder {
+  constructor(readonly net: HfEncoder) { super(); }
   get dim(): number { return this.net.dim; }
   /** Attention is quadratic in length: moderate batches keep the working set small. */
   readonly batchLimits = { maxTokens: 8192, maxSentences: 256 };
-  encode(seqs: Int32Array[]): Tensor { return noGrad(() => this.net.forward(seqs)); }
-  encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.net.forwardAsync(seqs); }
+  vectors(seqs: Int32Array[]): Tensor { return noGrad(() => this.net.forward(seqs)); }
+  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return this.net.forwardAsync(seqs); }
 }

@@ -5,18 +5,16 @@
 // JMT-Sent-LSTM (encoder.type 'lstm'), JMT-Sent-Avg ('avg'), Sent-LSTM / Sent-Avg
 // (skipgram.enabled false), and *no-mono (skipgram.extraMono false: monolingual pairs only from
 // the parallel rows, none from sentences without a pivot side or --mono files).
-import { join } from 'node:path';
 import { alignBothWays, IdPair } from '../../align/fast-align.js';
 import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
 import { Adam, SparseAdam, SparseSGD } from '../../nn/optim.js';
-import { Module } from '../../nn/module.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
-import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { Rng } from '../../util/rng.js';
-import { inEvalMode, SentenceEncoder } from '../encoder.js';
+import { inEvalMode } from '../encoder.js';
+import { TensorEncoder } from '../tensor-encoder.js';
 import { LoadedEncoder, LoadWeights, ModelFamily, OptimizerSlot, SavedModelConfig, subwordTokenizer, TrainConfig, TrainingTask } from '../family.js';
 import { distanceHingeLoss, skipGramLoss } from './loss.js';
 import { JmtConfig, JmtEncoder, JmtModel } from './model.js';
@@ -39,11 +37,10 @@ export function jmtConfigOf(cfg: TrainConfig, tok: TextTokenizer): JmtConfig {
   return { vocabSize: tok.vocabSize, padId: tok.padId, dim: c.encoder.dim, initStd: c.encoder.initStd, encoder: c.encoder.type, hidden: c.encoder.hidden, layers: c.encoder.layers, dropout: c.dropout };
 }
 
-export class JmtSentenceEncoder implements SentenceEncoder {
-  constructor(readonly net: JmtEncoder) {}
+export class JmtSentenceEncoder extends TensorEncoder {
+  constructor(readonly net: JmtEncoder) { super(); }
   get dim(): number { return this.net.dim; }
-  encode(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
-  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return this.encode(seqs); }
+  vectors(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
 }
 
 /** Word ids without the special tokens (EOS), as the aligner sees a sentence. */

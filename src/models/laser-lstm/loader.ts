@@ -39,8 +39,8 @@ export function laserConfigOfImported(m: LaserLstmConfig): LaserConfig {
  */
 class ImportedLaserEncoder extends LaserSentenceEncoder {
   readonly batchLimits = { maxTokens: 16384, maxSentences: 1024 };
-  override encode(seqs: Int32Array[]): Tensor { return encodePacked(this.net, seqs); }
-  override encodeAsync(seqs: Int32Array[]): Promise<Tensor> { return encodePackedAsync(this.net, seqs); }
+  override vectors(seqs: Int32Array[]): Tensor { return encodePacked(this.net, seqs); }
+  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return encodePackedAsync(this.net, seqs); }
 }
 
 export const laserLstmLoader: EncoderLoader = {

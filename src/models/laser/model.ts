@@ -6,6 +6,7 @@ import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwar
 import { crossEntropy, dropout, zeros } from '../../tensor/ops.js';
 import { cat, fromArray, noGrad, Tensor, tidy } from '../../tensor/index.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
+import { TensorEncoder, tensorEncoder } from '../tensor-encoder.js';
 
 export interface LaserConfig {
   vocabSize: number;
@@ -82,15 +83,15 @@ export async function encodeAsync(enc: LaserEncoder, b: TokenBatch, tables?: LST
  * The LASER encoder as a SentenceEncoder: token ids → BiLSTM → max-pool (or last state). The fast
  * path precomputes the first layer's input projection per vocabulary entry (LSTMTokenTables).
  */
-export class LaserSentenceEncoder implements SentenceEncoder {
-  constructor(readonly net: LaserEncoder, readonly padId: number) {}
+export class LaserSentenceEncoder extends TensorEncoder {
+  constructor(readonly net: LaserEncoder, readonly padId: number) { super(); }
   get dim(): number { return this.net.dim; }
 
-  encode(seqs: Int32Array[]): Tensor {
+  vectors(seqs: Int32Array[]): Tensor {
     return inEvalMode(this.net, () => noGrad(() => tidy(() => this.net.forward(padBatch(seqs, this.padId)))));
   }
 
-  async encodeAsync(seqs: Int32Array[]): Promise<Tensor> {
+  override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
     const b = padBatch(seqs, this.padId);
     try { return await encodeAsync(this.net, b); } finally { b.ids.dispose(); }
   }
@@ -101,12 +102,10 @@ export class LaserSentenceEncoder implements SentenceEncoder {
     const tables = encoderTables(this.net);
     if (!tables) return null;
     const { padId } = this, pooling = this.net.cfg.pooling, dim = this.dim;
-    return {
-      dim,
-      encode(seqs) { return noGrad(() => tidy(() => { const b = padBatch(seqs, padId); return tables.encode(b.ids, b.lengths, pooling); })); },
-      async encodeAsync(seqs) { const b = padBatch(seqs, padId); try { return await tables.encodeAsync(b.ids, b.lengths, pooling); } finally { b.ids.dispose(); } },
-      dispose() { tables.dispose(); },
-    };
+    return tensorEncoder(dim,
+      (seqs) => noGrad(() => tidy(() => { const b = padBatch(seqs, padId); return tables.encode(b.ids, b.lengths, pooling); })),
+      async (seqs) => { const b = padBatch(seqs, padId); try { return await tables.encodeAsync(b.ids, b.lengths, pooling); } finally { b.ids.dispose(); } },
+      { dispose: () => tables.dispose() });
   }
 }
 
