@@ -6,6 +6,8 @@
 // looks at a row whose distance is below the heap's worst. Base rows are visited in ascending id
 // order, so a row at the worst distance never enters (its id is larger than every id kept): the
 // result is the first k of all rows sorted by (distance, id), the TypeScript kernel's tie rule.
+// Rows of a multiple of 512 bits take an AVX-512 VPOPCNTDQ path where the CPU has it (checked at
+// load time; measured ~2× the 64-bit popcount loop at 512 and 1024 bits on an AMD EPYC, Zen 4).
 // The base is walked in blocks of ~256 KiB that a block of queries reuses while they are in cache;
 // OpenMP threads take query blocks (and, when there are fewer queries than threads, slices of the
 // base, merged at the end).
@@ -13,8 +15,14 @@
 
 #include <omp.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define XL_HAVE_ZMM 1
+#endif
+
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -120,6 +128,41 @@ XL_INLINE void distAny(const uint64_t* q, int64_t words, int64_t tail, int64_t b
   }
 }
 
+#ifdef XL_HAVE_ZMM
+// GCC 12's AVX-512 headers warn about their own _mm512_undefined_* placeholders once inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define XL_ZMM __attribute__((target("avx512f,avx512vpopcntdq"), always_inline)) inline
+// A row's XOR popcounts (nv × 512 bits) as 8 lanes.
+XL_ZMM __m512i zmmCounts(const uint64_t* q, int64_t nv, const uint8_t* p) {
+  __m512i acc = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(p), _mm512_loadu_si512(q)));
+  for (int64_t v = 1; v < nv; v++)
+    acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(p + 64 * v), _mm512_loadu_si512(q + 8 * v))));
+  return acc;
+}
+XL_ZMM __m512i zmmPairs(__m512i x, __m512i y) { return _mm512_add_epi64(_mm512_unpacklo_epi64(x, y), _mm512_unpackhi_epi64(x, y)); }
+XL_ZMM __m512i zmmLanes(__m512i x, __m512i y) { return _mm512_add_epi64(_mm512_shuffle_i64x2(x, y, 0x88), _mm512_shuffle_i64x2(x, y, 0xDD)); }
+
+// Rows of a multiple of 512 bits with AVX-512 VPOPCNTDQ: 8 rows' lane counts summed across lanes
+// at once (unpacks and 128-bit shuffles leave one vector of the 8 rows' totals, in order).
+__attribute__((target("avx512f,avx512vpopcntdq"))) void distZmm(const uint64_t* q, int64_t words, const uint8_t* b, int64_t rows, int32_t* out) {
+  const int64_t nv = words / 8, bytes = words * 8;
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    const uint8_t* p = b + r * bytes;
+    const __m512i s01 = zmmPairs(zmmCounts(q, nv, p), zmmCounts(q, nv, p + bytes));
+    const __m512i s23 = zmmPairs(zmmCounts(q, nv, p + 2 * bytes), zmmCounts(q, nv, p + 3 * bytes));
+    const __m512i s45 = zmmPairs(zmmCounts(q, nv, p + 4 * bytes), zmmCounts(q, nv, p + 5 * bytes));
+    const __m512i s67 = zmmPairs(zmmCounts(q, nv, p + 6 * bytes), zmmCounts(q, nv, p + 7 * bytes));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r), _mm512_cvtepi64_epi32(zmmLanes(zmmLanes(s01, s23), zmmLanes(s45, s67))));
+  }
+  for (; r < rows; r++) out[r] = static_cast<int32_t>(_mm512_reduce_add_epi64(zmmCounts(q, nv, b + r * bytes)));
+}
+#pragma GCC diagnostic pop
+// Picked once at load time; XLING_NO_AVX512=1 keeps the POPCNT path (tests of both paths, timings).
+const bool kZmm = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") && !std::getenv("XLING_NO_AVX512");
+#endif
+
 // Base rows [r0, r1) against nqb queries (their words at q + i * stride) into their heaps.
 XL_POPCNT_CLONES void scanBlock(const uint64_t* q, int64_t stride, int64_t nqb, const uint8_t* base, int64_t bytes, int64_t r0, int64_t r1,
                                 Top* tops, int32_t* buf) {
@@ -130,6 +173,10 @@ XL_POPCNT_CLONES void scanBlock(const uint64_t* q, int64_t stride, int64_t nqb, 
     for (int64_t c0 = r0; c0 < r1; c0 += kChunk) {
       const int64_t rows = std::min(kChunk, r1 - c0);
       const uint8_t* b = base + c0 * bytes;
+#ifdef XL_HAVE_ZMM
+      if (kZmm && !tail && words % 8 == 0) distZmm(qi, words, b, rows, buf);
+      else
+#endif
       if (!tail) {
         switch (words) {
           case 1: distWords<1>(qi, b, rows, buf); break;
@@ -285,6 +332,12 @@ XL_FN(Knn) {
 void initHamming(Napi::Env env, Napi::Object exports) {
   auto f = Napi::Object::New(env);
   f.Set("knn", Napi::Function::New(env, Knn, "knn"));
+#ifdef XL_HAVE_ZMM
+  // which popcount path rows of a multiple of 512 bits take (others: 64-bit popcounts)
+  f.Set("simd", Napi::String::New(env, kZmm ? "avx512-vpopcntdq" : "popcnt64"));
+#else
+  f.Set("simd", Napi::String::New(env, "popcnt64"));
+#endif
   exports.Set("hamming", f);
 }
 

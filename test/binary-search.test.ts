@@ -127,6 +127,38 @@ describe('binary (Hamming) search', () => {
     assert.deepEqual(Array.from(hammingKnn(q, new Uint8Array(0), bytes, 2).labels, Number), [-1, -1, -1, -1, -1, -1]);
   });
 
+  it('both popcount paths (AVX-512 VPOPCNTDQ where the CPU has it, XLING_NO_AVX512=1: 64-bit POPCNT) give the TypeScript kernel\'s results', () => {
+    // the path is picked when the addon loads: a child process computes with it turned off
+    const script = `import { hammingKnn } from ${JSON.stringify(new URL('../src/index/binary.js', import.meta.url).href)};
+import { native } from ${JSON.stringify(new URL('../src/native.js', import.meta.url).href)};
+import { Rng } from ${JSON.stringify(new URL('../src/util/rng.js', import.meta.url).href)};
+const rng = new Rng(24), out = [native.hamming.simd];
+for (const bytes of [64, 128, 192]) {
+  const b = Uint8Array.from({ length: 1500 * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: 9 * bytes }, () => rng.int(256));
+  const r = hammingKnn(q, b, bytes, 15, 2);
+  out.push([Array.from(r.distances), Array.from(r.labels, Number)]);
+}
+console.log(JSON.stringify(out));`;
+    const results: Record<string, unknown[]> = {};
+    for (const off of [false, true]) {
+      const env = { ...process.env };
+      if (off) env.XLING_NO_AVX512 = '1'; else delete env.XLING_NO_AVX512;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env });
+      assert.equal(r.status, 0, r.stderr);
+      const [simd, ...rest] = JSON.parse(r.stdout) as [string, ...unknown[]];
+      if (off) assert.equal(simd, 'popcnt64');
+      results[off ? 'off' : 'on'] = rest;
+    }
+    const rng = new Rng(24);
+    const want = [64, 128, 192].map((bytes) => {
+      const b = Uint8Array.from({ length: 1500 * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: 9 * bytes }, () => rng.int(256));
+      const r = hammingKnnJs(q, b, bytes, 15);
+      return [Array.from(r.distances), Array.from(r.labels, Number)];
+    });
+    assert.deepEqual(results.on, want);
+    assert.deepEqual(results.off, want);
+  });
+
   it('the async kernel gives the same results off the event loop', async () => {
     const rng = new Rng(22), bytes = 64, nb = 60000, nq = 64;
     const base = Uint8Array.from({ length: nb * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: nq * bytes }, () => rng.int(256));
