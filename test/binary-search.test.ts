@@ -205,6 +205,7 @@ console.log(JSON.stringify(out));`;
     assert.throws(() => hammingKnn(q, b, 3, 1), /not whole rows of 3 bytes/);
     assert.throws(() => hammingKnn(q, b, 0, 1), /code length must be a positive number of bytes/);
     assert.throws(() => new BinaryFlatIndex(64, b).search(new Float32Array(10), 1), /not whole rows of 64 dimensions/);
+    assert.throws(() => new BinaryFlatIndex(64, b).search(new Float32Array(64), 1, 1.5), /rescore must be a whole number/);
     // and still works afterwards
     assert.deepEqual(Array.from(H.knn!(q, b, 8, 2, 1).labels, Number), [0, 1, 0, 1]);
   });

@@ -177,6 +177,7 @@ export class BinaryFlatIndex {
 
   private prepare(queries: Float32Array, k: number, rescore: number): { codes: Uint8Array; cand: number } {
     if (!Number.isInteger(k) || k < 1) throw new Error(`binary search: k must be a positive integer, got ${k}`);
+    if (!Number.isInteger(rescore) || rescore < 0) throw new Error(`binary search: rescore must be a whole number >= 0 (0: Hamming distances), got ${rescore}`);
     if (queries.length % this.d) throw new Error(`binary search: ${queries.length} query values are not whole rows of ${this.d} dimensions`);
     const cand = rescore >= 1 ? Math.min(this.ntotal, k * rescore) : k;
     return { codes: packSigns(queries, this.d), cand: Math.max(cand, 1) };
