@@ -16,6 +16,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   xling::initTorch(env, exports);
   xling::initFaiss(env, exports);
   xling::initFormat(env, exports);
+  xling::initHamming(env, exports);
   return exports;
 }
 

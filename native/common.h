@@ -113,5 +113,6 @@ Napi::Value EmptyCpuCache(const Napi::CallbackInfo& info);
 Napi::Value CpuCacheStats(const Napi::CallbackInfo& info);
 void initFaiss(Napi::Env env, Napi::Object exports);
 void initFormat(Napi::Env env, Napi::Object exports);
+void initHamming(Napi::Env env, Napi::Object exports);
 
 }  // namespace xling

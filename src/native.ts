@@ -11,6 +11,7 @@ export interface NativeAddon {
   torch: Record<string, NativeFn>;
   faiss: Record<string, NativeFn>;
   format: Record<string, NativeFn>;
+  hamming: Record<string, NativeFn>;
 }
 
 function packageRoot(): string {

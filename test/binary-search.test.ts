@@ -1,4 +1,5 @@
-// Binary (Hamming) search: the popcount kernel against a naive count, recall of the sign bits
+// Binary (Hamming) search: the native popcount kernel against the TypeScript one and a naive count
+// (widths of 8 to 1024 bits, ties, threads, the async variant, bad arguments), recall of the sign bits
 // against float search on clustered vectors (and better with rescoring), faiss's IndexBinaryFlat
 // file (read back here, and by Python's faiss when it is installed), and the CLI (index build of
 // ubinary codes, search by codes and by float queries).
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { quantizeEmbeddings } from '../src/embed/quantize.js';
-import { BinaryFlatIndex, hammingKnn, packSigns } from '../src/index/binary.js';
+import { BinaryFlatIndex, hammingKnn, hammingKnnAsync, hammingKnnJs, packSigns } from '../src/index/binary.js';
+import { native } from '../src/native.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
@@ -51,7 +53,7 @@ function recall(truth: number[][], labels: BigInt64Array, k: number): number {
 describe('binary (Hamming) search', () => {
   it('the popcount kernel counts as a naive bit count does (any code length), ties by id', () => {
     const rng = new Rng(3);
-    for (const bytes of [1, 3, 8, 64]) {
+    for (const bytes of [1, 3, 8, 9, 64, 128]) {
       const base = Uint8Array.from({ length: 300 * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: 7 * bytes }, () => rng.int(256));
       const r = hammingKnn(q, base, bytes, 20);
       for (let i = 0; i < 7; i++) {
@@ -63,6 +65,149 @@ describe('binary (Hamming) search', () => {
     // fewer rows than k: -1 labels
     const r = hammingKnn(new Uint8Array(2), new Uint8Array(6), 2, 5);
     assert.deepEqual(Array.from(r.labels, Number), [0, 1, 2, -1, -1]);
+  });
+
+  /** Brute force: every base row sorted by (distance, id), the first k; bits counted one at a time. */
+  function naiveKnn(q: Uint8Array, base: Uint8Array, bytes: number, k: number): { d: number[]; id: number[] } {
+    const nq = q.length / bytes, nb = base.length / bytes, d: number[] = [], id: number[] = [];
+    for (let i = 0; i < nq; i++) {
+      const all = Array.from({ length: nb }, (_, r) => { let x = 0; for (let b = 0; b < bytes; b++) for (let v = q[i * bytes + b]! ^ base[r * bytes + b]!; v; v >>= 1) x += v & 1; return [x, r] as const; });
+      all.sort((a, c) => a[0] - c[0] || a[1] - c[1]);
+      for (let j = 0; j < k; j++) { d.push(j < nb ? all[j]![0] : -1); id.push(j < nb ? all[j]![1] : -1); }
+    }
+    return { d, id };
+  }
+
+  it('the native kernel returns exactly the TypeScript kernel\'s and a brute force\'s distances and ids (8 to 1024 bits, ties by id, 1–3 threads)', () => {
+    const rng = new Rng(21);
+    for (const bits of [8, 64, 72, 512, 1024]) {
+      const bytes = bits / 8;
+      // random codes, and codes drawn from 6 distinct rows: most distances tie, so the ids decide
+      const nb = 2600, distinct = Uint8Array.from({ length: 6 * bytes }, () => rng.int(256));
+      const bases = {
+        random: Uint8Array.from({ length: nb * bytes }, () => rng.int(256)),
+        ties: Uint8Array.from({ length: nb * bytes }, (_, i) => distinct[(Math.floor(i / bytes) * 7919 % 6) * bytes + (i % bytes)]!),
+      };
+      for (const [kind, base] of Object.entries(bases)) {
+        for (const nq of [1, 37]) {
+          const q = Uint8Array.from({ length: nq * bytes }, () => rng.int(256));
+          for (const k of [1, 10, 100]) {
+            const js = hammingKnnJs(q, base, bytes, k);
+            for (const threads of [1, 2, 3]) {
+              const nat = hammingKnn(q, base, bytes, k, threads);
+              const at = `${bits} bits, ${kind}, ${nq} queries, k ${k}, ${threads} threads`;
+              assert.deepEqual(nat.distances, js.distances, at);
+              assert.deepEqual(nat.labels, js.labels, at);
+            }
+            if (k === 10 && nq === 37) {
+              const ref = naiveKnn(q, base, bytes, k);
+              assert.deepEqual(Array.from(js.distances), ref.d, `brute force, ${bits} bits, ${kind}`);
+              assert.deepEqual(Array.from(js.labels, Number), ref.id, `brute force, ${bits} bits, ${kind}`);
+            }
+          }
+        }
+        if (kind === 'ties') {
+          // equal distances all the way down: the smallest ids, in order, whichever slice of the base they lie in
+          const q = distinct.subarray(0, bytes), r = hammingKnn(q, base, bytes, 50, 3);
+          const own = Array.from({ length: nb }, (_, i) => i).filter((i) => (i * 7919) % 6 === 0).slice(0, 50);
+          assert.deepEqual(Array.from(r.labels, Number), own, `${bits} bits: exact copies by id`);
+          assert.ok(r.distances.every((x) => x === 0));
+        }
+      }
+    }
+    // k = the whole base, and k beyond it (-1 past the last row), against the brute force
+    const bytes = 9, base = Uint8Array.from({ length: 40 * bytes }, () => rng.int(4)), q = Uint8Array.from({ length: 3 * bytes }, () => rng.int(4));
+    for (const k of [40, 45]) {
+      const r = hammingKnn(q, base, bytes, k, 2), ref = naiveKnn(q, base, bytes, k);
+      assert.deepEqual(Array.from(r.distances), ref.d);
+      assert.deepEqual(Array.from(r.labels, Number), ref.id);
+    }
+    // no queries, an empty base
+    assert.equal(hammingKnn(new Uint8Array(0), base, bytes, 3).labels.length, 0);
+    assert.deepEqual(Array.from(hammingKnn(q, new Uint8Array(0), bytes, 2).labels, Number), [-1, -1, -1, -1, -1, -1]);
+  });
+
+  it('both popcount paths (AVX-512 VPOPCNTDQ where the CPU has it, XLING_NO_AVX512=1: 64-bit POPCNT) give the TypeScript kernel\'s results', () => {
+    // the path is picked when the addon loads: a child process computes with it turned off
+    const script = `import { hammingKnn } from ${JSON.stringify(new URL('../src/index/binary.js', import.meta.url).href)};
+import { native } from ${JSON.stringify(new URL('../src/native.js', import.meta.url).href)};
+import { Rng } from ${JSON.stringify(new URL('../src/util/rng.js', import.meta.url).href)};
+const rng = new Rng(24), out = [native.hamming.simd];
+for (const bytes of [64, 128, 192]) {
+  const b = Uint8Array.from({ length: 1500 * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: 9 * bytes }, () => rng.int(256));
+  const r = hammingKnn(q, b, bytes, 15, 2);
+  out.push([Array.from(r.distances), Array.from(r.labels, Number)]);
+}
+console.log(JSON.stringify(out));`;
+    const results: Record<string, unknown[]> = {};
+    for (const off of [false, true]) {
+      const env = { ...process.env };
+      if (off) env.XLING_NO_AVX512 = '1'; else delete env.XLING_NO_AVX512;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env });
+      assert.equal(r.status, 0, r.stderr);
+      const [simd, ...rest] = JSON.parse(r.stdout) as [string, ...unknown[]];
+      if (off) assert.equal(simd, 'popcnt64');
+      results[off ? 'off' : 'on'] = rest;
+    }
+    const rng = new Rng(24);
+    const want = [64, 128, 192].map((bytes) => {
+      const b = Uint8Array.from({ length: 1500 * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: 9 * bytes }, () => rng.int(256));
+      const r = hammingKnnJs(q, b, bytes, 15);
+      return [Array.from(r.distances), Array.from(r.labels, Number)];
+    });
+    assert.deepEqual(results.on, want);
+    assert.deepEqual(results.off, want);
+  });
+
+  it('the async kernel gives the same results off the event loop', async () => {
+    const rng = new Rng(22), bytes = 64, nb = 60000, nq = 64;
+    const base = Uint8Array.from({ length: nb * bytes }, () => rng.int(256)), q = Uint8Array.from({ length: nq * bytes }, () => rng.int(256));
+    const sync = hammingKnn(q, base, bytes, 10, 2);
+    let settled = false;
+    const p = hammingKnnAsync(q, base, bytes, 10, 2).then((r) => { settled = true; return r; });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(settled, false, 'the search runs on a worker thread, not before the promise returns');
+    const r = await p;
+    assert.deepEqual(r.distances, sync.distances);
+    assert.deepEqual(r.labels, sync.labels);
+    // a BinaryFlatIndex searched asynchronously (with and without rescoring) equals the sync search
+    const d = 128, { base: fb, queries } = clustered(2000, d, 20, 30, 23);
+    const idx = new BinaryFlatIndex(d, packSigns(fb, d));
+    for (const rescore of [0, 4]) {
+      const a = await idx.searchAsync(queries, 5, { rescore }), s = idx.search(queries, 5, rescore);
+      assert.deepEqual(a.labels, s.labels);
+      assert.deepEqual(a.distances, s.distances);
+    }
+    await assert.rejects(hammingKnnAsync(q, base, bytes, 0), /k must be a positive integer/);
+    assert.throws(() => native.hamming.knn!(q, base, bytes, nb + 1, 1, true), /k \(60001\) exceeds the base's 60000 codes/);
+  });
+
+  it('the native kernel refuses bad arguments with errors naming them', () => {
+    const H = native.hamming, q = new Uint8Array(16), b = new Uint8Array(64);
+    const bad: [unknown[], RegExp][] = [
+      [[q, b, 8], /expected 5 arguments/],
+      [[new Float32Array(4), b, 8, 1, 1], /queries must be a Uint8Array/],
+      [[q, new Int8Array(64), 8, 1, 1], /base must be a Uint8Array/],
+      [[q, b, 0, 1, 1], /bytes \(the code length\) must be in/],
+      [[q, b, 1.5, 1, 1], /bytes: expected an integer/],
+      [[q, b, 'x', 1, 1], /bytes: expected an integer/],
+      [[q, b, 5, 1, 1], /queries of 16 bytes are not whole codes of 5 bytes/],
+      [[q, new Uint8Array(20), 8, 1, 1], /base of 20 bytes is not whole codes of 8 bytes/],
+      [[q, b, 8, 0, 1], /k must be >= 1, got 0/],
+      [[q, b, 8, -3, 1], /k must be >= 1/],
+      [[q, b, 8, 9, 1], /k \(9\) exceeds the base's 8 codes/],
+      [[q, new Uint8Array(0), 8, 1, 1], /exceeds the base's 0 codes/],
+      [[q, b, 8, 2, -1], /threads must be in/],
+    ];
+    for (const [args, re] of bad) assert.throws(() => H.knn!(...args), re, String(args.slice(2)));
+    // the wrapper's own checks
+    assert.throws(() => hammingKnn(q, b, 8, 0), /k must be a positive integer, got 0/);
+    assert.throws(() => hammingKnn(q, b, 3, 1), /not whole rows of 3 bytes/);
+    assert.throws(() => hammingKnn(q, b, 0, 1), /code length must be a positive number of bytes/);
+    assert.throws(() => new BinaryFlatIndex(64, b).search(new Float32Array(10), 1), /not whole rows of 64 dimensions/);
+    assert.throws(() => new BinaryFlatIndex(64, b).search(new Float32Array(64), 1, 1.5), /rescore must be a whole number/);
+    // and still works afterwards
+    assert.deepEqual(Array.from(H.knn!(q, b, 8, 2, 1).labels, Number), [0, 1, 0, 1]);
   });
 
   it('packs signs as quantize_embeddings\' ubinary (numpy.packbits of x > 0)', () => {

@@ -1,7 +1,8 @@
 // The web explorer in a real browser (Debian's Chromium through puppeteer-core): the page loads,
 // a typed query shows its nearest sentences grouped by language, clicking a result makes it the
 // query, the map draws the sample coloured by language with the query's neighbours highlighted,
-// and the model's figures show. Screenshots of each view go to test-output/ (not committed).
+// and the model's figures show; behind --api-key the page asks for the key once and uses it, also
+// for the model files "embed in this tab" loads. Screenshots of each view go to test-output/ (not committed).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -160,6 +161,34 @@ describe('web explorer behind --api-key (Chromium)', () => {
       assert.match(await kpage.$eval('#model-info', (e) => e.textContent ?? ''), /240 sentences indexed/);
       const loaded = await kpage.$$eval('#figures img', (im) => im.length > 0 && im.every((i) => (i as unknown as Img).complete && (i as unknown as Img).naturalWidth > 0));
       assert.ok(loaded, 'the figures load with the key');
+    } finally { await kpage.close(); }
+  });
+
+  it('embeds in the tab with the key: xling/lite fetches /lite/ with it, the same vectors and neighbours as the server\'s', async () => {
+    const kpage = await browser.newPage();
+    kpage.on('dialog', (d) => { void d.accept('s3cret'); });
+    const auth = { authorization: 'Bearer s3cret', 'content-type': 'application/json' };
+    try {
+      // the model files are behind the key too
+      assert.equal((await fetch(kurl + '/lite/model.safetensors')).status, 401);
+      await kpage.goto(kurl + '/', { waitUntil: 'networkidle0' });
+      await kpage.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+      assert.equal(await kpage.$eval('#in-tab-label', (e) => (e as unknown as { hidden: boolean }).hidden), false);
+      await kpage.click('#in-tab');
+      await kpage.waitForSelector('body[data-lite="ready"], #status.error', { timeout: 60000 });
+      assert.equal(await kpage.$eval('body', (b) => (b as unknown as Dataset).dataset.lite), 'ready', `status: ${await kpage.$eval('#status', (e) => e.textContent)}`);
+      const texts = [devColumn('de')[3]!, devColumn('en')[9]!];
+      const a = await kpage.evaluate((t) => (globalThis as unknown as { xlingLite: { embed(t: string[], o: { lang: string }): Promise<number[]> } }).xlingLite.embed(t, { lang: 'auto-per-sentence' }), texts);
+      const b = ((await (await fetch(kurl + '/embed', { method: 'POST', headers: auth, body: JSON.stringify({ inputs: texts }) })).json()) as number[][]).flat();
+      assert.equal(a.length, b.length);
+      assert.ok(a.every((x, i) => Math.abs(x - b[i]!) <= 1e-5), 'in-page vectors equal the keyed server\'s');
+      const query = devColumn('fr')[5]!;
+      await kpage.type('#query', query);
+      await kpage.click('#search-btn');
+      await kpage.waitForFunction(() => /embedded in this tab/.test(document.querySelector('#status')?.textContent ?? ''), { timeout: 30000 });
+      const ids = await kpage.$$eval('.result', (rs) => rs.map((r) => Number((r as unknown as Dataset).dataset.id)));
+      const server = (await (await fetch(kurl + '/search', { method: 'POST', headers: auth, body: JSON.stringify({ text: query, k: 30 }) })).json()) as { results: { id: number }[] };
+      assert.deepEqual([...ids].sort((x, y) => x - y), server.results.map((r) => r.id).sort((x, y) => x - y));
     } finally { await kpage.close(); }
   });
 });

@@ -122,7 +122,13 @@ describe('xling/lite', () => {
     const single = await loadModel(join(int8, 'model.safetensors'));
     assert.deepEqual(Array.from(await single.embed(sents, { lang: 'ru' })), Array.from(ref));
     const server = createServer((req, res) => {
-      const f = join(dir, decodeURIComponent(req.url!.split('?')[0]!));
+      // /keyed/…: only with the key (a server started with --api-key), as the explorer's /lite/ files
+      let path = decodeURIComponent(req.url!.split('?')[0]!);
+      if (path.startsWith('/keyed/')) {
+        if (req.headers.authorization !== 'Bearer k3y') { res.statusCode = 401; res.end(); return; }
+        path = path.slice('/keyed'.length);
+      }
+      const f = join(dir, path);
       if (!f.startsWith(dir) || !existsSync(f) || statSync(f).isDirectory()) { res.statusCode = 404; res.end(); return; }
       res.end(readFileSync(f));
     });
@@ -134,6 +140,17 @@ describe('xling/lite', () => {
         assert.deepEqual(Array.from(await m.embed(sents, { lang: 'ru' })), Array.from(ref), url);
       }
       await assert.rejects(loadModel(`http://127.0.0.1:${port}/nothing`), /HTTP 404/);
+      // headers go with every request for the files (config, weights, lid.json)
+      await assert.rejects(loadModel(`http://127.0.0.1:${port}/keyed/int8`), /HTTP 401/);
+      assert.ok(existsSync(join(int8, 'lid.json')), 'the export has a language identifier');
+      const keyed = await loadModel(`http://127.0.0.1:${port}/keyed/int8`, { headers: { authorization: 'Bearer k3y' } });
+      // identified and centred sentence by sentence: only with lid.json (without it, no centring)
+      const local = await loadModel(int8), centred = { lang: 'auto-per-sentence', center: 'force' } as const;
+      const want = await local.embed(sents, centred);
+      assert.notDeepEqual(Array.from(want), Array.from(await local.embed(sents, { lang: null })), 'the identifier changes the vectors');
+      assert.deepEqual(Array.from(await keyed.embed(sents, centred)), Array.from(want), 'with its language identifier (lid.json) too');
+      await assert.rejects(loadModel(`http://127.0.0.1:${port}/keyed/int8`, { headers: { authorization: 'Bearer nope' } }), /HTTP 401/);
+      await assert.rejects(loadModel(`http://127.0.0.1:${port}/int8`, { headers: 'x' as unknown as Record<string, string> }), /headers must be an object/);
     } finally {
       server.close();
     }

@@ -58,9 +58,18 @@ function el(tag: string, attrs: Record<string, string> = {}, ...children: (Node 
 let info: Info | null = null;
 
 // "embed in this tab": xling/lite loads the model's files once (/lite/) and embeds queries here;
-// the server only searches the vector (no round trip for the query vector)
+// the server only searches the vector (no round trip for the query vector). Behind --api-key the
+// files are fetched with the key the page keeps (the API calls before this one have asked for it);
+// a failed load is not kept, so ticking the box again tries again.
 let liteModel: Promise<LoadedLiteModel> | null = null;
-const lite = () => (liteModel ??= loadModel(new URL(info!.xling.lite!.files, location.href).href));
+const lite = () => {
+  if (!liteModel) {
+    const key = localStorage.getItem(KEY);
+    liteModel = loadModel(new URL(info!.xling.lite!.files, location.href).href, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+    liteModel.catch(() => { liteModel = null; });
+  }
+  return liteModel;
+};
 const inTab = () => !!info?.xling.lite && ($('in-tab') as HTMLInputElement).checked;
 /** For tests and the console: vectors of texts embedded in this tab, and the load time. */
 (window as unknown as { xlingLite: unknown }).xlingLite = {

@@ -1,13 +1,18 @@
 // Binary (Hamming) search over packed sign bits, as faiss's IndexBinaryFlat: one bit per dimension
 // (x > 0), 8 to a byte, most significant bit first (numpy.packbits; `xling embed --dtype ubinary`).
-// An exact popcount kernel in TypeScript (no native code); the index file is faiss's own
-// IndexBinaryFlat serialisation ("IBxF": d, code_size, ntotal, is_trained, metric_type, then the
-// codes as a size-prefixed byte vector), so faiss.read_index_binary opens it in Python.
+// Exact search by the addon's popcount kernel (native/hamming.cc: 64-bit popcounts, blocked over
+// the base, threads over queries, an async variant on a libuv worker for the server); the index file
+// is faiss's own IndexBinaryFlat serialisation ("IBxF": d, code_size, ntotal, is_trained,
+// metric_type, then the codes as a size-prefixed byte vector), so faiss.read_index_binary opens it
+// in Python. hammingKnnJs is the same search in TypeScript, the reference the tests hold the native
+// kernel to (identical distances and ids, ties included).
 // Rescoring (sentence-transformers' binary retrieval): the k·rescore nearest by Hamming distance,
 // re-ranked by the float query's inner product with each candidate's ±1 vector (divided by √d:
 // the cosine between the unit query and the sign vector).
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { native } from '../native.js';
 import { atomicOutputSync } from '../util/atomic.js';
+import { getFaissThreads } from './faiss.js';
 
 export const BINARY_FLAT_FOURCC = 'IBxF';
 
@@ -51,10 +56,11 @@ function distancesTo(q: Uint8Array, qi: number, base: Uint8Array, bytes: number,
 export interface HammingResult { n: number; k: number; distances: Int32Array; labels: BigInt64Array }
 
 /**
- * The k nearest base codes of each query code by Hamming distance (ascending; ties by id), exact.
- * Codes are `bytes` long; -1 labels where the base has fewer than k rows.
+ * The k nearest base codes of each query code by Hamming distance (ascending; ties by id), exact,
+ * in TypeScript on one thread: the reference for the native kernel (hammingKnn). Codes are `bytes`
+ * long; -1 labels where the base has fewer than k rows.
  */
-export function hammingKnn(queries: Uint8Array, base: Uint8Array, bytes: number, k: number): HammingResult {
+export function hammingKnnJs(queries: Uint8Array, base: Uint8Array, bytes: number, k: number): HammingResult {
   const nq = queries.length / bytes, n = base.length / bytes;
   if (!Number.isInteger(nq) || !Number.isInteger(n)) throw new Error(`binary search: codes are not whole rows of ${bytes} bytes`);
   // aligned copies for the 32-bit kernel
@@ -81,6 +87,42 @@ export function hammingKnn(queries: Uint8Array, base: Uint8Array, bytes: number,
     picked.forEach((id, j) => { distances[qi * k + j] = dist[id]!; labels[qi * k + j] = BigInt(id); });
   }
   return { n: nq, k, distances, labels };
+}
+
+const H = native.hamming;
+
+function knnArgs(queries: Uint8Array, base: Uint8Array, bytes: number, k: number): { nq: number; n: number } {
+  if (!Number.isInteger(bytes) || bytes < 1) throw new Error(`binary search: the code length must be a positive number of bytes, got ${bytes}`);
+  if (!Number.isInteger(k) || k < 1) throw new Error(`binary search: k must be a positive integer, got ${k}`);
+  const nq = queries.length / bytes, n = base.length / bytes;
+  if (!Number.isInteger(nq) || !Number.isInteger(n)) throw new Error(`binary search: codes are not whole rows of ${bytes} bytes`);
+  return { nq, n };
+}
+
+/** The native result for min(k, n) neighbours, widened to k columns of -1 where the base is smaller. */
+function padded(r: { distances: Int32Array; labels: BigInt64Array } | null, nq: number, kk: number, k: number): HammingResult {
+  if (r && kk === k) return { n: nq, k, distances: r.distances, labels: r.labels };
+  const distances = new Int32Array(nq * k).fill(-1), labels = new BigInt64Array(nq * k).fill(-1n);
+  if (r) for (let i = 0; i < nq; i++) { distances.set(r.distances.subarray(i * kk, (i + 1) * kk), i * k); labels.set(r.labels.subarray(i * kk, (i + 1) * kk), i * k); }
+  return { n: nq, k, distances, labels };
+}
+
+/**
+ * The k nearest base codes of each query code by Hamming distance (ascending; ties by the smaller
+ * id), exact, by the addon's popcount kernel on `threads` threads (default: faiss's setting). Codes
+ * are `bytes` long (any length); -1 labels where the base has fewer than k rows.
+ */
+export function hammingKnn(queries: Uint8Array, base: Uint8Array, bytes: number, k: number, threads = getFaissThreads()): HammingResult {
+  const { nq, n } = knnArgs(queries, base, bytes, k);
+  const kk = Math.min(k, n);
+  return padded(nq && kk ? H.knn!(queries, base, bytes, kk, threads) : null, nq, kk, k);
+}
+
+/** hammingKnn on a libuv worker thread (the event loop stays free); the arrays must not change until it settles. */
+export async function hammingKnnAsync(queries: Uint8Array, base: Uint8Array, bytes: number, k: number, threads = getFaissThreads()): Promise<HammingResult> {
+  const { nq, n } = knnArgs(queries, base, bytes, k);
+  const kk = Math.min(k, n);
+  return padded(nq && kk ? await H.knn!(queries, base, bytes, kk, threads, true) : null, nq, kk, k);
 }
 
 /** Search result in the float indexes' shape (src/index/faiss.ts): distances are Hamming distances, or rescored cosines. */
@@ -112,15 +154,37 @@ export class BinaryFlatIndex {
   /** Hamming search of query codes. */
   searchCodes(queries: Uint8Array, k: number): HammingResult { return hammingKnn(queries, this.codes, this.codeSize, k); }
 
+  /** The same on a libuv worker thread. */
+  searchCodesAsync(queries: Uint8Array, k: number): Promise<HammingResult> { return hammingKnnAsync(queries, this.codes, this.codeSize, k); }
+
   /**
    * Search with float queries (n × d): their sign bits by Hamming distance; with rescore ≥ 1 the
    * k·rescore nearest re-ranked by the cosine between the query and the candidate's ±1 vector
    * (distances then are those cosines, descending), otherwise distances are Hamming distances.
    */
   search(queries: Float32Array, k: number, rescore = 0): BinarySearchResult {
-    const d = this.d, nq = queries.length / d;
+    const { codes, cand } = this.prepare(queries, k, rescore);
+    return this.finish(queries, k, rescore, this.searchCodes(codes, cand));
+  }
+
+  /** The same with the Hamming search off the event loop (a libuv worker); rescoring stays on the caller's thread. */
+  async searchAsync(queries: Float32Array, k: number, o?: { rescore?: number }): Promise<BinarySearchResult> {
+    const rescore = o?.rescore ?? 0;
+    const { codes, cand } = this.prepare(queries, k, rescore);
+    const codesNow = this.codes; // add() replaces the array: rescore against the codes searched
+    return this.finish(queries, k, rescore, await this.searchCodesAsync(codes, cand), codesNow);
+  }
+
+  private prepare(queries: Float32Array, k: number, rescore: number): { codes: Uint8Array; cand: number } {
+    if (!Number.isInteger(k) || k < 1) throw new Error(`binary search: k must be a positive integer, got ${k}`);
+    if (!Number.isInteger(rescore) || rescore < 0) throw new Error(`binary search: rescore must be a whole number >= 0 (0: Hamming distances), got ${rescore}`);
+    if (queries.length % this.d) throw new Error(`binary search: ${queries.length} query values are not whole rows of ${this.d} dimensions`);
     const cand = rescore >= 1 ? Math.min(this.ntotal, k * rescore) : k;
-    const h = this.searchCodes(packSigns(queries, d), Math.max(cand, 1));
+    return { codes: packSigns(queries, this.d), cand: Math.max(cand, 1) };
+  }
+
+  private finish(queries: Float32Array, k: number, rescore: number, h: HammingResult, codes = this.codes): BinarySearchResult {
+    const d = this.d, nq = queries.length / d;
     const distances = new Float32Array(nq * k).fill(rescore >= 1 ? -Infinity : -1), labels = new BigInt64Array(nq * k).fill(-1n);
     const bytes = this.codeSize, scale = 1 / Math.sqrt(d);
     for (let i = 0; i < nq; i++) {
@@ -133,19 +197,13 @@ export class BinaryFlatIndex {
         const id = Number(h.labels[i * h.k + j]);
         if (id < 0) continue;
         let s = 0;
-        for (let t = 0; t < d; t++) s += (this.codes[id * bytes + (t >> 3)]! & (0x80 >> (t & 7)) ? 1 : -1) * queries[i * d + t]!;
+        for (let t = 0; t < d; t++) s += (codes[id * bytes + (t >> 3)]! & (0x80 >> (t & 7)) ? 1 : -1) * queries[i * d + t]!;
         scored.push([id, s * scale]);
       }
       scored.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
       scored.slice(0, k).forEach(([id, s], j) => { distances[i * k + j] = s; labels[i * k + j] = BigInt(id); });
     }
     return { n: nq, k, distances, labels };
-  }
-
-  /** The same off the request path's hot loop (exact search is synchronous; kept async for the float indexes' interface). */
-  async searchAsync(queries: Float32Array, k: number, o?: { rescore?: number }): Promise<BinarySearchResult> {
-    await new Promise((r) => setImmediate(r));
-    return this.search(queries, k, o?.rescore ?? 0);
   }
 
   /** faiss's IndexBinaryFlat file (write_index_binary), atomically. */

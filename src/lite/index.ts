@@ -8,7 +8,8 @@
 //
 // A model is what `xling export` writes: a directory (config.json + model.safetensors), or its
 // model.safetensors alone (the config is in the file's metadata). In Node, `threads: N` embeds on
-// N worker threads sharing one copy of the table.
+// N worker threads sharing one copy of the table. Over HTTP, `headers` go with every request for
+// the model's files (e.g. `{ authorization: 'Bearer KEY' }` for a server started with --api-key).
 import { LanguageIdentifier } from '../text/lid-core.js';
 import { LiteEmbedOptions, LiteModel } from './model.js';
 import { parseSafetensors } from './safetensors.js';
@@ -19,6 +20,8 @@ export type { LiteEmbedOptions } from './model.js';
 export interface LoadOptions {
   /** Node only: embed on this many worker threads (default 1: the calling thread). */
   threads?: number;
+  /** A URL source: HTTP headers sent with each request for the model's files (e.g. authorization). */
+  headers?: Record<string, string>;
 }
 
 /** A loaded model: embed() → Float32Array of sentences.length × dim rows, L2-normalised. */
@@ -39,8 +42,8 @@ function isUrl(s: string | URL): boolean {
   return s instanceof URL || /^(https?|blob|data):/i.test(s) || (!isNode && typeof s === 'string');
 }
 
-async function fetchBytes(url: string): Promise<Uint8Array> {
-  const r = await fetch(url);
+async function fetchBytes(url: string, headers?: Record<string, string>): Promise<Uint8Array> {
+  const r = await fetch(url, headers ? { headers } : undefined);
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
   return new Uint8Array(await r.arrayBuffer());
 }
@@ -65,18 +68,18 @@ async function readShared(path: string): Promise<Uint8Array> {
 }
 
 /** The model file's bytes and its config (config.json beside it, or the file's metadata). */
-export async function readModelBytes(source: string | URL): Promise<{ bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }> {
+export async function readModelBytes(source: string | URL, headers?: Record<string, string>): Promise<{ bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }> {
   let bytes: Uint8Array, configText: string | undefined, where: string;
   // the language identifier (lid.json beside the weights; optional: without it 'auto' does not centre)
   let lidText: string | null = null, lidWhere = '';
   if (isUrl(source)) {
     const base = String(source);
-    if (/\.safetensors(\?|#|$)/.test(base)) { bytes = await fetchBytes(base); where = base; }
+    if (/\.safetensors(\?|#|$)/.test(base)) { bytes = await fetchBytes(base, headers); where = base; }
     else {
       const dir = base.endsWith('/') ? base : `${base}/`;
       where = `${dir}model.safetensors`;
       lidWhere = `${dir}lid.json`;
-      [bytes, configText, lidText] = await Promise.all([fetchBytes(where), fetchBytes(`${dir}config.json`).then((b) => new TextDecoder().decode(b)), fetch(lidWhere).then(async (r) => (r.ok ? r.text() : null), () => null)]);
+      [bytes, configText, lidText] = await Promise.all([fetchBytes(where, headers), fetchBytes(`${dir}config.json`, headers).then((b) => new TextDecoder().decode(b)), fetch(lidWhere, headers ? { headers } : undefined).then(async (r) => (r.ok ? r.text() : null), () => null)]);
     }
   } else {
     const { statSync, existsSync, readFileSync } = await import('node:fs');
@@ -109,7 +112,8 @@ export async function readModelBytes(source: string | URL): Promise<{ bytes: Uin
 export async function loadModel(source: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
   const threads = o.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`xling/lite: threads must be a positive integer, got ${threads}`);
-  const { bytes, config, where, lid } = await readModelBytes(source);
+  if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null || Object.values(o.headers).some((v) => typeof v !== 'string'))) throw new Error('xling/lite: headers must be an object of header names to string values');
+  const { bytes, config, where, lid } = await readModelBytes(source, o.headers);
   const model = new LiteModel(config as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, where), where);
   model.lid = lid;
   if (threads > 1 && isNode && bytes.buffer instanceof SharedArrayBuffer) {
