@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -45,6 +47,10 @@
 #include <vector>
 
 #include "common.h"
+
+// The addon's Fortran BLAS sgemm (sgemm.cc), which faiss's own products call too.
+extern "C" int sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*, const float*,
+                      const int*, const float*, float*, const int*);
 
 namespace xling {
 namespace {
@@ -802,6 +808,48 @@ XL_FN(Knn) {
   });
 }
 
+// sgemm(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) -> undefined: the Fortran
+// BLAS product faiss's searches and trainings call (column-major, C updated in place), through the
+// addon's route (sgemm.cc: oneDNN, or the BLAS it links). For tests and for callers of faiss's
+// layout; every size is checked against the arrays first.
+XL_FN(BlasSgemm) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 13, "sgemm");
+    auto trans = [&](const Napi::Value& v, const char* what) {
+      std::string t = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+      if (t != "N" && t != "T") throwJs(env, std::string("sgemm(") + what + "): expected 'N' or 'T'");
+      return t[0];
+    };
+    char ta = trans(info[0], "transA"), tb = trans(info[1], "transB");
+    int64_t m = toInt(env, info[2], "sgemm(m)"), n = toInt(env, info[3], "sgemm(n)"), k = toInt(env, info[4], "sgemm(k)");
+    if (m < 0 || n < 0 || k < 0 || m > INT32_MAX || n > INT32_MAX || k > INT32_MAX) throwJs(env, "sgemm: m, n and k must be in [0, 2^31)");
+    if (!info[5].IsNumber() || !info[10].IsNumber()) throwJs(env, "sgemm: alpha and beta must be numbers");
+    float alpha = info[5].As<Napi::Number>().FloatValue(), beta = info[10].As<Napi::Number>().FloatValue();
+    auto a = floats(env, info[6], "sgemm(A)");
+    auto b = floats(env, info[8], "sgemm(B)");
+    if (!info[11].IsTypedArray() || info[11].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) throwJs(env, "sgemm(C): expected a Float32Array");
+    auto c = info[11].As<Napi::Float32Array>();
+    int64_t lda = toInt(env, info[7], "sgemm(lda)"), ldb = toInt(env, info[9], "sgemm(ldb)"), ldc = toInt(env, info[12], "sgemm(ldc)");
+    // column-major: op(A) is m × k (A stored m × k, or k × m when transposed), op(B) k × n, C m × n
+    int64_t aRows = ta == 'N' ? m : k, aCols = ta == 'N' ? k : m, bRows = tb == 'N' ? k : n, bCols = tb == 'N' ? n : k;
+    auto check = [&](const char* what, int64_t rows, int64_t cols, int64_t ld, size_t length) {
+      if (ld < std::max<int64_t>(1, rows) || ld > INT32_MAX) throwJs(env, std::string("sgemm(") + what + "): leading dimension " + std::to_string(ld) + " < " + std::to_string(std::max<int64_t>(1, rows)));
+      if (rows > 0 && cols > 0 && static_cast<size_t>(ld * (cols - 1) + rows) > length)
+        throwJs(env, std::string("sgemm(") + what + "): " + std::to_string(length) + " values, the layout needs " + std::to_string(ld * (cols - 1) + rows));
+    };
+    check("A", aRows, aCols, lda, a.length);
+    check("B", bRows, bCols, ldb, b.length);
+    check("C", m, n, ldc, c.ElementLength());
+    int mi = int(m), ni = int(n), ki = int(k), ldai = int(lda), ldbi = int(ldb), ldci = int(ldc);
+    if (m > 0 && n > 0) {
+      applyThreads();
+      sgemm_(&ta, &tb, &mi, &ni, &ki, &alpha, a.data, &ldai, b.data, &ldbi, &beta, c.Data(), &ldci);
+    }
+    return env.Undefined();
+  });
+}
+
 }  // namespace
 
 void initFaiss(Napi::Env env, Napi::Object exports) {
@@ -831,6 +879,7 @@ void initFaiss(Napi::Env env, Napi::Object exports) {
   REG("addAsync", AddAsync);
   REG("searchAsync", SearchAsync);
   REG("knn", Knn);
+  REG("sgemm", BlasSgemm);
 #undef REG
   exports.Set("faiss", f);
 }

@@ -11,6 +11,8 @@
 // adds into it (beta = 1), so no extra pass over the activations.
 #include "transformer.h"
 
+#include "sgemm.h"
+
 #include <ATen/Parallel.h>
 
 #include <dlfcn.h>
@@ -22,20 +24,6 @@
 
 namespace xling {
 namespace {
-
-using Sgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
-
-// oneDNN's row-major sgemm from the libdnnl that libtorch loaded (null without it, or with
-// XLING_NO_DNNL_SGEMM set: then ATen's mm, i.e. the BLAS libtorch was built with). Inside an OpenMP
-// region it runs on the calling thread; outside it uses the OpenMP threads (at::set_num_threads).
-Sgemm oneDnnSgemm() {
-  static const Sgemm fn = []() -> Sgemm {
-    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
-    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
-  }();
-  return fn;
-}
 
 // C[M, N] = beta·C + alpha·A[M, K]·op(B) on row-major blocks, op(B) = Bᵀ (B [N, K]) or B ([K, N]).
 void gemm(bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,

@@ -143,3 +143,12 @@ export function kmeans(x: Float32Array, d: number, k: number, o: { niter?: numbe
 /** Threads faiss (OpenMP) uses, also in async calls. */
 export function setFaissThreads(n: number): void { F.setThreads(n); }
 export function getFaissThreads(): number { return F.getThreads() as number; }
+
+/**
+ * C ← alpha·op(A)·op(B) + beta·C, column-major (Fortran BLAS sgemm, C updated in place): the
+ * product faiss's exact searches, assignments and trainings call inside the addon, through the
+ * same route (oneDNN's sgemm where libtorch loaded it, else the linked BLAS; native/sgemm.cc).
+ */
+export function blasSgemm(transA: 'N' | 'T', transB: 'N' | 'T', m: number, n: number, k: number, alpha: number, a: Float32Array, lda: number, b: Float32Array, ldb: number, beta: number, c: Float32Array, ldc: number): void {
+  F.sgemm!(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}

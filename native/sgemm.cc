@@ -1,0 +1,71 @@
+// Where the addon's single-precision GEMMs go: oneDNN's sgemm, which libtorch already loads. It
+// has AVX-512 kernels; Debian's OpenBLAS 0.3.21 runs its AVX2 (Haswell) kernels on the AVX-512 CPUs
+// of these machines at about 0.6× the speed (bench/RESULTS.md, issue 30).
+//
+// faiss (linked statically, libfaiss.a) calls the Fortran BLAS `sgemm_` for every large product:
+// exact k-NN (flat indexes, mining, coarse assignment of IVF indexes), OPQ rotations, k-means and
+// PQ training. The `sgemm_` below is hidden: the static link binds faiss's references inside this
+// addon to it, while libtorch and any other library keep the process's BLAS. It forwards to
+// dnnl_sgemm (a column-major product is the row-major product of the transposes with the operands
+// swapped) and falls back to the next `sgemm_` in the search order (OpenBLAS, which the addon links)
+// without libdnnl, with XLING_NO_DNNL_SGEMM set, or if oneDNN refuses the call.
+#include "sgemm.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace xling {
+
+Sgemm oneDnnSgemm() {
+  static const Sgemm fn = []() -> Sgemm {
+    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
+    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    return lib ? reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
+  }();
+  return fn;
+}
+
+}  // namespace xling
+
+namespace {
+
+using FortranSgemm = int (*)(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
+                             const float*, const int*, const float*, float*, const int*);
+
+FortranSgemm blasSgemm() {
+  static const FortranSgemm fn = reinterpret_cast<FortranSgemm>(dlsym(RTLD_NEXT, "sgemm_"));
+  return fn;
+}
+
+char rowMajorTrans(char t) { return (t == 'N' || t == 'n') ? 'N' : 'T'; }
+
+}  // namespace
+
+// Fortran BLAS sgemm (column-major, LP64 integers as faiss is built with: FINTEGER=int).
+extern "C" __attribute__((visibility("hidden"))) int sgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                                                             const int* k, const float* alpha, const float* a, const int* lda,
+                                                             const float* b, const int* ldb, const float* beta, float* c,
+                                                             const int* ldc) {
+  if (xling::Sgemm sg = xling::oneDnnSgemm()) {
+    if (*m == 0 || *n == 0) return 0;
+    if (*k == 0 || *alpha == 0.0f) {  // C = beta·C (oneDNN leaves C as it is when k = 0)
+      for (int j = 0; j < *n; j++)
+        for (int i = 0; i < *m; i++) c[i + int64_t(j) * *ldc] = *beta == 0.0f ? 0.0f : *beta * c[i + int64_t(j) * *ldc];
+      return 0;
+    }
+    // column-major C[m, n] = op(A)·op(B) is row-major Cᵀ[n, m] = op(B)ᵀ·op(A)ᵀ over the same memory
+    if (sg(rowMajorTrans(*transb), rowMajorTrans(*transa), *n, *m, *k, *alpha, b, *ldb, a, *lda, *beta, c, *ldc) == 0) return 0;
+  }
+  if (FortranSgemm f = blasSgemm()) return f(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  // no BLAS after this addon (a build against a faiss without one): the reference loops
+  const bool ta = rowMajorTrans(*transa) == 'T', tb = rowMajorTrans(*transb) == 'T';
+  for (int j = 0; j < *n; j++)
+    for (int i = 0; i < *m; i++) {
+      double s = 0;
+      for (int l = 0; l < *k; l++) s += double(ta ? a[l + i * *lda] : a[i + l * *lda]) * (tb ? b[j + l * *ldb] : b[l + j * *ldb]);
+      float& out = c[i + j * *ldc];
+      out = *alpha * float(s) + (*beta == 0.0f ? 0.0f : *beta * out);
+    }
+  return 0;
+}
