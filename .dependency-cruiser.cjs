@@ -45,6 +45,13 @@ forbidden.push(
     to: { path: '^src/(native\\.ts|kernels\\.ts|tensor/|index/|nn/)', reachable: true },
   },
   {
+    name: 'encoder-interface-without-tensors',
+    comment: 'the inference interface (src/models/encoder.ts: token ids in, float32 rows out) names no tensor: a runtime without libtorch can implement it',
+    severity: 'error',
+    from: { path: '^src/models/encoder\\.ts$' },
+    to: { path: '^src/(native\\.ts|kernels\\.ts|tensor/|nn/|index/)', reachable: true },
+  },
+  {
     name: 'no-unknown-layer',
     comment: 'every folder of src/ has a place in the layering (add it to RANK in .dependency-cruiser.cjs)',
     severity: 'error',

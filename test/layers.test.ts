@@ -23,7 +23,7 @@ describe('layering rules', () => {
     assert.match(r.out, /no dependency violations found/);
   });
 
-  it('catches planted violations: a lower layer importing a higher one, the addon outside its wrappers, lite reaching native code', () => {
+  it('catches planted violations: a lower layer importing a higher one, the addon outside its wrappers, lite reaching native code, the encoder interface naming tensors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'xling-layers-'));
     try {
       copyFileSync(join(root, 'tsconfig.json'), join(dir, 'tsconfig.json'));
@@ -39,6 +39,7 @@ describe('layering rules', () => {
         'src/nn/layers.ts': "import { native } from '../native.js';\nexport const l = native;\n",         // addon outside its wrappers
         'src/util/fmt.ts': "import { k } from '../kernels.js';\nexport const f = k;\n",
         'src/lite/model.ts': "import { f } from '../util/fmt.js';\nexport const m = f;\n",               // lite → util → kernels → native
+        'src/models/encoder.ts': "import { x } from '../tensor/tensor.js';\nexport type E = typeof x;\n",  // the inference interface naming a tensor
         'src/newlayer/a.ts': "import { f } from '../util/fmt.js';\nexport const a = f;\n",                                                   // a folder without a rank
       };
       for (const [f, text] of Object.entries(files)) { mkdirSync(dirname(join(dir, f)), { recursive: true }); writeFileSync(join(dir, f), text); }
@@ -50,6 +51,7 @@ describe('layering rules', () => {
         ['layer-text', 'src/text/normalize.ts', 'src/tensor/tensor.ts'],
         ['native-behind-wrappers', 'src/nn/layers.ts', 'src/native.ts'],
         ['lite-without-native', 'src/lite/model.ts', 'src/kernels.ts'],
+        ['encoder-interface-without-tensors', 'src/models/encoder.ts', 'src/tensor/tensor.ts'],
       ]) assert.match(r.out, new RegExp(`${rule}: ${from.replace(/\./g, '\\.')} → ${to.replace(/\./g, '\\.')}`), `${rule} not reported:\n${r.out}`);
       assert.match(r.out, /no-unknown-layer: src\/newlayer\/a\.ts/, r.out);
       // the allowed directions stay allowed
