@@ -128,7 +128,7 @@ describe('xling train --init of an imported LASER BiLSTM (laser-lstm)', () => {
     assert.ok(devError(p('adapted')) < 0.3);
   });
 
-  test('gradients reach every weight (embedding rows of the batch\'s tokens, both directions of both LSTM layers) and equal the loss\'s slope', () => {
+  test('gradients reach every weight (embedding rows of the batch\'s tokens, both directions of both LSTM layers) and equal the loss\'s slope', (t) => {
     const a = loadAdaptable(p('init'));
     try {
       const rows = readFileSync(p('train.tsv'), 'utf8').trimEnd().split('\n').slice(1, 17).map((l) => l.split('\t'));
@@ -154,6 +154,7 @@ describe('xling train --init of an imported LASER BiLSTM (laser-lstm)', () => {
       step(-2 * eps); const down = value();
       step(eps);
       const slope = (up - down) / (2 * eps);
+      t.diagnostic(`slope ${slope}, squared gradient norm ${sq}`);
       assert.ok(Math.abs(slope - sq) < 0.05 * sq, `finite-difference slope ${slope} vs |grad|² ${sq}`);
       for (const [, t] of params) t.zeroGrad();
     } finally { a.loaded.dispose(); }
@@ -212,7 +213,7 @@ describe('xling train --init with hard negatives (loss.hardNegatives), every ada
   const close = (...ts: AdaptTask[]) => { for (const t of ts) { t.dispose(); t.module.dispose(); } };
 
   for (const kind of ['laser-lstm', 'hf-distilbert']) {
-    test(`${kind}: mined negatives are harder than in-batch ones and raise the loss of the same batch at the same weights; a checkpoint restores them`, async () => {
+    test(`${kind}: mined negatives are harder than in-batch ones and raise the loss of the same batch at the same weights; a checkpoint restores them`, async (t) => {
       const init = p(kind === 'laser-lstm' ? 'init' : 'hf');
       const corpora = new Map<string, EncodedCorpus>();
       const withNeg = await taskFor(init, 4, corpora), plain = await taskFor(init, 0, corpora), restored = await taskFor(init, 4, corpora);
@@ -236,6 +237,7 @@ describe('xling train --init with hard negatives (loss.hardNegatives), every ada
           for (let k = 0; k < 4; k++) mined += dot(sv, i, nv, i * 4 + k) / (4 * ex.length);
           ex.forEach((__, j) => { if (j !== i) { inBatch += dot(sv, i, tv, j); nIn++; } });
         });
+        t.diagnostic(`loss ${lPlain} → ${lNeg} with mined negatives; mean cosine to them ${mined}, to in-batch targets ${inBatch / nIn}`);
         assert.ok(mined > inBatch / nIn, `mean cosine to mined negatives ${mined} vs in-batch ${inBatch / nIn}`);
         // before a mining round the task has no negatives; the checkpoint's round restores them exactly
         assert.ok(Math.abs(lossOf(restored) - lPlain) < 1e-5, 'negatives without a mining round');
