@@ -26,7 +26,7 @@ export const trainCommand = command(['train'], {
     mono: { type: 'list', metavar: 'LANG=FILE', help: 'extra monolingual text (one sentence per line) in language LANG, repeatable (the jmt skip-gram uses it)' },
     quiet: { type: 'boolean', default: false, help: 'no progress lines' },
     force: { type: 'boolean', default: false, help: 'replace a finished model at OUT (without it, train refuses to overwrite one)' },
-    init: { type: 'string', metavar: 'DIR', help: 'continue training an imported encoder (a model directory of xling import hf) with the dual encoder\'s additive-margin loss; OUT is a model of the same kind. The config\'s loss, optim, batch, budget, paths, validate, seed and center apply; vocab, features, encoder, maxLen and dropout come from the init model and are refused' },
+    init: { type: 'string', metavar: 'DIR', help: 'continue training an imported encoder (a model directory of xling import hf or xling import laser: kinds hf-bert, hf-xlm-roberta, hf-distilbert, laser-lstm) with the dual encoder\'s additive-margin loss (loss.hardNegatives: mined hard negatives); OUT is a model of the same kind. The config\'s loss, optim, batch, budget, paths, validate, seed and center apply; vocab, features, encoder, maxLen and dropout come from the init model and are refused' },
     keepCheckpoint: { type: 'boolean', default: false, help: 'keep the final checkpoint (weights + optimiser state, ~3× the model) beside the model in OUT.checkpoint, so that --resume can continue it; by default it is removed and OUT holds only the model' },
   },
   examples: [

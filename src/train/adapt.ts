@@ -1,7 +1,9 @@
 // `xling train --init DIR`: continue training an imported encoder (a model directory whose kind's
-// loader is `adaptable`, e.g. hf-bert) on parallel data with the dual encoder's loss — the
-// bidirectional additive-margin softmax over in-batch negatives (src/models/dual/loss.ts) — and
-// write a model directory of the same kind (same tokenizer and shape, new weights).
+// loader is `adaptable`: hf-bert, hf-xlm-roberta, hf-distilbert, laser-lstm) on parallel data with
+// the dual encoder's loss — the bidirectional additive-margin softmax over in-batch negatives
+// (src/models/dual/loss.ts), with loss.hardNegatives mined by the dual family's miner
+// (src/models/dual/negatives.ts) — and write a model directory of the same kind (same tokenizer
+// and shape, new weights).
 // Which configuration sections apply: the training ones (loss, optim, batch, budget, paths,
 // validate, seed, checkpoints, logging, center); the text features and the encoder's shape come
 // from the init model, so `vocab`, `features`, `encoder`, `maxLen` and `dropout` are refused.
@@ -10,14 +12,14 @@ import { join } from 'node:path';
 import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../data/examples.js';
 import { readModelConfig } from '../embed/model-dir.js';
 import { parseConfig } from '../models/config.js';
-import { DualTrainConfig, collisions } from '../models/dual/family.js';
-import { additiveMarginLoss } from '../models/dual/loss.js';
+import { DualTrainConfig } from '../models/dual/family.js';
+import { batchMarginLoss } from '../models/dual/loss.js';
+import { collisions, HardNegativeMiner } from '../models/dual/negatives.js';
 import { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { AdaptableEncoder, LoadedEncoder, SavedModelConfig, TrainConfig, TrainingTask } from '../models/family.js';
 import { getLoader, loaderKinds } from '../models/registry.js';
 import { Module } from '../nn/module.js';
 import { loadModule, readJson } from '../nn/serialize.js';
-import { normalize } from '../tensor/ops.js';
 import { Tensor, tidy } from '../tensor/tensor.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 
@@ -79,9 +81,7 @@ export function loadAdaptConfig(file: string, overrides: Partial<TrainConfig> = 
     if (k === 'budget') { if (!('budget' in user)) merged.budget = v; continue; }
     merged[k] = isObj(v) ? (isObj(user[k]) ? { ...v, ...user[k] } : user[k] ?? v) : user[k] ?? v;
   }
-  const cfg = parseConfig<DualTrainConfig>(merged, file, overrides as Partial<DualTrainConfig>);
-  if (cfg.loss.hardNegatives > 0) throw new Error(`${file}: 'loss.hardNegatives' is not supported with --init yet (in-batch negatives only); set it to 0`);
-  return cfg;
+  return parseConfig<DualTrainConfig>(merged, file, overrides as Partial<DualTrainConfig>);
 }
 
 /** Loads the init model's encoder opened for training (with its tokenizer). */
@@ -108,19 +108,33 @@ class LiveEncoder implements SentenceEncoder {
   encodeAsync(seqs: Int32Array[], o?: EncodeOptions): Promise<Float32Array> { return this.inner.encodeAsync(seqs, o); }
 }
 
-/** The dual encoder's training task (1:1 pairs, additive margin over in-batch negatives) over an init model's encoder. */
+/** The model config of an adapted model: its `source` says that it was trained further (a string gets a suffix, an object a field). */
+function markAdapted(mc: unknown): unknown {
+  if (!isObj(mc)) return mc;
+  const mark = ' (adapted with xling train --init)';
+  if (typeof mc.source === 'string') return mc.source.endsWith(mark) ? mc : { ...mc, source: mc.source + mark };
+  if (isObj(mc.source)) return { ...mc, source: { ...mc.source, adapted: 'xling train --init' } };
+  return mc;
+}
+
+/**
+ * The dual encoder's training task (1:1 pairs, additive margin over in-batch negatives and, with
+ * loss.hardNegatives, mined ones) over an init model's encoder.
+ */
 export class AdaptTask implements TrainingTask<Batch> {
   readonly module: InitModel;
   readonly modelConfig: unknown;
   private readonly stream: BatchStream;
+  /** Hard negatives (loss.hardNegatives), mined with the live weights' inference encoder every loss.mineEvery steps. */
+  readonly miner: HardNegativeMiner;
 
   constructor(private readonly cfg: DualTrainConfig, private readonly init: { loaded: LoadedEncoder; net: AdaptableEncoder }, private readonly corpus: EncodedCorpus, private readonly source: string) {
     this.module = new InitModel(init.net.module);
     // the model shape is the init model's; its `source` says that it was adapted
-    const mc = init.net.modelConfig as { source?: unknown };
-    const mark = ' (adapted with xling train --init)';
-    this.modelConfig = typeof mc.source === 'string' && !mc.source.endsWith(mark) ? { ...mc, source: mc.source + mark } : mc;
-    this.stream = new BatchStream(buildExamples(corpus, cfg.paths), corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    this.modelConfig = markAdapted(init.net.modelConfig);
+    const examples = buildExamples(corpus, cfg.paths);
+    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), cfg.loss);
   }
 
   private ids(lang: string, row: number): Int32Array { return this.corpus.ids.get(lang)![row]!; }
@@ -139,31 +153,27 @@ export class AdaptTask implements TrainingTask<Batch> {
 
   describe(): string[] {
     const l = this.cfg.loss;
-    return [`adapting ${this.source}: ${this.init.net.describe()}; margin ${l.margin}, scale ${l.scale}, ${l.bidirectional ? 'both directions' : 'one direction'}, in-batch negatives`];
+    return [`adapting ${this.source}: ${this.init.net.describe()}; margin ${l.margin}, scale ${l.scale}, ${l.bidirectional ? 'both directions' : 'one direction'}, in-batch negatives${this.miner.enabled ? ` + ${this.miner.describe()}` : ''}`];
   }
+
+  /** Every loss.mineEvery steps (from step 1): the distinct targets embedded with the current weights and indexed. */
+  beforeStep(step: number): void { this.miner.beforeStep(step, () => this.encoder()); }
 
   loss(b: Batch): Tensor {
     const ex = b.examples;
     const src = ex.map((e) => this.ids(e.src[0]!, e.row));
     const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
-    const B = src.length;
+    // the batch's sources embedded with the live weights (inference path), their nearest targets of the last round
+    const neg = this.miner.negatives(ex, () => this.encoder());
     const exclude = collisions(src, trg, ex.map((e) => e.row));
-    return tidy(() => {
-      const raw = this.init.net.forward([...src, ...trg]);
-      const full = raw.size(1);
-      const widths = this.cfg.loss.matryoshka.length ? this.cfg.loss.matryoshka : [full];
-      let total: Tensor | null = null;
-      for (const d of widths) {
-        if (d > full) throw new Error(`loss.matryoshka: width ${d} is wider than the init model's vectors (${full})`);
-        const v = normalize(d === full ? raw : raw.narrow(1, 0, d), 1);
-        const l = additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, null, exclude);
-        total = total ? total.add(l) : l;
-      }
-      return total!;
-    });
+    return tidy(() => batchMarginLoss(this.init.net.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
   }
 
+  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined { return this.miner.checkpointState(); }
+  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void { this.miner.loadCheckpointState(s); }
+
   dispose(): void {
+    this.miner.dispose();
     // the module (the encoder's weights) is disposed by the caller with task.module; the tokenizer here
     (this.init.loaded.tokenizer as { dispose?(): void }).dispose?.();
   }

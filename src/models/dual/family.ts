@@ -2,13 +2,11 @@
 // the configured 1:1 paths as batches; the additive-margin loss over in-batch negatives (both
 // directions), optional hard negatives mined with the current model through a faiss index.
 import { join } from 'node:path';
-import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
-import { FaissIndex } from '../../index/faiss.js';
+import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
 import { Module } from '../../nn/module.js';
 import { loadTensors } from '../../nn/serialize.js';
 import { withoutTableInit } from '../../nn/layers.js';
-import { normalize } from '../../tensor/ops.js';
-import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { HashedNgramTokenizer } from '../../text/ngrams.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
@@ -17,7 +15,8 @@ import { inEvalMode } from '../encoder.js';
 import { TensorEncoder } from '../tensor-encoder.js';
 import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig, TrainingTask } from '../family.js';
 import { openXlingTokenizer } from '../../text/spec.js';
-import { additiveMarginLoss } from './loss.js';
+import { batchMarginLoss } from './loss.js';
+import { collisions, HardNegativeMiner } from './negatives.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
@@ -78,36 +77,7 @@ export class DualSentenceEncoder extends TensorEncoder {
   }
 }
 
-/** FNV-1a over a token-id sequence: equal texts (same tokenizer) get equal keys. */
-function seqKey(s: Int32Array): number {
-  let h = 0x811c9dc5 ^ s.length;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s[i]!, 0x01000193);
-  return h >>> 0;
-}
-
-/**
- * Flat positions i·B + j of pairs that are not negatives of each other: they share a source or a
- * target text, or (given `rows`) come from the same row of the parallel corpus — with paths to
- * several target languages, (de, fr) and (es, it) of one row are all translations.
- */
-export function collisions(src: Int32Array[], trg: Int32Array[], rows?: number[]): number[] {
-  const B = src.length;
-  const out: number[] = [];
-  if (rows) {
-    const byRow = new Map<number, number[]>();
-    rows.forEach((r, i) => { const g = byRow.get(r); if (g) g.push(i); else byRow.set(r, [i]); });
-    for (const g of byRow.values()) for (const i of g) for (const j of g) if (i !== j) out.push(i * B + j);
-  }
-  for (const side of [src, trg]) {
-    const groups = new Map<number, number[]>();
-    side.forEach((s, i) => { const k = seqKey(s); const g = groups.get(k); if (g) g.push(i); else groups.set(k, [i]); });
-    for (const g of groups.values()) {
-      if (g.length < 2) continue;
-      for (const i of g) for (const j of g) if (i !== j && side[i]!.length === side[j]!.length && side[i]!.every((t, q) => t === side[j]![q])) out.push(i * B + j);
-    }
-  }
-  return [...new Set(out)];
-}
+export { collisions } from './negatives.js';
 
 interface DualBatch { batch: Batch; negatives: Int32Array[] }
 
@@ -117,10 +87,8 @@ class DualTask implements TrainingTask<DualBatch> {
   readonly sparseParameters: Tensor[];
   private readonly stream: BatchStream;
   private readonly cfg: DualTrainConfig;
-  /** Hard-negative mining: the distinct targets, their vectors from the last mining round, and its index. */
-  private readonly targets: { lang: string; row: number; key: number }[] = [];
-  private targetVecs: Float32Array | null = null;
-  private index: FaissIndex | null = null;
+  /** Hard negatives (loss.hardNegatives), mined with the current model every loss.mineEvery steps. */
+  private readonly miner: HardNegativeMiner;
 
   constructor(cfg: TrainConfig, private readonly tok: TextTokenizer, private readonly corpus: EncodedCorpus) {
     this.cfg = cfg as DualTrainConfig;
@@ -129,15 +97,7 @@ class DualTask implements TrainingTask<DualBatch> {
     this.sparseParameters = [this.module.encoder.embed.weight];
     const examples = buildExamples(corpus, cfg.paths);
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
-    if (this.cfg.loss.hardNegatives > 0) {
-      const seen = new Set<string>();
-      for (const e of examples) {
-        const key = `${e.trg[0]}\t${e.row}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        this.targets.push({ lang: e.trg[0]!, row: e.row, key: seqKey(this.ids(e.trg[0]!, e.row)) });
-      }
-    }
+    this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), this.cfg.loss);
   }
 
   private ids(lang: string, row: number): Int32Array { return this.corpus.ids.get(lang)![row]!; }
@@ -154,89 +114,24 @@ class DualTask implements TrainingTask<DualBatch> {
     const c = this.modelConfig;
     const feats = c.unit === 'sentence' ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}` : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
     const body = c.body === 'none' ? 'averaging encoder' : c.body === 'transformer' ? `Transformer ${c.layers}×${c.dim}` : `BiLSTM ${c.layers}×${c.hidden}`;
-    return [`dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.cfg.loss.hardNegatives ? `, ${this.cfg.loss.hardNegatives} hard negatives mined every ${this.cfg.loss.mineEvery} steps` : ''}`];
+    return [`dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`];
   }
 
   /** Every mineEvery steps (from step 1): embed the distinct targets with the current model and index them. */
-  beforeStep(step: number): void {
-    if (!this.targets.length || (step - 1) % this.cfg.loss.mineEvery !== 0) return;
-    this.targetVecs = this.embedAll(this.targets.map((t) => this.ids(t.lang, t.row)));
-    this.buildIndex();
-  }
-
-  private embedAll(seqs: Int32Array[]): Float32Array {
-    const d = this.modelConfig.outDim;
-    const out = new Float32Array(seqs.length * d);
-    const enc = this.encoder();
-    for (let i = 0; i < seqs.length; i += 4096) {
-      const part = seqs.slice(i, i + 4096);
-      out.set(enc.encode(part, { normalize: true }), i * d);
-    }
-    return out;
-  }
-
-  private buildIndex(): void {
-    this.index?.dispose();
-    const n = this.targets.length, d = this.modelConfig.outDim;
-    const nlist = Math.round(Math.sqrt(n));
-    this.index = FaissIndex.create(d, n >= 4096 ? `IVF${nlist},Flat` : 'Flat', 'ip');
-    if (n >= 4096) { this.index.train(this.targetVecs!); this.index.setNprobe(this.cfg.loss.mineNprobe); }
-    this.index.add(this.targetVecs!);
-  }
-
-  /** k nearest targets of each example's source (not its own target text), from the last mining round. */
-  private negativesFor(examples: Example[], srcVecs: Float32Array): Int32Array[] {
-    const k = this.cfg.loss.hardNegatives;
-    const r = this.index!.search(srcVecs, k + 2);
-    const out: Int32Array[] = [];
-    examples.forEach((e, i) => {
-      const gold = seqKey(this.ids(e.trg[0]!, e.row));
-      let got = 0;
-      for (let j = 0; j < r.k && got < k; j++) {
-        const l = Number(r.labels[i * r.k + j]);
-        if (l < 0 || this.targets[l]!.key === gold || this.targets[l]!.row === e.row) continue;
-        out.push(this.ids(this.targets[l]!.lang, this.targets[l]!.row));
-        got++;
-      }
-    });
-    return out;
-  }
+  beforeStep(step: number): void { this.miner.beforeStep(step, () => this.encoder()); }
 
   loss(b: DualBatch): Tensor {
     const ex = b.batch.examples;
     const src = ex.map((e) => this.ids(e.src[0]!, e.row));
     const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
-    const neg = this.index ? this.negativesFor(ex, this.embedAll(src)) : [];
-    const B = src.length;
+    const neg = this.miner.negatives(ex, () => this.encoder());
     const exclude = collisions(src, trg, ex.map((e) => e.row));
-    return tidy(() => {
-      const raw = this.module.encoder.forward([...src, ...trg, ...neg]);
-      const widths = this.cfg.loss.matryoshka.length ? this.cfg.loss.matryoshka : [this.modelConfig.outDim];
-      let total: Tensor | null = null;
-      for (const d of widths) {
-        // Matryoshka: each nested prefix of the vector, re-normalised, gets the full loss
-        const v = normalize(d === this.modelConfig.outDim ? raw : raw.narrow(1, 0, d), 1);
-        const z = neg.length ? v.narrow(0, 2 * B, neg.length) : null;
-        const l = additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), this.cfg.loss, z, exclude);
-        total = total ? total.add(l) : l;
-      }
-      return total!;
-    });
+    return tidy(() => batchMarginLoss(this.module.encoder.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
   }
 
-  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
-    if (!this.targetVecs) return undefined;
-    return { tensors: new Map([['target_vectors', fromArray(this.targetVecs, [this.targets.length, this.modelConfig.outDim])]]), meta: { mined: true } };
-  }
-
-  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
-    const t = s.tensors.get('target_vectors');
-    if (!t) return;
-    this.targetVecs = t.toFloat32Array();
-    this.buildIndex();
-  }
-
-  dispose(): void { this.index?.dispose(); this.index = null; }
+  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined { return this.miner.checkpointState(); }
+  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void { this.miner.loadCheckpointState(s); }
+  dispose(): void { this.miner.dispose(); }
 }
 
 /** Every key of DualConfig (the compiler checks the list is complete). */

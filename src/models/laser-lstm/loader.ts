@@ -1,8 +1,11 @@
 // The imported LASER BiLSTM (the LASER toolkit's LaserLstmEncoder: LASER2, LASER3's BiLSTM
 // students): embedding, multi-layer BiLSTM, max-pool over time with padded steps excluded. It
 // runs on xling's own LASER encoder module (src/models/laser/model.ts: the same layers, the same
-// packed-sequence semantics, padding at -1e9 in the max) and BiLSTM kernels. Import only.
+// packed-sequence semantics, padding at -1e9 in the max) and BiLSTM kernels. Adaptable
+// (`xling train --init`): training runs LaserEncoder's op-by-op forward with autograd over the
+// same parameter tensors that the packed kernel reads, so the kernel sees every update at once.
 import { join } from 'node:path';
+import { padBatch } from '../../data/batch.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { EncoderLoader } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from '../laser/model.js';
@@ -19,8 +22,8 @@ export interface LaserLstmConfig {
   hidden: number;
   layers: number;
   bidirectional: boolean;
-  /** What it was imported from (file names), for /info and humans. */
-  source: { checkpoint: string; spm: string; vocab: string | null };
+  /** What it was imported from (file names), for /info and humans; `adapted`: trained further with `xling train --init`. */
+  source: { checkpoint: string; spm: string; vocab: string | null; adapted?: string };
 }
 
 const KEYS: Record<keyof LaserLstmConfig, true> = { vocabSize: true, padId: true, embedDim: true, hidden: true, layers: true, bidirectional: true, source: true };
@@ -47,12 +50,24 @@ export const laserLstmLoader: EncoderLoader = {
   kind: 'laser-lstm',
   summary: "LASER's BiLSTM encoder (LASER2/LASER3 checkpoints), imported with `xling import laser`",
   modelKeys: Object.keys(KEYS),
+  adaptable: true,
   loadEncoder(dir, saved, load) {
     const m = saved.model as LaserLstmConfig;
     const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizerSpec?.file ?? saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
     const net = withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m)));
-    load(net);
+    try { load(net); } catch (e) { net.dispose(); throw e; }
     net.eval();
-    return { encoder: new ImportedLaserEncoder(net, m.padId), tokenizer, dispose: () => net.dispose() };
+    const c = net.cfg;
+    return {
+      encoder: new ImportedLaserEncoder(net, m.padId), tokenizer, dispose: () => net.dispose(),
+      adaptable: () => ({
+        module: net, modelConfig: m,
+        // the padded, differentiable forward (LSTM layers with lengths, max-pool with padded steps at -1e9)
+        forward: (seqs) => net.forward(padBatch(seqs, m.padId)),
+        // the packed kernel reads net.embed.weight and the LSTM's parameters themselves: nothing is derived from them
+        weightsChanged: () => {},
+        describe: () => `LASER BiLSTM ${c.layers}×${c.hidden}${c.bidirectional ? '×2' : ''}, embeddings ${c.vocabSize}×${c.embedDim}, max-pool → ${net.dim}, from ${m.source.checkpoint}; ${net.numParameters()} parameters`,
+      }),
+    };
   },
 };
