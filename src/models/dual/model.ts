@@ -5,7 +5,7 @@
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
-import { arange, cat, dropout, embeddingBagAsync, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
+import { arange, cat, dropout, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
 import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, prunedBucketMap, subwordNgramTable } from '../../text/ngrams.js';
 
@@ -200,7 +200,7 @@ export class DualEncoder extends Module {
     const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
     try {
       const b = this.featureBags(seqs);
-      const pooled = own(await embeddingBagAsync(this.embed.weight, own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
+      const pooled = own(await this.embed.forwardAsync(own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
       const act = this.cfg.activation === 'tanh' ? own((await callOpAsync(opId('tanh'), [pooled])) as Tensor) : pooled;
       return await rowLinearAsync(act, this.proj.weight, this.proj.bias);
     } finally {
