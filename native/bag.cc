@@ -39,14 +39,17 @@ XL_VECTOR_CLONES void axpyInt8(float* __restrict y, const int8_t* __restrict q, 
 
 // Asks for the cache lines of a table row that a bag reads a few ids from now: the rows of a
 // hashed table are read in random order, so each is a cache (and often TLB) miss, and without
-// this the loop waits for one row at a time.
+// this the loop waits for one row at a time. Into L2 (locality 1, prefetcht2): measured on the
+// 2²⁰ × 256 n-gram table (2-core EPYC), L2 beat L1 (prefetcht0) and non-temporal (prefetchnta)
+// requests, the float bag by ~30%, the int8 bag (with its scale prefetched too) by ~40%.
 inline void prefetchRow(const void* row, int64_t bytes) {
   const char* p = static_cast<const char*>(row);
-  for (int64_t c = 0; c < bytes; c += 64) __builtin_prefetch(p + c, 0, 0);
+  for (int64_t c = 0; c < bytes; c += 64) __builtin_prefetch(p + c, 0, 1);
 }
 
-// How many ids ahead the bag loops prefetch.
-constexpr int64_t kPrefetchAhead = 8;
+// How many ids ahead the bag loops prefetch (the best distances measured: 8 float rows of 1 KiB,
+// 16 int8 rows of 256 B).
+constexpr int64_t kPrefetchAheadFloat = 8, kPrefetchAheadInt8 = 16;
 
 // One SparseAdam update of a row (torch.optim.SparseAdam's arithmetic).
 XL_VECTOR_CLONES void adamRow(float* __restrict p, float* __restrict m, float* __restrict v, const float* __restrict g,
@@ -101,7 +104,7 @@ at::Tensor bagForward(const at::Tensor& weight, const at::Tensor& ids, const at:
       const int64_t end = O[hi];
       for (int64_t b = lo; b < hi; b++)
         for (int64_t j = O[b]; j < O[b + 1]; j++) {
-          if (j + kPrefetchAhead < end) prefetchRow(W + static_cast<int64_t>(I[j + kPrefetchAhead]) * D, D * static_cast<int64_t>(sizeof(float)));
+          if (j + kPrefetchAheadFloat < end) prefetchRow(W + static_cast<int64_t>(I[j + kPrefetchAheadFloat]) * D, D * static_cast<int64_t>(sizeof(float)));
           axpy(Y + b * D, W + static_cast<int64_t>(I[j]) * D, S ? S[j] : 1.0f, D);
         }
     });
@@ -126,7 +129,12 @@ at::Tensor bagForwardInt8(const at::Tensor& table, const at::Tensor& scale, cons
       const int64_t end = O[hi];
       for (int64_t b = lo; b < hi; b++)
         for (int64_t j = O[b]; j < O[b + 1]; j++) {
-          if (j + kPrefetchAhead < end) prefetchRow(Q + static_cast<int64_t>(I[j + kPrefetchAhead]) * D, D);
+          if (j + kPrefetchAheadInt8 < end) {
+            // the row and its scale (a random read of its own in a 4 MiB array)
+            const int64_t ahead = static_cast<int64_t>(I[j + kPrefetchAheadInt8]);
+            prefetchRow(Q + ahead * D, D);
+            __builtin_prefetch(SC + ahead, 0, 1);
+          }
           const int64_t r = static_cast<int64_t>(I[j]);
           axpyInt8(Y + b * D, Q + r * D, SC[r], S ? S[j] : 1.0f, D);
         }

@@ -171,9 +171,14 @@ export class SentenceEncoderModel {
     return o.normalize !== false || !!this.centerFor(o) || !!o.rowCenters;
   }
 
-  /** Length-sorted batches of row indices, capped by the options' or the encoder's limits. */
+  /**
+   * Batches of row indices, capped by the options' or the encoder's limits: length-sorted, or for
+   * an encoder that pads nothing (batchLimits.unpadded) consecutive runs in input order.
+   */
   private batches(seqs: Int32Array[], o: EmbedOptions): number[][] {
-    return lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096);
+    const lim = this.encoder.batchLimits;
+    const maxTokens = o.maxTokens ?? lim?.maxTokens ?? 32000, maxSentences = o.maxSentences ?? lim?.maxSentences ?? 4096;
+    return lim?.unpadded ? inputOrderBatches(seqs, maxTokens, maxSentences) : lengthBatches(seqs, maxTokens, maxSentences);
   }
 
   /**
@@ -186,7 +191,9 @@ export class SentenceEncoderModel {
     const centred = mu ? idx.map(() => mu) : rowMu ? idx.map((k) => rowMu[k] ?? null) : null;
     if (!normalized && (o.normalize !== false || centred)) l2normalizeRows(rows, d);
     if (centred) centerEachRow(rows, d, centred, o.normalize !== false);
-    idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+    // a run in input order (inputOrderBatches) is one block of the output
+    if (idx.length && idx[idx.length - 1]! - idx[0]! === idx.length - 1 && isAscending(idx)) out.set(rows.subarray(0, idx.length * d), idx[0]! * d);
+    else idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
   }
 
   /** Token ids of each sentence (in one call where the tokenizer encodes batches). */
@@ -201,3 +208,24 @@ export class SentenceEncoderModel {
 }
 
 export { centerEachRow };
+
+function isAscending(a: number[]): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i]! <= a[i - 1]!) return false;
+  return true;
+}
+
+/**
+ * Consecutive runs of row indices in input order, each at most maxSentences rows and maxTokens
+ * tokens in total (a longer sentence alone): batches for encoders that pad nothing.
+ */
+export function inputOrderBatches(seqs: ArrayLike<number>[], maxTokens: number, maxSentences: number): number[][] {
+  const out: number[][] = [];
+  let i = 0;
+  while (i < seqs.length) {
+    let j = i + 1, tokens = seqs[i]!.length;
+    while (j < seqs.length && j - i < maxSentences && tokens + seqs[j]!.length <= maxTokens) tokens += seqs[j++]!.length;
+    out.push(Array.from({ length: j - i }, (_, k) => i + k));
+    i = j;
+  }
+  return out;
+}

@@ -23,9 +23,11 @@ export interface SentenceEncoder {
   /**
    * Batch limits that suit this encoder (padded tokens, sentences per batch); default 32000 and
    * 4096, for token sequences. Bags of hashed features (hundreds of ids a sentence, no padding)
-   * want far larger batches.
+   * want far larger batches. unpadded: the encoder pads nothing (one bag per sentence), so a
+   * batch costs its total tokens whatever the lengths: the embed path then batches sentences in
+   * input order (maxTokens caps the total) instead of sorting them by length.
    */
-  readonly batchLimits?: { maxTokens: number; maxSentences: number };
+  readonly batchLimits?: { maxTokens: number; maxSentences: number; unpadded?: boolean };
 }
 
 /**
