@@ -3,9 +3,14 @@
 // caller's; bad arguments are JS errors; EmbeddingBag.setInt8 keeps the table int8 and inference-only.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { inputOrderBatches, SentenceEncoderModel } from '../src/embed/model.js';
+import { DualSentenceEncoder } from '../src/models/dual/family.js';
+import { DUAL_DEFAULTS, DualEncoder } from '../src/models/dual/model.js';
 import { EmbeddingBag } from '../src/nn/index.js';
+import { HashedNgramTokenizer } from '../src/text/ngrams.js';
+import { devColumn } from './fixtures/cli.js';
 import { embeddingBag, embeddingBagInt8, embeddingBagInt8Async } from '../src/tensor/ops.js';
-import { fromArray, noGrad, Tensor, tidy } from '../src/tensor/index.js';
+import { fromArray, manualSeed, noGrad, Tensor, tidy } from '../src/tensor/index.js';
 
 /** A seeded table of R int8 rows × D (values over the whole range, ±127 and 0 included) and its scales. */
 function table(R: number, D: number, seed: number): { q: Int8Array; scale: Float32Array } {
@@ -138,6 +143,52 @@ describe('int8 embedding bag (native)', () => {
       a.dispose(); ids.dispose(); offsets.dispose(); w.dispose();
     } finally {
       bag.dispose();
+    }
+  });
+});
+
+describe('embedding with the averaging dual encoder: batches in input order', () => {
+  it('inputOrderBatches: consecutive runs capped by sentences and total tokens (a long sentence alone)', () => {
+    const seqs = [3, 1, 4, 1, 5, 9, 2, 6].map((n) => new Int32Array(n));
+    assert.deepEqual(inputOrderBatches(seqs, 8, 3), [[0, 1, 2], [3, 4], [5], [6, 7]]);
+    assert.deepEqual(inputOrderBatches(seqs, 100, 100), [[0, 1, 2, 3, 4, 5, 6, 7]]);
+    assert.deepEqual(inputOrderBatches([], 8, 3), []);
+  });
+
+  it('the same vectors whatever the batches, fp32 and int8, sync and async', async () => {
+    manualSeed(4);
+    const cfg = { ...DUAL_DEFAULTS, vocabSize: 0, buckets: 4096, dim: 24, outDim: 16 };
+    const tok = new HashedNgramTokenizer({ ngrams: [1, 4], buckets: 4096, words: true, maxFeatures: 256 }, { lowercase: true });
+    const net = new DualEncoder(cfg);
+    net.eval();
+    const enc = new DualSentenceEncoder(net);
+    assert.equal(enc.batchLimits?.unpadded, true);
+    const m = new SentenceEncoderModel(enc, tok);
+    const sents = [...devColumn('de').slice(0, 40), '', ...devColumn('zh').slice(0, 40)];
+    try {
+      for (const table of ['fp32', 'int8']) {
+        if (table === 'int8') {
+          // the float table quantised per row (as xling export --dtype int8)
+          const w = net.embed.weight.toFloat32Array(), R = cfg.buckets + 4, D = cfg.dim;
+          const q = new Int8Array(R * D), sc = new Float32Array(R);
+          for (let r = 0; r < R; r++) {
+            let mx = 0;
+            for (let j = 0; j < D; j++) mx = Math.max(mx, Math.abs(w[r * D + j]!));
+            sc[r] = Math.fround(mx / 127);
+            for (let j = 0; j < D; j++) q[r * D + j] = sc[r] ? Math.round(w[r * D + j]! / sc[r]!) : 0;
+          }
+          net.embed.setInt8(fromArray(q, [R, D], 'int8'), fromArray(sc));
+        }
+        const one = m.embed(sents);
+        const each = sents.map((s) => m.embed([s]));
+        for (let i = 0; i < sents.length; i++) assert.deepEqual(one.subarray(i * 16, (i + 1) * 16), each[i], `${table}: sentence ${i} alone`);
+        assert.deepEqual(m.embed(sents, { maxSentences: 7 }), one, `${table}: batches of 7`);
+        assert.deepEqual(m.embed(sents, { maxTokens: 500 }), one, `${table}: batches of ≤ 500 features`);
+        assert.deepEqual(await m.embedAsync(sents, { maxSentences: 9 }), one, `${table}: async`);
+      }
+      assert.equal(net.embed.weight.dtype, 'int8');
+    } finally {
+      net.dispose();
     }
   });
 });
