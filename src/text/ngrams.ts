@@ -89,14 +89,51 @@ export class HashedNgramTokenizer implements TextTokenizer {
   get maxLength(): number { return this.opts.maxFeatures; }
 
   encode(s: string): Int32Array {
-    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const { text, t, cap } = this.prepare(s);
+    if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
+    return this.buf.slice(0, this.fill(text, t, this.buf.subarray(0, cap)));
+  }
+
+  /**
+   * encode() of many sentences (the same ids), written one after another into one buffer and
+   * returned as views into it: no array of its own per sentence (tens of thousands of small
+   * allocations that the embed path's garbage collector then sweeps).
+   */
+  encodeBatch(sentences: string[]): Int32Array[] {
+    let buf = new Int32Array(Math.max(1024, 64 * sentences.length));
+    const ends = new Int32Array(sentences.length);
+    let k = 0;
+    for (let i = 0; i < sentences.length; i++) {
+      const { text, t, cap } = this.prepare(sentences[i]!);
+      if (buf.length < k + cap) {
+        const grown = new Int32Array(Math.max(k + cap, 2 * buf.length));
+        grown.set(buf.subarray(0, k));
+        buf = grown;
+      }
+      k += this.fill(text, t, buf.subarray(k, k + cap));
+      ends[i] = k;
+    }
+    // no more than 1/8 slack kept alive by the views (a training corpus holds them)
+    if (buf.length > k + (k >> 3)) buf = buf.slice(0, k);
+    const out = new Array<Int32Array>(sentences.length);
+    for (let i = 0, start = 0; i < sentences.length; start = ends[i++]!) out[i] = buf.subarray(start, ends[i]);
+    return out;
+  }
+
+  /** The normalised text (cut), the text the n-grams are read from, and the most features it can give. */
+  private prepare(s: string): { text: string; t: string; cap: number } {
+    const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
     const t = ` ${text} `;
-    const cap = Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0));
-    if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
-    const out = this.buf.subarray(0, cap);
+    return { text, t, cap: Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0)) };
+  }
+
+  /** Writes the features of a prepared text into out (its length: the cap); returns how many. */
+  private fill(text: string, t: string, out: Int32Array): number {
+    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const cap = out.length;
     let k = writeNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out);
     if (words && k < cap) {
       let start = 0;
@@ -107,7 +144,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
       }
     }
     if (k >= maxFeatures) this.truncated++;
-    return out.slice(0, k);
+    return k;
   }
 
   /** What config.json records (and what a resume must match). */
