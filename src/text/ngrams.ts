@@ -37,19 +37,31 @@ function bucketOf(h: number, buckets: number, mask: number): number {
   return mask >= 0 ? h & mask : (h >>> 0) % buckets;
 }
 
+/** Character codes of strings being hashed (grown as needed): the hash loops read typed-array slots, not strings. */
+let codeBuf = new Int32Array(256);
+
 /**
  * Writes the n-gram bucket ids of `t` (n in [lo, hi], every start position), offset by `base`,
  * into out from position `at`; returns the new position (stops at out.length).
  */
 export function writeNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at = 0): number {
-  const L = t.length, end = out.length;
+  const L = t.length;
+  if (codeBuf.length < L) codeBuf = new Int32Array(Math.max(L, 2 * codeBuf.length));
+  const c = codeBuf;
+  for (let i = 0; i < L; i++) c[i] = t.charCodeAt(i);
+  return writeNgramCodes(c, L, lo, hi, buckets, base, out, at);
+}
+
+/** writeNgrams over the first L character codes of c. */
+function writeNgramCodes(c: Int32Array, L: number, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at: number): number {
+  const end = out.length;
   const mask = (buckets & (buckets - 1)) === 0 ? buckets - 1 : -1;
   let k = at;
   for (let i = 0; i < L && k < end; i++) {
     let h = FNV_OFFSET;
     const top = Math.min(hi, L - i);
     for (let n = 1; n <= top; n++) {
-      h = Math.imul(h ^ t.charCodeAt(i + n - 1), FNV_PRIME);
+      h = Math.imul(h ^ c[i + n - 1]!, FNV_PRIME);
       if (n >= lo) {
         out[k++] = base + bucketOf(h, buckets, mask);
         if (k >= end) break;
@@ -89,9 +101,9 @@ export class HashedNgramTokenizer implements TextTokenizer {
   get maxLength(): number { return this.opts.maxFeatures; }
 
   encode(s: string): Int32Array {
-    const { text, t, cap } = this.prepare(s);
+    const { text, cap } = this.prepare(s);
     if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
-    return this.buf.slice(0, this.fill(text, t, this.buf.subarray(0, cap)));
+    return this.buf.slice(0, this.fill(text, this.buf.subarray(0, cap)));
   }
 
   /**
@@ -104,13 +116,13 @@ export class HashedNgramTokenizer implements TextTokenizer {
     const ends = new Int32Array(sentences.length);
     let k = 0;
     for (let i = 0; i < sentences.length; i++) {
-      const { text, t, cap } = this.prepare(sentences[i]!);
+      const { text, cap } = this.prepare(sentences[i]!);
       if (buf.length < k + cap) {
         const grown = new Int32Array(Math.max(k + cap, 2 * buf.length));
         grown.set(buf.subarray(0, k));
         buf = grown;
       }
-      k += this.fill(text, t, buf.subarray(k, k + cap));
+      k += this.fill(text, buf.subarray(k, k + cap));
       ends[i] = k;
     }
     // no more than 1/8 slack kept alive by the views (a training corpus holds them)
@@ -120,26 +132,39 @@ export class HashedNgramTokenizer implements TextTokenizer {
     return out;
   }
 
-  /** The normalised text (cut), the text the n-grams are read from, and the most features it can give. */
-  private prepare(s: string): { text: string; t: string; cap: number } {
+  /** The normalised text (cut) and the most features it can give. */
+  private prepare(s: string): { text: string; cap: number } {
     const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
-    const t = ` ${text} `;
-    return { text, t, cap: Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0)) };
+    // the n-grams are read from ' ' + text + ' '
+    const L = text.length + 2;
+    return { text, cap: Math.min(maxFeatures, L * (hi - lo + 1) + (words ? L : 0)) };
   }
 
   /** Writes the features of a prepared text into out (its length: the cap); returns how many. */
-  private fill(text: string, t: string, out: Int32Array): number {
+  private fill(text: string, out: Int32Array): number {
     const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
     const cap = out.length;
-    let k = writeNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out);
+    // the codes of ' ' + text + ' '
+    const L = text.length + 2;
+    if (codeBuf.length < L) codeBuf = new Int32Array(Math.max(L, 2 * codeBuf.length));
+    const c = codeBuf;
+    c[0] = 32;
+    for (let i = 0; i < text.length; i++) c[i + 1] = text.charCodeAt(i);
+    c[L - 1] = 32;
+    let k = writeNgramCodes(c, L, lo, hi, buckets, NGRAM_ID_OFFSET, out, 0);
     if (words && k < cap) {
+      // each word: text[start, i) = c[start + 1, i + 1), hashed after the "w:" prefix state
       let start = 0;
       for (let i = 0; i <= text.length && k < cap; i++) {
-        if (i < text.length && text.charCodeAt(i) !== 32) continue;
-        if (i > start) out[k++] = NGRAM_ID_OFFSET + (hashString(text, start, i, WORD_PREFIX) % buckets);
+        if (i < text.length && c[i + 1] !== 32) continue;
+        if (i > start) {
+          let h = WORD_PREFIX;
+          for (let j = start + 1; j <= i; j++) h = Math.imul(h ^ c[j]!, FNV_PRIME);
+          out[k++] = NGRAM_ID_OFFSET + ((h >>> 0) % buckets);
+        }
         start = i + 1;
       }
     }
