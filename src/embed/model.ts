@@ -132,7 +132,9 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(o);
       for (const idx of this.batches(seqs, o)) {
-        this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!), norm), idx, out, o, norm);
+        const block = this.outputBlock(idx, out, o);
+        if (block) encodeRows(enc, idx.map((k) => seqs[k]!), norm, block);
+        else this.finishBatch(encodeRows(enc, idx.map((k) => seqs[k]!), norm), idx, out, o, norm);
         done += idx.length;
         o.onBatch?.(done);
       }
@@ -156,7 +158,9 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(r);
       for (const idx of this.batches(seqs, r)) {
-        this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!), norm), idx, out, r, norm);
+        const block = this.outputBlock(idx, out, r);
+        if (block) await encodeRowsAsync(enc, idx.map((k) => seqs[k]!), norm, block);
+        else this.finishBatch(await encodeRowsAsync(enc, idx.map((k) => seqs[k]!), norm), idx, out, r, norm);
         done += idx.length;
         r.onBatch?.(done);
       }
@@ -164,6 +168,16 @@ export class SentenceEncoderModel {
       fast?.dispose();
     }
     return out;
+  }
+
+  /**
+   * The block of `out` a batch's rows go to as the encoder gives them (normalised in the tensor
+   * or not at all), when the batch is a run in input order (inputOrderBatches) and nothing is
+   * centred: finishBatch would only copy them; null otherwise.
+   */
+  private outputBlock(idx: number[], out: Float32Array, o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): Float32Array | null {
+    if (!idx.length || o.rowCenters || this.centerFor(o) || idx[idx.length - 1]! - idx[0]! !== idx.length - 1 || !isAscending(idx)) return null;
+    return out.subarray(idx[0]! * this.dim, (idx[0]! + idx.length) * this.dim);
   }
 
   /** Whether finishBatch L2-normalises a batch's rows (asked, or centred). */

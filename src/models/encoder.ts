@@ -34,17 +34,24 @@ export interface SentenceEncoder {
  * The encoder's vectors of a batch as plain float32 rows (n × dim, not normalised): what the embed
  * path (src/embed) takes from an encoder; tensors stay on this side of the interface.
  */
-export function encodeRows(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false): Float32Array {
+export function encodeRows(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false, into?: Float32Array): Float32Array {
   // l2normalize: the embed path's normaliser (src/embed/vectors.ts l2normalizeRows, the same torch
   // op on the same values, so the same bits) applied before the rows leave the tensor: two copies
   // fewer per batch, which the bag-of-n-grams models' ~10k sentences/s notice
-  return noGrad(() => tidy(() => { const v = enc.encode(seqs); return (l2normalize ? normalize(v, 1) : v).toFloat32Array(); }));
+  return noGrad(() => tidy(() => { const v = enc.encode(seqs); return rowsOf(l2normalize ? normalize(v, 1) : v, into); }));
 }
 
 /** encodeRows() with the heavy kernels on a worker thread (SentenceEncoder.encodeAsync); the normalisation as there. */
-export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false): Promise<Float32Array> {
+export async function encodeRowsAsync(enc: SentenceEncoder, seqs: Int32Array[], l2normalize = false, into?: Float32Array): Promise<Float32Array> {
   const v = await enc.encodeAsync(seqs);
-  try { return noGrad(() => tidy(() => (l2normalize ? normalize(v, 1) : v).toFloat32Array())); } finally { v.dispose(); }
+  try { return noGrad(() => tidy(() => rowsOf(l2normalize ? normalize(v, 1) : v, into))); } finally { v.dispose(); }
+}
+
+/** A tensor's rows as float32: written into `into` (exactly their size: e.g. the caller's output block), or a new array. */
+function rowsOf(v: Tensor, into?: Float32Array): Float32Array {
+  if (!into) return v.toFloat32Array();
+  v.copyInto(into);
+  return into;
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */

@@ -112,38 +112,46 @@ export class HashedNgramTokenizer implements TextTokenizer {
    * allocations that the embed path's garbage collector then sweeps).
    */
   encodeBatch(sentences: string[]): Int32Array[] {
-    let buf = new Int32Array(Math.max(1024, 64 * sentences.length));
-    const ends = new Int32Array(sentences.length);
-    let k = 0;
+    // every sentence's feature count is known once it is normalised: one buffer of the exact size
+    const texts = new Array<string>(sentences.length), ends = new Int32Array(sentences.length);
+    let total = 0;
     for (let i = 0; i < sentences.length; i++) {
       const { text, cap } = this.prepare(sentences[i]!);
-      if (buf.length < k + cap) {
-        const grown = new Int32Array(Math.max(k + cap, 2 * buf.length));
-        grown.set(buf.subarray(0, k));
-        buf = grown;
-      }
-      k += this.fill(text, buf.subarray(k, k + cap));
-      ends[i] = k;
+      texts[i] = text;
+      ends[i] = total += cap;
     }
-    // no more than 1/8 slack kept alive by the views (a training corpus holds them)
-    if (buf.length > k + (k >> 3)) buf = buf.slice(0, k);
-    const out = new Array<Int32Array>(sentences.length);
-    for (let i = 0, start = 0; i < sentences.length; start = ends[i++]!) out[i] = buf.subarray(start, ends[i]);
+    const buf = new Int32Array(total), out = new Array<Int32Array>(sentences.length);
+    for (let i = 0, start = 0; i < sentences.length; start = ends[i++]!) {
+      out[i] = buf.subarray(start, ends[i]);
+      this.fill(texts[i]!, out[i]!);
+    }
     return out;
   }
 
-  /** The normalised text (cut) and the most features it can give. */
+  /**
+   * The normalised text (cut) and its number of features: the n-grams of ' ' + text + ' ' and
+   * the words (runs of non-spaces), at most maxFeatures (fill writes exactly that many).
+   */
   private prepare(s: string): { text: string; cap: number } {
     const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
-    // the n-grams are read from ' ' + text + ' '
     const L = text.length + 2;
-    return { text, cap: Math.min(maxFeatures, L * (hi - lo + 1) + (words ? L : 0)) };
+    let n = 0;
+    for (let m = lo; m <= hi && m <= L; m++) n += L - m + 1;
+    if (words) {
+      let inWord = false;
+      for (let i = 0; i < text.length; i++) {
+        const space = text.charCodeAt(i) === 32;
+        if (!space && !inWord) n++;
+        inWord = !space;
+      }
+    }
+    return { text, cap: Math.min(maxFeatures, n) };
   }
 
-  /** Writes the features of a prepared text into out (its length: the cap); returns how many. */
+  /** Writes the features of a prepared text into out (its length: prepare's count, which it fills); returns how many. */
   private fill(text: string, out: Int32Array): number {
     const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
     const cap = out.length;
