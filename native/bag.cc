@@ -31,6 +31,26 @@ XL_VECTOR_CLONES void axpy(float* __restrict y, const float* __restrict x, float
   for (int64_t i = 0; i < n; i++) y[i] += s * x[i];
 }
 
+// y[0..n) += w * (scale * float(q[0..n))): the dequantised row (as q.float() * scale rounds it)
+// weighted as axpy weights a float row, so the sums equal a float bag over the dequantised table.
+XL_VECTOR_CLONES void axpyInt8(float* __restrict y, const int8_t* __restrict q, float scale, float w, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += w * (static_cast<float>(q[i]) * scale);
+}
+
+// Asks for the cache lines of a table row that a bag reads a few ids from now: the rows of a
+// hashed table are read in random order, so each is a cache (and often TLB) miss, and without
+// this the loop waits for one row at a time. Into L2 (locality 1, prefetcht2): measured on the
+// 2²⁰ × 256 n-gram table (2-core EPYC), L2 beat L1 (prefetcht0) and non-temporal (prefetchnta)
+// requests, the float bag by ~30%, the int8 bag (with its scale prefetched too) by ~40%.
+inline void prefetchRow(const void* row, int64_t bytes) {
+  const char* p = static_cast<const char*>(row);
+  for (int64_t c = 0; c < bytes; c += 64) __builtin_prefetch(p + c, 0, 1);
+}
+
+// How many ids ahead the bag loops prefetch (the best distances measured: 8 float rows of 1 KiB,
+// 16 int8 rows of 256 B).
+constexpr int64_t kPrefetchAheadFloat = 8, kPrefetchAheadInt8 = 16;
+
 // One SparseAdam update of a row (torch.optim.SparseAdam's arithmetic).
 XL_VECTOR_CLONES void adamRow(float* __restrict p, float* __restrict m, float* __restrict v, const float* __restrict g,
                               int64_t n, float b1, float b2, float eps, float stepSize) {
@@ -50,20 +70,24 @@ void withIds(const at::Tensor& ids, F&& f) {
   else f(ids.data_ptr<int64_t>());
 }
 
-void checkBagArgs(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& psw) {
-  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.device().is_cpu(), "embeddingBag: weight must be a 2-D float32 CPU tensor, got ", weight.sizes(), " ", weight.scalar_type());
-  TORCH_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt) && ids.device().is_cpu(), "embeddingBag: ids must be a 1-D int32/int64 CPU tensor");
-  TORCH_CHECK(offsets.dim() == 1 && offsets.scalar_type() == at::kLong && offsets.size(0) >= 1 && offsets.device().is_cpu(), "embeddingBag: offsets must be a 1-D int64 tensor [B+1]");
+// ids, offsets and per-sample weights against a table of R rows (`name` prefixes the errors).
+void checkBagIndex(const char* name, int64_t R, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& psw) {
+  TORCH_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt) && ids.device().is_cpu(), name, ": ids must be a 1-D int32/int64 CPU tensor");
+  TORCH_CHECK(offsets.dim() == 1 && offsets.scalar_type() == at::kLong && offsets.size(0) >= 1 && offsets.device().is_cpu(), name, ": offsets must be a 1-D int64 tensor [B+1]");
   const int64_t B = offsets.size(0) - 1, N = ids.size(0);
   auto off = offsets.contiguous();
   const int64_t* o = off.data_ptr<int64_t>();
-  TORCH_CHECK(o[0] == 0 && o[B] == N, "embeddingBag: offsets must start at 0 and end at the number of ids (", N, "), got ", o[0], " … ", o[B]);
-  for (int64_t b = 0; b < B; b++) TORCH_CHECK(o[b] <= o[b + 1], "embeddingBag: offsets must be non-decreasing (at bag ", b, ")");
-  if (psw.defined()) TORCH_CHECK(psw.dim() == 1 && psw.size(0) == N && psw.scalar_type() == at::kFloat && psw.device().is_cpu(), "embeddingBag: perSampleWeights must be float32 [", N, "]");
-  const int64_t R = weight.size(0);
+  TORCH_CHECK(o[0] == 0 && o[B] == N, name, ": offsets must start at 0 and end at the number of ids (", N, "), got ", o[0], " … ", o[B]);
+  for (int64_t b = 0; b < B; b++) TORCH_CHECK(o[b] <= o[b + 1], name, ": offsets must be non-decreasing (at bag ", b, ")");
+  if (psw.defined()) TORCH_CHECK(psw.dim() == 1 && psw.size(0) == N && psw.scalar_type() == at::kFloat && psw.device().is_cpu(), name, ": perSampleWeights must be float32 [", N, "]");
   withIds(ids.contiguous(), [&](auto* p) {
-    for (int64_t j = 0; j < N; j++) TORCH_CHECK(p[j] >= 0 && p[j] < R, "embeddingBag: id ", static_cast<int64_t>(p[j]), " at position ", j, " is out of range [0, ", R, ")");
+    for (int64_t j = 0; j < N; j++) TORCH_CHECK(p[j] >= 0 && p[j] < R, name, ": id ", static_cast<int64_t>(p[j]), " at position ", j, " is out of range [0, ", R, ")");
   });
+}
+
+void checkBagArgs(const at::Tensor& weight, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& psw) {
+  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.device().is_cpu(), "embeddingBag: weight must be a 2-D float32 CPU tensor, got ", weight.sizes(), " ", weight.scalar_type());
+  checkBagIndex("embeddingBag", weight.size(0), ids, offsets, psw);
 }
 
 // ids, offsets and weights as contiguous tensors (checked).
@@ -77,8 +101,43 @@ at::Tensor bagForward(const at::Tensor& weight, const at::Tensor& ids, const at:
   float* Y = out.data_ptr<float>();
   withIds(ids, [&](auto* I) {
     at::parallel_for(0, B, 16, [&](int64_t lo, int64_t hi) {
+      const int64_t end = O[hi];
       for (int64_t b = lo; b < hi; b++)
-        for (int64_t j = O[b]; j < O[b + 1]; j++) axpy(Y + b * D, W + static_cast<int64_t>(I[j]) * D, S ? S[j] : 1.0f, D);
+        for (int64_t j = O[b]; j < O[b + 1]; j++) {
+          if (j + kPrefetchAheadFloat < end) prefetchRow(W + static_cast<int64_t>(I[j + kPrefetchAheadFloat]) * D, D * static_cast<int64_t>(sizeof(float)));
+          axpy(Y + b * D, W + static_cast<int64_t>(I[j]) * D, S ? S[j] : 1.0f, D);
+        }
+    });
+  });
+  return out;
+}
+
+// The int8 bags (checked, contiguous ids/offsets/weights): threads over bags, each row
+// dequantised in the inner loop; rows a few ids ahead are prefetched.
+at::Tensor bagForwardInt8(const at::Tensor& table, const at::Tensor& scale, const at::Tensor& ids, const at::Tensor& off, const at::Tensor& psw) {
+  auto q = table.contiguous();
+  auto sc = scale.contiguous();
+  const int64_t B = off.size(0) - 1, D = q.size(1);
+  auto out = at::zeros({B, D}, at::TensorOptions().dtype(at::kFloat));
+  const int8_t* Q = q.data_ptr<int8_t>();
+  const float* SC = sc.data_ptr<float>();
+  const int64_t* O = off.data_ptr<int64_t>();
+  const float* S = psw.defined() ? psw.data_ptr<float>() : nullptr;
+  float* Y = out.data_ptr<float>();
+  withIds(ids, [&](auto* I) {
+    at::parallel_for(0, B, 16, [&](int64_t lo, int64_t hi) {
+      const int64_t end = O[hi];
+      for (int64_t b = lo; b < hi; b++)
+        for (int64_t j = O[b]; j < O[b + 1]; j++) {
+          if (j + kPrefetchAheadInt8 < end) {
+            // the row and its scale (a random read of its own in a 4 MiB array)
+            const int64_t ahead = static_cast<int64_t>(I[j + kPrefetchAheadInt8]);
+            prefetchRow(Q + ahead * D, D);
+            __builtin_prefetch(SC + ahead, 0, 1);
+          }
+          const int64_t r = static_cast<int64_t>(I[j]);
+          axpyInt8(Y + b * D, Q + r * D, SC[r], S ? S[j] : 1.0f, D);
+        }
     });
   });
   return out;
@@ -157,6 +216,16 @@ at::Tensor embeddingBag(const at::Tensor& weight, const at::Tensor& ids, const a
   if (!weight.requires_grad() || !at::GradMode::is_enabled()) return bagForward(weight, id, off, psw);
   const bool hasWeights = psw.defined();
   return EmbeddingBagFn::apply(weight, id, off, hasWeights ? psw : at::empty({0}, weight.options()), hasWeights)[0];
+}
+
+at::Tensor embeddingBagInt8(const at::Tensor& table, const at::Tensor& scale, const at::Tensor& ids, const at::Tensor& offsets, const at::Tensor& perSampleWeights) {
+  TORCH_CHECK(table.dim() == 2 && table.scalar_type() == at::kChar && table.device().is_cpu(), "embeddingBagInt8: table must be a 2-D int8 CPU tensor, got ", table.sizes(), " ", table.scalar_type());
+  TORCH_CHECK(scale.dim() == 1 && scale.size(0) == table.size(0) && scale.scalar_type() == at::kFloat && scale.device().is_cpu(),
+              "embeddingBagInt8: scale must be a float32 CPU tensor [", table.size(0), "] (one per table row), got ", scale.sizes(), " ", scale.scalar_type());
+  checkBagIndex("embeddingBagInt8", table.size(0), ids, offsets, perSampleWeights);
+  TORCH_CHECK(!perSampleWeights.defined() || !(perSampleWeights.requires_grad() && at::GradMode::is_enabled()), "embeddingBagInt8: inference only (no gradient); perSampleWeights must not require one");
+  auto psw = perSampleWeights.defined() ? perSampleWeights.contiguous() : at::Tensor();
+  return bagForwardInt8(table, scale, ids.contiguous(), offsets.contiguous(), psw);
 }
 
 void sparseAdamStep(at::Tensor& param, at::Tensor& expAvg, at::Tensor& expAvgSq, const at::Tensor& grad,

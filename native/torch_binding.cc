@@ -774,6 +774,36 @@ XL_FN(EmbeddingBagAsync) {
   });
 }
 
+// embeddingBagInt8(table, scale, ids, offsets, perSampleWeights|null) -> tensor: the bags over an
+// int8 table with per-row float32 scales (inference only, native/bag.h); embeddingBagInt8Async:
+// the same on a libuv worker thread.
+struct BagInt8Args {
+  at::Tensor table, scale, ids, offsets, perSampleWeights;  // perSampleWeights undefined when null
+};
+
+BagInt8Args bagInt8Args(const Napi::CallbackInfo& info, const char* name) {
+  auto env = info.Env();
+  expectArgs(info, 5, name);
+  auto arg = [&](int i, const char* what) { return tensorOf(env, info[i], std::string(name) + "(" + what + ")"); };
+  BagInt8Args a{arg(0, "table"), arg(1, "scale"), arg(2, "ids"), arg(3, "offsets"), at::Tensor()};
+  if (!info[4].IsNull() && !info[4].IsUndefined()) a.perSampleWeights = arg(4, "perSampleWeights");
+  return a;
+}
+
+XL_FN(EmbeddingBagInt8) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = bagInt8Args(info, "embeddingBagInt8");
+    return wrap(info.Env(), embeddingBagInt8(a.table, a.scale, a.ids, a.offsets, a.perSampleWeights));
+  });
+}
+
+XL_FN(EmbeddingBagInt8Async) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto a = bagInt8Args(info, "embeddingBagInt8Async");
+    return queueTensor(info.Env(), [a] { return embeddingBagInt8(a.table, a.scale, a.ids, a.offsets, a.perSampleWeights); });
+  });
+}
+
 // rowLinear(x, weight, bias|null) -> tensor: x · weightᵀ + bias with every row independent of the
 // batch (row_linear.h); rowLinearAsync: the same on a libuv worker thread.
 struct RowLinearArgs { at::Tensor x, weight, bias; };
@@ -1010,6 +1040,8 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("lstmStackEncodeAsync", LstmStackEncodeAsync);
   REG("embeddingBag", EmbeddingBag);
   REG("embeddingBagAsync", EmbeddingBagAsync);
+  REG("embeddingBagInt8", EmbeddingBagInt8);
+  REG("embeddingBagInt8Async", EmbeddingBagInt8Async);
   REG("rowLinear", RowLinear);
   REG("rowLinearAsync", RowLinearAsync);
   REG("packedEncoderLayers", PackedEncoderLayers);

@@ -2,7 +2,7 @@
 // within their error bounds; quantised vectors (xling embed --dtype) follow quantize_embeddings;
 // the Matryoshka loss is the sum of the nested prefixes' losses and keeps truncated vectors good.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,8 +14,8 @@ import type { EncodeOptions } from '../src/models/encoder.js';
 import { embeddingRanges, quantizeEmbeddings } from '../src/embed/quantize.js';
 import { CompactExportOptions, exportCompact, quantizeRowsInt8 } from '../src/embed/export.js';
 import { readNpy } from '../src/io/npy.js';
-import { readSafetensors } from '../src/io/safetensors.js';
-import { collisions, dualFamily } from '../src/models/dual/family.js';
+import { RawTensor, rawFromArray, rawToArray, readSafetensors, writeSafetensors } from '../src/io/safetensors.js';
+import { collisions, dualFamily, DualSentenceEncoder } from '../src/models/dual/family.js';
 import { additiveMarginLoss } from '../src/models/dual/loss.js';
 import { normalize } from '../src/tensor/ops.js';
 import { manualSeed, noGrad, tidy } from '../src/tensor/index.js';
@@ -107,6 +107,52 @@ describe('compact exports', () => {
     assert.ok(maxDiff(readNpy(join(dir, 'int8.npy')).data as Float32Array, loadSentenceEncoder(join(dir, 'int8')).embed(sents, { lang: 'de' })) < 1e-6);
     const x = cli(['eval', 'xsim', '--model', join(dir, 'int8'), '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--json', join(dir, 'x.json')]);
     assert.equal(x.status, 0, x.stderr);
+  });
+
+  it('int8 exports stay int8 in memory (no float copy of the table) and embed as the dequantise-at-load path (≤ 1e-5)', async () => {
+    const sents = [...sample('gettext.dev.tsv.gz', 'de', 60), ...sample('gettext.dev.tsv.gz', 'ja', 60), '', 'ꙮ'];
+    for (const [name, o] of [['i8mem', { dtype: 'int8' }], ['i8mem-pruned', { dtype: 'int8', prune: true, fallback: 64 }]] as const) {
+      const { out } = exp(name, o);
+      const m8 = loadSentenceEncoder(out);
+      // the model holds the int8 rows and their scales; no float32 tensor of the table's size
+      const net = (m8.encoder as DualSentenceEncoder).net;
+      const rows = net.embed.numEmbeddings, dim = net.embed.dim;
+      assert.equal(net.embed.weight.dtype, 'int8');
+      assert.deepEqual(net.embed.weight.shape, [rows, dim]);
+      assert.equal(net.embed.scale?.dtype, 'float32');
+      for (const [k, t] of net.stateDict()) assert.ok(t.dtype !== 'float32' || t.numel < rows * dim, `${k}: a float32 [${t.shape.join(', ')}] tensor`);
+      // the old loader's model: the same export with its table dequantised on disk (q · scale, float32)
+      const deq = join(dir, `${name}-deq`);
+      cpSync(out, deq, { recursive: true });
+      const file = join(deq, 'model.safetensors');
+      const st = readSafetensors(file);
+      const tensors: Record<string, RawTensor> = {};
+      for (const [k, t] of Object.entries(st.tensors)) {
+        if (k.startsWith('scale.')) continue;
+        const sc = st.tensors[`scale.${k}`];
+        if (!sc) { tensors[k] = t; continue; }
+        const q = rawToArray(t) as Int8Array, scale = rawToArray(sc) as Float32Array, d = t.shape[1]!;
+        tensors[k] = rawFromArray(Float32Array.from(q, (x, i) => Math.fround(x * scale[Math.floor(i / d)]!)), t.shape);
+      }
+      writeSafetensors(file, tensors, st.metadata);
+      const ref = loadSentenceEncoder(deq);
+      assert.equal((ref.encoder as DualSentenceEncoder).net.embed.weight.dtype, 'float32');
+      for (const opt of [{ lang: 'de' }, { center: false, normalize: false }] as const) {
+        const want = ref.embed(sents, opt);
+        const got = m8.embed(sents, opt), gotAsync = await m8.embedAsync(sents, opt);
+        console.log(`# ${name} ${JSON.stringify(opt)}: int8 kernel vs dequantised table, max |Δ| ${maxDiff(got, want).toExponential(2)}`);
+        assert.ok(maxDiff(got, want) <= 1e-5, `${name}: ${maxDiff(got, want)}`);
+        assert.deepEqual(gotAsync, got, `${name}: embedAsync = embed`);
+      }
+      // the CLI (xling embed) reads the export the same way
+      const input = join(dir, `${name}.txt`);
+      writeFileSync(input, sents.join('\n') + '\n');
+      const r = cli(['embed', '--model', out, '--input', input, '-o', join(dir, `${name}.npy`), '--lang', 'de', '--quiet']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(maxDiff(readNpy(join(dir, `${name}.npy`)).data as Float32Array, ref.embed(sents, { lang: 'de' })) <= 1e-5);
+      (m8.encoder as DualSentenceEncoder).net.dispose();
+      (ref.encoder as DualSentenceEncoder).net.dispose();
+    }
   });
 
   it('--prune-unused keeps the buckets training touched; unseen n-grams fall back deterministically', () => {

@@ -8,7 +8,8 @@
 // - a pruned model has `prune.buckets` (I32 [kept], ascending) and config.json `model.prune`;
 // - the file's __metadata__ `xling.config` repeats config.json, so the file alone is a model
 //   (xling/lite loads either).
-// loadSentenceEncoder dequantises at load; xling/lite reads the int8 rows directly.
+// loadSentenceEncoder keeps an int8 n-gram table (an EmbeddingBag's) as int8, read by the int8
+// embedding-bag kernel, and dequantises other int8 tables at load; xling/lite reads the int8 rows directly.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RawTensor, rawFromArray, writeSafetensors } from '../io/safetensors.js';

@@ -11,6 +11,7 @@ import { getLoader } from '../models/registry.js';
 import { parseConfig } from '../models/config.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
+import { EmbeddingBag } from '../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { replaceDir, writeDirAtomically } from '../util/atomic.js';
 import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
@@ -171,23 +172,43 @@ export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
     const prefix = o?.prefix ?? 'encoder.';
     loadModule(m, file, { prefix, rename: o?.rename, skip: scaled });
     if (!scaled.size) return;
+    const stored = (k: string) => (o?.rename ? o.rename(k) : prefix + k);
+    // embedding bags keep an int8 table as it is (their kernel dequantises each row as it reads
+    // it: a quarter of the memory and of the bytes moved); any other table is dequantised here
+    const kept = new Set<string>();
+    for (const [path, sub] of m.namedModules()) {
+      const name = stored(path ? `${path}.weight` : 'weight');
+      if (!(sub instanceof EmbeddingBag) || !name || !scaled.has(name)) continue;
+      const { q, scale } = readInt8Table(file, name, sub.weight.shape);
+      sub.setInt8(q, scale);
+      kept.add(name);
+    }
     for (const [k, t] of m.stateDict()) {
-      const name = o?.rename ? o.rename(k) : prefix + k;
-      if (name && scaled.has(name)) dequantizeInto(t, file, name);
+      const name = stored(k);
+      if (name && scaled.has(name) && !kept.has(name)) dequantizeInto(t, file, name);
     }
   });
   return new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
 }
 
+/** An int8 table with its per-row float32 scales (`scale.<name>`) as stored, checked against the model's shape. */
+function readInt8Table(file: string, name: string, shape: readonly number[]): { q: Tensor; scale: Tensor } {
+  const { tensors } = loadTensors(file, (k) => k === name || k === `scale.${name}`);
+  const q = tensors.get(name)!, s = tensors.get(`scale.${name}`)!;
+  if (q.dtype !== 'int8' || q.shape.join(',') !== shape.join(',') || s.dtype !== 'float32' || s.shape.length !== 1 || s.shape[0] !== shape[0]) {
+    for (const x of tensors.values()) x.dispose();
+    throw new Error(`${file}: '${name}' (${q.dtype} [${q.shape.join(', ')}]) with scales (${s.dtype} [${s.shape.join(', ')}]) does not fit the model's [${shape.join(', ')}]`);
+  }
+  return { q, scale: s };
+}
+
 /** Reads an int8 table with per-row scales (q · scale) into a float tensor of the same shape. */
 function dequantizeInto(t: Tensor, file: string, name: string): void {
-  const { tensors } = loadTensors(file, (k) => k === name || k === `scale.${name}`);
+  const { q, scale } = readInt8Table(file, name, t.shape);
   try {
-    const q = tensors.get(name)!, s = tensors.get(`scale.${name}`)!;
-    if (q.dtype !== 'int8' || q.shape.join(',') !== t.shape.join(',') || s.shape.length !== 1 || s.shape[0] !== t.shape[0])
-      throw new Error(`${file}: '${name}' (${q.dtype} [${q.shape.join(', ')}]) with scales [${s.shape.join(', ')}] does not fit the model's [${t.shape.join(', ')}]`);
-    noGrad(() => tidy(() => { t.copy_(q.float().mul(s.float().unsqueeze(1))); }));
+    noGrad(() => tidy(() => { t.copy_(q.float().mul(scale.unsqueeze(1))); }));
   } finally {
-    for (const x of tensors.values()) x.dispose();
+    q.dispose();
+    scale.dispose();
   }
 }

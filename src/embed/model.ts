@@ -132,7 +132,10 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(o);
       for (const idx of this.batches(seqs, o)) {
-        this.finishBatch(enc.encode(idx.map((k) => seqs[k]!), { normalize: norm }), idx, out, o, norm);
+        const block = this.outputBlock(idx, out, o);
+        const rows = enc.encode(idx.map((k) => seqs[k]!), { normalize: norm, into: block ?? undefined });
+        if (!block) this.finishBatch(rows, idx, out, o, norm);
+        else if (rows !== block) block.set(rows);
         done += idx.length;
         o.onBatch?.(done);
       }
@@ -156,7 +159,10 @@ export class SentenceEncoderModel {
       let done = 0;
       const norm = this.normalizes(r);
       for (const idx of this.batches(seqs, r)) {
-        this.finishBatch(await enc.encodeAsync(idx.map((k) => seqs[k]!), { normalize: norm }), idx, out, r, norm);
+        const block = this.outputBlock(idx, out, r);
+        const rows = await enc.encodeAsync(idx.map((k) => seqs[k]!), { normalize: norm, into: block ?? undefined });
+        if (!block) this.finishBatch(rows, idx, out, r, norm);
+        else if (rows !== block) block.set(rows);
         done += idx.length;
         r.onBatch?.(done);
       }
@@ -166,14 +172,29 @@ export class SentenceEncoderModel {
     return out;
   }
 
+  /**
+   * The block of `out` a batch's rows go to as the encoder gives them (normalised in the tensor
+   * or not at all), when the batch is a run in input order (inputOrderBatches) and nothing is
+   * centred: finishBatch would only copy them; null otherwise.
+   */
+  private outputBlock(idx: number[], out: Float32Array, o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): Float32Array | null {
+    if (!idx.length || o.rowCenters || this.centerFor(o) || idx[idx.length - 1]! - idx[0]! !== idx.length - 1 || !isAscending(idx)) return null;
+    return out.subarray(idx[0]! * this.dim, (idx[0]! + idx.length) * this.dim);
+  }
+
   /** Whether finishBatch L2-normalises a batch's rows (asked, or centred). */
   private normalizes(o: EmbedOptions & { rowCenters?: (Float32Array | null)[] }): boolean {
     return o.normalize !== false || !!this.centerFor(o) || !!o.rowCenters;
   }
 
-  /** Length-sorted batches of row indices, capped by the options' or the encoder's limits. */
+  /**
+   * Batches of row indices, capped by the options' or the encoder's limits: length-sorted, or for
+   * an encoder that pads nothing (batchLimits.unpadded) consecutive runs in input order.
+   */
   private batches(seqs: Int32Array[], o: EmbedOptions): number[][] {
-    return lengthBatches(seqs, o.maxTokens ?? this.encoder.batchLimits?.maxTokens ?? 32000, o.maxSentences ?? this.encoder.batchLimits?.maxSentences ?? 4096);
+    const lim = this.encoder.batchLimits;
+    const maxTokens = o.maxTokens ?? lim?.maxTokens ?? 32000, maxSentences = o.maxSentences ?? lim?.maxSentences ?? 4096;
+    return lim?.unpadded ? inputOrderBatches(seqs, maxTokens, maxSentences) : lengthBatches(seqs, maxTokens, maxSentences);
   }
 
   /**
@@ -186,7 +207,9 @@ export class SentenceEncoderModel {
     const centred = mu ? idx.map(() => mu) : rowMu ? idx.map((k) => rowMu[k] ?? null) : null;
     if (!normalized && (o.normalize !== false || centred)) l2normalizeRows(rows, d);
     if (centred) centerEachRow(rows, d, centred, o.normalize !== false);
-    idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
+    // a run in input order (inputOrderBatches) is one block of the output
+    if (idx.length && idx[idx.length - 1]! - idx[0]! === idx.length - 1 && isAscending(idx)) out.set(rows.subarray(0, idx.length * d), idx[0]! * d);
+    else idx.forEach((k, r) => out.set(rows.subarray(r * d, (r + 1) * d), k * d));
   }
 
   /** Token ids of each sentence (in one call where the tokenizer encodes batches). */
@@ -201,3 +224,24 @@ export class SentenceEncoderModel {
 }
 
 export { centerEachRow };
+
+function isAscending(a: number[]): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i]! <= a[i - 1]!) return false;
+  return true;
+}
+
+/**
+ * Consecutive runs of row indices in input order, each at most maxSentences rows and maxTokens
+ * tokens in total (a longer sentence alone): batches for encoders that pad nothing.
+ */
+export function inputOrderBatches(seqs: ArrayLike<number>[], maxTokens: number, maxSentences: number): number[][] {
+  const out: number[][] = [];
+  let i = 0;
+  while (i < seqs.length) {
+    let j = i + 1, tokens = seqs[i]!.length;
+    while (j < seqs.length && j - i < maxSentences && tokens + seqs[j]!.length <= maxTokens) tokens += seqs[j++]!.length;
+    out.push(Array.from({ length: j - i }, (_, k) => i + k));
+    i = j;
+  }
+  return out;
+}

@@ -137,41 +137,64 @@ export class LiteModel {
     const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
     const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
     const out = new Float32Array(sentences.length * d);
-    const acc = new Float64Array(fd), h = new Float64Array(fd);
-    const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
-    const y = new Float64Array(d);
-    for (let s = 0; s < sentences.length; s++) {
-      const ids = this.tokenizer.encode(sentences[s]!);
-      const n = ids.length;
-      acc.fill(0);
-      // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag
-      const w = Math.fround(1 / Math.max(1, n));
-      for (let k = 0; k < n; k++) {
-        let r = ids[k]!;
-        if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
-        const o = r * fd;
-        if (f32) for (let j = 0; j < fd; j++) acc[j] += w * f32[o + j]!;
-        else if (i8) { const ws = Math.fround(sc![r]!); for (let j = 0; j < fd; j++) acc[j] += w * Math.fround(i8[o + j]! * ws); }
-        else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
-      }
-      for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
-      let norm = 0;
+    const acc = new Float64Array(fd);
+    // four sentences at a time through the projection: each weight is read once for four and the
+    // four sums run side by side (one sum alone waits on its previous addition at every step);
+    // each sentence's sum still runs over the same terms in the same order, so the same bits
+    const hs = [0, 1, 2, 3].map(() => new Float64Array(fd)), ys = [0, 1, 2, 3].map(() => new Float64Array(d));
+    const [h0, h1, h2, h3] = hs as [Float64Array, Float64Array, Float64Array, Float64Array];
+    const [y0, y1, y2, y3] = ys as [Float64Array, Float64Array, Float64Array, Float64Array];
+    for (let s0 = 0; s0 < sentences.length; s0 += 4) {
+      const m = Math.min(4, sentences.length - s0);
+      for (let b = 0; b < 4; b++) { if (b < m) this.features(sentences[s0 + b]!, acc, hs[b]!); else hs[b]!.fill(0); }
       for (let i = 0; i < d; i++) {
-        let v = bias[i]!;
+        let v0 = bias[i]!, v1 = v0, v2 = v0, v3 = v0;
         const o = i * fd;
-        for (let j = 0; j < fd; j++) v += W[o + j]! * h[j]!;
-        y[i] = v; norm += v * v;
+        for (let j = 0; j < fd; j++) {
+          const w = W[o + j]!;
+          v0 += w * h0[j]!; v1 += w * h1[j]!; v2 += w * h2[j]!; v3 += w * h3[j]!;
+        }
+        y0[i] = v0; y1[i] = v1; y2[i] = v2; y3[i] = v3;
       }
-      // F.normalize: x / max(|x|, 1e-12); then centring (xling embed's centerRows) and again to unit length
-      let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
-      const row = out.subarray(s * d, (s + 1) * d);
-      const mu = Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one;
-      if (!mu) { for (let i = 0; i < d; i++) row[i] = y[i]! * inv; continue; }
-      let n2 = 0;
-      for (let i = 0; i < d; i++) { const x = Math.fround(y[i]! * inv) - mu[i]!; y[i] = x; n2 += x * x; }
-      inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
-      for (let i = 0; i < d; i++) row[i] = y[i]! * inv;
+      for (let b = 0; b < m; b++) {
+        const s = s0 + b;
+        this.finishRow(ys[b]!, out.subarray(s * d, (s + 1) * d), Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one);
+      }
     }
     return out;
+  }
+
+  /** The pooled, activated features of a sentence into h (acc: scratch of the feature width). */
+  private features(sentence: string, acc: Float64Array, h: Float64Array): void {
+    const fd = this.featureDim;
+    const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
+    const ids = this.tokenizer.encode(sentence);
+    const n = ids.length;
+    acc.fill(0);
+    // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag
+    const w = Math.fround(1 / Math.max(1, n));
+    for (let k = 0; k < n; k++) {
+      let r = ids[k]!;
+      if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
+      const o = r * fd;
+      if (f32) for (let j = 0; j < fd; j++) acc[j] += w * f32[o + j]!;
+      else if (i8) { const ws = Math.fround(sc![r]!); for (let j = 0; j < fd; j++) acc[j] += w * Math.fround(i8[o + j]! * ws); }
+      else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
+    }
+    for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
+  }
+
+  /** A projected row y (float64, overwritten) into row: L2-normalised, centred with mu and normalised again when given. */
+  private finishRow(y: Float64Array, row: Float32Array, mu: Float32Array | null): void {
+    const d = this.dim;
+    let norm = 0;
+    for (let i = 0; i < d; i++) norm += y[i]! * y[i]!;
+    // F.normalize: x / max(|x|, 1e-12); then centring (xling embed's centerRows) and again to unit length
+    let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
+    if (!mu) { for (let i = 0; i < d; i++) row[i] = y[i]! * inv; return; }
+    let n2 = 0;
+    for (let i = 0; i < d; i++) { const x = Math.fround(y[i]! * inv) - mu[i]!; y[i] = x; n2 += x * x; }
+    inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
+    for (let i = 0; i < d; i++) row[i] = y[i]! * inv;
   }
 }

@@ -10,6 +10,12 @@ export interface EncodeOptions {
    * arithmetic as src/embed/vectors.ts l2normalizeRows, so the same bits).
    */
   normalize?: boolean;
+  /**
+   * Write the rows into this array (exactly `seqs.length × dim` floats, e.g. the caller's block of
+   * its output) and return it, instead of a new array. An encoder may ignore it and return a new
+   * array: callers check which they got.
+   */
+  into?: Float32Array;
 }
 
 export interface SentenceEncoder {
@@ -32,9 +38,11 @@ export interface SentenceEncoder {
   /**
    * Batch limits that suit this encoder (padded tokens, sentences per batch); default 32000 and
    * 4096, for token sequences. Bags of hashed features (hundreds of ids a sentence, no padding)
-   * want far larger batches.
+   * want far larger batches. unpadded: the encoder pads nothing (one bag per sentence), so a
+   * batch costs its total tokens whatever the lengths: the embed path then batches sentences in
+   * input order (maxTokens caps the total) instead of sorting them by length.
    */
-  readonly batchLimits?: { maxTokens: number; maxSentences: number };
+  readonly batchLimits?: { maxTokens: number; maxSentences: number; unpadded?: boolean };
 }
 
 /** Runs fn with a module in eval mode and restores its previous mode. */

@@ -23,9 +23,12 @@ export abstract class TensorEncoder implements SentenceEncoder {
   }
 }
 
-/** A [n, dim] tensor as float32 rows, normalised when asked (call inside tidy). */
+/** A [n, dim] tensor as float32 rows, normalised when asked, in o.into when given (call inside tidy). */
 function rowsOf(v: Tensor, o: EncodeOptions): Float32Array {
-  return (o.normalize ? normalize(v, 1) : v).toFloat32Array();
+  const r = o.normalize ? normalize(v, 1) : v;
+  if (!o.into) return r.toFloat32Array();
+  r.copyInto(o.into);
+  return o.into;
 }
 
 /** A TensorEncoder over two functions (fast paths and wrappers that are not classes of their own). */

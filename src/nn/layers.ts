@@ -1,7 +1,7 @@
 // Layers with PyTorch's parameter names, shapes and default initialisation.
 import { DType } from '../tensor/dtype.js';
-import { cat, dropout, embedding, embeddingBag, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
-import { callOpAsync, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { cat, dropout, embedding, embeddingBag, embeddingBagAsync, embeddingBagInt8, embeddingBagInt8Async, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
+import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { fillNormal, lstmTableEncode, lstmTableEncodeAsync } from '../tensor/kernels.js';
 import { Module, ModuleList } from './module.js';
 
@@ -66,17 +66,58 @@ export function withoutTableInit<T>(fn: () => T): T {
  * nn.EmbeddingBag (mode 'sum' with per-sample weights; a mean is weights 1/count) whose weight gets
  * row-sparse gradients: meant for large hashed-feature tables trained with SparseAdam. Rows start
  * as N(0, std²) (std 0: zeros), drawn in parallel from the seeded generator.
+ *
+ * A loaded model may hold the table as int8 rows with one float32 scale per row instead (a compact
+ * export, setInt8): then `weight` is that int8 tensor, the bags dequantise each row as they read
+ * it (embeddingBagInt8, a quarter of the bytes) and the module is inference-only.
  */
 export class EmbeddingBag extends Module {
-  readonly weight: Tensor;
+  private table: Tensor;
+  private rowScale: Tensor | null = null;
   constructor(readonly numEmbeddings: number, readonly dim: number, readonly std = 1) {
     super();
     const w = empty([numEmbeddings, dim]);
     if (initTables) noGrad(() => { if (std > 0) fillNormal(w, 0, std); else w.zero_(); });
-    this.weight = this.param('weight', w);
+    this.table = this.param('weight', w);
+  }
+  /** The table [numEmbeddings, dim]: float32 (trainable), or int8 rows after setInt8 (see scale). */
+  get weight(): Tensor { return this.table; }
+  /** The int8 table's per-row scales [numEmbeddings] (float32); null for a float table. */
+  get scale(): Tensor | null { return this.rowScale; }
+  /**
+   * Replaces the float table by int8 rows q [numEmbeddings, dim] with per-row float32 scales
+   * (row r ≈ q[r] · scale[r]); the float table is freed. Inference only from then on. Takes
+   * ownership of both tensors.
+   */
+  setInt8(q: Tensor, scale: Tensor): void {
+    if (q.dtype !== 'int8' || q.shape.length !== 2 || q.shape[0] !== this.numEmbeddings || q.shape[1] !== this.dim)
+      throw new Error(`EmbeddingBag.setInt8: the table must be int8 [${this.numEmbeddings}, ${this.dim}], got ${q.dtype} [${q.shape.join(', ')}]`);
+    if (scale.dtype !== 'float32' || scale.shape.length !== 1 || scale.shape[0] !== this.numEmbeddings)
+      throw new Error(`EmbeddingBag.setInt8: the scales must be float32 [${this.numEmbeddings}], got ${scale.dtype} [${scale.shape.join(', ')}]`);
+    this.rowScale?.dispose();
+    this.table = this.replaceFrozen('weight', q);
+    this.rowScale = keep(scale);
   }
   /** ids [N] int32/int64, offsets [B+1] int64 (bag b = ids[offsets[b] .. offsets[b+1])) → [B, dim]. */
-  forward(ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor { return embeddingBag(this.weight, ids, offsets, perSampleWeights); }
+  forward(ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor {
+    if (!this.rowScale) return embeddingBag(this.table, ids, offsets, perSampleWeights);
+    this.checkInference();
+    return embeddingBagInt8(this.table, this.rowScale, ids, offsets, perSampleWeights);
+  }
+  /** forward() on a worker thread, without autograd (inference). */
+  async forwardAsync(ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
+    if (!this.rowScale) return embeddingBagAsync(this.table, ids, offsets, perSampleWeights);
+    this.checkInference();
+    return embeddingBagInt8Async(this.table, this.rowScale, ids, offsets, perSampleWeights);
+  }
+  private checkInference(): void {
+    if (this.training) throw new Error('EmbeddingBag: an int8 table (a compact export) is inference-only and cannot be trained; train from the fp32 model directory');
+  }
+  override dispose(): void {
+    super.dispose();
+    this.rowScale?.dispose();
+    this.rowScale = null;
+  }
 }
 
 export class LayerNorm extends Module {

@@ -23,12 +23,34 @@ export class Module {
     return t;
   }
 
+  /**
+   * Replaces a registered parameter or buffer by a frozen tensor saved under the same name (a
+   * buffer from now on: no gradient, not in parameters()), e.g. an inference-only int8 table; the
+   * old tensor is disposed.
+   */
+  protected replaceFrozen(name: string, t: Tensor): Tensor {
+    const old = this._params.get(name) ?? this._buffers.get(name);
+    if (!old) throw new Error(`Module: no tensor '${name}' to replace`);
+    keep(t);
+    this._params.delete(name);
+    this._buffers.set(name, t);
+    if (old !== t) old.dispose();
+    return t;
+  }
+
   protected module<M extends Module>(name: string, m: M): M {
     this._children.set(name, m);
     return m;
   }
 
   namedChildren(): [string, Module][] { return [...this._children]; }
+
+  /** This module ('' ) and every descendant, by dotted path (as PyTorch's named_modules). */
+  namedModules(prefix = ''): [string, Module][] {
+    const out: [string, Module][] = [[prefix, this]];
+    for (const [n, c] of this._children) out.push(...c.namedModules(prefix ? `${prefix}.${n}` : n));
+    return out;
+  }
 
   namedParameters(prefix = ''): [string, Tensor][] {
     const out: [string, Tensor][] = [];

@@ -122,6 +122,19 @@ export async function rowLinearAsync(x: Tensor, weight: Tensor, bias?: Tensor | 
 export async function embeddingBagAsync(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
   return new Tensor(await native.torch.embeddingBagAsync(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
 }
+/**
+ * embeddingBag() over an int8 table [R, D] with one float32 scale per row (a compact export's
+ * `scale.<name>`), inference only: out[b] = Σ w_j · scale[ids[j]] · table[ids[j]], each row
+ * dequantised as it is read (a quarter of the float table's bytes), equal to embeddingBag() over
+ * table.float() · scale[:, None]. ids, offsets and perSampleWeights as embeddingBag(); native/bag.cc.
+ */
+export function embeddingBagInt8(table: Tensor, scale: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Tensor {
+  return new Tensor(native.torch.embeddingBagInt8(table.handle, scale.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
+}
+/** embeddingBagInt8() on a worker thread. */
+export async function embeddingBagInt8Async(table: Tensor, scale: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
+  return new Tensor(await native.torch.embeddingBagInt8Async(table.handle, scale.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
+}
 export function softmax(x: Tensor, dim: number): Tensor { return x.softmax(dim); }
 export function logSoftmax(x: Tensor, dim: number): Tensor { return x.logSoftmax(dim); }
 

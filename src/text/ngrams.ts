@@ -37,19 +37,31 @@ function bucketOf(h: number, buckets: number, mask: number): number {
   return mask >= 0 ? h & mask : (h >>> 0) % buckets;
 }
 
+/** Character codes of strings being hashed (grown as needed): the hash loops read typed-array slots, not strings. */
+let codeBuf = new Int32Array(256);
+
 /**
  * Writes the n-gram bucket ids of `t` (n in [lo, hi], every start position), offset by `base`,
  * into out from position `at`; returns the new position (stops at out.length).
  */
 export function writeNgrams(t: string, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at = 0): number {
-  const L = t.length, end = out.length;
+  const L = t.length;
+  if (codeBuf.length < L) codeBuf = new Int32Array(Math.max(L, 2 * codeBuf.length));
+  const c = codeBuf;
+  for (let i = 0; i < L; i++) c[i] = t.charCodeAt(i);
+  return writeNgramCodes(c, L, lo, hi, buckets, base, out, at);
+}
+
+/** writeNgrams over the first L character codes of c. */
+function writeNgramCodes(c: Int32Array, L: number, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at: number): number {
+  const end = out.length;
   const mask = (buckets & (buckets - 1)) === 0 ? buckets - 1 : -1;
   let k = at;
   for (let i = 0; i < L && k < end; i++) {
     let h = FNV_OFFSET;
     const top = Math.min(hi, L - i);
     for (let n = 1; n <= top; n++) {
-      h = Math.imul(h ^ t.charCodeAt(i + n - 1), FNV_PRIME);
+      h = Math.imul(h ^ c[i + n - 1]!, FNV_PRIME);
       if (n >= lo) {
         out[k++] = base + bucketOf(h, buckets, mask);
         if (k >= end) break;
@@ -89,25 +101,83 @@ export class HashedNgramTokenizer implements TextTokenizer {
   get maxLength(): number { return this.opts.maxFeatures; }
 
   encode(s: string): Int32Array {
-    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const { text, cap } = this.prepare(s);
+    if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
+    return this.buf.slice(0, this.fill(text, this.buf.subarray(0, cap)));
+  }
+
+  /**
+   * encode() of many sentences (the same ids), written one after another into one buffer and
+   * returned as views into it: no array of its own per sentence (tens of thousands of small
+   * allocations that the embed path's garbage collector then sweeps).
+   */
+  encodeBatch(sentences: string[]): Int32Array[] {
+    // every sentence's feature count is known once it is normalised: one buffer of the exact size
+    const texts = new Array<string>(sentences.length), ends = new Int32Array(sentences.length);
+    let total = 0;
+    for (let i = 0; i < sentences.length; i++) {
+      const { text, cap } = this.prepare(sentences[i]!);
+      texts[i] = text;
+      ends[i] = total += cap;
+    }
+    const buf = new Int32Array(total), out = new Array<Int32Array>(sentences.length);
+    for (let i = 0, start = 0; i < sentences.length; start = ends[i++]!) {
+      out[i] = buf.subarray(start, ends[i]);
+      this.fill(texts[i]!, out[i]!);
+    }
+    return out;
+  }
+
+  /**
+   * The normalised text (cut) and its number of features: the n-grams of ' ' + text + ' ' and
+   * the words (runs of non-spaces), at most maxFeatures (fill writes exactly that many).
+   */
+  private prepare(s: string): { text: string; cap: number } {
+    const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
-    const t = ` ${text} `;
-    const cap = Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0));
-    if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));
-    const out = this.buf.subarray(0, cap);
-    let k = writeNgrams(t, lo, hi, buckets, NGRAM_ID_OFFSET, out);
+    const L = text.length + 2;
+    let n = 0;
+    for (let m = lo; m <= hi && m <= L; m++) n += L - m + 1;
+    if (words) {
+      let inWord = false;
+      for (let i = 0; i < text.length; i++) {
+        const space = text.charCodeAt(i) === 32;
+        if (!space && !inWord) n++;
+        inWord = !space;
+      }
+    }
+    return { text, cap: Math.min(maxFeatures, n) };
+  }
+
+  /** Writes the features of a prepared text into out (its length: prepare's count, which it fills); returns how many. */
+  private fill(text: string, out: Int32Array): number {
+    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const cap = out.length;
+    // the codes of ' ' + text + ' '
+    const L = text.length + 2;
+    if (codeBuf.length < L) codeBuf = new Int32Array(Math.max(L, 2 * codeBuf.length));
+    const c = codeBuf;
+    c[0] = 32;
+    for (let i = 0; i < text.length; i++) c[i + 1] = text.charCodeAt(i);
+    c[L - 1] = 32;
+    let k = writeNgramCodes(c, L, lo, hi, buckets, NGRAM_ID_OFFSET, out, 0);
     if (words && k < cap) {
+      // each word: text[start, i) = c[start + 1, i + 1), hashed after the "w:" prefix state
       let start = 0;
       for (let i = 0; i <= text.length && k < cap; i++) {
-        if (i < text.length && text.charCodeAt(i) !== 32) continue;
-        if (i > start) out[k++] = NGRAM_ID_OFFSET + (hashString(text, start, i, WORD_PREFIX) % buckets);
+        if (i < text.length && c[i + 1] !== 32) continue;
+        if (i > start) {
+          let h = WORD_PREFIX;
+          for (let j = start + 1; j <= i; j++) h = Math.imul(h ^ c[j]!, FNV_PRIME);
+          out[k++] = NGRAM_ID_OFFSET + ((h >>> 0) % buckets);
+        }
         start = i + 1;
       }
     }
     if (k >= maxFeatures) this.truncated++;
-    return out.slice(0, k);
+    return k;
   }
 
   /** What config.json records (and what a resume must match). */

@@ -68,7 +68,7 @@ export class DualSentenceEncoder extends TensorEncoder {
   constructor(readonly net: DualEncoder) { super(); }
   get dim(): number { return this.net.dim; }
   /** The averaging encoder reads bags without padding: a batch of 16k sentences costs no more per sentence. */
-  get batchLimits() { return this.net.cfg.body === 'none' ? { maxTokens: 1 << 24, maxSentences: 16384 } : undefined; }
+  get batchLimits() { return this.net.cfg.body === 'none' ? { maxTokens: 1 << 24, maxSentences: 16384, unpadded: this.net.bagOnly } : undefined; }
   vectors(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
   /** Kernels on worker threads (the net must be in eval mode: feature dropout is a training-time draw). */
   override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {

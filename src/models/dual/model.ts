@@ -5,7 +5,7 @@
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
 import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
-import { arange, cat, dropout, embeddingBagAsync, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
+import { arange, cat, dropout, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
 import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, prunedBucketMap, subwordNgramTable } from '../../text/ngrams.js';
 
@@ -75,6 +75,8 @@ export class DualEncoder extends Module {
   private readonly table: { offsets: Int32Array; ids: Int32Array } | null;
   /** Pruned table: bucket → row offset past the first bucket row (see DualConfig.prune); null: row = bucket. */
   private bucketMap: Int32Array | null = null;
+  /** Inference's bag arrays, reused from batch to batch (fresh arrays of ~20 MB a batch cost page faults). */
+  private readonly scratch: BagScratch = { ids: new Int32Array(0), weights: new Float32Array(0) };
 
   /** tokens: the subword vocabulary's token strings (unit 'token'). */
   constructor(readonly cfg: DualConfig, tokens?: readonly string[]) {
@@ -115,7 +117,7 @@ export class DualEncoder extends Module {
   }
 
   /** Whether a sentence vector is one bag of rows (no sequence to run a body over). */
-  private get bagOnly(): boolean {
+  get bagOnly(): boolean {
     return this.cfg.unit === 'sentence' || (this.cfg.body === 'none' && this.cfg.pooling.length === 1 && this.cfg.pooling[0] === 'mean');
   }
 
@@ -123,9 +125,9 @@ export class DualEncoder extends Module {
    * The bags the feature table is read in for these sequences: one per sentence (averaging
    * encoders), or T per sentence (one per token slot, empty past its end; T = longest sequence).
    */
-  featureBags(seqs: Int32Array[]): Bags & { T: number } {
+  featureBags(seqs: Int32Array[], scratch?: BagScratch): Bags & { T: number } {
     const T = this.bagOnly ? 1 : Math.max(1, ...seqs.map((s) => s.length));
-    const b = this.bagOnly ? (this.cfg.unit === 'sentence' ? sentenceBags(seqs) : this.tokenBags(seqs, 0, true)) : this.tokenBags(seqs, T, false);
+    const b = this.bagOnly ? (this.cfg.unit === 'sentence' ? sentenceBags(seqs, scratch) : this.tokenBags(seqs, 0, true)) : this.tokenBags(seqs, T, false);
     if (this.bucketMap) {
       // sentence bags: every id is a bucket id (the bags own their ids array)
       const map = this.bucketMap, base = this.bucketBase, ids = b.ids;
@@ -161,7 +163,8 @@ export class DualEncoder extends Module {
   private forwardPadded(seqs: Int32Array[]): Tensor {
     return tidy(() => {
       let pooled: Tensor;
-      const bags = this.featureBags(seqs);
+      // inference reads the bags into tensors at once (bag()): they may live in the scratch
+      const bags = this.featureBags(seqs, this.training ? undefined : this.scratch);
       if (this.bagOnly) {
         pooled = dropout(this.bag(bags), this.cfg.dropout, this.training);
       } else {
@@ -199,8 +202,9 @@ export class DualEncoder extends Module {
     const tmp: Tensor[] = [];
     const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
     try {
-      const b = this.featureBags(seqs);
-      const pooled = own(await embeddingBagAsync(this.embed.weight, own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
+      // the bags are copied into tensors before the first await: one scratch serves every call
+      const b = this.featureBags(seqs, this.scratch);
+      const pooled = own(await this.embed.forwardAsync(own(fromArray(b.ids)), own(fromArray(b.offsets)), own(fromArray(b.weights))));
       const act = this.cfg.activation === 'tanh' ? own((await callOpAsync(opId('tanh'), [pooled])) as Tensor) : pooled;
       return await rowLinearAsync(act, this.proj.weight, this.proj.bias);
     } finally {
@@ -260,17 +264,30 @@ function dropFeatures(b: Bags, p: number): void {
   }
 }
 
-/** One bag per sentence of hashed feature ids, each feature weighted 1/count (the mean). */
-export function sentenceBags(seqs: Int32Array[]): Bags {
+/** Arrays sentenceBags may fill instead of allocating (grown as needed; the bags are views into them). */
+export interface BagScratch { ids: Int32Array; weights: Float32Array }
+
+/**
+ * One bag per sentence of hashed feature ids, each feature weighted 1/count (the mean). With
+ * `scratch`, ids and weights are views into its arrays (valid until the next call with it).
+ */
+export function sentenceBags(seqs: Int32Array[], scratch?: BagScratch): Bags {
   let n = 0;
-  for (const s of seqs) n += s.length;
-  const ids = new Int32Array(n), weights = new Float32Array(n), offsets = new BigInt64Array(seqs.length + 1);
+  for (let i = 0; i < seqs.length; i++) n += seqs[i]!.length;
+  if (scratch && scratch.ids.length < n) {
+    const cap = Math.max(n, 2 * scratch.ids.length);
+    scratch.ids = new Int32Array(cap);
+    scratch.weights = new Float32Array(cap);
+  }
+  const ids = scratch ? scratch.ids.subarray(0, n) : new Int32Array(n), weights = scratch ? scratch.weights.subarray(0, n) : new Float32Array(n);
+  const offsets = new BigInt64Array(seqs.length + 1);
   let k = 0;
-  seqs.forEach((s, b) => {
+  for (let b = 0; b < seqs.length; b++) {
+    const s = seqs[b]!;
     ids.set(s, k);
     weights.fill(1 / Math.max(1, s.length), k, k + s.length);
     k += s.length;
     offsets[b + 1] = BigInt(k);
-  });
+  }
   return { ids, offsets, weights };
 }
