@@ -17,6 +17,7 @@ import { readNpy } from '../src/io/npy.js';
 import { RawTensor, rawFromArray, rawToArray, readSafetensors, writeSafetensors } from '../src/io/safetensors.js';
 import { collisions, dualFamily, DualSentenceEncoder } from '../src/models/dual/family.js';
 import { additiveMarginLoss } from '../src/models/dual/loss.js';
+import { EmbeddingBag } from '../src/nn/layers.js';
 import { normalize } from '../src/tensor/ops.js';
 import { manualSeed, noGrad, tidy } from '../src/tensor/index.js';
 import { parseConfig } from '../src/models/config.js';
@@ -182,6 +183,45 @@ describe('compact exports', () => {
     const big = cli(['export', '--model', model, '-o', join(dir, 'd99'), '--dims', '99']);
     assert.equal(big.status, 1);
     assert.match(big.stderr, /--dims: must be an integer in \[1, 32\]/);
+  });
+
+  it('--prune-keep N keeps the N touched buckets that moved farthest from their initial draw', () => {
+    const all = exp('pruned-all', { dtype: 'fp32', prune: true, fallback: 64 });
+    const touched = JSON.parse(readFileSync(join(all.out, 'config.json'), 'utf8')).export.prune.kept as number;
+    const K = Math.floor(touched / 4);
+    const out = join(dir, 'keep');
+    const r = cli(['export', '--model', model, '-o', out, '--prune-keep', String(K), '--fallback', '64', '--dtype', 'int8']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`${touched} of 65536 buckets touched in training .*; kept the ${K} that moved most`));
+    const p = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).export.prune;
+    assert.deepEqual([p.kept, p.touched, p.buckets], [K, touched, 65536]);
+    const ids = (d: string) => Array.from(new Int32Array(Uint8Array.from(readSafetensors(join(d, 'model.safetensors')).tensors['prune.buckets']!.data).buffer));
+    const kept = ids(out), touchedIds = new Set(ids(all.out));
+    assert.equal(kept.length, K);
+    assert.ok(kept.every((b) => touchedIds.has(b)), 'every kept bucket was touched');
+    // the kept buckets moved at least as far as every dropped touched one (the initial draw redrawn as the trainer does)
+    const cfg = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8'));
+    const table = readSafetensors(join(model, 'model.safetensors')).tensors['encoder.embed.weight']!;
+    const w = new Float32Array(Uint8Array.from(table.data).buffer), dim = table.shape[1]!;
+    manualSeed(cfg.train.seed);
+    const init = new EmbeddingBag(table.shape[0]!, dim, cfg.train.features.initStd);
+    const w0 = noGrad(() => init.weight.toFloat32Array());
+    init.weight.dispose();
+    const move = (b: number) => { let d = 0; for (let j = 0; j < dim; j++) { const x = w[(4 + b) * dim + j]! - w0[(4 + b) * dim + j]!; d += x * x; } return d; };
+    const keptSet = new Set(kept);
+    const minKept = Math.min(...kept.map(move));
+    const maxDropped = Math.max(...[...touchedIds].filter((b) => !keptSet.has(b)).map(move));
+    assert.ok(minKept >= maxDropped && maxDropped > 0, `kept ≥ ${minKept}, dropped touched ≤ ${maxDropped}`);
+    // a quarter of the touched rows: smaller, and still a working encoder on the sample's dev set
+    assert.ok(statSync(join(out, 'model.safetensors')).size < 0.5 * statSync(join(all.out, 'model.safetensors')).size);
+    const v = loadSentenceEncoder(out).embed(sample('gettext.dev.tsv.gz', 'de', 20), { lang: 'de' });
+    assert.ok(v.every(Number.isFinite));
+    // N at least the touched count: the same buckets as --prune-unused
+    const same = exp('keep-all', { dtype: 'fp32', pruneKeep: touched + 10, fallback: 64 });
+    assert.deepEqual(ids(same.out), ids(all.out));
+    const bad = cli(['export', '--model', model, '-o', join(dir, 'k0'), '--prune-keep', '0']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--prune-keep/);
   });
 
   it('xling embed --dtype int8|ubinary: quantize_embeddings semantics', () => {

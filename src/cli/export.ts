@@ -42,15 +42,16 @@ export const exportCommand = command(['export'], {
     dtype: { type: 'string', choices: ['fp32', 'fp16', 'int8'], help: 'compact export: the embedding / n-gram tables as float16, or int8 rows with a float32 scale each (other weights stay float32)' },
     dims: { type: 'number', range: { int: true, min: 1 }, metavar: 'N', help: 'compact export (dual encoder): keep the first N dimensions of the sentence vectors (Matryoshka; see loss.matryoshka)' },
     pruneUnused: { type: 'boolean', default: false, help: 'compact export (dual encoder): drop the hashed n-gram buckets training never touched (rows still equal to their initial draw); unseen n-grams share --fallback rows (bucket mod fallback)' },
-    fallback: { type: 'number', default: 1024, range: { int: true, min: 1 }, metavar: 'N', help: 'with --prune-unused: rows shared by the dropped buckets' },
+    pruneKeep: { type: 'number', range: { int: true, min: 1 }, metavar: 'N', help: 'compact export (dual encoder): keep at most N hashed n-gram buckets, those training moved farthest from their initial draw; the others share --fallback rows (implies --prune-unused; for a size target: a long run touches nearly every bucket)' },
+    fallback: { type: 'number', default: 1024, range: { int: true, min: 1 }, metavar: 'N', help: 'with --prune-unused / --prune-keep: rows shared by the dropped buckets' },
   },
 }, async (a) => {
   if (!a.out && !a.words) usage('give -o DIR (encoder) and/or --words FILE (word vectors)');
-  const compact = a.dtype !== undefined || a.dims !== undefined || a.pruneUnused;
-  if (compact && !a.out) usage('--dtype, --dims and --prune-unused shape the -o DIR export; give -o DIR');
+  const compact = a.dtype !== undefined || a.dims !== undefined || a.pruneUnused || a.pruneKeep !== undefined;
+  if (compact && !a.out) usage('--dtype, --dims, --prune-unused and --prune-keep shape the -o DIR export; give -o DIR');
   checkPaths([['--model', a.model, 'in-dir'], ['--out', a.out, 'out-dir'], ['--words', a.words, 'out-text']]);
   if (a.out && compact) {
-    const r = exportCompact(a.model, a.out, { dtype: (a.dtype ?? 'fp32') as ExportDtype, dims: a.dims, prune: a.pruneUnused, fallback: a.fallback, log: (l) => process.stderr.write(l + '\n') });
+    const r = exportCompact(a.model, a.out, { dtype: (a.dtype ?? 'fp32') as ExportDtype, dims: a.dims, prune: a.pruneUnused, pruneKeep: a.pruneKeep, fallback: a.fallback, log: (l) => process.stderr.write(l + '\n') });
     process.stderr.write(`[export] ${r.dtype}${r.dims ? `, ${r.dims} dimensions` : ''}${r.prune ? `, ${r.prune.kept} of ${r.prune.buckets} buckets` : ''}: ${(r.bytes / 1048576).toFixed(1)} MiB → ${a.out}\n`);
   } else if (a.out) {
     exportEncoder(a.model, a.out);

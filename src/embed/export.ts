@@ -30,6 +30,12 @@ export interface CompactExportOptions {
   prune?: boolean;
   /** Shared rows for the buckets dropped (default 1024). */
   fallback?: number;
+  /**
+   * Keep at most this many buckets (implies prune): the touched ones whose rows moved farthest
+   * from their initial draw (L2), i.e. the n-grams training updated most; the rest share the
+   * fallback rows. For sizes below what the touched buckets need (a long run touches nearly all).
+   */
+  pruneKeep?: number;
   log?: (line: string) => void;
 }
 
@@ -38,7 +44,7 @@ export interface CompactExportReport {
   dtype: ExportDtype;
   dims: number;
   /** Pruning: buckets, how many were touched in training (kept), and that share. */
-  prune?: { buckets: number; kept: number; share: number; fallback: number };
+  prune?: { buckets: number; kept: number; share: number; fallback: number; touched: number };
 }
 
 /** The names of the tables quantised by --dtype: token / feature embedding tables. */
@@ -65,26 +71,29 @@ export function quantizeRowsInt8(x: Float32Array, rows: number, dim: number): { 
 }
 
 /**
- * Which bucket rows of a dual encoder's feature table differ from their initial draw (the trainer
- * seeds the generator with `seed` and draws this table first): a row still equal to its draw got
- * no update, i.e. no training sentence had a feature in that bucket.
+ * How far each bucket row of a dual encoder's feature table moved from its initial draw (squared
+ * L2; the trainer seeds the generator with `seed` and draws this table first): a row still equal
+ * to its draw (0) got no update, i.e. no training sentence had a feature in that bucket.
  */
-function touchedBuckets(table: Tensor, base: number, buckets: number, seed: number, std: number): Uint8Array {
+function bucketMoves(table: Tensor, base: number, buckets: number, seed: number, std: number): Float64Array {
   const rows = table.shape[0]!, dim = table.shape[1]!;
   manualSeed(seed);
   const init = new EmbeddingBag(rows, dim, std);
   try {
-    const touched = new Uint8Array(buckets);
+    const moved = new Float64Array(buckets);
     const chunk = 1 << 15;
     for (let r0 = base; r0 < base + buckets; r0 += chunk) {
       const n = Math.min(chunk, base + buckets - r0);
       const [a, b] = noGrad(() => tidy(() => [table.narrow(0, r0, n).toFloat32Array(), init.weight.narrow(0, r0, n).toFloat32Array()]));
       for (let i = 0; i < n; i++) {
         const o = i * dim;
-        for (let j = 0; j < dim; j++) if (a[o + j] !== b[o + j]) { touched[r0 - base + i] = 1; break; }
+        let d2 = 0, differs = false;
+        for (let j = 0; j < dim; j++) { const d = a[o + j]! - b[o + j]!; if (a[o + j] !== b[o + j]) differs = true; d2 += d * d; }
+        // a changed row whose change underflows still counts as moved
+        moved[r0 - base + i] = differs ? Math.max(d2, Number.MIN_VALUE) : 0;
       }
     }
-    return touched;
+    return moved;
   } finally {
     init.weight.dispose();
   }
@@ -95,6 +104,8 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
   const cfg = readModelConfig(modelDir);
   const log = o.log ?? (() => {});
   const file = join(modelDir, 'model.safetensors');
+  if (o.pruneKeep !== undefined && !(Number.isInteger(o.pruneKeep) && o.pruneKeep >= 1)) throw new Error(`--prune-keep: must be a positive integer, got ${o.pruneKeep}`);
+  if (o.pruneKeep !== undefined) o = { ...o, prune: true };
   if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
   const mc = cfg.kind === 'dual' ? { ...(cfg.model as DualConfig) } : null;
   if (mc?.prune && o.prune) throw new Error(`--model ${modelDir}: the table is already pruned`);
@@ -131,7 +142,17 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
       const train = cfg.train as { seed?: number; features?: { initStd?: number } } | undefined;
       if (train?.seed === undefined || train.features?.initStd === undefined) throw new Error(`--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`);
       log(`[export] finding the buckets training touched (rows that differ from their initial draw)`);
-      const touched = touchedBuckets(table, base, mc.buckets, train.seed, train.features.initStd);
+      const moved = bucketMoves(table, base, mc.buckets, train.seed, train.features.initStd);
+      let nTouched = 0;
+      for (const m of moved) if (m > 0) nTouched++;
+      const touched = new Uint8Array(mc.buckets);
+      if (o.pruneKeep !== undefined && o.pruneKeep < nTouched) {
+        // the pruneKeep buckets that moved most (ties by bucket number, so the choice is deterministic)
+        const order = Array.from({ length: mc.buckets }, (_, b) => b).sort((x, y) => moved[y]! - moved[x]! || x - y);
+        for (let i = 0; i < o.pruneKeep; i++) touched[order[i]!] = 1;
+      } else {
+        moved.forEach((m, b) => { if (m > 0) touched[b] = 1; });
+      }
       const keptList: number[] = [];
       touched.forEach((t, b) => { if (t) keptList.push(b); });
       const kept = Int32Array.from(keptList);
@@ -156,8 +177,8 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
       put('encoder.embed.weight', rows, [base + K + fallback, dim]);
       out['prune.buckets'] = rawFromArray(kept, [K]);
       mc.prune = { kept: K, fallback };
-      report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback };
-      log(`[export] ${K} of ${mc.buckets} buckets touched in training (${(100 * K / mc.buckets).toFixed(1)}%); the others share ${fallback} fallback rows`);
+      report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
+      log(`[export] ${nTouched} of ${mc.buckets} buckets touched in training (${(100 * nTouched / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`);
     }
     if (mc && dims !== undefined) mc.outDim = dims;
     const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}) } };
