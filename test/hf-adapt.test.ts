@@ -15,33 +15,15 @@ import { readNpy } from '../src/io/npy.js';
 import { getLoader } from '../src/models/registry.js';
 import { loadModule } from '../src/nn/serialize.js';
 import { noGrad, tidy } from '../src/tensor/tensor.js';
-import { cli, root } from './fixtures/cli.js';
+import { cipherTsv, devError as devErrorOf, ok } from './fixtures/adapt.js';
+import { root } from './fixtures/cli.js';
 
 let dir: string;
 const p = (n: string) => join(dir, n);
+const devError = (model: string) => devErrorOf(model, p('dev.tsv'));
 
-function ok(args: string[]): { stdout: string; stderr: string } {
-  const r = cli(args);
-  assert.equal(r.status, 0, `xling ${args.join(' ')}: ${r.stderr}`);
-  return r;
-}
 
-/** The synthetic parallel set: n rows of 4–7 words and their word-by-word cipher (fixed seed). */
-function cipherTsv(words: string[], perm: Map<string, string>, n: number, next: () => number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const len = 4 + Math.floor(next() * 4);
-    const en = Array.from({ length: len }, () => words[Math.floor(next() * words.length)]!);
-    rows.push(`${en.join(' ')}\t${en.map((w) => perm.get(w)!).join(' ')}`);
-  }
-  return 'en\txx\n' + rows.join('\n') + '\n';
-}
 
-/** Similarity-search error (fraction, both directions averaged) of a model on the dev TSV. */
-function devError(model: string): number {
-  const r = ok(['eval', 'xsim', '--model', model, '--data', p('dev.tsv'), '--langs', 'en,xx', '--min-rows', '10', '--json', '-']);
-  return (JSON.parse(r.stdout) as { overall: number }).overall;
-}
 
 const config = { batch: { size: 32 }, optim: { lr: 3e-3, warmup: 20 }, budget: { pairs: 9600 }, validate: { langs: ['xx'], maxRows: 200 }, paths: [{ kind: '1:1', src: ['xx'], trg: ['en'] }], checkpointEvery: 100, logEvery: 50 };
 

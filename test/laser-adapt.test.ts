@@ -21,16 +21,13 @@ import { noGrad, tidy } from '../src/tensor/tensor.js';
 import { AdaptTask, loadAdaptable, loadAdaptConfig } from '../src/train/adapt.js';
 import { encodeTableAsync, loadTable } from '../src/train/prepare.js';
 import { train } from '../src/train/trainer.js';
+import { cipherTsv, devError as devErrorOf, ok } from './fixtures/adapt.js';
 import { cli, root } from './fixtures/cli.js';
 
 let dir: string;
 const p = (n: string) => join(dir, n);
+const devError = (model: string) => devErrorOf(model, p('dev.tsv'));
 
-function ok(args: string[]): { stdout: string; stderr: string } {
-  const r = cli(args);
-  assert.equal(r.status, 0, `xling ${args.join(' ')}: ${r.stderr}`);
-  return r;
-}
 
 function fails(args: string[], re: RegExp): void {
   const r = cli(args);
@@ -38,22 +35,7 @@ function fails(args: string[], re: RegExp): void {
   assert.match(r.stderr, re);
 }
 
-/** The synthetic parallel set: n rows of 4–7 words and their word-by-word cipher (fixed seed). */
-function cipherTsv(words: string[], perm: Map<string, string>, n: number, next: () => number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const len = 4 + Math.floor(next() * 4);
-    const en = Array.from({ length: len }, () => words[Math.floor(next() * words.length)]!);
-    rows.push(`${en.join(' ')}\t${en.map((w) => perm.get(w)!).join(' ')}`);
-  }
-  return 'en\txx\n' + rows.join('\n') + '\n';
-}
 
-/** Similarity-search error (fraction, both directions averaged) of a model on the dev TSV. */
-function devError(model: string): number {
-  const r = ok(['eval', 'xsim', '--model', model, '--data', p('dev.tsv'), '--langs', 'en,xx', '--min-rows', '10', '--json', '-']);
-  return (JSON.parse(r.stdout) as { overall: number }).overall;
-}
 
 const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => { let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
 
