@@ -15,7 +15,7 @@ import { readNpy } from '../src/io/npy.js';
 import { getLoader } from '../src/models/registry.js';
 import { loadModule } from '../src/nn/serialize.js';
 import { noGrad, tidy } from '../src/tensor/tensor.js';
-import { cipherTsv, devError as devErrorOf, ok } from './fixtures/adapt.js';
+import { devError as devErrorOf, ok, writeCipherSet } from './fixtures/adapt.js';
 import { root } from './fixtures/cli.js';
 
 let dir: string;
@@ -33,12 +33,7 @@ before(() => {
   const vocab = Object.keys((JSON.parse(readFileSync(join(root, 'test/fixtures/hf/bert/tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab);
   const words = vocab.filter((w) => /^[a-z]{3,}$/.test(w)).slice(0, 240);
   assert.equal(words.length, 240);
-  let s = 7;
-  const next = () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 4294967296; };
-  const shuffled = words.map((w) => [next(), w] as const).sort((a, b) => a[0] - b[0]).map(([, w]) => w);
-  const perm = new Map(words.map((w, i) => [w, shuffled[i]!]));
-  writeFileSync(p('train.tsv'), cipherTsv(words, perm, 3000, next));
-  writeFileSync(p('dev.tsv'), cipherTsv(words, perm, 200, next));
+  writeCipherSet(dir, words);
   writeFileSync(p('cfg.json'), JSON.stringify(config));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -21,7 +21,7 @@ import { noGrad, tidy } from '../src/tensor/tensor.js';
 import { AdaptTask, loadAdaptable, loadAdaptConfig } from '../src/train/adapt.js';
 import { encodeTableAsync, loadTable } from '../src/train/prepare.js';
 import { train } from '../src/train/trainer.js';
-import { cipherTsv, devError as devErrorOf, ok } from './fixtures/adapt.js';
+import { devError as devErrorOf, ok, writeCipherSet } from './fixtures/adapt.js';
 import { cli, root } from './fixtures/cli.js';
 
 let dir: string;
@@ -51,12 +51,7 @@ before(() => {
   const words = tok.file.dictionary.map(([piece]) => piece).filter((x) => /^▁[a-z]{2,}$/.test(x)).map((x) => x.slice(1))
     .filter((w) => { const ids = tok.encode(w); return ids.length === 2 && ids[0] !== tok.unkId; }).slice(0, 120);
   assert.equal(words.length, 120);
-  let s = 7;
-  const next = () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 4294967296; };
-  const shuffled = words.map((w) => [next(), w] as const).sort((a, b) => a[0] - b[0]).map(([, w]) => w);
-  const perm = new Map(words.map((w, i) => [w, shuffled[i]!]));
-  writeFileSync(p('train.tsv'), cipherTsv(words, perm, 3000, next));
-  writeFileSync(p('dev.tsv'), cipherTsv(words, perm, 200, next));
+  writeCipherSet(dir, words);
   writeFileSync(p('cfg.json'), JSON.stringify(config));
   writeFileSync(p('cfg-hn.json'), JSON.stringify({ ...config, loss: { hardNegatives: 3, mineEvery: 50 }, budget: { pairs: 3200 } }));
 });
