@@ -2,15 +2,16 @@
 // filters, a graph of the bundled sample built in one go equal to one built in shards, its recall
 // against exact search, and the CLI (stats, neighbours by text and by id, path).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
+import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecallStats, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
 import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
-import { readNpy } from '../src/io/npy.js';
+import { NpyWriter, readNpy } from '../src/io/npy.js';
+import { fromArray } from '../src/tensor/index.js';
 import { cli, tinyDualModel } from './fixtures/cli.js';
 
 /** A graph from an edge list: node → [(neighbour, distance)]. */
@@ -160,7 +161,7 @@ describe('graph of the bundled sample', () => {
     assert.equal(defaultFactory(EXACT_CROSSOVER_N, 512), EXACT);
     assert.equal(m.recall_at_10, 1);
     assert.ok(!readdirSync(ex).some((f) => f.endsWith('.faiss')), 'no index file');
-    assert.ok(logs.some((l) => new RegExp(`recall@10 vs exact search \\((all ${m.sentences}|2000 of ${m.sentences}) sentences\\): 1\\.000`).test(l)), logs.join(' | '));
+    assert.ok(logs.some((l) => new RegExp(`recall@10 vs exact search \\((all ${m.sentences}|2000 of ${m.sentences}) sentences, tied neighbours counted as found\\): 1\\.000`).test(l)), logs.join(' | '));
     // the neighbours are the exact ones: dot products of the float16 vectors, computed here
     const v = readNpy(join(ex, 'vectors.npy')), d = v.shape[1]!, x = float16ToFloat32(v.data as Uint16Array);
     const nb = readNpy(join(ex, 'neighbours.npy')).data as Int32Array, ds = float16ToFloat32(readNpy(join(ex, 'distances.npy')).data as Uint16Array);
@@ -197,6 +198,43 @@ describe('graph of the bundled sample', () => {
         assert.equal(r.neighbours[0]!.id, 7);
       } finally { index.dispose(); }
     } finally { g.close(); }
+  });
+
+  it('recall counts tied neighbours (equal vectors: the same string in several languages) as found, and wrong ones as missed', () => {
+    // 12 equal unit vectors (rows 0–11), 8 others far from them; row 0's exact 10 neighbours are
+    // 10 of rows 1–11, which 10 being arbitrary
+    const g = join(dir, 'ties'), d = 4, N = 20;
+    rmSync(g, { recursive: true, force: true });
+    const x = new Float32Array(N * d);
+    for (let i = 0; i < N; i++) {
+      if (i < 12) x[i * d] = 1;
+      else { const a = (i - 12) * 0.3; x[i * d + 1] = Math.cos(a); x[i * d + 2] = Math.sin(a); }
+    }
+    const vectors = fromArray(x, [N, d]);
+    const graphOf = (row0: number[]) => {
+      rmSync(g, { recursive: true, force: true });
+      mkdirSync(g);
+      writeFileSync(join(g, 'graph.json'), JSON.stringify({ format: 'xling-graph', k: 10 }));
+      const w = NpyWriter.open(join(g, 'neighbours.npy'), 10, 'int32');
+      const rows = new Int32Array(N * 10);
+      for (let i = 0; i < N; i++) {
+        // every other row lists its exact neighbours: the rows of its group, nearest first
+        const others = Array.from({ length: N }, (_, j) => j).filter((j) => j !== i)
+          .sort((a, b) => { let sa = 0, sb = 0; for (let c = 0; c < d; c++) { sa += x[i * d + c]! * x[a * d + c]!; sb += x[i * d + c]! * x[b * d + c]!; } return sb - sa || a - b; });
+        rows.set(i === 0 ? row0 : others.slice(0, 10), i * 10);
+      }
+      w.append(rows); w.close();
+    };
+    // row 0 lists rows 2–11: all tied with whichever 10 exact search picked
+    graphOf([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    let r = graphRecallStats(g, vectors, N);
+    assert.equal(r.recall, 1);
+    // row 0 lists nine tied rows and one far row (12): one of 200 missed
+    graphOf([2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
+    r = graphRecallStats(g, vectors, N);
+    assert.equal(r.recall, 199 / 200);
+    assert.ok(r.byIds <= r.recall);
+    vectors.dispose();
   });
 
   it('warns when the recall target is not reached', async () => {

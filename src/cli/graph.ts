@@ -89,7 +89,7 @@ export const graphStatsCommand = command(['graph', 'stats'], {
     const q = (xs: number[], p: number) => { const v = [...xs].sort((x, y) => x - y); return v.length ? v[Math.min(v.length - 1, Math.floor(p * v.length))]! : NaN; };
     const m = g.meta;
     const out = {
-      sentences: m.sentences, recall_at_10: m.recall_at_10 ?? null, bytes_per_sentence: m.bytes_per_sentence ?? null, build_seconds: m.build_seconds ?? null,
+      sentences: m.sentences, recall_at_10: m.recall_at_10 ?? null, recall_at_10_by_ids: m.recall_at_10_by_ids ?? null, bytes_per_sentence: m.bytes_per_sentence ?? null, build_seconds: m.build_seconds ?? null,
       k: m.k, factory: m.factory, nprobe: m.nprobe, candidates: m.candidates, languages: m.langs.length, steps: m.steps, bytes: m.bytes ?? null,
       index_bytes_per_sentence: m.bytes ? +(m.bytes.index / m.sentences).toFixed(2) : null,
       sample: s.sample, zero_distances: s.zeroDistances,
