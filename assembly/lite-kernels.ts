@@ -10,51 +10,91 @@ const DT_F32: i32 = 0;
 const DT_F16: i32 = 1;
 const DT_I8: i32 = 2;
 
+@inline function rowBytes(dtype: i32, fd: i32): usize {
+  return dtype == DT_F32 ? <usize>fd << 2 : dtype == DT_F16 ? <usize>fd << 1 : <usize>fd;
+}
+
 /**
- * The mean of the n rows ids[0..n) of a table (fd columns) into out (fd float32), then tanh when
- * act is 1. Each row is weighted by float32(1/n) and added in float32.
+ * Reads one word of every 64-byte line of the n rows first, all independent of each other, so
+ * that the memory system fetches many rows at once (the sum below then finds them in cache; a
+ * row at a time, each random row's latency would be waited for in turn). WebAssembly has no
+ * prefetch instruction: the words are xor-ed together and the result stored (at out, which the
+ * sum then overwrites) so that no load is dropped.
+ */
+function touch(table: usize, bytes: usize, ids: usize, n: i32, out: usize): void {
+  let x: i32 = 0;
+  for (let k = 0; k < n; k++) {
+    const row = table + <usize>load<i32>(ids + (<usize>k << 2)) * bytes;
+    for (let j: usize = 0; j < bytes; j += 64) x ^= load<i32>(row + j);
+  }
+  store<i32>(out, x);
+}
+
+/**
+ * The mean of the n rows ids[0..n) of a table (fd columns, a multiple of 32) into out (fd
+ * float32), then tanh when act is 1: the rows summed in float32 (int8 rows: each value times its
+ * row's scale, rounded to float32, as the native path dequantises), times float32(1/n). 32 columns
+ * at a time over all rows, the sums in registers.
  */
 function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i32, out: usize, act: i32): void {
-  const bytes = <usize>fd << 2;
-  for (let j: usize = 0; j < bytes; j += 16) v128.store(out + j, f32x4.splat(0));
+  const bytes = rowBytes(dtype, fd);
+  touch(table, bytes, ids, n, out);
   const w = f32x4.splat(<f32>(1.0 / <f64>max(n, 1)));
-  if (dtype == DT_F32) {
-    for (let k = 0; k < n; k++) {
-      const row = table + <usize>load<i32>(ids + (<usize>k << 2)) * bytes;
-      for (let j: usize = 0; j < bytes; j += 32) {
-        v128.store(out + j, f32x4.add(v128.load(out + j), f32x4.mul(w, v128.load(row + j))));
-        v128.store(out + j + 16, f32x4.add(v128.load(out + j + 16), f32x4.mul(w, v128.load(row + j + 16))));
+  const end = <usize>n << 2;
+  for (let c: usize = 0; c < <usize>fd; c += 32) {
+    let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    if (dtype == DT_F32) {
+      for (let k: usize = 0; k < end; k += 4) {
+        const row = table + <usize>load<i32>(ids + k) * bytes + (c << 2);
+        a0 = f32x4.add(a0, v128.load(row)); a1 = f32x4.add(a1, v128.load(row, 16));
+        a2 = f32x4.add(a2, v128.load(row, 32)); a3 = f32x4.add(a3, v128.load(row, 48));
+        a4 = f32x4.add(a4, v128.load(row, 64)); a5 = f32x4.add(a5, v128.load(row, 80));
+        a6 = f32x4.add(a6, v128.load(row, 96)); a7 = f32x4.add(a7, v128.load(row, 112));
+      }
+    } else if (dtype == DT_I8) {
+      for (let k: usize = 0; k < end; k += 4) {
+        const r = <usize>load<i32>(ids + k);
+        const row = table + r * bytes + c;
+        const s = f32x4.splat(load<f32>(scales + (r << 2)));
+        let q = v128.load8x8_s(row);
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(q)), s));
+        a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s));
+        q = v128.load8x8_s(row, 8);
+        a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(q)), s));
+        a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s));
+        q = v128.load8x8_s(row, 16);
+        a4 = f32x4.add(a4, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(q)), s));
+        a5 = f32x4.add(a5, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s));
+        q = v128.load8x8_s(row, 24);
+        a6 = f32x4.add(a6, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(q)), s));
+        a7 = f32x4.add(a7, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s));
+      }
+    } else {
+      for (let k: usize = 0; k < end; k += 4) {
+        const row = table + <usize>load<i32>(ids + k) * bytes + (c << 1);
+        a0 = f32x4.add(a0, half4(v128.load16x4_u(row))); a1 = f32x4.add(a1, half4(v128.load16x4_u(row, 8)));
+        a2 = f32x4.add(a2, half4(v128.load16x4_u(row, 16))); a3 = f32x4.add(a3, half4(v128.load16x4_u(row, 24)));
+        a4 = f32x4.add(a4, half4(v128.load16x4_u(row, 32))); a5 = f32x4.add(a5, half4(v128.load16x4_u(row, 40)));
+        a6 = f32x4.add(a6, half4(v128.load16x4_u(row, 48))); a7 = f32x4.add(a7, half4(v128.load16x4_u(row, 56)));
       }
     }
-  } else if (dtype == DT_I8) {
-    for (let k = 0; k < n; k++) {
-      const r = <usize>load<i32>(ids + (<usize>k << 2));
-      const row = table + r * <usize>fd;
-      const s = f32x4.splat(load<f32>(scales + (r << 2)));
-      // 8 int8 values → two float32x4 (each q * scale rounded to float32, then weighted)
-      for (let j: usize = 0, o: usize = 0; j < <usize>fd; j += 8, o += 32) {
-        const q = v128.load8x8_s(row + j);
-        const lo = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(q)), s);
-        const hi = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s);
-        v128.store(out + o, f32x4.add(v128.load(out + o), f32x4.mul(w, lo)));
-        v128.store(out + o + 16, f32x4.add(v128.load(out + o + 16), f32x4.mul(w, hi)));
-      }
-    }
-  } else {
-    // float16 bits → float32: the magnitude bits moved to float32's place, times 2^112 (exact for
-    // normal and subnormal halves; tables hold no infinities or NaNs), then the sign
-    const mask = i32x4.splat(0x7fff), signBit = i32x4.splat(0x8000), scale = f32x4.splat(<f32>5.192296858534828e33);
-    for (let k = 0; k < n; k++) {
-      const row = table + <usize>load<i32>(ids + (<usize>k << 2)) * (<usize>fd << 1);
-      for (let j: usize = 0, o: usize = 0; j < <usize>fd; j += 4, o += 16) {
-        const h = v128.load16x4_u(row + (j << 1));
-        const mag = f32x4.mul(i32x4.shl(v128.and(h, mask), 13), scale);
-        const x = v128.or(mag, i32x4.shl(v128.and(h, signBit), 16));
-        v128.store(out + o, f32x4.add(v128.load(out + o), f32x4.mul(w, x)));
-      }
-    }
+    const o = out + (c << 2);
+    v128.store(o, f32x4.mul(a0, w)); v128.store(o, f32x4.mul(a1, w), 16);
+    v128.store(o, f32x4.mul(a2, w), 32); v128.store(o, f32x4.mul(a3, w), 48);
+    v128.store(o, f32x4.mul(a4, w), 64); v128.store(o, f32x4.mul(a5, w), 80);
+    v128.store(o, f32x4.mul(a6, w), 96); v128.store(o, f32x4.mul(a7, w), 112);
   }
-  if (act == 1) for (let j: usize = 0; j < bytes; j += 4) store<f32>(out + j, <f32>Math.tanh(<f64>load<f32>(out + j)));
+  if (act == 1) for (let j: usize = 0; j < (<usize>fd << 2); j += 4) store<f32>(out + j, <f32>Math.tanh(<f64>load<f32>(out + j)));
+}
+
+/**
+ * Four float16 values (zero-extended to 32 bits) → float32: the magnitude bits moved to float32's
+ * place, times 2^112 (exact for normal and subnormal halves; tables hold no infinities or NaNs),
+ * then the sign.
+ */
+@inline function half4(h: v128): v128 {
+  const mag = f32x4.mul(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), f32x4.splat(<f32>5.192296858534828e33));
+  return v128.or(mag, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
 }
 
 @inline function hsum(v: v128): f32 {

@@ -123,7 +123,7 @@ export class LiteModel {
    */
   useWasm(k: WasmKernel): boolean {
     const batch = k.batch(this.featureDim, this.dim);
-    if (this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 8 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
+    if (this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 32 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
     this.wasm = k;
     this.wasmBatch = batch;
     return true;
