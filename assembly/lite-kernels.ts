@@ -9,6 +9,8 @@
 const DT_F32: i32 = 0;
 const DT_F16: i32 = 1;
 const DT_I8: i32 = 2;
+/** Rows summed in registers before they are added to the sentence's sum. */
+const CHUNK: usize = 32;
 
 @inline function rowBytes(dtype: i32, fd: i32): usize {
   return dtype == DT_F32 ? <usize>fd << 2 : dtype == DT_F16 ? <usize>fd << 1 : <usize>fd;
@@ -41,10 +43,14 @@ function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i3
   touch(table, bytes, ids, n, out);
   const w = f32x4.splat(<f32>(1.0 / <f64>max(n, 1)));
   const end = <usize>n << 2;
-  for (let c: usize = 0; c < <usize>fd; c += 32) {
+  for (let j: usize = 0; j < (<usize>fd << 2); j += 16) v128.store(out + j, f32x4.splat(0));
+  for (let c: usize = 0; c < <usize>fd; c += 32) for (let k0: usize = 0; k0 < end; k0 += CHUNK << 2) {
+    // CHUNK rows at a time into registers, then into out: a float32 sum's rounding error grows
+    // with the rows one sum adds (a sentence has up to maxFeatures of them)
+    const k1 = min(end, k0 + (CHUNK << 2));
     let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     if (dtype == DT_F32) {
-      for (let k: usize = 0; k < end; k += 4) {
+      for (let k = k0; k < k1; k += 4) {
         const row = table + <usize>load<i32>(ids + k) * bytes + (c << 2);
         a0 = f32x4.add(a0, v128.load(row)); a1 = f32x4.add(a1, v128.load(row, 16));
         a2 = f32x4.add(a2, v128.load(row, 32)); a3 = f32x4.add(a3, v128.load(row, 48));
@@ -52,7 +58,7 @@ function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i3
         a6 = f32x4.add(a6, v128.load(row, 96)); a7 = f32x4.add(a7, v128.load(row, 112));
       }
     } else if (dtype == DT_I8) {
-      for (let k: usize = 0; k < end; k += 4) {
+      for (let k = k0; k < k1; k += 4) {
         const r = <usize>load<i32>(ids + k);
         const row = table + r * bytes + c;
         const s = f32x4.splat(load<f32>(scales + (r << 2)));
@@ -70,7 +76,7 @@ function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i3
         a7 = f32x4.add(a7, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(q)), s));
       }
     } else {
-      for (let k: usize = 0; k < end; k += 4) {
+      for (let k = k0; k < k1; k += 4) {
         const row = table + <usize>load<i32>(ids + k) * bytes + (c << 1);
         a0 = f32x4.add(a0, half4(v128.load16x4_u(row))); a1 = f32x4.add(a1, half4(v128.load16x4_u(row, 8)));
         a2 = f32x4.add(a2, half4(v128.load16x4_u(row, 16))); a3 = f32x4.add(a3, half4(v128.load16x4_u(row, 24)));
@@ -79,11 +85,12 @@ function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i3
       }
     }
     const o = out + (c << 2);
-    v128.store(o, f32x4.mul(a0, w)); v128.store(o, f32x4.mul(a1, w), 16);
-    v128.store(o, f32x4.mul(a2, w), 32); v128.store(o, f32x4.mul(a3, w), 48);
-    v128.store(o, f32x4.mul(a4, w), 64); v128.store(o, f32x4.mul(a5, w), 80);
-    v128.store(o, f32x4.mul(a6, w), 96); v128.store(o, f32x4.mul(a7, w), 112);
+    v128.store(o, f32x4.add(v128.load(o), a0)); v128.store(o, f32x4.add(v128.load(o, 16), a1), 16);
+    v128.store(o, f32x4.add(v128.load(o, 32), a2), 32); v128.store(o, f32x4.add(v128.load(o, 48), a3), 48);
+    v128.store(o, f32x4.add(v128.load(o, 64), a4), 64); v128.store(o, f32x4.add(v128.load(o, 80), a5), 80);
+    v128.store(o, f32x4.add(v128.load(o, 96), a6), 96); v128.store(o, f32x4.add(v128.load(o, 112), a7), 112);
   }
+  for (let j: usize = 0; j < (<usize>fd << 2); j += 16) v128.store(out + j, f32x4.mul(v128.load(out + j), w));
   if (act == 1) for (let j: usize = 0; j < (<usize>fd << 2); j += 4) store<f32>(out + j, <f32>Math.tanh(<f64>load<f32>(out + j)));
 }
 
