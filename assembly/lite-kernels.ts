@@ -23,11 +23,14 @@ const CHUNK: usize = 32;
  * prefetch instruction: the words are xor-ed together and the result stored (at out, which the
  * sum then overwrites) so that no load is dropped.
  */
-function touch(table: usize, bytes: usize, ids: usize, n: i32, out: usize): void {
+function touch(table: usize, bytes: usize, scales: usize, ids: usize, n: i32, out: usize): void {
   let x: i32 = 0;
   for (let k = 0; k < n; k++) {
-    const row = table + <usize>load<i32>(ids + (<usize>k << 2)) * bytes;
+    const r = <usize>load<i32>(ids + (<usize>k << 2));
+    const row = table + r * bytes;
     for (let j: usize = 0; j < bytes; j += 64) x ^= load<i32>(row + j);
+    // an int8 row's scale: a random read of its own
+    if (scales) x ^= load<i32>(scales + (r << 2));
   }
   store<i32>(out, x);
 }
@@ -40,7 +43,7 @@ function touch(table: usize, bytes: usize, ids: usize, n: i32, out: usize): void
  */
 function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i32, out: usize, act: i32): void {
   const bytes = rowBytes(dtype, fd);
-  touch(table, bytes, ids, n, out);
+  touch(table, bytes, dtype == DT_I8 ? scales : 0, ids, n, out);
   const w = f32x4.splat(<f32>(1.0 / <f64>max(n, 1)));
   const end = <usize>n << 2;
   for (let j: usize = 0; j < (<usize>fd << 2); j += 16) v128.store(out + j, f32x4.splat(0));
