@@ -121,7 +121,14 @@ describe('web explorer: embed in this tab (xling/lite in Chromium)', () => {
     }
     // sentences/s in the page
     const many = devColumn('de').concat(devColumn('ja'));
-    const rate = await page.evaluate(async (t) => { const t0 = performance.now(); await (globalThis as unknown as LiteApi).xlingLite.embed(t); return t.length / ((performance.now() - t0) / 1000); }, many);
+    // the best of 3 after a warm-up (the first call compiles the page's code)
+    const rate = await page.evaluate(async (t) => {
+      const api = (globalThis as unknown as LiteApi).xlingLite;
+      await api.embed(t);
+      let best = 0;
+      for (let r = 0; r < 3; r++) { const t0 = performance.now(); await api.embed(t); best = Math.max(best, t.length / ((performance.now() - t0) / 1000)); }
+      return best;
+    }, many);
     // the page embeds with xling/lite's WebAssembly SIMD kernels (a plain memory: the page is not cross-origin isolated)
     const kernel = await page.evaluate(() => (globalThis as unknown as LiteApi).xlingLite.kernel());
     assert.equal(kernel, 'wasm-simd');
