@@ -212,8 +212,7 @@ export class LiteModel {
       k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
       for (let b = 0; b < nb; b++) {
         const s = s0 + b;
-        for (let i = 0; i < d; i++) y64[i] = y[b * d + i]!;
-        this.finishRow(y64, out.subarray(s * d, (s + 1) * d), Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one);
+        this.finishRow32(y, b * d, out, s * d, Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one, y64);
       }
       s0 += nb;
     }
@@ -238,6 +237,19 @@ export class LiteModel {
       else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
     }
     for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
+  }
+
+  /** finishRow of the float32 row y[yo, yo + dim) into out[oo, oo + dim) (tmp: float64 scratch of dim): the same arithmetic, the same bits. */
+  private finishRow32(y: Float32Array, yo: number, out: Float32Array, oo: number, mu: Float32Array | null, tmp: Float64Array): void {
+    const d = this.dim;
+    let norm = 0;
+    for (let i = 0; i < d; i++) { const v = y[yo + i]!; norm += v * v; }
+    let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
+    if (!mu) { for (let i = 0; i < d; i++) out[oo + i] = y[yo + i]! * inv; return; }
+    let n2 = 0;
+    for (let i = 0; i < d; i++) { const x = Math.fround(y[yo + i]! * inv) - mu[i]!; tmp[i] = x; n2 += x * x; }
+    inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
+    for (let i = 0; i < d; i++) out[oo + i] = tmp[i]! * inv;
   }
 
   /** A projected row y (float64, overwritten) into row: L2-normalised, centred with mu and normalised again when given. */
