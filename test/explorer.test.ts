@@ -93,7 +93,7 @@ describe('web explorer (Chromium)', () => {
 });
 
 describe('web explorer: embed in this tab (xling/lite in Chromium)', () => {
-  type LiteApi = { xlingLite: { embed(texts: string[], o?: { lang?: string | null }): Promise<number[]> } };
+  type LiteApi = { xlingLite: { embed(texts: string[], o?: { lang?: string | null }): Promise<number[]>; kernel(): Promise<string> } };
   const inPage = (texts: string[], lang?: string) => page.evaluate((t, l) => (globalThis as unknown as LiteApi).xlingLite.embed(t, l === undefined ? undefined : { lang: l }), texts, lang);
   const served = async (texts: string[], lang?: string) => (await (await fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: texts, ...(lang ? { lang } : {}) }) })).json()) as number[][];
   const maxDiff = (a: number[], b: number[]) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
@@ -121,8 +121,18 @@ describe('web explorer: embed in this tab (xling/lite in Chromium)', () => {
     }
     // sentences/s in the page
     const many = devColumn('de').concat(devColumn('ja'));
-    const rate = await page.evaluate(async (t) => { const t0 = performance.now(); await (globalThis as unknown as LiteApi).xlingLite.embed(t); return t.length / ((performance.now() - t0) / 1000); }, many);
-    console.log(`# xling/lite in Chromium: ${many.length} sentences at ${rate.toFixed(0)} sentences/s (busy machine)`);
+    // the best of 3 after a warm-up (the first call compiles the page's code)
+    const rate = await page.evaluate(async (t) => {
+      const api = (globalThis as unknown as LiteApi).xlingLite;
+      await api.embed(t);
+      let best = 0;
+      for (let r = 0; r < 3; r++) { const t0 = performance.now(); await api.embed(t); best = Math.max(best, t.length / ((performance.now() - t0) / 1000)); }
+      return best;
+    }, many);
+    // the page embeds with xling/lite's WebAssembly SIMD kernels (a plain memory: the page is not cross-origin isolated)
+    const kernel = await page.evaluate(() => (globalThis as unknown as LiteApi).xlingLite.kernel());
+    assert.equal(kernel, 'wasm-simd');
+    console.log(`# xling/lite in Chromium (${kernel}): ${many.length} sentences at ${rate.toFixed(0)} sentences/s (busy machine)`);
     assert.ok(rate > 0);
     // a search with the query embedded in the tab finds what the server-side search finds
     const query = devColumn('de')[5]!;

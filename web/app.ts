@@ -75,6 +75,8 @@ const inTab = () => !!info?.xling.lite && ($('in-tab') as HTMLInputElement).chec
 (window as unknown as { xlingLite: unknown }).xlingLite = {
   embed: async (texts: string[], o?: { lang?: string | null }) => Array.from(await (await lite()).embed(texts, o)),
   dim: async () => (await lite()).dim,
+  /** What embeds in this tab: 'wasm-simd' (xling/lite's WebAssembly kernels) or 'js'. */
+  kernel: async () => (await lite()).kernel,
 };
 const picked: { from: Hit | null; to: Hit | null } = { from: null, to: null };
 
@@ -192,7 +194,7 @@ async function main(): Promise<void> {
     const status = $('status');
     status.textContent = 'loading the model into this tab…';
     const t0 = performance.now();
-    lite().then((m) => { status.textContent = `model loaded in this tab (${m.dtype}, ${m.dim}-d) in ${((performance.now() - t0) / 1000).toFixed(1)} s`; document.body.dataset.lite = 'ready'; },
+    lite().then((m) => { status.textContent = `model loaded in this tab (${m.dtype}, ${m.dim}-d, ${m.kernel === 'wasm-simd' ? 'WebAssembly SIMD' : 'JavaScript'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`; document.body.dataset.lite = 'ready'; },
       (e: Error) => { status.textContent = `cannot embed in this tab: ${e.message}`; status.className = 'error'; ($('in-tab') as HTMLInputElement).checked = false; });
   });
   $('search-form').addEventListener('submit', (ev) => { ev.preventDefault(); const q = ($('query') as HTMLInputElement).value.trim(); if (q) void search(q); });

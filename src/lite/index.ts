@@ -13,6 +13,7 @@
 import { LanguageIdentifier } from '../text/lid-core.js';
 import { LiteEmbedOptions, LiteModel } from './model.js';
 import { parseSafetensors } from './safetensors.js';
+import { Arena, WasmMemory, arenaMemory, instantiateKernel, kernelModule, planArena } from './wasm.js';
 
 export { LiteModel } from './model.js';
 export type { LiteEmbedOptions } from './model.js';
@@ -22,6 +23,12 @@ export interface LoadOptions {
   threads?: number;
   /** A URL source: HTTP headers sent with each request for the model's files (e.g. authorization). */
   headers?: Record<string, string>;
+  /**
+   * What computes: 'auto' (the default): WebAssembly SIMD kernels where the engine has them and the
+   * model fits a 32-bit memory, else pure TypeScript; 'wasm': the kernels or an error; 'js': pure
+   * TypeScript (the same vectors to ≤ 1e-6).
+   */
+  kernel?: 'auto' | 'wasm' | 'js';
 }
 
 /** A loaded model: embed() → Float32Array of sentences.length × dim rows, L2-normalised. */
@@ -29,6 +36,8 @@ export interface LoadedLiteModel {
   readonly dim: number;
   readonly languages: string[];
   readonly dtype: string;
+  /** What embeds: 'wasm-simd' (WebAssembly SIMD kernels) or 'js' (pure TypeScript). */
+  readonly kernel: 'wasm-simd' | 'js';
   embed(sentences: readonly string[], o?: LiteEmbedOptions): Promise<Float32Array>;
   /** The feature ids of a sentence (as xling's native tokenizer gives them). */
   tokenize(s: string): Int32Array;
@@ -48,13 +57,28 @@ async function fetchBytes(url: string, headers?: Record<string, string>): Promis
   return new Uint8Array(await r.arrayBuffer());
 }
 
-/** Reads a whole file into a SharedArrayBuffer (worker threads then view the same bytes). */
-async function readShared(path: string): Promise<Uint8Array> {
+/**
+ * Where the model file's bytes go: given its size and its safetensors header length, a view of that
+ * size to read them into, or null for a buffer of their own.
+ */
+export type Place = (size: number, headerLen: number) => Uint8Array | null;
+
+/** The header length of a safetensors file (its first 8 bytes), or -1. */
+function headerLength(first: Uint8Array): number {
+  if (first.byteLength < 8) return -1;
+  const n = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
+  return Number.isSafeInteger(n) ? n : -1;
+}
+
+/** Reads a whole file into a SharedArrayBuffer, or where place says (worker threads then view the same bytes). */
+async function readShared(path: string, place?: Place): Promise<Uint8Array> {
   const fs = await import('node:fs');
   const fd = fs.openSync(path, 'r');
   try {
     const size = fs.fstatSync(fd).size;
-    const out = new Uint8Array(new SharedArrayBuffer(size));
+    const first = new Uint8Array(8);
+    fs.readSync(fd, first, 0, 8, 0);
+    const out = place?.(size, headerLength(first)) ?? new Uint8Array(new SharedArrayBuffer(size));
     let at = 0;
     while (at < size) {
       const n = fs.readSync(fd, out, at, Math.min(1 << 26, size - at), at);
@@ -68,7 +92,7 @@ async function readShared(path: string): Promise<Uint8Array> {
 }
 
 /** The model file's bytes and its config (config.json beside it, or the file's metadata). */
-export async function readModelBytes(source: string | URL, headers?: Record<string, string>): Promise<{ bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }> {
+export async function readModelBytes(source: string | URL, headers?: Record<string, string>, place?: Place): Promise<{ bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }> {
   let bytes: Uint8Array, configText: string | undefined, where: string;
   // the language identifier (lid.json beside the weights; optional: without it 'auto' does not centre)
   let lidText: string | null = null, lidWhere = '';
@@ -93,7 +117,11 @@ export async function readModelBytes(source: string | URL, headers?: Record<stri
       lidWhere = join(path, 'lid.json');
       if (existsSync(lidWhere)) lidText = readFileSync(lidWhere, 'utf8');
     } else where = path;
-    bytes = await readShared(where);
+    bytes = await readShared(where, place);
+  }
+  if (place && isUrl(source)) {
+    const to = place(bytes.byteLength, headerLength(bytes));
+    if (to) { to.set(bytes); bytes = to; }
   }
   const file = parseSafetensors(bytes, where);
   let config: unknown;
@@ -113,23 +141,40 @@ export async function loadModel(source: string | URL, o: LoadOptions = {}): Prom
   const threads = o.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`xling/lite: threads must be a positive integer, got ${threads}`);
   if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null || Object.values(o.headers).some((v) => typeof v !== 'string'))) throw new Error('xling/lite: headers must be an object of header names to string values');
-  const { bytes, config, where, lid } = await readModelBytes(source, o.headers);
+  const kernel = o.kernel ?? 'auto';
+  if (kernel !== 'auto' && kernel !== 'wasm' && kernel !== 'js') throw new Error(`xling/lite: kernel must be 'auto', 'wasm' or 'js', got ${String(kernel)}`);
+  // the WebAssembly kernels: the file is read into their memory (shared by the worker threads in Node)
+  const pool = threads > 1 && isNode;
+  const shared = isNode && typeof SharedArrayBuffer !== 'undefined';
+  const module = kernel === 'js' ? null : await kernelModule(shared);
+  let arena: Arena | null = null, memory: WasmMemory | null = null;
+  const place: Place | undefined = module ? (size, headerLen) => {
+    // slot 0: this thread; 1..threads: the workers
+    arena = headerLen >= 0 ? planArena(size, headerLen, pool ? threads + 1 : 1, shared) : null;
+    memory = arena && arenaMemory(arena);
+    return memory && new Uint8Array(memory.buffer, arena!.base, size);
+  } : undefined;
+  const { bytes, config, where, lid } = await readModelBytes(source, o.headers, place);
   const model = new LiteModel(config as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, where), where);
   model.lid = lid;
-  if (threads > 1 && isNode && bytes.buffer instanceof SharedArrayBuffer) {
+  const a = arena as Arena | null, mem = memory as WasmMemory | null;
+  if (module && a && mem) model.useWasm(await instantiateKernel(module, mem, a, 0));
+  if (kernel === 'wasm' && model.kernel !== 'wasm-simd') throw new Error(`${where}: xling/lite cannot embed this model with its WebAssembly kernels here (${!module ? 'no WebAssembly SIMD in this engine' : !a ? 'the model does not fit a 32-bit WebAssembly memory' : 'its shapes or settings are not ones the kernels take'}); kernel 'auto' falls back to TypeScript`);
+  if (pool && bytes.buffer instanceof SharedArrayBuffer) {
     // a computed specifier: bundlers for the browser (the explorer) leave the Node-only pool out
     const poolModule = './pool.js';
     const { WorkerPool } = (await import(poolModule)) as typeof import('./pool.js');
-    const pool = new WorkerPool(threads, bytes, config, where);
+    const pool = new WorkerPool(threads, model.kernel === 'wasm-simd' ? { memory: mem!, arena: a! } : { bytes }, config, where);
+    await pool.ready();
     return {
-      dim: model.dim, languages: model.languages, dtype: model.dtype,
+      dim: model.dim, languages: model.languages, dtype: model.dtype, kernel: model.kernel,
       tokenize: (s) => model.tokenize(s),
       embed: (sentences, eo = {}) => pool.embed(model, sentences, eo),
       close: () => pool.close(),
     };
   }
   return {
-    dim: model.dim, languages: model.languages, dtype: model.dtype,
+    dim: model.dim, languages: model.languages, dtype: model.dtype, kernel: model.kernel,
     tokenize: (s) => model.tokenize(s),
     embed: async (sentences, eo = {}) => model.embedSync(sentences, eo),
     close: async () => {},

@@ -7,6 +7,7 @@ import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-co
 import { HashedNgramTokenizer, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import { meansNegligible } from '../util/center-rule.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
+import { IDS_CAP, WasmKernel } from './wasm.js';
 
 export interface LiteEmbedOptions {
   /**
@@ -61,6 +62,10 @@ export class LiteModel {
   private readonly b: Float32Array;
   private readonly tanh: boolean;
   private readonly bucketMap: Int32Array | null = null;
+  /** Byte offsets of the weights in their buffer (the WebAssembly kernels read them there). */
+  private readonly at: { buffer: ArrayBufferLike; table: number; scales: number; W: number; b: number };
+  private wasm: WasmKernel | null = null;
+  private wasmBatch = 0;
 
   constructor(readonly config: LiteConfig, file: LiteSafetensors, where: string) {
     const m = config.model, spec = config.tokenizerSpec;
@@ -93,6 +98,8 @@ export class LiteModel {
     } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
     const W = get('encoder.proj.weight'), b = get('encoder.proj.bias');
     if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0]) throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
+    this.at = { buffer: table.bytes.buffer, table: table.bytes.byteOffset, scales: this.dtype === 'int8' ? get('scale.encoder.embed.weight').bytes.byteOffset : 0, W: W.bytes.byteOffset, b: b.bytes.byteOffset };
+    for (const t of [W, b, ...(this.dtype === 'int8' ? [get('scale.encoder.embed.weight')] : [])]) if (t.bytes.buffer !== this.at.buffer) this.at.buffer = new ArrayBuffer(0);
     this.W = typedView(W, where) as Float32Array;
     this.b = typedView(b, where) as Float32Array;
     this.dim = W.shape[0]!;
@@ -108,6 +115,22 @@ export class LiteModel {
       this.centers.set(k.slice('center.'.length), typedView(t, where) as Float32Array);
     }
   }
+
+  /**
+   * Embeds with a WebAssembly SIMD kernel whose memory holds this model's file (src/lite/wasm.ts);
+   * false (and the pure-TypeScript path stays) when the kernel cannot: the file's bytes elsewhere,
+   * shapes the kernels do not take, or a maxFeatures above a batch's room.
+   */
+  useWasm(k: WasmKernel): boolean {
+    const batch = k.batch(this.featureDim, this.dim);
+    if (this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 32 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
+    this.wasm = k;
+    this.wasmBatch = batch;
+    return true;
+  }
+
+  /** What embeds: 'wasm-simd' (the WebAssembly kernels) or 'js' (pure TypeScript). */
+  get kernel(): 'wasm-simd' | 'js' { return this.wasm ? 'wasm-simd' : 'js'; }
 
   /** The languages the model has mean vectors of (centring). */
   get languages(): string[] { return [...this.centers.keys()]; }
@@ -134,6 +157,7 @@ export class LiteModel {
 
   /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan). */
   embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
+    if (this.wasm) return this.embedWasm(sentences, plan, this.wasm);
     const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
     const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
     const out = new Float32Array(sentences.length * d);
@@ -164,6 +188,37 @@ export class LiteModel {
     return out;
   }
 
+  /** embedPlanned by the WebAssembly kernels: batches of sentences tokenised into the kernel's slot, pooled and projected there. */
+  private embedWasm(sentences: readonly string[], plan: CenterPlan, k: WasmKernel): Float32Array {
+    const d = this.dim, fd = this.featureDim, n = sentences.length, B = this.wasmBatch, map = this.bucketMap;
+    const max = this.tokenizer.opts.maxFeatures;
+    const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
+    const out = new Float32Array(n * d);
+    const buf = k.memory.buffer;
+    const ids = new Int32Array(buf, k.ids, IDS_CAP), offs = new Int32Array(buf, k.offs, B + 1), y = new Float32Array(buf, k.y, B * d);
+    const y64 = new Float64Array(d);
+    const dt = this.dtype === 'fp32' ? 0 : this.dtype === 'fp16' ? 1 : 2, act = this.tanh ? 1 : 0, at = this.at;
+    for (let s0 = 0; s0 < n;) {
+      let nb = 0, total = 0;
+      offs[0] = 0;
+      // as many sentences as fit (each has at most maxFeatures ids)
+      while (nb < B && s0 + nb < n && (nb === 0 || total + max <= IDS_CAP)) {
+        const view = ids.subarray(total, Math.min(IDS_CAP, total + max));
+        const c = this.tokenizer.encodeInto(sentences[s0 + nb]!, view);
+        if (map) for (let i = 0; i < c; i++) view[i] = NGRAM_ID_OFFSET + map[view[i]! - NGRAM_ID_OFFSET]!;
+        total += c;
+        offs[++nb] = total;
+      }
+      k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
+      for (let b = 0; b < nb; b++) {
+        const s = s0 + b;
+        this.finishRow32(y, b * d, out, s * d, Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one, y64);
+      }
+      s0 += nb;
+    }
+    return out;
+  }
+
   /** The pooled, activated features of a sentence into h (acc: scratch of the feature width). */
   private features(sentence: string, acc: Float64Array, h: Float64Array): void {
     const fd = this.featureDim;
@@ -182,6 +237,19 @@ export class LiteModel {
       else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
     }
     for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
+  }
+
+  /** finishRow of the float32 row y[yo, yo + dim) into out[oo, oo + dim) (tmp: float64 scratch of dim): the same arithmetic, the same bits. */
+  private finishRow32(y: Float32Array, yo: number, out: Float32Array, oo: number, mu: Float32Array | null, tmp: Float64Array): void {
+    const d = this.dim;
+    let norm = 0;
+    for (let i = 0; i < d; i++) { const v = y[yo + i]!; norm += v * v; }
+    let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
+    if (!mu) { for (let i = 0; i < d; i++) out[oo + i] = y[yo + i]! * inv; return; }
+    let n2 = 0;
+    for (let i = 0; i < d; i++) { const x = Math.fround(y[yo + i]! * inv) - mu[i]!; tmp[i] = x; n2 += x * x; }
+    inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
+    for (let i = 0; i < d; i++) out[oo + i] = tmp[i]! * inv;
   }
 
   /** A projected row y (float64, overwritten) into row: L2-normalised, centred with mu and normalised again when given. */

@@ -2,6 +2,10 @@
 // SharedArrayBuffer), a batch is cut into one contiguous slice per worker, rows come back in order.
 import { Worker } from 'node:worker_threads';
 import { CenterPlan, LiteEmbedOptions, LiteModel } from './model.js';
+import { Arena, WasmMemory } from './wasm.js';
+
+/** What the workers view: the model file's bytes (a SharedArrayBuffer), or the kernels' shared memory holding it. */
+export type PoolSource = { bytes: Uint8Array } | { memory: WasmMemory; arena: Arena };
 
 interface Pending { resolve(v: Float32Array): void; reject(e: Error): void }
 
@@ -9,10 +13,15 @@ export class WorkerPool {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private next = 0;
+  private readonly started: Promise<void>[] = [];
 
-  constructor(n: number, bytes: Uint8Array, config: unknown, where: string) {
+  constructor(n: number, source: PoolSource, config: unknown, where: string) {
     for (let i = 0; i < n; i++) {
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { bytes, config, where } });
+      // worker i uses the kernels' scratch slot i + 1 (slot 0 is the calling thread's)
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...source, slot: i + 1, config, where } });
+      this.started.push(new Promise((resolve, reject) => {
+        this.pending.set(-1 - i, { resolve: () => resolve(), reject });
+      }));
       w.on('message', (m: { id: number; rows?: Float32Array; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
@@ -23,6 +32,13 @@ export class WorkerPool {
       w.unref();
       this.workers.push(w);
     }
+  }
+
+  /** Resolves when every worker has built its model (or rejects with the first worker's error). */
+  async ready(): Promise<void> {
+    // the workers are unref'd; while they start they keep the process alive
+    for (const w of this.workers) w.ref();
+    try { await Promise.all(this.started); } catch (e) { await this.close(); throw e; } finally { for (const w of this.workers) w.unref(); }
   }
 
   async embed(model: LiteModel, sentences: readonly string[], o: LiteEmbedOptions): Promise<Float32Array> {

@@ -107,6 +107,16 @@ export class HashedNgramTokenizer implements TextTokenizer {
   }
 
   /**
+   * encode() into out (room for the sentence's ids: maxFeatures always suffices); returns how many
+   * ids it wrote. No array of its own per sentence (xling/lite writes into its kernels' memory).
+   */
+  encodeInto(s: string, out: Int32Array): number {
+    const { text, cap } = this.prepare(s);
+    if (out.length < cap) throw new Error(`encodeInto: room for ${out.length} ids, the sentence has ${cap}`);
+    return this.fill(text, out.subarray(0, cap));
+  }
+
+  /**
    * encode() of many sentences (the same ids), written one after another into one buffer and
    * returned as views into it: no array of its own per sentence (tens of thousands of small
    * allocations that the embed path's garbage collector then sweeps).

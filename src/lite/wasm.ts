@@ -1,0 +1,112 @@
+// xling/lite's WebAssembly SIMD kernels (assembly/lite-kernels.ts, compiled into ./kernels-wasm.ts):
+// the model file is read into a WebAssembly memory, each thread that embeds (the calling thread,
+// each worker) gets a scratch slot after it, and the kernels compute the mean of the feature rows,
+// tanh and the projection of a batch of sentences there (src/lite/model.ts: embedWasm). Where
+// WebAssembly SIMD is missing, or the model does not fit a 32-bit memory, nothing here is used and
+// the pure-TypeScript path embeds (the same vectors to ≤ 1e-6: test/lite-wasm.test.ts).
+//
+// Memory layout: page 0 unused | the model file (placed so that its byte buffer starts on a cache
+// line) | slot 0 | slot 1 | … (SLOT_BYTES each). Node's worker threads share one memory
+// (shared: true); a browser tab gets a plain memory, one slot.
+import { KERNELS_WASM_PLAIN, KERNELS_WASM_SHARED } from './kernels-wasm.js';
+
+// The few WebAssembly types used here (the project's TypeScript libraries declare none outside the DOM's).
+/** A WasmMemory. */
+export interface WasmMemory { readonly buffer: ArrayBuffer | SharedArrayBuffer }
+/** A compiled WasmModule. */
+export interface WasmModule { readonly __wasmModule?: never }
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  compile(bytes: Uint8Array): Promise<WasmModule>;
+  instantiate(m: WasmModule, imports: Record<string, Record<string, unknown>>): Promise<{ exports: Record<string, unknown> }>;
+  Memory: new (d: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
+}
+const wasmApi = (): WasmApi | undefined => (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+
+const PAGE = 65536;
+/** Feature ids one batch may hold (a sentence has at most the model's maxFeatures). */
+export const IDS_CAP = 65536;
+/** Bytes of the pooled features and of the projections of one batch (each). */
+const ROWS_BYTES = 65536;
+const SLOT_IDS = 0, SLOT_OFFS = IDS_CAP * 4, SLOT_H = SLOT_OFFS + 4096, SLOT_Y = SLOT_H + ROWS_BYTES;
+const SLOT_BYTES = Math.ceil((SLOT_Y + ROWS_BYTES) / PAGE) * PAGE;
+/** At most this many sentences per kernel call. */
+const MAX_BATCH = 16;
+
+export interface KernelExports {
+  embedBatch(dtype: number, table: number, scales: number, fd: number, act: number, W: number, b: number, d: number,
+    ids: number, offs: number, nb: number, h: number, y: number): void;
+}
+
+/** One thread's kernel: the instance, the memory and its scratch slot. */
+export interface WasmKernel {
+  readonly exports: KernelExports;
+  readonly memory: WasmMemory;
+  readonly ids: number;
+  readonly offs: number;
+  readonly h: number;
+  readonly y: number;
+  /** Sentences per call for features of fd and vectors of d floats (0: too wide for a slot). */
+  batch(fd: number, d: number): number;
+}
+
+/** Where a model file of `size` bytes (safetensors header of headerLen bytes) lies in the memory, and its pages with `slots` slots. */
+export interface Arena { base: number; size: number; slots: number; pages: number; shared: boolean }
+
+function decode64(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+const compiled = new Map<boolean, Promise<WasmModule | null>>();
+
+/** The compiled kernels (shared: for a shared memory), or null where WebAssembly SIMD (or shared memory) is missing. */
+export function kernelModule(shared: boolean): Promise<WasmModule | null> {
+  let p = compiled.get(shared);
+  if (!p) {
+    p = (async () => {
+      const wa = wasmApi();
+      if (!wa || (shared && typeof SharedArrayBuffer === 'undefined')) return null;
+      const bytes = decode64(shared ? KERNELS_WASM_SHARED : KERNELS_WASM_PLAIN);
+      if (!wa.validate(bytes)) return null;
+      try { return await wa.compile(bytes); } catch { return null; }
+    })();
+    compiled.set(shared, p);
+  }
+  return p;
+}
+
+/** The layout for a model file, or null when it does not fit a 32-bit WebAssembly memory. */
+export function planArena(size: number, headerLen: number, slots: number, shared: boolean): Arena | null {
+  // the file's byte buffer (after 8 + headerLen bytes) on a 64-byte boundary
+  const base = PAGE + ((64 - ((PAGE + 8 + headerLen) % 64)) % 64);
+  const end = Math.ceil((base + size) / PAGE) * PAGE;
+  const pages = (end + slots * SLOT_BYTES) / PAGE;
+  return pages <= 65536 ? { base, size, slots, pages, shared } : null;
+}
+
+/** A memory for an arena (null if the engine refuses one, e.g. shared memory in a page without cross-origin isolation). */
+export function arenaMemory(a: Arena): WasmMemory | null {
+  try {
+    const M = wasmApi()!.Memory;
+    return new M(a.shared ? { initial: a.pages, maximum: a.pages, shared: true } : { initial: a.pages });
+  } catch { return null; }
+}
+
+/** A kernel over a memory laid out as `a`, using slot number `slot`. */
+export async function instantiateKernel(module: WasmModule, memory: WasmMemory, a: Arena, slot: number): Promise<WasmKernel> {
+  if (!(slot >= 0 && slot < a.slots)) throw new Error(`xling/lite: no scratch slot ${slot} (the memory has ${a.slots})`);
+  const instance = await wasmApi()!.instantiate(module, { env: { memory } });
+  const at = Math.ceil((a.base + a.size) / PAGE) * PAGE + slot * SLOT_BYTES;
+  return {
+    exports: instance.exports as unknown as KernelExports, memory,
+    ids: at + SLOT_IDS, offs: at + SLOT_OFFS, h: at + SLOT_H, y: at + SLOT_Y,
+    batch: (fd, d) => {
+      // the projection takes four sentences at a time: room for the batch rounded up to four
+      const n = Math.min(MAX_BATCH, Math.floor(ROWS_BYTES / (4 * fd)), Math.floor(ROWS_BYTES / (4 * d))) & ~3;
+      return n >= 4 ? n : 0;
+    },
+  };
+}
