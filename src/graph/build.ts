@@ -316,17 +316,21 @@ function exactNeighbours(vectors: Tensor, sample: number[], k: number): { ids: I
     const q = vectors.indexSelect(0, fromArray(BigInt64Array.from(sample, BigInt))).float();
     let best: { s: Tensor; i: Tensor } | null = null;
     for (let a = 0; a < N; a += 200000) {
-      const b = Math.min(N, a + 200000);
-      const s = q.matmul(vectors.narrow(0, a, b - a).float().t());
-      // the query itself never counts
-      sample.forEach((r, qi) => { if (r >= a && r < b) s.select(0, qi).select(0, r - a).fill_(-Infinity); });
-      const [vs, is] = s.topk(Math.min(k, b - a), 1) as [Tensor, Tensor];
-      const idx = is.add(a);
-      if (!best) { best = { s: vs, i: idx }; continue; }
-      // the best k of the blocks so far and this one
-      const allS = cat([best.s, vs], 1), allI = cat([best.i, idx], 1);
-      const [s2, p] = allS.topk(k, 1) as [Tensor, Tensor];
-      best = { s: s2, i: allI.gather(1, p) };
+      const b = Math.min(N, a + 200000), prev: { s: Tensor; i: Tensor } | null = best;
+      // each block's scores (sample × 200k floats) and float copy are freed before the next one:
+      // only the best k so far are kept
+      best = tidy(() => {
+        const s = q.matmul(vectors.narrow(0, a, b - a).float().t());
+        // the query itself never counts
+        sample.forEach((r, qi) => { if (r >= a && r < b) s.select(0, qi).select(0, r - a).fill_(-Infinity); });
+        const [vs, is] = s.topk(Math.min(k, b - a), 1) as [Tensor, Tensor];
+        const idx = is.add(a);
+        if (!prev) return { s: vs, i: idx };
+        // the best k of the blocks so far and this one
+        const allS = cat([prev.s, vs], 1), allI = cat([prev.i, idx], 1);
+        const [s2, p] = allS.topk(k, 1) as [Tensor, Tensor];
+        return { s: s2, i: allI.gather(1, p) };
+      });
     }
     const ids = best!.i.toArray(), scores = best!.s.toFloat32Array(), kk = best!.s.size(1);
     return { ids: sample.map((_, qi) => Int32Array.from(ids.slice(qi * kk, (qi + 1) * kk))), kth: Float32Array.from(sample, (_, qi) => scores[qi * kk + kk - 1]!) };
