@@ -4,10 +4,12 @@
 // vectors (300 Gaussian clusters), N rows each side by side in one process; prints seconds per
 // step and the ratio compressed/exact (> 1: exact is cheaper).
 //   node dist/bench/graph-crossover.js [--d 128] [--sizes 4000,8000,16000] [--threads 2] [--json]
+//     [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of N rows for each size)
 import { exactGraphRows, queryRowsAsync } from '../src/graph/build.js';
 import { FaissIndex } from '../src/index/faiss.js';
 import { fromArray, keep, setNumThreads } from '../src/tensor/index.js';
 import { float32ToFloat16 } from '../src/io/half.js';
+import { NpyRowReader } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
 import { jsonMode, threadsArg } from './common.js';
 
@@ -28,11 +30,18 @@ function clustered(n: number, d: number, seed: number): Float32Array {
 }
 
 export async function run(): Promise<Record<string, unknown>> {
-  const d = Number(arg('--d', '128')), sizes = arg('--sizes', '4000,8000,16000').split(',').map(Number), k = 20, cand = 64;
+  const real = arg('--vectors', '');
+  const reader = real ? NpyRowReader.open(real) : null;
+  const d = reader ? reader.cols : Number(arg('--d', '128')), sizes = arg('--sizes', '4000,8000,16000').split(',').map(Number), k = 20, cand = 64;
   setNumThreads(threadsArg());
-  const out: Record<string, unknown> = { d, k, candidates: cand, threads: threadsArg() };
+  const out: Record<string, unknown> = { d, k, candidates: cand, threads: threadsArg(), data: real ? 'real vectors (a seeded sample of rows)' : 'synthetic (300 clusters)' };
   for (const n of sizes) {
-    const x = clustered(n, d, n);
+    let x: Float32Array;
+    if (reader) {
+      const rows = new Rng(n).sample(reader.rows, n).sort((a, b) => a - b);
+      x = new Float32Array(n * d);
+      rows.forEach((r, i) => x.set(reader.readRows(r, r + 1), i * d));
+    } else x = clustered(n, d, n);
     const x16 = float32ToFloat16(x);
     const vectors = keep(fromArray(x16, [n, d], 'float16'));
     let t = performance.now();
@@ -72,8 +81,9 @@ export async function run(): Promise<Record<string, unknown>> {
     index.dispose(); vectors.dispose();
     const tComp = tTrain + tAdd + tTune + tQuery;
     out[`n${n}`] = { exact_s: +tExact.toFixed(2), factory, train_s: +tTrain.toFixed(2), add_s: +tAdd.toFixed(2), tune_s: +tTune.toFixed(2), query_s: +tQuery.toFixed(2), nprobe, recall_at_10: +recall.toFixed(3), compressed_s: +tComp.toFixed(2), compressed_over_exact_ratio: +(tComp / tExact).toFixed(3) };
-    if (!jsonMode()) console.log(`N ${n} d ${d}: exact ${tExact.toFixed(1)}s; ${factory} train ${tTrain.toFixed(1)}s add ${tAdd.toFixed(1)}s tune ${tTune.toFixed(1)}s (nprobe ${nprobe}, recall ${recall.toFixed(3)}) query ${tQuery.toFixed(1)}s = ${tComp.toFixed(1)}s; ratio ${(tComp / tExact).toFixed(2)}`);
+    if (!jsonMode()) console.log(`N ${n} d ${d}${real ? ' (real)' : ''}: exact ${tExact.toFixed(1)}s; ${factory} train ${tTrain.toFixed(1)}s add ${tAdd.toFixed(1)}s tune ${tTune.toFixed(1)}s (nprobe ${nprobe}, recall ${recall.toFixed(3)}) query ${tQuery.toFixed(1)}s = ${tComp.toFixed(1)}s; ratio ${(tComp / tExact).toFixed(2)}`);
   }
+  reader?.close();
   return out;
 }
 
