@@ -16,7 +16,55 @@ export const KNN_FEATURES = [
   'fwd_rank', 'bwd_rank', 'fwd_top1', 'bwd_top1', 'fwd_gap', 'bwd_gap',
 ] as const;
 
-export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES];
+/**
+ * How a candidate's word-level agreement compares with its competitors': the content score
+ * (mean of both directions' alignment coverage and best-translation hits) and the alignment
+ * log-probability (mean of both directions), each minus the best of the other candidates of the
+ * same source (…_gap_src) and of the same target (…_gap_trg). A sentence without a translation
+ * whose nearest neighbour is a near-translation of a sibling string loses here to the sibling's
+ * own source.
+ */
+export const COMPETITOR_FEATURES = ['content_gap_src', 'content_gap_trg', 'logprob_gap_src', 'logprob_gap_trg'] as const;
+
+export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES, ...COMPETITOR_FEATURES];
+
+const AL0 = KNN_FEATURES.length + SURFACE_FEATURES.length;
+const at = (name: (typeof ALIGN_FEATURES)[number]) => AL0 + ALIGN_FEATURES.indexOf(name);
+const CONTENT = (['align_fwd_coverage', 'align_bwd_coverage', 'align_fwd_best_hit', 'align_bwd_best_hit'] as const).map(at);
+const LOGPROB = (['align_fwd_logprob', 'align_bwd_logprob'] as const).map(at);
+const meanOf = (f: number[], idx: number[]) => idx.reduce((a, j) => a + f[j]!, 0) / idx.length;
+
+/**
+ * Appends COMPETITOR_FEATURES to each candidate's features (the others in place): a value minus
+ * the best value among the other candidates of the same source / target; with no other
+ * candidate, minus the value of an empty match (0 content, log 1e-4).
+ */
+export function addCompetitorFeatures(cands: { src: number; trg: number; features: number[] }[]): void {
+  const scores = cands.map((c) => [meanOf(c.features, CONTENT), meanOf(c.features, LOGPROB)] as const);
+  const empty = [0, Math.log(1e-4)];
+  const top2 = (key: (c: { src: number; trg: number }) => number) => {
+    // per sentence: the best two values of each score (to exclude the candidate itself)
+    const m = new Map<number, [number, number][]>();
+    cands.forEach((c, i) => {
+      let e = m.get(key(c));
+      if (!e) { e = [[-Infinity, -Infinity], [-Infinity, -Infinity]]; m.set(key(c), e); }
+      for (let j = 0; j < 2; j++) {
+        const v = scores[i]![j]!, b = e[j]!;
+        if (v > b[0]) { b[1] = b[0]; b[0] = v; } else if (v > b[1]) b[1] = v;
+      }
+    });
+    return m;
+  };
+  const bySrc = top2((c) => c.src), byTrg = top2((c) => c.trg);
+  cands.forEach((c, i) => {
+    const gap = (m: Map<number, [number, number][]>, k: number, j: number) => {
+      const v = scores[i]![j]!, b = m.get(k)![j]!;
+      const other = v === b[0] ? b[1] : b[0];
+      return v - (other === -Infinity ? empty[j]! : other);
+    };
+    c.features.push(gap(bySrc, c.src, 0), gap(byTrg, c.trg, 0), gap(bySrc, c.src, 1), gap(byTrg, c.trg, 1));
+  });
+}
 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
@@ -63,6 +111,7 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     const al = alignerOf(s);
     out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
   }
+  addCompetitorFeatures(out);
   return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
 }
 
