@@ -24,13 +24,17 @@ export interface WordTables {
   bwd: [number, number, number][];
 }
 
-/** Trains both directions' tables on translation pairs. */
-export function trainWordTables(pairs: [string, string][]): WordTables {
+/**
+ * Trains both directions' tables on translation pairs; entries with t < minProb (default 0.01,
+ * the aligner's floor) are not kept.
+ */
+export function trainWordTables(pairs: [string, string][], o: { minProb?: number } = {}): WordTables {
   const sv = new Map<string, number>(), tv = new Map<string, number>();
   const id = (m: Map<string, number>, w: string) => { let i = m.get(w); if (i === undefined) { i = m.size; m.set(w, i); } return i; };
   const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
   const S = sv.size, T = tv.size;
-  const f = translationTable(ids, S, T), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S);
+  const floor = o.minProb ?? 0.01;
+  const f = translationTable(ids, S, T, { floor }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor });
   return {
     src_words: [...sv.keys()], trg_words: [...tv.keys()],
     fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, p]),
