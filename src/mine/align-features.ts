@@ -37,8 +37,9 @@ export function trainWordTables(pairs: [string, string][], o: { minProb?: number
   const f = translationTable(ids, S, T, { floor }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor });
   return {
     src_words: [...sv.keys()], trg_words: [...tv.keys()],
-    fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, p]),
-    bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, p]),
+    // four significant digits: what the features need, and a third of the scorer file
+    fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, Number(p.toPrecision(4))]),
+    bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, Number(p.toPrecision(4))]),
   };
 }
 

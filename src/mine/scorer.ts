@@ -314,7 +314,10 @@ export function trainScorer(cands: ScoredCandidate[], labels: number[], k: numbe
 
 export function saveScorer(dir: string, m: ScorerModel): void {
   mkdirSync(dir, { recursive: true });
-  writeFileAtomicSync(join(dir, 'scorer.json'), JSON.stringify(m, null, 1) + '\n');
+  // the word tables on one line (indented, their number triples would be most of the file)
+  const { tables, ...rest } = m;
+  const head = JSON.stringify(rest, null, 1);
+  writeFileAtomicSync(join(dir, 'scorer.json'), `${head.slice(0, -2)},\n "tables": ${JSON.stringify(tables)}\n}\n`);
 }
 
 /** Reads a scorer directory (or its scorer.json); refuses another format or other features. */
