@@ -3,7 +3,7 @@
 // halves), then, from the repository root after npx tsc -p .:
 //   node scripts/scorer-tune.mjs MODEL --halves WORK/halves [--parallel TSV] [--cache DIR]
 //        [--tables gold|par|full] [--prune P (0.05, as scorer train's --table-min-prob)] [--l2 X] [--k K] [--assignment greedy|exchange]
-//        [--mlp HIDDEN] [--stack] [--both] [--analyze LANG]
+//        [--mlp HIDDEN] [--stack] [--both] [--veto F [--veto-code]] [--analyze LANG]
 // Two protocols: (1) gold, two folds of every pair's half a (split by a hash of the sentence;
 // a gold pair stays whole): train on one fold of all six pairs, evaluate the other, average;
 // (2) no gold: trained on the parallel sets of xling scorer train --parallel (2,000 rows a pair),
@@ -20,7 +20,7 @@ const flag = (k) => args.includes(k);
 const model = args[0];
 if (!model || model.startsWith('--') || !opt('--halves')) { console.error('usage: node scripts/scorer-tune.mjs MODEL --halves DIR [--parallel TSV] [--cache DIR] [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange] [--mlp HIDDEN] [--stack] [--both] [--analyze LANG]'); process.exit(2); }
 const halves = opt('--halves'), parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz'), C = opt('--cache', 'scorer-tune-cache');
-const env = { TABLES: opt('--tables', 'gold'), PRUNE: opt('--prune', '0.05'), L2: opt('--l2'), K: opt('--k'), ASSIGN: opt('--assignment'), MLP: opt('--mlp'), STACK: flag('--stack') ? '1' : undefined, BOTH: flag('--both') ? '1' : undefined, ANALYZE: opt('--analyze') };
+const env = { TABLES: opt('--tables', 'gold'), PRUNE: opt('--prune', '0.05'), L2: opt('--l2'), K: opt('--k'), ASSIGN: opt('--assignment'), MLP: opt('--mlp'), STACK: flag('--stack') ? '1' : undefined, BOTH: flag('--both') ? '1' : undefined, ANALYZE: opt('--analyze'), VETO: opt('--veto'), VETO_CODE: flag('--veto-code') ? '1' : undefined };
 const D = resolve('dist/src');
 mkdirSync(C, { recursive: true });
 if (!existsSync(join(C, 'meta.json'))) {
@@ -128,6 +128,11 @@ const scoreOf = (m, f) => (m.mlp ? m.mlp(f) : origScore(m, f));
 function select(c, m) {
   let probs = c.map((x) => scoreOf(m, x.features));
   if (m.stage2) { const f2 = stage2Feats(c, probs); const z = m.stage2; probs = f2.map((f) => { let v = z.bias; f.forEach((x, j) => { v += z.weights[j] * (x - z.mean[j]) / z.std[j]; }); return 1 / (1 + Math.exp(-v)); }); }
+  if (env.VETO) {
+    // a number or name one side has and the other lacks: the probability times VETO
+    const nm = S.FEATURES.indexOf('numbers_mismatch'), cm = S.FEATURES.indexOf('code_missing');
+    probs = probs.map((p, i) => (c[i].features[nm] > 0 || (env.VETO_CODE && c[i].features[cm] > 0) ? p * Number(env.VETO) : p));
+  }
   const scored = c.map((x, i) => ({ src: x.src, trg: x.trg, prob: probs[i], margin: x.margin, cos: x.cos }));
   if (!S.assignOneToOne) {
     // a dist/ from before assignOneToOne (main at d357692): its selectByScorer's greedy one-to-one
