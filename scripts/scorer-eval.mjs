@@ -2,7 +2,10 @@
 // split into two halves by a hash of the ids (a gold pair stays whole); the scorer is trained on
 // half a (xling scorer train --bucc, split a) and, without gold, on the parallel training TSV
 // (--parallel), and every pair's half b is evaluated margin-only and with each scorer.
-//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR]
+// Both scorers take their word tables from every row of the parallel TSV (xling scorer train
+// --tables; never a sentence of the sets they are trained or evaluated on); --gold-tables keeps the
+// gold scorer's tables on half a's gold pairs and the parallel one's on 5,000 rows (as before).
+//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,11 +14,13 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const model = args[0];
-if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR]'); process.exit(2); }
+if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange]'); process.exit(2); }
 const mining = opt('--mining', '../shared/data/gettext/mining');
 const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');
 const work = opt('--work', 'scorer-eval');
+const tables = args.includes('--gold-tables') ? [] : ['--tables', parallel];
+const assignment = ['--assignment', opt('--assignment', 'greedy')];
 mkdirSync(join(work, 'halves'), { recursive: true });
 
 const half = (id) => createHash('sha1').update(id).digest()[0] & 1 ? 'b' : 'a';
@@ -39,15 +44,15 @@ function xling(a) {
   return r;
 }
 const langPairs = pairs.map((p) => p).join(',');
-xling(['scorer', 'train', '--model', model, '--bucc', join(work, 'halves'), '--split', 'a', '-o', join(work, 'scorer-gold'), '--json', join(work, 'scorer-gold.json')]);
-xling(['scorer', 'train', '--model', model, '--parallel', parallel, '--pairs', langPairs, '--rows', rows, '-o', join(work, 'scorer-parallel'), '--json', join(work, 'scorer-parallel.json')]);
+xling(['scorer', 'train', '--model', model, '--bucc', join(work, 'halves'), '--split', 'a', ...tables, '-o', join(work, 'scorer-gold'), '--json', join(work, 'scorer-gold.json')]);
+xling(['scorer', 'train', '--model', model, '--parallel', parallel, '--pairs', langPairs, '--rows', rows, ...tables, '-o', join(work, 'scorer-parallel'), '--json', join(work, 'scorer-parallel.json')]);
 
 const table = [];
 for (const p of pairs) {
   const [sl, tl] = p.split('-');
   const base = ['--src', join(work, 'halves', `${p}.b.${sl}`), '--trg', join(work, 'halves', `${p}.b.${tl}`), '--gold', join(work, 'halves', `${p}.b.gold`), '--model', model, '--src-lang', sl, '--trg-lang', tl];
   const f1 = (extra, name) => { xling(['eval', 'bucc', ...base, ...extra, '--json', join(work, `${p}.${name}.json`)]); return JSON.parse(readFileSync(join(work, `${p}.${name}.json`), 'utf8')).f1; };
-  table.push({ pair: p, margin: f1([], 'margin'), gold: f1(['--scorer', join(work, 'scorer-gold')], 'gold'), parallel: f1(['--scorer', join(work, 'scorer-parallel')], 'parallel') });
+  table.push({ pair: p, margin: f1([], 'margin'), gold: f1(['--scorer', join(work, 'scorer-gold'), ...assignment], 'gold'), parallel: f1(['--scorer', join(work, 'scorer-parallel'), ...assignment], 'parallel') });
 }
 const pct = (x) => (100 * x).toFixed(1);
 console.log('| pair (half b) | margin only | scorer, gold half a | scorer, parallel TSV |');

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { evaluateBucc } from '../src/eval/bucc.js';
-import { finalPunctuation, multisetJaccard, numbersOf, placeholdersOf, surfaceFeatures, SURFACE_FEATURES, urlsOf } from '../src/mine/features.js';
+import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multisetMismatch, numbersOf, placeholdersOf, surfaceFeatures, SURFACE_FEATURES, urlsOf } from '../src/mine/features.js';
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
-import { trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
+import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { candidatePairs, fitLogistic, loadScorer, saveScorer, scoreCandidate, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
 import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 
@@ -60,6 +60,111 @@ describe('mining features', () => {
     const g = surfaceFeatures('Datei gespeichert', 'File %s (%d bytes) saved?');
     assert.ok(g[SURFACE_FEATURES.indexOf('placeholders_agree')]! < 1);
     assert.equal(g[SURFACE_FEATURES.indexOf('question_agree')]!, 0);
+  });
+});
+
+describe('content-word features', () => {
+  it('code and name tokens: found on the other side or missing, by case, digits, script', () => {
+    // names in capitals and identifiers are kept as written by a translation
+    assert.deepEqual(codeTokensOf('IOMSG тег в %L'), ['IOMSG']);
+    assert.deepEqual(codeTokensOf('Известные M68K микроархитектуры (опция -mtune=)'), ['M68K', 'mtune']);
+    assert.deepEqual(codeTokensOf('Import AutoCAD files via gtk_widget or libfoo.so, not Files'), ['AutoCAD', 'gtk_widget', 'libfoo.so']);
+    assert.deepEqual(codeTokensOf('Die Datei wurde gespeichert.'), []);
+    // a sibling string with another identifier: nothing found, both missing
+    assert.deepEqual(codeAgreement('IOMSG тег в %L', 'MOLD tag at %L'), [0, 1, 2]);
+    assert.deepEqual(codeAgreement('MOLD тег в %L', 'MOLD tag at %L'), [1, 1, 0]);
+    // Latin words of a Cyrillic sentence are found among the other side's tokens, case aside; stems of 4+ letters match
+    assert.deepEqual(codeAgreement('Не задано имя окружения qemu', 'unable to find qemu-img'), [1, 1, 0]);
+    assert.deepEqual(codeAgreement('AutoCADs Format importieren', "Import AutoCAD's format"), [1, 1, 0]);
+    assert.deepEqual(codeAgreement('Datei speichern', 'Save file'), [1, 0, 0]);
+  });
+
+  it('number and placeholder mismatches count what one side has and the other lacks', () => {
+    assert.equal(multisetMismatch(numbersOf('Генерировать код для 68060.'), numbersOf('Generate code for a 68010.')), 2);
+    assert.equal(multisetMismatch(numbersOf('8 МБ für 2 Karten'), numbersOf('2 cards, 8 MB')), 0);
+    assert.equal(multisetMismatch(['1', '1', '2'], ['1']), 2);
+    const f = surfaceFeatures('Замедлить игру в 10× раз', 'Decrease Game Speed by 1×');
+    const at = (name: string) => f[SURFACE_FEATURES.indexOf(name as typeof SURFACE_FEATURES[number])]!;
+    assert.equal(at('numbers_mismatch'), Math.log1p(2));
+    assert.equal(at('placeholders_mismatch'), 0);
+    assert.equal(at('code_present'), 0);
+  });
+
+  it("best-translation hits: the share of each side's known words whose likeliest translation is on the other side", () => {
+    // a tiny parallel text: each German word has one English translation
+    const pairs: [string, string][] = [];
+    const lex: [string, string][] = [['mehr', 'more'], ['panzer', 'armor'], ['als', 'than'], ['kobra', 'cobra'], ['rache', 'vengeance'], ['schneller', 'faster'], ['die', 'the']];
+    const rng = new Rng(5);
+    for (let i = 0; i < 300; i++) {
+      const words = rng.shuffle(lex.slice()).slice(0, 3);
+      pairs.push([words.map((w) => w[0]).join(' '), words.map((w) => w[1]).join(' ')]);
+    }
+    const al = new WordAligner(trainWordTables(pairs));
+    const at = (f: number[], name: string) => f[ALIGN_FEATURES.indexOf(name as typeof ALIGN_FEATURES[number])]!;
+    const right = al.features('mehr panzer als rache', 'more armor than vengeance');
+    const sibling = al.features('mehr panzer als kobra', 'more armor than vengeance');
+    assert.equal(right.length, ALIGN_FEATURES.length);
+    assert.equal(at(right, 'align_fwd_best_hit'), 1);
+    assert.equal(at(right, 'align_bwd_best_hit'), 1);
+    assert.equal(at(sibling, 'align_fwd_best_hit'), 3 / 4);
+    assert.equal(at(sibling, 'align_bwd_best_hit'), 3 / 4);
+    // unknown words lower the known share, not the hit rate
+    const unknown = al.features('mehr panzer xyz', 'more armor');
+    assert.equal(at(unknown, 'align_fwd_best_hit'), 1);
+    assert.ok(Math.abs(at(unknown, 'align_fwd_known_share') - 2 / 3) < 1e-12);
+  });
+
+  it("competitor features: a candidate's content and alignment scores against the best other candidate of its source and of its target", () => {
+    const base = KNN_FEATURES.length + SURFACE_FEATURES.length;
+    const withAlign = (lp: number, cov: number) => {
+      const f = new Array<number>(base).fill(0);
+      // logprob both ways, coverage both ways, known, best hits both ways, known shares
+      f.push(lp, lp, cov, cov, 1, cov, cov, 1, 1);
+      return f;
+    };
+    // target 0 has two candidate sources: 0 (a sibling string, weaker words) and 1 (its translation); source 1 has one more target
+    const cands = [
+      { src: 0, trg: 0, features: withAlign(-6, 0.5) },
+      { src: 1, trg: 0, features: withAlign(-2, 0.9) },
+      { src: 1, trg: 1, features: withAlign(-5, 0.2) },
+    ];
+    addCompetitorFeatures(cands);
+    const gap = (i: number, name: string) => cands[i]!.features[base + ALIGN_FEATURES.length + COMPETITOR_FEATURES.indexOf(name as typeof COMPETITOR_FEATURES[number])]!;
+    assert.equal(cands[0]!.features.length, FEATURES.length);
+    assert.ok(Math.abs(gap(0, 'content_gap_trg') - (0.5 - 0.9)) < 1e-12);
+    assert.ok(Math.abs(gap(1, 'content_gap_trg') - (0.9 - 0.5)) < 1e-12);
+    assert.equal(gap(1, 'logprob_gap_trg'), 4);
+    assert.equal(gap(0, 'logprob_gap_trg'), -4);
+    assert.equal(gap(1, 'logprob_gap_src'), 3);
+    assert.equal(gap(2, 'logprob_gap_src'), -3);
+    // no other candidate: against an empty match (content 0, log-probability log 1e-4)
+    assert.ok(Math.abs(gap(0, 'content_gap_src') - 0.5) < 1e-12);
+    assert.ok(Math.abs(gap(2, 'logprob_gap_trg') - (-5 - Math.log(1e-4))) < 1e-12);
+  });
+});
+
+describe('one-to-one assignment', () => {
+  const c = (src: number, trg: number, prob: number) => ({ src, trg, prob, margin: prob });
+  const pairs = (r: { src: number; trg: number }[]) => r.map((x) => `${x.src}-${x.trg}`).sort();
+
+  it('greedy: each source and target at most once, best probability first', () => {
+    const r = assignOneToOne([c(0, 0, 0.9), c(1, 0, 0.8), c(1, 1, 0.3), c(2, 1, 0.7), c(0, 1, 0.2)]);
+    assert.deepEqual(pairs(r), ['0-0', '2-1']);
+    assert.deepEqual(r.map((x) => x.prob), [0.9, 0.7]);
+  });
+
+  it("exchange: a sentence without a translation gives up the sibling's target when its own source has nowhere else to go", () => {
+    // source 0 (no translation) is nearest to target 0 (0.9) and near target 1 (0.6); target 0's own source 1 has only it
+    const cands = [c(0, 0, 0.9), c(0, 1, 0.6), c(1, 0, 0.55)];
+    assert.deepEqual(pairs(assignOneToOne(cands, 'greedy')), ['0-0']);
+    assert.deepEqual(pairs(assignOneToOne(cands, 'exchange')), ['0-1', '1-0']);
+    // two assigned pairs swap their targets when that raises the sum (0.8 + 0.7 > 0.9 + 0.3)
+    const swap = [c(0, 0, 0.9), c(1, 1, 0.3), c(0, 1, 0.8), c(1, 0, 0.7)];
+    assert.deepEqual(pairs(assignOneToOne(swap, 'greedy')), ['0-0', '1-1']);
+    assert.deepEqual(pairs(assignOneToOne(swap, 'exchange')), ['0-1', '1-0']);
+    // and not when it lowers it
+    const keep = [c(0, 0, 0.9), c(1, 1, 0.5), c(0, 1, 0.6), c(1, 0, 0.7)];
+    assert.deepEqual(pairs(assignOneToOne(keep, 'exchange')), ['0-0', '1-1']);
   });
 });
 
@@ -207,8 +312,11 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const cols = Object.fromEntries(langs.map((l) => [l, devColumn(l)]));
     const rows = cols.en!.length;
     writeFileSync(join(dir, 'par.tsv'), langs.join('\t') + '\n' + Array.from({ length: rows }, (_, i) => langs.map((l) => cols[l]![i]).join('\t')).join('\n') + '\n');
-    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
+    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
     assert.equal(r.status, 0, r.stderr);
+    // word tables from every other row of the TSV (not only 5,000 of them)
+    assert.match(r.stderr, /de-en: .*word tables from 150 parallel rows/);
+    assert.equal(loadScorer(join(dir, 'scorer')).trained.word_tables, join(dir, 'par.tsv'));
     const summary = JSON.parse(readFileSync(join(dir, 'sc.json'), 'utf8'));
     assert.deepEqual(Object.keys(summary.sets).sort(), ['de-en', 'fr-en']);
     assert.ok(summary.training_accuracy > 0.8, JSON.stringify(summary));
@@ -224,6 +332,15 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(withScorer.scorer, join(dir, 'scorer'));
     assert.ok(withScorer.threshold > 0 && withScorer.threshold < 1, `a probability threshold: ${withScorer.threshold}`);
     assert.ok(Array.isArray(withScorer.cuts) && withScorer.cuts.length > 0);
+    // the exchange-improved assignment is recorded; without a scorer it is refused
+    r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--assignment', 'exchange', '--json', join(dir, 'bx.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const exchanged = JSON.parse(readFileSync(join(dir, 'bx.json'), 'utf8'));
+    assert.equal(exchanged.assignment, 'exchange');
+    assert.ok(exchanged.f1 >= withScorer.f1 - 0.05, `exchange F1 ${exchanged.f1} vs greedy ${withScorer.f1}`);
+    r = cli(['eval', 'bucc', ...bucc, '--assignment', 'exchange']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--assignment goes with --scorer/);
     r = cli(['eval', 'bucc', ...bucc, '--json', join(dir, 'bm.json')]);
     assert.equal(r.status, 0, r.stderr);
     const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));

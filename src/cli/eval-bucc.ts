@@ -4,13 +4,13 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
+import { Assignment, loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS } from './mine.js';
+import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
@@ -26,6 +26,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     ...MINE_OPTIONS,
     thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
     scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
+    assignment: MINE_SCORING_OPTIONS.assignment,
     targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold whose precision reaches P (written as threshold_for_precision)' },
     json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve (- for standard output)' },
@@ -41,12 +42,13 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
   const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
+  if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
   if (scorer) {
-    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang) })
+    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang), assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
@@ -58,6 +60,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k,
     ...(k !== a.k ? { kRequested: a.k } : {}),
     scorer: a.scorer ?? null,
+    ...(scorer ? { assignment: a.assignment } : {}),
     // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
     cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
   };

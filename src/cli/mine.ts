@@ -3,7 +3,7 @@ import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
-import { loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
+import { Assignment, loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -52,6 +52,7 @@ export const MINE_SCORING_OPTIONS = {
   scorer: { type: 'string', metavar: 'DIR', help: 're-score the candidates with this second-stage scorer (xling scorer train); rows become probability<TAB>margin<TAB>src<TAB>trg and the threshold (default 0.5) applies to the probability' },
   thresholdFrom: { type: 'string', metavar: 'JSON', help: "apply the threshold calibrated on a dev pair (xling eval bucc --json: its F1-optimal 'threshold', or with --target-precision the one reaching that precision)" },
   targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'with --threshold-from: the lowest threshold whose dev precision reaches P' },
+  assignment: { type: 'string', default: 'greedy', choices: ['greedy', 'exchange'], help: "with --scorer: pairs are one to one (each sentence at most once), taken greedily by probability; 'exchange' then improves the assignment by exchanges that raise the summed probability" },
   header: { type: 'boolean', default: false, help: 'first line: # model, margin, retrieval, k, scorer and threshold of the run' },
 } as const;
 
@@ -86,6 +87,7 @@ export const mineCommand = command(['mine'], {
 }, async (a) => {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
+  if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   if (a.scorer && a.index) usage('--scorer re-scores the exact k-NN candidates; it cannot be combined with --index');
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
@@ -131,7 +133,7 @@ export const mineCommand = command(['mine'], {
   let rows: MinedRow[];
   if (scorer) {
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang), threshold: threshold ?? 0.5, chunk: opts.chunk, onProgress: opts.onProgress })
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang), threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
     const run = () => mine(sv.data, tv.data, sv.d, opts);

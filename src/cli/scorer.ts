@@ -47,7 +47,7 @@ export async function buccSets(dir: string, split?: string): Promise<LabelledSet
  * fixed seed; 60% are kept on both sides (the gold pairs), 20% only on the source side and 20%
  * only on the target side (sentences without a translation, as in BUCC).
  */
-export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1): Promise<LabelledSet[]> {
+export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000): Promise<LabelledSet[]> {
   const { langs, rows: all } = await loadNWayTsv(file);
   const want = pairs ?? langs.filter((l) => l !== 'en').map((l) => [l, 'en'] as [string, string]);
   const out: LabelledSet[] = [];
@@ -64,15 +64,30 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
       else if (i < nPair + nSrc) src.push(r.get(sl)!);
       else trg.push(r.get(tl)!);
     });
-    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !picked.has(r))).slice(0, 5000).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !picked.has(r))).slice(0, tableRows).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
     out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
   }
   if (!out.length) throw new Error(`--parallel ${file}: no language pair with at least 10 rows`);
   return out;
 }
 
+/**
+ * Word-table translations for BUCC sets from an N-way parallel TSV: each set gets up to `tableRows`
+ * rows of its language pair (both sides non-empty; drawn with a fixed seed), none of them a
+ * sentence of the set (so no candidate's features saw its own pair).
+ */
+export async function attachTables(sets: LabelledSet[], file: string, tableRows: number, seed = 1): Promise<void> {
+  const { langs, rows: all } = await loadNWayTsv(file);
+  for (const set of sets) {
+    if (!langs.includes(set.srcLang) || !langs.includes(set.trgLang)) throw new Error(`--tables ${file}: no column '${!langs.includes(set.srcLang) ? set.srcLang : set.trgLang}' for ${set.name} (it has ${langs.join(' ')})`);
+    const inSet = new Set([...set.src, ...set.trg]);
+    const both = all.filter((r) => r.get(set.srcLang) && r.get(set.trgLang) && !inSet.has(r.get(set.srcLang)!) && !inSet.has(r.get(set.trgLang)!));
+    set.extra = new Rng(`${seed}:${set.srcLang}-${set.trgLang}:tables`).shuffle(both).slice(0, tableRows).map((r) => [r.get(set.srcLang)!, r.get(set.trgLang)!] as [string, string]);
+  }
+}
+
 /** The scorer's candidates of one set (k-NN both ways with the model's vectors) and their gold labels. */
-export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
+export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string, o: { minProb?: number } = {}): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
   const sv = vectorsFor(set.src, undefined, model, `${set.name} ${set.srcLang}`, { lang: set.srcLang, langFlag: '--src-lang', center, label, quiet: true });
   const tv = vectorsFor(set.trg, undefined, model, `${set.name} ${set.trgLang}`, { lang: set.trgLang, langFlag: '--trg-lang', center, label, quiet: true });
   const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k: Math.min(k, set.src.length, set.trg.length), chunk: 16384 });
@@ -81,13 +96,13 @@ export function labelledCandidates(set: LabelledSet, model: string, k: number, c
   let cands: ScoredCandidate[], tables: WordTables;
   if (set.extra) {
     // tables from translations outside the set: no candidate's features saw its own pair
-    tables = trainWordTables(set.extra);
+    tables = trainWordTables(set.extra, o);
     cands = candidatePairs(fwd, bwd, set.src, set.trg, new WordAligner(tables));
   } else {
     // cross-fitting: a source of fold s % 2 is scored with the tables of the other fold's gold pairs
-    const folds = [0, 1].map((f) => new WordAligner(trainWordTables(goldPairs.filter(([s]) => s % 2 !== f).map(text))));
+    const folds = [0, 1].map((f) => new WordAligner(trainWordTables(goldPairs.filter(([s]) => s % 2 !== f).map(text), o)));
     cands = candidatePairs(fwd, bwd, set.src, set.trg, (s) => folds[s % 2]!);
-    tables = trainWordTables(goldPairs.map(text));
+    tables = trainWordTables(goldPairs.map(text), o);
   }
   return { cands, labels: cands.map((c) => (set.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), tables };
 }
@@ -112,6 +127,9 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     fromParallel: { type: 'string', metavar: 'TSV', help: 'the same as --parallel' },
     pairs: { type: 'string', metavar: 'SRC-TRG,…', help: 'with --parallel: the language pairs (default: every column with en)' },
     rows: { type: 'number', default: 2000, range: { int: true, min: 10 }, help: 'with --parallel: rows drawn per language pair' },
+    tables: { type: 'string', metavar: 'TSV', help: "word translation tables from this N-way parallel TSV(.gz) (every row of a language pair unless --table-rows; never a sentence of the scorer's sets); default: with --bucc, the gold pairs themselves (cross-fitted), with --parallel, --table-rows rows of that TSV outside the drawn ones" },
+    tableRows: { type: 'number', range: { int: true, min: 1 }, help: 'rows per language pair for the word tables (default: 5000 with --parallel alone, all with --tables)' },
+    tableMinProb: { type: 'number', default: 0.05, range: { min: 0, max: 1 }, help: 'word-table entries t(e|f) below this are not kept (smaller scorer files)' },
     k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction: the candidates of each sentence' },
     l2: { type: 'number', default: 0.01, range: { min: 0 }, help: 'L2 penalty of the logistic regression (standardised features)' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'DIR', help: 'scorer directory to write (scorer.json)' },
@@ -127,19 +145,23 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   const pairs = parsePairs(a.pairs);
   checkPaths([['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
-  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows);
+  checkPaths([['--tables', a.tables, 'in']]);
+  if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
+  const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
+  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000));
+  if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
   const cands: ScoredCandidate[] = [], labels: number[] = [];
   const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
   for (const set of sets) {
-    const r = labelledCandidates(set, a.model, a.k, a.center, 'scorer');
+    const r = labelledCandidates(set, a.model, a.k, a.center, 'scorer', { minProb: a.tableMinProb });
     cands.push(...r.cands); labels.push(...r.labels);
     tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
-    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them)\n`);
+    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}\n`);
   }
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per) }, { l2: a.l2, tables });
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;

@@ -9,7 +9,10 @@ export function wordsOf(s: string): string[] {
   return [...s.toLowerCase().matchAll(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]|[\p{L}\p{M}\p{N}]+/gu)].map((m) => m[0]);
 }
 
-export const ALIGN_FEATURES = ['align_fwd_logprob', 'align_bwd_logprob', 'align_fwd_coverage', 'align_bwd_coverage', 'align_known'] as const;
+export const ALIGN_FEATURES = [
+  'align_fwd_logprob', 'align_bwd_logprob', 'align_fwd_coverage', 'align_bwd_coverage', 'align_known',
+  'align_fwd_best_hit', 'align_bwd_best_hit', 'align_fwd_known_share', 'align_bwd_known_share',
+] as const;
 
 /** A language pair's translation tables, both directions, over the words seen in training. */
 export interface WordTables {
@@ -21,17 +24,22 @@ export interface WordTables {
   bwd: [number, number, number][];
 }
 
-/** Trains both directions' tables on translation pairs. */
-export function trainWordTables(pairs: [string, string][]): WordTables {
+/**
+ * Trains both directions' tables on translation pairs; entries with t < minProb (default 0.01,
+ * the aligner's floor) are not kept.
+ */
+export function trainWordTables(pairs: [string, string][], o: { minProb?: number } = {}): WordTables {
   const sv = new Map<string, number>(), tv = new Map<string, number>();
   const id = (m: Map<string, number>, w: string) => { let i = m.get(w); if (i === undefined) { i = m.size; m.set(w, i); } return i; };
   const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
   const S = sv.size, T = tv.size;
-  const f = translationTable(ids, S, T), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S);
+  const floor = o.minProb ?? 0.01;
+  const f = translationTable(ids, S, T, { floor }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor });
   return {
     src_words: [...sv.keys()], trg_words: [...tv.keys()],
-    fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, p]),
-    bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, p]),
+    // four significant digits: what the features need, and a third of the scorer file
+    fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, Number(p.toPrecision(4))]),
+    bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, Number(p.toPrecision(4))]),
   };
 }
 
@@ -41,11 +49,19 @@ export class WordAligner {
   private tv: Map<string, number>;
   private f = new Map<string, number>();
   private b = new Map<string, number>();
+  /** Each word's most likely translation (not null) on the other side, by id. */
+  private bestF = new Map<number, { id: number; p: number }>();
+  private bestB = new Map<number, { id: number; p: number }>();
   constructor(t: WordTables) {
     this.sv = new Map(t.src_words.map((w, i) => [w, i]));
     this.tv = new Map(t.trg_words.map((w, i) => [w, i]));
-    for (const [a, c, p] of t.fwd) this.f.set(`${a} ${c}`, p);
-    for (const [a, c, p] of t.bwd) this.b.set(`${a} ${c}`, p);
+    const best = (m: Map<number, { id: number; p: number }>, a: number, c: number, p: number, nullId: number) => {
+      if (a === nullId) return;
+      const o = m.get(a);
+      if (!o || p > o.p || (p === o.p && c < o.id)) m.set(a, { id: c, p });
+    };
+    for (const [a, c, p] of t.fwd) { this.f.set(`${a} ${c}`, p); best(this.bestF, a, c, p, t.src_words.length); }
+    for (const [a, c, p] of t.bwd) { this.b.set(`${a} ${c}`, p); best(this.bestB, a, c, p, t.trg_words.length); }
   }
 
   /** Mean over trg words of log(Σ_f t(e|f)/(n+1) + ε) and the share of trg words with some t(e|f) ≥ 0.1; the same the other way. */
@@ -68,9 +84,28 @@ export class WordAligner {
     };
     const [fl, fc] = side(s, t, this.f, this.sv.size);
     const [bl, bc] = side(t, s, this.b, this.tv.size);
-    return [fl, bl, fc, bc, 1];
+    const [fh, fk] = bestHits(s, t, this.bestF), [bh, bk] = bestHits(t, s, this.bestB);
+    return [fl, bl, fc, bc, 1, fh, bh, fk, bk];
   }
 }
 
+/**
+ * The content-word check: of the words of `from` that the table knows, the share whose most
+ * likely translation is among the words of `to` (0 when none is known); and the share of `from`'s
+ * words the table knows at all.
+ */
+function bestHits(from: number[], to: number[], best: Map<number, { id: number }>): [number, number] {
+  if (!from.length) return [0, 0];
+  const there = new Set(to);
+  let known = 0, hit = 0;
+  for (const w of from) {
+    const b = w < 0 ? undefined : best.get(w);
+    if (!b) continue;
+    known++;
+    if (there.has(b.id)) hit++;
+  }
+  return [known ? hit / known : 0, known / from.length];
+}
+
 /** The features of a pair without tables for its language pair. */
-export const NO_ALIGNMENT: number[] = [Math.log(1e-4), Math.log(1e-4), 0, 0, 0];
+export const NO_ALIGNMENT: number[] = [Math.log(1e-4), Math.log(1e-4), 0, 0, 0, 0, 0, 0, 0];

@@ -90,10 +90,61 @@ export function tokenCount(s: string): number {
   return n;
 }
 
+/** Latin-script tokens (letters, digits, underscores; parts joined by inner dots kept whole too), lower-cased. */
+function latinTokens(s: string): string[] {
+  const out: string[] = [];
+  for (const m of s.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/g)) {
+    out.push(m[0]);
+    if (m[0].includes('.')) out.push(...m[0].split('.'));
+  }
+  return out;
+}
+
+/**
+ * Names and code that a translation keeps as written: Latin-script tokens with a capital after
+ * the first letter (AutoCAD, IPv6, MOLD), letters and digits together (M68K, x86_64), underscores
+ * or inner dots (gtk_widget, libfoo.so); and, in a sentence mostly written in another script,
+ * any Latin token of two or more letters ("тег qemu" gives qemu). As written (case kept).
+ */
+export function codeTokensOf(s: string): string[] {
+  let nonLatin = 0, latinLetters = 0;
+  for (const c of s) { if (/[A-Za-z]/.test(c)) latinLetters++; else if (/\p{L}/u.test(c)) nonLatin++; }
+  const foreign = nonLatin > latinLetters;
+  return [...s.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/g)].map((m) => m[0]).filter((t) => /[A-Za-z]/.test(t) && (
+    /[A-Z]/.test(t.slice(1)) || /\d/.test(t) || /[_.]/.test(t) || (foreign && (t.match(/[A-Za-z]/g)?.length ?? 0) >= 2)
+  ));
+}
+
+/**
+ * How the code tokens of each side (codeTokensOf) are found among the other side's Latin tokens,
+ * case-insensitively: [share found (1 when neither has any), whether any, how many are missing].
+ */
+export function codeAgreement(src: string, trg: string): [number, number, number] {
+  const cs = codeTokensOf(src), ct = codeTokensOf(trg);
+  if (!cs.length && !ct.length) return [1, 0, 0];
+  const ls = new Set(latinTokens(src).map((t) => t.toLowerCase())), lt = new Set(latinTokens(trg).map((t) => t.toLowerCase()));
+  // found as written, or as a stem of 4+ letters of a token there (AutoCADs ↔ AutoCAD: case endings)
+  const has = (set: Set<string>, t: string) => { const w = t.toLowerCase(); if (set.has(w)) return true; for (const x of set) if (Math.min(x.length, w.length) >= 4 && (x.startsWith(w) || w.startsWith(x))) return true; return false; };
+  const found = cs.filter((t) => has(lt, t)).length + ct.filter((t) => has(ls, t)).length;
+  const n = cs.length + ct.length;
+  return [found / n, 1, n - found];
+}
+
+/** The number of items of one list not matched in the other (multiset symmetric difference). */
+export function multisetMismatch(a: string[], b: string[]): number {
+  const c = new Map<string, number>();
+  for (const x of a) c.set(x, (c.get(x) ?? 0) + 1);
+  for (const x of b) c.set(x, (c.get(x) ?? 0) - 1);
+  let n = 0;
+  for (const v of c.values()) n += Math.abs(v);
+  return n;
+}
+
 export const SURFACE_FEATURES = [
   'log_char_ratio', 'abs_log_char_ratio', 'log_token_ratio', 'abs_log_token_ratio', 'min_log_chars',
   'numbers_agree', 'numbers_present', 'urls_agree', 'urls_present', 'placeholders_agree', 'placeholders_present',
   'final_punct_agree', 'question_agree', 'char3_overlap', 'identical', 'letter_share_min',
+  'numbers_mismatch', 'placeholders_mismatch', 'code_found', 'code_present', 'code_missing',
 ] as const;
 
 /** The surface features of a pair, in SURFACE_FEATURES order. */
@@ -106,6 +157,7 @@ export function surfaceFeatures(src: string, trg: string): number[] {
   const us = urlsOf(src), ut = urlsOf(trg);
   const ps = placeholdersOf(src), pt = placeholdersOf(trg);
   const fs = finalPunctuation(src), ft = finalPunctuation(trg);
+  const code = codeAgreement(src, trg);
   const q = (s: string) => /[?？؟]/u.test(s);
   return [
     lr, Math.abs(lr), tr, Math.abs(tr), Math.log(Math.min(ls, lt) + 1),
@@ -116,5 +168,7 @@ export function surfaceFeatures(src: string, trg: string): number[] {
     multisetJaccard(charGrams(src, 3), charGrams(trg, 3)),
     src.trim() === trg.trim() ? 1 : 0,
     Math.min(letterShare(src), letterShare(trg)),
+    Math.log1p(multisetMismatch(ns, nt)), Math.log1p(multisetMismatch(ps, pt)),
+    code[0], code[1], Math.log1p(code[2]),
   ];
 }

@@ -16,7 +16,55 @@ export const KNN_FEATURES = [
   'fwd_rank', 'bwd_rank', 'fwd_top1', 'bwd_top1', 'fwd_gap', 'bwd_gap',
 ] as const;
 
-export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES];
+/**
+ * How a candidate's word-level agreement compares with its competitors': the content score
+ * (mean of both directions' alignment coverage and best-translation hits) and the alignment
+ * log-probability (mean of both directions), each minus the best of the other candidates of the
+ * same source (…_gap_src) and of the same target (…_gap_trg). A sentence without a translation
+ * whose nearest neighbour is a near-translation of a sibling string loses here to the sibling's
+ * own source.
+ */
+export const COMPETITOR_FEATURES = ['content_gap_src', 'content_gap_trg', 'logprob_gap_src', 'logprob_gap_trg'] as const;
+
+export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES, ...COMPETITOR_FEATURES];
+
+const AL0 = KNN_FEATURES.length + SURFACE_FEATURES.length;
+const at = (name: (typeof ALIGN_FEATURES)[number]) => AL0 + ALIGN_FEATURES.indexOf(name);
+const CONTENT = (['align_fwd_coverage', 'align_bwd_coverage', 'align_fwd_best_hit', 'align_bwd_best_hit'] as const).map(at);
+const LOGPROB = (['align_fwd_logprob', 'align_bwd_logprob'] as const).map(at);
+const meanOf = (f: number[], idx: number[]) => idx.reduce((a, j) => a + f[j]!, 0) / idx.length;
+
+/**
+ * Appends COMPETITOR_FEATURES to each candidate's features (the others in place): a value minus
+ * the best value among the other candidates of the same source / target; with no other
+ * candidate, minus the value of an empty match (0 content, log 1e-4).
+ */
+export function addCompetitorFeatures(cands: { src: number; trg: number; features: number[] }[]): void {
+  const scores = cands.map((c) => [meanOf(c.features, CONTENT), meanOf(c.features, LOGPROB)] as const);
+  const empty = [0, Math.log(1e-4)];
+  const top2 = (key: (c: { src: number; trg: number }) => number) => {
+    // per sentence: the best two values of each score (to exclude the candidate itself)
+    const m = new Map<number, [number, number][]>();
+    cands.forEach((c, i) => {
+      let e = m.get(key(c));
+      if (!e) { e = [[-Infinity, -Infinity], [-Infinity, -Infinity]]; m.set(key(c), e); }
+      for (let j = 0; j < 2; j++) {
+        const v = scores[i]![j]!, b = e[j]!;
+        if (v > b[0]) { b[1] = b[0]; b[0] = v; } else if (v > b[1]) b[1] = v;
+      }
+    });
+    return m;
+  };
+  const bySrc = top2((c) => c.src), byTrg = top2((c) => c.trg);
+  cands.forEach((c, i) => {
+    const gap = (m: Map<number, [number, number][]>, k: number, j: number) => {
+      const v = scores[i]![j]!, b = m.get(k)![j]!;
+      const other = v === b[0] ? b[1] : b[0];
+      return v - (other === -Infinity ? empty[j]! : other);
+    };
+    c.features.push(gap(bySrc, c.src, 0), gap(byTrg, c.trg, 0), gap(bySrc, c.src, 1), gap(byTrg, c.trg, 1));
+  });
+}
 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
@@ -63,6 +111,7 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     const al = alignerOf(s);
     out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
   }
+  addCompetitorFeatures(out);
   return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
 }
 
@@ -161,30 +210,98 @@ export function scoreCandidate(m: ScorerModel, features: number[]): number {
   return sigmoid(s);
 }
 
+/** How mined pairs are assigned one to one: greedily by probability, or greedily and then improved by exchanges (see improveAssignment). */
+export type Assignment = 'greedy' | 'exchange';
+
+type Picked = { src: number; trg: number; prob: number; margin: number; cos: number };
+
 /**
- * Mined pairs by the scorer: every candidate scored, then accepted greedily by probability with
- * each sentence used at most once (the 'max' retrieval of margin mining), at or above threshold.
+ * Mined pairs by the scorer: every candidate scored, then a one-to-one assignment (each sentence
+ * used at most once, as the BUCC task and the 'max' retrieval of margin mining assume): greedy by
+ * probability, or ('exchange') greedy then improved by exchanges that raise the summed
+ * probability; the pairs at or above threshold, best first.
  */
-export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, threshold = 0): { src: number; trg: number; prob: number; margin: number; cos: number }[] {
+export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, threshold = 0, assignment: Assignment = 'greedy'): Picked[] {
   const scored = cands.map((c) => ({ src: c.src, trg: c.trg, prob: scoreCandidate(m, c.features), margin: c.margin, cos: c.cos }));
-  scored.sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
-  const usedS = new Set<number>(), usedT = new Set<number>();
-  const out = [];
-  for (const c of scored) {
-    if (usedS.has(c.src) || usedT.has(c.trg)) continue;
-    usedS.add(c.src); usedT.add(c.trg);
-    if (c.prob >= threshold) out.push(c);
+  return assignOneToOne(scored, assignment).filter((c) => c.prob >= threshold);
+}
+
+/** One-to-one pairs of scored candidates (see selectByScorer), best first. */
+export function assignOneToOne<T extends { src: number; trg: number; prob: number; margin: number }>(scored: T[], assignment: Assignment = 'greedy'): T[] {
+  const order = [...scored].sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
+  const bySrc = new Map<number, T>(), byTrg = new Map<number, T>();
+  for (const c of order) {
+    if (bySrc.has(c.src) || byTrg.has(c.trg)) continue;
+    bySrc.set(c.src, c); byTrg.set(c.trg, c);
   }
-  return out;
+  if (assignment === 'exchange') improveAssignment(order, bySrc, byTrg);
+  return [...bySrc.values()].sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
+}
+
+/**
+ * Improves a one-to-one assignment in place by exchanges along short alternating paths, each
+ * taken when it raises the summed probability: for an assigned pair (s, t) and another candidate
+ * (s, t') of its source, t' free or assigned to s', the exchange gives s the target t' and t to
+ * s' (when (s', t) is a candidate; s' loses its pair otherwise) or to a free source of t. This
+ * undoes the greedy choice that gives a sentence without a translation the target of a sibling
+ * string when that target's own source has nowhere else to go.
+ */
+function improveAssignment<T extends { src: number; trg: number; prob: number }>(cands: T[], bySrc: Map<number, T>, byTrg: Map<number, T>): void {
+  const ofSrc = new Map<number, T[]>(), ofTrg = new Map<number, T[]>();
+  for (const c of cands) {
+    (ofSrc.get(c.src) ?? ofSrc.set(c.src, []).get(c.src)!).push(c);
+    (ofTrg.get(c.trg) ?? ofTrg.set(c.trg, []).get(c.trg)!).push(c);
+  }
+  const assign = (c: T) => { bySrc.set(c.src, c); byTrg.set(c.trg, c); };
+  // the best candidate giving target t to a source other than `not` that is free or, if taken, would be left without: [candidate, gain]
+  const bestTaker = (t: number, not: number): [T | null, number] => {
+    let best: T | null = null, gain = 0;
+    for (const c of ofTrg.get(t) ?? []) {
+      if (c.src === not) continue;
+      const cur = bySrc.get(c.src);
+      const g = c.prob - (cur ? cur.prob : 0);
+      if (!cur && g > gain) { best = c; gain = g; }
+    }
+    return [best, gain];
+  };
+  for (let round = 0, changed = true; changed && round < 20; round++) {
+    changed = false;
+    for (const c of cands) {
+      const cur = bySrc.get(c.src);
+      if (!cur || cur === c) continue;
+      // move s from t to t' = c.trg
+      const other = byTrg.get(c.trg);
+      if (other) {
+        // exchange: s takes t', s' = other.src takes t (if a candidate) or goes free
+        const back = (ofSrc.get(other.src) ?? []).find((x) => x.trg === cur.trg);
+        const before = cur.prob + other.prob, after = c.prob + (back ? back.prob : 0);
+        if (after > before + 1e-12) {
+          bySrc.delete(other.src); byTrg.delete(cur.trg);
+          assign(c);
+          if (back) assign(back);
+          changed = true;
+        }
+      } else {
+        // t' is free: s moves there and t goes to a free source, if that raises the sum
+        const [taker, gain] = bestTaker(cur.trg, c.src);
+        if (c.prob - cur.prob + gain > 1e-12) {
+          byTrg.delete(cur.trg);
+          assign(c);
+          if (taker) assign(taker);
+          changed = true;
+        }
+      }
+    }
+  }
 }
 
 /**
  * Mining with a scorer: both directions' k-NN (the scorer's k), every candidate scored, then
  * selectByScorer. What xling mine --scorer and xling eval bucc --scorer run.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; threshold?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
-  return selectByScorer(candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null), m, o.threshold ?? 0);
+  return selectByScorer(candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null), m, o.threshold ?? 0, o.assignment);
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
@@ -197,7 +314,10 @@ export function trainScorer(cands: ScoredCandidate[], labels: number[], k: numbe
 
 export function saveScorer(dir: string, m: ScorerModel): void {
   mkdirSync(dir, { recursive: true });
-  writeFileAtomicSync(join(dir, 'scorer.json'), JSON.stringify(m, null, 1) + '\n');
+  // the word tables on one line (indented, their number triples would be most of the file)
+  const { tables, ...rest } = m;
+  const head = JSON.stringify(rest, null, 1);
+  writeFileAtomicSync(join(dir, 'scorer.json'), `${head.slice(0, -2)},\n "tables": ${JSON.stringify(tables)}\n}\n`);
 }
 
 /** Reads a scorer directory (or its scorer.json); refuses another format or other features. */
