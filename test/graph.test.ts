@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecallStats, mergeGraphShards, readGraphMeta } from '../src/graph/build.js';
+import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecallStats, hnswFactory, mergeGraphShards, readGraphMeta, trainRows } from '../src/graph/build.js';
 import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
@@ -159,6 +159,14 @@ describe('graph of the bundled sample', () => {
     assert.equal(defaultFactory(m.sentences, m.model.dim), EXACT);
     assert.match(defaultFactory(4 * EXACT_CROSSOVER_N, 512), /^OPQ16,IVF\d+,PQ16$/, 'a compressed index above the crossover');
     assert.equal(defaultFactory(EXACT_CROSSOVER_N, 512), EXACT);
+    // the layout the warning names: an HNSW coarse quantizer over 8√N lists (a power of two); indexes train on ≥ 40 rows a list
+    assert.equal(defaultFactory(2e6, 512), 'OPQ16,IVF1024,PQ16');
+    assert.equal(hnswFactory(3e6), 'OPQ16,IVF16384_HNSW32,PQ16');
+    assert.equal(hnswFactory(566e6), 'OPQ16,IVF262144_HNSW32,PQ16');
+    assert.equal(trainRows(3e6, 200000, 'OPQ16,IVF16384_HNSW32,PQ16'), 16384 * 40);
+    assert.equal(trainRows(3e6, 200000, 'OPQ16,IVF1024,PQ16'), 200000);
+    assert.equal(trainRows(50000, 200000, 'OPQ16,IVF16384_HNSW32,PQ16'), 50000);
+    assert.equal(trainRows(3e6, 200000, 'HNSW32'), 200000);
     assert.equal(m.recall_at_10, 1);
     assert.ok(!readdirSync(ex).some((f) => f.endsWith('.faiss')), 'no index file');
     assert.ok(logs.some((l) => new RegExp(`recall@10 vs exact search \\((all ${m.sentences}|2000 of ${m.sentences}) sentences, tied neighbours counted as found\\): 1\\.000`).test(l)), logs.join(' | '));
@@ -242,6 +250,11 @@ describe('graph of the bundled sample', () => {
     const m = await buildGraph({ ...base(join(dir, 'pq')), factory: 'PQ4', candidates: 10, recallTarget: 0.999, log: (l) => logs.push(l) });
     assert.ok(m.recall_at_10! < 0.999);
     assert.ok(logs.some((l) => /warning: recall@10 0\.\d+ is below the recall target 0\.999/.test(l)), logs.join('\n'));
+    // an IVF index whose codes cap recall below the target at every list: the warning names the HNSW layout
+    logs.length = 0;
+    const m2 = await buildGraph({ ...base(join(dir, 'ivfpq')), factory: 'IVF4,PQ4', candidates: 10, recallTarget: 0.999, log: (l) => logs.push(l) });
+    assert.equal(m2.nprobe, 4);
+    assert.ok(logs.some((l) => l.includes(`at nprobe 4 (every list) is below the recall target 0.999`) && l.includes(`--factory "${hnswFactory(m2.sentences)}"`)), logs.join('\n'));
   });
 
   it('CLI: the model is found from any directory (stored relative to the graph); a rebuild with other settings is refused; path counts distinct sentences', () => {

@@ -99,11 +99,37 @@ export const EXACT = 'exact';
  */
 export const EXACT_CROSSOVER_N = 150000;
 
-/** The factory for a collection of n d-dimensional sentences: exact below the measured crossover, the research's OPQ16,IVF√N,PQ16 above (≤ ~30 bytes a sentence). */
+
+/**
+ * Rows the index is trained on: --train-sample, but at least 40 a list of an IVF index (k-means
+ * wants ~39 points a centroid; faiss warns below), at most every row.
+ */
+export function trainRows(n: number, trainSample: number, factory: string): number {
+  const nlist = Number(/IVF(\d+)/.exec(factory)?.[1] ?? 0);
+  return Math.min(n, Math.max(trainSample, 40 * nlist));
+}
+
+/**
+ * The factory for a collection of n d-dimensional sentences: exact below the measured crossover,
+ * the research's OPQ16,IVF√N,PQ16 above (≤ ~30 bytes a sentence). Measured at 1M–10M vectors
+ * (bench/RESULTS.md, "The k-nn graph at scale, measured"), it costs a query the same as an HNSW
+ * coarse quantizer over 8√N lists, and 4× less on real 512-d sentence vectors at ~1M, but at 3M
+ * × 128 its 16-byte codes of coarse residuals cap recall@10 at 0.85, where the HNSW layout's finer
+ * lists reach 0.92 probing 4: the build's warning names that layout (hnswFactory) when the target
+ * is not reached.
+ */
 export function defaultFactory(n: number, d = 512): string {
   if (n * n * d <= EXACT_CROSSOVER_N * EXACT_CROSSOVER_N * 512) return EXACT;
-  const nlist = 2 ** Math.round(Math.log2(Math.sqrt(n)));
-  return `OPQ16,IVF${nlist},PQ16`;
+  return `OPQ16,IVF${pow2(Math.sqrt(n))},PQ16`;
+}
+
+/** The layout with an HNSW coarse quantizer over 8√N lists and the default's codes, for collections whose default index cannot reach the recall target. */
+export function hnswFactory(n: number): string {
+  return `OPQ16,IVF${pow2(8 * Math.sqrt(n))}_HNSW32,PQ16`;
+}
+
+function pow2(x: number): number {
+  return 2 ** Math.round(Math.log2(x));
 }
 
 /**
@@ -467,7 +493,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
         const set = index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
-          const m = Math.min(N, o.trainSample);
+          const m = trainRows(N, o.trainSample, factory);
           const rows = new Rng(1).sample(N, m).sort((a, b) => a - b);
           const x = new Float32Array(m * dim);
           rows.forEach((row, i) => x.set(r.readRows(row, row + 1), i * dim));
@@ -480,7 +506,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
         index.write(join(g, 'index.trained.faiss'));
         index.dispose();
       });
-      log(`train: ${meta.factory} on ${Math.min(N, o.trainSample)} vectors`);
+      log(`train: ${meta.factory} on ${trainRows(N, o.trainSample, storedFactory(meta.factory))} vectors`);
     }
     if (steps.has('add') && !exact && !existsSync(join(g, 'index.faiss')) && !existsSync(join(g, `index${sfx}.faiss`))) {
       await timed('add', async () => {
@@ -624,7 +650,7 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
     best = recall;
     if (recall >= target) break;
   }
-  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${last} (every list) is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it`);
+  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${last} (every list) is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it${/_HNSW/.test(meta.factory) ? '' : ` (e.g. --factory "${hnswFactory(N)}": finer lists, so finer residual codes; bench/RESULTS.md)`}`);
   return last;
 }
 
