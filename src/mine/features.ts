@@ -43,13 +43,19 @@ export function placeholdersOf(s: string): string[] {
 /** Multiset agreement of two lists: |A ∩ B| / |A ∪ B| (1 when both are empty). */
 export function multisetJaccard(a: string[], b: string[]): number {
   if (!a.length && !b.length) return 1;
+  const inter = multisetIntersection(a, b);
+  return inter / (a.length + b.length - inter);
+}
+
+/** The size of the multiset intersection of two lists. */
+function multisetIntersection(a: string[], b: string[]): number {
   const ca = new Map<string, number>();
   for (const x of a) ca.set(x, (ca.get(x) ?? 0) + 1);
   let inter = 0;
   const cb = new Map<string, number>();
   for (const x of b) cb.set(x, (cb.get(x) ?? 0) + 1);
   for (const [x, n] of ca) inter += Math.min(n, cb.get(x) ?? 0);
-  return inter / (a.length + b.length - inter);
+  return inter;
 }
 
 /** Sentence-final punctuation class: '.', '?', '!', ':', '…', or '' (none). Full-width and other scripts' marks map to these. */
@@ -90,14 +96,12 @@ export function tokenCount(s: string): number {
   return n;
 }
 
-/** Latin-script tokens (letters, digits, underscores; parts joined by inner dots kept whole too), lower-cased. */
+/** Runs of Latin letters, digits and underscores, parts joined by inner dots kept whole (libfoo.so). */
+const latinRuns = (s: string): string[] => [...s.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/g)].map((m) => m[0]);
+
+/** Latin-script tokens: latinRuns, and the parts of those joined by dots. */
 function latinTokens(s: string): string[] {
-  const out: string[] = [];
-  for (const m of s.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/g)) {
-    out.push(m[0]);
-    if (m[0].includes('.')) out.push(...m[0].split('.'));
-  }
-  return out;
+  return latinRuns(s).flatMap((t) => (t.includes('.') ? [t, ...t.split('.')] : [t]));
 }
 
 /**
@@ -110,7 +114,7 @@ export function codeTokensOf(s: string): string[] {
   let nonLatin = 0, latinLetters = 0;
   for (const c of s) { if (/[A-Za-z]/.test(c)) latinLetters++; else if (/\p{L}/u.test(c)) nonLatin++; }
   const foreign = nonLatin > latinLetters;
-  return [...s.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/g)].map((m) => m[0]).filter((t) => /[A-Za-z]/.test(t) && (
+  return latinRuns(s).filter((t) => /[A-Za-z]/.test(t) && (
     /[A-Z]/.test(t.slice(1)) || /\d/.test(t) || /[_.]/.test(t) || (foreign && (t.match(/[A-Za-z]/g)?.length ?? 0) >= 2)
   ));
 }
@@ -132,12 +136,7 @@ export function codeAgreement(src: string, trg: string): [number, number, number
 
 /** The number of items of one list not matched in the other (multiset symmetric difference). */
 export function multisetMismatch(a: string[], b: string[]): number {
-  const c = new Map<string, number>();
-  for (const x of a) c.set(x, (c.get(x) ?? 0) + 1);
-  for (const x of b) c.set(x, (c.get(x) ?? 0) - 1);
-  let n = 0;
-  for (const v of c.values()) n += Math.abs(v);
-  return n;
+  return a.length + b.length - 2 * multisetIntersection(a, b);
 }
 
 export const SURFACE_FEATURES = [
