@@ -24,6 +24,7 @@
 // measure on real vectors (--vectors) too.
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { TIE_TOLERANCE } from '../src/graph/build.js';
 import { FaissIndex, indexFactory, knnAsync, setFaissThreads, SearchResult } from '../src/index/faiss.js';
 import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
 import { setNumThreads } from '../src/tensor/index.js';
@@ -71,8 +72,8 @@ export function rerankExact(base: Float32Array, d: number, q: Float32Array, r: S
 
 /**
  * Recall@10 against exact search, a returned neighbour whose exact score reaches the 10th exact
- * one's (less 1e-5: the two sums round differently) counting as found, as `xling graph build`'s
- * recall and ann-benchmarks' do (real collections hold equal vectors: the same string in several
+ * one's (less TIE_TOLERANCE: the two sums round differently) counting as found, as `xling graph
+ * build`'s recall and ann-benchmarks' do (real collections hold equal vectors: the same string in several
  * languages); `byIds` counts ids alone.
  */
 function recallAt10(truth: SearchResult, got: { ids: BigInt64Array; scores: Float32Array }, n: number): { recall: number; byIds: number } {
@@ -83,7 +84,7 @@ function recallAt10(truth: SearchResult, got: { ids: BigInt64Array; scores: Floa
     for (let j = 0; j < 10; j++) {
       const id = got.ids[i * 10 + j]!;
       if (t.has(id)) byIds++;
-      if (t.has(id) || got.scores[i * 10 + j]! >= kth - 1e-5) hit++;
+      if (t.has(id) || got.scores[i * 10 + j]! >= kth - TIE_TOLERANCE) hit++;
     }
   }
   return { recall: hit / (n * 10), byIds: byIds / (n * 10) };

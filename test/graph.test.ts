@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecallStats, hnswFactory, mergeGraphShards, readGraphMeta, trainRows } from '../src/graph/build.js';
+import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecall, hnswFactory, mergeGraphShards, readGraphMeta, trainRows } from '../src/graph/build.js';
 import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
@@ -235,11 +235,11 @@ describe('graph of the bundled sample', () => {
     };
     // row 0 lists rows 2–11: all tied with whichever 10 exact search picked
     graphOf([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    let r = graphRecallStats(g, vectors, N);
+    let r = graphRecall(g, vectors, N);
     assert.equal(r.recall, 1);
     // row 0 lists nine tied rows and one far row (12): one of 200 missed
     graphOf([2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
-    r = graphRecallStats(g, vectors, N);
+    r = graphRecall(g, vectors, N);
     assert.equal(r.recall, 199 / 200);
     assert.ok(r.byIds <= r.recall);
     vectors.dispose();

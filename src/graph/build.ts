@@ -99,7 +99,6 @@ export const EXACT = 'exact';
  */
 export const EXACT_CROSSOVER_N = 150000;
 
-
 /**
  * Rows the index is trained on: --train-sample, but at least 40 a list of an IVF index (k-means
  * wants ~39 points a centroid; faiss warns below), at most every row.
@@ -379,13 +378,11 @@ function hits(ids: ArrayLike<number>, scores: ArrayLike<number>, k: number, trut
   return hit;
 }
 
-/** Recall@10 of graph rows against exact search on a sample of the sentences (ties counted as found: TIE_TOLERANCE). */
-export function graphRecall(g: string, vectors: Tensor, sampleSize: number, seed = 1): number {
-  return graphRecallStats(g, vectors, sampleSize, seed).recall;
-}
-
-/** graphRecall, and the recall by ids alone (a tied row exact search did not list counts as missed). */
-export function graphRecallStats(g: string, vectors: Tensor, sampleSize: number, seed = 1): { recall: number; byIds: number } {
+/**
+ * Recall@10 of graph rows against exact search on a sample of the sentences (ties counted as
+ * found: TIE_TOLERANCE), and by ids alone (a tied row exact search did not list counts as missed).
+ */
+export function graphRecall(g: string, vectors: Tensor, sampleSize: number, seed = 1): { recall: number; byIds: number } {
   const meta = readGraphMeta(g);
   const N = vectors.size(0), k = Math.min(10, meta.k);
   const sample = new Rng(seed).sample(N, Math.min(sampleSize, N)).sort((a, b) => a - b);
@@ -581,7 +578,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       try {
         const s0 = performance.now();
         const sampled = Math.min(2000, N);
-        const { recall, byIds } = graphRecallStats(g, vectors, sampled);
+        const { recall, byIds } = graphRecall(g, vectors, sampled);
         const m = readGraphMeta(g);
         const size = (f: string) => (existsSync(join(g, f)) ? statSync(join(g, f)).size : 0);
         m.recall_at_10 = +recall.toFixed(4);
