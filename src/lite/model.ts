@@ -159,7 +159,6 @@ export class LiteModel {
   embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
     if (this.wasm) return this.embedWasm(sentences, plan, this.wasm);
     const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
-    const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
     const out = new Float32Array(sentences.length * d);
     const acc = new Float64Array(fd);
     // four sentences at a time through the projection: each weight is read once for four and the
@@ -182,7 +181,7 @@ export class LiteModel {
       }
       for (let b = 0; b < m; b++) {
         const s = s0 + b;
-        this.finishRow(ys[b]!, out.subarray(s * d, (s + 1) * d), Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one);
+        this.finishRow(ys[b]!, out.subarray(s * d, (s + 1) * d), this.centerOf(plan, s));
       }
     }
     return out;
@@ -192,7 +191,6 @@ export class LiteModel {
   private embedWasm(sentences: readonly string[], plan: CenterPlan, k: WasmKernel): Float32Array {
     const d = this.dim, fd = this.featureDim, n = sentences.length, B = this.wasmBatch, map = this.bucketMap;
     const max = this.tokenizer.opts.maxFeatures;
-    const one = typeof plan === 'string' ? this.centers.get(plan)! : null;
     const out = new Float32Array(n * d);
     const buf = k.memory.buffer;
     const ids = new Int32Array(buf, k.ids, IDS_CAP), offs = new Int32Array(buf, k.offs, B + 1), y = new Float32Array(buf, k.y, B * d);
@@ -212,11 +210,17 @@ export class LiteModel {
       k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
       for (let b = 0; b < nb; b++) {
         const s = s0 + b;
-        this.finishRow32(y, b * d, out, s * d, Array.isArray(plan) ? (plan[s] ? this.centers.get(plan[s]!)! : null) : one, y64);
+        this.finishRow32(y, b * d, out, s * d, this.centerOf(plan, s), y64);
       }
       s0 += nb;
     }
     return out;
+  }
+
+  /** The mean vector a plan centres sentence s with (null: none). */
+  private centerOf(plan: CenterPlan, s: number): Float32Array | null {
+    const lang = typeof plan === 'string' ? plan : Array.isArray(plan) ? plan[s] : null;
+    return lang ? this.centers.get(lang)! : null;
   }
 
   /** The pooled, activated features of a sentence into h (acc: scratch of the feature width). */
