@@ -89,9 +89,6 @@ export function viewNpyArray(buf: ArrayBufferLike, d: NpyDType, byteOffset = 0, 
   }
 }
 
-function bytesOf(a: NpyArray): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
 
 // ---------------------------------------------------------------- header
 
@@ -212,19 +209,23 @@ export function readNpyHeader(file: string): NpyHeader {
 
 const CHUNK = 1 << 30;
 
-function readFully(fd: number, dst: Uint8Array, position: number, file: string): void {
+// Typed arrays go through byte windows of at most CHUNK bytes: one Uint8Array view over a whole
+// array of more than 2³² bytes (10M × 128 float32 rows) is a RangeError in V8.
+function readFully(fd: number, dst: NpyArray, position: number, file: string): void {
   let done = 0;
-  while (done < dst.length) {
-    const n = fs.readSync(fd, dst, done, Math.min(CHUNK, dst.length - done), position + done);
+  while (done < dst.byteLength) {
+    const len = Math.min(CHUNK, dst.byteLength - done);
+    const n = fs.readSync(fd, new Uint8Array(dst.buffer, dst.byteOffset + done, len), 0, len, position + done);
     if (n === 0) throw new Error(`${file}: truncated data (unexpected end of file at byte ${position + done})`);
     done += n;
   }
 }
 
-function writeFully(fd: number, src: Uint8Array, position: number): void {
+function writeFully(fd: number, src: NpyArray, position: number): void {
   let done = 0;
-  while (done < src.length) {
-    done += fs.writeSync(fd, src, done, Math.min(CHUNK, src.length - done), position + done);
+  while (done < src.byteLength) {
+    const len = Math.min(CHUNK, src.byteLength - done);
+    done += fs.writeSync(fd, new Uint8Array(src.buffer, src.byteOffset + done, len), 0, len, position + done);
   }
 }
 
@@ -243,7 +244,7 @@ export function readNpy(file: string): NpyData {
       throw new Error(`${file}: ${avail - nbytes} unexpected trailing bytes after data of shape [${h.shape.join(', ')}] ${h.dtype}`);
     }
     const data = allocNpyArray(h.dtype, n);
-    readFully(fd, bytesOf(data), h.headerBytes, file);
+    readFully(fd, data, h.headerBytes, file);
     return { dtype: h.dtype, shape: h.shape, data };
   } finally {
     fs.closeSync(fd);
@@ -269,7 +270,7 @@ export function writeNpy(file: string, data: NpyArray, shape: readonly number[],
     const fd = fs.openSync(tmp, 'w');
     try {
       writeFully(fd, header, 0);
-      writeFully(fd, bytesOf(data), header.length);
+      writeFully(fd, data, header.length);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -354,7 +355,7 @@ export class NpyRowReader {
   readRowsRaw(start: number, end: number): NpyArray {
     this.checkRange(start, end);
     const out = allocNpyArray(this.dtype, (end - start) * this.cols);
-    readFully(this.fd!, bytesOf(out), this.headerBytes + start * this.rowBytes, this.path);
+    readFully(this.fd!, out, this.headerBytes + start * this.rowBytes, this.path);
     return out;
   }
 
@@ -368,7 +369,7 @@ export class NpyRowReader {
     if (out && out.length < n) throw new Error(`${this.path}: output buffer holds ${out.length} values, ${n} needed`);
     const dst = out ? out.subarray(0, n) : new Float32Array(n);
     if (this.dtype === 'float32') {
-      readFully(this.fd!, bytesOf(dst), this.headerBytes + start * this.rowBytes, this.path);
+      readFully(this.fd!, dst, this.headerBytes + start * this.rowBytes, this.path);
     } else {
       toFloat32(this.readRowsRaw(start, end), this.dtype, dst);
     }
@@ -459,7 +460,7 @@ export class NpyWriter {
     }
     if (block.length === 0) return;
     const rowBytes = this.cols * ITEMSIZE[this.dtype];
-    writeFully(this.fd, bytesOf(block), this.headerBytes + this.nRows * rowBytes);
+    writeFully(this.fd, block, this.headerBytes + this.nRows * rowBytes);
     this.nRows += block.length / this.cols;
   }
 
@@ -542,7 +543,7 @@ export class NpyRowWriter {
     if (block.length % this.cols !== 0) throw new Error(`${this.path}: block of ${block.length} values is not a whole number of rows of ${this.cols}`);
     const n = block.length / this.cols;
     if (!Number.isInteger(start) || start < 0 || start + n > this.rows) throw new Error(`${this.path}: rows ${start}..${start + n} outside its ${this.rows} rows`);
-    writeFully(this.fd, bytesOf(block), this.headerBytes + start * this.cols * ITEMSIZE[this.dtype]);
+    writeFully(this.fd, block, this.headerBytes + start * this.cols * ITEMSIZE[this.dtype]);
   }
 
   /** Flushes to disk (fsync) and closes: what was written is durable when this returns. */
@@ -561,7 +562,7 @@ export function writeRawF32(file: string, data: Float32Array): void {
   atomicOutputSync(file, (tmp) => {
     const fd = fs.openSync(tmp, 'w');
     try {
-      writeFully(fd, bytesOf(data), 0);
+      writeFully(fd, data, 0);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
