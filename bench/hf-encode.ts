@@ -1,7 +1,9 @@
 // A BERT-base-sized Hugging Face encoder (12 layers, 768 wide, 12 heads, random weights, mean
 // pooling) on dev sentences of 12 languages: xling (`xling import hf`, length-sorted batches) vs
 // transformers.js on onnxruntime-node (the same weights exported to ONNX by python3-torch, fp32)
-// vs PyTorch (the same batches), all with the same number of threads. Sentences/s of each.
+// vs PyTorch (the same batches), all with the same number of threads. Sentences/s of each; also
+// transformers.js on tight groups of ≤ 16 sentences (its best batching) and xling with bfloat16
+// matrices (`--precision bf16`) with the distance of its vectors from fp32's.
 //   node dist/bench/hf-encode.js [--threads 2] [--per-lang 50] [--max-sentences N] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { lengthBatches } from '../src/data/batch.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { HfSentenceEncoder } from '../src/models/hf/model.js';
+import { cpuHasBf16 } from '../src/tensor/kernels.js';
 import { setNumThreads } from '../src/tensor/index.js';
 import { benchRoot, jsonMode, python, threadsArg } from './common.js';
 
@@ -65,6 +69,24 @@ export async function run() {
     const xling = sentences.length / ((performance.now() - t0) / 1000);
     const dim = m.dim;
 
+    // xling with bfloat16 matrices (--precision bf16): the same batches; how far its normalised
+    // vectors are from fp32's (cosine, max abs)
+    const net = (m.encoder as HfSentenceEncoder).net;
+    net.precision = 'bf16';
+    m.embed(sentences.slice(0, 16), { maxSentences });
+    t0 = performance.now();
+    const bv = m.embed(sentences, { normalize: false, maxSentences });
+    const xlingBf16 = sentences.length / ((performance.now() - t0) / 1000);
+    net.precision = 'fp32';
+    let bf16MinCos = 1, bf16MaxDiff = 0;
+    for (let k = 0; k < sentences.length; k++) {
+      const a = xv.subarray(k * dim, (k + 1) * dim), b = bv.subarray(k * dim, (k + 1) * dim);
+      const na = Math.hypot(...a), nb = Math.hypot(...b);
+      let c = 0;
+      for (let j = 0; j < dim; j++) { c += a[j]! * b[j]!; bf16MaxDiff = Math.max(bf16MaxDiff, Math.abs(a[j]! / na - b[j]! / nb)); }
+      bf16MinCos = Math.min(bf16MinCos, c / (na * nb));
+    }
+
     // PyTorch: the same batches of ids
     writeFileSync(join(tmp, 'ids.json'), JSON.stringify({ batches: batches.map((b) => b.map((k) => Array.from(ids[k]!))) }));
     const torch = py(['time', snap, join(tmp, 'ids.json'), String(threads)]).sents_per_s!;
@@ -72,7 +94,8 @@ export async function run() {
 
     // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean
     // pooling; its vectors are compared with xling's (the same model: they must agree)
-    let js = NaN, jsError: string | null = null, maxAbsDiff = NaN;
+    // and, as its users would batch it at best, groups of ≤ 16 length-sorted sentences (little padding)
+    let js = NaN, jsTight = NaN, jsError: string | null = null, maxAbsDiff = NaN;
     try {
       const tjs = await import('@huggingface/transformers');
       tjs.env.allowRemoteModels = false;
@@ -84,6 +107,10 @@ export async function run() {
       t0 = performance.now();
       for (const g of groups) outs.push((await extractor(g, { pooling: 'mean' })).data as Float32Array);
       js = sentences.length / ((performance.now() - t0) / 1000);
+      const tight = lengthBatches(ids, lim.maxTokens, 16).map((b) => b.map((k) => sentences[k]!));
+      t0 = performance.now();
+      for (const g of tight) await extractor(g, { pooling: 'mean' });
+      jsTight = sentences.length / ((performance.now() - t0) / 1000);
       maxAbsDiff = 0;
       batches.forEach((b, i) => b.forEach((k, r) => {
         for (let j = 0; j < dim; j++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(outs[i]![r * dim + j]! - xv[k * dim + j]!));
@@ -98,6 +125,12 @@ export async function run() {
       name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, padded_tokens: padded, batches: batches.length, max_sentences: maxSentences, threads,
       xling_sents_per_s: xling, transformers_js_sents_per_s: js, torch_sents_per_s: torch,
       ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, max_abs_diff_vs_transformers_js: maxAbsDiff, transformers_js_error: jsError,
+      // each engine at its best batching: xling's packed batches against transformers.js on groups of ≤ 16
+      transformers_js_tight_sents_per_s: jsTight, ratio_vs_transformers_js_tight: xling / jsTight,
+      // bfloat16 matrices (xling embed --precision bf16): speed and distance from the fp32 vectors
+      xling_bf16_sents_per_s: xlingBf16, ratio_bf16_vs_transformers_js: xlingBf16 / js, ratio_bf16_vs_transformers_js_tight: xlingBf16 / jsTight,
+      ratio_bf16_vs_torch: xlingBf16 / torch, ratio_bf16_vs_fp32: xlingBf16 / xling, bf16_min_cosine_vs_fp32: bf16MinCos, bf16_max_abs_diff_vs_fp32: bf16MaxDiff,
+      cpu_bf16_native: cpuHasBf16(),
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -106,6 +139,6 @@ export async function run() {
 
 if (process.argv[1]?.endsWith('hf-encode.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `${r.model}, ${r.sentences} sentences of ${r.languages} languages, ${r.threads} threads: xling ${r.xling_sents_per_s.toFixed(1)}/s, transformers.js ${r.transformers_js_sents_per_s.toFixed(1)}/s, PyTorch ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio_vs_transformers_js.toFixed(2)}× transformers.js, ${r.ratio_vs_torch.toFixed(2)}× PyTorch`);
+  console.log(jsonMode() ? JSON.stringify(r) : `${r.model}, ${r.sentences} sentences of ${r.languages} languages, ${r.threads} threads: xling ${r.xling_sents_per_s.toFixed(1)}/s, transformers.js ${r.transformers_js_sents_per_s.toFixed(1)}/s, PyTorch ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio_vs_transformers_js.toFixed(2)}× transformers.js, ${r.ratio_vs_torch.toFixed(2)}× PyTorch; transformers.js in groups of ≤ 16 ${r.transformers_js_tight_sents_per_s.toFixed(1)}/s (${r.ratio_vs_transformers_js_tight.toFixed(2)}×); xling bf16 ${r.xling_bf16_sents_per_s.toFixed(1)}/s (${r.ratio_bf16_vs_transformers_js_tight.toFixed(2)}× the tight transformers.js, min cosine to fp32 ${r.bf16_min_cosine_vs_fp32.toFixed(5)})`);
   process.exit(0);
 }

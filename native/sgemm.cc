@@ -11,6 +11,7 @@
 // without libdnnl, with XLING_NO_DNNL_SGEMM set, or if oneDNN refuses the call.
 #include "sgemm.h"
 
+#include <cpuid.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -24,6 +25,25 @@ Sgemm oneDnnSgemm() {
     return lib ? reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
   }();
   return fn;
+}
+
+GemmBf16 oneDnnGemmBf16() {
+  static const GemmBf16 fn = []() -> GemmBf16 {
+    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
+    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    return lib ? reinterpret_cast<GemmBf16>(dlsym(lib, "dnnl_gemm_bf16bf16f32")) : nullptr;
+  }();
+  return fn;
+}
+
+bool cpuHasBf16() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 1, a, b, c, d);
+    return (a & (1u << 5)) != 0;
+  }();
+  return has;
 }
 
 }  // namespace xling

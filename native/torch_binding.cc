@@ -33,6 +33,7 @@
 #include "row_linear.h"
 #include "lstm.h"
 #include "transformer.h"
+#include "sgemm.h"
 
 namespace xling {
 namespace {
@@ -869,6 +870,11 @@ XL_FN(PackedEncoderLayersAsync) {
   });
 }
 
+// cpuHasBf16(): whether bfloat16 products run natively here (AVX512_BF16; elsewhere oneDNN emulates them).
+XL_FN(CpuHasBf16) {
+  return guard(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), cpuHasBf16() && oneDnnGemmBf16() != nullptr); });
+}
+
 XL_FN(SparseAdamStep) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -1046,6 +1052,7 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("rowLinearAsync", RowLinearAsync);
   REG("packedEncoderLayers", PackedEncoderLayers);
   REG("packedEncoderLayersAsync", PackedEncoderLayersAsync);
+  REG("cpuHasBf16", CpuHasBf16);
   REG("sparseAdamStep", SparseAdamStep);
   REG("readInto", ReadInto);
   REG("writeFrom", WriteFrom);

@@ -41,6 +41,22 @@ void gemm(bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float
   else c.addmm_(a, b, beta, alpha);
 }
 
+// C[M, N] = C + A[M, K]·Wᵀ for a weight W [N, K] of float32, or of bfloat16: then A is rounded to
+// bfloat16 (nearest even, ATen's conversion) and the product runs in oneDNN's bf16 GEMM (exact
+// products, float32 accumulation); without it, the same rounded operands in float32.
+void gemmWeight(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const at::Tensor& W, float* C, int64_t ldc) {
+  if (W.scalar_type() == at::kFloat) return gemm(true, M, N, K, 1.0f, A, lda, W.data_ptr<float>(), K, 1.0f, C, ldc);
+  if (M == 0 || N == 0) return;
+  at::Tensor a = at::from_blob(const_cast<float*>(A), {M, K}, {lda, 1}, at::kFloat).to(at::kBFloat16).contiguous();
+  if (GemmBf16 g = oneDnnGemmBf16()) {
+    const auto* a16 = reinterpret_cast<const uint16_t*>(a.data_ptr<at::BFloat16>());
+    const auto* w16 = reinterpret_cast<const uint16_t*>(W.data_ptr<at::BFloat16>());
+    if (g('N', 'T', M, N, K, 1.0f, a16, K, w16, K, 1.0f, C, ldc) == 0) return;
+  }
+  at::Tensor a32 = a.to(at::kFloat), w32 = W.to(at::kFloat);
+  gemm(true, M, N, K, 1.0f, a32.data_ptr<float>(), K, w32.data_ptr<float>(), K, 1.0f, C, ldc);
+}
+
 // Multi-head self-attention within each packed sequence: qkv [N, 3D] (Q | K | V per token) →
 // ctx [N, D], heads side by side. One task per (sequence, head).
 void attention(const float* qkv, float* ctx, const std::vector<int64_t>& offsets, const std::vector<int64_t>& lengths, int64_t H,
@@ -68,9 +84,10 @@ void attention(const float* qkv, float* ctx, const std::vector<int64_t>& offsets
   });
 }
 
-void checkWeight(const at::Tensor& t, std::initializer_list<int64_t> shape, int64_t layer, const char* what) {
-  TORCH_CHECK(t.defined() && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.sizes() == at::IntArrayRef(shape),
-              "packedEncoderLayers: layer ", layer, " ", what, " must be float32 ", at::IntArrayRef(shape), ", got ",
+void checkWeight(const at::Tensor& t, std::initializer_list<int64_t> shape, int64_t layer, const char* what,
+                 at::ScalarType dtype = at::kFloat) {
+  TORCH_CHECK(t.defined() && t.scalar_type() == dtype && t.device().is_cpu() && t.sizes() == at::IntArrayRef(shape),
+              "packedEncoderLayers: layer ", layer, " ", what, " must be ", dtype == at::kFloat ? "float32" : "bfloat16", " ", at::IntArrayRef(shape), ", got ",
               t.defined() ? t.sizes() : at::IntArrayRef{}, t.defined() ? std::string(" ") + c10::toString(t.scalar_type()) : std::string(" (undefined)"));
 }
 
@@ -94,17 +111,19 @@ at::Tensor packedEncoderLayers(const at::Tensor& x, const std::vector<int64_t>& 
   TORCH_CHECK(total == N, "packedEncoderLayers: lengths sum to ", total, " but x has ", N, " rows");
   const int64_t L = static_cast<int64_t>(weights.size() / 12);
   const int64_t F = L ? weights[6].size(0) : 0;
+  // the four matrices are all float32 or all bfloat16 (the first one says which); the rest float32
+  const at::ScalarType mdt = L && weights[0].defined() && weights[0].scalar_type() == at::kBFloat16 ? at::kBFloat16 : at::kFloat;
   for (int64_t l = 0; l < L; l++) {
     const at::Tensor* w = &weights[12 * l];
-    checkWeight(w[0], {3 * D, D}, l, "W_qkv");
+    checkWeight(w[0], {3 * D, D}, l, "W_qkv", mdt);
     checkWeight(w[1], {3 * D}, l, "b_qkv");
-    checkWeight(w[2], {D, D}, l, "W_o");
+    checkWeight(w[2], {D, D}, l, "W_o", mdt);
     checkWeight(w[3], {D}, l, "b_o");
     checkWeight(w[4], {D}, l, "LN1 weight");
     checkWeight(w[5], {D}, l, "LN1 bias");
-    checkWeight(w[6], {F, D}, l, "W_1");
+    checkWeight(w[6], {F, D}, l, "W_1", mdt);
     checkWeight(w[7], {F}, l, "b_1");
-    checkWeight(w[8], {D, F}, l, "W_2");
+    checkWeight(w[8], {D, F}, l, "W_2", mdt);
     checkWeight(w[9], {D}, l, "b_2");
     checkWeight(w[10], {D}, l, "LN2 weight");
     checkWeight(w[11], {D}, l, "LN2 bias");
@@ -120,21 +139,21 @@ at::Tensor packedEncoderLayers(const at::Tensor& x, const std::vector<int64_t>& 
     for (auto& t : w) t = t.contiguous();
     // Q, K, V: bias first, the GEMM adds x·W_qkvᵀ
     qkv.copy_(w[1].expand({N, 3 * D}));
-    gemm(true, N, 3 * D, D, 1.0f, cur.data_ptr<float>(), D, w[0].data_ptr<float>(), D, 1.0f, qkv.data_ptr<float>(), 3 * D);
+    gemmWeight(N, 3 * D, D, cur.data_ptr<float>(), D, w[0], qkv.data_ptr<float>(), 3 * D);
     attention(qkv.data_ptr<float>(), ctx.data_ptr<float>(), offsets, lengths, H, hd);
     // h = LN1(x + b_o + ctx·W_oᵀ)
     auto h = at::add(cur, w[3]);
-    gemm(true, N, D, D, 1.0f, ctx.data_ptr<float>(), D, w[2].data_ptr<float>(), D, 1.0f, h.data_ptr<float>(), D);
+    gemmWeight(N, D, D, ctx.data_ptr<float>(), D, w[2], h.data_ptr<float>(), D);
     h = at::layer_norm(h, {D}, w[4], w[5], eps);
     // f = act(b_1 + h·W_1ᵀ)
     auto f = w[7].expand({N, F}).contiguous();
-    gemm(true, N, F, D, 1.0f, h.data_ptr<float>(), D, w[6].data_ptr<float>(), D, 1.0f, f.data_ptr<float>(), F);
+    gemmWeight(N, F, D, h.data_ptr<float>(), D, w[6], f.data_ptr<float>(), F);
     if (activation == 0) at::gelu_(f, "none");
     else if (activation == 1) at::gelu_(f, "tanh");
     else at::relu_(f);
     // x = LN2(h + b_2 + f·W_2ᵀ)
     auto y = at::add(h, w[9]);
-    gemm(true, N, D, F, 1.0f, f.data_ptr<float>(), F, w[8].data_ptr<float>(), F, 1.0f, y.data_ptr<float>(), D);
+    gemmWeight(N, D, F, f.data_ptr<float>(), F, w[8], y.data_ptr<float>(), D);
     cur = at::layer_norm(y, {D}, w[10], w[11], eps);
   }
   return cur;

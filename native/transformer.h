@@ -13,7 +13,9 @@ namespace xling {
 // float32 tensors in this order: W_qkv [3D, D] (Q, K, V stacked as rows), b_qkv [3D], W_o [D, D],
 // b_o [D], LN1 weight, LN1 bias [D], W_1 [F, D], b_1 [F], W_2 [D, F], b_2 [D], LN2 weight, LN2
 // bias [D] (PyTorch's Linear layout). activation: 0 exact GELU, 1 tanh GELU, 2 ReLU. Scores are
-// q·kᵀ/√(D/heads). Inference only (no autograd). Returns [N, D].
+// q·kᵀ/√(D/heads). W_qkv, W_o, W_1 and W_2 may instead all be bfloat16: their products then take
+// the activations rounded to bfloat16 (float32 accumulation; attention, biases, residuals and
+// layer norms stay float32). Inference only (no autograd). Returns [N, D].
 at::Tensor packedEncoderLayers(const at::Tensor& x, const std::vector<int64_t>& lengths, const std::vector<at::Tensor>& weights,
                                int64_t heads, double eps, int activation);
 

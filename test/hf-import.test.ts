@@ -144,8 +144,51 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       assert.throws(() => packedEncoderLayers(x, [3], layer, 3, 1e-12, 'gelu'), /not a multiple of 3 heads/);
       assert.throws(() => packedEncoderLayers(x, [3], layer.slice(0, 11), 2, 1e-12, 'gelu'), /12 weights per layer/);
       assert.throws(() => packedEncoderLayers(x, [3], [w([24, 9]), ...layer.slice(1)], 2, 1e-12, 'gelu'), /layer 0 W_qkv must be float32 \[24, 8\]/);
+      // bfloat16 matrices: all four or none
+      const b16 = layer.map((t, i) => (i === 0 || i === 2 || i === 6 || i === 8 ? t.to('bfloat16') : t));
+      const okB = packedEncoderLayers(x, [1, 2], b16, 2, 1e-12, 'gelu');
+      assert.deepEqual(okB.shape, [3, 8]);
+      okB.dispose();
+      assert.throws(() => packedEncoderLayers(x, [3], [b16[0]!, ...layer.slice(1)], 2, 1e-12, 'gelu'), /layer 0 W_o must be bfloat16 \[8, 8\]/);
+      assert.throws(() => packedEncoderLayers(x, [3], [b16[0]!, b16[1]!, b16[2]!, ...b16.slice(3).map((t, i) => (i === 0 ? t.to('bfloat16') : t))], 2, 1e-12, 'gelu'), /layer 0 b_o must be float32 \[8\]/);
+      for (const i of [0, 2, 6, 8]) b16[i]!.dispose();
     });
     for (const t of [x, ...layer]) t.dispose();
+  });
+
+  test('--precision bf16: bfloat16 matrices give vectors close to the reference (not equal), async as sync; fp32 again is exact; other kinds are refused', async () => {
+    for (const name of ['bert', 'xlmr'] as const) {
+      const out = join(dir, name);
+      if (!existsSync(out)) await importFixture(name);
+      const m = loadSentenceEncoder(out, { precision: 'bf16' });
+      const enc = m.encoder as HfSentenceEncoder;
+      assert.equal(enc.net.precision, 'bf16');
+      const r = ref(name);
+      const ids = m.tokenize(sentences);
+      const v = m.embedIds(ids, { normalize: false, maxSentences: 16 });
+      let minCos = 1;
+      for (let i = 0; i < sentences.length; i++) {
+        const a = v.subarray(i * r.dim, (i + 1) * r.dim), b = r.v.subarray(i * r.dim, (i + 1) * r.dim);
+        let dot = 0;
+        for (let j = 0; j < r.dim; j++) dot += a[j]! * b[j]!;
+        minCos = Math.min(minCos, dot / (Math.hypot(...a) * Math.hypot(...b)));
+      }
+      const d = maxAbsDiff(v, r.v);
+      // bfloat16 keeps 8 significant bits: the vectors move (so the bf16 products ran), but little
+      assert.ok(d > 1e-5, `${name}: bf16 vectors equal fp32's (max abs difference ${d}): the bf16 path did not run`);
+      assert.ok(minCos > 0.999, `${name}: cosine to the reference ${minCos}`);
+      const few = ids.slice(0, 12);
+      assert.deepEqual(Array.from(await enc.encodeAsync(few)), Array.from(enc.encode(few)));
+      enc.net.precision = 'fp32';
+      assert.ok(maxAbsDiff(m.embedIds(ids, { normalize: false, maxSentences: 16 }), r.v) <= 1e-5);
+      (m.tokenizer as { dispose?: () => void }).dispose?.();
+    }
+    const lx = (f: string) => join(root, 'test/fixtures/laser', f);
+    assert.equal(cli(['import', 'laser', '--checkpoint', lx('tiny.pt'), '--spm', lx('spm-unigram.model'), '-o', join(dir, 'laser')]).status, 0);
+    const r = cli(['embed', '--model', join(dir, 'laser'), '--input', join(FIX, 'sentences.txt'), '-o', join(dir, 'x.npy'), '--precision', 'bf16']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /--precision bf16: .* is a laser-lstm model; bfloat16 inference is for imported Hugging Face encoders/);
+    assert.equal(existsSync(join(dir, 'x.npy')), false);
   });
 
   test('the prompt: by name, as text, and none (other vectors); long inputs are cut with one warning', async () => {

@@ -78,6 +78,7 @@ export const embedCommand = command(['embed'], {
     ranges: { type: 'string', metavar: 'FILE', help: 'with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus\'s OUTPUT.ranges.npy)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
     chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
+    precision: { type: 'string', choices: ['fp32', 'bf16'], default: 'fp32', help: "the encoder's arithmetic: bf16 runs an imported Hugging Face encoder's matrices in bfloat16 (about twice the speed on CPUs with AVX512_BF16; vectors within ~1e-3 of fp32's); other kinds are refused" },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     quiet: { type: 'boolean', default: false },
   },
@@ -89,7 +90,7 @@ export const embedCommand = command(['embed'], {
   const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
   if (a.threads) setNumThreads(a.threads);
-  const m = loadSentenceEncoder(a.model);
+  const m = loadSentenceEncoder(a.model, { precision: a.precision as 'fp32' | 'bf16' });
   const d = m.dim;
   const ranges = a.ranges ? readRanges(a.ranges, d) : null;
   const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, a.fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));

@@ -158,10 +158,24 @@ export function modelLanguages(dir: string): string[] {
   return Object.keys(readSafetensorsHeader(join(dir, 'model.safetensors')).entries).filter((k) => k.startsWith('center.')).map((k) => k.slice('center.'.length));
 }
 
+/** How a model directory is opened for inference. */
+export interface LoadOptions {
+  /**
+   * 'bf16': the encoder's large matrices in bfloat16 (imported Hugging Face encoders: about twice
+   * the speed on CPUs with AVX512_BF16, vectors within ~1e-3 of fp32's); 'fp32' (default): as stored.
+   */
+  precision?: 'fp32' | 'bf16';
+}
+
 /** Loads the sentence encoder, tokenizer and per-language means of a model directory (full or exported). */
-export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
+export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
   const loader = getLoader(cfg.kind, join(dir, 'config.json'));
+  const precision = opts.precision ?? 'fp32';
+  if (precision !== 'fp32' && precision !== 'bf16') throw new Error(`--precision: 'fp32' or 'bf16', got ${JSON.stringify(precision)}`);
+  if (precision === 'bf16' && !loader.precisions?.includes('bf16')) {
+    throw new Error(`--precision bf16: ${dir} is a ${cfg.kind} model; bfloat16 inference is for imported Hugging Face encoders (hf-bert, hf-xlm-roberta, hf-distilbert)`);
+  }
   const file = join(dir, 'model.safetensors');
   const { tensors } = loadTensors(file, (k) => k.startsWith('center.'));
   const centers = new Map<string, Float32Array>();
@@ -187,7 +201,7 @@ export function loadSentenceEncoder(dir: string): SentenceEncoderModel {
       const name = stored(k);
       if (name && scaled.has(name) && !kept.has(name)) dequantizeInto(t, file, name);
     }
-  });
+  }, { precision });
   return new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
 }
 

@@ -163,7 +163,9 @@ export interface EncoderLoader {
    * uninitialised: withoutTableInit) and calls load(module), which reads model.safetensors'
    * `encoder.*` weights straight into it.
    */
-  loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder;
+  loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights, opts?: { precision?: 'fp32' | 'bf16' }): LoadedEncoder;
+  /** The inference precisions its encoders offer besides the stored one (`precision` of loadEncoder's opts). */
+  readonly precisions?: readonly ('fp32' | 'bf16')[];
   /** Whether its encoders can be trained further (`xling train --init`): loadEncoder then gives `adaptable`. */
   readonly adaptable?: boolean;
 }

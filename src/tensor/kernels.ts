@@ -65,10 +65,17 @@ const ENCODER_ACTIVATION: Record<EncoderActivation, number> = { gelu: 0, gelu_ta
  * Post-norm Transformer encoder layers over packed sequences (native/transformer.h): x [N, D] holds
  * the tokens of each sequence one after another (lengths sum to N; no padding), attention runs
  * within each sequence. Per layer 12 float32 weights: W_qkv [3D, D], b_qkv, W_o [D, D], b_o,
- * LN1 weight, LN1 bias, W_1 [F, D], b_1, W_2 [D, F], b_2, LN2 weight, LN2 bias. Inference only.
+ * LN1 weight, LN1 bias, W_1 [F, D], b_1, W_2 [D, F], b_2, LN2 weight, LN2 bias; the four matrices
+ * may all be bfloat16 instead (their products then take bfloat16-rounded activations, float32
+ * accumulation). Inference only.
  */
 export function packedEncoderLayers(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Tensor {
   return new Tensor(native.torch.packedEncoderLayers(x.handle, lengths, weights.map((t) => t.handle), heads, eps, ENCODER_ACTIVATION[activation]));
+}
+
+/** Whether this CPU multiplies bfloat16 natively (AVX512_BF16) through oneDNN; elsewhere bfloat16 weights are emulated, slower than float32. */
+export function cpuHasBf16(): boolean {
+  return native.torch.cpuHasBf16() as boolean;
 }
 
 /** packedEncoderLayers on a libuv worker thread (the event loop stays free). */

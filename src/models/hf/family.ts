@@ -1,11 +1,12 @@
 // The loaders of imported Hugging Face encoders (kinds hf-bert, hf-xlm-roberta, hf-distilbert):
 // import-only kinds, made by `xling import hf` (./convert.ts), loaded like every model directory.
 import { join } from 'node:path';
+import { cpuHasBf16 } from '../../tensor/kernels.js';
 import { HFTokenizer } from '../../text/hf-tokenizer.js';
 import { EncoderLoader, LoadedEncoder, LoadWeights, SavedModelConfig } from '../family.js';
 import { HF_ARCHS, HF_MODEL_KEYS, HfArch, HfEncoder, HfModelConfig, HfSentenceEncoder } from './model.js';
 
-let warned = false;
+let warned = false, warnedBf16 = false;
 
 function hfLoader(arch: HfArch): EncoderLoader {
   return {
@@ -13,7 +14,8 @@ function hfLoader(arch: HfArch): EncoderLoader {
     summary: `a Hugging Face ${arch} sentence encoder imported with xling import hf`,
     modelKeys: HF_MODEL_KEYS,
     adaptable: true,
-    loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
+    precisions: ['fp32', 'bf16'],
+    loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights, opts?: { precision?: 'fp32' | 'bf16' }): LoadedEncoder {
       const mc = saved.model as HfModelConfig;
       const f = join(dir, 'config.json');
       if (mc.arch !== arch) throw new Error(`${f}: kind hf-${arch} but model.arch ${JSON.stringify(mc.arch)}`);
@@ -23,6 +25,13 @@ function hfLoader(arch: HfArch): EncoderLoader {
       const net = new HfEncoder(mc);
       try { load(net); } catch (e) { net.dispose(); throw e; }
       net.eval();
+      if (opts?.precision === 'bf16') {
+        net.precision = 'bf16';
+        if (!cpuHasBf16() && !warnedBf16) {
+          warnedBf16 = true;
+          process.stderr.write('warning: this CPU has no AVX512_BF16: bfloat16 products are emulated here, slower than --precision fp32\n');
+        }
+      }
       const tokenizer = HFTokenizer.load(join(dir, tokFile), {
         maxLength: mc.maxSeqLength, prompt: mc.prompt, padId: mc.padTokenId,
         onFirstTruncation: (n) => {

@@ -231,9 +231,41 @@ export class HfEncoder extends Module {
     try { return noGrad(() => tidy(() => this.head(h, lengths))); } finally { h.dispose(); }
   }
 
+  /**
+   * The packed kernel's matrix precision: 'fp32' (the original arithmetic, the default) or 'bf16'
+   * (W_qkv, W_o, W_1, W_2 as bfloat16 copies, half their memory; each product takes the
+   * activations rounded to bfloat16 with float32 accumulation: about twice the speed where the CPU
+   * has AVX512_BF16, vectors within ~1e-3 of fp32's). Training and the padded path stay float32.
+   */
+  get precision(): 'fp32' | 'bf16' { return this.matrixPrecision; }
+  set precision(p: 'fp32' | 'bf16') {
+    if (p !== 'fp32' && p !== 'bf16') throw new Error(`precision must be 'fp32' or 'bf16', got ${JSON.stringify(p)}`);
+    if (p !== this.matrixPrecision) { this.dropPacked(); this.matrixPrecision = p; }
+  }
+  private matrixPrecision: 'fp32' | 'bf16' = 'fp32';
+
   private packedWeightList: Tensor[] | null = null;
+  /** bfloat16 copies owned here (precision 'bf16'), disposed with the list. */
+  private packedCopies: Tensor[] = [];
   private packedWeights(): Tensor[] {
-    return (this.packedWeightList ??= this.layers.flatMap((l) => l.packedWeights()));
+    if (this.packedWeightList) return this.packedWeightList;
+    const list = this.layers.flatMap((l) => l.packedWeights());
+    if (this.matrixPrecision === 'bf16') {
+      for (let i = 0; i < list.length; i++) {
+        if (i % 12 !== 0 && i % 12 !== 2 && i % 12 !== 6 && i % 12 !== 8) continue;
+        const c = noGrad(() => list[i]!.to('bfloat16'));
+        keep([c]);
+        this.packedCopies.push(c);
+        list[i] = c;
+      }
+    }
+    return (this.packedWeightList = list);
+  }
+
+  private dropPacked(): void {
+    this.packedWeightList = null;
+    for (const c of this.packedCopies) c.dispose();
+    this.packedCopies = [];
   }
 
   /**
@@ -241,12 +273,12 @@ export class HfEncoder extends Module {
    * dropped and rebuilt from the live weights on the next no-grad forward.
    */
   weightsChanged(): void {
-    this.packedWeightList = null;
+    this.dropPacked();
     for (const l of this.layers) l.dropCache();
   }
 
   override dispose(): void {
-    this.packedWeightList = null;
+    this.dropPacked();
     super.dispose();
   }
 
