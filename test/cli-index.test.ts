@@ -64,6 +64,11 @@ describe('CLI: every index factory builds, searches, saves and loads', () => {
       const r = await ok(['search', '--index', out, '--queries', 'q.npy', '-k', '3', '-o', '-', ...(f.includes('IVF') ? ['--nprobe', '4'] : [])]);
       const hits = selfHits(top1(r.stdout));
       assert.ok(hits >= 16, `${f}: ${hits}/20 queries find their own row first`);
+      if (f === 'Flat') {
+        // --threads: the same answer on one thread
+        const one = await ok(['search', '--index', out, '--queries', 'q.npy', '-k', '3', '-o', '-', '--threads', '1']);
+        assert.equal(one.stdout, r.stdout);
+      }
     });
   }
 

@@ -9,6 +9,7 @@ import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../index/exact.js';
 import { writeNpy } from '../io/npy.js';
 import { normalizeRows } from '../util/vectors.js';
+import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { openVectors, readVectors } from './vectors.js';
@@ -206,6 +207,7 @@ export const searchCommand = command(['search'], {
     distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
     ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
     rescore: { type: 'number', range: { int: true, min: 1 }, metavar: 'R', help: 'binary codes (--index of a binary flat index, --base of uint8/int8 codes from embed --dtype ubinary|binary) with float --queries: re-rank the k·R nearest by Hamming distance by the query\'s inner product with their ±1 vectors (score: that cosine); without it scores are Hamming distances' },
+    threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads for the search (default: all cores)' },
   },
   examples: ['xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy', 'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -'],
 }, async (a) => {
@@ -217,6 +219,7 @@ export const searchCommand = command(['search'], {
   for (const [flag, f] of [['--distances', a.distances], ['--ids', a.ids]] as const) if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
   if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
   checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text'], ['--distances', a.distances, 'out'], ['--ids', a.ids, 'out']]);
+  if (a.threads) setNumThreads(a.threads);
   if ((a.index && isBinaryIndexFile(a.index)) || (a.base && isBinaryVectors(a.base))) {
     if (a.metric || a.nprobe !== undefined || a.efSearch !== undefined) usage(`--metric/--nprobe/--ef-search: ${a.index ? `--index ${a.index}` : `--base ${a.base}`} holds binary codes, searched exactly by Hamming distance`);
     binarySearch({ index: a.index, base: a.base, queries: a.queries, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
