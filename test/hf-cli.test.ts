@@ -114,6 +114,25 @@ describe('every command on an imported Hugging Face model', () => {
     const [v] = await r.json() as number[][];
     const want = (readNpy(p('s.npy')).data as Float32Array).subarray(0, 32);
     v!.forEach((x, i) => assert.ok(Math.abs(x - want[i]!) <= 1e-5));
+    assert.equal(info.model_dtype, 'float32');
+    const gone = new Promise((resolve) => s.once('exit', resolve));
+    s.kill('SIGTERM');
+    await gone;
+  });
+
+  test('--precision bf16: serve says bfloat16 in /info and answers as xling embed --precision bf16 does (not as fp32)', async () => {
+    ok(['embed', '--model', model(), '--input', p('s.txt'), '-o', p('s16.npy'), '--precision', 'bf16']);
+    const s = cliAsync(['serve', '--model', model(), '--port', '0', '--precision', 'bf16']);
+    children.push(s);
+    const url = await waitFor(s, /listening on (http:\/\/\S+)/, 'serve');
+    const info = await (await fetch(url + '/info')).json() as Record<string, unknown>;
+    assert.equal(info.model_dtype, 'bfloat16');
+    const first = readFileSync(p('s.txt'), 'utf8').split('\n')[0]!;
+    const r = await fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [first], truncate: true }) });
+    const [v] = await r.json() as number[][];
+    const b16 = (readNpy(p('s16.npy')).data as Float32Array).subarray(0, 32), f32 = (readNpy(p('s.npy')).data as Float32Array).subarray(0, 32);
+    v!.forEach((x, i) => assert.ok(Math.abs(x - b16[i]!) <= 1e-5));
+    assert.ok(f32.some((x, i) => Math.abs(x - b16[i]!) > 1e-5), 'the bf16 vectors equal the fp32 ones');
     const gone = new Promise((resolve) => s.once('exit', resolve));
     s.kill('SIGTERM');
     await gone;

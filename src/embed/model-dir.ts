@@ -202,7 +202,9 @@ export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): Senten
       if (name && scaled.has(name) && !kept.has(name)) dequantizeInto(t, file, name);
     }
   }, { precision });
-  return new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
+  const model = new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
+  model.precision = precision;
+  return model;
 }
 
 /** An int8 table with its per-row float32 scales (`scale.<name>`) as stored, checked against the model's shape. */

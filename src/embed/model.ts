@@ -49,6 +49,8 @@ export class SentenceEncoderModel {
     /** The model's language identifier (lid.json), null when it has none. */
     public lid: LanguageIdentifier | null = null) {}
   get dim(): number { return this.encoder.dim; }
+  /** The arithmetic of the encoder's large matrices as loaded ('bf16': loadSentenceEncoder's precision option). */
+  precision: 'fp32' | 'bf16' = 'fp32';
 
   /** The languages a language option may name: those with mean vectors and those the identifier knows. */
   get languages(): string[] { return [...new Set([...this.centers.keys(), ...(this.lid?.languages ?? [])])].sort(); }

@@ -380,7 +380,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   app.get('/health', { schema: { description: 'TEI: 200 when the model is ready', tags: ['TEI'] } }, async (_req, reply) => reply.status(200).send());
 
   app.get('/info', { schema: { description: 'TEI: model and server settings (plus xling\'s)', tags: ['TEI'] } }, async () => ({
-    model_id: basename(o.modelDir), model_sha: null, model_dtype: 'float32',
+    model_id: basename(o.modelDir), model_sha: null, model_dtype: model.precision === 'bf16' ? 'bfloat16' : 'float32',
     model_type: { embedding: { pooling: 'model' } },
     max_concurrent_requests: opts.maxConcurrentRequests, max_input_length: maxInputLength, max_batch_tokens: maxBatchTokens,
     max_batch_requests: null, max_client_batch_size: opts.maxClientBatchSize, tokenization_workers: 1, version: '0.1.0',
