@@ -254,7 +254,22 @@ describe('graph of the bundled sample', () => {
     logs.length = 0;
     const m2 = await buildGraph({ ...base(join(dir, 'ivfpq')), factory: 'IVF4,PQ4', candidates: 10, recallTarget: 0.999, log: (l) => logs.push(l) });
     assert.equal(m2.nprobe, 4);
-    assert.ok(logs.some((l) => l.includes(`at nprobe 4 (every list) is below the recall target 0.999`) && l.includes(`--factory "${hnswFactory(m2.sentences)}"`)), logs.join('\n'));
+    assert.ok(logs.some((l) => l.includes(`at nprobe 4 (every list) and 80 candidates is below the recall target 0.999`) && l.includes(`--factory "${hnswFactory(m2.sentences)}"`)), logs.join('\n'));
+    // where more lists stop helping, the tuning doubled the candidates re-ranked (up to 8 × 10), recorded as the graph's; its settings keep the 10 given
+    assert.equal(m2.candidates, 80);
+    assert.equal(m2.settings?.candidates, 10);
+    assert.ok(logs.some((l) => /nprobe 4, 20 candidates: recall@10/.test(l)), logs.join('\n'));
+  });
+
+  it('raises the candidates re-ranked where more lists stop raising the recall, and reaches the target with them', async () => {
+    const logs: string[] = [];
+    const few = await buildGraph({ ...base(join(dir, 'ivfpq-few')), factory: 'IVF4,PQ4', candidates: 10, nprobe: 4, recallTarget: 0.9, log: (l) => logs.push(l) });
+    const tuned = await buildGraph({ ...base(join(dir, 'ivfpq-tuned')), factory: 'IVF4,PQ4', candidates: 10, recallTarget: 0.9, log: (l) => logs.push(l) });
+    // with nprobe given nothing is tuned: 10 candidates, and PQ4's codes keep the recall low
+    assert.equal(few.candidates, 10);
+    assert.ok(few.recall_at_10! < 0.9, `recall ${few.recall_at_10} with 10 candidates`);
+    assert.ok(tuned.candidates > 10 && tuned.candidates <= 80, `candidates ${tuned.candidates}`);
+    assert.ok(tuned.recall_at_10! >= 0.9 && tuned.recall_at_10! > few.recall_at_10!, `recall ${tuned.recall_at_10} with ${tuned.candidates} candidates`);
   });
 
   it('CLI: the model is found from any directory (stored relative to the graph); a rebuild with other settings is refused; path counts distinct sentences', () => {

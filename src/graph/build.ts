@@ -552,6 +552,7 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       const index = openQueryIndex(g, meta.factory);
       try {
         meta.nprobe = tuneGraphNprobe(g, index, vectors, o.recallTarget, log);
+        meta.candidates = readGraphMeta(g).candidates;
         if (meta.nprobe) index.setNprobe(meta.nprobe);
         await timed('query', async () => {
           const nb = NpyWriter.open(join(g, `neighbours${sfx}.npy`), meta.k, 'int32');
@@ -606,13 +607,15 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
 
 /**
  * The graph's nprobe: the one recorded, or (IVF indexes) chosen now on a sample and recorded, so
- * that every shard of the query step uses the same one. Null for indexes without lists.
+ * that every shard of the query step uses the same one; where more lists stop raising the recall,
+ * the candidates re-ranked are raised too (recorded as the graph's `candidates`; its settings keep
+ * the number given). Null for indexes without lists.
  */
 export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, recallTarget: number, log: (l: string) => void): number | null {
   const meta = readGraphMeta(g);
   if (meta.nprobe || !/IVF/.test(meta.factory)) return meta.nprobe;
-  const nprobe = chooseNprobe(index, vectors, meta, recallTarget, log);
-  const m = readGraphMeta(g); m.nprobe = nprobe; writeJson(metaFile(g), m);
+  const { nprobe, candidates } = chooseNprobe(index, vectors, meta, recallTarget, log);
+  const m = readGraphMeta(g); m.nprobe = nprobe; m.candidates = candidates; writeJson(metaFile(g), m);
   return nprobe;
 }
 
@@ -624,31 +627,43 @@ export function tuneGraph(g: string, recallTarget: number, log: (l: string) => v
   try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
 }
 
-/** The smallest nprobe (powers of two from 4, from 1 with an HNSW coarse quantizer) whose recall@10 on 500 sampled queries reaches the target. */
-function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, target: number, log: (l: string) => void): number {
+/** Candidates re-ranked are raised to at most this many times the number given. */
+export const MAX_CANDIDATE_FACTOR = 8;
+
+/**
+ * The smallest nprobe (powers of two from 4, from 1 with an HNSW coarse quantizer) whose recall@10
+ * on 500 sampled queries reaches the target. Where doubling nprobe gains less than 0.005 (the
+ * codes do not rank the true neighbours among the candidates: bench/RESULTS.md, 10M × 128), the
+ * candidates double instead (up to MAX_CANDIDATE_FACTOR × the number given) at the same nprobe.
+ */
+function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, target: number, log: (l: string) => void): { nprobe: number; candidates: number } {
   const N = vectors.size(0);
   const sample = new Rng(7).sample(N, Math.min(500, N)).sort((a, b) => a - b);
   const exact = exactNeighbours(vectors, sample, 10);
   const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
-  let last = 1, best = 0;
+  const maxCandidates = Math.min(N - 1, meta.candidates * MAX_CANDIDATE_FACTOR);
+  let candidates = meta.candidates, prev = -1, best = 0;
   // an HNSW coarse quantizer serves many small lists, of which one or two often reach the target
-  const first = /IVF\d+_HNSW/.test(meta.factory) ? 1 : 4;
-  for (let p = Math.min(first, nlist); p <= nlist; p = p === nlist ? nlist + 1 : Math.min(nlist, p * 2)) {
+  let p = Math.min(/IVF\d+_HNSW/.test(meta.factory) ? 1 : 4, nlist);
+  for (;;) {
     index.setNprobe(p);
     let hit = 0;
     for (let i = 0; i < sample.length; i++) {
-      const r = queryRows(index, vectors, sample[i]!, sample[i]! + 1, 10, meta.candidates);
+      const r = queryRows(index, vectors, sample[i]!, sample[i]! + 1, 10, candidates);
       // dist is 1 − the exact (re-ranked) score
       hit += hits(r.ids, Float32Array.from(r.dist, (x) => 1 - x), r.ids.length, new Set(exact.ids[i]!), exact.kth[i]!);
     }
-    const recall = hit / (sample.length * 10);
-    log(`nprobe ${p}: recall@10 ${recall.toFixed(3)} on ${sample.length} sampled sentences`);
-    last = p;
-    best = recall;
-    if (recall >= target) break;
+    best = hit / (sample.length * 10);
+    log(`nprobe ${p}, ${candidates} candidates: recall@10 ${best.toFixed(3)} on ${sample.length} sampled sentences`);
+    if (best >= target) break;
+    const stalled = prev >= 0 && best - prev < 0.005;
+    if ((stalled || p === nlist) && candidates < maxCandidates) { candidates = Math.min(maxCandidates, candidates * 2); prev = -1; continue; }
+    if (p === nlist) break;
+    prev = best;
+    p = Math.min(nlist, p * 2);
   }
-  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${last} (every list) is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it${/_HNSW/.test(meta.factory) ? '' : ` (e.g. --factory "${hnswFactory(N)}": finer lists, so finer residual codes; bench/RESULTS.md)`}`);
-  return last;
+  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${p}${p === nlist ? ' (every list)' : ''} and ${candidates} candidates is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it${/_HNSW/.test(meta.factory) ? '' : ` (e.g. --factory "${hnswFactory(N)}": finer lists, so finer residual codes; bench/RESULTS.md)`}`);
+  return { nprobe: p, candidates };
 }
 
 /** Joins the shards' outputs of a step: vectors (concatenated), index (merged), neighbours/distances (concatenated). */
