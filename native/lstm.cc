@@ -2,10 +2,11 @@
 // layer as one autograd node. Both are tensor primitives like aten::lstm: no model logic here.
 #include "lstm.h"
 
+#include "sgemm.h"
+
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,19 +17,6 @@
 namespace xling {
 namespace {
 
-// oneDNN's row-major sgemm, from the libdnnl that libtorch already loaded (null where libtorch was
-// built without it). Unlike OpenBLAS's pthread pool, it runs on the calling thread inside an
-// OpenMP region, so two threads can each run their own GEMMs at once.
-using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
-DnnlSgemm dnnlSgemm() {
-  static const DnnlSgemm fn = []() -> DnnlSgemm {
-    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
-    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<DnnlSgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
-  }();
-  return fn;
-}
-
 // Splits rows across threads (inner mode) or runs them on the calling thread.
 void forRows(bool inner, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (inner) at::parallel_for(0, n, grain, f);
@@ -36,7 +24,7 @@ void forRows(bool inner, int64_t n, int64_t grain, const std::function<void(int6
 }
 
 // C[M, N] = beta*C + A[M, K]·op(B) on row-major blocks: oneDNN on the calling thread, or ATen.
-void gemm(DnnlSgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+void gemm(Sgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
           const float* Bm, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (sg) {
     TORCH_CHECK(sg('N', transB ? 'T' : 'N', M, N, K, 1.0f, A, lda, Bm, ldb, beta, C, ldc) == 0, "xling lstm: dnnl_sgemm failed");
@@ -60,7 +48,7 @@ void gemm(DnnlSgemm sg, bool transB, int64_t M, int64_t N, int64_t K, const floa
 template <typename F>
 void forDirections(int64_t D, F&& f, int maxThreads = std::numeric_limits<int>::max()) {
   const int nt = at::get_num_threads();
-  const bool byDirection = D == 2 && dnnlSgemm() != nullptr && nt >= 2 && nt <= maxThreads && !at::in_parallel_region();
+  const bool byDirection = D == 2 && oneDnnSgemm() != nullptr && nt >= 2 && nt <= maxThreads && !at::in_parallel_region();
   if (byDirection) {
     at::parallel_for(0, 2, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t d = lo; d < hi; d++) f(d, false);
@@ -116,7 +104,7 @@ at::Tensor lstmTableEncode(const at::Tensor& ids, const std::vector<int64_t>& le
   float* op = out.data_ptr<float>();
   const int64_t ostride = static_cast<int64_t>(D) * H;
   forDirections(static_cast<int64_t>(D), [&](int64_t d, bool inner) {
-    const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
+    const Sgemm sg = inner ? nullptr : oneDnnSgemm();
     const bool reverse = d == 1;
     const float* tab = tables[d].data_ptr<float>();
     auto whhC = whh[d].contiguous();
@@ -249,7 +237,7 @@ at::Tensor lstmStackEncode(const at::Tensor& ids, const std::vector<int64_t>& le
     const float* xp = x.data_ptr<float>();
     float* yp = last ? nullptr : y.data_ptr<float>();
     forDirections(D, [&](int64_t d, bool inner) {
-      const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
+      const Sgemm sg = inner ? nullptr : oneDnnSgemm();
       const bool reverse = d == 1;
       const int64_t k = (l * D + d) * 4;
       const float* Wih = w[k].data_ptr<float>();
@@ -370,7 +358,7 @@ void recurrenceForward(const Shapes& s, const at::Tensor& xg, const at::Tensor& 
   float *ap = acts.data_ptr<float>(), *cp = cs.data_ptr<float>(), *hp = hs.data_ptr<float>(), *op = out.data_ptr<float>();
   const auto nAct = activePrefix(len, T, B);
   forDirections(D, [&](int64_t d, bool inner) {
-    const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
+    const Sgemm sg = inner ? nullptr : oneDnnSgemm();
     const bool reverse = d == 1;
     const float* W = whh[d].data_ptr<float>();
     const float* h0p = h0[d].data_ptr<float>();
@@ -445,7 +433,7 @@ RecurrenceGrads recurrenceBackward(const Shapes& s, const at::Tensor& whh, const
   float* dxp = r.dxg.data_ptr<float>();
   const auto nAct = activePrefix(len, T, B);
   forDirections(D, [&](int64_t d, bool inner) {
-    const DnnlSgemm sg = inner ? nullptr : dnnlSgemm();
+    const Sgemm sg = inner ? nullptr : oneDnnSgemm();
     const bool reverse = d == 1;
     const float* W = whh[d].data_ptr<float>();
     const float* c0p = c0[d].data_ptr<float>();

@@ -18,21 +18,24 @@
 
 namespace xling {
 
+namespace {
+
+// A function of the libdnnl that libtorch already loaded; null without it or with XLING_NO_DNNL_SGEMM.
+void* oneDnnSymbol(const char* name) {
+  if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
+  void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  return lib ? dlsym(lib, name) : nullptr;
+}
+
+}  // namespace
+
 Sgemm oneDnnSgemm() {
-  static const Sgemm fn = []() -> Sgemm {
-    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
-    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm")) : nullptr;
-  }();
+  static const Sgemm fn = reinterpret_cast<Sgemm>(oneDnnSymbol("dnnl_sgemm"));
   return fn;
 }
 
 GemmBf16 oneDnnGemmBf16() {
-  static const GemmBf16 fn = []() -> GemmBf16 {
-    if (std::getenv("XLING_NO_DNNL_SGEMM")) return nullptr;
-    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<GemmBf16>(dlsym(lib, "dnnl_gemm_bf16bf16f32")) : nullptr;
-  }();
+  static const GemmBf16 fn = reinterpret_cast<GemmBf16>(oneDnnSymbol("dnnl_gemm_bf16bf16f32"));
   return fn;
 }
 
