@@ -7,7 +7,6 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>

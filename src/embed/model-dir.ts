@@ -162,7 +162,7 @@ export function modelLanguages(dir: string): string[] {
 export interface LoadOptions {
   /**
    * 'bf16': the encoder's large matrices in bfloat16 (imported Hugging Face encoders: about twice
-   * the speed on CPUs with AVX512_BF16, vectors within ~1e-3 of fp32's); 'fp32' (default): as stored.
+   * the speed on CPUs with AVX512_BF16; cosine to the fp32 vectors > 0.999); 'fp32' (default): as stored.
    */
   precision?: 'fp32' | 'bf16';
 }
