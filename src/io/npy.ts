@@ -89,7 +89,6 @@ export function viewNpyArray(buf: ArrayBufferLike, d: NpyDType, byteOffset = 0, 
   }
 }
 
-
 // ---------------------------------------------------------------- header
 
 function headerDictString(dtype: NpyDType, shape: readonly number[]): string {

@@ -233,7 +233,7 @@ export class HfEncoder extends Module {
 
   /**
    * The packed kernel's matrix precision: 'fp32' (the original arithmetic, the default) or 'bf16'
-   * (W_qkv, W_o, W_1, W_2 as bfloat16 copies, half their memory; each product takes the
+   * (W_qkv, W_o, W_1, W_2 as bfloat16 copies beside the float32 weights; each product takes the
    * activations rounded to bfloat16 with float32 accumulation: about twice the speed where the CPU
    * has AVX512_BF16; cosine to the fp32 vectors > 0.999). Training and the padded path stay float32.
    */
