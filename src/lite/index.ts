@@ -12,7 +12,7 @@
 // the model's files (e.g. `{ authorization: 'Bearer KEY' }` for a server started with --api-key).
 import { LanguageIdentifier } from '../text/lid-core.js';
 import { LiteEmbedOptions, LiteModel } from './model.js';
-import { parseSafetensors } from './safetensors.js';
+import { parseSafetensors, safetensorsHeaderLength } from './safetensors.js';
 import { Arena, WasmMemory, arenaMemory, instantiateKernel, kernelModule, planArena } from './wasm.js';
 
 export { LiteModel } from './model.js';
@@ -63,10 +63,9 @@ async function fetchBytes(url: string, headers?: Record<string, string>): Promis
  */
 export type Place = (size: number, headerLen: number) => Uint8Array | null;
 
-/** The header length of a safetensors file (its first 8 bytes), or -1. */
+/** The header length of a safetensors file (its first 8 bytes), or -1 (too short, or no safe integer). */
 function headerLength(first: Uint8Array): number {
-  if (first.byteLength < 8) return -1;
-  const n = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
+  const n = safetensorsHeaderLength(first);
   return Number.isSafeInteger(n) ? n : -1;
 }
 

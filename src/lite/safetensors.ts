@@ -16,11 +16,15 @@ export interface LiteSafetensors {
 
 const ITEMSIZE: Record<string, number> = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
 
+/** The header length a safetensors file's first 8 bytes give (u64 little-endian), or -1 with fewer bytes. */
+export function safetensorsHeaderLength(buf: Uint8Array): number {
+  return buf.byteLength < 8 ? -1 : Number(new DataView(buf.buffer, buf.byteOffset, 8).getBigUint64(0, true));
+}
+
 /** Parses a safetensors file's bytes; `where` names it in errors. */
 export function parseSafetensors(buf: Uint8Array, where: string): LiteSafetensors {
   if (buf.byteLength < 8) throw new Error(`${where}: not a safetensors file (${buf.byteLength} bytes)`);
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const n = Number(dv.getBigUint64(0, true));
+  const n = safetensorsHeaderLength(buf);
   if (!(n > 1 && 8 + n <= buf.byteLength)) throw new Error(`${where}: not a safetensors file (header length ${n})`);
   let header: Record<string, unknown>;
   try { header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n))) as Record<string, unknown>; } catch (e) { throw new Error(`${where}: invalid safetensors header: ${(e as Error).message}`); }
