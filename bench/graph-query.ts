@@ -1,6 +1,6 @@
 // The graph's query step at scale (issue 30 §2): the cost per query sentence at equal recall@10
 // (≥ --target against exact search, after the index's candidates are re-ranked with the exact
-// vectors as `xling graph build` does) for candidate index layouts, side by side in one process:
+// float16 vectors by `xling graph build`'s own re-ranking, `rerankCandidates`) for candidate index layouts, side by side in one process:
 //   default  OPQ16,IVF√N,PQ16                 (the graph's default above the exact crossover)
 //   hnsw     OPQ16,IVF(8√N)_HNSW32,PQ16       (an HNSW coarse quantizer: 8× the lists, fewer codes scanned)
 //   fs       IVF√N,PQ32x4fs                    (PQ fast-scan: 4-bit codes scanned with SIMD, then re-ranked)
@@ -17,6 +17,7 @@
 //   node dist/bench/graph-query.js [--n 1000000] [--d 128] [--queries 1000] [--candidates 64]
 //     [--max-candidates 512] [--target 0.9] [--only default,hnsw,fs,hnsw-fs] [--dir /tmp/xling-graph-query] [--threads 2] [--json]
 //     [--hnsw-lists 8] [--vectors GRAPH/vectors.npy]   (real sentence vectors instead: a seeded sample of rows are the queries)
+//     [--keep] [--reuse]   (keep each layout's index file in --dir; read a kept one instead of training and adding again)
 //
 // Data: bench/ivfpq-1m.ts's clustered unit vectors (4,000 centres in a 64-d latent space,
 // randomly projected to d, plus isotropic noise): synthetic, with a sentence space's low
@@ -25,10 +26,10 @@
 // measure on real vectors (--vectors) too.
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { TIE_TOLERANCE } from '../src/graph/build.js';
-import { FaissIndex, indexFactory, knnAsync, setFaissThreads, SearchResult } from '../src/index/faiss.js';
+import { rerankCandidates, TIE_TOLERANCE } from '../src/graph/build.js';
+import { FaissIndex, indexFactory, knnAsync, readIndex, setFaissThreads, SearchResult } from '../src/index/faiss.js';
 import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
-import { setNumThreads } from '../src/tensor/index.js';
+import { empty, fromArray, keep, noGrad, setNumThreads, Tensor, tidy } from '../src/tensor/index.js';
 import { Rng } from '../src/util/rng.js';
 import { jsonMode, runPython, threadsArg } from './common.js';
 import { generate } from './ivfpq-1m.js';
@@ -52,40 +53,33 @@ export const LAYOUTS: Record<string, (n: number, d: number) => string> = {
 };
 function pow2(x: number): number { return 2 ** Math.round(Math.log2(x)); }
 
-/** The index's `cand` candidates of each query re-ranked by the exact inner product with the float32 base: the best k ids and their scores. */
-export function rerankExact(base: Float32Array, d: number, q: Float32Array, r: SearchResult, k: number): { ids: BigInt64Array; scores: Float32Array } {
-  const n = r.n, K = r.k, out = new BigInt64Array(n * k).fill(-1n), scores = new Float32Array(n * k).fill(-Infinity);
-  for (let i = 0; i < n; i++) {
-    const list: [bigint, number][] = [];
-    for (let j = 0; j < K; j++) {
-      const l = r.labels[i * K + j]!;
-      if (l < 0n) continue;
-      const o = Number(l) * d;
-      let s = 0;
-      for (let t = 0; t < d; t++) s += base[o + t]! * q[i * d + t]!;
-      list.push([l, s]);
-    }
-    list.sort((a, b) => b[1] - a[1]);
-    for (let j = 0; j < Math.min(k, list.length); j++) { out[i * k + j] = list[j]![0]; scores[i * k + j] = list[j]![1]; }
-  }
-  return { ids: out, scores };
+/** The base as the graph holds it: one float16 tensor [n, d] (converted in blocks of rows). */
+function float16Base(base: Float32Array, n: number, d: number): Tensor {
+  const t = keep(empty([n, d], 'float16'));
+  noGrad(() => { for (let a = 0; a < n; a += 100000) tidy(() => { const b = Math.min(n, a + 100000); t.narrow(0, a, b - a).copy_(fromArray(base.subarray(a * d, b * d), [b - a, d])); }); });
+  return t;
 }
 
 /**
- * Recall@10 against exact search, a returned neighbour whose exact score reaches the 10th exact
- * one's (less TIE_TOLERANCE: the two sums round differently) counting as found, as `xling graph
+ * Recall@10 against exact search, a returned neighbour whose exact float32 score reaches the 10th
+ * exact one's (less TIE_TOLERANCE: the two sums round differently) counting as found, as `xling graph
  * build`'s recall and ann-benchmarks' do (real collections hold equal vectors: the same string in several
- * languages); `byIds` counts ids alone.
+ * languages); `byIds` counts ids alone. The returned ids are scored here from the float32 base, not
+ * by the float16 re-ranking that chose them.
  */
-function recallAt10(truth: SearchResult, got: { ids: BigInt64Array; scores: Float32Array }, n: number): { recall: number; byIds: number } {
+function recallAt10(truth: SearchResult, got: { ids: Int32Array }, base: Float32Array, q: Float32Array, d: number, n: number): { recall: number; byIds: number } {
   let hit = 0, byIds = 0;
   for (let i = 0; i < n; i++) {
-    const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + 10)));
+    const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + 10), Number));
     const kth = truth.distances[i * truth.k + 9]!;
     for (let j = 0; j < 10; j++) {
       const id = got.ids[i * 10 + j]!;
-      if (t.has(id)) byIds++;
-      if (t.has(id) || got.scores[i * 10 + j]! >= kth - TIE_TOLERANCE) hit++;
+      if (id < 0) continue;
+      if (t.has(id)) { byIds++; hit++; continue; }
+      const row = base.subarray(id * d, (id + 1) * d), qi = q.subarray(i * d, (i + 1) * d);
+      let s = 0;
+      for (let c = 0; c < d; c++) s += row[c]! * qi[c]!;
+      if (s >= kth - TIE_TOLERANCE) hit++;
     }
   }
   return { recall: hit / (n * 10), byIds: byIds / (n * 10) };
@@ -142,26 +136,35 @@ export async function run(): Promise<Record<string, unknown>> {
   log(`exact ground truth in ${exactSeconds.toFixed(0)}s (${((exactSeconds / nq) * 1e3).toFixed(2)} ms/query)`);
 
   const tuneN = Math.min(200, nq);
-  const rows: Record<string, number | string>[] = [];
+  const vectors = float16Base(base, n, d);
+  const rerank = (q: Float32Array, r: SearchResult) => rerankCandidates(vectors, -1, q, r, 10);
+  const rows: Record<string, number | string | null>[] = [];
   for (const name of only) {
     const factory = LAYOUTS[name]!(n, d);
-    const index = indexFactory(d, factory, 'ip');
-    index.setTrainingParams({ polysemous: false, opqIters: 20 });
-    const nlist = index.info.nlist;
-    const m = Math.min(n, Math.max(100000, 40 * nlist), 500000);
-    const sample = new Rng(1).sample(n, m).sort((a, b) => a - b);
-    const x = new Float32Array(m * d);
-    sample.forEach((r, i) => x.set(base.subarray(r * d, (r + 1) * d), i * d));
-    t = performance.now();
-    await index.trainAsync(x);
-    const trainSeconds = (performance.now() - t) / 1000;
-    t = performance.now();
-    for (let a = 0; a < n; a += 100000) await index.addAsync(base.slice(a * d, Math.min(n, a + 100000) * d));
-    const addSeconds = (performance.now() - t) / 1000;
     const file = join(dir, `${name}.faiss`);
-    index.write(file);
+    let index: FaissIndex, trainSeconds: number | null = null, addSeconds: number | null = null, m = 0;
+    if (process.argv.includes('--reuse') && existsSync(file)) {
+      index = readIndex(file);
+      if (index.ntotal !== n || index.d !== d) throw new Error(`--reuse: ${file} holds ${index.ntotal} × ${index.d}, not ${n} × ${d}`);
+      log(`${name} ${factory}: read the kept ${file}`);
+    } else {
+      index = indexFactory(d, factory, 'ip');
+      index.setTrainingParams({ polysemous: false, opqIters: 20 });
+      m = Math.min(n, Math.max(100000, 40 * index.info.nlist), 500000);
+      const sample = new Rng(1).sample(n, m).sort((a, b) => a - b);
+      const x = new Float32Array(m * d);
+      sample.forEach((r, i) => x.set(base.subarray(r * d, (r + 1) * d), i * d));
+      t = performance.now();
+      await index.trainAsync(x);
+      trainSeconds = (performance.now() - t) / 1000;
+      t = performance.now();
+      for (let a = 0; a < n; a += 100000) await index.addAsync(base.slice(a * d, Math.min(n, a + 100000) * d));
+      addSeconds = (performance.now() - t) / 1000;
+      index.write(file);
+    }
+    const nlist = index.info.nlist;
     const bytes = statSync(file).size / n;
-    log(`${name} ${factory}: trained on ${m} in ${trainSeconds.toFixed(0)}s, added in ${addSeconds.toFixed(0)}s, ${bytes.toFixed(1)} bytes/vector`);
+    if (trainSeconds !== null) log(`${name} ${factory}: trained on ${m} in ${trainSeconds.toFixed(0)}s, added in ${addSeconds!.toFixed(0)}s, ${bytes.toFixed(1)} bytes/vector`);
     // the smallest nprobe that reaches the target on the tuning queries; where doubling nprobe
     // stops helping (the codes cannot rank the true neighbours into the candidates), twice the
     // candidates re-ranked (up to --max-candidates) and on from that nprobe
@@ -169,7 +172,7 @@ export async function run(): Promise<Record<string, unknown>> {
     const tq = xq.subarray(0, tuneN * d), tt: SearchResult = { ...truth, n: tuneN };
     while (nprobe <= nlist) {
       index.setNprobe(nprobe);
-      rec = recallAt10(tt, rerankExact(base, d, tq, await index.searchAsync(tq, cand), 10), tuneN).recall;
+      rec = recallAt10(tt, rerank(tq, await index.searchAsync(tq, cand)), base, tq, d, tuneN).recall;
       log(`  nprobe ${nprobe}, ${cand} candidates: recall@10 ${rec.toFixed(3)} on ${tuneN} queries`);
       if (rec >= target) break;
       if (prev >= 0 && rec - prev < 0.005 && cand * 2 <= candMax) { cand *= 2; prev = -1; continue; }
@@ -186,22 +189,23 @@ export async function run(): Promise<Record<string, unknown>> {
       best = Math.min(best, (performance.now() - t) / 1000);
     }
     t = performance.now();
-    const ids = rerankExact(base, d, xq, res, 10);
+    const ids = rerank(xq, res);
     rerankSeconds = (performance.now() - t) / 1000;
-    const { recall, byIds } = recallAt10(truth, ids, nq);
+    const { recall, byIds } = recallAt10(truth, ids, base, xq, d, nq);
     // the research's setting for comparison: 1/32 of the lists probed (512 of 16,384 in the
-    // 566M-sentence graph), the cost the projection in bench/RESULTS.md priced
+    // 566M-sentence graph), the cost the projection in bench/RESULTS.md priced, with the graph's
+    // default --candidates (the tuned count can differ)
     let paper: Record<string, number> = {};
     if (name === 'default' && nlist >= 64) {
       const pp = nlist / 32;
       index.setNprobe(pp);
       t = performance.now();
-      const pr = await index.searchAsync(xq, cand);
+      const pr = await index.searchAsync(xq, cand0);
       const ps = (performance.now() - t) / 1000;
       t = performance.now();
-      const pids = rerankExact(base, d, xq, pr, 10);
+      const pids = rerank(xq, pr);
       const prs = (performance.now() - t) / 1000;
-      paper = { paper_nprobe: pp, paper_recall_at_10: +recallAt10(truth, pids, nq).recall.toFixed(4), paper_query_ms_per_sentence: +(((ps + prs) / nq) * 1e3).toFixed(4) };
+      paper = { paper_nprobe: pp, paper_candidates: cand0, paper_recall_at_10: +recallAt10(truth, pids, base, xq, d, nq).recall.toFixed(4), paper_query_ms_per_sentence: +(((ps + prs) / nq) * 1e3).toFixed(4) };
       log(`  ${name} at the research's 1/32 of the lists (nprobe ${pp}): recall@10 ${paper.paper_recall_at_10}, ${paper.paper_query_ms_per_sentence} ms/query`);
       index.setNprobe(nprobe);
     }
@@ -209,7 +213,7 @@ export async function run(): Promise<Record<string, unknown>> {
     const py = runPython('ivfpq_search.py', [file, qFile, String(cand), String(threads), String(nprobe), '2']);
     const pyQps = py[String(nprobe)]!;
     const row = {
-      layout: name, factory, nlist, nprobe, candidates: cand, recall_at_10: +recall.toFixed(4), recall_at_10_by_ids: +byIds.toFixed(4), train_seconds: +trainSeconds.toFixed(1), add_seconds: +addSeconds.toFixed(1),
+      layout: name, factory, nlist, nprobe, candidates: cand, recall_at_10: +recall.toFixed(4), recall_at_10_by_ids: +byIds.toFixed(4), train_seconds: trainSeconds === null ? null : +trainSeconds.toFixed(1), add_seconds: addSeconds === null ? null : +addSeconds.toFixed(1),
       bytes_per_vector: +bytes.toFixed(1), search_ms_per_query: +((best / nq) * 1e3).toFixed(4), rerank_ms_per_query: +((rerankSeconds / nq) * 1e3).toFixed(4),
       query_ms_per_sentence: +(((best + rerankSeconds) / nq) * 1e3).toFixed(4), python_search_ms_per_query: +((1 / pyQps) * 1e3).toFixed(4), python_ratio: +((nq / best) / pyQps).toFixed(3),
       ...paper,

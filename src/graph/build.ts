@@ -294,39 +294,52 @@ export function loadVectors(g: string): Tensor {
  */
 export function queryRows(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): { ids: Int32Array; dist: Float32Array } {
   const q = queryVectors(vectors, lo, hi);
-  return rerank(vectors, lo, q, index.search(q, Math.min(candidates + 1, index.ntotal)), k);
+  return rerankCandidates(vectors, lo, q, index.search(q, Math.min(candidates + 1, index.ntotal)), k);
 }
 
 /** queryRows with the index search on faiss's worker threads (the event loop stays free: a worker renews its job lock). */
 export async function queryRowsAsync(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): Promise<{ ids: Int32Array; dist: Float32Array }> {
   const q = queryVectors(vectors, lo, hi);
-  return rerank(vectors, lo, q, await index.searchAsync(q, Math.min(candidates + 1, index.ntotal)), k);
+  return rerankCandidates(vectors, lo, q, await index.searchAsync(q, Math.min(candidates + 1, index.ntotal)), k);
 }
 
 const queryVectors = (vectors: Tensor, lo: number, hi: number) => noGrad(() => tidy(() => vectors.narrow(0, lo, hi - lo).float().toFloat32Array()));
 
-/** The index's candidates r of queries lo.. (vectors q) re-ranked by the exact inner product: the best k other than the query itself. */
-function rerank(vectors: Tensor, lo: number, q: Float32Array, r: SearchResult, k: number): { ids: Int32Array; dist: Float32Array } {
+/**
+ * The index's candidates r of queries q re-ranked by the exact inner product with `vectors` (the
+ * graph's float16 rows, gathered and multiplied in libtorch): the best k of each, other than the
+ * query itself (query i is row `lo + i` of the collection; lo < 0: queries from outside it), as ids
+ * and cosine distances (1 − score). Ties keep the index's order. Also the graph-query bench's
+ * re-ranking, so its figures price the product's.
+ */
+export function rerankCandidates(vectors: Tensor, lo: number, q: Float32Array, r: SearchResult, k: number): { ids: Int32Array; dist: Float32Array } {
   const d = vectors.size(1), n = q.length / d;
   const K = r.k;
   const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
-  const cand = BigInt64Array.from(r.labels, (x) => (x < 0n ? 0n : x));
   const scores = noGrad(() => tidy(() => {
-    const c = vectors.indexSelect(0, fromArray(cand)).float().view([n, K, d]);
+    // missing candidates (-1) read row 0 and are skipped below
+    const c = vectors.indexSelect(0, fromArray(r.labels).clampMin(0)).float().view([n, K, d]);
     return c.bmm(fromArray(q, [n, d, 1])).view([n, K]).toFloat32Array();
   }));
+  // the best k by insertion (k ≪ K): a candidate enters after every kept one scoring at least as
+  // much, so equal scores keep the index's order, as a stable sort would
+  const topI = new Int32Array(k), topS = new Float32Array(k);
   for (let i = 0; i < n; i++) {
-    const self = lo + i;
-    const list: [number, number][] = [];
-    const seen = new Set<number>();
+    const self = lo < 0 ? -1 : lo + i;
+    let m = 0;
     for (let j = 0; j < K; j++) {
       const l = Number(r.labels[i * K + j]);
-      if (l < 0 || l === self || seen.has(l)) continue;
-      seen.add(l);
-      list.push([l, scores[i * K + j]!]);
+      if (l < 0 || l === self) continue;
+      const s = scores[i * K + j]!;
+      if (m === k && !(s > topS[k - 1]!)) continue;
+      let dup = false;
+      for (let t = 0; t < m; t++) if (topI[t] === l) { dup = true; break; }
+      if (dup) continue;
+      let p = m < k ? m++ : k - 1;
+      while (p > 0 && s > topS[p - 1]!) { topI[p] = topI[p - 1]!; topS[p] = topS[p - 1]!; p--; }
+      topI[p] = l; topS[p] = s;
     }
-    list.sort((a, b) => b[1] - a[1]);
-    for (let j = 0; j < Math.min(k, list.length); j++) { ids[i * k + j] = list[j]![0]; dist[i * k + j] = 1 - list[j]![1]; }
+    for (let j = 0; j < m; j++) { ids[i * k + j] = topI[j]!; dist[i * k + j] = 1 - topS[j]!; }
   }
   return { ids, dist };
 }
