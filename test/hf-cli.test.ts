@@ -138,7 +138,7 @@ describe('every command on an imported Hugging Face model', () => {
     await gone;
   });
 
-  test('cluster embed: a worker gives the embed command\'s vectors', async () => {
+  test('cluster embed: a worker gives the embed command\'s vectors, at --precision bf16 too', async () => {
     let redis: LocalRedis | null = null;
     try {
       redis = await startLocalRedis(p('redis'), 0);
@@ -150,6 +150,15 @@ describe('every command on an imported Hugging Face model', () => {
       let worst = 0;
       a.forEach((x, i) => { worst = Math.max(worst, Math.abs(x - b[i]!)); });
       assert.ok(worst <= 1e-5, `cluster vs embed: ${worst}`);
+      // --precision bf16 travels with the flow's jobs: the worker (started without it) answers as
+      // xling embed --precision bf16 does, not with its fp32 model
+      if (!existsSync(p('s16.npy'))) ok(['embed', '--model', model(), '--input', p('s.txt'), '-o', p('s16.npy'), '--precision', 'bf16']);
+      ok(['cluster', 'embed', '--model', model(), '--input', p('s.txt'), '-o', p('c16.npy'), '--redis', redis.url, '--work', p('work'), '--shards', '2', '--precision', 'bf16']);
+      const c16 = readNpy(p('c16.npy')).data as Float32Array, s16 = readNpy(p('s16.npy')).data as Float32Array;
+      let worst16 = 0;
+      c16.forEach((x, i) => { worst16 = Math.max(worst16, Math.abs(x - s16[i]!)); });
+      assert.ok(worst16 <= 1e-5, `cluster bf16 vs embed bf16: ${worst16}`);
+      assert.ok(c16.some((x, i) => Math.abs(x - a[i]!) > 1e-5), 'the bf16 flow gave the fp32 vectors');
       const gone = new Promise((resolve) => w.once('exit', resolve));
       w.kill('SIGTERM');
       await gone;

@@ -91,7 +91,8 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   readModelConfig(a.model); // a bad model directory is named before Redis is asked
   // the model is loaded here only to check --lang and identify the input's language (one decision for every shard)
-  const job = new InputEmbedder(loadSentenceEncoder(a.model), { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, quiet: a.quiet, label: 'cluster embed' }, a.input);
+  const precision = a.precision as 'fp32' | 'bf16';
+  const job = new InputEmbedder(loadSentenceEncoder(a.model, { precision }), { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, quiet: a.quiet, label: 'cluster embed' }, a.input);
   // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
   // (shards of a plain file start reading there) and sample them for the language
   const sample = new SpreadSample();
@@ -115,7 +116,7 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   const center = !a.center || (!job.perSentence && !job.lang) ? false : a.forceCenter ? 'force' as const : true;
   const sub = await submitEmbedFlow({
     redis: a.redis, work: a.work, model: a.model, input: a.input, output: a.output, lines, seekMarks, shards: a.shards, lang, center,
-    normalize: a.normalize, fp16: a.fp16, batchTokens: a.batchTokens, batchSentences: a.batchSentences, chunk: a.chunk, attempts: a.attempts,
+    normalize: a.normalize, fp16: a.fp16, batchTokens: a.batchTokens, batchSentences: a.batchSentences, precision, chunk: a.chunk, attempts: a.attempts,
   });
   const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };
   if (sub.state === 'completed') { say(`flow ${sub.flow}: already completed → ${a.output}`); return; }

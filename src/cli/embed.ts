@@ -78,7 +78,6 @@ export const embedCommand = command(['embed'], {
     ranges: { type: 'string', metavar: 'FILE', help: 'with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus\'s OUTPUT.ranges.npy)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
     chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
-    precision: { type: 'string', choices: ['fp32', 'bf16'], default: 'fp32', help: "the encoder's arithmetic: bf16 runs an imported Hugging Face encoder's matrices in bfloat16 (about twice the speed on CPUs with AVX512_BF16; cosine to the fp32 vectors > 0.999); other kinds are refused" },
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     quiet: { type: 'boolean', default: false },
   },

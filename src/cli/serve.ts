@@ -8,6 +8,7 @@ import { loadStore, SentenceStore } from '../io/sentence-store.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
+import { PRECISION_OPTION } from './vectors.js';
 
 export const serveCommand = command(['serve'], {
   name: 'xling serve',
@@ -33,7 +34,7 @@ export const serveCommand = command(['serve'], {
     apiKey: { type: 'string', help: 'require Authorization: Bearer KEY (except /health and the explorer page, which asks for the key)' },
     lang: { type: 'string', default: 'auto', help: "language of request inputs for per-language centring, as xling embed --lang (a request's lang wins; an unknown code is refused); 'auto': each input identified on its own by the model's identifier and centred only with a confidence of at least 0.5 (never a vote across inputs)" },
     center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
-    precision: { type: 'string', choices: ['fp32', 'bf16'], default: 'fp32', help: "the encoder's arithmetic: bf16 runs an imported Hugging Face encoder's matrices in bfloat16 (about twice the speed on CPUs with AVX512_BF16; cosine to the fp32 vectors > 0.999); other kinds are refused" },
+    precision: PRECISION_OPTION,
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },
   },

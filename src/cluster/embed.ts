@@ -40,6 +40,8 @@ export interface EmbedShardJob {
   fp16: boolean;
   batchTokens?: number;
   batchSentences?: number;
+  /** The encoder's arithmetic (xling cluster embed --precision; fp32 when absent). */
+  precision?: 'fp32' | 'bf16';
   /** Lines embedded between progress reports (and cancellation checks). */
   chunk: number;
 }

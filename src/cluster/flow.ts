@@ -29,6 +29,8 @@ export interface EmbedFlowRequest {
   fp16: boolean;
   batchTokens?: number;
   batchSentences?: number;
+  /** The encoder's arithmetic (--precision; fp32 when absent). */
+  precision?: 'fp32' | 'bf16';
   /** Lines between a shard's progress reports. */
   chunk: number;
   /** Tries per job (retries with exponential backoff from 2 s). */
@@ -47,6 +49,8 @@ export function embedFlowId(r: EmbedFlowRequest): string {
   const key = {
     model: resolve(r.model), input: resolve(r.input), size: inStat.size, mtime: inStat.mtimeMs, output: resolve(r.output), lines: r.lines, shards: r.shards,
     lang: r.lang ?? null, center: r.center, normalize: r.normalize, fp16: r.fp16, batchTokens: r.batchTokens ?? null, batchSentences: r.batchSentences ?? null,
+    // (absent at fp32: the ids of fp32 flows stay what they were)
+    ...(r.precision === 'bf16' ? { precision: 'bf16' } : {}),
   };
   return `embed-${createHash('sha1').update(JSON.stringify(key)).digest('hex').slice(0, 12)}`;
 }
@@ -97,6 +101,7 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
             ...common, shard: i, shards: ranges.length, model: resolve(r.model), input: resolve(r.input), inputBytes, start, end,
             seekByte: r.seekMarks ? r.seekMarks[mark]! : 0, seekLine: mark * SEEK_EVERY, rows: r.lines,
             lang: r.lang, center: r.center, normalize: r.normalize, fp16: r.fp16, batchTokens: r.batchTokens, batchSentences: r.batchSentences, chunk: r.chunk,
+            ...(r.precision === 'bf16' ? { precision: 'bf16' as const } : {}),
           };
           return { name: JOB.embedShard, queueName: QUEUE, data, opts: { ...opts, jobId: shardId(flow, i), failParentOnFailure: true } };
         }),

@@ -27,10 +27,10 @@ const shardLabel = (d: EmbedShardJob) => `shard ${d.shard + 1}/${d.shards} (${d.
 export function startWorker(o: WorkerOptions): Worker {
   const log = o.log ?? (() => {});
   const name = o.name ?? `${hostname()}:${process.pid}`;
-  // one model in memory at a time: a job for another model replaces it
-  let cached: { dir: string; model: SentenceEncoderModel } | null = null;
-  const modelFor = (dir: string) => {
-    if (cached?.dir !== dir) cached = { dir, model: loadSentenceEncoder(dir) };
+  // one model in memory at a time: a job for another model (or precision) replaces it
+  let cached: { dir: string; precision: 'fp32' | 'bf16'; model: SentenceEncoderModel } | null = null;
+  const modelFor = (dir: string, precision: 'fp32' | 'bf16' = 'fp32') => {
+    if (cached?.dir !== dir || cached.precision !== precision) cached = { dir, precision, model: loadSentenceEncoder(dir, { precision }) };
     return cached.model;
   };
   const checkCancelled = (work: string, flow: string) => {
@@ -44,7 +44,7 @@ export function startWorker(o: WorkerOptions): Worker {
         checkCancelled(d.work, d.flow);
         try {
           const t0 = performance.now();
-          const r = await runEmbedShard(d, modelFor(d.model), async (done) => {
+          const r = await runEmbedShard(d, modelFor(d.model, d.precision), async (done) => {
             checkCancelled(d.work, d.flow);
             await job.updateProgress({ done, total: d.end - d.start });
           });
