@@ -1,7 +1,7 @@
 {
   "targets": [{
     "target_name": "xling",
-    "sources": ["native/addon.cc", "native/torch_binding.cc", "native/lstm.cc", "native/bag.cc", "native/row_linear.cc", "native/transformer.cc", "native/cpu_allocator.cc", "native/faiss_binding.cc", "native/json_format.cc", "native/hamming.cc", "native/sgemm.cc"],
+    "sources": ["native/addon.cc", "native/torch_binding.cc", "native/lstm.cc", "native/bag.cc", "native/row_linear.cc", "native/gather_dot.cc", "native/transformer.cc", "native/cpu_allocator.cc", "native/faiss_binding.cc", "native/json_format.cc", "native/hamming.cc", "native/sgemm.cc"],
     "include_dirs": [
       "<!(node -p \"require('node-addon-api').include_dir\")",
       "<!@(node scripts/gyp-flags.cjs include)"

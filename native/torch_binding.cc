@@ -30,6 +30,7 @@
 
 #include "common.h"
 #include "bag.h"
+#include "gather_dot.h"
 #include "row_linear.h"
 #include "lstm.h"
 #include "transformer.h"
@@ -831,6 +832,16 @@ XL_FN(RowLinearAsync) {
   });
 }
 
+// gatherDot(table, ids, q) -> tensor [n, K]: inner products of gathered rows with the queries
+// (gather_dot.h): an approximate search's candidates re-ranked.
+XL_FN(GatherDot) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "gatherDot");
+    return wrap(env, gatherDot(tensorOf(env, info[0], "gatherDot(table)"), tensorOf(env, info[1], "gatherDot(ids)"), tensorOf(env, info[2], "gatherDot(q)")));
+  });
+}
+
 // packedEncoderLayers(x, lengths[], weights[], heads, eps, activation) -> tensor: post-norm
 // Transformer encoder layers over packed sequences (transformer.h); ...Async: on a worker thread.
 struct EncoderLayerArgs {
@@ -1050,6 +1061,7 @@ void initTorch(Napi::Env env, Napi::Object exports) {
   REG("embeddingBagInt8Async", EmbeddingBagInt8Async);
   REG("rowLinear", RowLinear);
   REG("rowLinearAsync", RowLinearAsync);
+  REG("gatherDot", GatherDot);
   REG("packedEncoderLayers", PackedEncoderLayers);
   REG("packedEncoderLayersAsync", PackedEncoderLayersAsync);
   REG("cpuHasBf16", CpuHasBf16);

@@ -15,7 +15,7 @@ import { FaissIndex, readIndex, SearchResult } from '../index/faiss.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { NpyRowReader, NpyWriter, readNpyHeader } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
-import { cat, empty } from '../tensor/ops.js';
+import { cat, empty, gatherDot } from '../tensor/ops.js';
 import { readInto } from '../tensor/kernels.js';
 import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { TrainingLog } from '../index/train-log.js';
@@ -316,11 +316,7 @@ export function rerankCandidates(vectors: Tensor, lo: number, q: Float32Array, r
   const d = vectors.size(1), n = q.length / d;
   const K = r.k;
   const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
-  const scores = noGrad(() => tidy(() => {
-    // missing candidates (-1) read row 0 and are skipped below
-    const c = vectors.indexSelect(0, fromArray(r.labels).clampMin(0)).float().view([n, K, d]);
-    return c.bmm(fromArray(q, [n, d, 1])).view([n, K]).toFloat32Array();
-  }));
+  const scores = noGrad(() => tidy(() => gatherDot(vectors, fromArray(r.labels, [n, K]), fromArray(q, [n, d])).toFloat32Array()));
   // the best k by insertion (k ≪ K): a candidate enters after every kept one scoring at least as
   // much, so equal scores keep the index's order, as a stable sort would
   const topI = new Int32Array(k), topS = new Float32Array(k);

@@ -118,6 +118,14 @@ export function rowLinear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tens
 export async function rowLinearAsync(x: Tensor, weight: Tensor, bias?: Tensor | null): Promise<Tensor> {
   return new Tensor(await native.torch.rowLinearAsync(x.handle, weight.handle, bias?.handle ?? null));
 }
+/**
+ * Inner products of gathered rows with queries: scores[i, j] = <table[ids[i, j]], q[i]> for table
+ * [N, d] (float16 or float32), ids [n, K] int64 (negative: -inf), q [n, d] float32 — an approximate
+ * search's candidates re-ranked exactly, with the rows prefetched (native/gather_dot.h). No gradient.
+ */
+export function gatherDot(table: Tensor, ids: Tensor, q: Tensor): Tensor {
+  return new Tensor(native.torch.gatherDot(table.handle, ids.handle, q.handle));
+}
 /** embeddingBag() on a worker thread, without autograd (inference). */
 export async function embeddingBagAsync(weight: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
   return new Tensor(await native.torch.embeddingBagAsync(weight.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
