@@ -117,6 +117,28 @@ describe('xling/lite', () => {
     console.log(`# ${n} sentences of ${cols.size} languages tokenised alike`);
   });
 
+  it('hash embeddings (features.hashes 2): the spec records them; lite tokenises and embeds as the native path, fp32 and int8', async () => {
+    const h2 = join(dir, 'h2');
+    tinyDualModel(dir, h2, { features: { buckets: 65536, dim: 32, hashes: 2, maxFeatures: 4096 } });
+    const cfg = JSON.parse(readFileSync(join(h2, 'config.json'), 'utf8')) as { tokenizerSpec: { hashes?: number } };
+    assert.equal(cfg.tokenizerSpec.hashes, 2);
+    const f32 = join(dir, 'h2-fp32'), i8 = join(dir, 'h2-int8');
+    exportEncoder(h2, f32);
+    exportCompact(h2, i8, { dtype: 'int8' });
+    for (const d of [f32, i8]) {
+      const native = loadSentenceEncoder(d), lite = await loadModel(d);
+      for (const s of sents) {
+        const a = lite.tokenize(s), b = native.tokenizer.encode(s);
+        assert.deepEqual(Array.from(a), Array.from(b), `'${s}' tokenised differently`);
+      }
+      // two ids per n-gram and word
+      const one = loadSentenceEncoder(model).tokenizer;
+      assert.equal(native.tokenizer.encode('Datei öffnen').length, 2 * one.encode('Datei öffnen').length);
+      const dd = maxDiff(await lite.embed(sents, { lang: null }), native.embed(sents, { center: false }));
+      assert.ok(dd <= 1e-6, `${d}: lite vs native ${dd}`);
+    }
+  });
+
   it('loads the model file alone and over HTTP, embeds on worker threads', async () => {
     const ref = await (await loadModel(int8)).embed(sents, { lang: 'ru' });
     const single = await loadModel(join(int8, 'model.safetensors'));

@@ -32,19 +32,29 @@ function fnv(s: string, start: number, end: number, h = 0x811c9dc5): number {
   for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
+/** The i-th extra hash (hash embeddings) as specified: murmur3's finaliser of h XOR (i × 0x9E3779B9), in BigInt arithmetic. */
+function refExtra(h: number, i: number): number {
+  const M = (1n << 32n) - 1n;
+  let x = (BigInt(h) ^ ((BigInt(i) * 0x9e3779b9n) & M)) & M;
+  x = ((x ^ (x >> 16n)) * 0x85ebca6bn) & M;
+  x = ((x ^ (x >> 13n)) * 0xc2b2ae35n) & M;
+  return Number(x ^ (x >> 16n));
+}
 function refEncode(s: string, o: NgramOptions, norm: NormalizeOptions): number[] {
   const { ngrams: [lo, hi], buckets, words, maxFeatures } = o;
+  const hashes = o.hashes ?? 1;
   let text = refNormalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, norm);
   if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
   const t = ` ${text} `;
-  const cap = Math.min(maxFeatures, t.length * (hi - lo + 1) + (words ? t.length : 0));
   const out: number[] = [];
-  for (let i = 0; i < t.length && out.length < cap; i++) {
-    for (let n = lo; n <= Math.min(hi, t.length - i) && out.length < cap; n++) out.push(4 + (fnv(t, i, i + n) % buckets));
+  // a feature's ids: its FNV bucket, then its extra hashes' buckets (while there is room)
+  const feature = (h: number) => { for (let j = 0; j < hashes && out.length < maxFeatures; j++) out.push(4 + ((j ? refExtra(h, j) : h) % buckets)); };
+  for (let i = 0; i < t.length && out.length < maxFeatures; i++) {
+    for (let n = lo; n <= Math.min(hi, t.length - i) && out.length < maxFeatures; n++) feature(fnv(t, i, i + n));
   }
   if (words) {
     const w = fnv('w:', 0, 2);
-    for (const word of text.split(' ')) if (word && out.length < cap) out.push(4 + (fnv(word, 0, word.length, w) % buckets));
+    for (const word of text.split(' ')) if (word && out.length < maxFeatures) feature(fnv(word, 0, word.length, w));
   }
   return out;
 }
@@ -69,6 +79,9 @@ describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
     [{ ngrams: [1, 5], buckets: 1 << 20, words: true, maxFeatures: 512 }, { lowercase: true }],
     [{ ngrams: [2, 4], buckets: 1000, words: false, maxFeatures: 64 }, { lowercase: false }],
     [{ ngrams: [1, 3], buckets: 4096, words: true, maxFeatures: 9 }, { lowercase: true, romanize: true }],
+    // hash embeddings: 2 and 3 ids per feature (a power-of-two table and another)
+    [{ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 1024, hashes: 2 }, { lowercase: true }],
+    [{ ngrams: [2, 4], buckets: 1000, words: true, maxFeatures: 64, hashes: 3 }, { lowercase: false }],
   ];
 
   it('normalize() = the reference normaliser on every sample cell and the edge cases', () => {
@@ -91,5 +104,18 @@ describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
       assert.ok(o.maxFeatures > 100 || a.truncated > 0);
       assert.deepEqual(b.encodeBatch([]), []);
     }
+  });
+
+  it('hashes: each feature\'s first id is its one-hash id, the others differ from it; out-of-range counts refused', () => {
+    const one = new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 4096 }, {});
+    const two = new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 4096, hashes: 2 }, {});
+    let differ = 0, total = 0;
+    for (const s of cells.slice(0, 500)) {
+      const a = one.encode(s), b = two.encode(s);
+      assert.equal(b.length, 2 * a.length);
+      a.forEach((id, i) => { assert.equal(b[2 * i], id); total++; if (b[2 * i + 1] !== id) differ++; });
+    }
+    assert.ok(total > 1000 && differ / total > 0.99, `${differ} of ${total} extra ids differ from the first`);
+    for (const h of [0, 9, 1.5]) assert.throws(() => new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 8, words: true, maxFeatures: 8, hashes: h }, {}), /hashes must be an integer from 1 to 8/);
   });
 });

@@ -31,8 +31,8 @@ interface LiteConfig {
   format?: string; version?: number; kind?: string;
   model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number } };
   /** What tokenises (src/text/spec.ts); directories written before it have only the training settings below. */
-  tokenizerSpec?: { type?: string; ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; lowercase?: boolean; romanize?: boolean };
-  train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
+  tokenizerSpec?: { type?: string; ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number; lowercase?: boolean; romanize?: boolean };
+  train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
 }
 
 let halfTable: Float32Array | null = null;
@@ -76,7 +76,7 @@ export class LiteModel {
     if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
       throw new Error(`${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`);
     if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
-    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
+    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...(f.hashes && f.hashes > 1 ? { hashes: f.hashes } : {}) }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
     const get = (k: string) => {
       const t = file.tensors.get(k);
       if (!t) throw new Error(`${where}: tensor '${k}' is missing`);

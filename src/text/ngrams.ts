@@ -2,7 +2,10 @@
 // Used two ways by the dual encoder: a whole sentence as one bag of its n-grams and words
 // (HashedNgramTokenizer), or each subword token of a vocabulary with the n-grams of its text
 // (subwordNgramTable). The hash is FNV-1a (32-bit) over UTF-16 code units, so Python can
-// reproduce the features: see hashString() and the model's config.json (`features`).
+// reproduce the features: see hashString() and the model's config.json (`features`). With
+// `hashes` h > 1 (hash embeddings, as spaCy's MultiHashEmbed and Svenstrup et al. 2017) every
+// feature of a sentence bag gives h ids: its FNV bucket, then the buckets of extraHash(fnv, 1) …
+// extraHash(fnv, h − 1), so two features share all their rows only when they collide under every hash.
 import { normalize, NormalizeOptions } from './normalize.js';
 import { TextTokenizer } from './text-tokenizer.js';
 
@@ -28,8 +31,21 @@ export interface NgramOptions {
   buckets: number;
   /** Also one feature per whitespace-separated word (sentence bags). */
   words: boolean;
-  /** At most this many features per sentence (long inputs are cut, counted in `truncated`). */
+  /** At most this many ids per sentence (long inputs are cut, counted in `truncated`). */
   maxFeatures: number;
+  /** Ids per feature (hash embeddings; absent or 1: one). Sentence bags only. */
+  hashes?: number;
+}
+
+/**
+ * The i-th extra hash of a feature whose FNV-1a hash is h: murmur3's 32-bit finaliser of
+ * h XOR (i × 0x9E3779B9), unsigned.
+ */
+export function extraHash(h: number, i: number): number {
+  let x = (h ^ Math.imul(i, 0x9e3779b9)) >>> 0;
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
 }
 
 /** h mod buckets (a mask when buckets is a power of two). */
@@ -52,11 +68,24 @@ export function writeNgrams(t: string, lo: number, hi: number, buckets: number, 
   return writeNgramCodes(c, L, lo, hi, buckets, base, out, at);
 }
 
-/** writeNgrams over the first L character codes of c. */
-function writeNgramCodes(c: Int32Array, L: number, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at: number): number {
+/** writeNgrams over the first L character codes of c (hashes > 1: each n-gram's extra ids follow its own, see extraHash). */
+function writeNgramCodes(c: Int32Array, L: number, lo: number, hi: number, buckets: number, base: number, out: Int32Array, at: number, hashes = 1): number {
   const end = out.length;
   const mask = (buckets & (buckets - 1)) === 0 ? buckets - 1 : -1;
   let k = at;
+  if (hashes > 1) {
+    for (let i = 0; i < L && k < end; i++) {
+      let h = FNV_OFFSET;
+      const top = Math.min(hi, L - i);
+      for (let n = 1; n <= top && k < end; n++) {
+        h = Math.imul(h ^ c[i + n - 1]!, FNV_PRIME);
+        if (n < lo) continue;
+        out[k++] = base + bucketOf(h, buckets, mask);
+        for (let j = 1; j < hashes && k < end; j++) out[k++] = base + bucketOf(extraHash(h >>> 0, j), buckets, mask);
+      }
+    }
+    return k;
+  }
   for (let i = 0; i < L && k < end; i++) {
     let h = FNV_OFFSET;
     const top = Math.min(hi, L - i);
@@ -95,6 +124,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
   constructor(readonly opts: NgramOptions, readonly norm: NormalizeOptions) {
     const [lo, hi] = opts.ngrams;
     if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 1 && hi >= lo && hi <= 16)) throw new Error(`n-gram range must be integers 1 <= lo <= hi <= 16, got [${lo}, ${hi}]`);
+    if (opts.hashes !== undefined && !(Number.isInteger(opts.hashes) && opts.hashes >= 1 && opts.hashes <= 8)) throw new Error(`hashes must be an integer from 1 to 8, got ${opts.hashes}`);
     if (!(Number.isInteger(opts.buckets) && opts.buckets >= 1)) throw new Error(`buckets must be a positive integer, got ${opts.buckets}`);
   }
   get vocabSize(): number { return NGRAM_ID_OFFSET + this.opts.buckets; }
@@ -144,6 +174,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
    */
   private prepare(s: string): { text: string; cap: number } {
     const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
+    const hashes = this.opts.hashes ?? 1;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
     if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
@@ -158,12 +189,13 @@ export class HashedNgramTokenizer implements TextTokenizer {
         inWord = !space;
       }
     }
-    return { text, cap: Math.min(maxFeatures, n) };
+    return { text, cap: Math.min(maxFeatures, n * hashes) };
   }
 
   /** Writes the features of a prepared text into out (its length: prepare's count, which it fills); returns how many. */
   private fill(text: string, out: Int32Array): number {
     const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const hashes = this.opts.hashes ?? 1;
     const cap = out.length;
     // the codes of ' ' + text + ' '
     const L = text.length + 2;
@@ -172,7 +204,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
     c[0] = 32;
     for (let i = 0; i < text.length; i++) c[i + 1] = text.charCodeAt(i);
     c[L - 1] = 32;
-    let k = writeNgramCodes(c, L, lo, hi, buckets, NGRAM_ID_OFFSET, out, 0);
+    let k = writeNgramCodes(c, L, lo, hi, buckets, NGRAM_ID_OFFSET, out, 0, hashes);
     if (words && k < cap) {
       // each word: text[start, i) = c[start + 1, i + 1), hashed after the "w:" prefix state
       let start = 0;
@@ -182,6 +214,7 @@ export class HashedNgramTokenizer implements TextTokenizer {
           let h = WORD_PREFIX;
           for (let j = start + 1; j <= i; j++) h = Math.imul(h ^ c[j]!, FNV_PRIME);
           out[k++] = NGRAM_ID_OFFSET + ((h >>> 0) % buckets);
+          for (let j = 1; j < hashes && k < cap; j++) out[k++] = NGRAM_ID_OFFSET + (extraHash(h >>> 0, j) % buckets);
         }
         start = i + 1;
       }

@@ -31,6 +31,8 @@ export interface HashedNgramSpec extends SpecBase {
   buckets: number;
   words: boolean;
   maxFeatures: number;
+  /** Ids per feature (hash embeddings, src/text/ngrams.ts extraHash); absent: 1. */
+  hashes?: number;
 }
 
 /** xling's own BPE / unigram / word vocabulary, saved as a Hugging Face tokenizer.json (src/text/tokenizer.ts). */
@@ -89,6 +91,7 @@ export function checkTokenizerSpec(s: unknown, where: string): TokenizerSpec {
     need('ngrams', (v) => Array.isArray(v) && v.length === 2 && v.every(int), '[min, max]');
     for (const k of ['buckets', 'maxFeatures']) need(k, int, 'a count');
     need('words', bool, 'true or false');
+    if (o.hashes !== undefined) need('hashes', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 8, 'an integer from 1 to 8');
   } else {
     need('file', (v) => typeof v === 'string' && v.length > 0 && !/[/\\]/.test(v), 'a file name in the model directory');
   }
@@ -96,10 +99,13 @@ export function checkTokenizerSpec(s: unknown, where: string): TokenizerSpec {
   return o as unknown as TokenizerSpec;
 }
 
+/** `hashes` as a tokenizer option: only when above 1 (specs and configs of one-hash models stay as they were). */
+export const hashesOf = (h: number | undefined): { hashes?: number } => (h !== undefined && h > 1 ? { hashes: h } : {});
+
 /** The tokenizer of an xling spec (hashed n-grams, xling's subword vocabulary) in model directory dir. */
 export function openXlingTokenizer(dir: string, spec: TokenizerSpec): HashedNgramTokenizer | Tokenizer {
   if (spec.type === 'hashed-ngrams') {
-    return new HashedNgramTokenizer({ ngrams: spec.ngrams, buckets: spec.buckets, words: spec.words, maxFeatures: spec.maxFeatures }, { lowercase: spec.lowercase, romanize: spec.romanize });
+    return new HashedNgramTokenizer({ ngrams: spec.ngrams, buckets: spec.buckets, words: spec.words, maxFeatures: spec.maxFeatures, ...hashesOf(spec.hashes) }, { lowercase: spec.lowercase, romanize: spec.romanize });
   }
   if (spec.type === 'xling-subword') {
     const path = join(dir, spec.file);

@@ -14,14 +14,14 @@ import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode } from '../encoder.js';
 import { TensorEncoder } from '../tensor-encoder.js';
 import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig, TrainingTask } from '../family.js';
-import { openXlingTokenizer } from '../../text/spec.js';
+import { hashesOf, openXlingTokenizer } from '../../text/spec.js';
 import { batchMarginLoss } from './loss.js';
 import { collisions, HardNegativeMiner } from './negatives.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
   /** Hashed character n-gram features (vocab.type 'none': the sentence is one bag of them and of its words). */
-  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number; dropout: number };
+  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number; dropout: number; hashes: number };
   encoder: { body: BodyKind; layers: number; heads: number; ff: number; hidden: number; maxLen: number; pooling: PoolKind[]; activation: 'tanh' | 'none'; outDim: number };
   /** hardNegatives: k per example, mined every mineEvery steps over the training targets (0 = off). */
   /**
@@ -52,7 +52,7 @@ export function dualConfigOf(cfg: TrainConfig, tok: TextTokenizer): DualConfig {
 
 function ngramTokenizer(cfg: DualTrainConfig): HashedNgramTokenizer {
   const f = cfg.features;
-  return new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures }, { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize });
+  return new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) }, { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize });
 }
 
 /** The module saved as model.safetensors: the encoder under `encoder.` (PyTorch names). */
@@ -144,7 +144,7 @@ export const dualFamily: ModelFamily = {
   kind: 'dual',
   summary: 'dual encoder (shared encoder, hashed n-gram features) trained with an additive-margin softmax over in-batch negatives (Yang et al. 2019)',
   sections: {
-    features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048, dropout: 0 },
+    features: { buckets: 1 << 20, ngrams: [1, 5], words: true, combine: 'sum', dim: 256, initStd: 0.1, maxFeatures: 2048, dropout: 0, hashes: 1 },
     encoder: { body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, pooling: ['mean'], activation: 'tanh', outDim: 512 },
     loss: { margin: 0.3, scale: 20, bidirectional: true, hardNegatives: 0, mineEvery: 1000, mineNprobe: 8, matryoshka: [] },
   } satisfies DualSections,
@@ -174,6 +174,8 @@ export const dualFamily: ModelFamily = {
     checkNumber(file, 'features.initStd', c.features.initStd, { min: 0 });
     int('features.maxFeatures', c.features.maxFeatures, 1);
     checkNumber(file, 'features.dropout', c.features.dropout, { min: 0, below: 1 });
+    checkNumber(file, 'features.hashes', c.features.hashes, { int: true, min: 1, max: 8 });
+    if (c.features.hashes > 1 && c.vocab.type !== 'none') throw new Error(`${file}: 'features.hashes' (ids per n-gram) is for sentence bags ('vocab.type' 'none')`);
     checkChoice(file, 'encoder.body', c.encoder.body, ['none', 'transformer', 'bilstm']);
     for (const k of ['layers', 'heads', 'ff', 'hidden', 'maxLen', 'outDim'] as const) int(`encoder.${k}`, c.encoder[k], 1);
     if (!Array.isArray(c.encoder.pooling) || !c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' must list one or more of ${POOLS.join(', ')}`);
