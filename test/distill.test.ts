@@ -3,10 +3,11 @@
 // the teacher shrinks; a killed run resumes (teacher cache kept, same student as an uninterrupted
 // run); bad options are refused before any work.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { exportCompact } from '../src/embed/export.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { readNpyHeader } from '../src/io/npy.js';
 import { parseConfig } from '../src/models/config.js';
@@ -58,6 +59,31 @@ describe('xling distill', () => {
     assert.equal(report.teacher.dim, 64);
     assert.ok(!existsSync(join(s, 'teacher')) && !existsSync(join(s, 'checkpoint')), 'the finished student holds no cache or checkpoint');
     assert.ok(!existsSync(`${s}.partial`));
+  });
+
+  it('a hash-embedding student (features.hashes 2) records its spec; its exports and a spec-less config.json tokenise as it was trained', async () => {
+    const out = join(dir, 'H');
+    const r = await distillModel({ teacher: teacherDir, config: parseConfig({ ...STUDENT, features: { ...STUDENT.features, hashes: 2, maxFeatures: 4096 }, budget: { pairs: 12000 } }), data: [], parallel: train, dev, out, log: quiet, quiet: true });
+    const spec = (d: string) => (JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { tokenizerSpec?: { hashes?: number } }).tokenizerSpec;
+    assert.equal(spec(out)?.hashes, 2);
+    const texts = devColumn('de').slice(0, 40);
+    const m = loadSentenceEncoder(out);
+    assert.equal(m.tokenizer.encode('Datei öffnen').length, 2 * loadSentenceEncoder(join(dir, 'S')).tokenizer.encode('Datei öffnen').length);
+    const ref = m.embed(texts, { center: false });
+    const minCos = (v: Float32Array) => { let w = 1; for (let i = 0; i < texts.length; i++) { let c = 0; for (let j = 0; j < m.dim; j++) c += v[i * m.dim + j]! * ref[i * m.dim + j]!; w = Math.min(w, c); } return w; };
+    // int8: the same tokens, rows within their quantisation error
+    const i8 = join(dir, 'H-int8');
+    exportCompact(out, i8, { dtype: 'int8' });
+    assert.equal(spec(i8)?.hashes, 2);
+    assert.ok(minCos(loadSentenceEncoder(i8).embed(texts, { center: false })) > 0.999);
+    // a directory written before distill recorded the spec: derived from train.features, hashes included
+    const legacy = join(dir, 'H-legacy');
+    cpSync(out, legacy, { recursive: true });
+    const cfg = JSON.parse(readFileSync(join(legacy, 'config.json'), 'utf8')) as Record<string, unknown>;
+    delete cfg.tokenizerSpec;
+    writeFileSync(join(legacy, 'config.json'), JSON.stringify(cfg));
+    assert.ok(minCos(loadSentenceEncoder(legacy).embed(texts, { center: false })) > 0.99999);
+    assert.ok(r.dev!.student.average < 80, `student ${r.dev!.student.average}%`);
   });
 
   it('a killed run resumes from its checkpoint with the cached teacher vectors, giving the same student', async () => {

@@ -14,7 +14,7 @@ import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn
 import { EmbeddingBag } from '../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { replaceDir, writeDirAtomically } from '../util/atomic.js';
-import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
+import { checkTokenizerSpec, hashesOf, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
 import { LASER_TOKENIZER_FILE } from '../models/laser-lstm/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
 
@@ -135,7 +135,7 @@ export function readModelConfig(dir: string): SavedModelConfig {
  * undefined for kinds whose loader needs none.
  */
 export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | undefined {
-  const train = cfg.train as { vocab?: { lowercase?: boolean; romanize?: boolean }; maxLen?: number; features?: { ngrams: [number, number]; buckets: number; words: boolean; maxFeatures: number } } | undefined;
+  const train = cfg.train as { vocab?: { lowercase?: boolean; romanize?: boolean }; maxLen?: number; features?: { ngrams: [number, number]; buckets: number; words: boolean; maxFeatures: number; hashes?: number } } | undefined;
   const norm = { lowercase: train?.vocab?.lowercase ?? true, romanize: train?.vocab?.romanize ?? false };
   const subword = (): TokenizerSpec => ({ type: 'xling-subword', file: cfg.tokenizer ?? 'tokenizer.json', special: { ...XLING_SPECIALS }, addBos: false, addEos: true, maxLength: train?.maxLen ?? 64, ...norm });
   switch (cfg.kind) {
@@ -144,7 +144,7 @@ export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | unde
       if ((cfg.model as { unit?: string }).unit === 'token') return subword();
       const f = train?.features;
       if (!f) throw new Error(`${cfg.kind} model: config.json has neither 'tokenizerSpec' nor 'train.features' (the n-gram settings of this model)`);
-      return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, special: { ...XLING_SPECIALS }, addBos: false, addEos: false, maxLength: f.maxFeatures, ...norm };
+      return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes), special: { ...XLING_SPECIALS }, addBos: false, addEos: false, maxLength: f.maxFeatures, ...norm };
     }
     case 'laser-lstm': return { type: 'laser-spm', file: cfg.tokenizer ?? LASER_TOKENIZER_FILE };
     default:

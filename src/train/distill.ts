@@ -24,6 +24,7 @@ import { Module } from '../nn/module.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { mseLoss, normalize } from '../tensor/ops.js';
 import { fromArray, Tensor, tidy } from '../tensor/tensor.js';
+import { tokenizerSpecOf } from '../text/spec.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
@@ -351,7 +352,7 @@ export async function distillModel(o: DistillOptions): Promise<DistillResult> {
   if (mat.heldOut.length) log(`held-out student–teacher agreement (${mat.heldOut.length} sentences): cosine ${before!.cosine.toFixed(4)} → ${after.cosine.toFixed(4)}, MSE ${before!.mse.toExponential(3)} → ${after.mse.toExponential(3)}`);
   const enc = new SentenceEncoderModel(task!.encoder(), tok);
   if (cfg.center.perLang > 0 && mat.byLang.size) enc.centers = fitLanguageMeans(enc, mat.byLang, cfg.center.perLang, cfg.seed);
-  writeModelFiles(work, 'dual', task!, cfg, null, enc.centers);
+  writeModelFiles(work, 'dual', task!, cfg, null, enc.centers, tokenizerSpecOf(tok, null));
   enc.lid = trainModelIdentifier(mat.byLang);
   enc.lid?.save(work);
   let dev: DistillResult['dev'];
