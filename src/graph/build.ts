@@ -307,7 +307,7 @@ const queryVectors = (vectors: Tensor, lo: number, hi: number) => noGrad(() => t
 
 /**
  * The index's candidates r of queries q re-ranked by the exact inner product with `vectors` (the
- * graph's float16 rows, gathered and multiplied in libtorch): the best k of each, other than the
+ * graph's float16 rows, scored in the addon's gatherDot): the best k of each, other than the
  * query itself (query i is row `lo + i` of the collection; lo < 0: queries from outside it), as ids
  * and cosine distances (1 − score). Ties keep the index's order. Also the graph-query bench's
  * re-ranking, so its figures price the product's.
