@@ -146,7 +146,8 @@ export class DistillTask implements TrainingTask<Int32Array> {
 
   describe(): string[] {
     const c = this.modelConfig;
-    return [`student: a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams, ${c.buckets} buckets × ${c.dim} → ${c.outDim}; ${this.module.numParameters()} parameters; ${this.examples.length} examples (MSE to the teacher's vectors)`];
+    const h = (this.cfg as DualTrainConfig).features.hashes;
+    return [`student: a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${h > 1 ? ` (${h} hashes each)` : ''}, ${c.buckets} buckets × ${c.dim} → ${c.outDim}; ${this.module.numParameters()} parameters; ${this.examples.length} examples (MSE to the teacher's vectors)`];
   }
 
   /** Agreement of the current student with the teacher on examples (eval mode, no gradients). */

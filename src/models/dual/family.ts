@@ -112,7 +112,7 @@ class DualTask implements TrainingTask<DualBatch> {
 
   describe(): string[] {
     const c = this.modelConfig;
-    const feats = c.unit === 'sentence' ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}` : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
+    const feats = c.unit === 'sentence' ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}${this.cfg.features.hashes > 1 ? ` (${this.cfg.features.hashes} hashes each)` : ''}` : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
     const body = c.body === 'none' ? 'averaging encoder' : c.body === 'transformer' ? `Transformer ${c.layers}×${c.dim}` : `BiLSTM ${c.layers}×${c.hidden}`;
     return [`dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`];
   }
