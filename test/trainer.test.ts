@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { parseConfig } from '../src/models/config.js';
 import { BatchStream, buildExamples, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
 import { train, TrainingInterrupted } from '../src/train/trainer.js';
+import { fingerprintOf } from '../src/train/pipeline.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
@@ -213,5 +214,17 @@ describe('LASER trainer', () => {
       rmSync(a, { recursive: true, force: true });
       rmSync(b, { recursive: true, force: true });
     }
+  });
+});
+
+describe('checkpoint fingerprint', () => {
+  it('a dual config at features.hashes 1 fingerprints as before the setting existed; 2 hashes differ', () => {
+    const one = parseConfig({ model: 'dual' }) as unknown as Record<string, unknown> & { features: Record<string, unknown> };
+    const { hashes: _, ...older } = one.features;
+    assert.equal(one.features.hashes, 1);
+    assert.equal(fingerprintOf(one as never, 'tok'), fingerprintOf({ ...one, features: older } as never, 'tok'));
+    const two = parseConfig({ model: 'dual', features: { hashes: 2 } });
+    assert.notEqual(fingerprintOf(two, 'tok'), fingerprintOf(one as never, 'tok'));
+    assert.notEqual(fingerprintOf(one as never, 'tok'), fingerprintOf(one as never, 'other tokenizer'));
   });
 });

@@ -68,6 +68,10 @@ const RUN_ONLY = new Set(['budget', 'validate', 'logEvery', 'checkpointEvery', '
 /** What a checkpoint must have been made with: the tokenizer's hash and the model-defining settings. */
 export function fingerprintOf(cfg: TrainConfig, tokenizerText: string): string {
   const modelDefining = Object.fromEntries(Object.entries(cfg).filter(([k]) => !RUN_ONLY.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  // settings added after checkpoints were made, at the value those checkpoints trained with, do
+  // not enter it: a run checkpointed by an older build resumes (the dual family's features.hashes 1)
+  const f = modelDefining.features as Record<string, unknown> | undefined;
+  if (f && f.hashes === 1) { const { hashes: _, ...rest } = f; modelDefining.features = rest; }
   return createHash('sha256').update(tokenizerText).update('\0').update(JSON.stringify(modelDefining)).digest('hex').slice(0, 16);
 }
 
