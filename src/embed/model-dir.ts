@@ -14,7 +14,8 @@ import { loadModule, loadTensors, readJson, saveTensors, writeJson } from '../nn
 import { EmbeddingBag } from '../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../tensor/tensor.js';
 import { replaceDir, writeDirAtomically } from '../util/atomic.js';
-import { checkTokenizerSpec, hashesOf, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
+import { hashesOf } from '../text/ngrams.js';
+import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
 import { LASER_TOKENIZER_FILE } from '../models/laser-lstm/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
 

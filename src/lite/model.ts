@@ -4,7 +4,7 @@
 // L2-normalisation and per-language centring as src/embed/model.ts does it.
 import { halfBitsToFloat } from '../io/half.js';
 import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-core.js';
-import { HashedNgramTokenizer, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
+import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import { meansNegligible } from '../util/center-rule.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
 import { IDS_CAP, WasmKernel } from './wasm.js';
@@ -76,7 +76,7 @@ export class LiteModel {
     if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
       throw new Error(`${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`);
     if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
-    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...(f.hashes && f.hashes > 1 ? { hashes: f.hashes } : {}) }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
+    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
     const get = (k: string) => {
       const t = file.tensors.get(k);
       if (!t) throw new Error(`${where}: tensor '${k}' is missing`);

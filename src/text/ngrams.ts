@@ -48,6 +48,9 @@ export function extraHash(h: number, i: number): number {
   return (x ^ (x >>> 16)) >>> 0;
 }
 
+/** `hashes` as a tokenizer option: only when above 1 (specs and configs of one-hash models stay as they were). */
+export const hashesOf = (h: number | undefined): { hashes?: number } => (h !== undefined && h > 1 ? { hashes: h } : {});
+
 /** h mod buckets (a mask when buckets is a power of two). */
 function bucketOf(h: number, buckets: number, mask: number): number {
   return mask >= 0 ? h & mask : (h >>> 0) % buckets;

@@ -4,7 +4,7 @@
 // configuration; model directories written before the spec existed get one derived from their
 // legacy fields in one place (src/embed/model-dir.ts, legacyTokenizerSpec).
 import { join } from 'node:path';
-import { HashedNgramTokenizer } from './ngrams.js';
+import { HashedNgramTokenizer, hashesOf } from './ngrams.js';
 import { SPECIALS, Tokenizer } from './tokenizer.js';
 import type { TextTokenizer } from './text-tokenizer.js';
 
@@ -98,9 +98,6 @@ export function checkTokenizerSpec(s: unknown, where: string): TokenizerSpec {
   if (o.type === 'xling-subword' && o.model !== undefined) need('model', (v) => v === 'bpe' || v === 'unigram' || v === 'words', "'bpe', 'unigram' or 'words'");
   return o as unknown as TokenizerSpec;
 }
-
-/** `hashes` as a tokenizer option: only when above 1 (specs and configs of one-hash models stay as they were). */
-export const hashesOf = (h: number | undefined): { hashes?: number } => (h !== undefined && h > 1 ? { hashes: h } : {});
 
 /** The tokenizer of an xling spec (hashed n-grams, xling's subword vocabulary) in model directory dir. */
 export function openXlingTokenizer(dir: string, spec: TokenizerSpec): HashedNgramTokenizer | Tokenizer {
