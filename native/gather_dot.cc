@@ -18,6 +18,11 @@ inline void prefetchRow(const char* p, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 0);
 }
 
+// The 8 lanes' partial sums, combined in one fixed order by every dot below (their bits agree).
+inline float sumLanes(const float* lanes) {
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 // Without AVX2: the same 8 lanes of fused multiply-adds, combined in the same order, so every
 // machine gives the same bits (cluster shards on mixed machines build the same graph).
 template <typename T>
@@ -26,7 +31,7 @@ float dotLanes(const T* a, const float* b, int64_t d) {
   int64_t t = 0;
   for (; t + 8 <= d; t += 8)
     for (int l = 0; l < 8; l++) lanes[l] = std::fma(static_cast<float>(a[t + l]), b[t + l], lanes[l]);
-  float s = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  float s = sumLanes(lanes);
   for (; t < d; t++) s = std::fma(static_cast<float>(a[t]), b[t], s);
   return s;
 }
@@ -41,7 +46,7 @@ __attribute__((target("avx2,fma"))) float dotF32Avx2(const float* a, const float
   for (; t + 8 <= d; t += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + t), _mm256_loadu_ps(b + t), acc);
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, acc);
-  float s = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  float s = sumLanes(lanes);
   for (; t < d; t++) s = std::fma(a[t], b[t], s);
   return s;
 }
@@ -55,7 +60,7 @@ __attribute__((target("avx2,fma,f16c"))) float dotF16Avx2(const at::Half* a, con
   }
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, acc);
-  float s = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  float s = sumLanes(lanes);
   for (; t < d; t++) s = std::fma(static_cast<float>(a[t]), b[t], s);
   return s;
 }
