@@ -505,7 +505,7 @@ XL_FN(Dispose) {
   });
 }
 
-// kmeans(x, d, k, niter, seed, spherical) -> { centroids, objective }
+// kmeans(x, d, k, niter, seed, spherical, maxPointsPerCentroid) -> { centroids, objective }
 XL_FN(Kmeans) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto env = info.Env();
@@ -519,6 +519,12 @@ XL_FN(Kmeans) {
     if (info.Length() > 3 && info[3].IsNumber()) cp.niter = static_cast<int>(toInt(env, info[3], "kmeans(niter)"));
     if (info.Length() > 4 && info[4].IsNumber()) cp.seed = static_cast<int>(toInt(env, info[4], "kmeans(seed)"));
     if (info.Length() > 5) cp.spherical = info[5].ToBoolean().Value();
+    // faiss samples k × this many points (256 by default); 0 keeps the default
+    if (info.Length() > 6 && info[6].IsNumber()) {
+      int64_t m = toInt(env, info[6], "kmeans(maxPointsPerCentroid)");
+      if (m < 0 || m > (1 << 24)) throwJs(env, "kmeans: maxPointsPerCentroid must be in [0, 2^24], got " + std::to_string(m));
+      if (m > 0) cp.max_points_per_centroid = static_cast<int>(m);
+    }
     cp.verbose = false;
     applyThreads();
     faiss::Clustering clus(static_cast<int>(d), static_cast<int>(k), cp);

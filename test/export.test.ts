@@ -185,6 +185,106 @@ describe('compact exports', () => {
     assert.match(big.stderr, /--dims: must be an integer in \[1, 32\]/);
   });
 
+  it('--dtype pq: the n-gram table as bytes over its principal components; read back as mean + basis · z; refused where it does not apply', () => {
+    const sents = [...sample('gettext.dev.tsv.gz', 'de', 60), ...sample('gettext.dev.tsv.gz', 'ja', 60), '', 'ꙮ'];
+    const full = loadSentenceEncoder(model);
+    const ref = full.embed(sents, { center: false });
+    const out = join(dir, 'pq');
+    const r = cli(['export', '--model', model, '-o', out, '--dtype', 'pq', '--pq-bytes', '16']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /principal components: 32 of 32 keep 100\.0% of the rows' variance/);
+    assert.match(r.stderr, /product quantisation: 16\/16 subspaces/);
+    const cfg = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    assert.deepEqual([cfg.model.pq, cfg.export.dtype], [{ bytes: 16, dims: 32 }, 'pq']);
+    const st = readSafetensors(join(out, 'model.safetensors')).tensors;
+    assert.equal(st['encoder.embed.weight'], undefined);
+    const f32 = (k: string) => rawToArray(st[k]!) as Float32Array;
+    const codes = st['pq.codes']!, widths = Array.from(rawToArray(st['pq.widths']!) as Int32Array);
+    const rows = 4 + 65536;
+    assert.deepEqual([codes.dtype, codes.shape, widths], ['U8', [rows, 16], Array(16).fill(2)]);
+    // the basis is orthonormal (principal directions)
+    const basis = f32('pq.basis'), mean = f32('pq.mean'), cb = f32('pq.codebooks');
+    for (let a = 0; a < 32; a++) for (let b = a; b < 32; b++) {
+      let d = 0;
+      for (let i = 0; i < 32; i++) d += basis[i * 32 + a]! * basis[i * 32 + b]!;
+      assert.ok(Math.abs(d - (a === b ? 1 : 0)) < 1e-4, `basis columns ${a}, ${b}: ${d}`);
+    }
+    // the loaded table is mean + basis · z, z the centroids the bytes name (an independent float64 read-back)
+    const table = noGrad(() => tidy(() => (loadSentenceEncoder(out).encoder as DualSentenceEncoder).net.embed.weight.toFloat32Array()));
+    const orig = noGrad(() => tidy(() => (full.encoder as DualSentenceEncoder).net.embed.weight.toFloat32Array()));
+    let worst = 0, err2 = 0, norm2 = 0;
+    for (const row of [4, 5, 1000, 40000, rows - 1]) {
+      const z = Array.from({ length: 32 }, (_, k) => cb[codes.data[row * 16 + (k >> 1)]! * 32 + k]!);
+      for (let i = 0; i < 32; i++) {
+        let x = mean[i]!;
+        for (let k = 0; k < 32; k++) x += basis[i * 32 + k]! * z[k]!;
+        worst = Math.max(worst, Math.abs(x - table[row * 32 + i]!));
+        err2 += (x - orig[row * 32 + i]!) ** 2; norm2 += orig[row * 32 + i]! ** 2;
+      }
+    }
+    assert.ok(worst < 1e-5, `read-back ${worst}`);
+    // 2 coordinates a byte: each row within ~20% of itself (k-means of 256 centroids in 2-D)
+    assert.ok(Math.sqrt(err2 / norm2) < 0.2, `relative error of the rows ${Math.sqrt(err2 / norm2)}`);
+    // the vectors: close to the fp32 model's (the bag averages the rows' errors)
+    const v = loadSentenceEncoder(out).embed(sents, { center: false });
+    let cos = 0;
+    for (let i = 0; i < sents.length; i++) { let c = 0; for (let j = 0; j < 32; j++) c += v[i * 32 + j]! * ref[i * 32 + j]!; cos += c; }
+    console.log(`# pq, 16 bytes over 32 components: mean cosine to fp32 ${(cos / sents.length).toFixed(5)}`);
+    assert.ok(cos / sents.length > 0.98, `mean cosine to fp32 ${cos / sents.length}`);
+    // half the components (the default K = 2 × bytes): fewer bytes, a smaller file
+    const small = exp('pq8', { dtype: 'pq', pqBytes: 8 });
+    assert.deepEqual(JSON.parse(readFileSync(join(small.out, 'config.json'), 'utf8')).model.pq, { bytes: 8, dims: 16 });
+    assert.match(small.stderr, /principal components: 16 of 32 keep/);
+    assert.ok(statSync(join(small.out, 'model.safetensors')).size < statSync(join(out, 'model.safetensors')).size * 0.6);
+    // --pq-data: the codebooks refit on training sentences bring held-out sentences' vectors closer
+    // to the fp32 model's (4 bytes over all 32 components: 8 coordinates a byte, a coarse code)
+    const coarse = exp('pq4', { dtype: 'pq', pqBytes: 4, pqDims: 32 });
+    const refit = join(dir, 'pq4r');
+    const rr = cli(['export', '--model', model, '-o', refit, '--dtype', 'pq', '--pq-bytes', '4', '--pq-dims', '32', '--pq-data', 'data/sample/gettext.train.tsv.gz:de,ja,en,fr', '--pq-sentences', '3000']);
+    assert.equal(rr.status, 0, rr.stderr);
+    assert.match(rr.stderr, /3000 of \d+ sentences of --pq-data/);
+    const m = /codebooks refit on 3000 sentences \(\d+ features\): their pooled coordinates' mean relative error ([\d.]+) → ([\d.]+)/.exec(rr.stderr);
+    assert.ok(m && +m[2]! < +m[1]! * 0.9, rr.stderr);
+    const cosTo = (d: string) => {
+      const x = loadSentenceEncoder(d).embed(sents, { center: false });
+      let c = 0;
+      for (let i = 0; i < sents.length; i++) for (let j = 0; j < 32; j++) c += x[i * 32 + j]! * ref[i * 32 + j]!;
+      return c / sents.length;
+    };
+    const [plainCos, refitCos] = [cosTo(coarse.out), cosTo(refit)];
+    console.log(`# pq, 4 bytes over 32 components: mean cosine to fp32 ${plainCos.toFixed(4)}, refit on 3000 sentences ${refitCos.toFixed(4)}`);
+    assert.ok(refitCos > plainCos, `${refitCos} vs ${plainCos}`);
+    // uneven widths: 20 components over 8 bytes, the narrow subspaces first
+    const uneven = exp('pq-uneven', { dtype: 'pq', pqBytes: 8, pqDims: 20 });
+    assert.deepEqual(Array.from(rawToArray(readSafetensors(join(uneven.out, 'model.safetensors')).tensors['pq.widths']!) as Int32Array), [2, 2, 2, 2, 3, 3, 3, 3]);
+    assert.equal(loadSentenceEncoder(uneven.out).embed(['ein Satz'], {}).length, 32);
+    // refused before any work (usage: status 2; what the model rules out: 1): options without
+    // --dtype pq, out of range, with pruning, a second quantisation
+    for (const [args, re, status] of [
+      [['--pq-bytes', '8'], /--pq-bytes, --pq-dims and --pq-data go with --dtype pq/, 2],
+      [['--dtype', 'int8', '--pq-data', 'data/sample/gettext.train.tsv.gz'], /--pq-bytes, --pq-dims and --pq-data go with --dtype pq/, 2],
+      [['--dtype', 'pq', '--pq-data', 'data/sample/nothing.tsv'], /cannot read --pq-data data\/sample\/nothing\.tsv/, 1],
+      [['--dtype', 'pq', '--pq-dims', '40'], /--pq-dims: must be an integer in \[56 \(--pq-bytes\), 32/, 1],
+      [['--dtype', 'pq', '--pq-bytes', '8', '--pq-dims', '4'], /--pq-dims: must be an integer in \[8 \(--pq-bytes\), 32/, 1],
+      [['--dtype', 'pq', '--pq-bytes', '8', '--prune-unused'], /either product quantisation or --prune-unused/, 1],
+    ] as [string[], RegExp, number][]) {
+      const bad = cli(['export', '--model', model, '-o', join(dir, 'pq-bad'), ...args]);
+      assert.equal(bad.status, status, `${args.join(' ')}: ${bad.stderr}`);
+      assert.match(bad.stderr, re);
+      assert.ok(!existsSync(join(dir, 'pq-bad')));
+    }
+    const again = cli(['export', '--model', out, '-o', join(dir, 'pq-bad'), '--dtype', 'int8']);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /already product-quantised/);
+    // a corrupt file: widths that do not cover the codebooks' columns
+    const bad = join(dir, 'pq-corrupt');
+    cpSync(out, bad, { recursive: true });
+    const t = readSafetensors(join(bad, 'model.safetensors'));
+    const w = Int32Array.from(widths); w[0] = 3;
+    writeSafetensors(join(bad, 'model.safetensors'), { ...t.tensors, 'pq.widths': rawFromArray(w, [16]) }, t.metadata);
+    assert.throws(() => loadSentenceEncoder(bad), /pq\.widths sum to 33, the codebooks have 32 columns/);
+  });
+
   it('--prune-keep N keeps the N touched buckets that moved farthest from their initial draw', () => {
     const all = exp('pruned-all', { dtype: 'fp32', prune: true, fallback: 64 });
     const touched = JSON.parse(readFileSync(join(all.out, 'config.json'), 'utf8')).export.prune.kept as number;

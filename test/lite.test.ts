@@ -79,6 +79,24 @@ describe('xling/lite', () => {
     assert.equal((await lite.embed([])).length, 0);
   });
 
+  it('a product-quantised export (--dtype pq): lite sums the rows as coordinates and embeds as the native read-back (≤ 1e-5)', async () => {
+    const pq = join(dir, 'pq');
+    exportCompact(model, pq, { dtype: 'pq', pqBytes: 8, pqDims: 20 });
+    const native = loadSentenceEncoder(pq), lite = await loadModel(pq), single = await loadModel(join(pq, 'model.safetensors'));
+    assert.equal(lite.dtype, 'pq');
+    for (const [m, lang] of [[lite, null], [lite, 'ja'], [single, 'de']] as const) {
+      const d = maxDiff(await m.embed(sents, { lang }), native.embed(sents, lang ? { lang } : { center: false }));
+      console.log(`# pq, lang ${lang}: max |Δ| ${d.toExponential(2)}`);
+      assert.ok(d <= 1e-5, `pq, lang ${lang}: ${d}`);
+    }
+    const pool = await loadModel(pq, { threads: 2 });
+    try {
+      assert.deepEqual(Array.from(await pool.embed(sents, { lang: null })), Array.from(await lite.embed(sents, { lang: null })));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("lang 'auto' (the default) and 'auto-per-sentence' centre as the native path: the same identified language, the same vectors", async () => {
     const native = loadSentenceEncoder(fp32), lite = await loadModel(fp32), pool = await loadModel(fp32, { threads: 2 });
     assert.ok(native.lid, 'the model has a language identifier');

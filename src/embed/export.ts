@@ -18,9 +18,11 @@ import { DualConfig } from '../models/dual/model.js';
 import { EmbeddingBag } from '../nn/layers.js';
 import { loadTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
+import { openXlingTokenizer } from '../text/spec.js';
+import { pqRawTensors, trainPq } from './table-pq.js';
 import { checkReplaceable, copyModelSideFiles, readModelConfig, writeModelDirAtomically } from './model-dir.js';
 
-export type ExportDtype = 'fp32' | 'fp16' | 'int8';
+export type ExportDtype = 'fp32' | 'fp16' | 'int8' | 'pq';
 
 export interface CompactExportOptions {
   dtype: ExportDtype;
@@ -36,6 +38,12 @@ export interface CompactExportOptions {
    * fallback rows. For sizes below what the touched buckets need (a long run touches nearly all).
    */
   pruneKeep?: number;
+  /** dtype 'pq' (dual encoder): bytes a row of the n-gram table (default 56). */
+  pqBytes?: number;
+  /** dtype 'pq': principal components kept (default min(width, 2 × pqBytes)). */
+  pqDims?: number;
+  /** dtype 'pq': sentences the codebooks are refit on (PqTrainOptions.sentences), tokenised with the model's tokenizer. */
+  pqSentences?: string[];
   log?: (line: string) => void;
 }
 
@@ -43,6 +51,8 @@ export interface CompactExportReport {
   bytes: number;
   dtype: ExportDtype;
   dims: number;
+  /** dtype 'pq': bytes a row and principal components kept. */
+  pq?: { bytes: number; dims: number };
   /** Pruning: buckets, how many were touched in training (kept), and that share. */
   prune?: { buckets: number; kept: number; share: number; fallback: number; touched: number };
 }
@@ -109,6 +119,16 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
   if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
   const mc = cfg.kind === 'dual' ? { ...(cfg.model as DualConfig) } : null;
   if (mc?.prune && o.prune) throw new Error(`--model ${modelDir}: the table is already pruned`);
+  if (o.dtype === 'pq') {
+    if (!mc) throw new Error(`--dtype pq: product quantisation applies to dual-encoder models' n-gram tables (this is a ${cfg.kind} model)`);
+    if (o.prune) throw new Error('--dtype pq: give either product quantisation or --prune-unused / --prune-keep, not both');
+    const bytes = o.pqBytes ?? 56;
+    if (!(Number.isInteger(bytes) && bytes >= 1)) throw new Error(`--pq-bytes: must be a positive integer, got ${bytes}`);
+    const K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
+    if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim)) throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
+    if (o.pqSentences?.length && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
+  } else if (o.pqBytes !== undefined || o.pqDims !== undefined || o.pqSentences !== undefined) throw new Error('--pq-bytes, --pq-dims and --pq-data go with --dtype pq');
+  if (mc?.pq) throw new Error(`--model ${modelDir}: the n-gram table is already product-quantised; export from the model it was made from`);
   if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim)) throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
   const fallback = o.fallback ?? 1024;
   checkReplaceable(outDir, '--out');
@@ -131,7 +151,7 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
     const dims = o.dims;
     for (const [name, t] of tensors) {
       if (name === 'prune.buckets') { out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]); continue; }
-      if (mc && name === 'encoder.embed.weight' && o.prune) continue; // below
+      if (mc && name === 'encoder.embed.weight' && (o.prune || o.dtype === 'pq')) continue; // below
       if (dims !== undefined && name === 'encoder.proj.weight') { put(name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]); continue; }
       if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) { put(name, f32(t).slice(0, dims), [dims]); continue; }
       put(name, f32(t), [...t.shape]);
@@ -180,8 +200,21 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
       report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
       log(`[export] ${nTouched} of ${mc.buckets} buckets touched in training (${(100 * nTouched / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`);
     }
+    if (mc && o.dtype === 'pq') {
+      const bytes = o.pqBytes ?? 56, K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
+      log(`[export] product quantisation of the n-gram table: ${bytes} bytes a row over its first ${K} principal components`);
+      let sentences: Int32Array[] | undefined;
+      if (o.pqSentences?.length) {
+        const tok = openXlingTokenizer(modelDir, cfg.tokenizerSpec!);
+        sentences = o.pqSentences.map((t) => tok.encode(t));
+      }
+      const p = trainPq(tensors.get('encoder.embed.weight')!, { bytes, dims: K, sentences, log });
+      Object.assign(out, pqRawTensors(p));
+      mc.pq = { bytes, dims: K };
+      report.pq = { bytes, dims: K };
+    }
     if (mc && dims !== undefined) mc.outDim = dims;
-    const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}) } };
+    const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}), ...(report.pq ? { pq: report.pq } : {}) } };
     writeModelDirAtomically(outDir, (tmp) => {
       writeJson(join(tmp, 'config.json'), config);
       writeSafetensors(join(tmp, 'model.safetensors'), out, { 'xling.config': JSON.stringify(config) });

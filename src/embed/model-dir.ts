@@ -18,6 +18,7 @@ import { hashesOf } from '../text/ngrams.js';
 import { checkTokenizerSpec, TokenizerSpec, XLING_SPECIALS } from '../text/spec.js';
 import { LASER_TOKENIZER_FILE } from '../models/laser-lstm/tokenizer.js';
 import { SentenceEncoderModel } from './model.js';
+import { dequantizePqInto, readPqTable } from './table-pq.js';
 
 const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train', 'tokenizer', 'tokenizerSpec', 'export'];
 
@@ -183,9 +184,17 @@ export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): Senten
   for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
   // int8 tables of a compact export (src/embed/export.ts): `scale.<name>` holds their row scales
   const scaled = new Set(Object.keys(readSafetensorsHeader(file).entries).filter((k) => k.startsWith('scale.')).map((k) => k.slice('scale.'.length)));
+  // a product-quantised n-gram table (xling export --dtype pq) is read back into the model's table
+  const pq = readPqTable(file);
+  const skip = pq ? new Set([...scaled, 'encoder.embed.weight']) : scaled;
   const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => {
     const prefix = o?.prefix ?? 'encoder.';
-    loadModule(m, file, { prefix, rename: o?.rename, skip: scaled });
+    loadModule(m, file, { prefix, rename: o?.rename, skip });
+    if (pq) {
+      const table = [...m.stateDict()].find(([k]) => (o?.rename ? o.rename(k) : prefix + k) === 'encoder.embed.weight')?.[1];
+      if (!table) throw new Error(`${file}: a product-quantised table (pq.*) in a model without an n-gram table`);
+      dequantizePqInto(pq, table);
+    }
     if (!scaled.size) return;
     const stored = (k: string) => (o?.rename ? o.rename(k) : prefix + k);
     // embedding bags keep an int8 table as it is (their kernel dequantises each row as it reads

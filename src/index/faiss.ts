@@ -136,8 +136,8 @@ export function knnAsync(queries: Float32Array, base: Float32Array, d: number, k
 }
 
 /** k-means with faiss's Clustering: centroids [k, d] and the final objective. */
-export function kmeans(x: Float32Array, d: number, k: number, o: { niter?: number; seed?: number; spherical?: boolean } = {}): { centroids: Float32Array; objective: number } {
-  return F.kmeans(x, d, k, o.niter ?? 25, o.seed ?? 1234, !!o.spherical) as { centroids: Float32Array; objective: number };
+export function kmeans(x: Float32Array, d: number, k: number, o: { niter?: number; seed?: number; spherical?: boolean; maxPointsPerCentroid?: number } = {}): { centroids: Float32Array; objective: number } {
+  return F.kmeans(x, d, k, o.niter ?? 25, o.seed ?? 1234, !!o.spherical, o.maxPointsPerCentroid ?? 0) as { centroids: Float32Array; objective: number };
 }
 
 /** Threads faiss (OpenMP) uses, also in async calls. */

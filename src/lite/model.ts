@@ -1,8 +1,10 @@
 // The bag-of-n-grams dual encoder in plain TypeScript (no native code, no Node API): the same text
 // normalisation and n-gram hashing as the native path (src/text/ngrams.ts, shared), the mean of the
-// feature rows (fp32, fp16 or int8 rows with per-row scales, read directly), tanh, the projection,
+// feature rows (fp32, fp16 or int8 rows with per-row scales, or product-quantised codes, read
+// directly), tanh, the projection,
 // L2-normalisation and per-language centring as src/embed/model.ts does it.
 import { halfBitsToFloat } from '../io/half.js';
+import { checkPqShapes, PQ_DTYPES, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
 import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-core.js';
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import { meansNegligible } from '../util/center-rule.js';
@@ -29,7 +31,7 @@ export type CenterPlan = string | null | (string | null)[];
 /** The parts of config.json the runtime reads. */
 interface LiteConfig {
   format?: string; version?: number; kind?: string;
-  model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number } };
+  model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number }; pq?: { bytes: number; dims: number } };
   /** What tokenises (src/text/spec.ts); directories written before it have only the training settings below. */
   tokenizerSpec?: { type?: string; ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number; lowercase?: boolean; romanize?: boolean };
   train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
@@ -46,8 +48,8 @@ export class LiteModel {
   readonly dim: number;
   /** Width of the feature rows. */
   readonly featureDim: number;
-  /** Storage of the feature table: 'fp32', 'fp16' or 'int8'. */
-  readonly dtype: 'fp32' | 'fp16' | 'int8';
+  /** Storage of the feature table: 'fp32', 'fp16', 'int8' or 'pq' (product-quantised codes). */
+  readonly dtype: 'fp32' | 'fp16' | 'int8' | 'pq';
   readonly tokenizer: HashedNgramTokenizer;
   readonly centers = new Map<string, Float32Array>();
   /** The model's language identifier (lid.json beside the model), for lang 'auto'. */
@@ -57,6 +59,8 @@ export class LiteModel {
   private readonly i8: Int8Array | null = null;
   private readonly scales: Float32Array | null = null;
   private readonly lut: Float32Array | null = null;
+  /** A product-quantised table (src/io/pq-layout.ts), its subspaces' offsets, and scratch of its K coordinates. */
+  private readonly pq: { codes: Uint8Array; widths: Int32Array; offsets: Int32Array; codebooks: Float32Array; basis: Float32Array; mean: Float32Array; K: number; z: Float64Array } | null = null;
   private readonly rows: number;
   private readonly W: Float32Array;
   private readonly b: Float32Array;
@@ -82,20 +86,38 @@ export class LiteModel {
       if (!t) throw new Error(`${where}: tensor '${k}' is missing`);
       return t;
     };
-    const table = get('encoder.embed.weight');
-    const [rows, fd] = table.shape as [number, number];
-    this.rows = rows; this.featureDim = fd;
     const expectRows = NGRAM_ID_OFFSET + (m.prune ? m.prune.kept + m.prune.fallback : f.buckets);
-    if (table.shape.length !== 2 || rows !== expectRows) throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
-    if (table.dtype === 'F32') { this.f32 = typedView(table, where) as Float32Array; this.dtype = 'fp32'; }
-    else if (table.dtype === 'F16') { this.f16 = typedView(table, where) as Uint16Array; this.lut = halfLut(); this.dtype = 'fp16'; }
-    else if (table.dtype === 'I8') {
-      this.i8 = typedView(table, where) as Int8Array;
-      const s = get('scale.encoder.embed.weight');
-      if (s.dtype !== 'F32' || s.shape.join() !== String(rows)) throw new Error(`${where}: 'scale.encoder.embed.weight' must be F32 [${rows}]`);
-      this.scales = typedView(s, where) as Float32Array;
-      this.dtype = 'int8';
-    } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
+    let table: ReturnType<typeof get>, rows: number, fd: number, dtype: LiteModel['dtype'];
+    if (file.tensors.has('pq.codes')) {
+      // a product-quantised table (xling export --dtype pq): rows summed as coordinates (pqFeatures)
+      const t = Object.fromEntries(PQ_KEYS.map((k) => {
+        const x = get(k), [want, rank] = PQ_DTYPES[k];
+        if (x.dtype !== want || x.shape.length !== rank) throw new Error(`${where}: '${k}' is ${x.dtype} [${x.shape.join(', ')}]; ${want} of rank ${rank} expected`);
+        return [k, x];
+      })) as Record<(typeof PQ_KEYS)[number], ReturnType<typeof get>>;
+      const codes = typedView(t['pq.codes'], where) as Uint8Array, widths = typedView(t['pq.widths'], where) as Int32Array;
+      const codebooks = typedView(t['pq.codebooks'], where) as Float32Array, basis = typedView(t['pq.basis'], where) as Float32Array, mean = typedView(t['pq.mean'], where) as Float32Array;
+      const K = t['pq.basis'].shape[1]!;
+      table = t['pq.codes']; rows = table.shape[0]!; fd = t['pq.basis'].shape[0]!; dtype = 'pq';
+      const bad = checkPqShapes({ rows, dim: fd, dims: K, codes: codes.length, widths, codebooks: codebooks.length, basis: basis.length, mean: mean.length });
+      if (bad) throw new Error(`${where}: ${bad}`);
+      if (rows !== expectRows) throw new Error(`${where}: 'pq.codes' has ${rows} rows, the config implies ${expectRows}`);
+      this.pq = { codes, widths, offsets: pqOffsets(widths), codebooks, basis, mean, K, z: new Float64Array(K) };
+    } else {
+      table = get('encoder.embed.weight');
+      [rows, fd] = table.shape as [number, number];
+      if (table.shape.length !== 2 || rows !== expectRows) throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
+      if (table.dtype === 'F32') { this.f32 = typedView(table, where) as Float32Array; dtype = 'fp32'; }
+      else if (table.dtype === 'F16') { this.f16 = typedView(table, where) as Uint16Array; this.lut = halfLut(); dtype = 'fp16'; }
+      else if (table.dtype === 'I8') {
+        this.i8 = typedView(table, where) as Int8Array;
+        const s = get('scale.encoder.embed.weight');
+        if (s.dtype !== 'F32' || s.shape.join() !== String(rows)) throw new Error(`${where}: 'scale.encoder.embed.weight' must be F32 [${rows}]`);
+        this.scales = typedView(s, where) as Float32Array;
+        dtype = 'int8';
+      } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
+    }
+    this.rows = rows; this.featureDim = fd; this.dtype = dtype;
     const W = get('encoder.proj.weight'), b = get('encoder.proj.bias');
     if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0]) throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
     this.at = { buffer: table.bytes.buffer, table: table.bytes.byteOffset, scales: this.dtype === 'int8' ? get('scale.encoder.embed.weight').bytes.byteOffset : 0, W: W.bytes.byteOffset, b: b.bytes.byteOffset };
@@ -123,7 +145,7 @@ export class LiteModel {
    */
   useWasm(k: WasmKernel): boolean {
     const batch = k.batch(this.featureDim, this.dim);
-    if (this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 32 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
+    if (this.pq || this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 32 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
     this.wasm = k;
     this.wasmBatch = batch;
     return true;
@@ -232,7 +254,8 @@ export class LiteModel {
     acc.fill(0);
     // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag
     const w = Math.fround(1 / Math.max(1, n));
-    for (let k = 0; k < n; k++) {
+    if (this.pq) this.pqFeatures(ids, acc, w, map);
+    else for (let k = 0; k < n; k++) {
       let r = ids[k]!;
       if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
       const o = r * fd;
@@ -241,6 +264,30 @@ export class LiteModel {
       else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
     }
     for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
+  }
+
+  /** The mean of a sentence's product-quantised rows into acc: the weighted sum of their K coordinates, then mean · Σw + basis · z. */
+  private pqFeatures(ids: Int32Array, acc: Float64Array, w: number, map: Int32Array | null): void {
+    const { codes, widths, offsets, codebooks, basis, mean, K, z } = this.pq!;
+    const M = widths.length, fd = this.featureDim;
+    z.fill(0);
+    let sumW = 0;
+    for (let k = 0; k < ids.length; k++) {
+      let r = ids[k]!;
+      if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
+      const c0 = r * M;
+      for (let j = 0; j < M; j++) {
+        const o = offsets[j]!, cb = codes[c0 + j]! * K + o, wj = widths[j]!;
+        for (let t = 0; t < wj; t++) z[o + t] += w * codebooks[cb + t]!;
+      }
+      sumW += w;
+    }
+    for (let i = 0; i < fd; i++) {
+      let x = sumW * mean[i]!;
+      const o = i * K;
+      for (let k = 0; k < K; k++) x += basis[o + k]! * z[k]!;
+      acc[i] = x;
+    }
   }
 
   /** finishRow of the float32 row y[yo, yo + dim) into out[oo, oo + dim) (tmp: float64 scratch of dim): the same arithmetic, the same bits. */

@@ -45,7 +45,7 @@ export function parseSafetensors(buf: Uint8Array, where: string): LiteSafetensor
 }
 
 /** A typed view of a tensor (copied when its bytes are not aligned for the type). */
-export function typedView(t: LiteTensor, where: string): Float32Array | Uint16Array | Int8Array | Int32Array {
+export function typedView(t: LiteTensor, where: string): Float32Array | Uint16Array | Int8Array | Uint8Array | Int32Array {
   const make = (size: number) => {
     let b = t.bytes;
     if (b.byteOffset % size !== 0) {
@@ -62,6 +62,7 @@ export function typedView(t: LiteTensor, where: string): Float32Array | Uint16Ar
     case 'F16': { const v = make(2); return new Uint16Array(v.buf, v.off, v.n); }
     case 'I32': { const v = make(4); return new Int32Array(v.buf, v.off, v.n); }
     case 'I8': return new Int8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
+    case 'U8': return new Uint8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
     default: throw new Error(`${where}: dtype ${t.dtype} is not read by xling/lite`);
   }
 }

@@ -65,10 +65,11 @@ export function loadModule(m: Module, path: string, o: { prefix?: string; strict
   // the stored name of each of the module's tensors (rename: a loader's own mapping; null: not stored)
   const stored = new Map<string, string | null>([...own.keys()].map((k) => [k, o.rename ? o.rename(k) : prefix + k]));
   const storedNames = new Set([...stored.values()].filter((x): x is string => x !== null));
-  const missing = [...own.keys()].filter((k) => stored.get(k) !== null && !(stored.get(k)! in h.entries));
-  const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !storedNames.has(k));
-  // skip: stored names the caller reads itself (e.g. quantised tables it dequantises)
+  // skip: stored names the caller reads itself (e.g. quantised tables it dequantises; a
+  // product-quantised table is not stored under its name at all)
   const skip = o.skip ?? new Set<string>();
+  const missing = [...own.keys()].filter((k) => stored.get(k) !== null && !skip.has(stored.get(k)!) && !(stored.get(k)! in h.entries));
+  const unexpected = Object.keys(h.entries).filter((k) => k.startsWith(prefix) && !storedNames.has(k));
   if (strict && (missing.length || unexpected.length)) throw new Error(`${path}: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
   const direct: [Tensor, number][] = [];
   for (const [k, t] of own) {

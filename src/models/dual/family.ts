@@ -137,7 +137,7 @@ class DualTask implements TrainingTask<DualBatch> {
 /** Every key of DualConfig (the compiler checks the list is complete). */
 const DUAL_MODEL_KEYS: Record<keyof DualConfig, true> = {
   unit: true, vocabSize: true, padId: true, buckets: true, ngrams: true, combine: true, dim: true, initStd: true, featureDropout: true, body: true,
-  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true, prune: true,
+  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true, prune: true, pq: true,
 };
 
 export const dualFamily: ModelFamily = {

@@ -53,6 +53,12 @@ export interface DualConfig {
    * share `fallback` rows by bucket mod fallback (prunedBucketMap).
    */
   prune?: { kept: number; fallback: number };
+  /**
+   * A product-quantised feature table (xling export --dtype pq): `bytes` codes a row over the
+   * table's first `dims` principal components; the tensors `pq.*` of model.safetensors hold it
+   * (src/embed/table-pq.ts) and the loader reads the rows back into the table.
+   */
+  pq?: { bytes: number; dims: number };
 }
 
 export const DUAL_DEFAULTS: Omit<DualConfig, 'vocabSize'> = {
