@@ -158,3 +158,45 @@ export function embedBatch(dtype: i32, table: usize, scales: usize, fd: i32, act
   for (let s = nb; s < padded; s++) memory.fill(h + <usize>s * rowBytes, 0, rowBytes);
   project(W, b, d, fd, h, padded, y);
 }
+
+/**
+ * embedBatch for a product-quantised table (xling export --dtype pq; src/io/pq-layout.ts): each
+ * row is M bytes, byte j naming a centroid of subspace j (widths[j] coordinates at codebook columns
+ * off_j …, codebooks [256, K] float32). A sentence's rows are summed as coordinates into z (K
+ * float32), then h = tanh(Σw · mean + w · basis z) (basis [fd, K], K a multiple of 4), w =
+ * float32(1/n), Σw = n · w; then the projection as embedBatch. z: scratch of K float32.
+ */
+export function embedBatchPq(codes: usize, M: i32, widths: usize, codebooks: usize, K: i32, basis: usize, mean: usize, fd: i32, act: i32,
+  W: usize, b: usize, d: i32, ids: usize, offs: usize, nb: i32, z: usize, h: usize, y: usize): void {
+  const rowBytes = <usize>fd << 2, kBytes = <usize>K << 2;
+  for (let s = 0; s < nb; s++) {
+    const a = load<i32>(offs + (<usize>s << 2)), e = load<i32>(offs + (<usize>(s + 1) << 2)), n = e - a;
+    memory.fill(z, 0, kBytes);
+    for (let k = a; k < e; k++) {
+      const row = codes + <usize>load<i32>(ids + (<usize>k << 2)) * <usize>M;
+      let o: usize = 0;
+      for (let j = 0; j < M; j++) {
+        const wj = <usize>load<i32>(widths + (<usize>j << 2));
+        const c = codebooks + (<usize>load<u8>(row + <usize>j) * kBytes) + (o << 2);
+        const zo = z + (o << 2);
+        if (wj == 2) {
+          store<f32>(zo, load<f32>(zo) + load<f32>(c));
+          store<f32>(zo, load<f32>(zo, 4) + load<f32>(c, 4), 4);
+        } else for (let t: usize = 0; t < wj; t++) store<f32>(zo + (t << 2), load<f32>(zo + (t << 2)) + load<f32>(c + (t << 2)));
+        o += wj;
+      }
+    }
+    const w = <f32>(1.0 / <f64>max(n, 1)), sumW = <f32>n * w;
+    const hs = h + <usize>s * rowBytes;
+    for (let i = 0; i < fd; i++) {
+      const bi = basis + <usize>i * kBytes;
+      let acc = f32x4.splat(0);
+      for (let k: usize = 0; k < kBytes; k += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(bi + k), v128.load(z + k)));
+      const x = sumW * load<f32>(mean + (<usize>i << 2)) + w * hsum(acc);
+      store<f32>(hs + (<usize>i << 2), act == 1 ? <f32>Math.tanh(<f64>x) : x);
+    }
+  }
+  const padded = (nb + 3) & ~3;
+  for (let s = nb; s < padded; s++) memory.fill(h + <usize>s * rowBytes, 0, rowBytes);
+  project(W, b, d, fd, h, padded, y);
+}

@@ -14,6 +14,9 @@
 // threads / native, wall), `lite_{fp32,int8}_cpu_ratio` (the same per CPU-second),
 // `lite_int8_vs_bar_ratio` (lite int8 on 2 workers / the 20,000 sentences/s goal of issue 28) and
 // the load average at the start and the end (the machine is shared: read the figures with it).
+// `--pq DIR`: also a product-quantised export (xling export --dtype pq; lite sums its rows as
+// coordinates in TypeScript): native_pq, lite_pq_2workers, lite_pq_1thread, `lite_pq_ratio` (lite on
+// 2 workers / native), `lite_pq_vs_int8_ratio` and `lite_pq_vs_bar_ratio` (/ 20,000).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +70,18 @@ export async function run() {
       opened.push(js);
       paths[`lite_${dt}_js`] = { f: (s) => js.embed(s, { lang: null }), sents: sentences.slice(0, 5000) };
     }
+    const pq = arg('--pq');
+    if (pq) {
+      // a product-quantised export (xling export --dtype pq): lite sums coordinates in TypeScript
+      const native = loadSentenceEncoder(pq);
+      paths.native_pq = { f: (s) => native.embed(s, { center: false }), sents: sentences };
+      for (const [key, o] of [['lite_pq_2workers', { threads: 2 }], ['lite_pq_1thread', {}]] as const) {
+        const m = await loadModel(pq, o);
+        opened.push(m);
+        if (m.dtype !== 'pq') throw new Error(`bench lite: --pq ${pq} is not a product-quantised export (dtype ${m.dtype})`);
+        paths[key] = { f: (s) => m.embed(s, { lang: null }), sents: sentences };
+      }
+    }
     for (const p of Object.values(paths)) await p.f(p.sents.slice(0, 2000)); // warm-up
     const wall = new Map<string, number>(), cpu = new Map<string, number>();
     const keys = Object.keys(paths);
@@ -88,6 +103,11 @@ export async function run() {
       r[`lite_${dt}_cpu_ratio`] = (r[`lite_${dt}_2workers_sents_per_cpu_s`] as number) / (r[`native_${dt}_sents_per_cpu_s`] as number);
       r[`lite_${dt}_wasm_vs_js_cpu_ratio`] = (r[`lite_${dt}_1thread_sents_per_cpu_s`] as number) / (r[`lite_${dt}_js_sents_per_cpu_s`] as number);
     }
+    if (pq) {
+      r.lite_pq_ratio = (r.lite_pq_2workers_sents_per_s as number) / (r.native_pq_sents_per_s as number);
+      r.lite_pq_vs_int8_ratio = (r.lite_pq_2workers_sents_per_s as number) / (r.lite_int8_2workers_sents_per_s as number);
+      r.lite_pq_vs_bar_ratio = (r.lite_pq_2workers_sents_per_s as number) / BAR;
+    }
     r.lite_int8_vs_bar_ratio = (r.lite_int8_2workers_sents_per_s as number) / BAR;
     r.lite_fp32_vs_bar_ratio = (r.lite_fp32_2workers_sents_per_s as number) / BAR;
     r.load_avg_end = loadavg()[0]!;
@@ -107,6 +127,7 @@ if (process.argv[1]?.endsWith('lite.js')) {
     for (const dt of ['fp32', 'int8']) {
       console.log(`  ${dt}: native ${f(`native_${dt}`)}, lite 2 workers ${f(`lite_${dt}_2workers`)} → ${(r[`lite_${dt}_ratio`] as number).toFixed(2)}× (per CPU-second ${(r[`lite_${dt}_cpu_ratio`] as number).toFixed(2)}×), lite 1 thread ${f(`lite_${dt}_1thread`)}, pure TypeScript ${f(`lite_${dt}_js`)}`);
     }
+    if (r.native_pq_sents_per_s) console.log(`  pq: native ${f('native_pq')}, lite 2 workers ${f('lite_pq_2workers')} → ${(r.lite_pq_ratio as number).toFixed(2)}×, lite 1 thread ${f('lite_pq_1thread')}`);
     console.log(`  lite int8 on 2 workers: ${Math.round(r.lite_int8_2workers_sents_per_s as number)}/s against the ${BAR}/s goal (${(r.lite_int8_vs_bar_ratio as number).toFixed(2)}×)`);
   }
 }

@@ -79,15 +79,18 @@ describe('xling/lite', () => {
     assert.equal((await lite.embed([])).length, 0);
   });
 
-  it('a product-quantised export (--dtype pq): lite sums the rows as coordinates and embeds as the native read-back (≤ 1e-5)', async () => {
+  it('a product-quantised export (--dtype pq): lite sums the rows as coordinates (WebAssembly and TypeScript) and embeds as the native read-back (≤ 1e-5)', async () => {
     const pq = join(dir, 'pq');
     exportCompact(model, pq, { dtype: 'pq', pqBytes: 8, pqDims: 20 });
     const native = loadSentenceEncoder(pq), lite = await loadModel(pq), single = await loadModel(join(pq, 'model.safetensors'));
+    const js = await loadModel(pq, { kernel: 'js' });
     assert.equal(lite.dtype, 'pq');
-    for (const [m, lang] of [[lite, null], [lite, 'ja'], [single, 'de']] as const) {
+    // the WebAssembly kernel (embedBatchPq) where the engine has SIMD, the pure-TypeScript path on request
+    assert.deepEqual([lite.kernel, js.kernel], ['wasm-simd', 'js']);
+    for (const [m, lang] of [[lite, null], [lite, 'ja'], [single, 'de'], [js, null], [js, 'ja']] as const) {
       const d = maxDiff(await m.embed(sents, { lang }), native.embed(sents, lang ? { lang } : { center: false }));
-      console.log(`# pq, lang ${lang}: max |Δ| ${d.toExponential(2)}`);
-      assert.ok(d <= 1e-5, `pq, lang ${lang}: ${d}`);
+      console.log(`# pq (${m.kernel}), lang ${lang}: max |Δ| ${d.toExponential(2)}`);
+      assert.ok(d <= 1e-5, `pq (${m.kernel}), lang ${lang}: ${d}`);
     }
     const pool = await loadModel(pq, { threads: 2 });
     try {

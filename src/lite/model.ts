@@ -9,7 +9,7 @@ import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-co
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import { meansNegligible } from '../util/center-rule.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
-import { IDS_CAP, WasmKernel } from './wasm.js';
+import { IDS_CAP, PQ_DIMS_CAP, WasmKernel } from './wasm.js';
 
 export interface LiteEmbedOptions {
   /**
@@ -61,6 +61,8 @@ export class LiteModel {
   private readonly lut: Float32Array | null = null;
   /** A product-quantised table (src/io/pq-layout.ts), its subspaces' offsets, and scratch of its K coordinates. */
   private readonly pq: { codes: Uint8Array; widths: Int32Array; offsets: Int32Array; codebooks: Float32Array; basis: Float32Array; mean: Float32Array; K: number; z: Float64Array } | null = null;
+  /** Where the product-quantised table's parts lie in the file's buffer (for the WebAssembly kernel; null: not all in the table's buffer). */
+  private readonly pqAt: { widths: number; codebooks: number; basis: number; mean: number } | null = null;
   private readonly rows: number;
   private readonly W: Float32Array;
   private readonly b: Float32Array;
@@ -103,6 +105,11 @@ export class LiteModel {
       if (bad) throw new Error(`${where}: ${bad}`);
       if (rows !== expectRows) throw new Error(`${where}: 'pq.codes' has ${rows} rows, the config implies ${expectRows}`);
       this.pq = { codes, widths, offsets: pqOffsets(widths), codebooks, basis, mean, K, z: new Float64Array(K) };
+      const parts = [t['pq.widths'], t['pq.codebooks'], t['pq.basis'], t['pq.mean']];
+      // the kernel reads the parts where they lie in the file: 4-byte aligned, in the codes' buffer
+      if (parts.every((x) => x.bytes.buffer === table.bytes.buffer && x.bytes.byteOffset % 4 === 0)) {
+        this.pqAt = { widths: parts[0]!.bytes.byteOffset, codebooks: parts[1]!.bytes.byteOffset, basis: parts[2]!.bytes.byteOffset, mean: parts[3]!.bytes.byteOffset };
+      }
     } else {
       table = get('encoder.embed.weight');
       [rows, fd] = table.shape as [number, number];
@@ -145,7 +152,8 @@ export class LiteModel {
    */
   useWasm(k: WasmKernel): boolean {
     const batch = k.batch(this.featureDim, this.dim);
-    if (this.pq || this.at.buffer !== k.memory.buffer || batch === 0 || this.featureDim % 32 !== 0 || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
+    if (this.pq && (!this.pqAt || this.pq.K % 4 !== 0 || this.pq.K > PQ_DIMS_CAP || this.featureDim % 4 !== 0)) return false;
+    if (this.at.buffer !== k.memory.buffer || batch === 0 || (!this.pq && this.featureDim % 32 !== 0) || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
     this.wasm = k;
     this.wasmBatch = batch;
     return true;
@@ -229,7 +237,10 @@ export class LiteModel {
         total += c;
         offs[++nb] = total;
       }
-      k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
+      if (this.pq) {
+        const q = this.pqAt!;
+        k.exports.embedBatchPq(at.table, this.pq.widths.length, q.widths, q.codebooks, this.pq.K, q.basis, q.mean, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.z, k.h, k.y);
+      } else k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
       for (let b = 0; b < nb; b++) {
         const s = s0 + b;
         this.finishRow32(y, b * d, out, s * d, this.centerOf(plan, s), y64);

@@ -28,14 +28,18 @@ const PAGE = 65536;
 export const IDS_CAP = 65536;
 /** Bytes of the pooled features and of the projections of one batch (each). */
 const ROWS_BYTES = 65536;
-const SLOT_IDS = 0, SLOT_OFFS = IDS_CAP * 4, SLOT_H = SLOT_OFFS + 4096, SLOT_Y = SLOT_H + ROWS_BYTES;
-const SLOT_BYTES = Math.ceil((SLOT_Y + ROWS_BYTES) / PAGE) * PAGE;
+/** Coordinates of a product-quantised table's rows the scratch z holds (its K). */
+export const PQ_DIMS_CAP = 1024;
+const SLOT_IDS = 0, SLOT_OFFS = IDS_CAP * 4, SLOT_H = SLOT_OFFS + 4096, SLOT_Y = SLOT_H + ROWS_BYTES, SLOT_Z = SLOT_Y + ROWS_BYTES;
+const SLOT_BYTES = Math.ceil((SLOT_Z + PQ_DIMS_CAP * 4) / PAGE) * PAGE;
 /** At most this many sentences per kernel call. */
 const MAX_BATCH = 16;
 
 export interface KernelExports {
   embedBatch(dtype: number, table: number, scales: number, fd: number, act: number, W: number, b: number, d: number,
     ids: number, offs: number, nb: number, h: number, y: number): void;
+  embedBatchPq(codes: number, M: number, widths: number, codebooks: number, K: number, basis: number, mean: number, fd: number, act: number,
+    W: number, b: number, d: number, ids: number, offs: number, nb: number, z: number, h: number, y: number): void;
 }
 
 /** One thread's kernel: the instance, the memory and its scratch slot. */
@@ -46,6 +50,8 @@ export interface WasmKernel {
   readonly offs: number;
   readonly h: number;
   readonly y: number;
+  /** Scratch of PQ_DIMS_CAP float32 (embedBatchPq's z). */
+  readonly z: number;
   /** Sentences per call for features of fd and vectors of d floats (0: too wide for a slot). */
   batch(fd: number, d: number): number;
 }
@@ -102,7 +108,7 @@ export async function instantiateKernel(module: WasmModule, memory: WasmMemory, 
   const at = Math.ceil((a.base + a.size) / PAGE) * PAGE + slot * SLOT_BYTES;
   return {
     exports: instance.exports as unknown as KernelExports, memory,
-    ids: at + SLOT_IDS, offs: at + SLOT_OFFS, h: at + SLOT_H, y: at + SLOT_Y,
+    ids: at + SLOT_IDS, offs: at + SLOT_OFFS, h: at + SLOT_H, y: at + SLOT_Y, z: at + SLOT_Z,
     batch: (fd, d) => {
       // the projection takes four sentences at a time: room for the batch rounded up to four
       const n = Math.min(MAX_BATCH, Math.floor(ROWS_BYTES / (4 * fd)), Math.floor(ROWS_BYTES / (4 * d))) & ~3;
