@@ -264,7 +264,8 @@ describe('compact exports', () => {
       [['--pq-bytes', '8'], /--pq-bytes, --pq-dims and --pq-data go with --dtype pq/, 2],
       [['--dtype', 'int8', '--pq-data', 'data/sample/gettext.train.tsv.gz'], /--pq-bytes, --pq-dims and --pq-data go with --dtype pq/, 2],
       [['--dtype', 'pq', '--pq-data', 'data/sample/nothing.tsv'], /cannot read --pq-data data\/sample\/nothing\.tsv/, 1],
-      [['--dtype', 'pq', '--pq-dims', '40'], /--pq-dims: must be an integer in \[56 \(--pq-bytes\), 32/, 1],
+      [['--dtype', 'pq'], /--pq-bytes: must be an integer in \[1, 32\] .*got 56 \(the default\)/, 1],
+      [['--dtype', 'pq', '--pq-bytes', '16', '--pq-dims', '40'], /--pq-dims: must be an integer in \[16 \(--pq-bytes\), 32/, 1],
       [['--dtype', 'pq', '--pq-bytes', '8', '--pq-dims', '4'], /--pq-dims: must be an integer in \[8 \(--pq-bytes\), 32/, 1],
       [['--dtype', 'pq', '--pq-bytes', '8', '--prune-unused'], /either product quantisation or --prune-unused/, 1],
     ] as [string[], RegExp, number][]) {

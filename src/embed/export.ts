@@ -123,7 +123,7 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
     if (!mc) throw new Error(`--dtype pq: product quantisation applies to dual-encoder models' n-gram tables (this is a ${cfg.kind} model)`);
     if (o.prune) throw new Error('--dtype pq: give either product quantisation or --prune-unused / --prune-keep, not both');
     const bytes = o.pqBytes ?? 56;
-    if (!(Number.isInteger(bytes) && bytes >= 1)) throw new Error(`--pq-bytes: must be a positive integer, got ${bytes}`);
+    if (!(Number.isInteger(bytes) && bytes >= 1 && bytes <= mc.dim)) throw new Error(`--pq-bytes: must be an integer in [1, ${mc.dim}] (the table's width: at least one coordinate a byte), got ${bytes}${o.pqBytes === undefined ? ' (the default)' : ''}`);
     const K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
     if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim)) throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
     if (o.pqSentences?.length && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);

@@ -53,6 +53,14 @@ export function pqRows(p: PqTable, r0: number, n: number): Tensor {
 }
 
 export interface PqTrainOptions {
+  /** M: bytes (subspaces) a row. */
+  bytes: number;
+  /** K: principal components kept (default min(dim, 2M)). */
+  dims?: number;
+  /** Rows k-means learns each subspace's centroids from (default 262,144; all rows when fewer). */
+  sample?: number;
+  iterations?: number;
+  seed?: number;
   /**
    * Token ids of sentences (rows of the table) to refit the codebooks on: each subspace's 256
    * centroids are solved by least squares so that every sentence's mean row (as the bag encoder
@@ -63,22 +71,14 @@ export interface PqTrainOptions {
   sentences?: Int32Array[];
   /** Ridge weight of the refit, relative to the mean diagonal of the normal equations (default 0.01). */
   refitLambda?: number;
-  /** M: bytes (subspaces) a row. */
-  bytes: number;
-  /** K: principal components kept (default min(dim, 2M)). */
-  dims?: number;
-  /** Rows k-means learns each subspace's centroids from (default 262,144; all rows when fewer). */
-  sample?: number;
-  iterations?: number;
-  seed?: number;
   log?: (line: string) => void;
 }
 
 const CHUNK = 1 << 15;
 
 /**
- * Product-quantises a float table [rows, dim] (rows 0 … skip − 1, the special tokens' rows, are
- * quantised with the others; they are never read by the bag encoder's features).
+ * Product-quantises a float table [rows, dim]: every row, the special tokens' rows (never read by
+ * the bag encoder's features) included, so that row numbers stay the tokenizer's ids.
  */
 export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
   const [rows, dim] = table.shape as [number, number];
