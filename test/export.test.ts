@@ -274,6 +274,11 @@ describe('compact exports', () => {
       assert.match(bad.stderr, re);
       assert.ok(!existsSync(join(dir, 'pq-bad')));
     }
+    // the options are checked against the model before --pq-data is read
+    const early = cli(['export', '--model', model, '-o', join(dir, 'pq-bad'), '--dtype', 'pq', '--pq-bytes', '99', '--pq-data', 'data/sample/gettext.train.tsv.gz']);
+    assert.equal(early.status, 1);
+    assert.match(early.stderr, /--pq-bytes: must be an integer in \[1, 32\]/);
+    assert.doesNotMatch(early.stderr, /sentences of --pq-data/);
     const again = cli(['export', '--model', out, '-o', join(dir, 'pq-bad'), '--dtype', 'int8']);
     assert.equal(again.status, 1);
     assert.match(again.stderr, /already product-quantised/);

@@ -1,6 +1,6 @@
 // xling export: the encoder alone (for embedding), or the word vectors in word2vec text format.
 import { join } from 'node:path';
-import { exportCompact, ExportDtype } from '../embed/export.js';
+import { checkCompactExport, exportCompact, ExportDtype } from '../embed/export.js';
 import { exportEncoder, readModelConfig } from '../embed/model-dir.js';
 import { loadTensors } from '../nn/serialize.js';
 import { Tokenizer } from '../text/tokenizer.js';
@@ -72,9 +72,12 @@ export const exportCommand = command(['export'], {
   if (compact && !a.out) usage('--dtype, --dims, --prune-unused and --prune-keep shape the -o DIR export; give -o DIR');
   const pqSources = parseSources(a.pqData);
   checkPaths([['--model', a.model, 'in-dir'], ['--out', a.out, 'out-dir'], ['--words', a.words, 'out-text'], ...pqSources.map((p) => ['--pq-data', sourcePath(p), 'in-text'] as const)]);
+  const opts = { dtype: (a.dtype ?? 'fp32') as ExportDtype, dims: a.dims, prune: a.pruneUnused, pruneKeep: a.pruneKeep, fallback: a.fallback, pqBytes: a.pqBytes, pqDims: a.pqDims, log: (l: string) => process.stderr.write(l + '\n') };
+  // the options against the model first: reading --pq-data is work
+  if (a.out && compact) checkCompactExport(a.model, { ...opts, pqSentences: pqSources.length ? [] : undefined });
   const pqSentences = pqSources.length ? await sampleSentences(pqSources, a.pqSentences) : undefined;
   if (a.out && compact) {
-    const r = exportCompact(a.model, a.out, { dtype: (a.dtype ?? 'fp32') as ExportDtype, dims: a.dims, prune: a.pruneUnused, pruneKeep: a.pruneKeep, fallback: a.fallback, pqBytes: a.pqBytes, pqDims: a.pqDims, pqSentences, log: (l) => process.stderr.write(l + '\n') });
+    const r = exportCompact(a.model, a.out, { ...opts, pqSentences });
     process.stderr.write(`[export] ${r.dtype}${r.pq ? ` (${r.pq.bytes} bytes a row, ${r.pq.dims} components)` : ''}${r.dims ? `, ${r.dims} dimensions` : ''}${r.prune ? `, ${r.prune.kept} of ${r.prune.buckets} buckets` : ''}: ${(r.bytes / 1048576).toFixed(1)} MiB → ${a.out}\n`);
   } else if (a.out) {
     exportEncoder(a.model, a.out);

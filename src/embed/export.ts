@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { RawTensor, rawFromArray, writeSafetensors } from '../io/safetensors.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { DualConfig } from '../models/dual/model.js';
+import { SavedModelConfig } from '../models/family.js';
 import { EmbeddingBag } from '../nn/layers.js';
 import { loadTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, noGrad, Tensor, tidy } from '../tensor/tensor.js';
@@ -110,10 +111,13 @@ function bucketMoves(table: Tensor, base: number, buckets: number, seed: number,
 }
 
 /** Writes a compact export of modelDir's encoder to outDir (atomically). */
-export function exportCompact(modelDir: string, outDir: string, o: CompactExportOptions): CompactExportReport {
+/**
+ * The checks of exportCompact's options against the model (what it refuses, before any work): the
+ * model's config and the options as exportCompact reads them. A caller about to read --pq-data runs
+ * it first (pqSentences: [] stands for sentences to come).
+ */
+export function checkCompactExport(modelDir: string, o: CompactExportOptions): { cfg: SavedModelConfig; mc: DualConfig | null; o: CompactExportOptions } {
   const cfg = readModelConfig(modelDir);
-  const log = o.log ?? (() => {});
-  const file = join(modelDir, 'model.safetensors');
   if (o.pruneKeep !== undefined && !(Number.isInteger(o.pruneKeep) && o.pruneKeep >= 1)) throw new Error(`--prune-keep: must be a positive integer, got ${o.pruneKeep}`);
   if (o.pruneKeep !== undefined) o = { ...o, prune: true };
   if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
@@ -126,10 +130,17 @@ export function exportCompact(modelDir: string, outDir: string, o: CompactExport
     if (!(Number.isInteger(bytes) && bytes >= 1 && bytes <= mc.dim)) throw new Error(`--pq-bytes: must be an integer in [1, ${mc.dim}] (the table's width: at least one coordinate a byte), got ${bytes}${o.pqBytes === undefined ? ' (the default)' : ''}`);
     const K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
     if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim)) throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
-    if (o.pqSentences?.length && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
+    if (o.pqSentences !== undefined && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
   } else if (o.pqBytes !== undefined || o.pqDims !== undefined || o.pqSentences !== undefined) throw new Error('--pq-bytes, --pq-dims and --pq-data go with --dtype pq');
   if (mc?.pq) throw new Error(`--model ${modelDir}: the n-gram table is already product-quantised; export from the model it was made from`);
   if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim)) throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
+  return { cfg, mc, o };
+}
+
+export function exportCompact(modelDir: string, outDir: string, opts: CompactExportOptions): CompactExportReport {
+  const { cfg, mc, o } = checkCompactExport(modelDir, opts);
+  const log = o.log ?? (() => {});
+  const file = join(modelDir, 'model.safetensors');
   const fallback = o.fallback ?? 1024;
   checkReplaceable(outDir, '--out');
   const { tensors } = loadTensors(file, (k) => k.startsWith('encoder.') || k.startsWith('center.') || k === 'prune.buckets');

@@ -287,11 +287,13 @@ export function dequantizePqInto(p: PqTable, t: Tensor): void {
 
 /** The tensors that store a product-quantised table (see the layout above). */
 export function pqRawTensors(p: PqTable): Record<string, RawTensor> {
+  // the bytes last: the 4-byte tensors before them stay aligned whatever rows × M is (xling/lite's
+  // WebAssembly kernel reads them in place)
   return {
-    'pq.codes': rawFromArray(p.codes, [p.rows, p.widths.length]),
     'pq.codebooks': rawFromArray(p.codebooks, [PQ_CENTROIDS, p.dims]),
     'pq.widths': rawFromArray(p.widths, [p.widths.length]),
     'pq.basis': rawFromArray(p.basis, [p.dim, p.dims]),
     'pq.mean': rawFromArray(p.mean, [p.dim]),
+    'pq.codes': rawFromArray(p.codes, [p.rows, p.widths.length]),
   };
 }
