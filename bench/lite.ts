@@ -15,7 +15,7 @@
 // `lite_int8_vs_bar_ratio` (lite int8 on 2 workers / the 20,000 sentences/s goal of issue 28) and
 // the load average at the start and the end (the machine is shared: read the figures with it).
 // `--pq DIR`: also a product-quantised export (xling export --dtype pq; lite sums its rows as
-// coordinates in TypeScript): native_pq, lite_pq_2workers, lite_pq_1thread, `lite_pq_ratio` (lite on
+// coordinates in the WebAssembly kernel embedBatchPq; native reads the rows back at load): native_pq, lite_pq_2workers, lite_pq_1thread, `lite_pq_ratio` (lite on
 // 2 workers / native), `lite_pq_vs_int8_ratio` and `lite_pq_vs_bar_ratio` (/ 20,000).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -72,13 +72,14 @@ export async function run() {
     }
     const pq = arg('--pq');
     if (pq) {
-      // a product-quantised export (xling export --dtype pq): lite sums coordinates in TypeScript
+      // a product-quantised export (xling export --dtype pq): lite sums coordinates (embedBatchPq)
       const native = loadSentenceEncoder(pq);
       paths.native_pq = { f: (s) => native.embed(s, { center: false }), sents: sentences };
       for (const [key, o] of [['lite_pq_2workers', { threads: 2 }], ['lite_pq_1thread', {}]] as const) {
         const m = await loadModel(pq, o);
         opened.push(m);
         if (m.dtype !== 'pq') throw new Error(`bench lite: --pq ${pq} is not a product-quantised export (dtype ${m.dtype})`);
+        if (m.kernel !== 'wasm-simd') throw new Error(`bench lite: ${key} embeds with ${m.kernel}, not the WebAssembly kernels`);
         paths[key] = { f: (s) => m.embed(s, { lang: null }), sents: sentences };
       }
     }
