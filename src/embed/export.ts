@@ -116,13 +116,14 @@ function bucketMoves(table: Tensor, base: number, buckets: number, seed: number,
  * model's config and the options as exportCompact reads them. A caller about to read --pq-data runs
  * it first (pqSentences: [] stands for sentences to come).
  */
-export function checkCompactExport(modelDir: string, o: CompactExportOptions): { cfg: SavedModelConfig; mc: DualConfig | null; o: CompactExportOptions } {
+export function checkCompactExport(modelDir: string, o: CompactExportOptions): { cfg: SavedModelConfig; mc: DualConfig | null; o: CompactExportOptions; pq: { bytes: number; dims: number } | null } {
   const cfg = readModelConfig(modelDir);
   if (o.pruneKeep !== undefined && !(Number.isInteger(o.pruneKeep) && o.pruneKeep >= 1)) throw new Error(`--prune-keep: must be a positive integer, got ${o.pruneKeep}`);
   if (o.pruneKeep !== undefined) o = { ...o, prune: true };
   if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
   const mc = cfg.kind === 'dual' ? { ...(cfg.model as DualConfig) } : null;
   if (mc?.prune && o.prune) throw new Error(`--model ${modelDir}: the table is already pruned`);
+  let pq: { bytes: number; dims: number } | null = null;
   if (o.dtype === 'pq') {
     if (!mc) throw new Error(`--dtype pq: product quantisation applies to dual-encoder models' n-gram tables (this is a ${cfg.kind} model)`);
     if (o.prune) throw new Error('--dtype pq: give either product quantisation or --prune-unused / --prune-keep, not both');
@@ -131,14 +132,15 @@ export function checkCompactExport(modelDir: string, o: CompactExportOptions): {
     const K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
     if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim)) throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
     if (o.pqSentences !== undefined && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
+    pq = { bytes, dims: K };
   } else if (o.pqBytes !== undefined || o.pqDims !== undefined || o.pqSentences !== undefined) throw new Error('--pq-bytes, --pq-dims and --pq-data go with --dtype pq');
   if (mc?.pq) throw new Error(`--model ${modelDir}: the n-gram table is already product-quantised; export from the model it was made from`);
   if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim)) throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
-  return { cfg, mc, o };
+  return { cfg, mc, o, pq };
 }
 
 export function exportCompact(modelDir: string, outDir: string, opts: CompactExportOptions): CompactExportReport {
-  const { cfg, mc, o } = checkCompactExport(modelDir, opts);
+  const { cfg, mc, o, pq } = checkCompactExport(modelDir, opts);
   const log = o.log ?? (() => {});
   const file = join(modelDir, 'model.safetensors');
   const fallback = o.fallback ?? 1024;
@@ -211,8 +213,8 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
       report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
       log(`[export] ${nTouched} of ${mc.buckets} buckets touched in training (${(100 * nTouched / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`);
     }
-    if (mc && o.dtype === 'pq') {
-      const bytes = o.pqBytes ?? 56, K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
+    if (mc && pq) {
+      const { bytes, dims: K } = pq;
       log(`[export] product quantisation of the n-gram table: ${bytes} bytes a row over its first ${K} principal components`);
       let sentences: Int32Array[] | undefined;
       if (o.pqSentences?.length) {
@@ -221,8 +223,8 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
       }
       const p = trainPq(tensors.get('encoder.embed.weight')!, { bytes, dims: K, sentences, log });
       Object.assign(out, pqRawTensors(p));
-      mc.pq = { bytes, dims: K };
-      report.pq = { bytes, dims: K };
+      mc.pq = pq;
+      report.pq = pq;
     }
     if (mc && dims !== undefined) mc.outDim = dims;
     const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}), ...(report.pq ? { pq: report.pq } : {}) } };

@@ -16,7 +16,9 @@ import { kmeans } from '../index/faiss.js';
 import { checkPqShapes, PQ_CENTROIDS, PQ_DTYPES, PQ_KEYS, pqOffsets, pqWidths } from '../io/pq-layout.js';
 import { RawTensor, rawFromArray, readSafetensorsHeader } from '../io/safetensors.js';
 import { loadTensors } from '../nn/serialize.js';
+import { empty, zeros } from '../tensor/ops.js';
 import { callOp, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { Progress, ProgressStream } from '../util/progress.js';
 
 export interface PqTable {
   rows: number;
@@ -115,50 +117,55 @@ export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
   });
   log(`[export] principal components: ${K} of ${dim} keep ${(100 * kept).toFixed(1)}% of the rows' variance (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   // the K coordinates of every row
-  const z = new Float32Array(rows * K);
-  noGrad(() => {
-    const B = fromArray(basis, [dim, K]), mu = fromArray(mean, [1, dim]);
-    for (let r0 = 0; r0 < rows; r0 += CHUNK) {
-      const n = Math.min(CHUNK, rows - r0);
-      z.set(tidy(() => table.narrow(0, r0, n).float().sub(mu).matmul(B).toFloat32Array()), r0 * K);
-    }
-    B.dispose(); mu.dispose();
-  });
-  // one k-means per subspace on a sample of rows, then every row's nearest centroid
   const M = bytes, codes = new Uint8Array(rows * M), codebooks = new Float32Array(PQ_CENTROIDS * K);
-  const Z = fromArray(z, [rows, K]);
-  const sampleRows = Math.min(rows, o.sample ?? 262144);
-  const pick = evenSample(rows, sampleRows);
-  const t1 = Date.now();
-  for (let j = 0; j < M; j++) {
-    const w = widths[j]!, oj = off[j]!;
-    const sub = new Float32Array(sampleRows * w);
-    for (let i = 0; i < sampleRows; i++) for (let t = 0; t < w; t++) sub[i * w + t] = z[pick[i]! * K + oj + t]!;
-    const k = Math.min(PQ_CENTROIDS, sampleRows);
-    const { centroids } = kmeans(sub, w, k, { niter: o.iterations ?? 25, seed: (o.seed ?? 1) + j, maxPointsPerCentroid: Math.ceil(sampleRows / k) });
-    for (let c = 0; c < k; c++) for (let t = 0; t < w; t++) codebooks[c * K + oj + t] = centroids[c * w + t]!;
-    // a table of fewer rows than centroids repeats its first centroid in the unused codes
-    for (let c = k; c < PQ_CENTROIDS; c++) for (let t = 0; t < w; t++) codebooks[c * K + oj + t] = centroids[t]!;
-    assignCodes(Z, oj, w, centroids, k, codes, M, j);
-    if ((j + 1) % 8 === 0 || j + 1 === M) {
-      const s = (Date.now() - t1) / 1000;
-      log(`[export] product quantisation: ${j + 1}/${M} subspaces (${(s / (j + 1)).toFixed(2)} s each, ETA ${Math.round(s / (j + 1) * (M - j - 1))} s)`);
-    }
-  }
-  const p: PqTable = { rows, dim, dims: K, codes, widths, codebooks, basis, mean };
+  const Z = empty([rows, K], 'float32');
   try {
+    noGrad(() => {
+      const B = fromArray(basis, [dim, K]), mu = fromArray(mean, [1, dim]);
+      for (let r0 = 0; r0 < rows; r0 += CHUNK) {
+        const n = Math.min(CHUNK, rows - r0);
+        tidy(() => { Z.narrow(0, r0, n).copy_(table.narrow(0, r0, n).float().sub(mu).matmul(B)); });
+      }
+      B.dispose(); mu.dispose();
+    });
+    // one k-means per subspace on a sample of rows, then every row's nearest centroid
+    const sampleRows = Math.min(rows, o.sample ?? 262144);
+    const sample = noGrad(() => tidy(() => Z.indexSelect(0, fromArray(evenSample(rows, sampleRows)).long())));
+    const prog = new Progress({ label: '[export] product quantisation', unit: 'subspaces', total: M, stream: lineStream(log) });
+    try {
+      for (let j = 0; j < M; j++) {
+        const w = widths[j]!, oj = off[j]!;
+        const sub = noGrad(() => tidy(() => sample.narrow(1, oj, w).contiguous().toFloat32Array()));
+        const k = Math.min(PQ_CENTROIDS, sampleRows);
+        const { centroids } = kmeans(sub, w, k, { niter: o.iterations ?? 25, seed: (o.seed ?? 1) + j, maxPointsPerCentroid: Math.ceil(sampleRows / k) });
+        for (let c = 0; c < k; c++) for (let t = 0; t < w; t++) codebooks[c * K + oj + t] = centroids[c * w + t]!;
+        // a table of fewer rows than centroids repeats its first centroid in the unused codes
+        for (let c = k; c < PQ_CENTROIDS; c++) for (let t = 0; t < w; t++) codebooks[c * K + oj + t] = centroids[t]!;
+        assignCodes(Z, oj, w, centroids, k, codes, M, j);
+        prog.tick();
+      }
+      prog.done();
+    } finally {
+      sample.dispose();
+    }
+    const p: PqTable = { rows, dim, dims: K, codes, widths, codebooks, basis, mean };
     if (o.sentences?.length) refitCodebooks(p, Z, o.sentences, o.refitLambda ?? 0.01, log);
+    return p;
   } finally {
     Z.dispose();
   }
-  return p;
+}
+
+/** A Progress stream that hands each line to log (the export's lines go through its log). */
+function lineStream(log: (line: string) => void): ProgressStream {
+  return { write: (s: string) => { const line = s.replace(/^\r|\n$/g, ''); if (line) log(line); } };
 }
 
 /** The mean error of sentences' pooled coordinates read back from codes, relative to the exact ones T [S, K] (A(j): the sentences' centroid weights of subspace j). */
 function pooledError(p: PqTable, T: Tensor, A: (j: number) => Tensor): number {
   const S = T.shape[0]!, off = pqOffsets(p.widths);
   return noGrad(() => {
-    const P = fromArray(new Float64Array(S * p.dims), [S, p.dims]), cb = fromArray(p.codebooks, [PQ_CENTROIDS, p.dims]);
+    const P = zeros([S, p.dims], 'float64'), cb = fromArray(p.codebooks, [PQ_CENTROIDS, p.dims]);
     try {
       // one subspace at a time: each A(j) is S × 256
       for (let j = 0; j < p.widths.length; j++) tidy(() => { P.narrow(1, off[j]!, p.widths[j]!).copy_(A(j).matmul(cb.narrow(1, off[j]!, p.widths[j]!).to('float64'))); });
@@ -185,7 +192,7 @@ function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: 
   noGrad(() => {
     const wT = fromArray(w), sidT = fromArray(sid).long();
     // T: each sentence's pooled exact coordinates
-    const T = fromArray(new Float64Array(S * K), [S, K]);
+    const T = zeros([S, K], 'float64');
     for (let a = 0; a < total; a += CHUNK * 16) {
       const n = Math.min(CHUNK * 16, total - a);
       tidy(() => { T.indexAdd_(0, sidT.narrow(0, a, n), Z.indexSelect(0, fromArray(ids.subarray(a, a + n)).long()).to('float64').mul(wT.narrow(0, a, n).unsqueeze(1))); });
@@ -194,10 +201,11 @@ function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: 
     const flat = new Int32Array(total);
     const A = (j: number) => {
       for (let k = 0; k < total; k++) flat[k] = sid[k]! * PQ_CENTROIDS + p.codes[ids[k]! * M + j]!;
-      return fromArray(new Float64Array(S * PQ_CENTROIDS), [S * PQ_CENTROIDS]).indexAdd_(0, fromArray(flat).long(), wT).view([S, PQ_CENTROIDS]);
+      return zeros([S * PQ_CENTROIDS], 'float64').indexAdd_(0, fromArray(flat).long(), wT).view([S, PQ_CENTROIDS]);
     };
     try {
-      const before = pooledError(p, T, A), t1 = Date.now();
+      const before = pooledError(p, T, A);
+      const prog = new Progress({ label: '[export] codebook refit', unit: 'subspaces', total: M, stream: lineStream(log) });
       for (let j = 0; j < M; j++) {
         tidy(() => {
           const Aj = A(j), wj = p.widths[j]!, oj = off[j]!;
@@ -206,17 +214,16 @@ function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: 
           let tr = 0;
           for (let c = 0; c < PQ_CENTROIDS; c++) tr += g[c * PQ_CENTROIDS + c]!;
           const reg = (lambda * tr) / PQ_CENTROIDS || 1e-12;
-          const c0 = new Float64Array(PQ_CENTROIDS * wj), eye = new Float64Array(PQ_CENTROIDS * PQ_CENTROIDS);
-          for (let c = 0; c < PQ_CENTROIDS; c++) { eye[c * PQ_CENTROIDS + c] = reg; for (let t = 0; t < wj; t++) c0[c * wj + t] = p.codebooks[c * K + oj + t]!; }
-          const sol = callOp(opId('linalg_solve'), [G.add(fromArray(eye, [PQ_CENTROIDS, PQ_CENTROIDS])), rhs.add(fromArray(c0, [PQ_CENTROIDS, wj]).mul(reg)), true]) as Tensor;
+          const eye = new Float64Array(PQ_CENTROIDS * PQ_CENTROIDS);
+          for (let c = 0; c < PQ_CENTROIDS; c++) eye[c * PQ_CENTROIDS + c] = reg;
+          const c0 = fromArray(p.codebooks, [PQ_CENTROIDS, K]).narrow(1, oj, wj).to('float64');
+          const sol = callOp(opId('linalg_solve'), [G.add(fromArray(eye, [PQ_CENTROIDS, PQ_CENTROIDS])), rhs.add(c0.mul(reg)), true]) as Tensor;
           const x = sol.data() as Float64Array;
           for (let c = 0; c < PQ_CENTROIDS; c++) for (let t = 0; t < wj; t++) p.codebooks[c * K + oj + t] = x[c * wj + t]!;
         });
-        if ((j + 1) % 8 === 0 || j + 1 === M) {
-          const s = (Date.now() - t1) / 1000;
-          log(`[export] codebook refit: ${j + 1}/${M} subspaces (${(s / (j + 1)).toFixed(2)} s each, ETA ${Math.round(s / (j + 1) * (M - j - 1))} s)`);
-        }
+        prog.tick();
       }
+      prog.done();
       const after = pooledError(p, T, A);
       log(`[export] codebooks refit on ${S} sentences (${total} features): their pooled coordinates' mean relative error ${before.toFixed(4)} → ${after.toFixed(4)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     } finally {
