@@ -11,7 +11,7 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
 import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 
@@ -255,6 +255,26 @@ describe('the second-stage scorer', () => {
     assert.throws(() => loadScorer(join(dir, 'none')), /not a scorer/);
     assert.throws(() => trainScorer(c, c.map(() => 0), 4, {}), /both gold pairs and wrong ones/);
   });
+
+  it("finds a language pair's word tables by code (BCP-47 spellings, a region's primary language) and says why when it cannot", () => {
+    const t = trainWordTables([['Datei öffnen', 'open file'], ['Datei speichern', 'save file'], ['öffnen', 'open']]);
+    const m = { ...trainScorer(...((): [ReturnType<typeof candidatePairs>, number[]] => { const s = toySet(5, 20); const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 }); const c = candidatePairs(fwd, bwd, s.src, s.trg); return [c, c.map((x) => (s.gold.has(`${x.src}\t${x.trg}`) ? 1 : 0))]; })(), 4, {}), tables: { 'de-en': t, 'pt_br-en': t } };
+    const feats = (a: ReturnType<typeof scorerTables>['aligner']) => a!.features('Datei öffnen', 'open file');
+    const exact = scorerTables(m, 'de', 'en');
+    assert.equal(exact.missing, null);
+    assert.ok(exact.aligner);
+    for (const [s, tl] of [['DE', 'en'], ['de-AT', 'en'], ['de_at', 'en-US'], ['pt-BR', 'en'], ['pt_BR', 'EN']] as const) {
+      const r = scorerTables(m, s, tl);
+      assert.equal(r.missing, null, `${s}-${tl}`);
+      assert.deepEqual(feats(r.aligner), feats(exact.aligner), `${s}-${tl}`);
+    }
+    // pt alone does not borrow pt_br's tables; a missing pair or an unnamed language is said, with the pairs it has
+    for (const [s, tl, re] of [['pt', 'en', /no word tables for pt-en \(it has de-en pt_br-en\).*--pairs pt-en/], ['fr', 'en', /no word tables for fr-en/], [undefined, 'en', /give --src-lang and --trg-lang/], ['auto', 'en', /give --src-lang and --trg-lang/], ['de', 'none', /give --src-lang and --trg-lang/]] as const) {
+      const r = scorerTables(m, s, tl);
+      assert.equal(r.aligner, null, `${s}-${tl}`);
+      assert.match(r.missing!, re);
+    }
+  });
 });
 
 describe('mining filters and thresholds', () => {
@@ -338,6 +358,11 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const exchanged = JSON.parse(readFileSync(join(dir, 'bx.json'), 'utf8'));
     assert.equal(exchanged.assignment, 'exchange');
     assert.ok(exchanged.f1 >= withScorer.f1 - 0.05, `exchange F1 ${exchanged.f1} vs greedy ${withScorer.f1}`);
+    // a pair the scorer has no word tables for is said before any work (the run goes on without them)
+    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\)/);
+    assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer')]).stderr, /no word tables/);
     r = cli(['eval', 'bucc', ...bucc, '--assignment', 'exchange']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--assignment goes with --scorer/);

@@ -4,7 +4,7 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { Assignment, loadScorer, mineWithScorer, scorerAligner } from '../mine/scorer.js';
+import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -37,18 +37,20 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  const scorer = a.scorer ? loadScorer(a.scorer) : null;
+  const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
+  if (tables?.missing) process.stderr.write(`[bucc] warning: ${tables.missing}\n`);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
   const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
-  const scorer = a.scorer ? loadScorer(a.scorer) : null;
   if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
   if (scorer) {
-    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: scorerAligner(scorer, a.srcLang, a.trgLang), assignment: a.assignment as Assignment })
+    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: tables!.aligner, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
