@@ -2,7 +2,7 @@
 // a toy set that the margin cannot separate, the filters (each removes what it names and nothing
 // else), threshold selection by target precision, and the commands end to end.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -402,5 +402,41 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--threshold-from', join(dir, 'bs.json'), '-o', join(dir, 'x.tsv')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /calibrated with a scorer/);
+  });
+
+  it('scorer train keeps each language pair in OUT.partial: --resume reuses the ones made from the same data and arguments', () => {
+    // runs after the test above (its model, par.tsv and the two-pair scorer trained in one go)
+    const model = join(dir, 'model'), out = join(dir, 'scorer-r');
+    const args = ['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '-o', out];
+    // a run with one pair kept (as a killed run leaves it: each pair is written when it is done)
+    let r = cli([...args, '--pairs', 'de-en', '--keep-work']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(existsSync(join(`${out}.partial`, 'de-en.json')));
+    r = cli([...args, '--resume']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /de-en: .* \(reused\)/);
+    assert.doesNotMatch(r.stderr, /fr-en: .* \(reused\)/);
+    assert.match(r.stderr, /--resume: 1 of 2 language pairs reused/);
+    assert.match(r.stderr, /scorer train: 2\/2 pairs/);
+    assert.deepEqual(loadScorer(out), loadScorer(join(dir, 'scorer')));
+    assert.ok(!existsSync(`${out}.partial`));
+    // made with other arguments: done again
+    assert.equal(cli([...args, '--pairs', 'de-en', '--keep-work']).status, 0);
+    r = cli([...args, '--pairs', 'de-en', '--resume', '--table-min-prob', '0.1']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /de-en: made with other arguments in .*; done again/);
+    assert.doesNotMatch(r.stderr, /reused/);
+    // a language the model does not know: refused before any work when asked for, left out of the default pairs
+    const rows = readFileSync(join(dir, 'par.tsv'), 'utf8').split('\n');
+    writeFileSync(join(dir, 'xx.tsv'), ['de\txx\ten', ...rows.slice(1)].join('\n'));
+    r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'xx.tsv'), '--rows', '150', '--pairs', 'de-en,xx-en', '-o', join(dir, 'sx')]);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /--pairs xx-en 'xx': the model has no language of that code \(it knows [a-z_ ]+\)$/m);
+    assert.doesNotMatch(r.stderr, /de-en: /);
+    assert.ok(!existsSync(join(dir, 'sx.partial')));
+    r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'xx.tsv'), '--rows', '150', '-o', join(dir, 'sx')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /xx-en: left out \('xx': the model has no language of that code/);
+    assert.deepEqual(Object.keys(loadScorer(join(dir, 'sx')).tables), ['de-en']);
   });
 });

@@ -1,18 +1,21 @@
 // xling scorer train: the second-stage mining scorer (src/mine/scorer.ts) from BUCC-format gold
 // pairs (every xx-en.<split>.{xx,en,gold} triple of a directory) or, without gold, from a parallel
 // TSV: translations are the gold pairs, the nearest wrong candidates the negatives.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
 import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
 import { candidatePairs, saveScorer, scoreCandidate, ScoredCandidate, trainScorer } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
+import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
-import { EMBED_OPTIONS, vectorsFor } from './vectors.js';
+import { checkLangOptions, EMBED_OPTIONS, vectorsFor } from './vectors.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
 export interface LabelledSet {
@@ -136,6 +139,8 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     json: { type: 'string', metavar: 'FILE', help: 'training summary as JSON (- for standard output)' },
     center: EMBED_OPTIONS.center,
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+    resume: { type: 'boolean', default: false, help: "reuse the language pairs that a killed run (or one with --keep-work) finished: their candidates and word tables are kept in OUT.partial until the scorer is written; a pair made from other data or arguments is done again" },
+    keepWork: { type: 'boolean', default: false, help: 'keep OUT.partial (each language pair\'s candidates and word tables) after writing the scorer, so that a later --resume run with more pairs does only the new ones' },
   },
 }, async (a) => {
   const parallel = a.parallel ?? a.fromParallel;
@@ -143,29 +148,70 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   if (a.split && !a.bucc) usage('--split needs --bucc');
   if (a.pairs && !parallel) usage('--pairs needs --parallel');
   const pairs = parsePairs(a.pairs);
-  checkPaths([['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir']]);
+  checkPaths([['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
   checkPaths([['--tables', a.tables, 'in']]);
   if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
   const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000));
+  // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
+  const known = sets.filter((set) => {
+    try {
+      checkLangOptions(a.model, [[a.bucc ? `--bucc ${a.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`, set.srcLang], [a.bucc ? `--bucc ${a.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`, set.trgLang]]);
+      return true;
+    } catch (e) {
+      // the option's advice ('auto' …) is not for a language pair
+      const msg = (e as Error).message.replace(/; give one of them.*$/, '');
+      if (a.bucc || pairs) throw new Error(msg);
+      process.stderr.write(`[scorer] ${set.srcLang}-${set.trgLang}: left out (${msg.replace(/^--pairs \S+ /, '')})\n`);
+      return false;
+    }
+  });
+  if (!known.length) throw new Error(`--parallel ${parallel}: the model knows no language pair of its columns`);
+  sets.splice(0, sets.length, ...known);
   if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
   const cands: ScoredCandidate[] = [], labels: number[] = [];
   const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
+  // each language pair's candidates and tables are kept in OUT.partial as they are made, so that
+  // --resume continues a killed run; a pair is reused only when everything it was made from is the same
+  const work = `${a.output}.partial`;
+  if (!a.resume) rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const stamp = (f: string) => { const st = statSync(f); return `${resolve(f)}:${st.size}:${st.mtimeMs}`; };
+  const modelStamp = readdirSync(a.model).sort().map((f) => stamp(join(a.model, f)));
+  const prog = new Progress({ label: 'scorer train', unit: 'pairs', total: sets.length });
+  let reused = 0;
   for (const set of sets) {
-    const r = labelledCandidates(set, a.model, a.k, a.center, 'scorer', { minProb: a.tableMinProb });
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, k: a.k, center: a.center, minProb: a.tableMinProb, set: set.name, src: set.src, trg: set.trg, gold: [...set.gold], extra: set.extra ?? null })).digest('hex');
+    const file = join(work, `${set.name.replace(/[^\w.-]/g, '_')}.json`);
+    let r: ReturnType<typeof labelledCandidates> | null = null;
+    let fromCache = false;
+    if (a.resume && existsSync(file)) {
+      try {
+        const c = JSON.parse(readFileSync(file, 'utf8')) as { key: string; r: ReturnType<typeof labelledCandidates> };
+        if (c.key === key) { r = c.r; reused++; fromCache = true; } else process.stderr.write(`[scorer] ${set.name}: made with other arguments in ${work}; done again\n`);
+      } catch { process.stderr.write(`[scorer] ${set.name}: ${file} unreadable; done again\n`); }
+    }
+    if (!r) {
+      r = labelledCandidates(set, a.model, a.k, a.center, 'scorer', { minProb: a.tableMinProb });
+      writeFileAtomicSync(file, JSON.stringify({ key, r }));
+    }
     cands.push(...r.cands); labels.push(...r.labels);
     tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
-    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}\n`);
+    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`);
+    prog.tick();
   }
+  prog.done();
+  if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
   const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;
   saveScorer(a.output, m);
+  if (!a.keepWork) rmSync(work, { recursive: true, force: true });
   const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k };
   process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${a.output}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
