@@ -422,6 +422,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.ok(!existsSync(`${out}.partial`));
     // made with other arguments: done again
     assert.equal(cli([...args, '--pairs', 'de-en', '--keep-work']).status, 0);
+    assert.match(cli([...args, '--pairs', 'de-en', '--keep-work']).stderr, /removed .*scorer-r\.partial of an earlier run \(--resume reuses it\)/);
     r = cli([...args, '--pairs', 'de-en', '--resume', '--table-min-prob', '0.1']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /de-en: made with other arguments in .*; done again/);

@@ -176,7 +176,10 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   // each language pair's candidates and tables are kept in OUT.partial as they are made, so that
   // --resume continues a killed run; a pair is reused only when everything it was made from is the same
   const work = `${a.output}.partial`;
-  if (!a.resume) rmSync(work, { recursive: true, force: true });
+  if (!a.resume && existsSync(work)) {
+    rmSync(work, { recursive: true, force: true });
+    process.stderr.write(`[scorer] removed ${work} of an earlier run (--resume reuses it)\n`);
+  }
   mkdirSync(work, { recursive: true });
   const stamp = (f: string) => { const st = statSync(f); return `${resolve(f)}:${st.size}:${st.mtimeMs}`; };
   const modelStamp = readdirSync(a.model).sort().map((f) => stamp(join(a.model, f)));
