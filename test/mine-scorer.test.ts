@@ -258,7 +258,10 @@ describe('the second-stage scorer', () => {
 
   it("finds a language pair's word tables by code (BCP-47 spellings, a region's primary language) and says why when it cannot", () => {
     const t = trainWordTables([['Datei öffnen', 'open file'], ['Datei speichern', 'save file'], ['öffnen', 'open']]);
-    const m = { ...trainScorer(...((): [ReturnType<typeof candidatePairs>, number[]] => { const s = toySet(5, 20); const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 }); const c = candidatePairs(fwd, bwd, s.src, s.trg); return [c, c.map((x) => (s.gold.has(`${x.src}\t${x.trg}`) ? 1 : 0))]; })(), 4, {}), tables: { 'de-en': t, 'pt_br-en': t } };
+    const s0 = toySet(5, 20);
+    const { fwd, bwd } = mineTables(s0.sv, s0.tv, s0.d, { k: 4 });
+    const c = candidatePairs(fwd, bwd, s0.src, s0.trg);
+    const m = { ...trainScorer(c, c.map((x) => (s0.gold.has(`${x.src}\t${x.trg}`) ? 1 : 0)), 4, {}), tables: { 'de-en': t, 'pt_br-en': t } };
     const feats = (a: ReturnType<typeof scorerTables>['aligner']) => a!.features('Datei öffnen', 'open file');
     const exact = scorerTables(m, 'de', 'en');
     assert.equal(exact.missing, null);
