@@ -22,6 +22,24 @@ export function canonicalLang(code: string): string { return code.trim().toLower
 
 const CODE = /^[a-z]{2,3}(_[a-z0-9]{2,8})*$/;
 
+/** Whether a string is a language code in any BCP-47 spelling (`de`, `pt-BR`, `pt_br`); 'auto' is not. */
+export function isLangCode(given: string): boolean { return CODE.test(canonicalLang(given)); }
+
+/**
+ * The entry of `known` a language code names, compared as BCP-47 spellings (`pt-BR` = `pt_br`), a
+ * region falling back to its bare language when that is known (`de-AT` → `de`); null when none is
+ * (or `given` is not a code).
+ */
+export function matchLangCode(given: string, known: Iterable<string>): string | null {
+  const c = canonicalLang(given);
+  if (!CODE.test(c)) return null;
+  const langs = [...known];
+  const exact = langs.find((l) => canonicalLang(l) === c);
+  if (exact !== undefined) return exact;
+  const primary = c.split('_')[0]!;
+  return c.includes('_') ? langs.find((l) => canonicalLang(l) === primary) ?? null : null;
+}
+
 /**
  * A language code given on the command line (or in a request) in the model's own spelling:
  * BCP-47 case and separators are normalised (`DE` → `de`, `pt-BR` → `pt_br`), a region the model
@@ -36,10 +54,8 @@ export function resolveLangCode(given: string, known: Iterable<string>, what: st
   const list = langs.length > 24 ? `${langs.slice(0, 24).join(' ')} … (${langs.length})` : langs.join(' ');
   if (!CODE.test(c)) throw new Error(`${what} '${given}': not a language code (expected e.g. de, pt_br or pt-BR${langs.length ? `; the model knows ${list}` : ''})`);
   if (!langs.length) return c;
-  const exact = langs.find((l) => canonicalLang(l) === c);
-  if (exact) return exact;
-  const primary = c.split('_')[0]!, bare = langs.find((l) => canonicalLang(l) === primary);
-  if (bare && c.includes('_')) return bare;
+  const match = matchLangCode(given, langs);
+  if (match !== null) return match;
   throw new Error(`${what} '${given}': the model has no language of that code (it knows ${list}); give one of them, '${AUTO}' or '${PER_SENTENCE}'`);
 }
 

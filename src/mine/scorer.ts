@@ -5,6 +5,7 @@
 // fitted by Newton's method (deterministic, a few iterations); saved as one JSON file.
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isLangCode, matchLangCode } from '../embed/language.js';
 import { SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
@@ -131,27 +132,25 @@ export interface ScorerModel {
   tables: Record<string, WordTables>;
 }
 
-/** A language code as BCP-47 spellings compare: `pt-BR` = `pt_br`. */
-const langKey = (l: string) => l.trim().toLowerCase().replace(/-/g, '_');
-
 /**
  * The word aligner of a scorer for a language pair, and why there is none: the languages were not
- * named (or named as 'auto'), or the scorer has no tables for that pair. Codes compare as BCP-47
- * spellings do (`pt-BR` finds a `pt_br-en` table) and a regional code falls back to its primary
- * language's tables (`de_at` finds `de-en`). Without tables the alignment features keep their
- * empty values (NO_ALIGNMENT) and the scorer ranks on the others — worse, so callers say so.
+ * named (or named as 'auto'), or the scorer has no tables for that pair. Codes are matched as the
+ * model's language options are (matchLangCode: `pt-BR` finds a `pt_br-en` table, `de_at` finds
+ * `de-en`). Without tables the alignment features keep their empty values (NO_ALIGNMENT) and the
+ * scorer ranks on the others — worse, so callers say so.
  */
 export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined): { aligner: WordAligner | null; missing: string | null } {
   const have = Object.keys(m.tables).sort();
   const list = have.length ? `it has ${have.length > 12 ? `${have.slice(0, 12).join(' ')} … (${have.length})` : have.join(' ')}` : 'it has none';
   const off = 'its word-alignment features are left empty and it ranks on the others (lower precision)';
-  const named = (l: string | undefined) => !!l && /^[a-z]{2,3}([_-][a-z0-9]{2,8})*$/i.test(l.trim());
-  if (!named(srcLang) || !named(trgLang)) return { aligner: null, missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}` };
-  const key = (s: string, t: string) => have.find((k) => { const i = k.indexOf('-'); return langKey(k.slice(0, i)) === s && langKey(k.slice(i + 1)) === t; });
-  const s = langKey(srcLang!), t = langKey(trgLang!);
-  const found = key(s, t) ?? key(s.split('_')[0]!, t) ?? key(s, t.split('_')[0]!) ?? key(s.split('_')[0]!, t.split('_')[0]!);
+  if (!srcLang || !trgLang || !isLangCode(srcLang) || !isLangCode(trgLang)) return { aligner: null, missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}` };
+  // "src-trg" keys: the source language among the keys' sources, then the target among its targets
+  const split = have.map((k) => { const i = k.indexOf('-'); return { key: k, src: k.slice(0, i), trg: k.slice(i + 1) }; });
+  const src = matchLangCode(srcLang, split.map((x) => x.src));
+  const trg = src === null ? null : matchLangCode(trgLang, split.filter((x) => x.src === src).map((x) => x.trg));
+  const found = split.find((x) => x.src === src && x.trg === trg);
   if (!found) return { aligner: null, missing: `the scorer has no word tables for ${srcLang}-${trgLang} (${list}): ${off}; train it with that pair (xling scorer train --parallel TSV --pairs ${srcLang}-${trgLang})` };
-  return { aligner: new WordAligner(m.tables[found]!), missing: null };
+  return { aligner: new WordAligner(m.tables[found.key]!), missing: null };
 }
 
 /** The word aligner of a scorer for a language pair, or null (its alignment features are then NO_ALIGNMENT); see scorerTables. */
