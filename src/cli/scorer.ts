@@ -157,7 +157,8 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
   const known = sets.filter((set) => {
     try {
-      checkLangOptions(a.model, [[a.bucc ? `--bucc ${a.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`, set.srcLang], [a.bucc ? `--bucc ${a.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`, set.trgLang]]);
+      const what = a.bucc ? `--bucc ${a.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`;
+      checkLangOptions(a.model, [[what, set.srcLang], [what, set.trgLang]]);
       return true;
     } catch (e) {
       // the option's advice ('auto' …) is not for a language pair
