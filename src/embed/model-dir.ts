@@ -183,9 +183,10 @@ export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): Senten
   const centers = new Map<string, Float32Array>();
   for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
   // int8 tables of a compact export (src/embed/export.ts): `scale.<name>` holds their row scales
-  const scaled = new Set(Object.keys(readSafetensorsHeader(file).entries).filter((k) => k.startsWith('scale.')).map((k) => k.slice('scale.'.length)));
+  const header = readSafetensorsHeader(file);
+  const scaled = new Set(Object.keys(header.entries).filter((k) => k.startsWith('scale.')).map((k) => k.slice('scale.'.length)));
   // a product-quantised n-gram table (xling export --dtype pq) is read back into the model's table
-  const pq = readPqTable(file);
+  const pq = readPqTable(file, header);
   const skip = pq ? new Set([...scaled, 'encoder.embed.weight']) : scaled;
   const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => {
     const prefix = o?.prefix ?? 'encoder.';

@@ -13,10 +13,10 @@
 // and the narrow ones come first: the leading components carry the most variance and get the most
 // bits per coordinate.
 import { kmeans } from '../index/faiss.js';
-import { checkPqShapes, PQ_CENTROIDS, PQ_DTYPES, PQ_KEYS, pqOffsets, pqWidths } from '../io/pq-layout.js';
-import { RawTensor, rawFromArray, readSafetensorsHeader } from '../io/safetensors.js';
+import { checkPqEntries, checkPqShapes, PQ_CENTROIDS, PQ_KEYS, pqOffsets, pqWidths } from '../io/pq-layout.js';
+import { RawTensor, rawFromArray, readSafetensorsHeader, SafetensorsHeader } from '../io/safetensors.js';
 import { loadTensors } from '../nn/serialize.js';
-import { empty, zeros } from '../tensor/ops.js';
+import { empty, eye, zeros } from '../tensor/ops.js';
 import { callOp, fromArray, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { Progress, ProgressStream } from '../util/progress.js';
 
@@ -214,10 +214,8 @@ function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: 
           let tr = 0;
           for (let c = 0; c < PQ_CENTROIDS; c++) tr += g[c * PQ_CENTROIDS + c]!;
           const reg = (lambda * tr) / PQ_CENTROIDS || 1e-12;
-          const eye = new Float64Array(PQ_CENTROIDS * PQ_CENTROIDS);
-          for (let c = 0; c < PQ_CENTROIDS; c++) eye[c * PQ_CENTROIDS + c] = reg;
           const c0 = fromArray(p.codebooks, [PQ_CENTROIDS, K]).narrow(1, oj, wj).to('float64');
-          const sol = callOp(opId('linalg_solve'), [G.add(fromArray(eye, [PQ_CENTROIDS, PQ_CENTROIDS])), rhs.add(c0.mul(reg)), true]) as Tensor;
+          const sol = callOp(opId('linalg_solve'), [G.add(eye(PQ_CENTROIDS, undefined, 'float64').mul(reg)), rhs.add(c0.mul(reg)), true]) as Tensor;
           const x = sol.data() as Float64Array;
           for (let c = 0; c < PQ_CENTROIDS; c++) for (let t = 0; t < wj; t++) p.codebooks[c * K + oj + t] = x[c * wj + t]!;
         });
@@ -258,15 +256,11 @@ function assignCodes(Z: Tensor, oj: number, w: number, centroids: Float32Array, 
   });
 }
 
-/** The product-quantised table of a model file (null when it has none), its shapes checked. */
-export function readPqTable(file: string): PqTable | null {
-  const h = readSafetensorsHeader(file);
+/** The product-quantised table of a model file (null when it has none), its shapes checked; h: the file's header when the caller has read it. */
+export function readPqTable(file: string, h: SafetensorsHeader = readSafetensorsHeader(file)): PqTable | null {
   if (!h.entries['pq.codes']) return null;
-  for (const k of PQ_KEYS) if (!h.entries[k]) throw new Error(`${file}: '${k}' is missing (a product-quantised table has ${PQ_KEYS.join(', ')})`);
-  for (const k of PQ_KEYS) {
-    const e = h.entries[k]!, [dtype, rank] = PQ_DTYPES[k];
-    if (e.dtype !== dtype || e.shape.length !== rank) throw new Error(`${file}: '${k}' is ${e.dtype} [${e.shape.join(', ')}]; ${dtype} of rank ${rank} expected`);
-  }
+  const wrong = checkPqEntries((k) => h.entries[k]);
+  if (wrong) throw new Error(`${file}: ${wrong}`);
   const { tensors } = loadTensors(file, (k) => (PQ_KEYS as readonly string[]).includes(k));
   try {
     const get = (k: string) => tensors.get(k)!.data();

@@ -11,9 +11,23 @@ export const PQ_KEYS = ['pq.codes', 'pq.codebooks', 'pq.widths', 'pq.basis', 'pq
 /** Each byte names one of this many centroids. */
 export const PQ_CENTROIDS = 256;
 /** The dtype and rank of each tensor. */
-export const PQ_DTYPES: Record<(typeof PQ_KEYS)[number], [string, number]> = {
+const PQ_DTYPES: Record<(typeof PQ_KEYS)[number], [string, number]> = {
   'pq.codes': ['U8', 2], 'pq.codebooks': ['F32', 2], 'pq.widths': ['I32', 1], 'pq.basis': ['F32', 2], 'pq.mean': ['F32', 1],
 };
+
+/**
+ * Checks that every tensor of a product-quantised table is stored with its dtype and rank
+ * (entry(k): how tensor k is stored, undefined when it is not): null when they all are, else a
+ * message naming the first that is not.
+ */
+export function checkPqEntries(entry: (k: (typeof PQ_KEYS)[number]) => { dtype: string; shape: readonly number[] } | undefined): string | null {
+  for (const k of PQ_KEYS) {
+    const e = entry(k), [dtype, rank] = PQ_DTYPES[k];
+    if (!e) return `'${k}' is missing (a product-quantised table has ${PQ_KEYS.join(', ')})`;
+    if (e.dtype !== dtype || e.shape.length !== rank) return `'${k}' is ${e.dtype} [${e.shape.join(', ')}]; ${dtype} of rank ${rank} expected`;
+  }
+  return null;
+}
 
 /** M subspace widths over K coordinates, as equal as possible, the narrower ones first. */
 export function pqWidths(dims: number, bytes: number): Int32Array {

@@ -4,7 +4,7 @@
 // directly), tanh, the projection,
 // L2-normalisation and per-language centring as src/embed/model.ts does it.
 import { halfBitsToFloat } from '../io/half.js';
-import { checkPqShapes, PQ_DTYPES, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
+import { checkPqEntries, checkPqShapes, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
 import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-core.js';
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import { meansNegligible } from '../util/center-rule.js';
@@ -92,11 +92,9 @@ export class LiteModel {
     let table: ReturnType<typeof get>, rows: number, fd: number, dtype: LiteModel['dtype'];
     if (file.tensors.has('pq.codes')) {
       // a product-quantised table (xling export --dtype pq): rows summed as coordinates (pqFeatures)
-      const t = Object.fromEntries(PQ_KEYS.map((k) => {
-        const x = get(k), [want, rank] = PQ_DTYPES[k];
-        if (x.dtype !== want || x.shape.length !== rank) throw new Error(`${where}: '${k}' is ${x.dtype} [${x.shape.join(', ')}]; ${want} of rank ${rank} expected`);
-        return [k, x];
-      })) as Record<(typeof PQ_KEYS)[number], ReturnType<typeof get>>;
+      const wrong = checkPqEntries((k) => file.tensors.get(k));
+      if (wrong) throw new Error(`${where}: ${wrong}`);
+      const t = Object.fromEntries(PQ_KEYS.map((k) => [k, get(k)])) as Record<(typeof PQ_KEYS)[number], ReturnType<typeof get>>;
       const codes = typedView(t['pq.codes'], where) as Uint8Array, widths = typedView(t['pq.widths'], where) as Int32Array;
       const codebooks = typedView(t['pq.codebooks'], where) as Float32Array, basis = typedView(t['pq.basis'], where) as Float32Array, mean = typedView(t['pq.mean'], where) as Float32Array;
       const K = t['pq.basis'].shape[1]!;
