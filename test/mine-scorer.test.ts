@@ -2,7 +2,7 @@
 // a toy set that the margin cannot separate, the filters (each removes what it names and nothing
 // else), threshold selection by target precision, and the commands end to end.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -442,5 +442,56 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /xx-en: left out \('xx': the model has no language of that code/);
     assert.deepEqual(Object.keys(loadScorer(join(dir, 'sx')).tables), ['de-en']);
+  });
+
+  it('scorer train --pair-model: the pair model\'s three features, resumed by epoch, taken by --pair-from, used by eval bucc', () => {
+    // runs after the tests above (their model, par.tsv and BUCC files)
+    const model = join(dir, 'model');
+    const args = ['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--pairs', 'de-en', '--rows', '150', '--tables', join(dir, 'par.tsv'), '--pair-model', '--pair-rows', '200', '--pair-hidden', '16', '--pair-pca', '16'];
+    let r = cli([...args, '--pair-epochs', '2', '-o', join(dir, 'sp2')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /pair model: \d+ examples \(\d+ translations\) of 1 language pairs, 2 epochs, hidden 16, PCA 16/);
+    assert.match(r.stderr, /pair model epoch 2\/2: mean loss/);
+    const sp2 = loadScorer(join(dir, 'sp2'));
+    assert.deepEqual(sp2.features.slice(-3), ['pair_logit', 'pair_gap_src', 'pair_gap_trg']);
+    assert.equal(sp2.pair!.file, 'pair-model.safetensors');
+    assert.ok(existsSync(join(dir, 'sp2', 'pair-model.safetensors')));
+    // one epoch kept, then resumed for two: the scorer of the uninterrupted run
+    r = cli([...args, '--pair-epochs', '1', '--keep-work', '-o', join(dir, 'sp1')]);
+    assert.equal(r.status, 0, r.stderr);
+    r = cli([...args, '--pair-epochs', '2', '--resume', '-o', join(dir, 'sp1')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /--resume: pair model from .* after epoch 1 of 2/);
+    const strip = (m: ReturnType<typeof loadScorer>) => ({ ...m, pairModel: undefined, pair: { ...m.pair, trained: { ...m.pair!.trained, losses: undefined, seconds: undefined } } });
+    assert.deepEqual(strip(loadScorer(join(dir, 'sp1'))), strip(sp2));
+    // eval bucc reads the words through --model; without it the scorer is refused before any work
+    const bucc = ['--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--gold', join(dir, 'gold'), '--src-lang', 'de', '--trg-lang', 'en'];
+    r = cli(['eval', 'bucc', ...bucc, '--model', model, '--scorer', join(dir, 'sp2'), '--json', join(dir, 'bp.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const withPair = JSON.parse(readFileSync(join(dir, 'bp.json'), 'utf8'));
+    const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
+    assert.ok(withPair.f1 >= marginOnly.f1 - 0.05, `scorer with pair model F1 ${withPair.f1} vs margin ${marginOnly.f1}`);
+    writeFileSync(join(dir, 'v.npy'), '');
+    r = cli(['eval', 'bucc', ...bucc, '--src-vectors', join(dir, 'v.npy'), '--trg-vectors', join(dir, 'v.npy'), '--scorer', join(dir, 'sp2')]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /has a pair model, which reads the sentences' words through the sentence encoder: give --model/);
+    // gold BUCC sets with the pair model of another scorer
+    const gd = join(dir, 'gold-sets');
+    mkdirSync(gd, { recursive: true });
+    for (const [f, t] of [['de.bucc', 'de-en.t.de'], ['en.bucc', 'de-en.t.en'], ['gold', 'de-en.t.gold']] as const) copyFileSync(join(dir, f), join(gd, t));
+    r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-from', join(dir, 'sp2'), '-o', join(dir, 'sg')]);
+    assert.equal(r.status, 0, r.stderr);
+    const sg = loadScorer(join(dir, 'sg'));
+    assert.equal(sg.pair!.trained.from, join(dir, 'sp2'));
+    assert.equal(sg.features.length, sp2.features.length);
+    r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-from', join(dir, 'scorer'), '-o', join(dir, 'sg2')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /--pair-from .*scorer: that scorer has no pair model/);
+    r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-model', '-o', join(dir, 'sg2')]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--pair-model learns from translations: give --tables TSV/);
+    // a scorer directory without its pair model's file is refused, naming it
+    rmSync(join(dir, 'sg', 'pair-model.safetensors'));
+    assert.throws(() => loadScorer(join(dir, 'sg')), /its pair model .*pair-model\.safetensors is missing/);
   });
 });

@@ -5,6 +5,7 @@ import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
+import { pairLogitsFor } from './scorer-pair.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -38,6 +39,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
+  if (scorer?.pairModel && !a.model) usage(`--scorer ${a.scorer} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
   const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
   if (tables?.missing) process.stderr.write(`[bucc] warning: ${tables.missing}\n`);
   const S = await readBucc(a.src), T = await readBucc(a.trg);
@@ -50,7 +52,9 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
   if (scorer) {
-    cands = mineWithScorer(sv.data, tv.data, sv.d, S.map((s) => s.sentence), T.map((t) => t.sentence), scorer, { k, aligner: tables!.aligner, assignment: a.assignment as Assignment })
+    const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
+    const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
+    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: tables!.aligner, pairLogits, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })

@@ -8,14 +8,16 @@ import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
 import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
-import { candidatePairs, saveScorer, scoreCandidate, ScoredCandidate, trainScorer } from '../mine/scorer.js';
-import { setNumThreads } from '../tensor/tensor.js';
+import { addPairFeatures, candidatePairs, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, trainScorer } from '../mine/scorer.js';
+import { pairLogits, PairModel, savePairModel, sentenceIds } from '../mine/pair-model.js';
+import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
-import { checkLangOptions, EMBED_OPTIONS, vectorsFor } from './vectors.js';
+import { addWords, embedWords, pairModelRows, trainScorerPairModel, WordGroups } from './scorer-pair.js';
+import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
 export interface LabelledSet {
@@ -141,6 +143,12 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     resume: { type: 'boolean', default: false, help: "reuse the language pairs that a killed run (or one with --keep-work) finished: their candidates and word tables are kept in OUT.partial until the scorer is written; a pair made from other data or arguments is done again" },
     keepWork: { type: 'boolean', default: false, help: 'keep OUT.partial (each language pair\'s candidates and word tables) after writing the scorer, so that a later --resume run with more pairs does only the new ones' },
+    pairModel: { type: 'boolean', default: false, help: "also train the pair model: a decomposable-attention classifier that reads a candidate pair word by word (each word a vector of --model's encoder), trained on --pair-rows translations of each language pair (from --tables, else --parallel; never a sentence of the scorer's sets) against their nearest wrong neighbours; its logit and its lead over each sentence's other candidates are 3 more features. Slower to train and better: 6 language pairs of 15,000 translations (270,000 examples, 3 epochs) take about 14 minutes on 2 cores; see bench/RESULTS.md" },
+    pairFrom: { type: 'string', metavar: 'DIR', help: 'use the pair model of this scorer (one trained with --pair-model on the same --model) instead of training one' },
+    pairRows: { type: 'number', default: 15000, range: { int: true, min: 10 }, help: "with --pair-model: translations per language pair it learns from (each gives up to 3 examples)" },
+    pairEpochs: { type: 'number', default: 3, range: { int: true, min: 1 }, help: 'with --pair-model: passes over its examples' },
+    pairHidden: { type: 'number', default: 128, range: { int: true, min: 4, max: 4096 }, help: 'with --pair-model: its hidden units' },
+    pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
 }, async (a) => {
   const parallel = a.parallel ?? a.fromParallel;
@@ -148,7 +156,9 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   if (a.split && !a.bucc) usage('--split needs --bucc');
   if (a.pairs && !parallel) usage('--pairs needs --parallel');
   const pairs = parsePairs(a.pairs);
-  checkPaths([['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
+  if (a.pairModel && a.pairFrom) usage('give --pair-model (train one) or --pair-from DIR (take one), not both');
+  if (a.pairModel && !a.tables && !parallel) usage('--pair-model learns from translations: give --tables TSV (or train from --parallel TSV)');
+  checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
   checkPaths([['--tables', a.tables, 'in']]);
   if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
@@ -170,7 +180,15 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   });
   if (!known.length) throw new Error(`--parallel ${parallel}: the model knows no language pair of its columns`);
   sets.splice(0, sets.length, ...known);
+  // a pair model to take: checked before any work
+  let pairFrom: ScorerModel | null = null;
+  if (a.pairFrom) {
+    pairFrom = loadScorer(a.pairFrom);
+    if (!pairFrom.pairModel) throw new Error(`--pair-from ${a.pairFrom}: that scorer has no pair model (train one with --pair-model)`);
+    if (pairFrom.pairModel.config.dim !== modelDim(a.model)) throw new Error(`--pair-from ${a.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${a.model} gives ${modelDim(a.model)} (it was trained with another encoder)`);
+  }
   if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
+  const perSet: { set: LabelledSet; cands: ScoredCandidate[]; labels: number[] }[] = [];
   const cands: ScoredCandidate[] = [], labels: number[] = [];
   const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
@@ -201,7 +219,7 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
       r = labelledCandidates(set, a.model, a.k, a.center, 'scorer', { minProb: a.tableMinProb });
       writeFileAtomicSync(file, JSON.stringify({ key, r }));
     }
-    cands.push(...r.cands); labels.push(...r.labels);
+    perSet.push({ set, cands: r.cands, labels: r.labels });
     tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
@@ -210,13 +228,40 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   }
   prog.done();
   if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables });
+  // the pair model (trained here or taken from --pair-from), its logits as three more features of every set's candidates
+  let pair: { pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> } | null = null;
+  if (a.pairModel) {
+    const file = a.tables ?? parallel!;
+    const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
+    // (the epochs are not in the key: a resumed run may go on for more of them)
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca })).digest('hex');
+    manualSeed(1);
+    pair = trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
+      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, maxWords: 48, work, resume: a.resume, key });
+    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows };
+  } else if (pairFrom) {
+    const pm = pairFrom.pairModel!;
+    const groups: WordGroups = new Map();
+    for (const s of sets) { addWords(groups, s.srcLang, s.srcLang, s.src, pm.config.maxWords); addWords(groups, s.trgLang, s.trgLang, s.trg, pm.config.maxWords); }
+    const e = embedWords(a.model, groups, pm.config.center, pm.config.dim);
+    pair = { pm, table: pm.wordTable(e.vectors, e.n), index: e.index, trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
+  }
+  for (const { set, cands: c, labels: l } of perSet) {
+    if (pair) {
+      const ids = (lang: string, t: string) => sentenceIds(t, pair!.index.get(lang)!, pair!.pm.config.maxWords);
+      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => ids(set.srcLang, set.src[x.src]!)), c.map((x) => ids(set.trgLang, set.trg[x.trg]!))));
+    }
+    cands.push(...c); labels.push(...l);
+  }
+  const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;
+  if (pair) { mkdirSync(a.output, { recursive: true }); savePairModel(pair.pm, join(a.output, 'pair-model.safetensors')); }
   saveScorer(a.output, m);
   if (!a.keepWork) rmSync(work, { recursive: true, force: true });
-  const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k };
+  const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k, ...(pair ? { pair_model: pair.trained } : {}) };
   process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${a.output}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
 });

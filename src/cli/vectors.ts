@@ -187,6 +187,9 @@ export function checkLangOptions(modelDir: string | undefined, opts: [string, st
   for (const [flag, v] of given) checkLangOption(m, v, flag);
 }
 
+/** The dimension of a model's sentence vectors (the model loaded once, kept for vectorsFor). */
+export function modelDim(modelDir: string): number { return cachedModel(modelDir).dim; }
+
 let cache: { dir: string; model: SentenceEncoderModel } | null = null;
 function cachedModel(dir: string): SentenceEncoderModel {
   if (!cache || cache.dir !== dir) cache = { dir, model: loadSentenceEncoder(dir) };

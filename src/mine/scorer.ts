@@ -4,13 +4,14 @@
 // of the two sentences (src/mine/features.ts). Logistic regression on standardised features,
 // fitted by Newton's method (deterministic, a few iterations); saved as one JSON file.
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isLangCode, matchLangCode } from '../embed/language.js';
 import { SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
 import { marginScore, mineTables, rowMeans } from './mine.js';
+import { loadPairModel, PAIR_FEATURES, PairModel, PairModelConfig } from './pair-model.js';
 
 export const KNN_FEATURES = [
   'cos', 'ratio_margin', 'distance_margin', 'src_mean_sim', 'trg_mean_sim',
@@ -29,6 +30,19 @@ export const COMPETITOR_FEATURES = ['content_gap_src', 'content_gap_trg', 'logpr
 
 export const FEATURES: readonly string[] = [...KNN_FEATURES, ...SURFACE_FEATURES, ...ALIGN_FEATURES, ...COMPETITOR_FEATURES];
 
+/** The features of a scorer: FEATURES, then PAIR_FEATURES when it has a pair model. */
+export function scorerFeatures(withPair: boolean): string[] { return [...FEATURES, ...(withPair ? PAIR_FEATURES : [])]; }
+
+/**
+ * Appends PAIR_FEATURES to each candidate's features: the pair model's logit, and that logit
+ * minus the best logit of the other candidates of the same source (…_gap_src) and target
+ * (…_gap_trg); a candidate without competitors has the gap to -5.
+ */
+export function addPairFeatures(cands: { src: number; trg: number; features: number[] }[], logits: ArrayLike<number>): void {
+  const src = gapsToOthers(cands, logits, (c) => c.src, -5), trg = gapsToOthers(cands, logits, (c) => c.trg, -5);
+  cands.forEach((c, i) => c.features.push(logits[i]!, src[i]!, trg[i]!));
+}
+
 const AL0 = KNN_FEATURES.length + SURFACE_FEATURES.length;
 const at = (name: (typeof ALIGN_FEATURES)[number]) => AL0 + ALIGN_FEATURES.indexOf(name);
 const CONTENT = (['align_fwd_coverage', 'align_bwd_coverage', 'align_fwd_best_hit', 'align_bwd_best_hit'] as const).map(at);
@@ -41,29 +55,28 @@ const meanOf = (f: number[], idx: number[]) => idx.reduce((a, j) => a + f[j]!, 0
  * candidate, minus the value of an empty match (0 content, log 1e-4).
  */
 export function addCompetitorFeatures(cands: { src: number; trg: number; features: number[] }[]): void {
-  const scores = cands.map((c) => [meanOf(c.features, CONTENT), meanOf(c.features, LOGPROB)] as const);
-  const empty = [0, Math.log(1e-4)];
-  const top2 = (key: (c: { src: number; trg: number }) => number) => {
-    // per sentence: the best two values of each score (to exclude the candidate itself)
-    const m = new Map<number, [number, number][]>();
-    cands.forEach((c, i) => {
-      let e = m.get(key(c));
-      if (!e) { e = [[-Infinity, -Infinity], [-Infinity, -Infinity]]; m.set(key(c), e); }
-      for (let j = 0; j < 2; j++) {
-        const v = scores[i]![j]!, b = e[j]!;
-        if (v > b[0]) { b[1] = b[0]; b[0] = v; } else if (v > b[1]) b[1] = v;
-      }
-    });
-    return m;
-  };
-  const bySrc = top2((c) => c.src), byTrg = top2((c) => c.trg);
+  const content = cands.map((c) => meanOf(c.features, CONTENT)), logprob = cands.map((c) => meanOf(c.features, LOGPROB));
+  const bySrc = (c: { src: number }) => c.src, byTrg = (c: { trg: number }) => c.trg;
+  const g = [gapsToOthers(cands, content, bySrc, 0), gapsToOthers(cands, content, byTrg, 0), gapsToOthers(cands, logprob, bySrc, Math.log(1e-4)), gapsToOthers(cands, logprob, byTrg, Math.log(1e-4))];
+  cands.forEach((c, i) => c.features.push(g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!));
+}
+
+/**
+ * Each candidate's value minus the best value among the other candidates of the same key (its
+ * source or its target); with no other candidate, minus `empty`.
+ */
+export function gapsToOthers<C>(cands: C[], values: ArrayLike<number>, key: (c: C) => number, empty: number): number[] {
+  // per key: the best two values (to exclude the candidate itself)
+  const best = new Map<number, [number, number]>();
   cands.forEach((c, i) => {
-    const gap = (m: Map<number, [number, number][]>, k: number, j: number) => {
-      const v = scores[i]![j]!, b = m.get(k)![j]!;
-      const other = v === b[0] ? b[1] : b[0];
-      return v - (other === -Infinity ? empty[j]! : other);
-    };
-    c.features.push(gap(bySrc, c.src, 0), gap(byTrg, c.trg, 0), gap(bySrc, c.src, 1), gap(byTrg, c.trg, 1));
+    const v = values[i]!, e = best.get(key(c)) ?? [-Infinity, -Infinity];
+    if (v > e[0]) { e[1] = e[0]; e[0] = v; } else if (v > e[1]) e[1] = v;
+    best.set(key(c), e);
+  });
+  return cands.map((c, i) => {
+    const v = values[i]!, e = best.get(key(c))!;
+    const other = v === e[0] ? e[1] : e[0];
+    return v - (other === -Infinity ? empty : other);
   });
 }
 
@@ -130,7 +143,14 @@ export interface ScorerModel {
   trained: Record<string, unknown>;
   /** Word translation tables by language pair ("de-en"), for the alignment features. */
   tables: Record<string, WordTables>;
+  /** The pair model (src/mine/pair-model.ts) whose logits are PAIR_FEATURES: its file beside scorer.json, config and training. */
+  pair?: { file: string; config: PairModelConfig; trained: Record<string, unknown> };
+  /** The pair model itself, when loaded (in memory only). */
+  pairModel?: PairModel;
 }
+
+/** Candidate pairs' logits by the scorer's pair model (see pairLogits; the words are embedded by the caller's sentence encoder). */
+export type PairLogitsFn = (src: number[], trg: number[]) => Float32Array;
 
 /**
  * The word aligner of a scorer for a language pair, and why there is none: the languages were not
@@ -320,23 +340,30 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
  * Mining with a scorer: both directions' k-NN (the scorer's k), every candidate scored, then
  * selectByScorer. What xling mine --scorer and xling eval bucc --scorer run.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
-  return selectByScorer(candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null), m, o.threshold ?? 0, o.assignment);
+  const cands = candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null);
+  if (m.pair) {
+    if (!o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
+    addPairFeatures(cands, o.pairLogits(cands.map((c) => c.src), cands.map((c) => c.trg)));
+  }
+  return selectByScorer(cands, m, o.threshold ?? 0, o.assignment);
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
-export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number; tables?: Record<string, WordTables> } = {}): ScorerModel {
+export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number; tables?: Record<string, WordTables>; pair?: ScorerModel['pair']; pairModel?: PairModel } = {}): ScorerModel {
   const pos = labels.reduce((a, b) => a + b, 0);
   if (!pos || pos === labels.length) throw new Error(`scorer: the training candidates need both gold pairs and wrong ones (got ${pos} of ${labels.length} gold)`);
+  const features = scorerFeatures(!!o.pair);
+  if (cands.some((c) => c.features.length !== features.length)) throw new Error(`scorer: every candidate needs ${features.length} features${o.pair ? ' (with the pair model\'s)' : ''}`);
   const f = fitLogistic(cands.map((c) => c.features), labels, o);
-  return { format: 'xling-scorer', version: 1, features: [...FEATURES], ...f, k, trained: { ...trained, candidates: cands.length, positives: pos }, tables: o.tables ?? {} };
+  return { format: 'xling-scorer', version: 1, features, ...f, k, trained: { ...trained, candidates: cands.length, positives: pos }, tables: o.tables ?? {}, ...(o.pair ? { pair: o.pair, pairModel: o.pairModel } : {}) };
 }
 
 export function saveScorer(dir: string, m: ScorerModel): void {
   mkdirSync(dir, { recursive: true });
   // the word tables on one line (indented, their number triples would be most of the file)
-  const { tables, ...rest } = m;
+  const { tables, pairModel: _, ...rest } = m;
   const head = JSON.stringify(rest, null, 1);
   writeFileAtomicSync(join(dir, 'scorer.json'), `${head.slice(0, -2)},\n "tables": ${JSON.stringify(tables)}\n}\n`);
 }
@@ -348,15 +375,23 @@ export function loadScorer(path: string): ScorerModel {
   let m: ScorerModel;
   try { m = JSON.parse(readFileSync(f, 'utf8')) as ScorerModel; } catch (e) { throw new Error(`${f}: invalid JSON: ${(e as Error).message}`); }
   if (m.format !== 'xling-scorer' || m.version !== 1) throw new Error(`${f}: not an xling scorer (format ${JSON.stringify(m.format)}, version ${JSON.stringify(m.version)})`);
-  const same = Array.isArray(m.features) && m.features.length === FEATURES.length && m.features.every((x, i) => x === FEATURES[i]);
-  if (!same) throw new Error(`${f}: made with other features (${String(m.features?.length)}; this xling computes ${FEATURES.length}); train it again`);
+  if (m.pair !== undefined && (typeof m.pair !== 'object' || m.pair === null || typeof m.pair.file !== 'string' || !/^[\w.-]+$/.test(m.pair.file))) throw new Error(`${f}: 'pair' must name its pair model's file beside scorer.json`);
+  const want = scorerFeatures(!!m.pair);
+  const same = Array.isArray(m.features) && m.features.length === want.length && m.features.every((x, i) => x === want[i]);
+  if (!same) throw new Error(`${f}: made with other features (${String(m.features?.length)}; this xling computes ${want.length}); train it again`);
   for (const key of ['mean', 'std', 'weights'] as const) {
     const v = m[key];
-    if (!Array.isArray(v) || v.length !== FEATURES.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${key}' must hold ${FEATURES.length} finite numbers`);
+    if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${key}' must hold ${want.length} finite numbers`);
   }
   if (typeof m.bias !== 'number' || !Number.isFinite(m.bias)) throw new Error(`${f}: 'bias' must be a finite number`);
   if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
   if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
   for (const [pair, t] of Object.entries(m.tables)) if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd)) throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
+  if (m.pair) {
+    const pf = join(dirname(f), m.pair.file);
+    if (!existsSync(pf)) throw new Error(`${f}: its pair model ${pf} is missing (a scorer directory is scorer.json and ${m.pair.file} together)`);
+    m.pairModel = loadPairModel(pf);
+    m.pair.config = m.pairModel.config;
+  }
   return m;
 }

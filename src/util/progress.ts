@@ -130,6 +130,15 @@ export class Progress {
     }
   }
 
+  /** Prints a line of its own (on a terminal, over the status line, which comes back at the next update). */
+  note(text: string): void {
+    if (this.tty && this.lastLen) {
+      this.stream.write(`\r${' '.repeat(this.lastLen)}\r`);
+      this.lastLen = 0;
+    }
+    this.stream.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
   /** Prints the final line (count, average rate, elapsed). Idempotent. */
   done(): void {
     if (this.finished) return;

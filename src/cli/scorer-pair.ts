@@ -1,0 +1,173 @@
+// The scorer's pair model in the commands: its words embedded by the sentence encoder, its
+// training examples from a parallel TSV (translations against their nearest wrong neighbours),
+// training with per-epoch checkpoints for --resume, and the logits that xling mine / eval bucc
+// --scorer add as features.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadNWayTsv } from '../data/corpus.js';
+import { mineTables } from '../mine/mine.js';
+import { loadPairModel, PairExample, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, sentenceIds, trainPairModel } from '../mine/pair-model.js';
+import { PairLogitsFn } from '../mine/scorer.js';
+import { Adam } from '../nn/optim.js';
+import { loadTensors, saveTensors } from '../nn/serialize.js';
+import { Tensor } from '../tensor/tensor.js';
+import { Progress } from '../util/progress.js';
+import { Rng } from '../util/rng.js';
+import { vectorsFor } from './vectors.js';
+
+/** Groups of words to embed, by key: each with the language it is embedded in (undefined: identified). */
+export type WordGroups = Map<string, { lang: string | undefined; words: Set<string> }>;
+
+export function addWords(into: WordGroups, key: string, lang: string | undefined, texts: Iterable<string>, maxWords: number): void {
+  let g = into.get(key);
+  if (!g) into.set(key, (g = { lang, words: new Set() }));
+  for (const t of texts) for (const w of pairWords(t, maxWords)) g.words.add(w);
+}
+
+/**
+ * Every word embedded alone by the sentence encoder (in its group's language, centred as
+ * `center` says): the vectors [n, dim] in one array and each group's word → row (from 1; row 0 is
+ * the pair model's padding).
+ */
+export function embedWords(model: string, groups: WordGroups, center: boolean, dim: number): { vectors: Float32Array; n: number; index: Map<string, Map<string, number>> } {
+  const n = [...groups.values()].reduce((a, g) => a + g.words.size, 0);
+  const vectors = new Float32Array(n * dim);
+  const index = new Map<string, Map<string, number>>();
+  let row = 0;
+  for (const [key, { lang, words }] of groups) {
+    const list = [...words];
+    if (list.length) {
+      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, { lang, langFlag: '--src-lang', center, label: 'pair', quiet: true });
+      if (v.d !== dim) throw new Error(`the scorer's pair model reads ${dim}-dimensional word vectors; --model ${model} gives ${v.d}`);
+      vectors.set(v.data, row * dim);
+    }
+    const ix = new Map<string, number>();
+    list.forEach((w, i) => ix.set(w, row + i + 1));
+    row += list.length;
+    index.set(key, ix);
+  }
+  return { vectors, n, index };
+}
+
+/**
+ * What xling mine / eval bucc --scorer compute with a scorer's pair model: the words of both
+ * sides embedded by --model, then the logit of any candidate pair (row indices).
+ */
+export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], trgText: string[], srcLang: string | undefined, trgLang: string | undefined): PairLogitsFn {
+  const groups: WordGroups = new Map();
+  addWords(groups, 'src', srcLang, srcText, pm.config.maxWords);
+  addWords(groups, 'trg', trgLang, trgText, pm.config.maxWords);
+  const e = embedWords(model, groups, pm.config.center, pm.config.dim);
+  const table = pm.wordTable(e.vectors, e.n);
+  const sIds = srcText.map((t) => sentenceIds(t, e.index.get('src')!, pm.config.maxWords));
+  const tIds = trgText.map((t) => sentenceIds(t, e.index.get('trg')!, pm.config.maxWords));
+  return (src, trg) => {
+    const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
+    const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { onProgress: (n) => prog.set(n) });
+    prog.done();
+    return z;
+  };
+}
+
+/** A language pair of the scorer's training: its sets' sentences and the translations the pair model learns from. */
+export interface PairTrainingPair { srcLang: string; trgLang: string; sentences: { src: string[]; trg: string[] }; rows: [string, string][] }
+
+/**
+ * Up to `n` rows of each language pair of an N-way parallel TSV (both sides non-empty; drawn with
+ * a fixed seed), none a sentence of `exclude` (the scorer's own sets: its features never see a
+ * pair the pair model was trained on).
+ */
+export async function pairModelRows(file: string, pairs: { srcLang: string; trgLang: string; exclude: Set<string> }[], n: number, seed = 1): Promise<[string, string][][]> {
+  const { langs, rows } = await loadNWayTsv(file);
+  return pairs.map(({ srcLang: sl, trgLang: tl, exclude }) => {
+    if (!langs.includes(sl) || !langs.includes(tl)) throw new Error(`${file}: no column '${!langs.includes(sl) ? sl : tl}' for the pair model's ${sl}-${tl} rows (it has ${langs.join(' ')})`);
+    const both = rows.filter((r) => r.get(sl) && r.get(tl) && !exclude.has(r.get(sl)!) && !exclude.has(r.get(tl)!));
+    return new Rng(`${seed}:${sl}-${tl}:pair-model`).shuffle(both).slice(0, n).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+  });
+}
+
+/**
+ * Training examples of one language pair: each translation (label 1), the nearest wrong target
+ * of its source and the nearest wrong source of its target by the model's vectors (label 0; a
+ * neighbour with the same text on either side is not wrong and is passed over).
+ */
+function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (lang: string, t: string) => number[]): PairExample[] {
+  const src = p.rows.map((r) => r[0]), trg = p.rows.map((r) => r[1]);
+  const sv = vectorsFor(src, undefined, model, `${p.srcLang}-${p.trgLang} ${p.srcLang}`, { lang: p.srcLang, langFlag: '--src-lang', center, label: 'pair', quiet: true });
+  const tv = vectorsFor(trg, undefined, model, `${p.srcLang}-${p.trgLang} ${p.trgLang}`, { lang: p.trgLang, langFlag: '--trg-lang', center, label: 'pair', quiet: true });
+  const k = Math.min(4, src.length);
+  const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k, chunk: 16384 });
+  const sIds = src.map((t) => ids(p.srcLang, t)), tIds = trg.map((t) => ids(p.trgLang, t));
+  const out: PairExample[] = [];
+  for (let i = 0; i < src.length; i++) {
+    out.push({ a: sIds[i]!, b: tIds[i]!, y: 1 });
+    for (let j = 0; j < k; j++) { const t = Number(fwd.labels[i * k + j]); if (t >= 0 && t !== i && trg[t] !== trg[i] && src[t] !== src[i]) { out.push({ a: sIds[i]!, b: tIds[t]!, y: 0 }); break; } }
+    for (let j = 0; j < k; j++) { const s = Number(bwd.labels[i * k + j]); if (s >= 0 && s !== i && src[s] !== src[i] && trg[s] !== trg[i]) { out.push({ a: sIds[s]!, b: tIds[i]!, y: 0 }); break; } }
+  }
+  return out;
+}
+
+export interface PairTrainingOptions {
+  model: string; dim: number; center: boolean;
+  hidden: number; pca: number; epochs: number; maxWords: number;
+  /** Work directory of the run: per-epoch checkpoints (pair-model.safetensors, pair-optim.safetensors). */
+  work: string;
+  /** Resume from the work directory's checkpoint when it was made with the same `key`. */
+  resume: boolean;
+  key: string;
+}
+
+/**
+ * Trains a pair model on the language pairs' translations; returns it with the word table and
+ * index of every word of the pairs' sentences and rows (by language), for the scorer's features.
+ */
+export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): { pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> } {
+  const groups: WordGroups = new Map();
+  for (const p of pairs) {
+    addWords(groups, p.srcLang, p.srcLang, [...p.sentences.src, ...p.rows.map((r) => r[0])], o.maxWords);
+    addWords(groups, p.trgLang, p.trgLang, [...p.sentences.trg, ...p.rows.map((r) => r[1])], o.maxWords);
+  }
+  const t0 = performance.now();
+  const e = embedWords(o.model, groups, o.center, o.dim);
+  process.stderr.write(`[scorer] pair model: ${e.n} words of ${groups.size} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
+  const ids = (lang: string, t: string) => sentenceIds(t, e.index.get(lang)!, o.maxWords);
+  const examples = pairs.flatMap((p) => examplesOf(o.model, o.center, p, ids));
+  const positives = examples.reduce((a, x) => a + x.y, 0);
+  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
+  const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
+  let pm: PairModel | null = null, opt: Adam | null = null, start = 0;
+  if (o.resume && existsSync(mf) && existsSync(of)) {
+    try {
+      const m = loadPairModel(mf);
+      const st = loadTensors(of);
+      if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config)) {
+        opt = new Adam(m.parameters(), { lr: 1e-3 });
+        opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
+        start = Number(st.metadata.epoch);
+        pm = m;
+        process.stderr.write(`[scorer] --resume: pair model from ${mf} after epoch ${start} of ${o.epochs}\n`);
+      } else process.stderr.write(`[scorer] pair model in ${o.work} made with other arguments; trained again\n`);
+    } catch (err) { process.stderr.write(`[scorer] pair model checkpoint in ${o.work} unreadable (${(err as Error).message}); trained again\n`); }
+  }
+  if (!pm) {
+    pm = new PairModel(config);
+    pm.fitPca(e.vectors, e.n);
+  }
+  const table = pm.wordTable(e.vectors, e.n);
+  process.stderr.write(`[scorer] pair model: ${examples.length} examples (${positives} translations) of ${pairs.length} language pairs, ${o.epochs} epochs, hidden ${o.hidden}, PCA ${config.pca}\n`);
+  const prog = new Progress({ label: 'pair model', unit: 'examples', total: examples.length * Math.max(0, o.epochs - start) });
+  const losses: number[] = [];
+  trainPairModel(pm, table, examples, {
+    epochs: o.epochs, startEpoch: start, seed: `pair-model:${o.key}`,
+    onBatch: (_, n) => prog.tick(n),
+    onEpoch: (ep, loss, adam) => {
+      losses.push(loss);
+      savePairModel(pm!, mf);
+      const s = adam.stateDict();
+      saveTensors(of, s.tensors, { key: o.key, epoch: String(ep), step: String(s.meta.step) });
+      prog.note(`[scorer] pair model epoch ${ep}/${o.epochs}: mean loss ${loss.toFixed(4)}`);
+    },
+  }, opt ?? undefined);
+  prog.done();
+  return { pm, table, index: e.index, trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
+}

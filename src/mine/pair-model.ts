@@ -1,0 +1,240 @@
+// The pair model of the second-stage scorer: a decomposable-attention classifier (Parikh et al.
+// 2016) that reads a candidate pair word by word, soft-aligns the two sides and says whether they
+// translate each other. Its words are vectors of the sentence encoder itself (each word embedded
+// alone, then a PCA fitted on them), so it reads any language the encoder knows and learns only
+// how to compare two sentences. Trained on translations of a parallel corpus against their
+// nearest wrong neighbours; its logit, and how far a candidate's logit is ahead of its
+// competitors', are three more features of the scorer (src/mine/scorer.ts).
+import { Linear, Module } from '../nn/index.js';
+import { Adam } from '../nn/optim.js';
+import { loadModule, saveModule } from '../nn/serialize.js';
+import { readSafetensorsHeader } from '../io/safetensors.js';
+import { cat, zeros } from '../tensor/ops.js';
+import { callOp, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { Rng } from '../util/rng.js';
+
+export const PAIR_FEATURES = ['pair_logit', 'pair_gap_src', 'pair_gap_trg'] as const;
+
+// Chinese characters, kana: scripts written without spaces, read as character bigrams
+const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff\\u3040-\\u309f\\u30a0-\\u30ff';
+const WORD = new RegExp(`[${CJK}]+|(?:(?![${CJK}])[\\p{L}\\p{M}\\p{N}])+`, 'gu');
+const IS_CJK = new RegExp(`^[${CJK}]`, 'u');
+
+/**
+ * The words the pair model reads of a sentence (the first `max`): lower-cased runs of letters,
+ * marks and digits; a run of Chinese characters or kana becomes its character bigrams.
+ */
+export function pairWords(text: string, max = 48): string[] {
+  const out: string[] = [];
+  for (const m of text.toLowerCase().matchAll(WORD)) {
+    const w = m[0];
+    if (IS_CJK.test(w) && w.length > 1) {
+      const c = [...w];
+      for (let i = 0; i + 1 < c.length && out.length < max; i++) out.push(c[i]! + c[i + 1]!);
+    } else out.push(w);
+    if (out.length >= max) break;
+  }
+  return out.slice(0, max);
+}
+
+export interface PairModelConfig {
+  /** The sentence encoder's dimension (its word vectors are projected from it). */
+  dim: number;
+  /** PCA dimensions the word vectors are projected to. */
+  pca: number;
+  hidden: number;
+  /** Words read of each side. */
+  maxWords: number;
+  /** Whether the word vectors were centred like the sentence vectors (xling embed --center). */
+  center: boolean;
+}
+
+const eighId = () => opId('linalg_eigh');
+
+/** Decomposable attention over projected word vectors; forward gives one logit per pair. */
+export class PairModel extends Module {
+  readonly p: Linear; readonly f: Linear;
+  readonly g1: Linear; readonly g2: Linear;
+  readonly h1: Linear; readonly h2: Linear;
+  /** The word vectors' PCA: mean [dim] and components [dim, pca] (word vectors are L2-normalised first). */
+  readonly pcaMean: Tensor; readonly pcaComponents: Tensor;
+  constructor(readonly config: PairModelConfig) {
+    super();
+    const { dim, pca, hidden: H } = config;
+    this.p = this.module('p', new Linear(pca, H));
+    this.f = this.module('f', new Linear(H, H));
+    this.g1 = this.module('g1', new Linear(4 * H, H));
+    this.g2 = this.module('g2', new Linear(H, H));
+    this.h1 = this.module('h1', new Linear(4 * H, H));
+    this.h2 = this.module('h2', new Linear(H, 1));
+    this.pcaMean = this.buffer('pca_mean', zeros([dim]));
+    this.pcaComponents = this.buffer('pca_components', zeros([dim, pca]));
+  }
+
+  /** Fits the PCA on word vectors [n, dim] (rows L2-normalised first): the mean and the top `pca` eigenvectors of their covariance. */
+  fitPca(words: Float32Array, n: number): void {
+    const { dim, pca } = this.config;
+    if (n < 2) throw new Error('pair model: at least two words are needed to fit its projection');
+    noGrad(() => tidy(() => {
+      const x = normalizeRows(fromArray(words, [n, dim])).to('float64');
+      const mean = x.mean(0);
+      const c = x.sub(mean);
+      const cov = c.t().mm(c).div(n - 1);
+      const [, vecs] = callOp(eighId(), [cov, 'L']) as [Tensor, Tensor];
+      // eigh: ascending eigenvalues; the last `pca` columns, largest first (fewer dims than asked: zero columns)
+      const k = Math.min(pca, dim);
+      const top = callOp(opId('flip'), [vecs.narrow(1, dim - k, k), [1]]) as Tensor;
+      this.pcaMean.copy_(mean.float());
+      this.pcaComponents.zero_();
+      this.pcaComponents.narrow(1, 0, k).copy_(top.float());
+    }));
+  }
+
+  /** Word vectors [n, dim] → the model's word table [n + 1, pca], row 0 the padding (zeros). */
+  wordTable(words: Float32Array, n: number): Tensor {
+    const { dim, pca } = this.config;
+    return noGrad(() => tidy(() => {
+      const x = n ? normalizeRows(fromArray(words, [n, dim])).sub(this.pcaMean).mm(this.pcaComponents) : zeros([0, pca]);
+      return keep(cat([zeros([1, pca]), x], 0));
+    }));
+  }
+
+  /** Logits [B] of word-vector batches a [B, La, pca], b [B, Lb, pca] with padding masks (true: padding) [B, La], [B, Lb]. */
+  forward(a0: Tensor, padA: Tensor, b0: Tensor, padB: Tensor): Tensor {
+    const H = this.config.hidden;
+    const a = this.p.forward(a0).relu(), b = this.p.forward(b0).relu();
+    const e = this.f.forward(a).bmm(this.f.forward(b).transpose(1, 2)).div(Math.sqrt(H));
+    const fill = (t: Tensor, mask: Tensor) => t.maskedFill(mask, -1e4);
+    const beta = fill(e, padB.unsqueeze(1)).softmax(2).bmm(b);
+    const alpha = fill(e, padA.unsqueeze(2)).softmax(1).transpose(1, 2).bmm(a);
+    const side = (x: Tensor, y: Tensor, pad: Tensor) => {
+      const keepMask = pad.logicalNot().unsqueeze(2).float();
+      const v = this.g2.forward(this.g1.forward(cat([x, y, x.mul(y), x.sub(y).abs()], -1)).relu()).relu().mul(keepMask);
+      const n = keepMask.sum(1).clampMin(1);
+      return cat([v.sum(1).div(n), fill(v, pad.unsqueeze(2)).max(1)[0]], -1);
+    };
+    return this.h2.forward(this.h1.forward(cat([side(a, beta, padA), side(b, alpha, padB)], -1)).relu()).squeeze(-1);
+  }
+}
+
+function normalizeRows(x: Tensor): Tensor { return x.div(x.norm(2, 1, true).add(1e-9)); }
+
+/**
+ * Word ids of sentences in a word table: `index` maps a word to its row (0: not in the table,
+ * dropped). A sentence without a known word reads as one padding word.
+ */
+export function sentenceIds(text: string, index: Map<string, number>, maxWords: number): number[] {
+  const ids: number[] = [];
+  for (const w of pairWords(text, maxWords)) { const i = index.get(w); if (i) ids.push(i); }
+  return ids;
+}
+
+/** A batch's word vectors and padding masks (an empty sentence reads as one zero vector, not masked). */
+function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
+  const B = seqs.length, L = Math.max(1, ...seqs.map((s) => s.length));
+  const ids = new Int32Array(B * L), pad = new Uint8Array(B * L).fill(1);
+  seqs.forEach((s, i) => {
+    if (!s.length) pad[i * L] = 0;
+    s.forEach((id, j) => { ids[i * L + j] = id; pad[i * L + j] = 0; });
+  });
+  const x = table.indexSelect(0, fromArray(ids, [B * L])).view([B, L, table.size(1)]);
+  return [x, fromArray(pad, [B, L], 'bool')];
+}
+
+/** Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each batch with the pairs done. */
+export function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; onProgress?: (done: number) => void } = {}): Float32Array {
+  const out = new Float32Array(a.length), batch = o.batch ?? 512;
+  // in order of length (little padding in a batch), written back in place
+  const order = Array.from({ length: a.length }, (_, i) => i).sort((x, y) => a[x]!.length + b[x]!.length - a[y]!.length - b[y]!.length || x - y);
+  noGrad(() => {
+    for (let i = 0; i < a.length; i += batch) {
+      tidy(() => {
+        const idx = order.slice(i, i + batch);
+        const [xa, pa] = batchTensors(table, idx.map((j) => a[j]!));
+        const [xb, pb] = batchTensors(table, idx.map((j) => b[j]!));
+        const z = m.forward(xa, pa, xb, pb).data() as Float32Array;
+        idx.forEach((j, k) => { out[j] = z[k]!; });
+      });
+      o.onProgress?.(Math.min(a.length, i + batch));
+    }
+  });
+  return out;
+}
+
+export interface PairExample { a: number[]; b: number[]; y: number }
+
+/**
+ * The batches of an epoch: examples shuffled (seeded by epoch), cut into chunks of 50 batches,
+ * each chunk sorted by length (little padding), its batches shuffled.
+ */
+export function epochBatches(examples: PairExample[], batch: number, seed: string): number[][] {
+  const rng = new Rng(seed);
+  const perm = rng.shuffle(Array.from({ length: examples.length }, (_, i) => i));
+  const len = (i: number) => examples[i]!.a.length + examples[i]!.b.length;
+  const out: number[][] = [];
+  for (let c = 0; c < perm.length; c += batch * 50) {
+    const chunk = perm.slice(c, c + batch * 50).sort((x, y) => len(x) - len(y) || x - y);
+    for (let i = 0; i < chunk.length; i += batch) out.push(chunk.slice(i, i + batch));
+  }
+  return rng.shuffle(out);
+}
+
+export interface PairTrainOptions {
+  epochs: number;
+  batch?: number;
+  lr?: number;
+  seed?: string;
+  /** Epochs already done (a resumed run: the model and optimizer state are loaded by the caller). */
+  startEpoch?: number;
+  onBatch?: (loss: number, examples: number) => void;
+  /** After each epoch (for checkpoints): the epoch just done (1-based) and its mean loss. */
+  onEpoch?: (epoch: number, loss: number, opt: Adam) => void;
+}
+
+/** Adam on binary cross-entropy of the logits; deterministic for a given seed. */
+export function trainPairModel(m: PairModel, table: Tensor, examples: PairExample[], o: PairTrainOptions, opt = new Adam(m.parameters(), { lr: o.lr ?? 1e-3 })): Adam {
+  const batch = o.batch ?? 128;
+  m.train(true);
+  for (let ep = o.startEpoch ?? 0; ep < o.epochs; ep++) {
+    let total = 0, n = 0;
+    for (const idx of epochBatches(examples, batch, `${o.seed ?? 'pair-model'}:${ep}`)) {
+      const loss = tidy(() => {
+        const items = idx.map((i) => examples[i]!);
+        const [xa, pa] = batchTensors(table, items.map((x) => x.a));
+        const [xb, pb] = batchTensors(table, items.map((x) => x.b));
+        const z = m.forward(xa, pa, xb, pb);
+        const y = fromArray(Float32Array.from(items, (x) => x.y), [items.length]);
+        // binary cross-entropy with logits: -(y log σ(z) + (1 - y) log σ(-z))
+        const l = y.mul(z.logSigmoid()).add(y.rsub(1).mul(z.neg().logSigmoid())).mean().neg();
+        opt.zeroGrad();
+        l.backward();
+        opt.step();
+        return l.item();
+      });
+      total += loss * idx.length; n += idx.length;
+      o.onBatch?.(loss, idx.length);
+    }
+    o.onEpoch?.(ep + 1, total / Math.max(1, n), opt);
+  }
+  m.train(false);
+  return opt;
+}
+
+/** Saves a pair model (weights and PCA) as safetensors, its config in the metadata. */
+export function savePairModel(m: PairModel, path: string, extra: Record<string, string> = {}): void {
+  saveModule(m, path, { format: 'xling-pair-model', config: JSON.stringify(m.config), ...extra });
+}
+
+/** Reads a pair model written by savePairModel; refuses another file or a config that does not fit its tensors. */
+export function loadPairModel(path: string): PairModel {
+  const h = readSafetensorsHeader(path);
+  if (h.metadata.format !== 'xling-pair-model') throw new Error(`${path}: not an xling pair model (metadata format ${JSON.stringify(h.metadata.format ?? null)})`);
+  let c: PairModelConfig;
+  try { c = JSON.parse(h.metadata.config ?? '') as PairModelConfig; } catch { throw new Error(`${path}: its metadata 'config' is not JSON`); }
+  const posInt = (v: unknown) => Number.isInteger(v) && (v as number) > 0 && (v as number) <= 1 << 16;
+  if (!c || !posInt(c.dim) || !posInt(c.pca) || !posInt(c.hidden) || !posInt(c.maxWords) || typeof c.center !== 'boolean') throw new Error(`${path}: its config must give dim, pca, hidden, maxWords (positive integers) and center (boolean), got ${h.metadata.config}`);
+  const m = new PairModel(c);
+  loadModule(m, path);
+  m.train(false);
+  return m;
+}
