@@ -461,7 +461,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(r.status, 0, r.stderr);
     r = cli([...args, '--pair-epochs', '2', '--resume', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /--resume: pair model from .* after epoch 1 of 2/);
+    assert.match(r.stderr, /--resume: pair model from .*, 1 of 2 epochs done\n/);
     const strip = (m: ReturnType<typeof loadScorer>) => ({ ...m, pairModel: undefined, pair: { ...m.pair, trained: { ...m.pair!.trained, losses: undefined, seconds: undefined } } });
     assert.deepEqual(strip(loadScorer(join(dir, 'sp1'))), strip(sp2));
     // eval bucc reads the words through --model; without it the scorer is refused before any work
@@ -471,6 +471,12 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const withPair = JSON.parse(readFileSync(join(dir, 'bp.json'), 'utf8'));
     const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
     assert.ok(withPair.f1 >= marginOnly.f1 - 0.05, `scorer with pair model F1 ${withPair.f1} vs margin ${marginOnly.f1}`);
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'sp2'), '-o', join(dir, 'mp.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    const mined = readFileSync(join(dir, 'mp.tsv'), 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
+    assert.ok(mined.length >= 5 && mined.every((c) => c.length === 4 && Number(c[0]) >= 0.5 && Number(c[0]) <= 1), `${mined.length} rows`);
+    // mostly gold pairs (de-i with en-i)
+    assert.ok(mined.filter((c) => c[2]!.slice(3) === c[3]!.slice(3)).length >= 0.8 * mined.length, mined.map((c) => c.join(' ')).join('\n'));
     writeFileSync(join(dir, 'v.npy'), '');
     r = cli(['eval', 'bucc', ...bucc, '--src-vectors', join(dir, 'v.npy'), '--trg-vectors', join(dir, 'v.npy'), '--scorer', join(dir, 'sp2')]);
     assert.equal(r.status, 2);

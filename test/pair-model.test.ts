@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { epochBatches, loadPairModel, PairExample, pairLogits, PairModel, pairWords, savePairModel, sentenceIds, trainPairModel } from '../src/mine/pair-model.js';
 import { addPairFeatures, scorerFeatures, FEATURES } from '../src/mine/scorer.js';
-import { saveTensors } from '../src/nn/serialize.js';
+import { Adam } from '../src/nn/optim.js';
+import { loadTensors, saveTensors } from '../src/nn/serialize.js';
 import { manualSeed, tensor } from '../src/tensor/tensor.js';
 import { Rng } from '../src/util/rng.js';
 
@@ -84,6 +85,41 @@ describe('pair model', () => {
     const back = loadPairModel(join(dir, 'p.safetensors'));
     assert.deepEqual(back.config, m.config);
     assert.deepEqual(Array.from(pairLogits(back, back.wordTable(vec, 2 * V), test.map((x) => x.a), test.map((x) => x.b))), Array.from(z));
+  });
+
+  it('a run resumed from a checkpoint within an epoch ends with the weights of the uninterrupted run', () => {
+    manualSeed(7);
+    const dim = 8, V = 30, rng = new Rng(2);
+    const vec = Float32Array.from({ length: V * dim }, () => rng.normal());
+    const ex: PairExample[] = Array.from({ length: 600 }, (_, i) => {
+      const a = Array.from({ length: 2 + rng.int(4) }, () => 1 + rng.int(V));
+      return { a, b: i % 2 ? a.slice().reverse() : a.map(() => 1 + rng.int(V)), y: i % 2 };
+    });
+    const m = new PairModel({ dim, pca: 6, hidden: 8, maxWords: 8, center: false });
+    m.fitPca(vec, V);
+    const table = m.wordTable(vec, V);
+    const at = { epoch: 1, batch: 3 };
+    let saved = false;
+    trainPairModel(m, table, ex, {
+      epochs: 2, batch: 32, lr: 1e-2,
+      checkpoint: {
+        everyBatches: 3,
+        save: (p, opt) => {
+          if (p.epoch !== at.epoch || p.batch !== at.batch) return;
+          savePairModel(m, join(dir, 'ck.safetensors'));
+          saveTensors(join(dir, 'ck-opt.safetensors'), opt.stateDict().tensors, { step: String(opt.stepCount) });
+          saved = true;
+        },
+      },
+    });
+    assert.ok(saved);
+    const m2 = loadPairModel(join(dir, 'ck.safetensors'));
+    const opt2 = new Adam(m2.parameters(), { lr: 1e-2 });
+    const st = loadTensors(join(dir, 'ck-opt.safetensors'));
+    opt2.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
+    trainPairModel(m2, m2.wordTable(vec, V), ex, { epochs: 2, batch: 32, lr: 1e-2, start: at }, opt2);
+    const ids = ex.slice(0, 50);
+    assert.deepEqual(Array.from(pairLogits(m2, table, ids.map((x) => x.a), ids.map((x) => x.b))), Array.from(pairLogits(m, table, ids.map((x) => x.a), ids.map((x) => x.b))));
   });
 
   it('batches: every example once an epoch, seeded, lengths close within a batch', () => {

@@ -135,7 +135,7 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
   const positives = examples.reduce((a, x) => a + x.y, 0);
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
-  let pm: PairModel | null = null, opt: Adam | null = null, start = 0;
+  let pm: PairModel | null = null, opt: Adam | null = null, start = { epoch: 0, batch: 0 };
   if (o.resume && existsSync(mf) && existsSync(of)) {
     try {
       const m = loadPairModel(mf);
@@ -143,9 +143,9 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
       if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config)) {
         opt = new Adam(m.parameters(), { lr: 1e-3 });
         opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
-        start = Number(st.metadata.epoch);
+        start = { epoch: Number(st.metadata.epoch), batch: Number(st.metadata.batch ?? 0) };
         pm = m;
-        process.stderr.write(`[scorer] --resume: pair model from ${mf} after epoch ${start} of ${o.epochs}\n`);
+        process.stderr.write(`[scorer] --resume: pair model from ${mf}, ${start.epoch} of ${o.epochs} epochs done${start.batch ? ` and ${start.batch} batches of the next` : ''}\n`);
       } else process.stderr.write(`[scorer] pair model in ${o.work} made with other arguments; trained again\n`);
     } catch (err) { process.stderr.write(`[scorer] pair model checkpoint in ${o.work} unreadable (${(err as Error).message}); trained again\n`); }
   }
@@ -155,16 +155,22 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
   }
   const table = pm.wordTable(e.vectors, e.n);
   process.stderr.write(`[scorer] pair model: ${examples.length} examples (${positives} translations) of ${pairs.length} language pairs, ${o.epochs} epochs, hidden ${o.hidden}, PCA ${config.pca}\n`);
-  const prog = new Progress({ label: 'pair model', unit: 'examples', total: examples.length * Math.max(0, o.epochs - start) });
+  const batch = 128, perEpoch = Math.ceil(examples.length / batch);
+  const prog = new Progress({ label: 'pair model', unit: 'batches', total: Math.max(0, (o.epochs - start.epoch) * perEpoch - start.batch) });
   const losses: number[] = [];
+  // the model and Adam's moments: after each epoch, and every 200 batches within one
+  const save = (at: { epoch: number; batch: number }, adam: Adam) => {
+    savePairModel(pm!, mf);
+    const s = adam.stateDict();
+    saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step) });
+  };
   trainPairModel(pm, table, examples, {
-    epochs: o.epochs, startEpoch: start, seed: `pair-model:${o.key}`,
-    onBatch: (_, n) => prog.tick(n),
+    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`,
+    onBatch: () => prog.tick(),
+    checkpoint: { everyBatches: 200, save },
     onEpoch: (ep, loss, adam) => {
       losses.push(loss);
-      savePairModel(pm!, mf);
-      const s = adam.stateDict();
-      saveTensors(of, s.tensors, { key: o.key, epoch: String(ep), step: String(s.meta.step) });
+      save({ epoch: ep, batch: 0 }, adam);
       prog.note(`[scorer] pair model epoch ${ep}/${o.epochs}: mean loss ${loss.toFixed(4)}`);
     },
   }, opt ?? undefined);

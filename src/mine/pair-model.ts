@@ -184,20 +184,28 @@ export interface PairTrainOptions {
   batch?: number;
   lr?: number;
   seed?: string;
-  /** Epochs already done (a resumed run: the model and optimizer state are loaded by the caller). */
-  startEpoch?: number;
+  /** Where a resumed run starts: epochs done, and batches done of the next epoch (the model and optimizer state are loaded by the caller). */
+  start?: { epoch: number; batch: number };
   onBatch?: (loss: number, examples: number) => void;
-  /** After each epoch (for checkpoints): the epoch just done (1-based) and its mean loss. */
+  /** After each epoch: the epoch just done (1-based) and its mean loss (over the batches this run did of it). */
   onEpoch?: (epoch: number, loss: number, opt: Adam) => void;
+  /** A checkpoint every `everyBatches` batches within an epoch (for a resumed run's `start`): the epochs done and the batches done of the current one. */
+  checkpoint?: { everyBatches: number; save: (at: { epoch: number; batch: number }, opt: Adam) => void };
 }
 
-/** Adam on binary cross-entropy of the logits; deterministic for a given seed. */
+/**
+ * Adam on binary cross-entropy of the logits; deterministic for a given seed (each epoch's batches
+ * depend on the seed and the epoch alone, so a run resumed at a checkpoint does what the
+ * uninterrupted run would have done).
+ */
 export function trainPairModel(m: PairModel, table: Tensor, examples: PairExample[], o: PairTrainOptions, opt = new Adam(m.parameters(), { lr: o.lr ?? 1e-3 })): Adam {
   const batch = o.batch ?? 128;
   m.train(true);
-  for (let ep = o.startEpoch ?? 0; ep < o.epochs; ep++) {
+  for (let ep = o.start?.epoch ?? 0; ep < o.epochs; ep++) {
     let total = 0, n = 0;
-    for (const idx of epochBatches(examples, batch, `${o.seed ?? 'pair-model'}:${ep}`)) {
+    const batches = epochBatches(examples, batch, `${o.seed ?? 'pair-model'}:${ep}`);
+    for (let bi = ep === (o.start?.epoch ?? 0) ? (o.start?.batch ?? 0) : 0; bi < batches.length; bi++) {
+      const idx = batches[bi]!;
       const loss = tidy(() => {
         const items = idx.map((i) => examples[i]!);
         const [xa, pa] = batchTensors(table, items.map((x) => x.a));
@@ -213,6 +221,7 @@ export function trainPairModel(m: PairModel, table: Tensor, examples: PairExampl
       });
       total += loss * idx.length; n += idx.length;
       o.onBatch?.(loss, idx.length);
+      if (o.checkpoint && (bi + 1) % o.checkpoint.everyBatches === 0 && bi + 1 < batches.length) o.checkpoint.save({ epoch: ep, batch: bi + 1 }, opt);
     }
     o.onEpoch?.(ep + 1, total / Math.max(1, n), opt);
   }
