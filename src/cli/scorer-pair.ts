@@ -87,22 +87,26 @@ export async function pairModelRows(file: string, pairs: { srcLang: string; trgL
 }
 
 /**
- * Training examples of one language pair: each translation (label 1), the nearest wrong target
- * of its source and the nearest wrong source of its target by the model's vectors (label 0; a
- * neighbour with the same text on either side is not wrong and is passed over).
+ * Training examples of one language pair: each translation (label 1), the `negatives` nearest
+ * wrong targets of its source and nearest wrong sources of its target by the model's vectors
+ * (label 0; a neighbour with the same text on either side is not wrong and is passed over).
  */
-function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (lang: string, t: string) => number[]): PairExample[] {
+function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (lang: string, t: string) => number[], negatives: number): PairExample[] {
+  if (p.rows.length < 2) {
+    process.stderr.write(`[scorer] pair model: ${p.srcLang}-${p.trgLang} has ${p.rows.length} translations outside the scorer's sets; it learns from the other pairs\n`);
+    return [];
+  }
   const src = p.rows.map((r) => r[0]), trg = p.rows.map((r) => r[1]);
   const sv = vectorsFor(src, undefined, model, `${p.srcLang}-${p.trgLang} ${p.srcLang}`, { lang: p.srcLang, langFlag: '--src-lang', center, label: 'pair', quiet: true });
   const tv = vectorsFor(trg, undefined, model, `${p.srcLang}-${p.trgLang} ${p.trgLang}`, { lang: p.trgLang, langFlag: '--trg-lang', center, label: 'pair', quiet: true });
-  const k = Math.min(4, src.length);
+  const k = Math.min(negatives + 3, src.length);
   const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k, chunk: 16384 });
   const sIds = src.map((t) => ids(p.srcLang, t)), tIds = trg.map((t) => ids(p.trgLang, t));
   const out: PairExample[] = [];
   for (let i = 0; i < src.length; i++) {
     out.push({ a: sIds[i]!, b: tIds[i]!, y: 1 });
-    for (let j = 0; j < k; j++) { const t = Number(fwd.labels[i * k + j]); if (t >= 0 && t !== i && trg[t] !== trg[i] && src[t] !== src[i]) { out.push({ a: sIds[i]!, b: tIds[t]!, y: 0 }); break; } }
-    for (let j = 0; j < k; j++) { const s = Number(bwd.labels[i * k + j]); if (s >= 0 && s !== i && src[s] !== src[i] && trg[s] !== trg[i]) { out.push({ a: sIds[s]!, b: tIds[i]!, y: 0 }); break; } }
+    for (let j = 0, got = 0; j < k && got < negatives; j++) { const t = Number(fwd.labels[i * k + j]); if (t >= 0 && t !== i && trg[t] !== trg[i] && src[t] !== src[i]) { out.push({ a: sIds[i]!, b: tIds[t]!, y: 0 }); got++; } }
+    for (let j = 0, got = 0; j < k && got < negatives; j++) { const s = Number(bwd.labels[i * k + j]); if (s >= 0 && s !== i && src[s] !== src[i] && trg[s] !== trg[i]) { out.push({ a: sIds[s]!, b: tIds[i]!, y: 0 }); got++; } }
   }
   return out;
 }
@@ -110,7 +114,9 @@ function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (l
 export interface PairTrainingOptions {
   model: string; dim: number; center: boolean;
   hidden: number; pca: number; epochs: number; maxWords: number;
-  /** Work directory of the run: per-epoch checkpoints (pair-model.safetensors, pair-optim.safetensors). */
+  /** Wrong neighbours per translation and direction. */
+  negatives: number;
+  /** Work directory of the run: its checkpoints (pair-model.safetensors, pair-optim.safetensors). */
   work: string;
   /** Resume from the work directory's checkpoint when it was made with the same `key`. */
   resume: boolean;
@@ -131,8 +137,9 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
   const e = embedWords(o.model, groups, o.center, o.dim);
   process.stderr.write(`[scorer] pair model: ${e.n} words of ${groups.size} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
   const ids = (lang: string, t: string) => sentenceIds(t, e.index.get(lang)!, o.maxWords);
-  const examples = pairs.flatMap((p) => examplesOf(o.model, o.center, p, ids));
+  const examples = pairs.flatMap((p) => examplesOf(o.model, o.center, p, ids, o.negatives));
   const positives = examples.reduce((a, x) => a + x.y, 0);
+  if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
   let pm: PairModel | null = null, opt: Adam | null = null, start = { epoch: 0, batch: 0 };
@@ -140,7 +147,7 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
     try {
       const m = loadPairModel(mf);
       const st = loadTensors(of);
-      if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config)) {
+      if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config) && Number(st.metadata.epoch) <= o.epochs) {
         opt = new Adam(m.parameters(), { lr: 1e-3 });
         opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
         start = { epoch: Number(st.metadata.epoch), batch: Number(st.metadata.batch ?? 0) };

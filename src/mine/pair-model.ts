@@ -76,15 +76,16 @@ export class PairModel extends Module {
     const { dim, pca } = this.config;
     if (n < 2) throw new Error('pair model: at least two words are needed to fit its projection');
     noGrad(() => tidy(() => {
-      const x = normalizeRows(fromArray(words, [n, dim])).to('float64');
+      // the covariance accumulated in float32 (the words' copy stays float32: n × dim can be large), decomposed in float64
+      const x = normalizeRows(fromArray(words, [n, dim]));
       const mean = x.mean(0);
       const c = x.sub(mean);
-      const cov = c.t().mm(c).div(n - 1);
+      const cov = c.t().mm(c).div(n - 1).to('float64');
       const [, vecs] = callOp(eighId(), [cov, 'L']) as [Tensor, Tensor];
       // eigh: ascending eigenvalues; the last `pca` columns, largest first (fewer dims than asked: zero columns)
       const k = Math.min(pca, dim);
       const top = callOp(opId('flip'), [vecs.narrow(1, dim - k, k), [1]]) as Tensor;
-      this.pcaMean.copy_(mean.float());
+      this.pcaMean.copy_(mean);
       this.pcaComponents.zero_();
       this.pcaComponents.narrow(1, 0, k).copy_(top.float());
     }));
