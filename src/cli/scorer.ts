@@ -146,6 +146,7 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     pairModel: { type: 'boolean', default: false, help: "also train the pair model: a decomposable-attention classifier that reads a candidate pair word by word (each word a vector of --model's encoder), trained on --pair-rows translations of each language pair (from --tables, else --parallel; never a sentence of the scorer's sets) against their nearest wrong neighbours; its logit and its lead over each sentence's other candidates are 3 more features. Slower to train and better: 6 language pairs of 15,000 translations (270,000 examples, 3 epochs) take about 14 minutes on 2 cores; see bench/RESULTS.md" },
     pairFrom: { type: 'string', metavar: 'DIR', help: 'use the pair model of this scorer (one trained with --pair-model on the same --model) instead of training one' },
     pairRows: { type: 'number', default: 15000, range: { int: true, min: 10 }, help: "with --pair-model: translations per language pair it learns from (each gives up to 3 examples)" },
+    pairMaxWords: { type: 'number', default: 48, range: { int: true, min: 1, max: 4096 }, help: "with --pair-model: words it reads of each side (the first ones; Chinese and Japanese count character bigrams)" },
     pairNegatives: { type: 'number', default: 1, range: { int: true, min: 1, max: 16 }, help: "with --pair-model: nearest wrong neighbours per translation it learns from, in each direction" },
     pairEpochs: { type: 'number', default: 3, range: { int: true, min: 1 }, help: 'with --pair-model: passes over its examples' },
     pairHidden: { type: 'number', default: 128, range: { int: true, min: 4, max: 4096 }, help: 'with --pair-model: its hidden units' },
@@ -235,10 +236,10 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
     // (the epochs are not in the key: a resumed run may go on for more of them)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca })).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca })).digest('hex');
     manualSeed(1);
     pair = trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: 48, work, resume: a.resume, key });
+      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, work, resume: a.resume, key });
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
