@@ -6,11 +6,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
-import { loadPairModel, PairExample, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, sentenceIds, trainPairModel } from '../mine/pair-model.js';
+import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, sentenceIds, trainPairModel } from '../mine/pair-model.js';
 import { PairLogitsFn } from '../mine/scorer.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
 import { Tensor } from '../tensor/tensor.js';
+import { TrainingInterrupted, yielder } from '../train/trainer.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { vectorsFor } from './vectors.js';
@@ -121,13 +122,15 @@ export interface PairTrainingOptions {
   /** Resume from the work directory's checkpoint when it was made with the same `key`. */
   resume: boolean;
   key: string;
+  /** SIGINT/SIGTERM: a checkpoint, then TrainingInterrupted. */
+  signal?: AbortSignal;
 }
 
 /**
  * Trains a pair model on the language pairs' translations; returns it with the word table and
  * index of every word of the pairs' sentences and rows (by language), for the scorer's features.
  */
-export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): { pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> } {
+export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> }> {
   const groups: WordGroups = new Map();
   for (const p of pairs) {
     addWords(groups, p.srcLang, p.srcLang, [...p.sentences.src, ...p.rows.map((r) => r[0])], o.maxWords);
@@ -171,8 +174,8 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
     const s = adam.stateDict();
     saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step) });
   };
-  trainPairModel(pm, table, examples, {
-    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`,
+  await trainPairModel(pm, table, examples, {
+    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal,
     onBatch: () => prog.tick(),
     checkpoint: { everyBatches: 200, save },
     onEpoch: (ep, loss, adam) => {
@@ -180,7 +183,10 @@ export function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingO
       save({ epoch: ep, batch: 0 }, adam);
       prog.note(`[scorer] pair model epoch ${ep}/${o.epochs}: mean loss ${loss.toFixed(4)}`);
     },
-  }, opt ?? undefined);
+  }, opt ?? undefined).catch((e) => {
+    if (e instanceof PairTrainingStopped) { prog.note(`[scorer] pair model: checkpoint at epoch ${e.at.epoch + 1}, batch ${e.at.batch} in ${o.work} (--resume continues)`); throw new TrainingInterrupted(null, o.work); }
+    throw e;
+  });
   prog.done();
   return { pm, table, index: e.index, trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
 }

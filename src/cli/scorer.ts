@@ -11,10 +11,13 @@ import { trainWordTables, WordAligner, WordTables } from '../mine/align-features
 import { addPairFeatures, candidatePairs, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, trainScorer } from '../mine/scorer.js';
 import { pairLogits, PairModel, savePairModel, sentenceIds } from '../mine/pair-model.js';
 import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
+import { TrainingInterrupted } from '../train/trainer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { command, usage } from './command.js';
+import { ParsedArgs } from '../util/args.js';
+import { runInterruptible } from './interrupt.js';
 import { checkPaths, writeTextOutput } from './io.js';
 import { addWords, embedWords, pairModelRows, trainScorerPairModel, WordGroups } from './scorer-pair.js';
 import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
@@ -121,7 +124,7 @@ function parsePairs(s: string | undefined): [string, string][] | null {
   });
 }
 
-export const scorerTrainCommand = command(['scorer', 'train'], {
+const scorerTrainSpec = {
   name: 'xling scorer train',
   summary: 'train the second-stage mining scorer (gold BUCC pairs, or a parallel TSV)',
   options: {
@@ -152,7 +155,11 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     pairHidden: { type: 'number', default: 128, range: { int: true, min: 4, max: 4096 }, help: 'with --pair-model: its hidden units' },
     pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
-}, async (a) => {
+} as const;
+
+export const scorerTrainCommand = command(['scorer', 'train'], scorerTrainSpec, (a) => runInterruptible('xling scorer train', (signal) => trainScorerCommand(a, signal)), { ownSignals: true });
+
+async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal: AbortSignal): Promise<void> {
   const parallel = a.parallel ?? a.fromParallel;
   if (!a.bucc === !parallel) usage('give exactly one of --bucc DIR or --parallel TSV');
   if (a.split && !a.bucc) usage('--split needs --bucc');
@@ -227,6 +234,9 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
     process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`);
     prog.tick();
+    // a signal stops the run here (each pair done is kept in OUT.partial for --resume)
+    await new Promise((r) => setImmediate(r));
+    if (signal.aborted) throw new TrainingInterrupted(null, work);
   }
   prog.done();
   if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
@@ -238,8 +248,8 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
     // (the epochs are not in the key: a resumed run may go on for more of them)
     const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca })).digest('hex');
     manualSeed(1);
-    pair = trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, work, resume: a.resume, key });
+    pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
+      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, work, resume: a.resume, key, signal });
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
@@ -266,4 +276,4 @@ export const scorerTrainCommand = command(['scorer', 'train'], {
   const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k, ...(pair ? { pair_model: pair.trained } : {}) };
   process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${a.output}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
-});
+}

@@ -15,26 +15,22 @@ import { Rng } from '../util/rng.js';
 
 export const PAIR_FEATURES = ['pair_logit', 'pair_gap_src', 'pair_gap_trg'] as const;
 
-// Chinese characters, kana: scripts written without spaces, read as character bigrams
-const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff\\u3040-\\u309f\\u30a0-\\u30ff';
-const WORD = new RegExp(`[${CJK}]+|(?:(?![${CJK}])[\\p{L}\\p{M}\\p{N}])+`, 'gu');
-const IS_CJK = new RegExp(`^[${CJK}]`, 'u');
+// words by Unicode word boundaries (UAX #29) with ICU's dictionaries for the scripts written without
+// spaces (Chinese, Japanese, Thai, Khmer, Lao, Burmese): one segmenter for every language
+const SEGMENTER = new Intl.Segmenter(undefined, { granularity: 'word' });
 
 /**
- * The words the pair model reads of a sentence (the first `max`): lower-cased runs of letters,
- * marks and digits; a run of Chinese characters or kana becomes its character bigrams.
+ * The words the pair model reads of a sentence (the first `max`): its lower-cased word-like
+ * segments by Intl.Segmenter (Unicode word boundaries; dictionary words in Chinese, Japanese, Thai).
  */
 export function pairWords(text: string, max = 48): string[] {
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD)) {
-    const w = m[0];
-    if (IS_CJK.test(w) && w.length > 1) {
-      const c = [...w];
-      for (let i = 0; i + 1 < c.length && out.length < max; i++) out.push(c[i]! + c[i + 1]!);
-    } else out.push(w);
+  for (const s of SEGMENTER.segment(text.toLowerCase())) {
+    if (!s.isWordLike) continue;
+    out.push(s.segment);
     if (out.length >= max) break;
   }
-  return out.slice(0, max);
+  return out;
 }
 
 export interface PairModelConfig {
@@ -192,6 +188,18 @@ export interface PairTrainOptions {
   onEpoch?: (epoch: number, loss: number, opt: Adam) => void;
   /** A checkpoint every `everyBatches` batches within an epoch (for a resumed run's `start`): the epochs done and the batches done of the current one. */
   checkpoint?: { everyBatches: number; save: (at: { epoch: number; batch: number }, opt: Adam) => void };
+  /** Lets the event loop run now and then (signal handlers); checked with `signal` after every batch. */
+  pause?: () => Promise<void>;
+  /** When aborted: a checkpoint at the batch reached, then PairTrainingStopped. */
+  signal?: AbortSignal;
+}
+
+/** Thrown by trainPairModel when its signal is aborted (after writing a checkpoint). */
+export class PairTrainingStopped extends Error {
+  constructor(readonly at: { epoch: number; batch: number }) {
+    super(`pair model training stopped at epoch ${at.epoch + 1}, batch ${at.batch}`);
+    this.name = 'PairTrainingStopped';
+  }
 }
 
 /**
@@ -199,7 +207,7 @@ export interface PairTrainOptions {
  * depend on the seed and the epoch alone, so a run resumed at a checkpoint does what the
  * uninterrupted run would have done).
  */
-export function trainPairModel(m: PairModel, table: Tensor, examples: PairExample[], o: PairTrainOptions, opt = new Adam(m.parameters(), { lr: o.lr ?? 1e-3 })): Adam {
+export async function trainPairModel(m: PairModel, table: Tensor, examples: PairExample[], o: PairTrainOptions, opt = new Adam(m.parameters(), { lr: o.lr ?? 1e-3 })): Promise<Adam> {
   const batch = o.batch ?? 128;
   m.train(true);
   for (let ep = o.start?.epoch ?? 0; ep < o.epochs; ep++) {
@@ -222,7 +230,15 @@ export function trainPairModel(m: PairModel, table: Tensor, examples: PairExampl
       });
       total += loss * idx.length; n += idx.length;
       o.onBatch?.(loss, idx.length);
-      if (o.checkpoint && (bi + 1) % o.checkpoint.everyBatches === 0 && bi + 1 < batches.length) o.checkpoint.save({ epoch: ep, batch: bi + 1 }, opt);
+      const at = bi + 1 < batches.length ? { epoch: ep, batch: bi + 1 } : { epoch: ep + 1, batch: 0 };
+      if (at.batch && o.checkpoint && at.batch % o.checkpoint.everyBatches === 0) o.checkpoint.save(at, opt);
+      await o.pause?.();
+      if (o.signal?.aborted && (at.batch || ep + 1 < o.epochs)) {
+        if (at.batch) o.checkpoint?.save(at, opt);
+        else o.onEpoch?.(ep + 1, total / Math.max(1, n), opt);
+        m.train(false);
+        throw new PairTrainingStopped(at);
+      }
     }
     o.onEpoch?.(ep + 1, total / Math.max(1, n), opt);
   }
