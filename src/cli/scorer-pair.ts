@@ -1,7 +1,7 @@
 // The scorer's pair model in the commands: its words embedded by the sentence encoder, its
 // training examples from a parallel TSV (translations against their nearest wrong neighbours),
-// training with per-epoch checkpoints for --resume, and the logits that xling mine / eval bucc
-// --scorer add as features.
+// training with checkpoints (every 200 batches, each epoch, and on SIGINT/SIGTERM) for --resume,
+// and the logits that xling mine / eval bucc --scorer add as features.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';

@@ -140,7 +140,7 @@ function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
 
 /** Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each batch with the pairs done. */
 export function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; onProgress?: (done: number) => void } = {}): Float32Array {
-  const out = new Float32Array(a.length), batch = o.batch ?? 512;
+  const out = new Float32Array(a.length), batch = o.batch ?? 128;
   // in order of length (little padding in a batch), written back in place
   const order = Array.from({ length: a.length }, (_, i) => i).sort((x, y) => a[x]!.length + b[x]!.length - a[y]!.length - b[y]!.length || x - y);
   noGrad(() => {
