@@ -456,6 +456,15 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.deepEqual(sp2.features.slice(-3), ['pair_logit', 'pair_gap_src', 'pair_gap_trg']);
     assert.equal(sp2.pair!.file, 'pair-model.safetensors');
     assert.ok(existsSync(join(dir, 'sp2', 'pair-model.safetensors')));
+    // more wrong neighbours per translation, fewer words read
+    const count = (err: string) => { const m = /pair model: (\d+) examples \((\d+) translations\)/.exec(err)!; return [Number(m[1]), Number(m[2])] as const; };
+    const [ex1, tr1] = count(r.stderr);
+    r = cli([...args, '--pair-epochs', '1', '--pair-negatives', '2', '--pair-max-words', '8', '-o', join(dir, 'sp3')]);
+    assert.equal(r.status, 0, r.stderr);
+    const [ex2, tr2] = count(r.stderr);
+    assert.equal(tr2, tr1);
+    assert.ok(ex1 <= 3 * tr1 && ex2 > ex1 + tr1 / 2 && ex2 <= 5 * tr2, `${ex1} / ${ex2} examples of ${tr1} translations`);
+    assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.maxWords, 8);
     // one epoch kept, then resumed for two: the scorer of the uninterrupted run
     r = cli([...args, '--pair-epochs', '1', '--keep-work', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
