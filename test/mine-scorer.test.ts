@@ -2,7 +2,7 @@
 // a toy set that the margin cannot separate, the filters (each removes what it names and nothing
 // else), threshold selection by target precision, and the commands end to end.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -499,6 +499,16 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const sg = loadScorer(join(dir, 'sg'));
     assert.equal(sg.pair!.trained.from, join(dir, 'sp2'));
     assert.equal(sg.features.length, sp2.features.length);
+    assert.doesNotMatch(r.stderr, /another encoder/);
+    // another encoder of the same dimension: said (its word vectors are not the ones the pair model learnt from)
+    cpSync(model, join(dir, 'model-b'), { recursive: true });
+    writeFileSync(join(dir, 'model-b', 'config.json'), readFileSync(join(model, 'config.json'), 'utf8') + '\n');
+    r = cli(['scorer', 'train', '--model', join(dir, 'model-b'), '--bucc', gd, '--pair-from', join(dir, 'sp2'), '-o', join(dir, 'sg3')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /warning: --pair-from .*sp2's pair model was trained with another encoder than .*model-b/);
+    r = cli(['eval', 'bucc', ...bucc, '--model', join(dir, 'model-b'), '--scorer', join(dir, 'sp2')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: --scorer .*sp2's pair model was trained with another encoder/);
     r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-from', join(dir, 'scorer'), '-o', join(dir, 'sg2')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /--pair-from .*scorer: that scorer has no pair model/);

@@ -5,7 +5,7 @@ import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
-import { pairLogitsFor } from './scorer-pair.js';
+import { encoderMismatch, pairLogitsFor } from './scorer-pair.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -40,6 +40,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   if (scorer?.pairModel && !a.model) usage(`--scorer ${a.scorer} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
+  const otherEncoder = scorer?.pairModel ? encoderMismatch(scorer.pair!.trained, a.model!, `--scorer ${a.scorer}`) : null;
+  if (otherEncoder) process.stderr.write(`[bucc] warning: ${otherEncoder}\n`);
   const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
   if (tables?.missing) process.stderr.write(`[bucc] warning: ${tables.missing}\n`);
   const S = await readBucc(a.src), T = await readBucc(a.trg);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
-import { pairLogitsFor } from './scorer-pair.js';
+import { encoderMismatch, pairLogitsFor } from './scorer-pair.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -107,6 +107,8 @@ export const mineCommand = command(['mine'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const scorer = a.scorer ? loadScorer(a.scorer) : null;
   if (scorer?.pairModel && !a.model) usage(`--scorer ${a.scorer} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
+  const otherEncoder = scorer?.pairModel ? encoderMismatch(scorer.pair!.trained, a.model!, `--scorer ${a.scorer}`) : null;
+  if (otherEncoder) process.stderr.write(`[mine] warning: ${otherEncoder}\n`);
   const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
   if (tables?.missing) process.stderr.write(`[mine] warning: ${tables.missing}\n`);
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;

@@ -2,7 +2,8 @@
 // training examples from a parallel TSV (translations against their nearest wrong neighbours),
 // training with checkpoints (every 200 batches, each epoch, and on SIGINT/SIGTERM) for --resume,
 // and the logits that xling mine / eval bucc --scorer add as features.
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
@@ -68,6 +69,25 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
     prog.done();
     return z;
   };
+}
+
+/**
+ * A fingerprint of a model directory (its files' names and sizes, config.json's text): the same
+ * for a copy, different for another encoder. A pair model reads the word vectors of the encoder it
+ * was trained with.
+ */
+export function encoderFingerprint(dir: string): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(dir).sort()) h.update(`${f}\t${statSync(join(dir, f)).size}\n`);
+  if (existsSync(join(dir, 'config.json'))) h.update(readFileSync(join(dir, 'config.json')));
+  return h.digest('hex').slice(0, 16);
+}
+
+/** A warning when a scorer's pair model was trained with another encoder than `model` (null: the same, or not recorded). */
+export function encoderMismatch(trained: Record<string, unknown> | undefined, model: string, what: string): string | null {
+  const fp = trained?.encoder;
+  if (typeof fp !== 'string' || fp === encoderFingerprint(model)) return null;
+  return `${what}'s pair model was trained with another encoder than ${model} (${String(trained?.encoder_dir ?? 'unknown')}): its word vectors will not be the ones it learnt from`;
 }
 
 /** A language pair of the scorer's training: its sets' sentences and the translations the pair model learns from. */

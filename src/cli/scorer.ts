@@ -19,7 +19,7 @@ import { command, usage } from './command.js';
 import { ParsedArgs } from '../util/args.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths, writeTextOutput } from './io.js';
-import { addWords, embedWords, pairModelRows, trainScorerPairModel, WordGroups } from './scorer-pair.js';
+import { addWords, embedWords, encoderFingerprint, encoderMismatch, pairModelRows, trainScorerPairModel, WordGroups } from './scorer-pair.js';
 import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
@@ -195,6 +195,8 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     pairFrom = loadScorer(a.pairFrom);
     if (!pairFrom.pairModel) throw new Error(`--pair-from ${a.pairFrom}: that scorer has no pair model (train one with --pair-model)`);
     if (pairFrom.pairModel.config.dim !== modelDim(a.model)) throw new Error(`--pair-from ${a.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${a.model} gives ${modelDim(a.model)} (it was trained with another encoder)`);
+    const other = encoderMismatch(pairFrom.pair!.trained, a.model, `--pair-from ${a.pairFrom}`);
+    if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
   }
   if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
   const perSet: { set: LabelledSet; cands: ScoredCandidate[]; labels: number[] }[] = [];
@@ -250,7 +252,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     manualSeed(1);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
       { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, work, resume: a.resume, key, signal });
-    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives };
+    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder: encoderFingerprint(a.model), encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
     const groups: WordGroups = new Map();
