@@ -1,8 +1,10 @@
 // The second-stage scorer of mining (Yang et al. 2019, §5): the margin retrieves candidates, a
 // small learned classifier re-scores them from what the margin cannot see — both directions'
 // margins and ranks, how far a candidate is ahead of its competitors, and the surface agreement
-// of the two sentences (src/mine/features.ts). Logistic regression on standardised features,
-// fitted by Newton's method (deterministic, a few iterations); saved as one JSON file.
+// of the two sentences (src/mine/features.ts), the word alignment (align-features.ts) and,
+// optionally, a learned pair model's verdict (pair-model.ts). Logistic regression on standardised
+// features, fitted by Newton's method (deterministic, a few iterations); saved as scorer.json (and
+// the pair model's pair-model.safetensors beside it).
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isLangCode, matchLangCode } from '../embed/language.js';
