@@ -4,8 +4,8 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
-import { encoderMismatch, pairLogitsFor } from './scorer-pair.js';
+import { Assignment, mineWithScorer } from '../mine/scorer.js';
+import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
@@ -38,12 +38,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const scorer = a.scorer ? loadScorer(a.scorer) : null;
-  if (scorer?.pairModel && !a.model) usage(`--scorer ${a.scorer} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
-  const otherEncoder = scorer?.pairModel ? encoderMismatch(scorer.pair!.trained, a.model!, `--scorer ${a.scorer}`) : null;
-  if (otherEncoder) process.stderr.write(`[bucc] warning: ${otherEncoder}\n`);
-  const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
-  if (tables?.missing) process.stderr.write(`[bucc] warning: ${tables.missing}\n`);
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc');
+  const scorer = opened?.scorer ?? null;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
@@ -56,7 +52,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (scorer) {
     const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: tables!.aligner, pairLogits, assignment: a.assignment as Assignment })
+    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })

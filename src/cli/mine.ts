@@ -3,8 +3,8 @@ import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
-import { Assignment, loadScorer, mineWithScorer, scorerTables } from '../mine/scorer.js';
-import { encoderMismatch, pairLogitsFor } from './scorer-pair.js';
+import { Assignment, mineWithScorer } from '../mine/scorer.js';
+import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -105,12 +105,8 @@ export const mineCommand = command(['mine'], {
     filters.lid = { identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
   }
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
-  const scorer = a.scorer ? loadScorer(a.scorer) : null;
-  if (scorer?.pairModel && !a.model) usage(`--scorer ${a.scorer} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
-  const otherEncoder = scorer?.pairModel ? encoderMismatch(scorer.pair!.trained, a.model!, `--scorer ${a.scorer}`) : null;
-  if (otherEncoder) process.stderr.write(`[mine] warning: ${otherEncoder}\n`);
-  const tables = scorer ? scorerTables(scorer, a.srcLang, a.trgLang) : null;
-  if (tables?.missing) process.stderr.write(`[mine] warning: ${tables.missing}\n`);
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine');
+  const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
@@ -140,7 +136,7 @@ export const mineCommand = command(['mine'], {
   if (scorer) {
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: tables!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress })
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
     const run = () => mine(sv.data, tv.data, sv.d, opts);

@@ -1,54 +1,59 @@
 // The scorer's pair model in the commands: its words embedded by the sentence encoder, its
 // training examples from a parallel TSV (translations against their nearest wrong neighbours),
-// training with checkpoints (every 200 batches, each epoch, and on SIGINT/SIGTERM) for --resume,
-// and the logits that xling mine / eval bucc --scorer add as features.
+// training with checkpoints (every 200 batches, each epoch, and on SIGINT/SIGTERM) for --resume;
+// and for xling mine / eval bucc --scorer: the scorer opened with what it needs said before any
+// work, and the logits they add as features.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
-import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, sentenceIds, trainPairModel } from '../mine/pair-model.js';
-import { PairLogitsFn } from '../mine/scorer.js';
+import { WordAligner } from '../mine/align-features.js';
+import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, wordIds } from '../mine/pair-model.js';
+import { loadScorer, PairLogitsFn, scorerTables, ScorerModel } from '../mine/scorer.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
 import { Tensor } from '../tensor/tensor.js';
 import { TrainingInterrupted, yielder } from '../train/trainer.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
+import { usage } from './command.js';
 import { vectorsFor } from './vectors.js';
 
-/** Groups of words to embed, by key: each with the language it is embedded in (undefined: identified). */
-export type WordGroups = Map<string, { lang: string | undefined; words: Set<string> }>;
-
-export function addWords(into: WordGroups, key: string, lang: string | undefined, texts: Iterable<string>, maxWords: number): void {
-  let g = into.get(key);
-  if (!g) into.set(key, (g = { lang, words: new Set() }));
-  for (const t of texts) for (const w of pairWords(t, maxWords)) g.words.add(w);
-}
+/** Texts whose words the pair model reads, embedded in `lang` (undefined: identified); lists of the same key share one vocabulary. */
+export interface WordList { key: string; lang: string | undefined; texts: string[] }
 
 /**
- * Every word embedded alone by the sentence encoder (in its group's language, centred as
- * `center` says): the vectors [n, dim] in one array and each group's word → row (from 1; row 0 is
- * the pair model's padding).
+ * The pair model's inputs: every text split into words once (pairWords), every distinct word of a
+ * key embedded alone by the sentence encoder (in its list's language, centred as `center` says):
+ * the vectors [n, dim] in one array (row r + 1 of the word table, row 0 being the padding), and
+ * each list's texts as word rows.
  */
-export function embedWords(model: string, groups: WordGroups, center: boolean, dim: number): { vectors: Float32Array; n: number; index: Map<string, Map<string, number>> } {
+export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][] } {
+  const words = lists.map((l) => l.texts.map((t) => pairWords(t, o.maxWords)));
+  const groups = new Map<string, { lang: string | undefined; words: Set<string> }>();
+  lists.forEach((l, i) => {
+    let g = groups.get(l.key);
+    if (!g) groups.set(l.key, (g = { lang: l.lang, words: new Set() }));
+    for (const ws of words[i]!) for (const w of ws) g.words.add(w);
+  });
   const n = [...groups.values()].reduce((a, g) => a + g.words.size, 0);
-  const vectors = new Float32Array(n * dim);
+  const vectors = new Float32Array(n * o.dim);
   const index = new Map<string, Map<string, number>>();
   let row = 0;
-  for (const [key, { lang, words }] of groups) {
-    const list = [...words];
+  for (const [key, { lang, words: set }] of groups) {
+    const list = [...set];
     if (list.length) {
-      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, { lang, langFlag: '--src-lang', center, label: 'pair', quiet: true });
-      if (v.d !== dim) throw new Error(`the scorer's pair model reads ${dim}-dimensional word vectors; --model ${model} gives ${v.d}`);
-      vectors.set(v.data, row * dim);
+      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, { lang, langFlag: '--src-lang', center: o.center, label: 'pair', quiet: true });
+      if (v.d !== o.dim) throw new Error(`the scorer's pair model reads ${o.dim}-dimensional word vectors; --model ${model} gives ${v.d}`);
+      vectors.set(v.data, row * o.dim);
     }
     const ix = new Map<string, number>();
     list.forEach((w, i) => ix.set(w, row + i + 1));
     row += list.length;
     index.set(key, ix);
   }
-  return { vectors, n, index };
+  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))) };
 }
 
 /**
@@ -56,19 +61,32 @@ export function embedWords(model: string, groups: WordGroups, center: boolean, d
  * sides embedded by --model, then the logit of any candidate pair (row indices).
  */
 export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], trgText: string[], srcLang: string | undefined, trgLang: string | undefined): PairLogitsFn {
-  const groups: WordGroups = new Map();
-  addWords(groups, 'src', srcLang, srcText, pm.config.maxWords);
-  addWords(groups, 'trg', trgLang, trgText, pm.config.maxWords);
-  const e = embedWords(model, groups, pm.config.center, pm.config.dim);
+  const e = embedTextWords(model, [{ key: 'src', lang: srcLang, texts: srcText }, { key: 'trg', lang: trgLang, texts: trgText }], pm.config);
   const table = pm.wordTable(e.vectors, e.n);
-  const sIds = srcText.map((t) => sentenceIds(t, e.index.get('src')!, pm.config.maxWords));
-  const tIds = trgText.map((t) => sentenceIds(t, e.index.get('trg')!, pm.config.maxWords));
+  const [sIds, tIds] = e.ids as [number[][], number[][]];
   return (src, trg) => {
     const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
     const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { onProgress: (n) => prog.set(n) });
     prog.done();
     return z;
   };
+}
+
+/**
+ * The scorer of xling mine / eval bucc --scorer (null without one), its word aligner for the
+ * language pair, and what is said before any work: refused without --model when it has a pair
+ * model; warnings when --model is another encoder than its pair model's, or when it has no word
+ * tables for the pair.
+ */
+export function openScorer(dir: string | undefined, model: string | undefined, srcLang: string | undefined, trgLang: string | undefined, label: string): { scorer: ScorerModel; aligner: WordAligner | null } | null {
+  if (!dir) return null;
+  const scorer = loadScorer(dir);
+  if (scorer.pairModel && !model) usage(`--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
+  const otherEncoder = scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model!, `--scorer ${dir}`) : null;
+  if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
+  const tables = scorerTables(scorer, srcLang, trgLang);
+  if (tables.missing) process.stderr.write(`[${label}] warning: ${tables.missing}\n`);
+  return { scorer, aligner: tables.aligner };
 }
 
 /**
@@ -112,7 +130,7 @@ export async function pairModelRows(file: string, pairs: { srcLang: string; trgL
  * wrong targets of its source and nearest wrong sources of its target by the model's vectors
  * (label 0; a neighbour with the same text on either side is not wrong and is passed over).
  */
-function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (lang: string, t: string) => number[], negatives: number): PairExample[] {
+function examplesOf(model: string, center: boolean, p: PairTrainingPair, sIds: number[][], tIds: number[][], negatives: number): PairExample[] {
   if (p.rows.length < 2) {
     process.stderr.write(`[scorer] pair model: ${p.srcLang}-${p.trgLang} has ${p.rows.length} translations outside the scorer's sets; it learns from the other pairs\n`);
     return [];
@@ -122,7 +140,6 @@ function examplesOf(model: string, center: boolean, p: PairTrainingPair, ids: (l
   const tv = vectorsFor(trg, undefined, model, `${p.srcLang}-${p.trgLang} ${p.trgLang}`, { lang: p.trgLang, langFlag: '--trg-lang', center, label: 'pair', quiet: true });
   const k = Math.min(negatives + 3, src.length);
   const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k, chunk: 16384 });
-  const sIds = src.map((t) => ids(p.srcLang, t)), tIds = trg.map((t) => ids(p.trgLang, t));
   const out: PairExample[] = [];
   for (let i = 0; i < src.length; i++) {
     out.push({ a: sIds[i]!, b: tIds[i]!, y: 1 });
@@ -147,20 +164,20 @@ export interface PairTrainingOptions {
 }
 
 /**
- * Trains a pair model on the language pairs' translations; returns it with the word table and
- * index of every word of the pairs' sentences and rows (by language), for the scorer's features.
+ * Trains a pair model on the language pairs' translations; returns it with the word table of every
+ * word of the pairs' sentences and rows (by language) and each pair's sentences as word rows, for
+ * the scorer's features.
  */
-export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> }> {
-  const groups: WordGroups = new Map();
-  for (const p of pairs) {
-    addWords(groups, p.srcLang, p.srcLang, [...p.sentences.src, ...p.rows.map((r) => r[0])], o.maxWords);
-    addWords(groups, p.trgLang, p.trgLang, [...p.sentences.trg, ...p.rows.map((r) => r[1])], o.maxWords);
-  }
+export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
   const t0 = performance.now();
-  const e = embedWords(o.model, groups, o.center, o.dim);
-  process.stderr.write(`[scorer] pair model: ${e.n} words of ${groups.size} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
-  const ids = (lang: string, t: string) => sentenceIds(t, e.index.get(lang)!, o.maxWords);
-  const examples = pairs.flatMap((p) => examplesOf(o.model, o.center, p, ids, o.negatives));
+  const e = embedTextWords(o.model, pairs.flatMap((p) => [
+    { key: p.srcLang, lang: p.srcLang, texts: [...p.sentences.src, ...p.rows.map((r) => r[0])] },
+    { key: p.trgLang, lang: p.trgLang, texts: [...p.sentences.trg, ...p.rows.map((r) => r[1])] },
+  ]), o);
+  process.stderr.write(`[scorer] pair model: ${e.n} words of ${e.keys} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
+  // each list: the pair's sentences, then its rows
+  const ids = pairs.map((p, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]!, ns: p.sentences.src.length, nt: p.sentences.trg.length }));
+  const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.src.slice(ids[i]!.ns), ids[i]!.trg.slice(ids[i]!.nt), o.negatives));
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
@@ -208,5 +225,5 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     throw e;
   });
   prog.done();
-  return { pm, table, index: e.index, trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
+  return { pm, table, ids: ids.map((x) => ({ src: x.src.slice(0, x.ns), trg: x.trg.slice(0, x.nt) })), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
 }

@@ -9,7 +9,7 @@ import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
 import { addPairFeatures, candidatePairs, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, trainScorer } from '../mine/scorer.js';
-import { pairLogits, PairModel, savePairModel, sentenceIds } from '../mine/pair-model.js';
+import { pairLogits, PairModel, savePairModel } from '../mine/pair-model.js';
 import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
 import { TrainingInterrupted } from '../train/trainer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -19,7 +19,7 @@ import { command, usage } from './command.js';
 import { ParsedArgs } from '../util/args.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths, writeTextOutput } from './io.js';
-import { addWords, embedWords, encoderFingerprint, encoderMismatch, pairModelRows, trainScorerPairModel, WordGroups } from './scorer-pair.js';
+import { embedTextWords, encoderFingerprint, encoderMismatch, pairModelRows, trainScorerPairModel } from './scorer-pair.js';
 import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
@@ -243,7 +243,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   prog.done();
   if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
   // the pair model (trained here or taken from --pair-from), its logits as three more features of every set's candidates
-  let pair: { pm: PairModel; table: Tensor; index: Map<string, Map<string, number>>; trained: Record<string, unknown> } | null = null;
+  let pair: { pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> } | null = null;
   if (a.pairModel) {
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
@@ -255,18 +255,16 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder: encoderFingerprint(a.model), encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
-    const groups: WordGroups = new Map();
-    for (const s of sets) { addWords(groups, s.srcLang, s.srcLang, s.src, pm.config.maxWords); addWords(groups, s.trgLang, s.trgLang, s.trg, pm.config.maxWords); }
-    const e = embedWords(a.model, groups, pm.config.center, pm.config.dim);
-    pair = { pm, table: pm.wordTable(e.vectors, e.n), index: e.index, trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
+    const e = embedTextWords(a.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
+    pair = { pm, table: pm.wordTable(e.vectors, e.n), ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })), trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
   }
-  for (const { set, cands: c, labels: l } of perSet) {
+  perSet.forEach(({ cands: c, labels: l }, i) => {
     if (pair) {
-      const ids = (lang: string, t: string) => sentenceIds(t, pair!.index.get(lang)!, pair!.pm.config.maxWords);
-      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => ids(set.srcLang, set.src[x.src]!)), c.map((x) => ids(set.trgLang, set.trg[x.trg]!))));
+      const { src, trg } = pair.ids[i]!;
+      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!)));
     }
     cands.push(...c); labels.push(...l);
-  }
+  });
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
   const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;

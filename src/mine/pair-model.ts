@@ -116,13 +116,10 @@ export class PairModel extends Module {
 
 function normalizeRows(x: Tensor): Tensor { return x.div(x.norm(2, 1, true).add(1e-9)); }
 
-/**
- * Word ids of sentences in a word table: `index` maps a word to its row (0: not in the table,
- * dropped). A sentence without a known word reads as one padding word.
- */
-export function sentenceIds(text: string, index: Map<string, number>, maxWords: number): number[] {
+/** The rows of a sentence's words (pairWords) in a word table: `index` maps a word to its row (0 or absent: not in the table, dropped). A sentence without a known word reads as one padding word (batchTensors). */
+export function wordIds(words: string[], index: Map<string, number>): number[] {
   const ids: number[] = [];
-  for (const w of pairWords(text, maxWords)) { const i = index.get(w); if (i) ids.push(i); }
+  for (const w of words) { const i = index.get(w); if (i) ids.push(i); }
   return ids;
 }
 

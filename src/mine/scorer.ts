@@ -175,11 +175,6 @@ export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLan
   return { aligner: new WordAligner(m.tables[found.key]!), missing: null };
 }
 
-/** The word aligner of a scorer for a language pair, or null (its alignment features are then NO_ALIGNMENT); see scorerTables. */
-export function scorerAligner(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined): WordAligner | null {
-  return scorerTables(m, srcLang, trgLang).aligner;
-}
-
 const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
 /**
