@@ -176,8 +176,11 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
   ]), o);
   process.stderr.write(`[scorer] pair model: ${e.n} words of ${e.keys} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
   // each list: the pair's sentences, then its rows
-  const ids = pairs.map((p, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]!, ns: p.sentences.src.length, nt: p.sentences.trg.length }));
-  const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.src.slice(ids[i]!.ns), ids[i]!.trg.slice(ids[i]!.nt), o.negatives));
+  const ids = pairs.map((p, i) => {
+    const s = e.ids[2 * i]!, t = e.ids[2 * i + 1]!, ns = p.sentences.src.length, nt = p.sentences.trg.length;
+    return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns), trg: t.slice(nt) } };
+  });
+  const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.rows.src, ids[i]!.rows.trg, o.negatives));
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
@@ -225,5 +228,5 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     throw e;
   });
   prog.done();
-  return { pm, table, ids: ids.map((x) => ({ src: x.src.slice(0, x.ns), trg: x.trg.slice(0, x.nt) })), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
+  return { pm, table, ids: ids.map((x) => x.sentences), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
 }
