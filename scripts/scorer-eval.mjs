@@ -7,8 +7,9 @@
 // --tables; never a sentence of the sets they are trained or evaluated on); --gold-tables keeps the
 // gold scorer's tables on half a's gold pairs and the parallel one's on 5,000 rows (as before).
 // --pair-model: the parallel scorer also trains its pair model (xling scorer train --pair-model,
-// --pair-rows N a language pair), and the gold scorer takes it (--pair-from).
-//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N]]
+// --pair-rows N a language pair, and its other options as given), and the gold scorer takes it
+// (--pair-from).
+//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-match] [--siblings]]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const model = args[0];
-if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N]]'); process.exit(2); }
+if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-match] [--siblings]]'); process.exit(2); }
 const mining = opt('--mining', '../shared/data/gettext/mining');
 const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');
@@ -48,7 +49,10 @@ function xling(a) {
 }
 const langPairs = pairs.map((p) => p).join(',');
 const pairModel = args.includes('--pair-model');
-const pairTrain = pairModel ? ['--pair-model', '--pair-rows', opt('--pair-rows', '15000')] : [];
+// the pair model's other options, passed on as given
+const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca'].flatMap((o) => (args.includes(o) ? [o, opt(o, '')] : []));
+for (const f of ['--pair-match', '--siblings']) if (args.includes(f)) pairPassed.push(f);
+const pairTrain = pairModel ? ['--pair-model', '--pair-rows', opt('--pair-rows', '15000'), ...pairPassed] : [];
 const pairFrom = pairModel ? ['--pair-from', join(work, 'scorer-parallel')] : [];
 xling(['scorer', 'train', '--model', model, '--parallel', parallel, '--pairs', langPairs, '--rows', rows, ...tables, ...pairTrain, '-o', join(work, 'scorer-parallel'), '--json', join(work, 'scorer-parallel.json')]);
 xling(['scorer', 'train', '--model', model, '--bucc', join(work, 'halves'), '--split', 'a', ...tables, ...pairFrom, '-o', join(work, 'scorer-gold'), '--json', join(work, 'scorer-gold.json')]);

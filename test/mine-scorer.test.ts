@@ -465,6 +465,17 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(tr2, tr1);
     assert.ok(ex1 <= 3 * tr1 && ex2 > ex1 + tr1 / 2 && ex2 <= 5 * tr2, `${ex1} / ${ex2} examples of ${tr1} translations`);
     assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.maxWords, 8);
+    assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.match, undefined);
+    // synthetic siblings: more sentences in the scorer's sets and more wrong examples for the pair model; --pair-match: the words' flags
+    r = cli([...args, '--pair-epochs', '1', '--siblings', '--pair-match', '-o', join(dir, 'sp4')]);
+    assert.equal(r.status, 0, r.stderr);
+    const [ex4, tr4] = count(r.stderr);
+    assert.equal(tr4, tr1);
+    assert.ok(ex4 > ex1, `${ex4} examples with siblings, ${ex1} without`);
+    const sets = (err: string) => /de-en: (\d+) × (\d+) sentences, (\d+) gold pairs/.exec(err)!.slice(1).map(Number);
+    const [s4, t4, g4] = sets(r.stderr), [s2, t2, g2] = sets(cli([...args, '--pair-epochs', '1', '-o', join(dir, 'sp5')]).stderr);
+    assert.ok(s4! > s2! && t4! > t2! && g4 === g2, `${s4} × ${t4} sentences with siblings, ${s2} × ${t2} without`);
+    assert.equal(loadScorer(join(dir, 'sp4')).pairModel!.config.match, true);
     // one epoch kept, then resumed for two: the scorer of the uninterrupted run
     r = cli([...args, '--pair-epochs', '1', '--keep-work', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
@@ -508,13 +519,26 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.match(r.stderr, /warning: --pair-from .*sp2's pair model was trained with another encoder than .*model-b/);
     r = cli(['eval', 'bucc', ...bucc, '--model', join(dir, 'model-b'), '--scorer', join(dir, 'sp2')]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /\[bucc\] warning: --scorer .*sp2's pair model was trained with another encoder/);
+    assert.match(r.stderr, /\[bucc\] warning: --scorer .*sp2 was trained with another encoder than .*model-b .*its margins, ranks and gaps/);
+    // a scorer without a pair model is checked too; one trained with model-b on sp2's pair model: its pair model is said
+    r = cli(['eval', 'bucc', ...bucc, '--model', join(dir, 'model-b'), '--scorer', join(dir, 'scorer')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: --scorer .*scorer was trained with another encoder than .*model-b/);
+    r = cli(['eval', 'bucc', ...bucc, '--model', join(dir, 'model-b'), '--scorer', join(dir, 'sg3')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: --scorer .*sg3's pair model was trained with another encoder than .*model-b .*its word vectors/);
+    r = cli(['eval', 'bucc', ...bucc, '--model', model, '--scorer', join(dir, 'sg3')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: --scorer .*sg3 was trained with another encoder than /);
     r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-from', join(dir, 'scorer'), '-o', join(dir, 'sg2')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /--pair-from .*scorer: that scorer has no pair model/);
     r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-model', '-o', join(dir, 'sg2')]);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--pair-model learns from translations: give --tables TSV/);
+    r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--siblings', '-o', join(dir, 'sg2')]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--siblings adds sentences to --parallel sets and examples to --pair-model/);
     // a scorer directory without its pair model's file is refused, naming it
     rmSync(join(dir, 'sg', 'pair-model.safetensors'));
     assert.throws(() => loadScorer(join(dir, 'sg')), /its pair model .*pair-model\.safetensors is missing/);

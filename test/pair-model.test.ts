@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { epochBatches, loadPairModel, PairExample, pairLogits, PairModel, PairTrainingStopped, pairWords, savePairModel, trainPairModel, wordIds } from '../src/mine/pair-model.js';
+import { epochBatches, loadPairModel, PairExample, pairLogits, PairModel, PairTrainingStopped, pairWords, savePairModel, trainPairModel, wordIds, wordInfo } from '../src/mine/pair-model.js';
 import { addPairFeatures, scorerFeatures, FEATURES } from '../src/mine/scorer.js';
 import { Adam } from '../src/nn/optim.js';
 import { loadTensors, saveTensors } from '../src/nn/serialize.js';
@@ -122,6 +122,45 @@ describe('pair model', () => {
     const z = (x: PairModel) => Array.from(pairLogits(x, table, ids.map((e) => e.a), ids.map((e) => e.b)));
     assert.deepEqual(z(m2), z(whole));
     assert.notDeepEqual(z(fresh()), z(whole));
+  });
+
+  it("words' flags: one surface id per NFKC lower-cased form across languages, digits, ASCII names and code", () => {
+    const info = wordInfo(['68060', 'генерировать', '６８０６０', 'gtk_widget', 'Code', 'code', 'naïve', '%']);
+    assert.equal(info.surface.length, 9);
+    assert.equal(info.surface[0], 0);
+    assert.equal(info.surface[1], info.surface[3], 'fullwidth digits are the same number');
+    assert.equal(info.surface[5], info.surface[6], 'case folded');
+    assert.equal(new Set(Array.from(info.surface.slice(1))).size, 6);
+    assert.deepEqual(Array.from(info.kind), [0, 3, 0, 3, 2, 2, 2, 0, 0]);
+  });
+
+  it('with match, tells apart pairs that differ only in a number whose word vectors are the same; without it, cannot', async () => {
+    // every number word has one vector (as 68060 and 68010 nearly do); a near miss is the
+    // translation with another number
+    const dim = 12, V = 40, N = 20, rng = new Rng(4);
+    const base = Array.from({ length: V }, () => Array.from({ length: dim }, () => rng.normal()));
+    const num = Array.from({ length: dim }, () => rng.normal());
+    const rows: number[][] = [...base, ...base, ...Array.from({ length: 2 * N }, () => num)].map((v) => v.map((x) => x + 0.2 * rng.normal()));
+    const vec = Float32Array.from(rows.flat());
+    const words = [...base.map((_, i) => `a${i}`), ...base.map((_, i) => `b${i}`), ...Array.from({ length: N }, (_, i) => String(i)), ...Array.from({ length: N }, (_, i) => String(i))];
+    const make = (k: number): PairExample[] => Array.from({ length: k }, (_, i) => {
+      const a = Array.from({ length: 2 + rng.int(4) }, () => rng.int(V)), n = rng.int(N), m = i % 2 ? (n + 1 + rng.int(N - 1)) % N : n;
+      return { a: [...a.map((w) => 1 + w), 1 + 2 * V + n], b: [...rng.shuffle(a.slice()).map((w) => 1 + V + w), 1 + 2 * V + N + m], y: i % 2 ? 0 : 1 };
+    });
+    const train = make(2000), test = make(400);
+    const accuracy = async (match: boolean) => {
+      manualSeed(3);
+      const m = new PairModel({ dim, pca: 10, hidden: 16, maxWords: 8, center: false, match });
+      m.fitPca(vec, rows.length);
+      const table = m.wordTable(vec, rows.length), info = wordInfo(words);
+      await trainPairModel(m, table, train, { epochs: 4, batch: 64, lr: 3e-3, words: match ? info : undefined });
+      const z = pairLogits(m, table, test.map((x) => x.a), test.map((x) => x.b), { words: match ? info : undefined });
+      if (match) assert.throws(() => pairLogits(m, table, [[1]], [[1 + V]]), /give the word table's WordInfo/);
+      return test.filter((x, i) => (z[i]! > 0 ? 1 : 0) === x.y).length / test.length;
+    };
+    const without = await accuracy(false), withMatch = await accuracy(true);
+    assert.ok(withMatch > 0.95, `with match: held-out accuracy ${withMatch}`);
+    assert.ok(without < 0.7, `without match: held-out accuracy ${without} (the vectors cannot tell)`);
   });
 
   it('batches: every example once an epoch, seeded, lengths close within a batch', () => {

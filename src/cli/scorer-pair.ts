@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
-import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, wordIds } from '../mine/pair-model.js';
+import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
 import { loadScorer, PairLogitsFn, scorerTables, ScorerModel } from '../mine/scorer.js';
+import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
 import { Tensor } from '../tensor/tensor.js';
@@ -29,7 +30,7 @@ export interface WordList { key: string; lang: string | undefined; texts: string
  * the vectors [n, dim] in one array (row r + 1 of the word table, row 0 being the padding), and
  * each list's texts as word rows.
  */
-export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][] } {
+export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][]; info: WordInfo } {
   const words = lists.map((l) => l.texts.map((t) => pairWords(t, o.maxWords)));
   const groups = new Map<string, { lang: string | undefined; words: Set<string> }>();
   lists.forEach((l, i) => {
@@ -40,6 +41,7 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
   const n = [...groups.values()].reduce((a, g) => a + g.words.size, 0);
   const vectors = new Float32Array(n * o.dim);
   const index = new Map<string, Map<string, number>>();
+  const rowWords: string[] = [];
   let row = 0;
   for (const [key, { lang, words: set }] of groups) {
     const list = [...set];
@@ -50,10 +52,11 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
     }
     const ix = new Map<string, number>();
     list.forEach((w, i) => ix.set(w, row + i + 1));
+    rowWords.push(...list);
     row += list.length;
     index.set(key, ix);
   }
-  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))) };
+  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))), info: wordInfo(rowWords) };
 }
 
 /**
@@ -66,7 +69,7 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
   const [sIds, tIds] = e.ids as [number[][], number[][]];
   return (src, trg) => {
     const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
-    const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { onProgress: (n) => prog.set(n) });
+    const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { words: e.info, onProgress: (n) => prog.set(n) });
     prog.done();
     return z;
   };
@@ -82,7 +85,8 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
   if (!dir) return null;
   const scorer = loadScorer(dir);
   if (scorer.pairModel && !model) usage(`--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
-  const otherEncoder = scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model!, `--scorer ${dir}`) : null;
+  // the scorer's encoder (its k-NN features), else its pair model's (scorers written before the first was recorded)
+  const otherEncoder = model ? encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ?? (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null) : null;
   if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
   const tables = scorerTables(scorer, srcLang, trgLang);
   if (tables.missing) process.stderr.write(`[${label}] warning: ${tables.missing}\n`);
@@ -101,11 +105,11 @@ export function encoderFingerprint(dir: string): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** A warning when a scorer's pair model was trained with another encoder than `model` (null: the same, or not recorded). */
-export function encoderMismatch(trained: Record<string, unknown> | undefined, model: string, what: string): string | null {
+/** A warning when a scorer or its pair model (`what`) was trained with another encoder than `model` (null: the same, or not recorded); `reads`: what of the encoder's vectors it learnt from. */
+export function encoderMismatch(trained: Record<string, unknown> | undefined, model: string, what: string, reads: string): string | null {
   const fp = trained?.encoder;
   if (typeof fp !== 'string' || fp === encoderFingerprint(model)) return null;
-  return `${what}'s pair model was trained with another encoder than ${model} (${String(trained?.encoder_dir ?? 'unknown')}): its word vectors will not be the ones it learnt from`;
+  return `${what} was trained with another encoder than ${model} (${String(trained?.encoder_dir ?? 'unknown')}): ${reads} will not be the ones it learnt from`;
 }
 
 /** A language pair of the scorer's training: its sets' sentences and the translations the pair model learns from. */
@@ -152,6 +156,10 @@ function examplesOf(model: string, center: boolean, p: PairTrainingPair, sIds: n
 export interface PairTrainingOptions {
   model: string; dim: number; center: boolean;
   hidden: number; pca: number; epochs: number; maxWords: number;
+  /** The words' flags (PairModelConfig.match). */
+  match: boolean;
+  /** A synthetic sibling (src/mine/siblings.ts) of each translation that copies a token, as one more wrong example. */
+  siblings?: boolean;
   /** Wrong neighbours per translation and direction. */
   negatives: number;
   /** Work directory of the run: its checkpoints (pair-model.safetensors, pair-optim.safetensors). */
@@ -168,22 +176,38 @@ export interface PairTrainingOptions {
  * word of the pairs' sentences and rows (by language) and each pair's sentences as word rows, for
  * the scorer's features.
  */
-export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
+export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; words: WordInfo; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
   const t0 = performance.now();
-  const e = embedTextWords(o.model, pairs.flatMap((p) => [
-    { key: p.srcLang, lang: p.srcLang, texts: [...p.sentences.src, ...p.rows.map((r) => r[0])] },
-    { key: p.trgLang, lang: p.trgLang, texts: [...p.sentences.trg, ...p.rows.map((r) => r[1])] },
+  // each translation's sibling, changed on its source side (even rows) or its target side (odd rows)
+  const sibs = pairs.map((p) => {
+    if (!o.siblings) return { src: [] as [number, string][], trg: [] as [number, string][] };
+    const rng = new Rng(`${p.srcLang}-${p.trgLang}:pair-siblings`), pool = copiedPool(p.rows);
+    const src: [number, string][] = [], trg: [number, string][] = [];
+    p.rows.forEach(([a, b], i) => {
+      const x = sibling(a, b, i % 2 ? 'b' : 'a', rng, pool);
+      if (x !== null) (i % 2 ? trg : src).push([i, x]);
+    });
+    return { src, trg };
+  });
+  const e = embedTextWords(o.model, pairs.flatMap((p, i) => [
+    { key: p.srcLang, lang: p.srcLang, texts: [...p.sentences.src, ...p.rows.map((r) => r[0]), ...sibs[i]!.src.map((x) => x[1])] },
+    { key: p.trgLang, lang: p.trgLang, texts: [...p.sentences.trg, ...p.rows.map((r) => r[1]), ...sibs[i]!.trg.map((x) => x[1])] },
   ]), o);
   process.stderr.write(`[scorer] pair model: ${e.n} words of ${e.keys} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
-  // each list: the pair's sentences, then its rows
+  // each list: the pair's sentences, then its rows, then the rows' siblings
   const ids = pairs.map((p, i) => {
-    const s = e.ids[2 * i]!, t = e.ids[2 * i + 1]!, ns = p.sentences.src.length, nt = p.sentences.trg.length;
-    return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns), trg: t.slice(nt) } };
+    const s = e.ids[2 * i]!, t = e.ids[2 * i + 1]!, ns = p.sentences.src.length, nt = p.sentences.trg.length, nr = p.rows.length;
+    return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns, ns + nr), trg: t.slice(nt, nt + nr) }, sibs: { src: s.slice(ns + nr), trg: t.slice(nt + nr) } };
   });
-  const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.rows.src, ids[i]!.rows.trg, o.negatives));
+  const examples = pairs.flatMap((p, i) => {
+    const { rows, sibs: sw } = ids[i]!;
+    return [...examplesOf(o.model, o.center, p, rows.src, rows.trg, o.negatives),
+      ...sibs[i]!.src.map(([r], j) => ({ a: sw.src[j]!, b: rows.trg[r]!, y: 0 })),
+      ...sibs[i]!.trg.map(([r], j) => ({ a: rows.src[r]!, b: sw.trg[j]!, y: 0 }))];
+  });
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
-  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
+  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center, ...(o.match ? { match: true } : {}) };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
   let pm: PairModel | null = null, opt: Adam | null = null, start = { epoch: 0, batch: 0 };
   if (o.resume && existsSync(mf) && existsSync(of)) {
@@ -215,7 +239,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step) });
   };
   await trainPairModel(pm, table, examples, {
-    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal,
+    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal, words: e.info,
     onBatch: () => prog.tick(),
     checkpoint: { everyBatches: 200, save },
     onEpoch: (ep, loss, adam) => {
@@ -228,5 +252,5 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     throw e;
   });
   prog.done();
-  return { pm, table, ids: ids.map((x) => x.sentences), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
+  return { pm, table, words: e.info, ids: ids.map((x) => x.sentences), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
 }

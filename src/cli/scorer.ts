@@ -9,7 +9,8 @@ import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
 import { addPairFeatures, candidatePairs, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, trainScorer } from '../mine/scorer.js';
-import { pairLogits, PairModel, savePairModel } from '../mine/pair-model.js';
+import { pairLogits, PairModel, savePairModel, WordInfo } from '../mine/pair-model.js';
+import { copiedPool, sibling } from '../mine/siblings.js';
 import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
 import { TrainingInterrupted } from '../train/trainer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -55,7 +56,7 @@ export async function buccSets(dir: string, split?: string): Promise<LabelledSet
  * fixed seed; 60% are kept on both sides (the gold pairs), 20% only on the source side and 20%
  * only on the target side (sentences without a translation, as in BUCC).
  */
-export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000): Promise<LabelledSet[]> {
+export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000, o: { siblings?: boolean } = {}): Promise<LabelledSet[]> {
   const { langs, rows: all } = await loadNWayTsv(file);
   const want = pairs ?? langs.filter((l) => l !== 'en').map((l) => [l, 'en'] as [string, string]);
   const out: LabelledSet[] = [];
@@ -67,10 +68,22 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
     const picked = new Set(pick);
     const nPair = Math.round(pick.length * 0.6), nSrc = Math.round(pick.length * 0.2);
     const src: string[] = [], trg: string[] = [], gold = new Set<string>();
+    // with siblings: a translation's sibling (one number or name changed, src/mine/siblings.ts) on the
+    // side where its translation is missing, and for a quarter of the gold pairs on either side
+    const rng = new Rng(`${seed}:${sl}-${tl}:siblings`), pool = o.siblings ? copiedPool(both.map((r) => [r.get(sl)!, r.get(tl)!])) : [];
+    const seen = new Set(pick.flatMap((r) => [r.get(sl)!, r.get(tl)!]));
+    const add = (list: string[], text: string | null) => { if (text !== null && !seen.has(text)) { seen.add(text); list.push(text); } };
     pick.forEach((r, i) => {
-      if (i < nPair) { gold.add(`${src.length}\t${trg.length}`); src.push(r.get(sl)!); trg.push(r.get(tl)!); }
-      else if (i < nPair + nSrc) src.push(r.get(sl)!);
-      else trg.push(r.get(tl)!);
+      const a = r.get(sl)!, b = r.get(tl)!;
+      if (i < nPair) { gold.add(`${src.length}\t${trg.length}`); src.push(a); trg.push(b); }
+      else if (i < nPair + nSrc) src.push(a);
+      else trg.push(b);
+      if (!o.siblings) return;
+      if (i < nPair) {
+        if (rng.next() < 0.25) add(trg, sibling(a, b, 'b', rng, pool));
+        if (rng.next() < 0.25) add(src, sibling(a, b, 'a', rng, pool));
+      } else if (i < nPair + nSrc) add(trg, sibling(a, b, 'b', rng, pool));
+      else add(src, sibling(a, b, 'a', rng, pool));
     });
     const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !picked.has(r))).slice(0, tableRows).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
     out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
@@ -153,6 +166,8 @@ const scorerTrainSpec = {
     pairNegatives: { type: 'number', default: 1, range: { int: true, min: 1, max: 16 }, help: "with --pair-model: nearest wrong neighbours per translation it learns from, in each direction" },
     pairEpochs: { type: 'number', default: 3, range: { int: true, min: 1 }, help: 'with --pair-model: passes over its examples' },
     pairHidden: { type: 'number', default: 128, range: { int: true, min: 4, max: 4096 }, help: 'with --pair-model: its hidden units' },
+    siblings: { type: 'boolean', default: false, help: "synthetic siblings: a translation with one number, name or code token changed on one side (\"… 68060\" / \"… 68010\"), as wrong candidates — with --parallel among the sets' sentences (where the translation is missing, and for a quarter of the gold pairs), with --pair-model among its examples (one for each translation that copies a token). Off by default: on the gettext mining sets it taught the scorer what it shows (68060 / 68010 from p = 0.98 to 0.25) and moved F1 by ±0.6 a language pair, not on average (bench/RESULTS.md)" },
+    pairMatch: { type: 'boolean', default: false, help: "with --pair-model: its comparison of each word with what it aligned to also reads whether the word occurs as such on the other side, has a digit, or is ASCII (names, numbers and code, whose word vectors are alike: 68060 and 68010). Off by default: on the gettext mining sets it sharpened the pair model on names and code but moved the mean F1 by −0.3 to 0 (bench/RESULTS.md)" },
     pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
 } as const;
@@ -166,13 +181,14 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   if (a.pairs && !parallel) usage('--pairs needs --parallel');
   const pairs = parsePairs(a.pairs);
   if (a.pairModel && a.pairFrom) usage('give --pair-model (train one) or --pair-from DIR (take one), not both');
+  if (a.siblings && !parallel && !a.pairModel) usage('--siblings adds sentences to --parallel sets and examples to --pair-model: give one of them');
   if (a.pairModel && !a.tables && !parallel) usage('--pair-model learns from translations: give --tables TSV (or train from --parallel TSV)');
   checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
   checkPaths([['--tables', a.tables, 'in']]);
   if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
-  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000));
+  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000), { siblings: a.siblings });
   // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
   const known = sets.filter((set) => {
     try {
@@ -195,7 +211,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     pairFrom = loadScorer(a.pairFrom);
     if (!pairFrom.pairModel) throw new Error(`--pair-from ${a.pairFrom}: that scorer has no pair model (train one with --pair-model)`);
     if (pairFrom.pairModel.config.dim !== modelDim(a.model)) throw new Error(`--pair-from ${a.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${a.model} gives ${modelDim(a.model)} (it was trained with another encoder)`);
-    const other = encoderMismatch(pairFrom.pair!.trained, a.model, `--pair-from ${a.pairFrom}`);
+    const other = encoderMismatch(pairFrom.pair!.trained, a.model, `--pair-from ${a.pairFrom}'s pair model`, 'its word vectors');
     if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
   }
   if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
@@ -243,30 +259,30 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   prog.done();
   if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
   // the pair model (trained here or taken from --pair-from), its logits as three more features of every set's candidates
-  let pair: { pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> } | null = null;
+  let pair: { pm: PairModel; table: Tensor; words: WordInfo; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> } | null = null;
   if (a.pairModel) {
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
     // (the epochs are not in the key: a resumed run may go on for more of them)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca })).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings })).digest('hex');
     manualSeed(1);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, work, resume: a.resume, key, signal });
+      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, siblings: a.siblings, work, resume: a.resume, key, signal });
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder: encoderFingerprint(a.model), encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
     const e = embedTextWords(a.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
-    pair = { pm, table: pm.wordTable(e.vectors, e.n), ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })), trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
+    pair = { pm, table: pm.wordTable(e.vectors, e.n), words: e.info, ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })), trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
   }
   perSet.forEach(({ cands: c, labels: l }, i) => {
     if (pair) {
       const { src, trg } = pair.ids[i]!;
-      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!)));
+      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!), { words: pair.words }));
     }
     cands.push(...c); labels.push(...l);
   });
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', encoder: encoderFingerprint(a.model), encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;
