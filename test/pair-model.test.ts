@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { epochBatches, loadPairModel, PairExample, pairLogits, PairModel, PairTrainingStopped, pairWords, savePairModel, trainPairModel, wordIds, wordInfo } from '../src/mine/pair-model.js';
+import { epochBatches, loadPairModel, PairExample, pairLogits, PairModel, PairTrainingPoint, PairTrainingStopped, pairWords, savePairModel, trainPairModel, wordIds, wordInfo } from '../src/mine/pair-model.js';
 import { addPairFeatures, scorerFeatures, FEATURES } from '../src/mine/scorer.js';
 import { Adam } from '../src/nn/optim.js';
 import { loadTensors, saveTensors } from '../src/nn/serialize.js';
@@ -102,22 +102,27 @@ describe('pair model', () => {
     const o = { epochs: 2, batch: 32, lr: 1e-2 };
     const whole = fresh();
     const table = whole.wordTable(vec, V);
-    await trainPairModel(whole, table, ex, o);
+    const wholeLosses: number[] = [];
+    await trainPairModel(whole, table, ex, { ...o, onEpoch: (_, l) => wholeLosses.push(l) });
     // stopped after the 22nd batch (the 3rd of the second epoch: 19 batches an epoch)
     const m = fresh(), stop = new AbortController();
-    let batches = 0, at: { epoch: number; batch: number } | null = null;
+    let batches = 0, at: PairTrainingPoint | null = null;
     const saveTo = (p: { epoch: number; batch: number }, opt: Adam) => {
       at = p;
       savePairModel(m, join(dir, 'ck.safetensors'));
       saveTensors(join(dir, 'ck-opt.safetensors'), opt.stateDict().tensors, { step: String(opt.stepCount) });
     };
     await assert.rejects(trainPairModel(m, table, ex, { ...o, onBatch: () => { if (++batches === 22) stop.abort(); }, signal: stop.signal, checkpoint: { everyBatches: 1000, save: saveTo } }), PairTrainingStopped);
-    assert.deepEqual(at, { epoch: 1, batch: 3 });
+    assert.deepEqual([at!.epoch, at!.batch, at!.examples], [1, 3, 96], 'epoch 2, after 3 batches of 32');
     const m2 = loadPairModel(join(dir, 'ck.safetensors'));
     const opt2 = new Adam(m2.parameters(), { lr: 1e-2 });
     const st = loadTensors(join(dir, 'ck-opt.safetensors'));
     opt2.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
-    await trainPairModel(m2, m2.wordTable(vec, V), ex, { ...o, start: at! }, opt2);
+    // (the point's loss sums as the CLI keeps them: strings in the checkpoint's metadata)
+    const resumedLosses: number[] = [];
+    await trainPairModel(m2, m2.wordTable(vec, V), ex, { ...o, start: { ...at!, lossSum: Number(String(at!.lossSum)) }, onEpoch: (_, l) => resumedLosses.push(l) }, opt2);
+    // the second epoch's mean loss over all its batches, the three done before the stop included
+    assert.deepEqual(resumedLosses, [wholeLosses[1]]);
     const ids = ex.slice(0, 50);
     const z = (x: PairModel) => Array.from(pairLogits(x, table, ids.map((e) => e.a), ids.map((e) => e.b)));
     assert.deepEqual(z(m2), z(whole));

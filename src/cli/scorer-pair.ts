@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
-import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
+import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, PairTrainingPoint, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
 import { loadScorer, PairLogitsFn, scorerTables, ScorerModel } from '../mine/scorer.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
@@ -209,7 +209,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center, ...(o.match ? { match: true } : {}) };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
-  let pm: PairModel | null = null, opt: Adam | null = null, start = { epoch: 0, batch: 0 };
+  let pm: PairModel | null = null, opt: Adam | null = null, start: PairTrainingPoint = { epoch: 0, batch: 0 };
   if (o.resume && existsSync(mf) && existsSync(of)) {
     try {
       const m = loadPairModel(mf);
@@ -217,7 +217,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
       if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config) && Number(st.metadata.epoch) <= o.epochs) {
         opt = new Adam(m.parameters(), { lr: 1e-3 });
         opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
-        start = { epoch: Number(st.metadata.epoch), batch: Number(st.metadata.batch ?? 0) };
+        start = { epoch: Number(st.metadata.epoch), batch: Number(st.metadata.batch ?? 0), lossSum: Number(st.metadata.loss_sum ?? 0), examples: Number(st.metadata.loss_examples ?? 0) };
         pm = m;
         process.stderr.write(`[scorer] --resume: pair model from ${mf}, ${start.epoch} of ${o.epochs} epochs done${start.batch ? ` and ${start.batch} batches of the next` : ''}\n`);
       } else process.stderr.write(`[scorer] pair model in ${o.work} made with other arguments; trained again\n`);
@@ -233,10 +233,10 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
   const prog = new Progress({ label: 'pair model', unit: 'batches', total: Math.max(0, (o.epochs - start.epoch) * perEpoch - start.batch) });
   const losses: number[] = [];
   // the model and Adam's moments: after each epoch, and every 200 batches within one
-  const save = (at: { epoch: number; batch: number }, adam: Adam) => {
+  const save = (at: PairTrainingPoint, adam: Adam) => {
     savePairModel(pm!, mf);
     const s = adam.stateDict();
-    saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step) });
+    saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step), loss_sum: String(at.lossSum ?? 0), loss_examples: String(at.examples ?? 0) });
   };
   await trainPairModel(pm, table, examples, {
     epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal, words: e.info,

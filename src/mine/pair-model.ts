@@ -239,13 +239,13 @@ export interface PairTrainOptions {
   batch?: number;
   lr?: number;
   seed?: string;
-  /** Where a resumed run starts: epochs done, and batches done of the next epoch (the model and optimizer state are loaded by the caller). */
-  start?: { epoch: number; batch: number };
+  /** Where a resumed run starts: a checkpoint's point (the model and optimizer state are loaded by the caller). */
+  start?: PairTrainingPoint;
   onBatch?: (loss: number, examples: number) => void;
-  /** After each epoch: the epoch just done (1-based) and its mean loss (over the batches this run did of it). */
+  /** After each epoch: the epoch just done (1-based) and its mean loss (over all its batches; after a resume from a point without the sums, over those this run did). */
   onEpoch?: (epoch: number, loss: number, opt: Adam) => void;
   /** A checkpoint every `everyBatches` batches within an epoch (for a resumed run's `start`): the epochs done and the batches done of the current one. */
-  checkpoint?: { everyBatches: number; save: (at: { epoch: number; batch: number }, opt: Adam) => void };
+  checkpoint?: { everyBatches: number; save: (at: PairTrainingPoint, opt: Adam) => void };
   /** Lets the event loop run now and then (signal handlers); checked with `signal` after every batch. */
   pause?: () => Promise<void>;
   /** When aborted: a checkpoint at the batch reached, then PairTrainingStopped. */
@@ -254,9 +254,12 @@ export interface PairTrainOptions {
   words?: WordInfo;
 }
 
+/** A point of training: the epochs done, the batches done of the next one, and that epoch's summed loss and examples so far. */
+export interface PairTrainingPoint { epoch: number; batch: number; lossSum?: number; examples?: number }
+
 /** Thrown by trainPairModel when its signal is aborted (after writing a checkpoint). */
 export class PairTrainingStopped extends Error {
-  constructor(readonly at: { epoch: number; batch: number }) {
+  constructor(readonly at: PairTrainingPoint) {
     super(`pair model training stopped at epoch ${at.epoch + 1}, batch ${at.batch}`);
     this.name = 'PairTrainingStopped';
   }
@@ -272,9 +275,10 @@ export async function trainPairModel(m: PairModel, table: Tensor, examples: Pair
   const flags = flagsFor(m, o.words);
   m.train(true);
   for (let ep = o.start?.epoch ?? 0; ep < o.epochs; ep++) {
-    let total = 0, n = 0;
+    const resumed = ep === (o.start?.epoch ?? 0) && !!o.start?.batch;
+    let total = resumed ? (o.start!.lossSum ?? 0) : 0, n = resumed ? (o.start!.examples ?? 0) : 0;
     const batches = epochBatches(examples, batch, `${o.seed ?? 'pair-model'}:${ep}`);
-    for (let bi = ep === (o.start?.epoch ?? 0) ? (o.start?.batch ?? 0) : 0; bi < batches.length; bi++) {
+    for (let bi = resumed ? o.start!.batch : 0; bi < batches.length; bi++) {
       const idx = batches[bi]!;
       const loss = tidy(() => {
         const items = idx.map((i) => examples[i]!);
@@ -291,7 +295,7 @@ export async function trainPairModel(m: PairModel, table: Tensor, examples: Pair
       });
       total += loss * idx.length; n += idx.length;
       o.onBatch?.(loss, idx.length);
-      const at = bi + 1 < batches.length ? { epoch: ep, batch: bi + 1 } : { epoch: ep + 1, batch: 0 };
+      const at: PairTrainingPoint = bi + 1 < batches.length ? { epoch: ep, batch: bi + 1, lossSum: total, examples: n } : { epoch: ep + 1, batch: 0 };
       if (at.batch && o.checkpoint && at.batch % o.checkpoint.everyBatches === 0) o.checkpoint.save(at, opt);
       await o.pause?.();
       if (o.signal?.aborted && (at.batch || ep + 1 < o.epochs)) {
