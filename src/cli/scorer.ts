@@ -215,7 +215,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
   }
   if (a.tables && !sameTsv) await attachTables(sets, a.tables, a.tableRows ?? Infinity);
-  const perSet: { set: LabelledSet; cands: ScoredCandidate[]; labels: number[] }[] = [];
+  const perSet: { cands: ScoredCandidate[]; labels: number[] }[] = [];
   const cands: ScoredCandidate[] = [], labels: number[] = [];
   const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
@@ -229,6 +229,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   mkdirSync(work, { recursive: true });
   const stamp = (f: string) => { const st = statSync(f); return `${resolve(f)}:${st.size}:${st.mtimeMs}`; };
   const modelStamp = readdirSync(a.model).sort().map((f) => stamp(join(a.model, f)));
+  const encoder = encoderFingerprint(a.model);
   const prog = new Progress({ label: 'scorer train', unit: 'pairs', total: sets.length });
   let reused = 0;
   for (const set of sets) {
@@ -246,7 +247,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
       r = labelledCandidates(set, a.model, a.k, a.center, 'scorer', { minProb: a.tableMinProb });
       writeFileAtomicSync(file, JSON.stringify({ key, r }));
     }
-    perSet.push({ set, cands: r.cands, labels: r.labels });
+    perSet.push({ cands: r.cands, labels: r.labels });
     tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
@@ -268,7 +269,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     manualSeed(1);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
       { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, siblings: a.siblings, work, resume: a.resume, key, signal });
-    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder: encoderFingerprint(a.model), encoder_dir: a.model };
+    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder, encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
     const e = embedTextWords(a.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
@@ -282,7 +283,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     cands.push(...c); labels.push(...l);
   });
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', encoder: encoderFingerprint(a.model), encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', encoder, encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;

@@ -42,8 +42,9 @@ function otherNumber(t: string, rng: Rng): string {
 
 /**
  * A sibling of the translation (a, b): one copied token (copiedTokens) changed on side `side` —
- * a number gets another digit, a name or code token becomes another one of `pool` (copied tokens of
- * other translations). Null when the pair copies nothing or the change is not possible.
+ * a number gets another digit, a name or code token becomes another one of `pool` (the names and
+ * code tokens of other translations, no numbers: copiedPool). Null when the pair copies nothing or
+ * the change is not possible.
  */
 export function sibling(a: string, b: string, side: 'a' | 'b', rng: Rng, pool: string[]): string | null {
   const toks = copiedTokens(a, b);
@@ -52,9 +53,8 @@ export function sibling(a: string, b: string, side: 'a' | 'b', rng: Rng, pool: s
   let by: string;
   if (/^\d+$/.test(tok)) by = otherNumber(tok, rng);
   else {
-    const names = pool.filter((p) => !/^\d+$/.test(p));
-    if (!names.length) return null;
-    by = names[rng.int(names.length)]!;
+    if (!pool.length) return null;
+    by = pool[rng.int(pool.length)]!;
     if (by.toLowerCase() === tok.toLowerCase()) return null;
   }
   return replaceToken(side === 'a' ? a : b, tok, by);
