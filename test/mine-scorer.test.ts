@@ -405,6 +405,26 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--threshold-from', join(dir, 'bs.json'), '-o', join(dir, 'x.tsv')]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /calibrated with a scorer/);
+    // … and in eval bucc too, before any embedding (it used to apply any file's threshold)
+    r = cli(['eval', 'bucc', ...bucc, '--threshold-from', join(dir, 'bs.json')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /calibrated with a scorer, but this run is without one/);
+    r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--threshold-from', join(dir, 'bm.json')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /calibrated without a scorer, but this run is with one/);
+    // a margin threshold is refused under another margin or another k (the ratio margin's scale depends on k)
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--margin', 'absolute', '--threshold-from', join(dir, 'bm.json'), '-o', join(dir, 'x.tsv')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /calibrated with --margin ratio, but this run uses --margin absolute/);
+    r = cli(['eval', 'bucc', ...bucc, '-k', '6', '--threshold-from', join(dir, 'bm.json')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /calibrated with k=4, but this run uses k=6/);
+    assert.equal(existsSync(join(dir, 'x.tsv')), false);
+    // the same scoring is accepted, and the calibrated figures are reported
+    r = cli(['eval', 'bucc', ...bucc, '--threshold-from', join(dir, 'bm.json'), '--json', join(dir, 'bm2.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const again = JSON.parse(readFileSync(join(dir, 'bm2.json'), 'utf8'));
+    assert.equal(again.at_threshold.f1, again.f1, 'its own F1-optimal threshold gives its F1');
   });
 
   it('scorer train keeps each language pair in OUT.partial: --resume reuses the ones made from the same data and arguments', () => {

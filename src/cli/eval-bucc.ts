@@ -6,12 +6,11 @@ import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
-import { readJson } from '../nn/serialize.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { effectiveK, embedSettingsOf, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
@@ -40,6 +39,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc');
   const scorer = opened?.scorer ?? null;
+  // the calibration file is checked before any embedding
+  const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k }, 'bucc') : undefined;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
@@ -75,9 +76,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     process.stderr.write(t === null ? `no threshold reaches precision ${a.targetPrecision}\n` : `precision ≥ ${a.targetPrecision} from threshold ${t.toFixed(5)}\n`);
   }
   say(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
-  if (a.thresholdFrom) {
-    const t = readJson<{ threshold?: number }>(a.thresholdFrom).threshold;
-    if (typeof t !== 'number') throw new Error(`${a.thresholdFrom}: no numeric 'threshold'`);
+  if (a.thresholdFrom && calibrated !== undefined) {
+    const t = calibrated;
     const at = evaluateAtThreshold(cands, gold, t);
     out.atThreshold = at;
     say(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);

@@ -107,7 +107,7 @@ export const mineCommand = command(['mine'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine');
   const scorer = opened?.scorer ?? null;
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, !!scorer) : a.threshold;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k }) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
@@ -180,11 +180,26 @@ export function filterOptionsOf(a: { minChars?: number; maxChars?: number; maxLe
   return { minChars: a.minChars, maxChars: a.maxChars, maxLengthRatio: a.maxLengthRatio, dedupSrc: dd.has('src'), dedupTrg: dd.has('trg'), dedupPair: dd.has('pair'), dropIdentical: a.dropIdentical, minLetterShare: a.minLetterShare };
 }
 
-/** The threshold of an xling eval bucc --json: its F1-optimal one, or the lowest reaching a precision. */
-export function thresholdFromFile(file: string, precision: number | undefined, withScorer: boolean): number {
-  let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown };
+/** How a run scores candidates, to check a calibration file against: with a scorer, or by which margin over how many neighbours. */
+export interface ScoringOfRun { scorer: boolean; margin: string; k: number }
+
+/**
+ * The threshold of an xling eval bucc --json: its F1-optimal one, or the lowest reaching a
+ * precision. Refused when the file's scores are not this run's: calibrated with a scorer and
+ * applied without one (or the reverse), or, without a scorer, with another margin, or another k
+ * for a margin that depends on the neighbours (all but absolute). Files written before these
+ * fields were recorded are taken as they are.
+ */
+export function thresholdFromFile(file: string, precision: number | undefined, run: ScoringOfRun, label = 'mine'): number {
+  let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown; margin?: unknown; k?: unknown; kRequested?: unknown };
   try { j = JSON.parse(readFileSync(file, 'utf8')) as typeof j; } catch (e) { throw new Error(`--threshold-from ${file}: ${(e as Error).message}`); }
-  if (withScorer !== (typeof j.scorer === 'string')) throw new Error(`--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${withScorer ? 'with' : 'without'} one (the scores are not comparable)`);
+  if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new Error(`--threshold-from ${file}: not an xling eval bucc --json object`);
+  if (run.scorer !== (typeof j.scorer === 'string')) throw new Error(`--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${run.scorer ? 'with' : 'without'} one (the scores are not comparable)`);
+  if (!run.scorer) {
+    if (typeof j.margin === 'string' && j.margin !== run.margin) throw new Error(`--threshold-from ${file}: calibrated with --margin ${j.margin}, but this run uses --margin ${run.margin} (the scores are not comparable)`);
+    const k = typeof j.kRequested === 'number' ? j.kRequested : j.k;
+    if (run.margin !== 'absolute' && typeof k === 'number' && k !== run.k) throw new Error(`--threshold-from ${file}: calibrated with k=${k}, but this run uses k=${run.k} (a ${run.margin} margin's scale depends on the neighbours it averages; give -k ${k})`);
+  }
   if (precision === undefined) {
     if (typeof j.threshold !== 'number' || !Number.isFinite(j.threshold)) throw new Error(`--threshold-from ${file}: no finite numeric 'threshold'`);
     return j.threshold;
@@ -196,6 +211,6 @@ export function thresholdFromFile(file: string, precision: number | undefined, w
   });
   const t = thresholdForPrecision(curve, precision);
   if (t === null) throw new Error(`--threshold-from ${file}: no threshold reaches precision ${precision} on that dev set`);
-  process.stderr.write(`[mine] threshold ${t} reaches precision ${precision} on ${file}\n`);
+  process.stderr.write(`[${label}] threshold ${t} reaches precision ${precision} on ${file}\n`);
   return t;
 }
