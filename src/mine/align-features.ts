@@ -47,8 +47,12 @@ export function trainWordTables(pairs: [string, string][], o: { minProb?: number
 export class WordAligner {
   private sv: Map<string, number>;
   private tv: Map<string, number>;
-  private f = new Map<string, number>();
-  private b = new Map<string, number>();
+  /** t(e | f) keyed f · (trg words + 1) + e (numeric keys: a string key per lookup was most of mining's feature time). */
+  private f = new Map<number, number>();
+  /** t(f | e) keyed e · (src words + 1) + f. */
+  private b = new Map<number, number>();
+  private fStride: number;
+  private bStride: number;
   /** Each word's most likely translation (not null) on the other side, by id. */
   private bestF = new Map<number, { id: number; p: number }>();
   private bestB = new Map<number, { id: number; p: number }>();
@@ -60,21 +64,22 @@ export class WordAligner {
       const o = m.get(a);
       if (!o || p > o.p || (p === o.p && c < o.id)) m.set(a, { id: c, p });
     };
-    for (const [a, c, p] of t.fwd) { this.f.set(`${a} ${c}`, p); best(this.bestF, a, c, p, t.src_words.length); }
-    for (const [a, c, p] of t.bwd) { this.b.set(`${a} ${c}`, p); best(this.bestB, a, c, p, t.trg_words.length); }
+    this.fStride = t.trg_words.length + 1; this.bStride = t.src_words.length + 1;
+    for (const [a, c, p] of t.fwd) { this.f.set(a * this.fStride + c, p); best(this.bestF, a, c, p, t.src_words.length); }
+    for (const [a, c, p] of t.bwd) { this.b.set(a * this.bStride + c, p); best(this.bestB, a, c, p, t.trg_words.length); }
   }
 
   /** Mean over trg words of log(Σ_f t(e|f)/(n+1) + ε) and the share of trg words with some t(e|f) ≥ 0.1; the same the other way. */
   features(src: string, trg: string): number[] {
     const s = wordsOf(src).map((w) => this.sv.get(w) ?? -1), t = wordsOf(trg).map((w) => this.tv.get(w) ?? -1);
-    const side = (from: number[], to: number[], table: Map<string, number>, nullId: number): [number, number] => {
+    const side = (from: number[], to: number[], table: Map<number, number>, nullId: number, stride: number): [number, number] => {
       if (!to.length) return [0, 0];
       let lp = 0, covered = 0;
       for (const e of to) {
-        let sum = e < 0 ? 0 : (table.get(`${nullId} ${e}`) ?? 0), best = 0;
+        let sum = e < 0 ? 0 : (table.get(nullId * stride + e) ?? 0), best = 0;
         for (const f of from) {
           if (f < 0 || e < 0) continue;
-          const p = table.get(`${f} ${e}`) ?? 0;
+          const p = table.get(f * stride + e) ?? 0;
           sum += p; if (p > best) best = p;
         }
         lp += Math.log(sum / (from.length + 1) + 1e-4);
@@ -82,8 +87,8 @@ export class WordAligner {
       }
       return [lp / to.length, covered / to.length];
     };
-    const [fl, fc] = side(s, t, this.f, this.sv.size);
-    const [bl, bc] = side(t, s, this.b, this.tv.size);
+    const [fl, fc] = side(s, t, this.f, this.sv.size, this.fStride);
+    const [bl, bc] = side(t, s, this.b, this.tv.size, this.bStride);
     const [fh, fk] = bestHits(s, t, this.bestF), [bh, bk] = bestHits(t, s, this.bestB);
     return [fl, bl, fc, bc, 1, fh, bh, fk, bk];
   }
