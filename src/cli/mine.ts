@@ -130,19 +130,29 @@ export const mineCommand = command(['mine'], {
   }
   if (scorer && a.k !== scorer.k) process.stderr.write(`[mine] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'mine');
-  const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-  const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog.set(done) };
+  let prog: Progress | null = null;
+  const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog?.set(done) };
   let rows: MinedRow[];
   if (scorer) {
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress })
+    prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+    // the k-NN bar ends where the candidates' features begin (their own bar), the pair model's after them
+    let feats: Progress | null = null;
+    const onCandidates = (done: number, total: number) => {
+      if (!feats) { prog!.done(); feats = new Progress({ label: 'scorer features', unit: 'candidates', total }); }
+      feats.set(done);
+      if (done === total) feats.done();
+    };
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
+    if (!feats) prog.done();
   } else {
+    prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
     const run = () => mine(sv.data, tv.data, sv.d, opts);
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ ...c, margin: c.score }));
+    prog.done();
   }
-  prog.done();
   index?.dispose();
   const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
   const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };

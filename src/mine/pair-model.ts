@@ -150,10 +150,25 @@ export class PairModel extends Module {
    * padding) [B, La], [B, Lb], and with `match` each word's flags [B, La, 3], [B, Lb, 3].
    */
   forward(a0: Tensor, padA: Tensor, b0: Tensor, padB: Tensor, flags?: [Tensor, Tensor]): Tensor {
+    const a = this.p.forward(a0).relu(), b = this.p.forward(b0).relu();
+    return this.compare(a, this.f.forward(a), padA, b, this.f.forward(b), padB, flags);
+  }
+
+  /**
+   * The words' projections, each word alone: p(x) [n, H] and f(p(x)) [n, H] of a word table's rows.
+   * Inference gathers these (compare) instead of projecting every occurrence of a word in every
+   * candidate pair.
+   */
+  projectTable(table: Tensor): [Tensor, Tensor] {
+    const a = this.p.forward(table).relu();
+    return [a, this.f.forward(a)];
+  }
+
+  /** forward from the projected words a [B, La, H] (fa = f(a)) and b [B, Lb, H] (fb = f(b)). */
+  compare(a: Tensor, fa: Tensor, padA: Tensor, b: Tensor, fb: Tensor, padB: Tensor, flags?: [Tensor, Tensor]): Tensor {
     if (!!this.config.match !== !!flags) throw new Error(`pair model: ${this.config.match ? 'its words\' flags are needed' : 'it reads no flags'}`);
     const H = this.config.hidden;
-    const a = this.p.forward(a0).relu(), b = this.p.forward(b0).relu();
-    const e = this.f.forward(a).bmm(this.f.forward(b).transpose(1, 2)).div(Math.sqrt(H));
+    const e = fa.bmm(fb.transpose(1, 2)).div(Math.sqrt(H));
     const fill = (t: Tensor, mask: Tensor) => t.maskedFill(mask, -1e4);
     const beta = fill(e, padB.unsqueeze(1)).softmax(2).bmm(b);
     const alpha = fill(e, padA.unsqueeze(2)).softmax(1).transpose(1, 2).bmm(a);
@@ -176,16 +191,24 @@ export function wordIds(words: string[], index: Map<string, number>): number[] {
   return ids;
 }
 
-/** A batch's word vectors and padding masks (an empty sentence reads as one zero vector, not masked). */
-function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
+/** A batch's word rows [B·L] and padding mask [B, L] (an empty sentence reads as one row-0 word, not masked). */
+function batchIds(seqs: number[][]): { ids: Tensor; pad: Tensor; B: number; L: number } {
   const B = seqs.length, L = Math.max(1, ...seqs.map((s) => s.length));
   const ids = new Int32Array(B * L), pad = new Uint8Array(B * L).fill(1);
   seqs.forEach((s, i) => {
     if (!s.length) pad[i * L] = 0;
     s.forEach((id, j) => { ids[i * L + j] = id; pad[i * L + j] = 0; });
   });
-  const x = table.indexSelect(0, fromArray(ids, [B * L])).view([B, L, table.size(1)]);
-  return [x, fromArray(pad, [B, L], 'bool')];
+  return { ids: fromArray(ids, [B * L]), pad: fromArray(pad, [B, L], 'bool'), B, L };
+}
+
+/** The rows of a batch's words in a table [n, width] as [B, L, width]. */
+const gather = (table: Tensor, b: { ids: Tensor; B: number; L: number }) => table.indexSelect(0, b.ids).view([b.B, b.L, table.size(1)]);
+
+/** A batch's word vectors and padding masks (an empty sentence reads as one zero vector, not masked). */
+function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
+  const b = batchIds(seqs);
+  return [gather(table, b), b.pad];
 }
 
 /** Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each batch with the pairs done. */
@@ -195,16 +218,19 @@ export function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number
   // in order of length (little padding in a batch), written back in place
   const order = Array.from({ length: a.length }, (_, i) => i).sort((x, y) => a[x]!.length + b[x]!.length - a[y]!.length - b[y]!.length || x - y);
   noGrad(() => {
-    for (let i = 0; i < a.length; i += batch) {
-      tidy(() => {
-        const idx = order.slice(i, i + batch);
-        const [xa, pa] = batchTensors(table, idx.map((j) => a[j]!));
-        const [xb, pb] = batchTensors(table, idx.map((j) => b[j]!));
-        const z = m.forward(xa, pa, xb, pb, flags?.(idx.map((j) => a[j]!), idx.map((j) => b[j]!))).data() as Float32Array;
-        idx.forEach((j, k) => { out[j] = z[k]!; });
-      });
-      o.onProgress?.(Math.min(a.length, i + batch));
-    }
+    // every word projected once (a word occurs in many candidates), gathered per batch
+    const [proj, foc] = tidy(() => { const [p, f] = m.projectTable(table); return [keep(p), keep(f)] as [Tensor, Tensor]; });
+    try {
+      for (let i = 0; i < a.length; i += batch) {
+        tidy(() => {
+          const idx = order.slice(i, i + batch);
+          const ia = batchIds(idx.map((j) => a[j]!)), ib = batchIds(idx.map((j) => b[j]!));
+          const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(idx.map((j) => a[j]!), idx.map((j) => b[j]!))).data() as Float32Array;
+          idx.forEach((j, k) => { out[j] = z[k]!; });
+        });
+        o.onProgress?.(Math.min(a.length, i + batch));
+      }
+    } finally { proj.dispose(); foc.dispose(); }
   });
   return out;
 }

@@ -89,7 +89,7 @@ export interface ScoredCandidate { src: number; trg: number; cos: number; margin
  * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
  * source's and every target's k neighbours, each pair once, with its features.
  */
-export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null): ScoredCandidate[] {
+export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null, onProgress?: (done: number, total: number) => void): ScoredCandidate[] {
   const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
   // the neighbourhood means of margin mining: a candidate's ratio_margin is the score xling mine gives it
   const mx = rowMeans(fwd), my = rowMeans(bwd);
@@ -120,6 +120,7 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
   };
   const out: ScoredCandidate[] = [];
   for (const { s, t, cos } of pairs.values()) {
+    if (onProgress && out.length % 4096 === 0) onProgress(out.length, pairs.size);
     const m = ratio(s, t, cos);
     const [fr, fg] = rankAndGap(fwdStats[s]!, t, m);
     const [br, bg] = rankAndGap(bwdStats[t]!, s, m);
@@ -128,6 +129,7 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
   }
   addCompetitorFeatures(out);
+  onProgress?.(out.length, pairs.size);
   return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
 }
 
@@ -334,12 +336,13 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
 }
 
 /**
- * Mining with a scorer: both directions' k-NN (the scorer's k), every candidate scored, then
- * selectByScorer. What xling mine --scorer and xling eval bucc --scorer run.
+ * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), every
+ * candidate's features (by onCandidates) and pair-model logit, then selectByScorer. What xling
+ * mine --scorer and xling eval bucc --scorer run.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
-  const cands = candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null);
+  const cands = candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null, o.onCandidates);
   if (m.pair) {
     if (!o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
     addPairFeatures(cands, o.pairLogits(cands.map((c) => c.src), cands.map((c) => c.trg)));
