@@ -11,8 +11,9 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, countCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
+import { checkScorerHeap } from '../src/cli/scorer-pair.js';
 import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
@@ -237,6 +238,21 @@ describe('the second-stage scorer', () => {
     const [goldT] = [...g].filter((k) => k.startsWith('0\t')).map((k) => Number(k.split('\t')[1]));
     const decoy = goldT! % 2 ? goldT! - 1 : goldT! + 1;
     if (hc.some((c) => c.src === 0 && c.trg === decoy)) assert.ok(p(0, goldT!) > p(0, decoy));
+  });
+
+  it('counts the candidates before building them; a re-scoring that cannot fit in the heap is refused with what to do', () => {
+    for (const [seed, n, k] of [[4, 30, 4], [6, 12, 3], [7, 5, 8]] as const) {
+      const s = toySet(seed, n);
+      const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: Math.min(k, n) });
+      assert.equal(countCandidates(fwd, bwd), candidatePairs(fwd, bwd, s.src, s.trg).length);
+    }
+    const MB = 2 ** 20;
+    assert.doesNotThrow(() => checkScorerHeap(1000, { limit: 100 * MB, used: 10 * MB }));
+    assert.throws(() => checkScorerHeap(1e6, { limit: 100 * MB, used: 10 * MB, atLeast: true }),
+      /--scorer: at least 1000000 candidate pairs to re-score need about \d+ MB of JavaScript heap, and this process has 90 MB left of 100 MB: run it with NODE_OPTIONS=--max-old-space-size=\d+/);
+    // the advice is enough for what was asked
+    const advice = (() => { try { checkScorerHeap(1e6, { limit: 100 * MB, used: 10 * MB }); } catch (e) { return Number(/max-old-space-size=(\d+)/.exec((e as Error).message)![1]); } return 0; })();
+    assert.doesNotThrow(() => checkScorerHeap(1e6, { limit: advice * MB - 64 * MB, used: 10 * MB }));
   });
 
   it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {

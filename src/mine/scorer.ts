@@ -133,6 +133,27 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
   return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
 }
 
+/**
+ * How many candidate pairs candidatePairs gives for two k-NN tables (every source's neighbours and
+ * every target's, each pair once), counted without building them.
+ */
+export function countCandidates(fwd: SearchResult, bwd: SearchResult): number {
+  let n = 0;
+  for (let s = 0; s < fwd.n; s++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[s * fwd.k + j]! >= 0n) n++;
+  for (let t = 0; t < bwd.n; t++) {
+    const bt = BigInt(t);
+    for (let j = 0; j < bwd.k; j++) {
+      const l = bwd.labels[t * bwd.k + j]!;
+      if (l < 0n) continue;
+      const s = Number(l);
+      let inFwd = false;
+      for (let i = 0; i < fwd.k && !inFwd; i++) inFwd = fwd.labels[s * fwd.k + i]! === bt;
+      if (!inFwd) n++;
+    }
+  }
+  return n;
+}
+
 export interface ScorerModel {
   format: 'xling-scorer';
   version: 1;
@@ -336,12 +357,15 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
 }
 
 /**
- * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), every
- * candidate's features (by onCandidates) and pair-model logit, then selectByScorer. What xling
+ * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), the
+ * candidates counted (checkCandidates), every candidate's features (by onCandidates) and pair-model
+ * logit, then selectByScorer. What xling
  * mine --scorer and xling eval bucc --scorer run.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): ReturnType<typeof selectByScorer> {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void; checkCandidates?: (n: number) => void } = {}): ReturnType<typeof selectByScorer> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
+  // the candidates' number is known before they are built (checkCandidates may refuse it: they all live in memory at once)
+  o.checkCandidates?.(countCandidates(fwd, bwd));
   const cands = candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null, o.onCandidates);
   if (m.pair) {
     if (!o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
