@@ -78,11 +78,12 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
 }
 
 /**
- * JavaScript heap a candidate pair takes while a scorer re-scores (its features, its entries in the
- * candidate map and the assignment), measured: 106,392 candidates of 20,000 × 20,000 sentences ran
- * in a 250 MB heap and aborted in 180 MB, about 120 MB of which the scorer itself took.
+ * JavaScript heap a candidate pair takes at the peak of a scorer's re-scoring (its features, the
+ * candidate map, each side's neighbour lists, the competitor gaps), measured: 106,392 candidates of
+ * 20,000 × 20,000 sentences ran under --max-old-space-size=230 and aborted under 220, with 128 MB
+ * in use before them — 0.87–0.96 KB a candidate.
  */
-export const HEAP_BYTES_PER_CANDIDATE = 800;
+export const HEAP_BYTES_PER_CANDIDATE = 1000;
 
 /**
  * Refuses a number of candidates (`n`, or at least `n` when `atLeast`) whose re-scoring would not

@@ -42,7 +42,8 @@ export function scorerFeatures(withPair: boolean): string[] { return [...FEATURE
  */
 export function addPairFeatures(cands: { src: number; trg: number; features: number[] }[], logits: ArrayLike<number>): void {
   const src = gapsToOthers(cands, logits, (c) => c.src, -5), trg = gapsToOthers(cands, logits, (c) => c.trg, -5);
-  cands.forEach((c, i) => c.features.push(logits[i]!, src[i]!, trg[i]!));
+  // a new array of exactly the new length (push would grow each one by half)
+  cands.forEach((c, i) => { c.features = c.features.concat([logits[i]!, src[i]!, trg[i]!]); });
 }
 
 const AL0 = KNN_FEATURES.length + SURFACE_FEATURES.length;
@@ -60,7 +61,8 @@ export function addCompetitorFeatures(cands: { src: number; trg: number; feature
   const content = cands.map((c) => meanOf(c.features, CONTENT)), logprob = cands.map((c) => meanOf(c.features, LOGPROB));
   const bySrc = (c: { src: number }) => c.src, byTrg = (c: { trg: number }) => c.trg;
   const g = [gapsToOthers(cands, content, bySrc, 0), gapsToOthers(cands, content, byTrg, 0), gapsToOthers(cands, logprob, bySrc, Math.log(1e-4)), gapsToOthers(cands, logprob, byTrg, Math.log(1e-4))];
-  cands.forEach((c, i) => c.features.push(g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!));
+  // a new array of exactly the new length (push would grow each one by half)
+  cands.forEach((c, i) => { c.features = c.features.concat([g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!]); });
 }
 
 /**
@@ -100,9 +102,10 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     for (let j = 0; j < r.k; j++) { const l = r.labels[i * r.k + j]!; if (l >= 0n) out.push({ id: Number(l), cos: r.distances[i * r.k + j]! }); }
     return out;
   };
-  const pairs = new Map<string, { s: number; t: number; cos: number }>();
-  for (let s = 0; s < fwd.n; s++) for (const { id, cos } of listOf(fwd, s)) pairs.set(`${s}\t${id}`, { s, t: id, cos });
-  for (let t = 0; t < bwd.n; t++) for (const { id, cos } of listOf(bwd, t)) if (!pairs.has(`${id}\t${t}`)) pairs.set(`${id}\t${t}`, { s: id, t, cos });
+  // keyed s · (targets) + t: a string key per candidate was a tenth of a scorer run's heap
+  const pairs = new Map<number, { s: number; t: number; cos: number }>(), nt = bwd.n;
+  for (let s = 0; s < fwd.n; s++) for (const { id, cos } of listOf(fwd, s)) pairs.set(s * nt + id, { s, t: id, cos });
+  for (let t = 0; t < bwd.n; t++) for (const { id, cos } of listOf(bwd, t)) if (!pairs.has(id * nt + t)) pairs.set(id * nt + t, { s: id, t, cos });
   // margins of each side's candidates, for ranks and gaps to the best competitor
   const ratio = (s: number, t: number, cos: number) => marginScore('ratio', cos, mx[s]!, my[t]!);
   const sideStats = (r: SearchResult, i: number, fromSrc: boolean) => listOf(r, i).map(({ id, cos }) => ({ id, m: fromSrc ? ratio(i, id, cos) : ratio(id, i, cos) }));
@@ -126,7 +129,8 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
     const [br, bg] = rankAndGap(bwdStats[t]!, s, m);
     const knn = [cos, m, cos - (mx[s]! + my[t]!) / 2, mx[s]!, my[t]!, fr / K, br / K, fr === 0 ? 1 : 0, br === 0 ? 1 : 0, fg, bg];
     const al = alignerOf(s);
-    out.push({ src: s, trg: t, cos, margin: m, features: [...knn, ...surfaceFeatures(srcText[s]!, trgText[t]!), ...(al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT)] });
+    // concat, not spread: an array of exactly its length (a spread one keeps room to grow, in every candidate)
+    out.push({ src: s, trg: t, cos, margin: m, features: knn.concat(surfaceFeatures(srcText[s]!, trgText[t]!), al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT) });
   }
   addCompetitorFeatures(out);
   onProgress?.(out.length, pairs.size);
