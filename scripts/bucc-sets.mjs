@@ -8,9 +8,9 @@
 // `xx_id<TAB>en_id`.
 //   node scripts/bucc-sets.mjs TSV OUT_DIR --langs de,fr,… [--split dev] [--max-rows N]
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadNWayTsv } from '../dist/src/data/corpus.js';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
@@ -21,13 +21,8 @@ const split = opt('--split', 'dev');
 const maxRows = Number(opt('--max-rows', '1000000'));
 if (!Number.isInteger(maxRows) || maxRows < 8) { console.error(`--max-rows: expected an integer ≥ 8, got ${opt('--max-rows')}`); process.exit(2); }
 
-const raw = readFileSync(tsv);
-const text = (tsv.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
-const [head, ...lines] = text.split('\n').filter((l) => l.length);
-const cols = head.split('\t');
-const en = cols.indexOf('en');
-if (en < 0) { console.error(`${tsv}: the header has no 'en' column`); process.exit(1); }
-const rows = lines.map((l) => l.split('\t'));
+const { langs: cols, rows } = await loadNWayTsv(tsv);
+if (!cols.includes('en')) { console.error(`${tsv}: the header has no 'en' column`); process.exit(1); }
 const h = (s) => createHash('sha1').update(s).digest();
 const langs = opt('--langs').split(',');
 // every language checked before anything is written
@@ -35,8 +30,7 @@ for (const xx of langs) if (xx === 'en' || cols.indexOf(xx) < 0) { console.error
 mkdirSync(out, { recursive: true });
 const summary = [];
 for (const xx of langs) {
-  const c = cols.indexOf(xx);
-  const both = rows.map((r, i) => ({ i, s: (r[c] ?? '').trim(), t: (r[en] ?? '').trim() })).filter((r) => r.s && r.t);
+  const both = rows.map((r, i) => ({ i, s: (r.get(xx) ?? '').trim(), t: (r.get('en') ?? '').trim() })).filter((r) => r.s && r.t);
   both.sort((a, b) => Buffer.compare(h(`${xx}-en:${a.i}`), h(`${xx}-en:${b.i}`)));
   const use = both.slice(0, maxRows);
   const g = Math.floor(use.length / 4), u = Math.floor((use.length - g) / 2);

@@ -224,8 +224,9 @@ export function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number
       for (let i = 0; i < a.length; i += batch) {
         tidy(() => {
           const idx = order.slice(i, i + batch);
-          const ia = batchIds(idx.map((j) => a[j]!)), ib = batchIds(idx.map((j) => b[j]!));
-          const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(idx.map((j) => a[j]!), idx.map((j) => b[j]!))).data() as Float32Array;
+          const sa = idx.map((j) => a[j]!), sb = idx.map((j) => b[j]!);
+          const ia = batchIds(sa), ib = batchIds(sb);
+          const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(sa, sb)).data() as Float32Array;
           idx.forEach((j, k) => { out[j] = z[k]!; });
         });
         o.onProgress?.(Math.min(a.length, i + batch));
@@ -308,9 +309,10 @@ export async function trainPairModel(m: PairModel, table: Tensor, examples: Pair
       const idx = batches[bi]!;
       const loss = tidy(() => {
         const items = idx.map((i) => examples[i]!);
-        const [xa, pa] = batchTensors(table, items.map((x) => x.a));
-        const [xb, pb] = batchTensors(table, items.map((x) => x.b));
-        const z = m.forward(xa, pa, xb, pb, flags?.(items.map((x) => x.a), items.map((x) => x.b)));
+        const sa = items.map((x) => x.a), sb = items.map((x) => x.b);
+        const [xa, pa] = batchTensors(table, sa);
+        const [xb, pb] = batchTensors(table, sb);
+        const z = m.forward(xa, pa, xb, pb, flags?.(sa, sb));
         const y = fromArray(Float32Array.from(items, (x) => x.y), [items.length]);
         // binary cross-entropy with logits: -(y log σ(z) + (1 - y) log σ(-z))
         const l = y.mul(z.logSigmoid()).add(y.rsub(1).mul(z.neg().logSigmoid())).mean().neg();
