@@ -1,4 +1,4 @@
-// The mining scorer on sets it was not made for: every BUCC-format triple `xx-en.<split>.{xx,en,gold}`
+// The mining scorer on sets it was not made for: every BUCC-format triple `xx-yy.<split>.{xx,yy,gold}`
 // of SETS (e.g. made by scripts/bucc-sets.mjs from another domain's dev TSV, or for language pairs
 // the scorer was not trained on) evaluated with `xling eval bucc` by margin alone and by each
 // scorer, F1 (%) at each run's F1-optimal threshold. With --calibration DIR (the --work directory
@@ -30,7 +30,7 @@ function xling(a) {
   return r.stderr;
 }
 const golds = readdirSync(sets).filter((f) => /^[a-z_]+-[a-z_]+\.[^.]+\.gold$/.test(f)).sort();
-if (!golds.length) { console.error(`${sets}: no xx-en.<split>.gold files`); process.exit(1); }
+if (!golds.length) { console.error(`${sets}: no xx-yy.<split>.gold files`); process.exit(1); }
 const table = [];
 for (const g of golds) {
   const [p, split] = g.split('.');

@@ -60,4 +60,21 @@ describe('scripts/bucc-sets.mjs', () => {
     assert.match(r.stderr, /--langs: xx is not a column/);
     assert.equal(existsSync(join(dir, 'c')), false, 'nothing written');
   });
+
+  it('--pivot deals pairs with another language than English', () => {
+    const out = join(dir, 'pivot');
+    const r = run(tsv, out, '--langs', 'de', '--pivot', 'fr');
+    assert.equal(r.status, 0, r.stderr);
+    const S = new Map(read(join(out, 'de-fr.dev.de'))), T = new Map(read(join(out, 'de-fr.dev.fr'))), G = read(join(out, 'de-fr.dev.gold'));
+    assert.equal(G.length, Math.floor(33 / 4));
+    for (const [s, t] of G) {
+      assert.match(S.get(s)!, /^deutsch /);
+      assert.equal(T.get(t), `français ${S.get(s)!.split(' ')[1]}`);
+    }
+    const bad = run(tsv, join(dir, 'pivot-bad'), '--langs', 'de', '--pivot', 'xx');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--pivot: .* has no 'xx' column/);
+    assert.equal(existsSync(join(dir, 'pivot-bad')), false, 'nothing written');
+    assert.equal(run(tsv, join(dir, 'pivot-same'), '--langs', 'fr', '--pivot', 'fr').status, 2);
+  });
 });
