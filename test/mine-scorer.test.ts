@@ -11,9 +11,8 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, countCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
-import { checkScorerHeap } from '../src/cli/scorer-pair.js';
 import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
@@ -240,19 +239,49 @@ describe('the second-stage scorer', () => {
     if (hc.some((c) => c.src === 0 && c.trg === decoy)) assert.ok(p(0, goldT!) > p(0, decoy));
   });
 
-  it('counts the candidates before building them; a re-scoring that cannot fit in the heap is refused with what to do', () => {
+  it('enumerates each candidate once, in order: every source\'s and every target\'s neighbours', () => {
     for (const [seed, n, k] of [[4, 30, 4], [6, 12, 3], [7, 5, 8]] as const) {
       const s = toySet(seed, n);
       const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: Math.min(k, n) });
-      assert.equal(countCandidates(fwd, bwd), candidatePairs(fwd, bwd, s.src, s.trg).length);
+      const c = enumerateCandidates(fwd, bwd);
+      const keys = Array.from({ length: c.n }, (_, i) => `${c.src[i]}\t${c.trg[i]}`);
+      assert.equal(new Set(keys).size, c.n);
+      for (let i = 1; i < c.n; i++) assert.ok(c.src[i - 1]! < c.src[i]! || (c.src[i - 1] === c.src[i] && c.trg[i - 1]! < c.trg[i]!));
+      const want = new Set<string>();
+      for (let i = 0; i < fwd.n; i++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[i * fwd.k + j]! >= 0n) want.add(`${i}\t${fwd.labels[i * fwd.k + j]}`);
+      for (let i = 0; i < bwd.n; i++) for (let j = 0; j < bwd.k; j++) if (bwd.labels[i * bwd.k + j]! >= 0n) want.add(`${bwd.labels[i * bwd.k + j]}\t${i}`);
+      assert.deepEqual(keys, [...want].sort((x, y) => { const [a, b] = x.split('\t').map(Number), [c2, d] = y.split('\t').map(Number); return a! - c2! || b! - d!; }));
+      assert.deepEqual(candidatePairs(fwd, bwd, s.src, s.trg).map((x) => `${x.src}\t${x.trg}`), keys);
     }
-    const MB = 2 ** 20;
-    assert.doesNotThrow(() => checkScorerHeap(1000, { limit: 100 * MB, used: 10 * MB }));
-    assert.throws(() => checkScorerHeap(1e6, { limit: 100 * MB, used: 10 * MB, atLeast: true }),
-      /--scorer: at least 1000000 candidate pairs to re-score need about \d+ MB of JavaScript heap, and this process has 90 MB left of 100 MB: run it with NODE_OPTIONS=--max-old-space-size=\d+/);
-    // the advice is enough for what was asked
-    const advice = (() => { try { checkScorerHeap(1e6, { limit: 100 * MB, used: 10 * MB }); } catch (e) { return Number(/max-old-space-size=(\d+)/.exec((e as Error).message)![1]); } return 0; })();
-    assert.doesNotThrow(() => checkScorerHeap(1e6, { limit: advice * MB - 64 * MB, used: 10 * MB }));
+  });
+
+  it('mines in columns exactly what scoring every candidate\'s features gives (greedy and exchange, thresholds, a pair model, word tables)', () => {
+    const train = toySet(1, 60), test = toySet(9, 80);
+    const al = new WordAligner(trainWordTables(train.src.map((x, i) => [x, train.trg[[...train.gold].find((g) => g.startsWith(`${i}\t`))!.split('\t').map(Number)[1]!]!])));
+    // a stand-in for the pair model's logits: any fixed function of the pair
+    const pairLogits = (src: number[], trg: number[]) => Float32Array.from(src, (x, i) => Math.sin(3 * x + 7 * trg[i]!) * 2);
+    const { fwd, bwd } = mineTables(train.sv, train.tv, train.d, { k: 4 });
+    const tc = candidatePairs(fwd, bwd, train.src, train.trg, al);
+    const labels = tc.map((c) => (train.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0));
+    const plain = trainScorer(tc, labels, 4, {});
+    const bare = trainScorer(candidatePairs(fwd, bwd, train.src, train.trg), labels, 4, {});
+    const tp = tc.map((c) => ({ ...c, features: [...c.features] }));
+    addPairFeatures(tp, pairLogits(tp.map((c) => c.src), tp.map((c) => c.trg)));
+    const withPair = trainScorer(tp, labels, 4, {}, { pair: { file: 'pair-model.safetensors', config: { dim: 16, pca: 8, hidden: 4, maxWords: 8, center: true }, trained: {} } });
+    const t = mineTables(test.sv, test.tv, test.d, { k: 4 });
+    for (const [m, aligner] of [[bare, null], [plain, al], [withPair, al]] as const) {
+      const hc = candidatePairs(t.fwd, t.bwd, test.src, test.trg, aligner);
+      if (m.pair) addPairFeatures(hc, pairLogits(hc.map((c) => c.src), hc.map((c) => c.trg)));
+      for (const assignment of ['greedy', 'exchange'] as const) {
+        for (const threshold of [0, 0.5, 0.9]) {
+          const want = selectByScorer(hc, m, threshold, assignment);
+          const got = mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner, pairLogits: m.pair ? pairLogits : undefined, threshold, assignment });
+          assert.ok(want.length > (threshold < 0.9 ? 40 : 10), `${want.length} pairs at ${threshold}`);
+          assert.deepEqual(got, want);
+        }
+      }
+    }
+    assert.throws(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
   });
 
   it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {

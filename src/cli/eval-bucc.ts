@@ -5,7 +5,7 @@ import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
-import { checkScorerHeap, openScorer, pairLogitsFor } from './scorer-pair.js';
+import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
@@ -42,7 +42,6 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   // the calibration file is checked before any embedding
   const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k }, 'bucc') : undefined;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
-  if (scorer) checkScorerHeap(Math.max(S.length * Math.min(scorer.k, T.length), T.length * Math.min(scorer.k, S.length)), { atLeast: true });
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
   const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
@@ -54,7 +53,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (scorer) {
     const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, assignment: a.assignment as Assignment, checkCandidates: (n) => checkScorerHeap(n) })
+    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })

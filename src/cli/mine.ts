@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
-import { checkScorerHeap, openScorer, pairLogitsFor } from './scorer-pair.js';
+import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -112,11 +112,6 @@ export const mineCommand = command(['mine'], {
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
-  if (scorer) {
-    // every candidate of a scorer run is in memory at once: refuse before embedding what cannot fit
-    const ns = a.unify ? new Set(S.sentences).size : S.sentences.length, nt = a.unify ? new Set(T.sentences).size : T.sentences.length;
-    checkScorerHeap(Math.max(ns * Math.min(scorer.k, nt), nt * Math.min(scorer.k, ns)), { atLeast: true });
-  }
   let sv = vectorsFor(S.sentences, a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));
   let tv = vectorsFor(T.sentences, a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'mine'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
@@ -149,7 +144,7 @@ export const mineCommand = command(['mine'], {
       feats.set(done);
       if (done === total) feats.done();
     };
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates, checkCandidates: (n) => checkScorerHeap(n) })
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     if (!feats) prog.done();
   } else {

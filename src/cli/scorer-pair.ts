@@ -5,9 +5,7 @@
 // work, and the logits they add as features.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { totalmem } from 'node:os';
 import { join } from 'node:path';
-import { getHeapStatistics } from 'node:v8';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
@@ -75,30 +73,6 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
     prog.done();
     return z;
   };
-}
-
-/**
- * JavaScript heap a candidate pair takes at the peak of a scorer's re-scoring (its features, the
- * candidate map, each side's neighbour lists, the competitor gaps), measured: 106,392 candidates of
- * 20,000 × 20,000 sentences ran under --max-old-space-size=230 and aborted under 220, with 128 MB
- * in use before them — 0.87–0.96 KB a candidate.
- */
-export const HEAP_BYTES_PER_CANDIDATE = 1000;
-
-/**
- * Refuses a number of candidates (`n`, or at least `n` when `atLeast`) whose re-scoring would not
- * fit in the JavaScript heap left to this process (`limit`, `used`: V8's figures by default), with
- * what to do: Node aborts outright when its heap is full, after all the embedding and k-NN work.
- */
-export function checkScorerHeap(n: number, o: { atLeast?: boolean; limit?: number; used?: number } = {}): void {
-  // V8's heap limit counts the young generation too (up to 64 MB), which long-lived candidates never use
-  const young = 64 * 2 ** 20;
-  const limit = o.limit ?? getHeapStatistics().heap_size_limit - young, used = o.used ?? process.memoryUsage().heapUsed;
-  const need = n * HEAP_BYTES_PER_CANDIDATE, left = limit - used;
-  if (need <= left) return;
-  const size = (b: number) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(1)} GB` : `${Math.max(0, Math.round(b / 2 ** 20))} MB`);
-  const mb = Math.ceil(((used + need) * 1.25 + young) / 2 ** 20);
-  throw new Error(`--scorer: ${o.atLeast ? 'at least ' : ''}${n} candidate pairs to re-score need about ${size(need)} of JavaScript heap, and this process has ${size(left)} left of ${size(limit)}: run it with NODE_OPTIONS=--max-old-space-size=${mb} (megabytes; this machine has ${size(totalmem())} of memory), or mine the corpora in parts`);
 }
 
 /**

@@ -58,104 +58,168 @@ const meanOf = (f: number[], idx: number[]) => idx.reduce((a, j) => a + f[j]!, 0
  * candidate, minus the value of an empty match (0 content, log 1e-4).
  */
 export function addCompetitorFeatures(cands: { src: number; trg: number; features: number[] }[]): void {
-  const content = cands.map((c) => meanOf(c.features, CONTENT)), logprob = cands.map((c) => meanOf(c.features, LOGPROB));
-  const bySrc = (c: { src: number }) => c.src, byTrg = (c: { trg: number }) => c.trg;
-  const g = [gapsToOthers(cands, content, bySrc, 0), gapsToOthers(cands, content, byTrg, 0), gapsToOthers(cands, logprob, bySrc, Math.log(1e-4)), gapsToOthers(cands, logprob, byTrg, Math.log(1e-4))];
+  const g = competitorGaps(Int32Array.from(cands, (c) => c.src), Int32Array.from(cands, (c) => c.trg), cands.map((c) => meanOf(c.features, CONTENT)), cands.map((c) => meanOf(c.features, LOGPROB)));
   // a new array of exactly the new length (push would grow each one by half)
   cands.forEach((c, i) => { c.features = c.features.concat([g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!]); });
+}
+
+/** COMPETITOR_FEATURES' four columns, in their order, from each candidate's source, target, content score and alignment log-probability. */
+function competitorGaps(src: Int32Array, trg: Int32Array, content: ArrayLike<number>, logprob: ArrayLike<number>): Float64Array[] {
+  return [gapsByKey(src, content, 0), gapsByKey(trg, content, 0), gapsByKey(src, logprob, Math.log(1e-4)), gapsByKey(trg, logprob, Math.log(1e-4))];
 }
 
 /**
  * Each candidate's value minus the best value among the other candidates of the same key (its
  * source or its target); with no other candidate, minus `empty`.
  */
-export function gapsToOthers<C>(cands: C[], values: ArrayLike<number>, key: (c: C) => number, empty: number): number[] {
+export function gapsToOthers<C>(cands: C[], values: ArrayLike<number>, key: (c: C) => number, empty: number): Float64Array {
+  return gapsByKey(Int32Array.from(cands, key), values, empty);
+}
+
+/** gapsToOthers over keys in a column (non-negative integers: sentence rows). */
+function gapsByKey(keys: Int32Array, values: ArrayLike<number>, empty: number): Float64Array {
   // per key: the best two values (to exclude the candidate itself)
-  const best = new Map<number, [number, number]>();
-  cands.forEach((c, i) => {
-    const v = values[i]!, e = best.get(key(c)) ?? [-Infinity, -Infinity];
-    if (v > e[0]) { e[1] = e[0]; e[0] = v; } else if (v > e[1]) e[1] = v;
-    best.set(key(c), e);
-  });
-  return cands.map((c, i) => {
-    const v = values[i]!, e = best.get(key(c))!;
-    const other = v === e[0] ? e[1] : e[0];
-    return v - (other === -Infinity ? empty : other);
-  });
+  let nk = 0;
+  for (const k of keys) if (k >= nk) nk = k + 1;
+  const b0 = new Float64Array(nk).fill(-Infinity), b1 = new Float64Array(nk).fill(-Infinity);
+  for (let i = 0; i < keys.length; i++) {
+    const v = values[i]!, k = keys[i]!;
+    if (v > b0[k]!) { b1[k] = b0[k]!; b0[k] = v; } else if (v > b1[k]!) b1[k] = v;
+  }
+  const out = new Float64Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const v = values[i]!, k = keys[i]!;
+    const other = v === b0[k] ? b1[k]! : b0[k]!;
+    out[i] = v - (other === -Infinity ? empty : other);
+  }
+  return out;
 }
 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
 
+/** Candidate pairs in columns (row indices and cosine), ordered by source, then target. */
+export interface CandidateList { n: number; src: Int32Array; trg: Int32Array; cos: Float32Array }
+
 /**
  * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
- * source's and every target's k neighbours, each pair once, with its features.
+ * source's and every target's neighbours, each pair once (a pair in both tables with the cosine of
+ * src→trg), ordered by source and target.
  */
-export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null, onProgress?: (done: number, total: number) => void): ScoredCandidate[] {
+export function enumerateCandidates(fwd: SearchResult, bwd: SearchResult): CandidateList {
+  const inFwd = (s: number, t: bigint) => { for (let i = 0; i < fwd.k; i++) if (fwd.labels[s * fwd.k + i]! === t) return true; return false; };
+  // the pairs only the backward table has, grouped by source (counting sort)
+  const start = new Int32Array(fwd.n + 1);
+  const backOnly = (t: number, j: number) => { const l = bwd.labels[t * bwd.k + j]!; return l >= 0n && !inFwd(Number(l), BigInt(t)) ? Number(l) : -1; };
+  for (let t = 0; t < bwd.n; t++) for (let j = 0; j < bwd.k; j++) { const s = backOnly(t, j); if (s >= 0) start[s + 1]!++; }
+  for (let s = 0; s < fwd.n; s++) start[s + 1]! += start[s]!;
+  const bt = new Int32Array(start[fwd.n]!), bc = new Float32Array(start[fwd.n]!), fill = start.slice(0, fwd.n);
+  for (let t = 0; t < bwd.n; t++) for (let j = 0; j < bwd.k; j++) { const s = backOnly(t, j); if (s >= 0) { bt[fill[s]!] = t; bc[fill[s]!++] = bwd.distances[t * bwd.k + j]!; } }
+  let n = bt.length;
+  for (let s = 0; s < fwd.n; s++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[s * fwd.k + j]! >= 0n) n++;
+  const out: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n) };
+  let o = 0;
+  const row: { t: number; cos: number }[] = [];
+  for (let s = 0; s < fwd.n; s++) {
+    row.length = 0;
+    for (let j = 0; j < fwd.k; j++) { const l = fwd.labels[s * fwd.k + j]!; if (l >= 0n) row.push({ t: Number(l), cos: fwd.distances[s * fwd.k + j]! }); }
+    for (let i = start[s]!; i < start[s + 1]!; i++) row.push({ t: bt[i]!, cos: bc[i]! });
+    row.sort((a, b) => a.t - b.t);
+    for (const { t, cos } of row) { out.src[o] = s; out.trg[o] = t; out.cos[o++] = cos; }
+  }
+  return out;
+}
+
+/**
+ * What a candidate's features before COMPETITOR_FEATURES are computed from: the k-NN tables,
+ * their neighbourhood means and every neighbour's ratio margin (for ranks and gaps to the best
+ * competitor), the texts and the word aligner.
+ */
+function candidateContext(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null) {
   const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
   // the neighbourhood means of margin mining: a candidate's ratio_margin is the score xling mine gives it
   const mx = rowMeans(fwd), my = rowMeans(bwd);
   const K = Math.max(fwd.k, bwd.k);
-  // each side's neighbours: rank and cosine by partner
-  const listOf = (r: SearchResult, i: number) => {
-    const out: { id: number; cos: number }[] = [];
-    for (let j = 0; j < r.k; j++) { const l = r.labels[i * r.k + j]!; if (l >= 0n) out.push({ id: Number(l), cos: r.distances[i * r.k + j]! }); }
-    return out;
-  };
-  // keyed s · (targets) + t: a string key per candidate was a tenth of a scorer run's heap
-  const pairs = new Map<number, { s: number; t: number; cos: number }>(), nt = bwd.n;
-  for (let s = 0; s < fwd.n; s++) for (const { id, cos } of listOf(fwd, s)) pairs.set(s * nt + id, { s, t: id, cos });
-  for (let t = 0; t < bwd.n; t++) for (const { id, cos } of listOf(bwd, t)) if (!pairs.has(id * nt + t)) pairs.set(id * nt + t, { s: id, t, cos });
-  // margins of each side's candidates, for ranks and gaps to the best competitor
   const ratio = (s: number, t: number, cos: number) => marginScore('ratio', cos, mx[s]!, my[t]!);
-  const sideStats = (r: SearchResult, i: number, fromSrc: boolean) => listOf(r, i).map(({ id, cos }) => ({ id, m: fromSrc ? ratio(i, id, cos) : ratio(id, i, cos) }));
-  const fwdStats = Array.from({ length: fwd.n }, (_, s) => sideStats(fwd, s, true));
-  const bwdStats = Array.from({ length: bwd.n }, (_, t) => sideStats(bwd, t, false));
-  const rankAndGap = (list: { id: number; m: number }[], partner: number, m: number): [number, number] => {
-    let rank = 0, best = -Infinity;
-    for (const x of list) {
-      if (x.id === partner) continue;
-      if (x.m > m) rank++;
-      if (x.m > best) best = x.m;
+  // each table's neighbours' margins, beside their labels
+  const margins = (r: SearchResult, fromSrc: boolean) => {
+    const m = new Float64Array(r.n * r.k);
+    for (let i = 0; i < r.n; i++) for (let j = 0; j < r.k; j++) { const l = r.labels[i * r.k + j]!; if (l >= 0n) m[i * r.k + j] = fromSrc ? ratio(i, Number(l), r.distances[i * r.k + j]!) : ratio(Number(l), i, r.distances[i * r.k + j]!); }
+    return m;
+  };
+  const fm = margins(fwd, true), bm = margins(bwd, false);
+  // a candidate's rank among its sentence's other neighbours by margin (K when it is not one of them), and its lead over the best of them
+  const rankAndGap = (r: SearchResult, rm: Float64Array, i: number, partner: number, m: number): [number, number] => {
+    let rank = 0, best = -Infinity, listed = false;
+    for (let j = 0; j < r.k; j++) {
+      const l = r.labels[i * r.k + j]!;
+      if (l < 0n) continue;
+      if (Number(l) === partner) { listed = true; continue; }
+      const x = rm[i * r.k + j]!;
+      if (x > m) rank++;
+      if (x > best) best = x;
     }
-    if (!list.some((x) => x.id === partner)) rank = Math.max(rank, K);
+    if (!listed) rank = Math.max(rank, K);
     return [rank, best === -Infinity ? 1 : m - best];
   };
-  const out: ScoredCandidate[] = [];
-  for (const { s, t, cos } of pairs.values()) {
-    if (onProgress && out.length % 4096 === 0) onProgress(out.length, pairs.size);
+  /** KNN_FEATURES, SURFACE_FEATURES and ALIGN_FEATURES of the pair (s, t) of cosine `cos`. */
+  return (s: number, t: number, cos: number): number[] => {
     const m = ratio(s, t, cos);
-    const [fr, fg] = rankAndGap(fwdStats[s]!, t, m);
-    const [br, bg] = rankAndGap(bwdStats[t]!, s, m);
+    const [fr, fg] = rankAndGap(fwd, fm, s, t, m);
+    const [br, bg] = rankAndGap(bwd, bm, t, s, m);
     const knn = [cos, m, cos - (mx[s]! + my[t]!) / 2, mx[s]!, my[t]!, fr / K, br / K, fr === 0 ? 1 : 0, br === 0 ? 1 : 0, fg, bg];
     const al = alignerOf(s);
     // concat, not spread: an array of exactly its length (a spread one keeps room to grow, in every candidate)
-    out.push({ src: s, trg: t, cos, margin: m, features: knn.concat(surfaceFeatures(srcText[s]!, trgText[t]!), al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT) });
-  }
-  addCompetitorFeatures(out);
-  onProgress?.(out.length, pairs.size);
-  return out.sort((a, b) => a.src - b.src || a.trg - b.trg);
+    return knn.concat(surfaceFeatures(srcText[s]!, trgText[t]!), al ? al.features(srcText[s]!, trgText[t]!) : NO_ALIGNMENT);
+  };
 }
 
 /**
- * How many candidate pairs candidatePairs gives for two k-NN tables (every source's neighbours and
- * every target's, each pair once), counted without building them.
+ * The candidate pairs of two k-NN tables (see enumerateCandidates) with their features (FEATURES),
+ * ordered by source and target. For training a scorer; mining scores them without keeping their
+ * features (scoreCandidates).
  */
-export function countCandidates(fwd: SearchResult, bwd: SearchResult): number {
-  let n = 0;
-  for (let s = 0; s < fwd.n; s++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[s * fwd.k + j]! >= 0n) n++;
-  for (let t = 0; t < bwd.n; t++) {
-    const bt = BigInt(t);
-    for (let j = 0; j < bwd.k; j++) {
-      const l = bwd.labels[t * bwd.k + j]!;
-      if (l < 0n) continue;
-      const s = Number(l);
-      let inFwd = false;
-      for (let i = 0; i < fwd.k && !inFwd; i++) inFwd = fwd.labels[s * fwd.k + i]! === bt;
-      if (!inFwd) n++;
-    }
+export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null, onProgress?: (done: number, total: number) => void): ScoredCandidate[] {
+  const c = enumerateCandidates(fwd, bwd), featuresOf = candidateContext(fwd, bwd, srcText, trgText, aligner);
+  const out: ScoredCandidate[] = [];
+  for (let i = 0; i < c.n; i++) {
+    if (onProgress && i % 4096 === 0) onProgress(i, c.n);
+    const f = featuresOf(c.src[i]!, c.trg[i]!, c.cos[i]!);
+    out.push({ src: c.src[i]!, trg: c.trg[i]!, cos: c.cos[i]!, margin: f[1]!, features: f });
   }
-  return n;
+  addCompetitorFeatures(out);
+  onProgress?.(c.n, c.n);
+  return out;
+}
+
+/**
+ * Every candidate of two k-NN tables scored by the scorer, without keeping its features: each
+ * candidate's logit is summed feature by feature as scoreCandidate sums it (the same probability to
+ * the bit), with what the competitor and pair features need kept aside — about 60 bytes a candidate
+ * instead of its 48 features' half a kilobyte. (This relies on the scorer being linear in its
+ * features, which it is: logistic regression.)
+ */
+export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: WordAligner | null; pairLogits?: PairLogitsFn; onProgress?: (done: number, total: number) => void } = {}): CandidateList & { margin: Float64Array; prob: Float64Array } {
+  const c = enumerateCandidates(fwd, bwd), featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
+  if (m.pair && !o.pairLogits) throw new Error('scoreCandidates: the scorer has a pair model; give pairLogits');
+  const z = new Float64Array(c.n), margin = new Float64Array(c.n), content = new Float64Array(c.n), logprob = new Float64Array(c.n);
+  // one term of the logit, in scoreCandidate's order
+  const term = (j: number, x: number) => m.weights[j]! * ((x - m.mean[j]!) / m.std[j]!);
+  for (let i = 0; i < c.n; i++) {
+    if (o.onProgress && i % 4096 === 0) o.onProgress(i, c.n);
+    const f = featuresOf(c.src[i]!, c.trg[i]!, c.cos[i]!);
+    let s = m.bias;
+    for (let j = 0; j < f.length; j++) s += term(j, f[j]!);
+    z[i] = s; margin[i] = f[1]!; content[i] = meanOf(f, CONTENT); logprob[i] = meanOf(f, LOGPROB);
+  }
+  o.onProgress?.(c.n, c.n);
+  const add = (j0: number, cols: ArrayLike<number>[]) => { for (let i = 0; i < c.n; i++) { let s = z[i]!; cols.forEach((col, j) => { s += term(j0 + j, col[i]!); }); z[i] = s; } };
+  add(FEATURES.length - COMPETITOR_FEATURES.length, competitorGaps(c.src, c.trg, content, logprob));
+  if (m.pair) {
+    const logits = o.pairLogits!(Array.from(c.src), Array.from(c.trg));
+    add(FEATURES.length, [logits, gapsByKey(c.src, logits, -5), gapsByKey(c.trg, logits, -5)]);
+  }
+  return { ...c, margin, prob: z.map(sigmoid) };
 }
 
 export interface ScorerModel {
@@ -278,7 +342,7 @@ export function scoreCandidate(m: ScorerModel, features: number[]): number {
 /** How mined pairs are assigned one to one: greedily by probability, or greedily and then improved by exchanges (see improveAssignment). */
 export type Assignment = 'greedy' | 'exchange';
 
-type Picked = { src: number; trg: number; prob: number; margin: number; cos: number };
+export type Picked = { src: number; trg: number; prob: number; margin: number; cos: number };
 
 /**
  * Mined pairs by the scorer: every candidate scored, then a one-to-one assignment (each sentence
@@ -361,21 +425,28 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
 }
 
 /**
- * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), the
- * candidates counted (checkCandidates), every candidate's features (by onCandidates) and pair-model
- * logit, then selectByScorer. What xling
+ * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), every
+ * candidate scored (scoreCandidates; progress by onCandidates), then the one-to-one assignment and
+ * threshold of selectByScorer — the same pairs, kept in columns rather than as objects. What xling
  * mine --scorer and xling eval bucc --scorer run.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void; checkCandidates?: (n: number) => void } = {}): ReturnType<typeof selectByScorer> {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
-  // the candidates' number is known before they are built (checkCandidates may refuse it: they all live in memory at once)
-  o.checkCandidates?.(countCandidates(fwd, bwd));
-  const cands = candidatePairs(fwd, bwd, srcText, trgText, o.aligner ?? null, o.onCandidates);
-  if (m.pair) {
-    if (!o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
-    addPairFeatures(cands, o.pairLogits(cands.map((c) => c.src), cands.map((c) => c.trg)));
+  const c = scoreCandidates(fwd, bwd, srcText, trgText, m, { aligner: o.aligner, pairLogits: o.pairLogits, onProgress: o.onCandidates });
+  const threshold = o.threshold ?? 0;
+  const pick = (i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: c.prob[i]!, margin: c.margin[i]!, cos: c.cos[i]! });
+  if (o.assignment === 'exchange') return assignOneToOne(Array.from({ length: c.n }, (_, i) => pick(i)), 'exchange').filter((x) => x.prob >= threshold);
+  // greedy, as assignOneToOne: best probability first (then margin, source, target), each sentence once
+  const order = Uint32Array.from({ length: c.n }, (_, i) => i).sort((a, b) => c.prob[b]! - c.prob[a]! || c.margin[b]! - c.margin[a]! || c.src[a]! - c.src[b]! || c.trg[a]! - c.trg[b]!);
+  const usedS = new Uint8Array(fwd.n), usedT = new Uint8Array(bwd.n), out: Picked[] = [];
+  for (const i of order) {
+    // the rest are below the threshold, and cannot take a sentence from a pair above it
+    if (c.prob[i]! < threshold) break;
+    if (usedS[c.src[i]!] || usedT[c.trg[i]!]) continue;
+    usedS[c.src[i]!] = 1; usedT[c.trg[i]!] = 1;
+    out.push(pick(i));
   }
-  return selectByScorer(cands, m, o.threshold ?? 0, o.assignment);
+  return out;
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
