@@ -5,14 +5,16 @@
 // of scripts/scorer-eval.mjs, whose `<pair>.margin.json` and `<pair>.<name>.json` hold thresholds
 // chosen on the shared mining sets), also F1 and precision at those thresholds, as a user mining a
 // new domain with a threshold from dev would get (`--threshold-from`).
-//   node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR]
+// --no-self-tables is passed on to eval bucc (a scorer without the pair's word tables then leaves its
+// word-alignment features empty instead of training tables on the set's own pairs).
+//   node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
-const usage = 'usage: node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR]';
+const usage = 'usage: node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]';
 const [model, sets] = args;
 if (!model || !sets || model.startsWith('--') || sets.startsWith('--')) { console.error(usage); process.exit(2); }
 const scorers = args.flatMap((a, i) => (a === '--scorer' ? [args[i + 1] ?? ''] : [])).map((s) => {
@@ -41,7 +43,7 @@ for (const g of golds) {
     const json = join(work, `${p}.${s.name}.json`);
     const calFile = cal ? join(cal, `${p}.${s.name === 'margin' ? 'margin' : s.name}.json`) : null;
     const useCal = calFile && existsSync(calFile);
-    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
+    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir, ...(args.includes('--no-self-tables') ? ['--no-self-tables'] : [])] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
     const r = JSON.parse(readFileSync(json, 'utf8'));
     row[s.name] = { f1: r.f1, threshold: r.threshold, at: r.at_threshold ?? null, tables: !/has no word tables/.test(err) };
   }
@@ -58,5 +60,5 @@ for (const r of table) {
 }
 const mean = (f) => table.reduce((s, r) => s + f(r), 0) / table.length;
 console.log(`| mean | ${names.map((n) => pct(mean((r) => r[n].f1))).join(' | ')}${cal ? ` | ${names.map((n) => (table.every((r) => r[n].at) ? pct(mean((r) => r[n].at.f1)) : '—')).join(' | ')}` : ''} |`);
-if (table.some((r) => scorers.some((s) => !r[s.name].tables))) console.log('\n\\* the scorer has no word tables for that pair (its word-alignment features are empty).');
+if (table.some((r) => scorers.some((s) => !r[s.name].tables))) console.log(`\n\\* the scorer has no word tables for that pair (${args.includes('--no-self-tables') ? 'its word-alignment features are empty' : 'they are trained on the set\'s own pairs: --self-tables'}).`);
 writeFileSync(join(work, 'table.json'), JSON.stringify(table, null, 1) + '\n');

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { evaluateBucc } from '../src/eval/bucc.js';
@@ -284,6 +285,52 @@ describe('the second-stage scorer', () => {
     assert.throws(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
   });
 
+  it('trains word tables on a corpus\'s own pairs when the scorer has none for it (--self-tables)', () => {
+    // zh-en translations of the sample (no shared letters for the surface features): tables from the
+    // first 900; sets in which every other source has a decoy target (another row's English) nearer
+    // than its translation by the vectors, so that mostly the words tell them apart
+    const [head, ...lines] = gunzipSync(readFileSync(join('data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
+    const cols = head!.split('\t'), di = cols.indexOf('zh'), ei = cols.indexOf('en');
+    const rows = lines.map((l) => l.split('\t')).filter((r) => r[di] && r[ei]).map((r) => [r[di]!, r[ei]!] as [string, string]);
+    const al = new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 }));
+    const set = (from: number, n: number, decoys: number, seed: number) => {
+      const rng = new Rng(seed), d = 16;
+      const unit = (v: Float32Array) => { let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
+      const src: string[] = [], trg: string[] = [], sv: number[] = [], tv: number[] = [], gold = new Set<string>();
+      for (let i = 0; i < n; i++) {
+        const base = Float32Array.from({ length: d }, () => rng.normal()), near = (e: number) => unit(base.map((x) => x + e * rng.normal()));
+        src.push(rows[from + i]![0]); sv.push(...near(0.02));
+        // the decoy nearer than the translation
+        gold.add(`${i}\t${trg.length}`); trg.push(rows[from + i]![1]); tv.push(...near(i % 2 ? 0.05 : 0.1));
+        if (i % 2 === 0) { trg.push(rows[decoys + i / 2]![1]); tv.push(...near(0.05)); }
+      }
+      return { src, trg, sv: Float32Array.from(sv), tv: Float32Array.from(tv), d, gold };
+    };
+    const labelled = (x: ReturnType<typeof set>, aligner: WordAligner | null) => {
+      const t = mineTables(x.sv, x.tv, x.d, { k: 4 });
+      const c = candidatePairs(t.fwd, t.bwd, x.src, x.trg, aligner);
+      return { c, y: c.map((q) => (x.gold.has(`${q.src}\t${q.trg}`) ? 1 : 0)) };
+    };
+    // a scorer that has seen pairs with tables and without, as one trained on several language pairs
+    const a1 = labelled(set(900, 300, 2600, 1), al), a2 = labelled(set(1200, 200, 2750, 2), null);
+    const m = trainScorer([...a1.c, ...a2.c], [...a1.y, ...a2.y], 4, {});
+    const test = set(1400, 1200, 2850, 3);
+    const f1 = (o: Parameters<typeof mineWithScorer>[6]) => evaluateBucc(mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, ...o }).map((q) => ({ src: String(q.src), trg: String(q.trg), score: q.prob })), test.gold).f1;
+    let said: number | null | undefined;
+    const tables = f1({ aligner: al }), none = f1({}), self = f1({ selfTables: { onTables: (n) => { said = n; } } });
+    assert.ok(said! >= 100, `self tables from ${said} pairs`);
+    assert.ok(tables >= none + 0.02, `with tables ${tables}, without ${none}`);
+    assert.ok(self >= none + 0.01, `self-trained tables ${self}, without ${none}`);
+    // too few confident pairs: none trained, the first pass is the answer
+    let few: number | null | undefined = 0;
+    assert.equal(f1({ selfTables: { minPairs: 10_000, onTables: (n) => { few = n; } } }), none);
+    assert.equal(few, null);
+    // a scorer with the pair's tables does not train its own
+    let asked = false;
+    assert.equal(f1({ aligner: al, selfTables: { onTables: () => { asked = true; } } }), tables);
+    assert.equal(asked, false);
+  });
+
   it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {
     const s = toySet(4, 30);
     const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 });
@@ -406,10 +453,17 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const exchanged = JSON.parse(readFileSync(join(dir, 'bx.json'), 'utf8'));
     assert.equal(exchanged.assignment, 'exchange');
     assert.ok(exchanged.f1 >= withScorer.f1 - 0.05, `exchange F1 ${exchanged.f1} vs greedy ${withScorer.f1}`);
-    // a pair the scorer has no word tables for is said before any work (the run goes on without them)
+    // a pair the scorer has no word tables for is said before any work: by default the run trains
+    // them on its own pairs (if enough score ≥ 0.5 without), with --no-self-tables it goes on without
     r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer')]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\)/);
+    assert.match(r.stderr, /\[bucc\] note: the scorer has no word tables for de-fr \(it has de-en fr-en\): word tables are trained on this run's own pairs instead/);
+    assert.match(r.stderr, /\[bucc\] (training word tables on the \d+ pairs scored ≥ 0.5 without them, then scoring again|fewer than 100 pairs scored ≥ 0.5 without word tables)/);
+    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\): its word-alignment features are left empty/);
+    assert.doesNotMatch(r.stderr, /training word tables|pairs scored ≥/);
+    assert.equal(JSON.parse(cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables', '--json', '-']).stdout).word_tables, 'none');
     assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer')]).stderr, /no word tables/);
     r = cli(['eval', 'bucc', ...bucc, '--assignment', 'exchange']);
     assert.equal(r.status, 2);
@@ -423,7 +477,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
       '--threshold-from', join(dir, 'bs.json'), '--header', '-o', join(dir, 'mined.tsv'), '--stats', join(dir, 'stats.json'), '--dedup', 'all', '--min-chars', '2']);
     assert.equal(r.status, 0, r.stderr);
     const lines = readFileSync(join(dir, 'mined.tsv'), 'utf8').trimEnd().split('\n');
-    assert.match(lines[0]!, /^# xling mine: model=.* scorer=.*scorer threshold=0\.\d+/);
+    assert.match(lines[0]!, /^# xling mine: model=.* scorer=.*scorer word_tables=scorer threshold=0\.\d+/);
     for (const l of lines.slice(1)) {
       const [p, m, s, t] = l.split('\t');
       assert.ok(Number(p) >= withScorer.threshold && Number(p) <= 1, l);

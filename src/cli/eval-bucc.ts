@@ -27,6 +27,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
     scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
     assignment: MINE_SCORING_OPTIONS.assignment,
+    selfTables: MINE_SCORING_OPTIONS.selfTables,
     targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold whose precision reaches P (written as threshold_for_precision)' },
     json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve (- for standard output)' },
@@ -37,7 +38,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc');
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   // the calibration file is checked before any embedding
   const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k }, 'bucc') : undefined;
@@ -53,7 +54,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (scorer) {
     const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, assignment: a.assignment as Assignment })
+    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
@@ -65,7 +66,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k,
     ...(k !== a.k ? { kRequested: a.k } : {}),
     scorer: a.scorer ?? null,
-    ...(scorer ? { assignment: a.assignment } : {}),
+    ...(scorer ? { assignment: a.assignment, word_tables: opened!.wordTables() } : {}),
     // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
     cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
   };

@@ -54,7 +54,8 @@ export const MINE_SCORING_OPTIONS = {
   thresholdFrom: { type: 'string', metavar: 'JSON', help: "apply the threshold calibrated on a dev pair (xling eval bucc --json: its F1-optimal 'threshold', or with --target-precision the one reaching that precision)" },
   targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'with --threshold-from: the lowest threshold whose dev precision reaches P' },
   assignment: { type: 'string', default: 'greedy', choices: ['greedy', 'exchange'], help: "with --scorer: pairs are one to one (each sentence at most once), taken greedily by probability; 'exchange' then improves the assignment by exchanges that raise the summed probability" },
-  header: { type: 'boolean', default: false, help: 'first line: # model, margin, retrieval, k, scorer and threshold of the run' },
+  selfTables: { type: 'boolean', default: true, help: "with --scorer that has no word tables for the language pair: train them on the pairs it scores ≥ 0.5 without them, then score again with them (--no-self-tables: leave its word-alignment features empty)" },
+  header: { type: 'boolean', default: false, help: 'first line: # model, margin, retrieval, k, scorer (and its word tables: scorer, self:N or none) and threshold of the run' },
 } as const;
 
 export const MINE_FILTER_OPTIONS = {
@@ -105,7 +106,7 @@ export const mineCommand = command(['mine'], {
     filters.lid = { identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
   }
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine');
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k }) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
@@ -144,7 +145,7 @@ export const mineCommand = command(['mine'], {
       feats.set(done);
       if (done === total) feats.done();
     };
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates })
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     if (!feats) prog.done();
   } else {
@@ -168,11 +169,11 @@ export const mineCommand = command(['mine'], {
     process.stderr.write(`[mine] filters kept ${f.kept.length} of ${rows.length} pairs${said.length ? ` (removed: ${said.join(', ')})` : ''}\n`);
     rows = f.kept;
   }
-  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'} threshold=${threshold ?? 'none'}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
+  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'}${opened ? ` word_tables=${opened.wordTables().replace(/ \((\d+) pairs\)/, ':$1')}` : ''} threshold=${threshold ?? 'none'}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
   const body = formatPairs(rows, S, T, sMap, tMap, { withMargin: !!scorer });
   writeTextOutput(a.output, header + body);
   if (a.keepAll) writeTextOutput(a.keepAll, rejectedText);
-  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, threshold: threshold ?? null }, null, 1) + '\n');
+  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : {}), threshold: threshold ?? null }, null, 1) + '\n');
   process.stderr.write(`[mine] ${rows.length} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
 

@@ -10,7 +10,7 @@ import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
 import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, PairTrainingPoint, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
-import { loadScorer, PairLogitsFn, scorerTables, ScorerModel } from '../mine/scorer.js';
+import { loadScorer, PairLogitsFn, scorerTables, ScorerModel, SelfTables } from '../mine/scorer.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
@@ -79,18 +79,28 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
  * The scorer of xling mine / eval bucc --scorer (null without one), its word aligner for the
  * language pair, and what is said before any work: refused without --model when it has a pair
  * model; warnings when --model is another encoder than its pair model's, or when it has no word
- * tables for the pair.
+ * tables for the pair (with `selfTables`, a note, and the settings of the tables mining then trains
+ * on its own pairs); wordTables() says, once mining is done, whose tables it used: 'scorer',
+ * 'self (N pairs)' or 'none'.
  */
-export function openScorer(dir: string | undefined, model: string | undefined, srcLang: string | undefined, trgLang: string | undefined, label: string): { scorer: ScorerModel; aligner: WordAligner | null } | null {
+export function openScorer(dir: string | undefined, model: string | undefined, srcLang: string | undefined, trgLang: string | undefined, label: string, o: { selfTables?: boolean } = {}): { scorer: ScorerModel; aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } | null {
   if (!dir) return null;
   const scorer = loadScorer(dir);
   if (scorer.pairModel && !model) usage(`--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
   // the scorer's encoder (its k-NN features), else its pair model's (scorers written before the first was recorded)
   const otherEncoder = model ? encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ?? (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null) : null;
   if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
-  const tables = scorerTables(scorer, srcLang, trgLang);
-  if (tables.missing) process.stderr.write(`[${label}] warning: ${tables.missing}\n`);
-  return { scorer, aligner: tables.aligner };
+  const tables = scorerTables(scorer, srcLang, trgLang, o);
+  if (tables.missing) process.stderr.write(`[${label}] ${o.selfTables ? 'note' : 'warning'}: ${tables.missing}\n`);
+  const threshold = 0.5, minPairs = 100;
+  let selfPairs: number | null = null;
+  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
+    threshold, minPairs,
+    onTables: (n) => { selfPairs = n; process.stderr.write(n === null
+      ? `[${label}] fewer than ${minPairs} pairs scored ≥ ${threshold} without word tables: too few to train them on; scored without\n`
+      : `[${label}] training word tables on the ${n} pairs scored ≥ ${threshold} without them, then scoring again with them\n`); },
+  } : null;
+  return { scorer, aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
 }
 
 /**

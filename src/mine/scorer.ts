@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { isLangCode, matchLangCode } from '../embed/language.js';
 import { SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
-import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner, WordTables } from './align-features.js';
+import { ALIGN_FEATURES, NO_ALIGNMENT, trainWordTables, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
 import { marginScore, mineTables, rowMeans } from './mine.js';
 import { loadPairModel, PAIR_FEATURES, PairModel, PairModelConfig } from './pair-model.js';
@@ -98,8 +98,8 @@ function gapsByKey(keys: Int32Array, values: ArrayLike<number>, empty: number): 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
 
-/** Candidate pairs in columns (row indices and cosine), ordered by source, then target. */
-export interface CandidateList { n: number; src: Int32Array; trg: Int32Array; cos: Float32Array }
+/** Candidate pairs in columns (row indices and cosine), ordered by source, then target; `sources`, `targets`: the sentences of each side. */
+export interface CandidateList { n: number; src: Int32Array; trg: Int32Array; cos: Float32Array; sources: number; targets: number }
 
 /**
  * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
@@ -117,7 +117,7 @@ export function enumerateCandidates(fwd: SearchResult, bwd: SearchResult): Candi
   for (let t = 0; t < bwd.n; t++) for (let j = 0; j < bwd.k; j++) { const s = backOnly(t, j); if (s >= 0) { bt[fill[s]!] = t; bc[fill[s]!++] = bwd.distances[t * bwd.k + j]!; } }
   let n = bt.length;
   for (let s = 0; s < fwd.n; s++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[s * fwd.k + j]! >= 0n) n++;
-  const out: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n) };
+  const out: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n), sources: fwd.n, targets: bwd.n };
   let o = 0;
   const row: { t: number; cos: number }[] = [];
   for (let s = 0; s < fwd.n; s++) {
@@ -193,15 +193,16 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
 }
 
 /**
- * Every candidate of two k-NN tables scored by the scorer, without keeping its features: each
+ * The candidates of two k-NN tables (enumerateCandidates) scored by the scorer, without keeping
+ * their features (`logits`: the pair model's, when it has one): each
  * candidate's logit is summed feature by feature as scoreCandidate sums it (the same probability to
  * the bit), with what the competitor and pair features need kept aside — about 60 bytes a candidate
  * instead of its 48 features' half a kilobyte. (This relies on the scorer being linear in its
  * features, which it is: logistic regression.)
  */
-export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: WordAligner | null; pairLogits?: PairLogitsFn; onProgress?: (done: number, total: number) => void } = {}): CandidateList & { margin: Float64Array; prob: Float64Array } {
-  const c = enumerateCandidates(fwd, bwd), featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
-  if (m.pair && !o.pairLogits) throw new Error('scoreCandidates: the scorer has a pair model; give pairLogits');
+export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: ((s: number) => WordAligner | null) | WordAligner | null; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): { margin: Float64Array; prob: Float64Array } {
+  const featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
+  if (m.pair && !o.logits) throw new Error('scoreCandidates: the scorer has a pair model; give its logits');
   const z = new Float64Array(c.n), margin = new Float64Array(c.n), content = new Float64Array(c.n), logprob = new Float64Array(c.n);
   // one term of the logit, in scoreCandidate's order
   const term = (j: number, x: number) => m.weights[j]! * ((x - m.mean[j]!) / m.std[j]!);
@@ -215,11 +216,8 @@ export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, srcText: s
   o.onProgress?.(c.n, c.n);
   const add = (j0: number, cols: ArrayLike<number>[]) => { for (let i = 0; i < c.n; i++) { let s = z[i]!; cols.forEach((col, j) => { s += term(j0 + j, col[i]!); }); z[i] = s; } };
   add(FEATURES.length - COMPETITOR_FEATURES.length, competitorGaps(c.src, c.trg, content, logprob));
-  if (m.pair) {
-    const logits = o.pairLogits!(Array.from(c.src), Array.from(c.trg));
-    add(FEATURES.length, [logits, gapsByKey(c.src, logits, -5), gapsByKey(c.trg, logits, -5)]);
-  }
-  return { ...c, margin, prob: z.map(sigmoid) };
+  if (m.pair) add(FEATURES.length, [o.logits!, gapsByKey(c.src, o.logits!, -5), gapsByKey(c.trg, o.logits!, -5)]);
+  return { margin, prob: z.map(sigmoid) };
 }
 
 export interface ScorerModel {
@@ -252,10 +250,12 @@ export type PairLogitsFn = (src: number[], trg: number[]) => Float32Array;
  * `de-en`). Without tables the alignment features keep their empty values (NO_ALIGNMENT) and the
  * scorer ranks on the others — worse, so callers say so.
  */
-export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined): { aligner: WordAligner | null; missing: string | null } {
+export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined, o: { selfTables?: boolean } = {}): { aligner: WordAligner | null; missing: string | null } {
   const have = Object.keys(m.tables).sort();
   const list = have.length ? `it has ${have.length > 12 ? `${have.slice(0, 12).join(' ')} … (${have.length})` : have.join(' ')}` : 'it has none';
-  const off = 'its word-alignment features are left empty and it ranks on the others (lower precision)';
+  const off = o.selfTables
+    ? "word tables are trained on this run's own pairs instead (see --self-tables; --no-self-tables leaves its word-alignment features empty)"
+    : 'its word-alignment features are left empty and it ranks on the others (lower precision)';
   if (!srcLang || !trgLang || !isLangCode(srcLang) || !isLangCode(trgLang)) return { aligner: null, missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}` };
   // "src-trg" keys: the source language among the keys' sources, then the target among its targets
   const split = have.map((k) => { const i = k.indexOf('-'); return { key: k, src: k.slice(0, i), trg: k.slice(i + 1) }; });
@@ -424,27 +424,71 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
   }
 }
 
+/** Word tables trained on what a corpus's own mining finds, for a scorer that has none for the language pair. */
+export interface SelfTables {
+  /** Pairs scored at least this without word tables are what the tables learn from (default 0.5). */
+  threshold?: number;
+  /** Fewer such pairs than this: no tables (default 100). */
+  minPairs?: number;
+  /** Said before the tables are trained (pairs: how many they learn from), or when they are given up (null). */
+  onTables?: (pairs: number | null) => void;
+}
+
 /**
  * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), every
  * candidate scored (scoreCandidates; progress by onCandidates), then the one-to-one assignment and
  * threshold of selectByScorer — the same pairs, kept in columns rather than as objects. What xling
  * mine --scorer and xling eval bucc --scorer run.
+ *
+ * `selfTables` (without `aligner`): the candidates are scored twice — first without word tables,
+ * then with tables trained (trainWordTables, as `xling scorer train --table-min-prob` keeps them) on
+ * the one-to-one pairs that the first pass scores at least selfTables.threshold. Measured on game
+ * dialogue (bench/RESULTS.md): better than tables cross-fitted by source (each pair scored by
+ * tables trained on the other half) on every pair, and a second round adds little.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): Picked[] {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
-  const c = scoreCandidates(fwd, bwd, srcText, trgText, m, { aligner: o.aligner, pairLogits: o.pairLogits, onProgress: o.onCandidates });
-  const threshold = o.threshold ?? 0;
-  const pick = (i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: c.prob[i]!, margin: c.margin[i]!, cos: c.cos[i]! });
-  if (o.assignment === 'exchange') return assignOneToOne(Array.from({ length: c.n }, (_, i) => pick(i)), 'exchange').filter((x) => x.prob >= threshold);
-  // greedy, as assignOneToOne: best probability first (then margin, source, target), each sentence once
-  const order = Uint32Array.from({ length: c.n }, (_, i) => i).sort((a, b) => c.prob[b]! - c.prob[a]! || c.margin[b]! - c.margin[a]! || c.src[a]! - c.src[b]! || c.trg[a]! - c.trg[b]!);
-  const usedS = new Uint8Array(fwd.n), usedT = new Uint8Array(bwd.n), out: Picked[] = [];
+  const c = enumerateCandidates(fwd, bwd);
+  if (m.pair && !o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
+  const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
+  const self = !o.aligner && o.selfTables ? o.selfTables : null;
+  const passes = self ? 2 : 1;
+  const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(pass * total + done, passes * total) : undefined);
+  let aligner: ((s: number) => WordAligner | null) | WordAligner | null = o.aligner ?? null;
+  if (self) {
+    const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
+    const pairs = greedyPairs(c, first.prob, first.margin, self.threshold ?? 0.5);
+    if (pairs.length >= (self.minPairs ?? 100)) {
+      self.onTables?.(pairs.length);
+      aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05 }));
+    } else {
+      self.onTables?.(null);
+      const out = greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment);
+      o.onCandidates?.(passes * c.n, passes * c.n);
+      return out.map((i) => pickOf(c, first, i));
+    }
+  }
+  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { aligner, logits, onProgress: progress(passes - 1) });
+  return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
+}
+
+const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array }, i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: r.prob[i]!, margin: r.margin[i]!, cos: c.cos[i]! });
+
+/** The candidates (indices) that assignOneToOne keeps at or above `threshold`, best first: greedy over a sorted index, or its exchange variant. */
+function greedyPairs(c: CandidateList, prob: Float64Array, margin: Float64Array, threshold: number, assignment: Assignment = 'greedy'): number[] {
+  if (assignment === 'exchange') {
+    const scored = Array.from({ length: c.n }, (_, i) => ({ i, src: c.src[i]!, trg: c.trg[i]!, prob: prob[i]!, margin: margin[i]! }));
+    return assignOneToOne(scored, 'exchange').filter((x) => x.prob >= threshold).map((x) => x.i);
+  }
+  // best probability first (then margin, source, target), each sentence once
+  const order = Uint32Array.from({ length: c.n }, (_, i) => i).sort((a, b) => prob[b]! - prob[a]! || margin[b]! - margin[a]! || c.src[a]! - c.src[b]! || c.trg[a]! - c.trg[b]!);
+  const usedS = new Uint8Array(c.sources), usedT = new Uint8Array(c.targets), out: number[] = [];
   for (const i of order) {
     // the rest are below the threshold, and cannot take a sentence from a pair above it
-    if (c.prob[i]! < threshold) break;
+    if (prob[i]! < threshold) break;
     if (usedS[c.src[i]!] || usedT[c.trg[i]!]) continue;
     usedS[c.src[i]!] = 1; usedT[c.trg[i]!] = 1;
-    out.push(pick(i));
+    out.push(i);
   }
   return out;
 }
