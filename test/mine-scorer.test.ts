@@ -317,8 +317,11 @@ describe('the second-stage scorer', () => {
     const test = set(1400, 1200, 2850, 3);
     const f1 = (o: Parameters<typeof mineWithScorer>[6]) => evaluateBucc(mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, ...o }).map((q) => ({ src: String(q.src), trg: String(q.trg), score: q.prob })), test.gold).f1;
     let said: number | null | undefined;
-    const tables = f1({ aligner: al }), none = f1({}), self = f1({ selfTables: { onTables: (n) => { said = n; } } });
+    const steps: number[][] = [];
+    const tables = f1({ aligner: al }), none = f1({}), self = f1({ selfTables: { onTables: (n) => { said = n; }, onProgress: (d, t) => steps.push([d, t]) } });
     assert.ok(said! >= 100, `self tables from ${said} pairs`);
+    // the tables' training shows progress: every EM iteration of both directions
+    assert.deepEqual(steps, Array.from({ length: 12 }, (_, i) => [i + 1, 12]));
     assert.ok(tables >= none + 0.02, `with tables ${tables}, without ${none}`);
     assert.ok(self >= none + 0.01, `self-trained tables ${self}, without ${none}`);
     // too few confident pairs: none trained, the first pass is the answer

@@ -137,17 +137,17 @@ export const mineCommand = command(['mine'], {
   if (scorer) {
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    // the k-NN bar ends where the candidates' features begin (their own bar), the pair model's after them
+    const knn = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+    // one bar after another: the k-NN, the pair model's logits (its own), the candidates' features (again after self-trained word tables)
     let feats: Progress | null = null;
-    const onCandidates = (done: number, total: number) => {
-      if (!feats) { prog!.done(); feats = new Progress({ label: 'scorer features', unit: 'candidates', total }); }
-      feats.set(done);
-      if (done === total) feats.done();
+    const onCandidates = (done: number, total: number, pass: number) => {
+      if (done === 0 && !feats) feats = new Progress({ label: pass ? 'scorer features, with the word tables' : 'scorer features', unit: 'candidates', total });
+      feats?.set(done);
+      if (done === total) { feats?.done(); feats = null; }
     };
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: opts.onProgress, onCandidates })
+    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates })
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
-    if (!feats) prog.done();
+    knn.done();
   } else {
     prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
     const run = () => mine(sv.data, tv.data, sv.d, opts);

@@ -94,8 +94,10 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
   if (tables.missing) process.stderr.write(`[${label}] ${o.selfTables ? 'note' : 'warning'}: ${tables.missing}\n`);
   const threshold = 0.5, minPairs = 100;
   let selfPairs: number | null = null;
+  let bar: Progress | null = null;
   const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
     threshold, minPairs,
+    onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
     onTables: (n) => { selfPairs = n; process.stderr.write(n === null
       ? `[${label}] fewer than ${minPairs} pairs scored ≥ ${threshold} without word tables: too few to train them on; scored without\n`
       : `[${label}] training word tables on the ${n} pairs scored ≥ ${threshold} without them, then scoring again with them\n`); },

@@ -26,15 +26,19 @@ export interface WordTables {
 
 /**
  * Trains both directions' tables on translation pairs; entries with t < minProb (default 0.01,
- * the aligner's floor) are not kept.
+ * the aligner's floor) are not kept. onProgress: EM iterations done of both directions' (about
+ * 5,000 pairs a second each on 2 cores).
  */
-export function trainWordTables(pairs: [string, string][], o: { minProb?: number } = {}): WordTables {
+export function trainWordTables(pairs: [string, string][], o: { minProb?: number; onProgress?: (done: number, total: number) => void } = {}): WordTables {
   const sv = new Map<string, number>(), tv = new Map<string, number>();
   const id = (m: Map<string, number>, w: string) => { let i = m.get(w); if (i === undefined) { i = m.size; m.set(w, i); } return i; };
   const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
   const S = sv.size, T = tv.size;
   const floor = o.minProb ?? 0.01;
-  const f = translationTable(ids, S, T, { floor }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor });
+  // fast_align's defaults: 2 iterations of Model 1, 4 with the diagonal prior, each direction
+  let done = 0;
+  const onIteration = o.onProgress ? () => o.onProgress!(++done, 12) : undefined;
+  const f = translationTable(ids, S, T, { floor, onIteration }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor, onIteration });
   return {
     src_words: [...sv.keys()], trg_words: [...tv.keys()],
     // four significant digits: what the features need, and a third of the scorer file

@@ -432,11 +432,14 @@ export interface SelfTables {
   minPairs?: number;
   /** Said before the tables are trained (pairs: how many they learn from), or when they are given up (null). */
   onTables?: (pairs: number | null) => void;
+  /** The tables' training: EM iterations done of all. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /**
- * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), every
- * candidate scored (scoreCandidates; progress by onCandidates), then the one-to-one assignment and
+ * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), the pair
+ * model's logits, every candidate scored (scoreCandidates; progress by onCandidates, each pass from
+ * 0), then the one-to-one assignment and
  * threshold of selectByScorer — the same pairs, kept in columns rather than as objects. What xling
  * mine --scorer and xling eval bucc --scorer run.
  *
@@ -446,29 +449,26 @@ export interface SelfTables {
  * dialogue (bench/RESULTS.md): better than tables cross-fitted by source (each pair scored by
  * tables trained on the other half) on every pair, and a second round adds little.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number) => void } = {}): Picked[] {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number, pass: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
   const c = enumerateCandidates(fwd, bwd);
   if (m.pair && !o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
   const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
-  const passes = self ? 2 : 1;
-  const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(pass * total + done, passes * total) : undefined);
+  const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(done, total, pass) : undefined);
   let aligner: ((s: number) => WordAligner | null) | WordAligner | null = o.aligner ?? null;
   if (self) {
     const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
     const pairs = greedyPairs(c, first.prob, first.margin, self.threshold ?? 0.5);
     if (pairs.length >= (self.minPairs ?? 100)) {
       self.onTables?.(pairs.length);
-      aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05 }));
+      aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05, onProgress: self.onProgress }));
     } else {
       self.onTables?.(null);
-      const out = greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment);
-      o.onCandidates?.(passes * c.n, passes * c.n);
-      return out.map((i) => pickOf(c, first, i));
+      return greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, first, i));
     }
   }
-  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { aligner, logits, onProgress: progress(passes - 1) });
+  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
 }
 
