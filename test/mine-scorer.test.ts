@@ -466,7 +466,12 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\): its word-alignment features are left empty/);
     assert.doesNotMatch(r.stderr, /training word tables|pairs scored ≥/);
-    assert.equal(JSON.parse(cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables', '--json', '-']).stdout).word_tables, 'none');
+    // a threshold calibrated where the scorer had the pair's tables, applied where it has none: said
+    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables', '--threshold-from', join(dir, 'bs.json'), '--json', '-']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).word_tables, 'none');
+    assert.match(r.stderr, /warning: --threshold-from .*bs\.json was calibrated with the scorer's own word tables for its pair, and this run has none/);
+    assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--threshold-from', join(dir, 'bs.json')]).stderr, /was calibrated with/);
     assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer')]).stderr, /no word tables/);
     r = cli(['eval', 'bucc', ...bucc, '--assignment', 'exchange']);
     assert.equal(r.status, 2);

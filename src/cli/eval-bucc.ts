@@ -41,7 +41,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   // the calibration file is checked before any embedding
-  const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k }, 'bucc') : undefined;
+  const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'bucc') : undefined;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
   const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));

@@ -108,7 +108,7 @@ export const mineCommand = command(['mine'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k }) : a.threshold;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : a.threshold;
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
@@ -192,7 +192,7 @@ export function filterOptionsOf(a: { minChars?: number; maxChars?: number; maxLe
 }
 
 /** How a run scores candidates, to check a calibration file against: with a scorer, or by which margin over how many neighbours. */
-export interface ScoringOfRun { scorer: boolean; margin: string; k: number }
+export interface ScoringOfRun { scorer: boolean; margin: string; k: number; /** With a scorer: whether it has word tables for this run's language pair. */ scorerTables?: boolean }
 
 /**
  * The threshold of an xling eval bucc --json: its F1-optimal one, or the lowest reaching a
@@ -202,7 +202,7 @@ export interface ScoringOfRun { scorer: boolean; margin: string; k: number }
  * fields were recorded are taken as they are.
  */
 export function thresholdFromFile(file: string, precision: number | undefined, run: ScoringOfRun, label = 'mine'): number {
-  let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown; margin?: unknown; k?: unknown; kRequested?: unknown };
+  let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown; margin?: unknown; k?: unknown; kRequested?: unknown; word_tables?: unknown };
   try { j = JSON.parse(readFileSync(file, 'utf8')) as typeof j; } catch (e) { throw new Error(`--threshold-from ${file}: ${(e as Error).message}`); }
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new Error(`--threshold-from ${file}: not an xling eval bucc --json object`);
   if (run.scorer !== (typeof j.scorer === 'string')) throw new Error(`--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${run.scorer ? 'with' : 'without'} one (the scores are not comparable)`);
@@ -210,6 +210,9 @@ export function thresholdFromFile(file: string, precision: number | undefined, r
     if (typeof j.margin === 'string' && j.margin !== run.margin) throw new Error(`--threshold-from ${file}: calibrated with --margin ${j.margin}, but this run uses --margin ${run.margin} (the scores are not comparable)`);
     const k = typeof j.kRequested === 'number' ? j.kRequested : j.k;
     if (run.margin !== 'absolute' && typeof k === 'number' && k !== run.k) throw new Error(`--threshold-from ${file}: calibrated with k=${k}, but this run uses k=${run.k} (a ${run.margin} margin's scale depends on the neighbours it averages; give -k ${k})`);
+  } else if (run.scorerTables !== undefined && typeof j.word_tables === 'string' && (j.word_tables === 'scorer') !== run.scorerTables) {
+    // the same scorer, but its word-alignment features from other tables: the probabilities move (a warning: they stay probabilities)
+    process.stderr.write(`[${label}] warning: --threshold-from ${file} was calibrated ${j.word_tables === 'scorer' ? "with the scorer's own word tables for its pair" : `without them (${j.word_tables})`}, and this run ${run.scorerTables ? 'has them' : 'has none for its pair'}: the probabilities are not quite comparable (see bench/RESULTS.md, --self-tables)\n`);
   }
   if (precision === undefined) {
     if (typeof j.threshold !== 'number' || !Number.isFinite(j.threshold)) throw new Error(`--threshold-from ${file}: no finite numeric 'threshold'`);
