@@ -324,6 +324,10 @@ describe('the second-stage scorer', () => {
     assert.deepEqual(steps, Array.from({ length: 12 }, (_, i) => [i + 1, 12]));
     assert.ok(tables >= none + 0.02, `with tables ${tables}, without ${none}`);
     assert.ok(self >= none + 0.01, `self-trained tables ${self}, without ${none}`);
+    // a cap on the pairs they learn from takes the most probable
+    let capped: number[] = [];
+    f1({ selfTables: { maxPairs: 120, onTables: (n, found) => { capped = [n!, found]; } } });
+    assert.deepEqual(capped, [120, said]);
     // too few confident pairs: none trained, the first pass is the answer
     let few: number | null | undefined = 0;
     assert.equal(f1({ selfTables: { minPairs: 10_000, onTables: (n) => { few = n; } } }), none);
@@ -461,7 +465,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\[bucc\] note: the scorer has no word tables for de-fr \(it has de-en fr-en\): word tables are trained on this run's own pairs instead/);
-    assert.match(r.stderr, /\[bucc\] (training word tables on the \d+ pairs scored ≥ 0.5 without them, then scoring again|fewer than 100 pairs scored ≥ 0.5 without word tables)/);
+    assert.match(r.stderr, /\[bucc\] (training word tables on the \d+ pairs scored ≥ 0.5 without them, then scoring again|\d+ pairs scored ≥ 0.5 without word tables, fewer than 100)/);
     r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\): its word-alignment features are left empty/);

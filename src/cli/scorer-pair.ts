@@ -98,9 +98,9 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
   const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
     threshold, minPairs,
     onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
-    onTables: (n) => { selfPairs = n; process.stderr.write(n === null
-      ? `[${label}] fewer than ${minPairs} pairs scored ≥ ${threshold} without word tables: too few to train them on; scored without\n`
-      : `[${label}] training word tables on the ${n} pairs scored ≥ ${threshold} without them, then scoring again with them\n`); },
+    onTables: (n, found) => { selfPairs = n; process.stderr.write(n === null
+      ? `[${label}] ${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without\n`
+      : `[${label}] training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them\n`); },
   } : null;
   return { scorer, aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
 }

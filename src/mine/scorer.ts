@@ -430,8 +430,10 @@ export interface SelfTables {
   threshold?: number;
   /** Fewer such pairs than this: no tables (default 100). */
   minPairs?: number;
-  /** Said before the tables are trained (pairs: how many they learn from), or when they are given up (null). */
-  onTables?: (pairs: number | null) => void;
+  /** At most this many of them, the most probable (default 200,000: IBM Model 1 learns about 5,000 pairs a second, and its tables are saturated long before). */
+  maxPairs?: number;
+  /** Said before the tables are trained (pairs: how many they learn from, of `found` scored at least the threshold), or when they are given up (null). */
+  onTables?: (pairs: number | null, found: number) => void;
   /** The tables' training: EM iterations done of all. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -459,12 +461,12 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
   let aligner: ((s: number) => WordAligner | null) | WordAligner | null = o.aligner ?? null;
   if (self) {
     const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
-    const pairs = greedyPairs(c, first.prob, first.margin, self.threshold ?? 0.5);
+    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? 0.5), pairs = found.slice(0, self.maxPairs ?? 200_000);
     if (pairs.length >= (self.minPairs ?? 100)) {
-      self.onTables?.(pairs.length);
+      self.onTables?.(pairs.length, found.length);
       aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05, onProgress: self.onProgress }));
     } else {
-      self.onTables?.(null);
+      self.onTables?.(null, found.length);
       return greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, first, i));
     }
   }
