@@ -14,7 +14,7 @@ import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mi
 import { mineTables } from '../src/mine/mine.js';
 import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, devColumn, tinyDualModel } from './fixtures/cli.js';
+import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -289,7 +289,7 @@ describe('the second-stage scorer', () => {
     // zh-en translations of the sample (no shared letters for the surface features): tables from the
     // first 900; sets in which every other source has a decoy target (another row's English) nearer
     // than its translation by the vectors, so that mostly the words tell them apart
-    const [head, ...lines] = gunzipSync(readFileSync(join('data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
+    const [head, ...lines] = gunzipSync(readFileSync(join(root, 'data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
     const cols = head!.split('\t'), di = cols.indexOf('zh'), ei = cols.indexOf('en');
     const rows = lines.map((l) => l.split('\t')).filter((r) => r[di] && r[ei]).map((r) => [r[di]!, r[ei]!] as [string, string]);
     const al = new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 }));
