@@ -498,6 +498,19 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     }
     const stats = JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8'));
     assert.equal(stats.pairs, lines.length - 1);
+    // through a faiss index over the target vectors: an exact (flat) one gives the same pairs
+    for (const l of ['de', 'en']) {
+      writeFileSync(join(dir, `${l}.plain`), readFileSync(join(dir, `${l}.bucc`), 'utf8').trimEnd().split('\n').map((x) => x.split('\t')[1]).join('\n') + '\n');
+      assert.equal(cli(['embed', '--model', model, '--input', join(dir, `${l}.plain`), '--lang', l, '--output', join(dir, `${l}.npy`)]).status, 0);
+    }
+    assert.equal(cli(['index', 'build', '--factory', 'Flat', join(dir, 'en.npy'), '-o', join(dir, 'en.faiss')]).status, 0);
+    const viaVectors = ['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--src-vectors', join(dir, 'de.npy'), '--trg-vectors', join(dir, 'en.npy'), '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'scorer'), '--threshold', '0.2'];
+    r = cli([...viaVectors, '-o', join(dir, 'exact.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    r = cli([...viaVectors, '--index', join(dir, 'en.faiss'), '-o', join(dir, 'indexed.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(readFileSync(join(dir, 'exact.tsv'), 'utf8').split('\n').length > 10);
+    assert.equal(readFileSync(join(dir, 'indexed.tsv'), 'utf8'), readFileSync(join(dir, 'exact.tsv'), 'utf8'));
     assert.equal(stats.scorer, join(dir, 'scorer'));
     // language identification of both sides: German sources asked as English are removed, and only they
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'm1.tsv'), '--lid-filter', '--stats', join(dir, 's1.json')]);

@@ -79,7 +79,7 @@ export const mineCommand = command(['mine'], {
     model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model instead' },
     ...MINE_OPTIONS,
     unify: { type: 'boolean', default: false, help: 'deduplicate identical lines before search' },
-    index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0)' },
+    index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0); the neighbours found are scored exactly, and with --scorer are its candidates' },
     nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first; - for standard output' },
     ...MINE_EMBED_OPTIONS,
@@ -90,7 +90,6 @@ export const mineCommand = command(['mine'], {
   if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
-  if (a.scorer && a.index) usage('--scorer re-scores the exact k-NN candidates; it cannot be combined with --index');
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const filters = filterOptionsOf(a);
@@ -145,8 +144,8 @@ export const mineCommand = command(['mine'], {
       feats?.set(done);
       if (done === total) { feats?.done(); feats = null; }
     };
-    rows = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates })
-      .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
+    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
+    rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     knn.done();
   } else {
     prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });

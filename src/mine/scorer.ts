@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isLangCode, matchLangCode } from '../embed/language.js';
-import { SearchResult } from '../index/faiss.js';
+import { FaissIndex, SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, trainWordTables, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
@@ -439,7 +439,8 @@ export interface SelfTables {
 }
 
 /**
- * Mining with a scorer: both directions' k-NN (the scorer's k; progress by onProgress), the pair
+ * Mining with a scorer: both directions' k-NN (the scorer's k; src→trg through `trgIndex` when
+ * given, its neighbours rescored exactly; progress by onProgress), the pair
  * model's logits, every candidate scored (scoreCandidates; progress by onCandidates, each pass from
  * 0), then the one-to-one assignment and
  * threshold of selectByScorer — the same pairs, kept in columns rather than as objects. What xling
@@ -451,8 +452,8 @@ export interface SelfTables {
  * dialogue (bench/RESULTS.md): better than tables cross-fitted by source (each pair scored by
  * tables trained on the other half) on every pair, and a second round adds little.
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number, pass: number) => void } = {}): Picked[] {
-  const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number, pass: number) => void } = {}): Picked[] {
+  const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
   const c = enumerateCandidates(fwd, bwd);
   if (m.pair && !o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
   const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
