@@ -23,6 +23,7 @@ const scorers = args.flatMap((a, i) => (a === '--scorer' ? [args[i + 1] ?? ''] :
   return { name: s.slice(0, j), dir: s.slice(j + 1) };
 });
 const cal = opt('--calibration');
+const noSelf = args.includes('--no-self-tables');
 const work = opt('--work', join(sets, 'transfer'));
 mkdirSync(work, { recursive: true });
 
@@ -43,7 +44,7 @@ for (const g of golds) {
     const json = join(work, `${p}.${s.name}.json`);
     const calFile = cal ? join(cal, `${p}.${s.name === 'margin' ? 'margin' : s.name}.json`) : null;
     const useCal = calFile && existsSync(calFile);
-    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir, ...(args.includes('--no-self-tables') ? ['--no-self-tables'] : [])] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
+    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir, ...(noSelf ? ['--no-self-tables'] : [])] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
     const r = JSON.parse(readFileSync(json, 'utf8'));
     row[s.name] = { f1: r.f1, threshold: r.threshold, at: r.at_threshold ?? null, tables: !/has no word tables/.test(err) };
   }
@@ -60,5 +61,5 @@ for (const r of table) {
 }
 const mean = (f) => table.reduce((s, r) => s + f(r), 0) / table.length;
 console.log(`| mean | ${names.map((n) => pct(mean((r) => r[n].f1))).join(' | ')}${cal ? ` | ${names.map((n) => (table.every((r) => r[n].at) ? pct(mean((r) => r[n].at.f1)) : '—')).join(' | ')}` : ''} |`);
-if (table.some((r) => scorers.some((s) => !r[s.name].tables))) console.log(`\n\\* the scorer has no word tables for that pair (${args.includes('--no-self-tables') ? 'its word-alignment features are empty' : 'they are trained on the set\'s own pairs: --self-tables'}).`);
+if (table.some((r) => scorers.some((s) => !r[s.name].tables))) console.log(`\n\\* the scorer has no word tables for that pair (${noSelf ? 'its word-alignment features are empty' : 'they are trained on the set\'s own pairs: --self-tables'}).`);
 writeFileSync(join(work, 'table.json'), JSON.stringify(table, null, 1) + '\n');

@@ -13,8 +13,8 @@ export interface AlignOptions {
   /** Diagonal tension λ (fast_align's default starting value is 4) and the null probability p0. */
   tension?: number;
   nullProb?: number;
-  /** Called after each EM iteration (progress of a long training). */
-  onIteration?: () => void;
+  /** Called after each EM iteration with the iterations done and all of them (progress of a long training). */
+  onIteration?: (done: number, total: number) => void;
 }
 
 /** A sentence pair as word ids of each side (ids per side are independent). */
@@ -95,7 +95,7 @@ function trainAlignment(pairs: IdPair[], cells: Cells, srcVocab: number, o: Alig
       }
     });
     for (let c = 0; c < t.length; c++) t[c] = counts[c]! / totals[srcOf[c]!]!;
-    o.onIteration?.();
+    o.onIteration?.(it + 1, m1 + m2);
   }
   return t;
 }

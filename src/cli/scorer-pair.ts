@@ -10,7 +10,7 @@ import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
 import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, PairTrainingPoint, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
-import { loadScorer, PairLogitsFn, scorerTables, ScorerModel, SelfTables } from '../mine/scorer.js';
+import { loadScorer, PairLogitsFn, scorerTables, ScorerModel, SELF_TABLES, SelfTables } from '../mine/scorer.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
@@ -92,11 +92,10 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
   if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
   const tables = scorerTables(scorer, srcLang, trgLang, o);
   if (tables.missing) process.stderr.write(`[${label}] ${o.selfTables ? 'note' : 'warning'}: ${tables.missing}\n`);
-  const threshold = 0.5, minPairs = 100;
+  const { threshold, minPairs } = SELF_TABLES;
   let selfPairs: number | null = null;
   let bar: Progress | null = null;
   const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
-    threshold, minPairs,
     onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
     onTables: (n, found) => { selfPairs = n; process.stderr.write(n === null
       ? `[${label}] ${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without\n`

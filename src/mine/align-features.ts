@@ -35,10 +35,9 @@ export function trainWordTables(pairs: [string, string][], o: { minProb?: number
   const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
   const S = sv.size, T = tv.size;
   const floor = o.minProb ?? 0.01;
-  // fast_align's defaults: 2 iterations of Model 1, 4 with the diagonal prior, each direction
-  let done = 0;
-  const onIteration = o.onProgress ? () => o.onProgress!(++done, 12) : undefined;
-  const f = translationTable(ids, S, T, { floor, onIteration }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor, onIteration });
+  // one direction after the other
+  const progress = (dir: number) => (o.onProgress ? (done: number, total: number) => o.onProgress!(dir * total + done, 2 * total) : undefined);
+  const f = translationTable(ids, S, T, { floor, onIteration: progress(0) }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor, onIteration: progress(1) });
   return {
     src_words: [...sv.keys()], trg_words: [...tv.keys()],
     // four significant digits: what the features need, and a third of the scorer file

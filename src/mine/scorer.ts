@@ -41,9 +41,14 @@ export function scorerFeatures(withPair: boolean): string[] { return [...FEATURE
  * (…_gap_trg); a candidate without competitors has the gap to -5.
  */
 export function addPairFeatures(cands: { src: number; trg: number; features: number[] }[], logits: ArrayLike<number>): void {
-  const src = gapsToOthers(cands, logits, (c) => c.src, -5), trg = gapsToOthers(cands, logits, (c) => c.trg, -5);
+  const g = pairColumns(Int32Array.from(cands, (c) => c.src), Int32Array.from(cands, (c) => c.trg), logits);
   // a new array of exactly the new length (push would grow each one by half)
-  cands.forEach((c, i) => { c.features = c.features.concat([logits[i]!, src[i]!, trg[i]!]); });
+  cands.forEach((c, i) => { c.features = c.features.concat([g[0]![i]!, g[1]![i]!, g[2]![i]!]); });
+}
+
+/** PAIR_FEATURES' three columns, in their order, from each candidate's source, target and pair-model logit. */
+function pairColumns(src: Int32Array, trg: Int32Array, logits: ArrayLike<number>): ArrayLike<number>[] {
+  return [logits, gapsByKey(src, logits, -5), gapsByKey(trg, logits, -5)];
 }
 
 const AL0 = KNN_FEATURES.length + SURFACE_FEATURES.length;
@@ -70,13 +75,8 @@ function competitorGaps(src: Int32Array, trg: Int32Array, content: ArrayLike<num
 
 /**
  * Each candidate's value minus the best value among the other candidates of the same key (its
- * source or its target); with no other candidate, minus `empty`.
+ * source or its target row); with no other candidate, minus `empty`.
  */
-export function gapsToOthers<C>(cands: C[], values: ArrayLike<number>, key: (c: C) => number, empty: number): Float64Array {
-  return gapsByKey(Int32Array.from(cands, key), values, empty);
-}
-
-/** gapsToOthers over keys in a column (non-negative integers: sentence rows). */
 function gapsByKey(keys: Int32Array, values: ArrayLike<number>, empty: number): Float64Array {
   // per key: the best two values (to exclude the candidate itself)
   let nk = 0;
@@ -98,8 +98,8 @@ function gapsByKey(keys: Int32Array, values: ArrayLike<number>, empty: number): 
 /** A candidate pair of rows with its margin score (ratio) and cosine. */
 export interface ScoredCandidate { src: number; trg: number; cos: number; margin: number; features: number[] }
 
-/** Candidate pairs in columns (row indices and cosine), ordered by source, then target; `sources`, `targets`: the sentences of each side. */
-export interface CandidateList { n: number; src: Int32Array; trg: Int32Array; cos: Float32Array; sources: number; targets: number }
+/** Candidate pairs in columns (row indices and cosine), ordered by source, then target. */
+export interface CandidateList { n: number; src: Int32Array; trg: Int32Array; cos: Float32Array }
 
 /**
  * The candidate pairs of two k-NN tables (src→trg and trg→src, best first, exact scores): every
@@ -117,7 +117,7 @@ export function enumerateCandidates(fwd: SearchResult, bwd: SearchResult): Candi
   for (let t = 0; t < bwd.n; t++) for (let j = 0; j < bwd.k; j++) { const s = backOnly(t, j); if (s >= 0) { bt[fill[s]!] = t; bc[fill[s]!++] = bwd.distances[t * bwd.k + j]!; } }
   let n = bt.length;
   for (let s = 0; s < fwd.n; s++) for (let j = 0; j < fwd.k; j++) if (fwd.labels[s * fwd.k + j]! >= 0n) n++;
-  const out: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n), sources: fwd.n, targets: bwd.n };
+  const out: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n) };
   let o = 0;
   const row: { t: number; cos: number }[] = [];
   for (let s = 0; s < fwd.n; s++) {
@@ -216,7 +216,7 @@ export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: Candida
   o.onProgress?.(c.n, c.n);
   const add = (j0: number, cols: ArrayLike<number>[]) => { for (let i = 0; i < c.n; i++) { let s = z[i]!; cols.forEach((col, j) => { s += term(j0 + j, col[i]!); }); z[i] = s; } };
   add(FEATURES.length - COMPETITOR_FEATURES.length, competitorGaps(c.src, c.trg, content, logprob));
-  if (m.pair) add(FEATURES.length, [o.logits!, gapsByKey(c.src, o.logits!, -5), gapsByKey(c.trg, o.logits!, -5)]);
+  if (m.pair) add(FEATURES.length, pairColumns(c.src, c.trg, o.logits!));
   return { margin, prob: z.map(sigmoid) };
 }
 
@@ -357,14 +357,38 @@ export function selectByScorer(cands: ScoredCandidate[], m: ScorerModel, thresho
 
 /** One-to-one pairs of scored candidates (see selectByScorer), best first. */
 export function assignOneToOne<T extends { src: number; trg: number; prob: number; margin: number }>(scored: T[], assignment: Assignment = 'greedy'): T[] {
-  const order = [...scored].sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
-  const bySrc = new Map<number, T>(), byTrg = new Map<number, T>();
-  for (const c of order) {
-    if (bySrc.has(c.src) || byTrg.has(c.trg)) continue;
-    bySrc.set(c.src, c); byTrg.set(c.trg, c);
+  const col = { src: Int32Array.from(scored, (x) => x.src), trg: Int32Array.from(scored, (x) => x.trg), prob: Float64Array.from(scored, (x) => x.prob), margin: Float64Array.from(scored, (x) => x.margin) };
+  const order = bestFirst(col);
+  const picked = greedyOneToOne(order, col, -Infinity).map((i) => scored[i]!);
+  if (assignment === 'greedy') return picked;
+  const bySrc = new Map(picked.map((c) => [c.src, c])), byTrg = new Map(picked.map((c) => [c.trg, c]));
+  improveAssignment(Array.from(order, (i) => scored[i]!), bySrc, byTrg);
+  // best first again: the exchanges changed which pairs there are, not their order
+  const rank = new Map(Array.from(order, (i, r) => [scored[i]!, r]));
+  return [...bySrc.values()].sort((a, b) => rank.get(a)! - rank.get(b)!);
+}
+
+/** Candidates in columns with their probability and margin: what the one-to-one assignment ranks by. */
+interface RankedColumns { src: ArrayLike<number>; trg: ArrayLike<number>; prob: ArrayLike<number>; margin: ArrayLike<number> }
+
+/** The candidates' indices best first: by probability, then margin, then source and target (a total order on distinct pairs). */
+function bestFirst(c: RankedColumns): Uint32Array {
+  const { src, trg, prob, margin } = c;
+  return Uint32Array.from({ length: prob.length }, (_, i) => i).sort((a, b) => prob[b]! - prob[a]! || margin[b]! - margin[a]! || src[a]! - src[b]! || trg[a]! - trg[b]!);
+}
+
+/** Greedy one-to-one in `order` (best first): each source and target taken once; stops at the first candidate below `threshold`. */
+function greedyOneToOne(order: Uint32Array, c: RankedColumns, threshold: number): number[] {
+  const rows = (x: ArrayLike<number>) => { let n = 0; for (let i = 0; i < x.length; i++) if (x[i]! >= n) n = x[i]! + 1; return n; };
+  const usedS = new Uint8Array(rows(c.src)), usedT = new Uint8Array(rows(c.trg)), out: number[] = [];
+  for (const i of order) {
+    // the rest are below the threshold, and cannot take a sentence from a pair above it
+    if (c.prob[i]! < threshold) break;
+    if (usedS[c.src[i]!] || usedT[c.trg[i]!]) continue;
+    usedS[c.src[i]!] = 1; usedT[c.trg[i]!] = 1;
+    out.push(i);
   }
-  if (assignment === 'exchange') improveAssignment(order, bySrc, byTrg);
-  return [...bySrc.values()].sort((a, b) => b.prob - a.prob || b.margin - a.margin || a.src - b.src || a.trg - b.trg);
+  return out;
 }
 
 /**
@@ -424,6 +448,9 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
   }
 }
 
+/** SelfTables' defaults. */
+export const SELF_TABLES = { threshold: 0.5, minPairs: 100, maxPairs: 200_000 } as const;
+
 /** Word tables trained on what a corpus's own mining finds, for a scorer that has none for the language pair. */
 export interface SelfTables {
   /** Pairs scored at least this without word tables are what the tables learn from (default 0.5). */
@@ -462,8 +489,8 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
   let aligner: ((s: number) => WordAligner | null) | WordAligner | null = o.aligner ?? null;
   if (self) {
     const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
-    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? 0.5), pairs = found.slice(0, self.maxPairs ?? 200_000);
-    if (pairs.length >= (self.minPairs ?? 100)) {
+    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = found.slice(0, self.maxPairs ?? SELF_TABLES.maxPairs);
+    if (pairs.length >= (self.minPairs ?? SELF_TABLES.minPairs)) {
       self.onTables?.(pairs.length, found.length);
       aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05, onProgress: self.onProgress }));
     } else {
@@ -477,23 +504,14 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
 
 const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array }, i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: r.prob[i]!, margin: r.margin[i]!, cos: c.cos[i]! });
 
-/** The candidates (indices) that assignOneToOne keeps at or above `threshold`, best first: greedy over a sorted index, or its exchange variant. */
+/** The candidates (indices) that assignOneToOne keeps at or above `threshold`, best first, without an object per candidate for the greedy assignment. */
 function greedyPairs(c: CandidateList, prob: Float64Array, margin: Float64Array, threshold: number, assignment: Assignment = 'greedy'): number[] {
   if (assignment === 'exchange') {
     const scored = Array.from({ length: c.n }, (_, i) => ({ i, src: c.src[i]!, trg: c.trg[i]!, prob: prob[i]!, margin: margin[i]! }));
     return assignOneToOne(scored, 'exchange').filter((x) => x.prob >= threshold).map((x) => x.i);
   }
-  // best probability first (then margin, source, target), each sentence once
-  const order = Uint32Array.from({ length: c.n }, (_, i) => i).sort((a, b) => prob[b]! - prob[a]! || margin[b]! - margin[a]! || c.src[a]! - c.src[b]! || c.trg[a]! - c.trg[b]!);
-  const usedS = new Uint8Array(c.sources), usedT = new Uint8Array(c.targets), out: number[] = [];
-  for (const i of order) {
-    // the rest are below the threshold, and cannot take a sentence from a pair above it
-    if (prob[i]! < threshold) break;
-    if (usedS[c.src[i]!] || usedT[c.trg[i]!]) continue;
-    usedS[c.src[i]!] = 1; usedT[c.trg[i]!] = 1;
-    out.push(i);
-  }
-  return out;
+  const col = { src: c.src, trg: c.trg, prob, margin };
+  return greedyOneToOne(bestFirst(col), col, threshold);
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
