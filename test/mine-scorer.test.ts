@@ -454,6 +454,11 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(withScorer.scorer, join(dir, 'scorer'));
     assert.ok(withScorer.threshold > 0 && withScorer.threshold < 1, `a probability threshold: ${withScorer.threshold}`);
     assert.ok(Array.isArray(withScorer.cuts) && withScorer.cuts.length > 0);
+    // what --threshold auto would keep, measured against the gold (margin runs have no such threshold)
+    const cutAt = (t: number) => withScorer.cuts.filter((c: number[]) => c[0]! >= t).at(-1);
+    assert.ok(withScorer.auto.threshold > 0 && withScorer.auto.threshold < 1, JSON.stringify(withScorer.auto));
+    assert.ok(Math.abs(withScorer.auto.precision - cutAt(withScorer.auto.threshold)[1]) < 1e-12 && Math.abs(withScorer.auto.recall - cutAt(withScorer.auto.threshold)[2]) < 1e-12);
+    assert.ok(withScorer.auto.f1 > 0 && withScorer.auto.f1 <= withScorer.f1 + 1e-12, `F1 at the automatic threshold ${JSON.stringify(withScorer.auto)} (F1-optimal: ${withScorer.f1})`);
     // the exchange-improved assignment is recorded; without a scorer it is refused
     r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--assignment', 'exchange', '--json', join(dir, 'bx.json')]);
     assert.equal(r.status, 0, r.stderr);
@@ -511,6 +516,26 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(r.status, 0, r.stderr);
     assert.ok(readFileSync(join(dir, 'exact.tsv'), 'utf8').split('\n').length > 10);
     assert.equal(readFileSync(join(dir, 'indexed.tsv'), 'utf8'), readFileSync(join(dir, 'exact.tsv'), 'utf8'));
+    // --threshold auto: the cut the probabilities expect to give the best F1, said and recorded — the same file as that threshold given as a number
+    const viaAuto = viaVectors.slice(0, -2);
+    r = cli([...viaAuto, '--threshold', 'auto', '--header', '--stats', join(dir, 'sa.json'), '-o', join(dir, 'auto.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /automatic threshold [\d.]+: keeps \d+ of \d+ pairs; were the probabilities calibrated for this data, precision [\d.]+% and recall/);
+    const sa = JSON.parse(readFileSync(join(dir, 'sa.json'), 'utf8'));
+    assert.equal(sa.threshold_auto.threshold, sa.threshold);
+    assert.ok(sa.threshold > 0 && sa.threshold < 1 && sa.pairs === sa.threshold_auto.kept, JSON.stringify(sa));
+    const autoLines = readFileSync(join(dir, 'auto.tsv'), 'utf8').trimEnd().split('\n');
+    assert.match(autoLines[0]!, /threshold=[\d.e-]+ \(auto\)/);
+    assert.equal(autoLines.length - 1, sa.pairs);
+    assert.equal(cli([...viaAuto, '--threshold', String(sa.threshold), '-o', join(dir, 'num.tsv')]).status, 0);
+    assert.equal(readFileSync(join(dir, 'num.tsv'), 'utf8'), autoLines.slice(1).join('\n') + '\n');
+    // without a scorer the scores are not probabilities: refused before any work, as is a threshold that is not a number
+    for (const [t, msg] of [['auto', /--threshold auto goes with --scorer/], ['0.x', /--threshold expects a number or 'auto', got '0.x'/]] as const) {
+      r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--src-vectors', join(dir, 'de.npy'), '--trg-vectors', join(dir, 'en.npy'), '--threshold', t, '-o', join(dir, 'no.tsv')]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, msg);
+      assert.equal(existsSync(join(dir, 'no.tsv')), false);
+    }
     assert.equal(stats.scorer, join(dir, 'scorer'));
     // language identification of both sides: German sources asked as English are removed, and only they
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'm1.tsv'), '--lid-filter', '--stats', join(dir, 's1.json')]);

@@ -26,7 +26,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { MINE_INPUT_OPTIONS, MINE_OPTIONS } from './mine.js';
+import { MINE_INPUT_OPTIONS, MINE_OPTIONS, parseThreshold } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';
 
@@ -230,6 +230,8 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   },
   examples: ['xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work'],
 }, async (a) => {
+  const threshold = parseThreshold(a.threshold);
+  if (threshold === 'auto') usage("--threshold auto is for xling mine (it fits the scores of the whole run); give cluster mine a number, e.g. the one xling mine --threshold auto chose on a sample");
   checkRedisUrl(a.redis);
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
@@ -246,7 +248,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   await pingRedis(a.redis);
   const request = {
     src: resolve(a.src), trg: resolve(a.trg), srcVectors: resolve(a.srcVectors), trgVectors: resolve(a.trgVectors), output: resolve(a.output),
-    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold: a.threshold,
+    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold,
   };
   await submitAndFollow(MINE_PLAN, request, a, () => null);
 });

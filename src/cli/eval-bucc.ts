@@ -4,13 +4,14 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
+import { autoThreshold } from '../mine/auto-threshold.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { autoSummary, effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
@@ -83,6 +84,13 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     out.atThreshold = at;
     say(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
   }
+  // what xling mine --threshold auto would keep of these candidates (no gold), measured against the gold
+  const auto = scorer ? autoThreshold(cands.map((c) => c.score)) : null;
+  if (auto) {
+    const at = evaluateAtThreshold(cands, gold, auto.threshold);
+    out.auto = { ...autoSummary(auto), precision: at.precision, recall: at.recall, f1: at.f1, tp: at.tp, predicted: at.predicted };
+    say(`at the automatic threshold ${auto.threshold.toFixed(5)} (--threshold auto; expected F1 ${(100 * auto.expected.f1).toFixed(2)}): P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+  } else if (scorer) out.auto = null;
   if (a.json) writeJsonOutput(a.json, out);
   if (a.svg) {
     const step = Math.max(1, Math.floor(r.curve.length / 400));

@@ -2,6 +2,7 @@
 import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
 import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
+import { autoThreshold, AutoThreshold, AUTO_THRESHOLD_MIN } from '../mine/auto-threshold.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
@@ -46,7 +47,7 @@ export const MINE_INPUT_OPTIONS = {
   trg: { type: 'string', required: true, metavar: 'FILE', help: 'target sentences, same formats' },
   srcVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --src (one row per line)' },
   trgVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --trg' },
-  threshold: { type: 'number', range: {}, help: 'keep pairs scoring at least T' },
+  threshold: { type: 'string', metavar: 'T|auto', help: "keep pairs scoring at least T; with --scorer, 'auto': the threshold at which the scorer's probabilities of the run's pairs expect the best F1 (no gold pairs needed; 0.5 or below, lower where fewer pairs are sure)" },
 } as const;
 
 export const MINE_SCORING_OPTIONS = {
@@ -92,6 +93,8 @@ export const mineCommand = command(['mine'], {
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+  const asked = parseThreshold(a.threshold);
+  if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (its probabilities give the threshold; a margin's scale moves with the vectors and the domain: calibrate one on a dev pair with xling eval bucc --json, then --threshold-from)");
   const filters = filterOptionsOf(a);
   if (a.lid && !a.lidFilter) usage('--lid goes with --lid-filter');
   if (a.lidFilter) {
@@ -107,7 +110,7 @@ export const mineCommand = command(['mine'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : a.threshold;
+  let threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : asked === 'auto' ? undefined : asked;
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
@@ -144,7 +147,7 @@ export const mineCommand = command(['mine'], {
       feats?.set(done);
       if (done === total) { feats?.done(); feats = null; }
     };
-    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0.5, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
+    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: asked === 'auto' ? 0 : threshold ?? 0.5, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     knn.done();
   } else {
@@ -154,6 +157,12 @@ export const mineCommand = command(['mine'], {
     prog.done();
   }
   index?.dispose();
+  let auto: AutoThreshold | null = null;
+  if (asked === 'auto') {
+    auto = chooseThreshold(rows.map((r) => r.score), 'mine');
+    threshold = auto.threshold;
+    rows = rows.filter((r) => r.score >= auto!.threshold);
+  } else if (scorer && threshold === undefined) threshold = 0.5;
   const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
   const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };
   // one output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else score<TAB>src<TAB>trg
@@ -168,13 +177,36 @@ export const mineCommand = command(['mine'], {
     process.stderr.write(`[mine] filters kept ${f.kept.length} of ${rows.length} pairs${said.length ? ` (removed: ${said.join(', ')})` : ''}\n`);
     rows = f.kept;
   }
-  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'}${opened ? ` word_tables=${opened.wordTables().replace(/ \((\d+) pairs\)/, ':$1')}` : ''} threshold=${threshold ?? 'none'}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
+  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'}${opened ? ` word_tables=${opened.wordTables().replace(/ \((\d+) pairs\)/, ':$1')}` : ''} threshold=${threshold ?? 'none'}${auto ? ' (auto)' : ''}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
   const body = formatPairs(rows, S, T, sMap, tMap, { withMargin: !!scorer });
   writeTextOutput(a.output, header + body);
   if (a.keepAll) writeTextOutput(a.keepAll, rejectedText);
-  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : {}), threshold: threshold ?? null }, null, 1) + '\n');
-  process.stderr.write(`[mine] ${rows.length} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : {}), threshold: threshold ?? null, ...(auto ? { threshold_auto: autoSummary(auto) } : {}) }, null, 1) + '\n');
+  process.stderr.write(`[mine] ${rows.length} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${auto ? `${threshold.toPrecision(6)} (auto)` : threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
+
+/** --threshold: a number, or 'auto' (chosen from the run's own scores). */
+export function parseThreshold(raw: string | undefined, flag = '--threshold'): number | 'auto' | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim().toLowerCase() === 'auto') return 'auto';
+  const v = raw.trim() === '' ? NaN : Number(raw);
+  if (!Number.isFinite(v)) usage(`${flag} expects a number or 'auto', got '${raw}'`);
+  return v;
+}
+
+/** --threshold auto: the threshold the scorer's probabilities expect to give the best F1 (src/mine/auto-threshold.ts), said with what they expect. */
+export function chooseThreshold(probabilities: number[], label: string): AutoThreshold {
+  const t = autoThreshold(probabilities);
+  if (!t) throw new Error(`--threshold auto: ${probabilities.length} candidate pairs${probabilities.length >= AUTO_THRESHOLD_MIN ? ', all of probability 0' : `, fewer than the ${AUTO_THRESHOLD_MIN} it needs`}; give a number`);
+  const e = t.expected, pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  process.stderr.write(`[${label}] automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)\n`);
+  return t;
+}
+
+/** What --stats / --json record of an automatic threshold. */
+export function autoSummary(t: AutoThreshold): Record<string, unknown> {
+  return { threshold: t.threshold, expected_precision: t.expected.precision, expected_recall: t.expected.recall, expected_f1: t.expected.f1, kept: t.expected.kept, to_find: t.expected.toFind };
+}
 
 /** A mined pair: score is the scorer's probability with --scorer, else the margin score (= margin). */
 interface MinedRow extends Candidate { margin: number }
