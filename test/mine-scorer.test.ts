@@ -12,7 +12,7 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, saveScorer, scoreCandidate, scorerTables, selectByScorer, trainScorer } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
 import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
@@ -338,6 +338,64 @@ describe('the second-stage scorer', () => {
     assert.equal(asked, false);
   });
 
+  it('fits a second regression on what self-trained tables make of its training sets, and mines with it in their second pass', () => {
+    const [head, ...lines] = gunzipSync(readFileSync(join(root, 'data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
+    const cols = head!.split('\t'), di = cols.indexOf('zh'), ei = cols.indexOf('en');
+    const rows = lines.map((l) => l.split('\t')).filter((r) => r[di] && r[ei]).map((r) => [r[di]!, r[ei]!] as [string, string]);
+    const al = new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 }));
+    // sets as above: 60% of the sources with their translation, decoys (other rows' English) as near by the vectors
+    const set = (from: number, n: number, seed: number) => {
+      const rng = new Rng(seed), d = 16;
+      const unit = (v: Float32Array) => { let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
+      const src: string[] = [], trg: string[] = [], sv: number[] = [], tv: number[] = [], gold = new Set<string>();
+      for (let i = 0; i < n; i++) {
+        const base = Float32Array.from({ length: d }, () => rng.normal()), near = (e: number) => unit(base.map((x) => x + e * rng.normal()));
+        src.push(rows[from + i]![0]); sv.push(...near(0.02));
+        if (i % 5 < 3) { gold.add(`${i}\t${trg.length}`); trg.push(rows[from + i]![1]); tv.push(...near(0.08)); }
+        trg.push(rows[from + n + i]![1]); tv.push(...near(0.08));
+      }
+      const t = mineTables(Float32Array.from(sv), Float32Array.from(tv), d, { k: 4 });
+      return { src, trg, sv: Float32Array.from(sv), tv: Float32Array.from(tv), d, gold, t };
+    };
+    const a = set(900, 400, 1), b = set(1700, 400, 2), test = set(2500, 500, 3);
+    const ca = candidatePairs(a.t.fwd, a.t.bwd, a.src, a.trg, al), cb = candidatePairs(b.t.fwd, b.t.bwd, b.src, b.trg, al);
+    const ya = ca.map((q) => (a.gold.has(`${q.src}\t${q.trg}`) ? 1 : 0)), yb = cb.map((q) => (b.gold.has(`${q.src}\t${q.trg}`) ? 1 : 0));
+    const m = trainScorer([...ca, ...cb], [...ya, ...yb], 4, {});
+    // realign: the features candidatePairs gives with that aligner (or none), the others kept
+    assert.deepEqual(realign(ca, a.src, a.trg, null), candidatePairs(a.t.fwd, a.t.bwd, a.src, a.trg, null));
+    assert.deepEqual(realign(realign(ca, a.src, a.trg, null), a.src, a.trg, al), ca);
+    const withTail = ca.map((q) => ({ ...q, features: q.features.concat([7, 8, 9]) }));
+    assert.deepEqual(realign(withTail, a.src, a.trg, null).map((q) => q.features.slice(-3)), ca.map(() => [7, 8, 9]));
+    // the self-tables features of each training set; too few pairs: none
+    const sa = selfTablesFeatures(ca, a.src, a.trg, m)!, sb = selfTablesFeatures(cb, b.src, b.trg, m)!;
+    assert.ok(sa.pairs >= 100 && sb.pairs >= 100, `${sa.pairs} ${sb.pairs}`);
+    assert.equal(selfTablesFeatures(ca, a.src, a.trg, m, { minPairs: 10_000 }), null);
+    const head2 = fitLogistic([...sa.cands, ...sb.cands].map((q) => q.features), [...ya, ...yb]);
+    const mh: ScorerModel = { ...m, self: { ...head2, trained: {} } };
+    // mining with self tables: the first pass by the first regression, the second by the head — exactly
+    // what scoring the test set's self-tables features with the head gives
+    // (with the head, on tables cross-fitted by source, as the head was fitted; without, on tables from all the pairs)
+    const steps: number[][] = [];
+    const run = (x: ScorerModel) => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, x, { k: 4, selfTables: { onProgress: (d, t) => steps.push([d, t]) } });
+    const ct = candidatePairs(test.t.fwd, test.t.bwd, test.src, test.trg, null);
+    const found = assignOneToOne(ct.map((q) => ({ src: q.src, trg: q.trg, margin: q.margin, prob: scoreCandidate(m, q.features) }))).filter((q) => q.prob >= 0.5);
+    const whole = new WordAligner(trainWordTables(found.map((q) => [test.src[q.src]!, test.trg[q.trg]!]), { minProb: 0.05 }));
+    const crossed = crossFittedTables(found.map((q) => [q.src, q.trg]), test.src, test.trg);
+    assert.deepEqual(run(mh), selectByScorer(realign(ct, test.src, test.trg, crossed), withSelfHead(mh)));
+    assert.deepEqual(steps, Array.from({ length: 24 }, (_, i) => [i + 1, 24]), 'both halves\' tables, one after the other');
+    assert.deepEqual(run(m), selectByScorer(realign(ct, test.src, test.trg, whole), m));
+    assert.deepEqual(selfTablesFeatures(ct, test.src, test.trg, m)!.cands, realign(ct, test.src, test.trg, crossed));
+    // no pair is scored by tables that learnt from it: a source's tables are the other half's
+    const half = (f: number) => trainWordTables(found.filter((q) => q.src % 2 === f).map((q) => [test.src[q.src]!, test.trg[q.trg]!]), { minProb: 0.05 });
+    assert.deepEqual(crossed(3)!.features(test.src[3]!, test.trg[0]!), new WordAligner(half(0)).features(test.src[3]!, test.trg[0]!));
+    assert.deepEqual(crossed(4)!.features(test.src[4]!, test.trg[0]!), new WordAligner(half(1)).features(test.src[4]!, test.trg[0]!));
+    // the head's probabilities are nearer what they claim: the pairs' mean probability against their precision
+    const gap = (x: ScorerModel) => { const p = run(x); const prec = p.filter((q) => test.gold.has(`${q.src}\t${q.trg}`)).length / p.length; return Math.abs(p.reduce((s2, q) => s2 + q.prob, 0) / p.length - prec); };
+    assert.ok(gap(mh) < gap(m), `calibration gap with the head ${gap(mh)}, without ${gap(m)}`);
+    // a scorer with the pair's own tables never uses the head
+    assert.deepEqual(mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, mh, { k: 4, aligner: al, selfTables: {} }), mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner: al }));
+  });
+
   it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {
     const s = toySet(4, 30);
     const { fwd, bwd } = mineTables(s.sv, s.tv, s.d, { k: 4 });
@@ -440,6 +498,29 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.match(r.stderr, /de-en: .*word tables from 150 parallel rows/);
     assert.equal(loadScorer(join(dir, 'scorer')).trained.word_tables, join(dir, 'par.tsv'));
     const summary = JSON.parse(readFileSync(join(dir, 'sc.json'), 'utf8'));
+    // sets of 90 pairs: too few for the self-tables regression (mining keeps the first regression there)
+    assert.match(r.stderr, /self-tables regression: no set has 100 pairs scored ≥ 0.5 without tables; none fitted/);
+    assert.equal(summary.self_head, null);
+    assert.equal(loadScorer(join(dir, 'scorer')).self, undefined);
+    // (this model's candidates hold too few gold pairs for it on any set; the regression itself is
+    // tested above) a scorer with one: mining a pair without tables says it cross-fits them
+    // (its first regression's bias raised so that the first pass finds enough pairs for tables)
+    const sh: ScorerModel = { ...loadScorer(join(dir, 'scorer')), bias: 10, self: { mean: loadScorer(join(dir, 'scorer')).mean, std: loadScorer(join(dir, 'scorer')).std, weights: loadScorer(join(dir, 'scorer')).weights.map((w) => w / 2), bias: 0, trained: {} } };
+    saveScorer(join(dir, 'scorer-h'), sh);
+    assert.deepEqual(loadScorer(join(dir, 'scorer-h')).self!.weights, sh.self!.weights);
+    writeFileSync(join(dir, 'de.plain'), cols.de!.slice(0, 300).join('\n') + '\n');
+    writeFileSync(join(dir, 'fr.plain'), cols.fr!.slice(0, 300).join('\n') + '\n');
+    const frSide = ['mine', '--src', join(dir, 'de.plain'), '--trg', join(dir, 'fr.plain'), '--model', model, '--src-lang', 'de', '--trg-lang', 'fr', '--threshold', '0'];
+    const selfSaid = /then scoring again with them \(cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression\)/;
+    r = cli([...frSide, '--scorer', join(dir, 'scorer-h'), '-o', join(dir, 'h.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, selfSaid);
+    r = cli([...frSide, '--scorer', join(dir, 'scorer'), '-o', join(dir, 'n.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /cross-fitted/);
+    // a damaged regression is refused when the scorer is read
+    writeFileSync(join(dir, 'scorer-h', 'scorer.json'), readFileSync(join(dir, 'scorer-h', 'scorer.json'), 'utf8').replace(/"self": \{\n  "mean": \[/, '"self": {\n  "mean": [null, '));
+    assert.throws(() => loadScorer(join(dir, 'scorer-h')), /'self.mean' must hold \d+ finite numbers/);
     assert.deepEqual(Object.keys(summary.sets).sort(), ['de-en', 'fr-en']);
     assert.ok(summary.training_accuracy > 0.8, JSON.stringify(summary));
     // a BUCC-format split of the last 100 dev rows (60 paired, distractors on both sides)

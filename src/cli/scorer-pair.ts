@@ -99,7 +99,7 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
     onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
     onTables: (n, found) => { selfPairs = n; process.stderr.write(n === null
       ? `[${label}] ${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without\n`
-      : `[${label}] training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them\n`); },
+      : `[${label}] training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them${scorer.self ? " (cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression)" : ''}\n`); },
   } : null;
   return { scorer, aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
 }

@@ -8,7 +8,7 @@ import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
 import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
-import { addPairFeatures, candidatePairs, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, trainScorer } from '../mine/scorer.js';
+import { addPairFeatures, candidatePairs, fitLogistic, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, selfTablesFeatures, SELF_TABLES, trainScorer } from '../mine/scorer.js';
 import { pairLogits, PairModel, savePairModel, WordInfo } from '../mine/pair-model.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
@@ -159,6 +159,7 @@ const scorerTrainSpec = {
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
     resume: { type: 'boolean', default: false, help: "reuse the language pairs that a killed run (or one with --keep-work) finished: their candidates and word tables are kept in OUT.partial until the scorer is written; a pair made from other data or arguments is done again" },
     keepWork: { type: 'boolean', default: false, help: 'keep OUT.partial (each language pair\'s candidates and word tables) after writing the scorer, so that a later --resume run with more pairs does only the new ones' },
+    selfHead: { type: 'boolean', default: true, help: "also fit the regression that mining uses with word tables trained on the run's own pairs (--self-tables, for language pairs the scorer has no tables for): each set's candidates scored without tables, tables trained on its pairs ≥ 0.5 (cross-fitted by source, as mining then trains them), the regression fitted on the features they give (--no-self-head: such runs use the first regression and tables from all their pairs, and its probabilities are too high there)" },
     pairModel: { type: 'boolean', default: false, help: "also train the pair model: a decomposable-attention classifier that reads a candidate pair word by word (each word a vector of --model's encoder), trained on --pair-rows translations of each language pair (from --tables, else --parallel; never a sentence of the scorer's sets) against their nearest wrong neighbours; its logit and its lead over each sentence's other candidates are 3 more features. Slower to train and better: 6 language pairs of 15,000 translations (270,000 examples, 3 epochs) take about 12 minutes on 2 cores; see bench/RESULTS.md" },
     pairFrom: { type: 'string', metavar: 'DIR', help: 'use the pair model of this scorer (one trained with --pair-model on the same --model) instead of training one' },
     pairRows: { type: 'number', default: 15000, range: { int: true, min: 10 }, help: "with --pair-model: translations per language pair it learns from (each gives up to 1 + 2 × --pair-negatives examples)" },
@@ -287,10 +288,26 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;
+  if (a.selfHead) {
+    // what mining with self-trained tables does to each set, and the regression fitted on it
+    const selfProg = new Progress({ label: 'scorer self-tables regression', unit: 'pairs', total: sets.length });
+    const xs: number[][] = [], ys: number[] = [];
+    let used = 0, pairs = 0;
+    sets.forEach((set, i) => {
+      const r = selfTablesFeatures(perSet[i]!.cands, set.src, set.trg, m);
+      if (r) { r.cands.forEach((c, j) => { xs.push(c.features); ys.push(perSet[i]!.labels[j]!); }); used++; pairs += r.pairs; }
+      selfProg.tick();
+    });
+    selfProg.done();
+    if (used && ys.some((y) => y === 1) && ys.some((y) => y === 0)) {
+      m.self = { ...fitLogistic(xs, ys, { l2: a.l2 }), trained: { sets: used, candidates: xs.length, positives: ys.reduce((x, y) => x + y, 0), table_pairs: pairs, tables: 'cross-fitted by source' } };
+      process.stderr.write(`[scorer] self-tables regression: ${used} of ${sets.length} sets (tables from ${pairs} pairs their candidates scored ≥ ${SELF_TABLES.threshold} without tables), ${xs.length} candidates\n`);
+    } else process.stderr.write(`[scorer] self-tables regression: no set has ${SELF_TABLES.minPairs} pairs scored ≥ ${SELF_TABLES.threshold} without tables; none fitted\n`);
+  }
   if (pair) { mkdirSync(a.output, { recursive: true }); savePairModel(pair.pm, join(a.output, 'pair-model.safetensors')); }
   saveScorer(a.output, m);
   if (!a.keepWork) rmSync(work, { recursive: true, force: true });
-  const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k, ...(pair ? { pair_model: pair.trained } : {}) };
+  const summary = { output: a.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: a.k, ...(pair ? { pair_model: pair.trained } : {}), self_head: m.self?.trained ?? null };
   process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${a.output}\n`);
   if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
 }

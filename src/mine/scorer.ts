@@ -238,6 +238,52 @@ export interface ScorerModel {
   pair?: { file: string; config: PairModelConfig; trained: Record<string, unknown> };
   /** The pair model itself, when loaded (in memory only). */
   pairModel?: PairModel;
+  /**
+   * The regression for a run's second pass with word tables trained on its own pairs (SelfTables):
+   * the same features, fitted on the training sets' candidates with such tables (selfTablesFeatures),
+   * which a run with it then cross-fits by source (crossFittedTables). Tables a run trains on its
+   * pairs are not the tables the first regression was fitted with; scored by the first regression its
+   * probabilities on such pairs are far too high (bench/RESULTS.md, "The self-tables regression").
+   * Absent in older scorers (they keep tables from all the pairs and the first regression).
+   */
+  self?: SelfHead;
+}
+
+/** A second logistic regression over the scorer's features (ScorerModel.self). */
+export interface SelfHead { mean: number[]; std: number[]; weights: number[]; bias: number; trained: Record<string, unknown> }
+
+/** The scorer with its self-tables regression in place of the first, where it has one. */
+export function withSelfHead(m: ScorerModel): ScorerModel {
+  return m.self ? { ...m, mean: m.self.mean, std: m.self.std, weights: m.self.weights, bias: m.self.bias } : m;
+}
+
+/**
+ * Candidates with their ALIGN_FEATURES recomputed by another aligner (null: NO_ALIGNMENT, as
+ * without tables) and their COMPETITOR_FEATURES after them; the other features are kept.
+ */
+export function realign(cands: ScoredCandidate[], srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null): ScoredCandidate[] {
+  const a1 = AL0 + ALIGN_FEATURES.length, c1 = a1 + COMPETITOR_FEATURES.length;
+  const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
+  const out = cands.map((c) => { const al = alignerOf(c.src); return { ...c, features: c.features.slice(0, AL0).concat(al ? al.features(srcText[c.src]!, trgText[c.trg]!) : NO_ALIGNMENT) }; });
+  const g = competitorGaps(Int32Array.from(out, (c) => c.src), Int32Array.from(out, (c) => c.trg), out.map((c) => meanOf(c.features, CONTENT)), out.map((c) => meanOf(c.features, LOGPROB)));
+  out.forEach((c, i) => { c.features = c.features.concat([g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!], cands[i]!.features.slice(c1)); });
+  return out;
+}
+
+/**
+ * What a mining run with self-trained tables (mineWithScorer's selfTables) makes of one set's
+ * candidates: scored by `m` without tables, word tables trained on the one-to-one pairs scored at
+ * least the threshold, cross-fitted by source (crossFittedTables, as mining does for a scorer with
+ * this regression), and the candidates realigned with them — the features the self-tables
+ * regression is fitted on. Null when fewer than minPairs pairs (mining then keeps its first pass).
+ */
+export function selfTablesFeatures(cands: ScoredCandidate[], srcText: string[], trgText: string[], m: ScorerModel, o: SelfTables = {}): { cands: ScoredCandidate[]; pairs: number } | null {
+  const bare = realign(cands, srcText, trgText, null);
+  const scored = bare.map((c) => ({ src: c.src, trg: c.trg, margin: c.margin, prob: scoreCandidate(m, c.features) }));
+  const found = assignOneToOne(scored).filter((x) => x.prob >= (o.threshold ?? SELF_TABLES.threshold));
+  const pairs = found.slice(0, o.maxPairs ?? SELF_TABLES.maxPairs);
+  if (pairs.length < (o.minPairs ?? SELF_TABLES.minPairs)) return null;
+  return { cands: realign(cands, srcText, trgText, crossFittedTables(pairs.map((x) => [x.src, x.trg]), srcText, trgText)), pairs: pairs.length };
 }
 
 /** Candidate pairs' logits by the scorer's pair model (see pairLogits; the words are embedded by the caller's sentence encoder). */
@@ -448,8 +494,23 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
   }
 }
 
+/**
+ * Word tables cross-fitted by source: IBM Model 1 tables (both directions) trained on the pairs whose
+ * source row is even and on those whose source is odd; a source's candidates are aligned by the other
+ * half's tables, so that no pair is scored by tables that learnt from it (tables trained on a run's
+ * own pairs otherwise vouch for the wrong pairs among them too). onProgress: both halves' EM
+ * iterations, one after the other.
+ */
+export function crossFittedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): (s: number) => WordAligner | null {
+  const folds = [0, 1].map((f) => {
+    const own = pairs.filter(([q]) => q % 2 === f).map(([q, t]) => [srcText[q]!, trgText[t]!] as [string, string]);
+    return own.length ? new WordAligner(trainWordTables(own, { minProb: SELF_TABLES.minProb, onProgress: onProgress && ((d, t) => onProgress(d + f * t, 2 * t)) })) : null;
+  });
+  return (q) => folds[1 - (q % 2)]!;
+}
+
 /** SelfTables' defaults. */
-export const SELF_TABLES = { threshold: 0.5, minPairs: 100, maxPairs: 200_000 } as const;
+export const SELF_TABLES = { threshold: 0.5, minPairs: 100, maxPairs: 200_000, minProb: 0.05 } as const;
 
 /** Word tables trained on what a corpus's own mining finds, for a scorer that has none for the language pair. */
 export interface SelfTables {
@@ -475,9 +536,11 @@ export interface SelfTables {
  *
  * `selfTables` (without `aligner`): the candidates are scored twice — first without word tables,
  * then with tables trained (trainWordTables, as `xling scorer train --table-min-prob` keeps them) on
- * the one-to-one pairs that the first pass scores at least selfTables.threshold. Measured on game
- * dialogue (bench/RESULTS.md): better than tables cross-fitted by source (each pair scored by
- * tables trained on the other half) on every pair, and a second round adds little.
+ * the one-to-one pairs that the first pass scores at least selfTables.threshold. A scorer with a
+ * self-tables regression (ScorerModel.self) cross-fits them by source and scores the second pass by
+ * that regression, as it was fitted; an older one trains them on all the pairs (better than
+ * cross-fitting for its first regression, on game dialogue) and keeps its first regression. See
+ * bench/RESULTS.md ("Word tables from the run's own pairs", "The self-tables regression").
  */
 export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number, pass: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
@@ -492,13 +555,17 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
     const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = found.slice(0, self.maxPairs ?? SELF_TABLES.maxPairs);
     if (pairs.length >= (self.minPairs ?? SELF_TABLES.minPairs)) {
       self.onTables?.(pairs.length, found.length);
-      aligner = new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: 0.05, onProgress: self.onProgress }));
+      // a scorer with a self-tables regression was fitted on tables cross-fitted by source (selfTablesFeatures)
+      aligner = m.self
+        ? crossFittedTables(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress)
+        : new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: SELF_TABLES.minProb, onProgress: self.onProgress }));
     } else {
       self.onTables?.(null, found.length);
       return greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, first, i));
     }
   }
-  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
+  // the second pass with self-trained tables: the scorer's regression for them, where it has one
+  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
 }
 
@@ -548,6 +615,15 @@ export function loadScorer(path: string): ScorerModel {
     if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${key}' must hold ${want.length} finite numbers`);
   }
   if (typeof m.bias !== 'number' || !Number.isFinite(m.bias)) throw new Error(`${f}: 'bias' must be a finite number`);
+  if (m.self !== undefined) {
+    const h = m.self as unknown as Record<string, unknown>;
+    if (typeof h !== 'object' || h === null) throw new Error(`${f}: 'self' must be an object (the self-tables regression)`);
+    for (const key of ['mean', 'std', 'weights'] as const) {
+      const v = h[key];
+      if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: 'self.${key}' must hold ${want.length} finite numbers`);
+    }
+    if (typeof h.bias !== 'number' || !Number.isFinite(h.bias)) throw new Error(`${f}: 'self.bias' must be a finite number`);
+  }
   if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
   if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
   for (const [pair, t] of Object.entries(m.tables)) if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd)) throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
