@@ -389,6 +389,12 @@ describe('the second-stage scorer', () => {
     const half = (f: number) => trainWordTables(found.filter((q) => q.src % 2 === f).map((q) => [test.src[q.src]!, test.trg[q.trg]!]), { minProb: 0.05 });
     assert.deepEqual(crossed(3)!.features(test.src[3]!, test.trg[0]!), new WordAligner(half(0)).features(test.src[3]!, test.trg[0]!));
     assert.deepEqual(crossed(4)!.features(test.src[4]!, test.trg[0]!), new WordAligner(half(1)).features(test.src[4]!, test.trg[0]!));
+    // pairs of even sources only: the odd ones are aligned by them, the even ones by nothing, and the progress still ends
+    const evenSteps: number[][] = [];
+    const evenOnly = crossFittedTables(found.filter((q) => q.src % 2 === 0).map((q) => [q.src, q.trg]), test.src, test.trg, (d, t) => evenSteps.push([d, t]));
+    assert.equal(evenOnly(2), null);
+    assert.deepEqual(evenOnly(3)!.features(test.src[3]!, test.trg[0]!), new WordAligner(half(0)).features(test.src[3]!, test.trg[0]!));
+    assert.deepEqual(evenSteps.at(-1), [12, 12]);
     // the head's probabilities are nearer what they claim: the pairs' mean probability against their precision
     const gap = (x: ScorerModel) => { const p = run(x); const prec = p.filter((q) => test.gold.has(`${q.src}\t${q.trg}`)).length / p.length; return Math.abs(p.reduce((s2, q) => s2 + q.prob, 0) / p.length - prec); };
     assert.ok(gap(mh) < gap(m), `calibration gap with the head ${gap(mh)}, without ${gap(m)}`);

@@ -502,9 +502,13 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
  * iterations, one after the other.
  */
 export function crossFittedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): (s: number) => WordAligner | null {
-  const folds = [0, 1].map((f) => {
-    const own = pairs.filter(([q]) => q % 2 === f).map(([q, t]) => [srcText[q]!, trgText[t]!] as [string, string]);
-    return own.length ? new WordAligner(trainWordTables(own, { minProb: SELF_TABLES.minProb, onProgress: onProgress && ((d, t) => onProgress(d + f * t, 2 * t)) })) : null;
+  const own = [0, 1].map((f) => pairs.filter(([q]) => q % 2 === f).map(([q, t]) => [srcText[q]!, trgText[t]!] as [string, string]));
+  const halves = own.filter((x) => x.length).length;
+  let before = 0;
+  const folds = own.map((x) => {
+    if (!x.length) return null;
+    const at = before++;
+    return new WordAligner(trainWordTables(x, { minProb: SELF_TABLES.minProb, onProgress: onProgress && ((d, t) => onProgress(d + at * t, halves * t)) }));
   });
   return (q) => folds[1 - (q % 2)]!;
 }
