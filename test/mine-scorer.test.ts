@@ -285,20 +285,30 @@ describe('the second-stage scorer', () => {
     assert.throws(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
   });
 
-  it('trains word tables on a corpus\'s own pairs when the scorer has none for it (--self-tables)', () => {
-    // zh-en translations of the sample (no shared letters for the surface features): tables from the
-    // first 900; sets in which every other source has a decoy target (another row's English) nearer
-    // than its translation by the vectors, so that mostly the words tell them apart
+  // zh-en translations of the sample (no shared letters for the surface features), and word tables from the first 900
+  let zhEn: { rows: [string, string][]; al: WordAligner } | null = null;
+  function zhEnSample(): { rows: [string, string][]; al: WordAligner } {
+    if (zhEn) return zhEn;
     const [head, ...lines] = gunzipSync(readFileSync(join(root, 'data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
     const cols = head!.split('\t'), di = cols.indexOf('zh'), ei = cols.indexOf('en');
     const rows = lines.map((l) => l.split('\t')).filter((r) => r[di] && r[ei]).map((r) => [r[di]!, r[ei]!] as [string, string]);
-    const al = new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 }));
+    return (zhEn = { rows, al: new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 })) });
+  }
+  /** Unit vectors near one random base vector: near(e) adds noise of scale e. */
+  function nearOneBase(rng: Rng, d: number): (e: number) => Float32Array {
+    const base = Float32Array.from({ length: d }, () => rng.normal());
+    return (e) => { const v = base.map((x) => x + e * rng.normal()); let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
+  }
+
+  it('trains word tables on a corpus\'s own pairs when the scorer has none for it (--self-tables)', () => {
+    // sets of zh-en translations in which every other source has a decoy target (another row's
+    // English) nearer than its translation by the vectors, so that mostly the words tell them apart
+    const { rows, al } = zhEnSample();
     const set = (from: number, n: number, decoys: number, seed: number) => {
       const rng = new Rng(seed), d = 16;
-      const unit = (v: Float32Array) => { let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
       const src: string[] = [], trg: string[] = [], sv: number[] = [], tv: number[] = [], gold = new Set<string>();
       for (let i = 0; i < n; i++) {
-        const base = Float32Array.from({ length: d }, () => rng.normal()), near = (e: number) => unit(base.map((x) => x + e * rng.normal()));
+        const near = nearOneBase(rng, d);
         src.push(rows[from + i]![0]); sv.push(...near(0.02));
         // the decoy nearer than the translation
         gold.add(`${i}\t${trg.length}`); trg.push(rows[from + i]![1]); tv.push(...near(i % 2 ? 0.05 : 0.1));
@@ -339,17 +349,13 @@ describe('the second-stage scorer', () => {
   });
 
   it('fits a second regression on what self-trained tables make of its training sets, and mines with it in their second pass', () => {
-    const [head, ...lines] = gunzipSync(readFileSync(join(root, 'data', 'sample', 'gettext.train.tsv.gz'))).toString('utf8').trimEnd().split('\n');
-    const cols = head!.split('\t'), di = cols.indexOf('zh'), ei = cols.indexOf('en');
-    const rows = lines.map((l) => l.split('\t')).filter((r) => r[di] && r[ei]).map((r) => [r[di]!, r[ei]!] as [string, string]);
-    const al = new WordAligner(trainWordTables(rows.slice(0, 900), { minProb: 0.05 }));
+    const { rows, al } = zhEnSample();
     // sets as above: 60% of the sources with their translation, decoys (other rows' English) as near by the vectors
     const set = (from: number, n: number, seed: number) => {
       const rng = new Rng(seed), d = 16;
-      const unit = (v: Float32Array) => { let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
       const src: string[] = [], trg: string[] = [], sv: number[] = [], tv: number[] = [], gold = new Set<string>();
       for (let i = 0; i < n; i++) {
-        const base = Float32Array.from({ length: d }, () => rng.normal()), near = (e: number) => unit(base.map((x) => x + e * rng.normal()));
+        const near = nearOneBase(rng, d);
         src.push(rows[from + i]![0]); sv.push(...near(0.02));
         if (i % 5 < 3) { gold.add(`${i}\t${trg.length}`); trg.push(rows[from + i]![1]); tv.push(...near(0.08)); }
         trg.push(rows[from + n + i]![1]); tv.push(...near(0.08));
