@@ -504,7 +504,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const cols = Object.fromEntries(langs.map((l) => [l, devColumn(l)]));
     const rows = cols.en!.length;
     writeFileSync(join(dir, 'par.tsv'), langs.join('\t') + '\n' + Array.from({ length: rows }, (_, i) => langs.map((l) => cols[l]![i]).join('\t')).join('\n') + '\n');
-    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
+    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '--self-head', '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
     assert.equal(r.status, 0, r.stderr);
     // word tables from every other row of the TSV (not only 5,000 of them)
     assert.match(r.stderr, /de-en: .*word tables from 150 parallel rows/);
@@ -677,6 +677,8 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     let r = cli([...args, '--pairs', 'de-en', '--keep-work']);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(existsSync(join(`${out}.partial`, 'de-en.json')));
+    // the self-tables regression is asked for (--self-head), not fitted by default
+    assert.doesNotMatch(r.stderr, /self-tables regression/);
     r = cli([...args, '--resume']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /de-en: .* \(reused\)/);

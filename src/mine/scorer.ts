@@ -244,7 +244,8 @@ export interface ScorerModel {
    * which a run with it then cross-fits by source (crossFittedTables). Tables a run trains on its
    * pairs are not the tables the first regression was fitted with; scored by the first regression its
    * probabilities on such pairs are far too high (bench/RESULTS.md, "The self-tables regression").
-   * Absent in older scorers (they keep tables from all the pairs and the first regression).
+   * Fitted with `xling scorer train --self-head` (opt-in: better calibrated in its training domain,
+   * worse ranking off it); absent, a run keeps tables from all the pairs and the first regression.
    */
   self?: SelfHead;
 }
