@@ -110,7 +110,8 @@ export const mineCommand = command(['mine'], {
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
-  let threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : asked === 'auto' ? undefined : asked;
+  // a scorer's default threshold is 0.5; with 'auto' it is chosen after mining, from every pair's probability
+  let threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : asked === 'auto' ? undefined : asked ?? (scorer ? 0.5 : undefined);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
@@ -147,7 +148,7 @@ export const mineCommand = command(['mine'], {
       feats?.set(done);
       if (done === total) { feats?.done(); feats = null; }
     };
-    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: asked === 'auto' ? 0 : threshold ?? 0.5, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
+    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     knn.done();
   } else {
@@ -159,10 +160,10 @@ export const mineCommand = command(['mine'], {
   index?.dispose();
   let auto: AutoThreshold | null = null;
   if (asked === 'auto') {
-    auto = chooseThreshold(rows.map((r) => r.score), 'mine');
+    auto = chooseThreshold(rows.map((r) => r.score));
     threshold = auto.threshold;
     rows = rows.filter((r) => r.score >= auto!.threshold);
-  } else if (scorer && threshold === undefined) threshold = 0.5;
+  }
   const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
   const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };
   // one output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else score<TAB>src<TAB>trg
@@ -186,20 +187,20 @@ export const mineCommand = command(['mine'], {
 });
 
 /** --threshold: a number, or 'auto' (chosen from the run's own scores). */
-export function parseThreshold(raw: string | undefined, flag = '--threshold'): number | 'auto' | undefined {
+export function parseThreshold(raw: string | undefined): number | 'auto' | undefined {
   if (raw === undefined) return undefined;
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
   const v = raw.trim() === '' ? NaN : Number(raw);
-  if (!Number.isFinite(v)) usage(`${flag} expects a number or 'auto', got '${raw}'`);
+  if (!Number.isFinite(v)) usage(`--threshold expects a number or 'auto', got '${raw}'`);
   return v;
 }
 
 /** --threshold auto: the threshold the scorer's probabilities expect to give the best F1 (src/mine/auto-threshold.ts), said with what they expect. */
-export function chooseThreshold(probabilities: number[], label: string): AutoThreshold {
+function chooseThreshold(probabilities: number[]): AutoThreshold {
   const t = autoThreshold(probabilities);
   if (!t) throw new Error(`--threshold auto: ${probabilities.length} candidate pairs${probabilities.length >= AUTO_THRESHOLD_MIN ? ', all of probability 0' : `, fewer than the ${AUTO_THRESHOLD_MIN} it needs`}; give a number`);
   const e = t.expected, pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  process.stderr.write(`[${label}] automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)\n`);
+  process.stderr.write(`[mine] automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)\n`);
   return t;
 }
 

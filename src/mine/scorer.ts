@@ -135,8 +135,12 @@ export function enumerateCandidates(fwd: SearchResult, bwd: SearchResult): Candi
  * their neighbourhood means and every neighbour's ratio margin (for ranks and gaps to the best
  * competitor), the texts and the word aligner.
  */
-function candidateContext(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null) {
-  const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
+/** The word aligner of candidates: one for all, one by source row (cross-fitted tables), or none. */
+export type Aligners = ((s: number) => WordAligner | null) | WordAligner | null;
+const alignerBySource = (a: Aligners): ((s: number) => WordAligner | null) => (typeof a === 'function' ? a : () => a);
+
+function candidateContext(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: Aligners) {
+  const alignerOf = alignerBySource(aligner);
   // the neighbourhood means of margin mining: a candidate's ratio_margin is the score xling mine gives it
   const mx = rowMeans(fwd), my = rowMeans(bwd);
   const K = Math.max(fwd.k, bwd.k);
@@ -179,7 +183,7 @@ function candidateContext(fwd: SearchResult, bwd: SearchResult, srcText: string[
  * ordered by source and target. For training a scorer; mining scores them without keeping their
  * features (scoreCandidates).
  */
-export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null = null, onProgress?: (done: number, total: number) => void): ScoredCandidate[] {
+export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], aligner: Aligners = null, onProgress?: (done: number, total: number) => void): ScoredCandidate[] {
   const c = enumerateCandidates(fwd, bwd), featuresOf = candidateContext(fwd, bwd, srcText, trgText, aligner);
   const out: ScoredCandidate[] = [];
   for (let i = 0; i < c.n; i++) {
@@ -200,7 +204,7 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
  * instead of its 48 features' half a kilobyte. (This relies on the scorer being linear in its
  * features, which it is: logistic regression.)
  */
-export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: ((s: number) => WordAligner | null) | WordAligner | null; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): { margin: Float64Array; prob: Float64Array } {
+export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): { margin: Float64Array; prob: Float64Array } {
   const featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
   if (m.pair && !o.logits) throw new Error('scoreCandidates: the scorer has a pair model; give its logits');
   const z = new Float64Array(c.n), margin = new Float64Array(c.n), content = new Float64Array(c.n), logprob = new Float64Array(c.n);
@@ -262,12 +266,13 @@ export function withSelfHead(m: ScorerModel): ScorerModel {
  * Candidates with their ALIGN_FEATURES recomputed by another aligner (null: NO_ALIGNMENT, as
  * without tables) and their COMPETITOR_FEATURES after them; the other features are kept.
  */
-export function realign(cands: ScoredCandidate[], srcText: string[], trgText: string[], aligner: ((s: number) => WordAligner | null) | WordAligner | null): ScoredCandidate[] {
-  const a1 = AL0 + ALIGN_FEATURES.length, c1 = a1 + COMPETITOR_FEATURES.length;
-  const alignerOf = typeof aligner === 'function' ? aligner : () => aligner;
+export function realign(cands: ScoredCandidate[], srcText: string[], trgText: string[], aligner: Aligners): ScoredCandidate[] {
+  const alignerOf = alignerBySource(aligner);
   const out = cands.map((c) => { const al = alignerOf(c.src); return { ...c, features: c.features.slice(0, AL0).concat(al ? al.features(srcText[c.src]!, trgText[c.trg]!) : NO_ALIGNMENT) }; });
-  const g = competitorGaps(Int32Array.from(out, (c) => c.src), Int32Array.from(out, (c) => c.trg), out.map((c) => meanOf(c.features, CONTENT)), out.map((c) => meanOf(c.features, LOGPROB)));
-  out.forEach((c, i) => { c.features = c.features.concat([g[0]![i]!, g[1]![i]!, g[2]![i]!, g[3]![i]!], cands[i]!.features.slice(c1)); });
+  addCompetitorFeatures(out);
+  // the features after the competitor ones (the pair model's) as they were
+  const tail = FEATURES.length;
+  out.forEach((c, i) => { c.features = c.features.concat(cands[i]!.features.slice(tail)); });
   return out;
 }
 
@@ -281,9 +286,8 @@ export function realign(cands: ScoredCandidate[], srcText: string[], trgText: st
 export function selfTablesFeatures(cands: ScoredCandidate[], srcText: string[], trgText: string[], m: ScorerModel, o: SelfTables = {}): { cands: ScoredCandidate[]; pairs: number } | null {
   const bare = realign(cands, srcText, trgText, null);
   const scored = bare.map((c) => ({ src: c.src, trg: c.trg, margin: c.margin, prob: scoreCandidate(m, c.features) }));
-  const found = assignOneToOne(scored).filter((x) => x.prob >= (o.threshold ?? SELF_TABLES.threshold));
-  const pairs = found.slice(0, o.maxPairs ?? SELF_TABLES.maxPairs);
-  if (pairs.length < (o.minPairs ?? SELF_TABLES.minPairs)) return null;
+  const pairs = tablePairs(assignOneToOne(scored).filter((x) => x.prob >= (o.threshold ?? SELF_TABLES.threshold)), o);
+  if (!pairs) return null;
   return { cands: realign(cands, srcText, trgText, crossFittedTables(pairs.map((x) => [x.src, x.trg]), srcText, trgText)), pairs: pairs.length };
 }
 
@@ -503,15 +507,26 @@ function improveAssignment<T extends { src: number; trg: number; prob: number }>
  * iterations, one after the other.
  */
 export function crossFittedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): (s: number) => WordAligner | null {
-  const own = [0, 1].map((f) => pairs.filter(([q]) => q % 2 === f).map(([q, t]) => [srcText[q]!, trgText[t]!] as [string, string]));
+  const own = [0, 1].map((f) => pairs.filter(([q]) => q % 2 === f));
   const halves = own.filter((x) => x.length).length;
   let before = 0;
   const folds = own.map((x) => {
     if (!x.length) return null;
     const at = before++;
-    return new WordAligner(trainWordTables(x, { minProb: SELF_TABLES.minProb, onProgress: onProgress && ((d, t) => onProgress(d + at * t, halves * t)) }));
+    return selfTrainedTables(x, srcText, trgText, onProgress && ((d, t) => onProgress(d + at * t, halves * t)));
   });
   return (q) => folds[1 - (q % 2)]!;
+}
+
+/** Word tables (both directions, IBM Model 1, entries ≥ SELF_TABLES.minProb) trained on pairs of rows of a run's own sentences. */
+function selfTrainedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): WordAligner {
+  return new WordAligner(trainWordTables(pairs.map(([q, t]) => [srcText[q]!, trgText[t]!]), { minProb: SELF_TABLES.minProb, onProgress }));
+}
+
+/** Of the first pass's pairs (best first, at or above the threshold), those the tables learn from: at most maxPairs; null when fewer than minPairs. */
+function tablePairs<T>(found: T[], o: SelfTables): T[] | null {
+  const pairs = found.slice(0, o.maxPairs ?? SELF_TABLES.maxPairs);
+  return pairs.length >= (o.minPairs ?? SELF_TABLES.minPairs) ? pairs : null;
 }
 
 /** SelfTables' defaults. */
@@ -554,16 +569,14 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
   const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
   const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(done, total, pass) : undefined);
-  let aligner: ((s: number) => WordAligner | null) | WordAligner | null = o.aligner ?? null;
+  let aligner: Aligners = o.aligner ?? null;
   if (self) {
     const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
-    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = found.slice(0, self.maxPairs ?? SELF_TABLES.maxPairs);
-    if (pairs.length >= (self.minPairs ?? SELF_TABLES.minPairs)) {
+    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = tablePairs(found, self);
+    if (pairs) {
       self.onTables?.(pairs.length, found.length);
       // a scorer with a self-tables regression was fitted on tables cross-fitted by source (selfTablesFeatures)
-      aligner = m.self
-        ? crossFittedTables(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress)
-        : new WordAligner(trainWordTables(pairs.map((i) => [srcText[c.src[i]!]!, trgText[c.trg[i]!]!]), { minProb: SELF_TABLES.minProb, onProgress: self.onProgress }));
+      aligner = (m.self ? crossFittedTables : selfTrainedTables)(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress);
     } else {
       self.onTables?.(null, found.length);
       return greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, first, i));
@@ -615,19 +628,18 @@ export function loadScorer(path: string): ScorerModel {
   const want = scorerFeatures(!!m.pair);
   const same = Array.isArray(m.features) && m.features.length === want.length && m.features.every((x, i) => x === want[i]);
   if (!same) throw new Error(`${f}: made with other features (${String(m.features?.length)}; this xling computes ${want.length}); train it again`);
-  for (const key of ['mean', 'std', 'weights'] as const) {
-    const v = m[key];
-    if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${key}' must hold ${want.length} finite numbers`);
-  }
-  if (typeof m.bias !== 'number' || !Number.isFinite(m.bias)) throw new Error(`${f}: 'bias' must be a finite number`);
-  if (m.self !== undefined) {
-    const h = m.self as unknown as Record<string, unknown>;
-    if (typeof h !== 'object' || h === null) throw new Error(`${f}: 'self' must be an object (the self-tables regression)`);
+  // a regression: its standardisation and weights, one per feature, and its bias
+  const checkRegression = (r: Record<string, unknown>, at: string) => {
     for (const key of ['mean', 'std', 'weights'] as const) {
-      const v = h[key];
-      if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: 'self.${key}' must hold ${want.length} finite numbers`);
+      const v = r[key];
+      if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${at}${key}' must hold ${want.length} finite numbers`);
     }
-    if (typeof h.bias !== 'number' || !Number.isFinite(h.bias)) throw new Error(`${f}: 'self.bias' must be a finite number`);
+    if (typeof r.bias !== 'number' || !Number.isFinite(r.bias)) throw new Error(`${f}: '${at}bias' must be a finite number`);
+  };
+  checkRegression(m as unknown as Record<string, unknown>, '');
+  if (m.self !== undefined) {
+    if (typeof m.self !== 'object' || m.self === null) throw new Error(`${f}: 'self' must be an object (the self-tables regression)`);
+    checkRegression(m.self as unknown as Record<string, unknown>, 'self.');
   }
   if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
   if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
