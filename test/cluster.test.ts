@@ -266,6 +266,30 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const want = readFileSync(p('m-single.tsv'), 'utf8');
     assert.ok(want.split('\n').length > devColumn('de').length / 2, 'pairs mined');
     assert.equal(readFileSync(p('m-cluster.tsv'), 'utf8'), want);
+    // xling mine's filters (the language identifier by --lid: no --model here), a threshold
+    // calibrated on a dev pair, the header, --stats and --keep-all: the same files from the merge
+    writeFileSync(p('m-calib.json'), JSON.stringify({ threshold: 1.01, margin: 'ratio', k: 4 }));
+    const filtered = ['--min-chars', '25', '--max-length-ratio', '2', '--dedup', 'all', '--drop-identical', '--min-letter-share', '0.6',
+      '--lid-filter', '--lid', model, '--src-lang', 'de', '--trg-lang', 'en', '--threshold-from', p('m-calib.json'), '--header'];
+    const files = (tag: string) => ['-o', p(`mf-${tag}.tsv`), '--stats', p(`mf-${tag}.json`), '--keep-all', p(`mf-${tag}.rejected.tsv`)];
+    const oneF = cli(['mine', ...common, ...filtered, ...files('single')]);
+    assert.equal(oneF.status, 0, oneF.stderr);
+    const rf = await runAsync(['cluster', 'mine', ...common, ...filtered, ...files('cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
+    assert.equal(rf.code, 0, rf.stderr);
+    for (const ext of ['tsv', 'json', 'rejected.tsv']) assert.equal(readFileSync(p(`mf-cluster.${ext}`), 'utf8'), readFileSync(p(`mf-single.${ext}`), 'utf8'), ext);
+    const stats = JSON.parse(readFileSync(p('mf-cluster.json'), 'utf8')) as { pairs: number; candidates_before_filters: number; threshold: number; rejected: Record<string, number> };
+    assert.equal(stats.threshold, 1.01);
+    for (const reason of ['too_short', 'length_ratio', 'src_language']) assert.ok(stats.rejected[reason]! > 0, JSON.stringify(stats));
+    assert.ok(stats.pairs > 0 && stats.pairs < stats.candidates_before_filters, JSON.stringify(stats));
+    assert.match(readFileSync(p('mf-cluster.tsv'), 'utf8'), /^# xling mine: model=vectors margin=ratio retrieval=max k=4 scorer=none threshold=1.01\n/);
+    assert.equal(readFileSync(p('mf-cluster.rejected.tsv'), 'utf8').trimEnd().split('\n').length, stats.candidates_before_filters - stats.pairs);
+    // refused before anything is queued: a threshold cluster mine cannot choose, a stats file on standard output, a filter without its language
+    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto is for xling mine --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--lid-filter', '--src-lang', 'de'], /--lid-filter needs --lid DIR/]] as const) {
+      const bad = await runAsync(['cluster', 'mine', ...common, ...extra, '-o', p('m-bad.tsv'), '--redis', url, '--work', p('work'), '--shards', '2']);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, msg);
+      assert.equal(existsSync(p('m-bad.tsv')), false);
+    }
     await stop(w);
   });
 

@@ -12,6 +12,7 @@ import { MINE_PLAN } from '../cluster/mine.js';
 import { readSentences } from '../data/corpus.js';
 import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
+import { anyFilter, FilterOptions } from '../mine/filters.js';
 import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
@@ -26,7 +27,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { MINE_INPUT_OPTIONS, MINE_OPTIONS, parseThreshold } from './mine.js';
+import { filterOptionsOf, lidFilterOf, MINE_FILTER_OPTIONS, MINE_INPUT_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, parseThreshold, thresholdFromFile } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';
 
@@ -224,14 +225,30 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
     // no --model here: the vectors are required (xling cluster embed makes them)
     srcVectors: { ...MINE_INPUT_OPTIONS.srcVectors, required: true },
     trgVectors: { ...MINE_INPUT_OPTIONS.trgVectors, required: true },
+    threshold: { type: 'string', metavar: 'T', help: 'keep pairs whose margin score is at least T' },
     ...MINE_OPTIONS,
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
+    thresholdFrom: MINE_SCORING_OPTIONS.thresholdFrom,
+    targetPrecision: MINE_SCORING_OPTIONS.targetPrecision,
+    header: { ...MINE_SCORING_OPTIONS.header, help: 'first line: # margin, retrieval, k and threshold of the run (as xling mine --header)' },
+    ...MINE_FILTER_OPTIONS,
+    srcLang: { type: 'string', help: 'with --lid-filter: the language --src is asked to be (a code of the identifier)' },
+    trgLang: { type: 'string', help: 'with --lid-filter: the language --trg is asked to be' },
+    lid: { ...MINE_FILTER_OPTIONS.lid, help: 'with --lid-filter: a model directory whose language identifier (lid.json) to use' },
+    stats: { ...MINE_FILTER_OPTIONS.stats, help: 'counts of kept and rejected pairs by reason, and the run settings (written by the merge, beside the output)' },
     ...STAGED_OPTIONS,
   },
   examples: ['xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work'],
 }, async (a) => {
-  const threshold = parseThreshold(a.threshold);
-  if (threshold === 'auto') usage("--threshold auto is for xling mine (it fits the scores of the whole run); give cluster mine a number, e.g. the one xling mine --threshold auto chose on a sample");
+  const asked = parseThreshold(a.threshold);
+  if (asked === 'auto') usage("--threshold auto is for xling mine --scorer (a scorer's probabilities give it); give cluster mine a number, or --threshold-from");
+  if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
+  if (asked !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+  const lid = lidFilterOf(a, null);
+  const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(a), filtering = anyFilter({ ...filters, lid });
+  const filtersSent = { ...filters, ...(lid ? { lid: { dir: resolve(lid.dir), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } } : {}) };
+  checkPaths([['--threshold-from', a.thresholdFrom, 'in'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: false, margin: a.margin, k: a.k }, 'cluster') : asked;
   checkRedisUrl(a.redis);
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--output', a.output, 'out']]);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
@@ -249,6 +266,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   const request = {
     src: resolve(a.src), trg: resolve(a.trg), srcVectors: resolve(a.srcVectors), trgVectors: resolve(a.trgVectors), output: resolve(a.output),
     k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold,
+    ...(filtering ? { filters: filtersSent } : {}), ...(a.header ? { header: true } : {}), ...(a.stats ? { stats: resolve(a.stats) } : {}), ...(a.keepAll ? { keepAll: resolve(a.keepAll) } : {}),
   };
   await submitAndFollow(MINE_PLAN, request, a, () => null);
 });

@@ -4,14 +4,14 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { autoThreshold } from '../mine/auto-threshold.js';
+import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { autoSummary, effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {

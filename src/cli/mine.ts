@@ -1,9 +1,10 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
-import { Candidate, formatPairs, gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
+import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
 import { autoThreshold, AutoThreshold, AUTO_THRESHOLD_MIN } from '../mine/auto-threshold.js';
-import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS, thresholdForPrecision } from '../mine/filters.js';
+import { FilterOptions, thresholdForPrecision } from '../mine/filters.js';
+import { MinedRow, MinedRun, minedFiles } from '../mine/mined-files.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { resolveLangCode } from '../embed/language.js';
@@ -96,17 +97,7 @@ export const mineCommand = command(['mine'], {
   const asked = parseThreshold(a.threshold);
   if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (its probabilities give the threshold; a margin's scale moves with the vectors and the domain: calibrate one on a dev pair with xling eval bucc --json, then --threshold-from)");
   const filters = filterOptionsOf(a);
-  if (a.lid && !a.lidFilter) usage('--lid goes with --lid-filter');
-  if (a.lidFilter) {
-    const dir = a.lid ?? a.model;
-    if (!dir) usage('--lid-filter needs --model (or --lid DIR) for its language identifier');
-    const code = (v: string | undefined) => (v && !/^auto/i.test(v) && v.toLowerCase() !== 'none' ? v : undefined);
-    if (!code(a.srcLang) && !code(a.trgLang)) usage('--lid-filter needs the language asked for: --src-lang and/or --trg-lang (a code)');
-    const lid = loadLanguageIdentifier(dir);
-    if (!lid) throw new Error(`--lid-filter: ${dir} has no language identifier (lid.json; add one with xling train-lid)`);
-    const src = code(a.srcLang) && resolveLangCode(a.srcLang!, lid.languages, '--src-lang'), trg = code(a.trgLang) && resolveLangCode(a.trgLang!, lid.languages, '--trg-lang');
-    filters.lid = { identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
-  }
+  filters.lid = lidFilterOf(a, a.model);
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
@@ -164,26 +155,13 @@ export const mineCommand = command(['mine'], {
     threshold = auto.threshold;
     rows = rows.filter((r) => r.score >= auto!.threshold);
   }
-  const line = (c: Candidate) => [sMap ? sMap[c.src]! : c.src, tMap ? tMap[c.trg]! : c.trg] as const;
-  const textOf = (c: Candidate): [string, string] => { const [s, t] = line(c); return [S.sentences[s]!, T.sentences[t]!]; };
-  // one output row: probability<TAB>margin<TAB>src<TAB>trg with a scorer, else score<TAB>src<TAB>trg
-  const rowText = (c: MinedRow) => formatPairs([c], S, T, sMap, tMap, { withMargin: !!scorer }).slice(0, -1);
-  let rejectedText = '';
-  let counts: Record<string, number> | null = null;
-  if (anyFilter(filters)) {
-    const f = filterPairs(rows, textOf, filters);
-    counts = f.counts;
-    if (a.keepAll) rejectedText = f.rejected.map(({ pair, reason }) => `${reason}\t${rowText(pair)}`).join('\n') + (f.rejected.length ? '\n' : '');
-    const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
-    process.stderr.write(`[mine] filters kept ${f.kept.length} of ${rows.length} pairs${said.length ? ` (removed: ${said.join(', ')})` : ''}\n`);
-    rows = f.kept;
-  }
-  const header = a.header ? `# xling mine: model=${a.model ?? 'vectors'} margin=${a.margin} retrieval=${scorer ? 'scorer' : a.retrieval} k=${k} scorer=${a.scorer ?? 'none'}${opened ? ` word_tables=${opened.wordTables().replace(/ \((\d+) pairs\)/, ':$1')}` : ''} threshold=${threshold ?? 'none'}${auto ? ' (auto)' : ''}${scorer ? ' columns=probability,margin,src,trg' : ''}\n` : '';
-  const body = formatPairs(rows, S, T, sMap, tMap, { withMargin: !!scorer });
-  writeTextOutput(a.output, header + body);
-  if (a.keepAll) writeTextOutput(a.keepAll, rejectedText);
-  if (a.stats) writeTextOutput(a.stats, JSON.stringify({ pairs: rows.length, candidates_before_filters: rows.length + (counts ? Object.values(counts).reduce((x, y) => x + y, 0) : 0), rejected: counts ?? {}, model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : {}), threshold: threshold ?? null, ...(auto ? { threshold_auto: autoSummary(auto) } : {}) }, null, 1) + '\n');
-  process.stderr.write(`[mine] ${rows.length} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${auto ? `${threshold.toPrecision(6)} (auto)` : threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  const run: MinedRun = { model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, wordTables: opened?.wordTables(), threshold, auto };
+  const out = minedFiles(rows, S, T, filters, run, { header: a.header, sMap, tMap });
+  if (out.filtered) process.stderr.write(`[mine] ${out.filtered}\n`);
+  writeTextOutput(a.output, out.text);
+  if (a.keepAll) writeTextOutput(a.keepAll, out.rejected);
+  if (a.stats) writeTextOutput(a.stats, out.stats);
+  process.stderr.write(`[mine] ${out.pairs} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${auto ? `${threshold.toPrecision(6)} (auto)` : threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
 
 /** --threshold: a number, or 'auto' (chosen from the run's own scores). */
@@ -204,13 +182,23 @@ function chooseThreshold(probabilities: number[]): AutoThreshold {
   return t;
 }
 
-/** What --stats / --json record of an automatic threshold. */
-export function autoSummary(t: AutoThreshold): Record<string, unknown> {
-  return { threshold: t.threshold, expected_precision: t.expected.precision, expected_recall: t.expected.recall, expected_f1: t.expected.f1, kept: t.expected.kept, to_find: t.expected.toFind };
+/**
+ * --lid-filter: the identifier (of --lid DIR, else of --model: `model`, null for a command without
+ * --model) and the languages asked for, checked before any work; undefined without --lid-filter.
+ */
+export function lidFilterOf(a: { lidFilter: boolean; lid?: string; srcLang?: string; trgLang?: string }, model: string | undefined | null): (NonNullable<FilterOptions['lid']> & { dir: string }) | undefined {
+  if (a.lid && !a.lidFilter) usage('--lid goes with --lid-filter');
+  if (!a.lidFilter) return undefined;
+  const dir = a.lid ?? model;
+  if (!dir) usage(`--lid-filter needs ${model === null ? '--lid DIR (a model directory with a language identifier)' : '--model (or --lid DIR)'} for its language identifier`);
+  const code = (v: string | undefined) => (v && !/^auto/i.test(v) && v.toLowerCase() !== 'none' ? v : undefined);
+  if (!code(a.srcLang) && !code(a.trgLang)) usage('--lid-filter needs the language asked for: --src-lang and/or --trg-lang (a code)');
+  checkPaths([['--lid', a.lid, 'in-dir']]);
+  const lid = loadLanguageIdentifier(dir);
+  if (!lid) throw new Error(`--lid-filter: ${dir} has no language identifier (lid.json; add one with xling train-lid)`);
+  const src = code(a.srcLang) && resolveLangCode(a.srcLang!, lid.languages, '--src-lang'), trg = code(a.trgLang) && resolveLangCode(a.trgLang!, lid.languages, '--trg-lang');
+  return { dir, identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
 }
-
-/** A mined pair: score is the scorer's probability with --scorer, else the margin score (= margin). */
-interface MinedRow extends Candidate { margin: number }
 
 /** The filters of a mine command line. */
 export function filterOptionsOf(a: { minChars?: number; maxChars?: number; maxLengthRatio?: number; dedup?: string; dropIdentical?: boolean; minLetterShare?: number }): FilterOptions {

@@ -1,7 +1,8 @@
 // `xling mine` (exact k-NN, from vectors) as a staged job (src/cluster/stages.ts): the k-NN search
 // of both directions split into shards (shard i searches source rows i/n against every target and
 // target rows i/n against every source), then one merge that scores the margins over the joined
-// tables and writes the pairs as xling mine does.
+// tables, applies xling mine's filters and writes the pairs (and --stats, --keep-all) as xling
+// mine does.
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readSentences } from '../data/corpus.js';
@@ -9,7 +10,10 @@ import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
-import { candidatesFromKnn, formatPairs, MarginKind, Retrieval } from '../mine/mine.js';
+import { FilterOptions } from '../mine/filters.js';
+import { minedFiles } from '../mine/mined-files.js';
+import { candidatesFromKnn, MarginKind, Retrieval } from '../mine/mine.js';
+import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import type { StagePlan } from './stages.js';
@@ -24,6 +28,21 @@ export interface MineRequest {
   margin: MarginKind;
   retrieval: Retrieval;
   threshold?: number;
+  /** xling mine's filters; the language identifier by its model directory. */
+  filters?: Omit<FilterOptions, 'lid'> & { lid?: { dir: string; src?: string; trg?: string; minConfidence: number } };
+  /** xling mine's --header, --stats and --keep-all. */
+  header?: boolean;
+  stats?: string;
+  keepAll?: string;
+}
+
+/** The request's filters, with the language identifier loaded. */
+function filtersOf(r: MineRequest): FilterOptions {
+  const { lid, ...rest } = r.filters ?? {};
+  if (!lid) return rest;
+  const id = loadLanguageIdentifier(lid.dir);
+  if (!id) throw new Error(`--lid-filter: ${lid.dir} has no language identifier (lid.json)`);
+  return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
 }
 
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
@@ -64,8 +83,13 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const k = Math.min(r.k, sv.n, tv.n);
     const cands = candidatesFromKnn(joinShards(work, 'fwd', shards, k), joinShards(work, 'bwd', shards, k), r);
     const S = await readSentences(r.src), T = await readSentences(r.trg);
-    writeFileAtomicSync(r.output, formatPairs(cands, S, T));
-    log(`${cands.length} pairs (${r.margin}, ${r.retrieval}, k=${k}) → ${r.output}`);
+    const out = minedFiles(cands.map((c) => ({ ...c, margin: c.score })), S, T, filtersOf(r), { model: null, margin: r.margin, retrieval: r.retrieval, k, scorer: null, threshold: r.threshold }, { header: r.header });
+    if (out.filtered) log(out.filtered);
+    // the output last: a flow is done when it exists
+    if (r.keepAll) writeFileAtomicSync(r.keepAll, out.rejected);
+    if (r.stats) writeFileAtomicSync(r.stats, out.stats);
+    writeFileAtomicSync(r.output, out.text);
+    log(`${out.pairs} pairs (${r.margin}, ${r.retrieval}, k=${k}) → ${r.output}`);
     for (const f of readdirSync(work)) if (/^knn-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
   },
   done: (r) => existsSync(r.output),

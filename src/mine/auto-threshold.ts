@@ -42,3 +42,8 @@ export function autoThreshold(probabilities: ArrayLike<number>): AutoThreshold |
   const threshold = best + 1 < n ? (p[best]! + p[best + 1]!) / 2 : p[best]!;
   return { threshold, expected: { precision: bestTp / (best + 1), recall: bestTp / toFind, f1: bestF1, kept: best + 1, toFind } };
 }
+
+/** What --stats / --json record of an automatic threshold. */
+export function autoSummary(t: AutoThreshold): Record<string, unknown> {
+  return { threshold: t.threshold, expected_precision: t.expected.precision, expected_recall: t.expected.recall, expected_f1: t.expected.f1, kept: t.expected.kept, to_find: t.expected.toFind };
+}
