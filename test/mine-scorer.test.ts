@@ -12,7 +12,7 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
 import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
@@ -283,6 +283,29 @@ describe('the second-stage scorer', () => {
       }
     }
     assert.throws(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
+  });
+
+  it('scores given pairs as mining scores its candidates; a pair outside the neighbourhoods ranks k and scores lower (scorer score)', () => {
+    const train = toySet(1, 60), test = toySet(9, 80);
+    const { fwd, bwd } = mineTables(train.sv, train.tv, train.d, { k: 4 });
+    const tc = candidatePairs(fwd, bwd, train.src, train.trg);
+    const m = trainScorer(tc, tc.map((c) => (train.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), 4, {});
+    const mined = mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4 });
+    // the mined pairs given back: every one a candidate, so nothing is added and each keeps its probability
+    const given = scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from(mined, (p) => p.src), Int32Array.from(mined, (p) => p.trg), m, { k: 4 });
+    assert.ok(mined.length > 40);
+    assert.deepEqual(Array.from(given.prob), mined.map((p) => p.prob));
+    assert.deepEqual(Array.from(given.margin), mined.map((p) => p.margin));
+    // each source with the target its best pair does not have, farthest by cosine: outside both neighbourhoods
+    const far = mined.map((p) => { let best = -1, at = 0; for (let t = 0; t < test.tv.length / test.d; t++) { let dot = 0; for (let j = 0; j < test.d; j++) dot -= test.sv[p.src * test.d + j]! * test.tv[t * test.d + j]!; if (dot > best) { best = dot; at = t; } } return at; });
+    const both = scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from([...mined.map((p) => p.src), ...mined.map((p) => p.src)]), Int32Array.from([...mined.map((p) => p.trg), ...far]), m, { k: 4 });
+    const n = mined.length, wrong = Array.from(both.prob.subarray(n)), right = Array.from(both.prob.subarray(0, n));
+    assert.ok(wrong.every((p, i) => p < right[i]!), 'a far target scores below the mined one');
+    assert.ok(Math.max(...wrong) < 0.05, `far pairs: ${Math.max(...wrong)}`);
+    // the cosine of an added pair is the vectors' product
+    let dot = 0;
+    for (let j = 0; j < test.d; j++) dot += test.sv[mined[0]!.src * test.d + j]! * test.tv[far[0]! * test.d + j]!;
+    assert.ok(Math.abs(both.cos[n]! - dot) < 1e-5);
   });
 
   // zh-en translations of the sample (no shared letters for the surface features), and word tables from the first 900
@@ -667,6 +690,55 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(r.status, 0, r.stderr);
     const again = JSON.parse(readFileSync(join(dir, 'bm2.json'), 'utf8'));
     assert.equal(again.at_threshold.f1, again.f1, 'its own F1-optimal threshold gives its F1');
+  });
+
+  it('scorer score: a noisy parallel corpus scored line by line, by the scorer or the margin; filters score 0; bad input refused', () => {
+    // runs after the test above (its model and scorer)
+    const model = join(dir, 'model'), cols = Object.fromEntries(['de', 'en'].map((l) => [l, devColumn(l).slice(-100)]));
+    // half the lines translations, half misaligned (a target of another row), one with an empty side, one untranslated
+    const lines = cols.de!.map((d, i) => (i % 2 ? [d, cols.en![(i + 37) % 100]!, 'mis'] : [d, cols.en![i]!, 'ok']));
+    lines.push(['Hallo Welt', '', 'empty'], [cols.en![4]!, cols.en![4]!, 'same']);
+    writeFileSync(join(dir, 'noisy.tsv'), lines.map((l) => l.join('\t')).join('\n') + '\n');
+    const base = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en'];
+    let r = cli([...base, '--scorer', join(dir, 'scorer'), '-o', join(dir, 'scored.tsv'), '--stats', join(dir, 'scored.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const read = (f: string) => readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
+    const scored = read('scored.tsv');
+    assert.deepEqual(scored.map((c) => c.slice(0, 3)), lines, 'every line, in order, its columns kept');
+    const mean = (rows: string[][], kind: string) => { const x = rows.filter((c) => c[2] === kind).map((c) => Number(c[3])); return x.reduce((a, b) => a + b, 0) / x.length; };
+    assert.ok(scored.every((c) => Number(c[3]) >= 0 && Number(c[3]) <= 1));
+    assert.ok(mean(scored, 'ok') > mean(scored, 'mis') + 0.4, `${mean(scored, 'ok')} vs ${mean(scored, 'mis')}`);
+    assert.equal(scored.at(-2)![3], '0.000000', 'an empty side scores 0');
+    const st = JSON.parse(readFileSync(join(dir, 'scored.json'), 'utf8'));
+    assert.equal(st.lines, 102); assert.equal(st.empty, 1); assert.equal(st.word_tables, 'scorer');
+    // filters score 0 what they reject (and --keep-all says why); --threshold keeps the lines at or above it, in order
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--drop-identical', '--keep-all', join(dir, 'scored.rejected'), '--threshold', '0.5', '-o', join(dir, 'kept.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(read('scored.rejected'), [['identical', ...scored.at(-1)!.slice(0, 3), '0.000000']]);
+    const kept = read('kept.tsv');
+    assert.deepEqual(kept.map((c) => c.slice(0, 3)), scored.filter((c) => c[2] !== 'same' && Number(c[3]) >= 0.5).map((c) => c.slice(0, 3)));
+    assert.ok(kept.filter((c) => c[2] === 'ok').length >= 0.8 * kept.length, JSON.stringify(kept.map((c) => c[2])));
+    // without a scorer: the margin score (LASER's score mode), from two aligned files
+    writeFileSync(join(dir, 'noisy.de'), lines.map((l) => l[0]).join('\n') + '\n');
+    writeFileSync(join(dir, 'noisy.en'), lines.map((l) => l[1]).join('\n') + '\n');
+    r = cli(['scorer', 'score', '--src', join(dir, 'noisy.de'), '--trg', join(dir, 'noisy.en'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'margin.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    const margin = read('margin.tsv').map((c, i) => [c[0]!, c[1]!, lines[i]![2]!, c[2]!]);
+    assert.ok(mean(margin, 'ok') > mean(margin, 'mis') + 0.1, `${mean(margin, 'ok')} vs ${mean(margin, 'mis')}`);
+    // bad input: a line without its target column, files of different lengths, the corpus given twice or half
+    writeFileSync(join(dir, 'bad.tsv'), 'eins\tone\nzwei\tzwei\ndrei\n');
+    for (const [argv, code, msg] of [
+      [['--input', join(dir, 'bad.tsv')], 1, /bad\.tsv:3: 1 tab-separated column, but --src-col 1 and --trg-col 2 need 2/],
+      [['--src', join(dir, 'noisy.de'), '--trg', join(dir, 'bad.tsv')], 1, /has 102 lines but --trg .* has 3: the files must be aligned/],
+      [['--input', join(dir, 'noisy.tsv'), '--src', join(dir, 'noisy.de')], 2, /give the corpus as --input TSV, or as --src FILE and --trg FILE/],
+      [['--src', join(dir, 'noisy.de')], 2, /--trg is needed with --src/],
+      [['--input', join(dir, 'noisy.tsv'), '--trg-col', '1'], 2, /--src-col and --trg-col are both 1/],
+    ] as const) {
+      r = cli(['scorer', 'score', ...argv, '--model', model, '-o', join(dir, 'no.tsv')]);
+      assert.equal(r.status, code, r.stderr);
+      assert.match(r.stderr, msg);
+      assert.equal(existsSync(join(dir, 'no.tsv')), false);
+    }
   });
 
   it('scorer train keeps each language pair in OUT.partial: --resume reuses the ones made from the same data and arguments', () => {

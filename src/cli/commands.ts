@@ -17,12 +17,13 @@ import { importHfCommand } from './import-hf.js';
 import { indexBuildCommand, indexMergeCommand, searchCommand } from './index-cmds.js';
 import { mineCommand } from './mine.js';
 import { scorerTrainCommand } from './scorer.js';
+import { scorerScoreCommand } from './scorer-score.js';
 import { trainCommand } from './train.js';
 import { trainLidCommand } from './train-lid.js';
 
 export const commands: CliCommand[] = [
   trainCommand, trainLidCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
-  mineCommand, scorerTrainCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
+  mineCommand, scorerTrainCommand, scorerScoreCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
   distillCommand,

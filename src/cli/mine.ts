@@ -132,13 +132,7 @@ export const mineCommand = command(['mine'], {
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
     const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
     const knn = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    // one bar after another: the k-NN, the pair model's logits (its own), the candidates' features (again after self-trained word tables)
-    let feats: Progress | null = null;
-    const onCandidates = (done: number, total: number, pass: number) => {
-      if (done === 0 && !feats) feats = new Progress({ label: pass ? 'scorer features, with the word tables' : 'scorer features', unit: 'candidates', total });
-      feats?.set(done);
-      if (done === total) { feats?.done(); feats = null; }
-    };
+    const onCandidates = candidateProgress();
     const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
     rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
     knn.done();
@@ -163,6 +157,19 @@ export const mineCommand = command(['mine'], {
   if (a.stats) writeTextOutput(a.stats, out.stats);
   process.stderr.write(`[mine] ${out.pairs} pairs (${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k}${threshold !== undefined ? `, threshold ${auto ? `${threshold.toPrecision(6)} (auto)` : threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
+
+/**
+ * Progress of a scorer's passes over the candidates (ScoringOptions.onCandidates): a bar for each
+ * pass, one after another — the k-NN's and the pair model's bars are their own.
+ */
+export function candidateProgress(): (done: number, total: number, pass: number) => void {
+  let feats: Progress | null = null;
+  return (done, total, pass) => {
+    if (done === 0 && !feats) feats = new Progress({ label: pass ? 'scorer features, with the word tables' : 'scorer features', unit: 'candidates', total });
+    feats?.set(done);
+    if (done === total) { feats?.done(); feats = null; }
+  };
+}
 
 /** --threshold: a number, or 'auto' (chosen from the run's own scores). */
 export function parseThreshold(raw: string | undefined): number | 'auto' | undefined {

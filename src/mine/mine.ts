@@ -164,3 +164,27 @@ export function gatherRows(x: Float32Array, d: number, rows: ArrayLike<number>):
   for (let i = 0; i < rows.length; i++) out.set(x.subarray(rows[i]! * d, (rows[i]! + 1) * d), i * d);
   return out;
 }
+
+/** The inner products of given row pairs (src row gSrc[i] · trg row gTrg[i]): the cosines of normalised vectors, as the k-NN scores them. */
+export function pairProducts(src: Float32Array, trg: Float32Array, d: number, gSrc: ArrayLike<number>, gTrg: ArrayLike<number>): Float32Array {
+  const out = new Float32Array(gSrc.length);
+  for (let i = 0; i < gSrc.length; i++) {
+    const s = gSrc[i]! * d, t = gTrg[i]! * d;
+    let dot = 0;
+    for (let j = 0; j < d; j++) dot += src[s + j]! * trg[t + j]!;
+    out[i] = dot;
+  }
+  return out;
+}
+
+/**
+ * Margin scores of given pairs (LASER's score mode): each pair's cosine against its source's mean
+ * similarity to its k nearest targets and its target's to its k nearest sources, both searched
+ * over the whole corpus.
+ */
+export function marginOfPairs(src: Float32Array, trg: Float32Array, d: number, gSrc: ArrayLike<number>, gTrg: ArrayLike<number>, o: MineOptions = {}): { score: Float64Array; cos: Float32Array } {
+  const { fwd, bwd } = mineTables(src, trg, d, o);
+  const mx = rowMeans(fwd), my = rowMeans(bwd), kind = o.margin ?? 'ratio';
+  const cos = pairProducts(src, trg, d, gSrc, gTrg);
+  return { score: Float64Array.from(cos, (c, i) => marginScore(kind, c, mx[gSrc[i]!]!, my[gTrg[i]!]!)), cos };
+}

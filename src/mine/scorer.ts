@@ -12,7 +12,7 @@ import { FaissIndex, SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, trainWordTables, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
-import { marginScore, mineTables, rowMeans } from './mine.js';
+import { marginScore, mineTables, pairProducts, rowMeans } from './mine.js';
 import { loadPairModel, PAIR_FEATURES, PairModel, PairModelConfig } from './pair-model.js';
 
 export const KNN_FEATURES = [
@@ -562,9 +562,21 @@ export interface SelfTables {
  * cross-fitting for its first regression, on game dialogue) and keeps its first regression. See
  * bench/RESULTS.md ("Word tables from the run's own pairs", "The self-tables regression").
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: { k?: number; aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void; onCandidates?: (done: number, total: number, pass: number) => void } = {}): Picked[] {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
   const c = enumerateCandidates(fwd, bwd);
+  const r = scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
+}
+
+/** How candidates are scored: the word tables (or self-trained ones), the pair model's logits, progress of each pass over the candidates. */
+export interface ScoringOptions { aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; onCandidates?: (done: number, total: number, pass: number) => void }
+
+/**
+ * The candidates `c` of two k-NN tables scored by the scorer (see mineWithScorer): the pair
+ * model's logits, then one pass over the candidates' features — or two with self-trained word tables.
+ */
+function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions): { margin: Float64Array; prob: Float64Array } {
   if (m.pair && !o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
   const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
@@ -573,18 +585,44 @@ export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, 
   if (self) {
     const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
     const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = tablePairs(found, self);
-    if (pairs) {
-      self.onTables?.(pairs.length, found.length);
-      // a scorer with a self-tables regression was fitted on tables cross-fitted by source (selfTablesFeatures)
-      aligner = (m.self ? crossFittedTables : selfTrainedTables)(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress);
-    } else {
-      self.onTables?.(null, found.length);
-      return greedyPairs(c, first.prob, first.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, first, i));
-    }
+    if (!pairs) { self.onTables?.(null, found.length); return first; }
+    self.onTables?.(pairs.length, found.length);
+    // a scorer with a self-tables regression was fitted on tables cross-fitted by source (selfTablesFeatures)
+    aligner = (m.self ? crossFittedTables : selfTrainedTables)(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress);
   }
   // the second pass with self-trained tables: the scorer's regression for them, where it has one
-  const r = scoreCandidates(fwd, bwd, c, srcText, trgText, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
-  return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
+  return scoreCandidates(fwd, bwd, c, srcText, trgText, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
+}
+
+/**
+ * Given pairs scored as mining would score them were they its candidates (a parallel corpus to
+ * clean, as Bicleaner and LASER's score mode do): both directions' k-NN over the corpus's own
+ * sentences give every given pair its margins, ranks and competitors (the sentences' k nearest; a
+ * given pair that is not among them ranks k), then scoreWithScorer. Pair i is src row gSrc[i] ↔ trg
+ * row gTrg[i]; its cosine is the vectors' inner product, as the k-NN's.
+ */
+export function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], gSrc: Int32Array, gTrg: Int32Array, m: ScorerModel, o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): { prob: Float64Array; margin: Float64Array; cos: Float32Array } {
+  const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
+  const knn = enumerateCandidates(fwd, bwd);
+  const at = new Map<number, number>();
+  const key = (s: number, t: number) => s * trgText.length + t;
+  for (let i = 0; i < knn.n; i++) at.set(key(knn.src[i]!, knn.trg[i]!), i);
+  // the given pairs not among the candidates are appended to them (each once)
+  const extra: number[] = [];
+  const index = new Int32Array(gSrc.length);
+  for (let i = 0; i < gSrc.length; i++) {
+    const kk = key(gSrc[i]!, gTrg[i]!);
+    let j = at.get(kk);
+    if (j === undefined) { j = knn.n + extra.length; at.set(kk, j); extra.push(i); }
+    index[i] = j;
+  }
+  const n = knn.n + extra.length;
+  const c: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n) };
+  c.src.set(knn.src); c.trg.set(knn.trg); c.cos.set(knn.cos);
+  const cos = pairProducts(src, trg, d, extra.map((i) => gSrc[i]!), extra.map((i) => gTrg[i]!));
+  extra.forEach((i, e) => { c.src[knn.n + e] = gSrc[i]!; c.trg[knn.n + e] = gTrg[i]!; c.cos[knn.n + e] = cos[e]!; });
+  const r = scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  return { prob: Float64Array.from(index, (j) => r.prob[j]!), margin: Float64Array.from(index, (j) => r.margin[j]!), cos: Float32Array.from(index, (j) => c.cos[j]!) };
 }
 
 const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array }, i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: r.prob[i]!, margin: r.margin[i]!, cos: c.cos[i]! });

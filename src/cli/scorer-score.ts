@@ -1,0 +1,124 @@
+// xling scorer score: a parallel corpus scored pair by pair, as Bicleaner's classifier and LASER's
+// score mode score one — each line's pair gets the second-stage scorer's probability (or, without
+// a scorer, its margin score), computed as mining would were the pair its candidate: the k-NN of
+// both directions over the corpus's own (distinct) sentences give its margins, ranks and
+// competitors. Pairs failing a filter (xling mine's) score 0, as Bicleaner's hard rules do.
+import { readLines } from '../io/lines.js';
+import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
+import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
+import { scoreGivenPairs } from '../mine/scorer.js';
+import { setNumThreads } from '../tensor/tensor.js';
+import { Progress } from '../util/progress.js';
+import { command, usage } from './command.js';
+import { checkPaths, writeTextOutput } from './io.js';
+import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { openScorer, pairLogitsFor } from './scorer-pair.js';
+import { checkLangOptions, vectorsFor } from './vectors.js';
+
+export const scorerScoreCommand = command(['scorer', 'score'], {
+  name: 'xling scorer score',
+  summary: "score the pairs of a parallel corpus (cleaning it, as Bicleaner does): the scorer's probability, or the margin score, appended to each line",
+  description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours over the corpus's own distinct sentences give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter, score 0.",
+  options: {
+    input: { type: 'string', metavar: 'TSV', help: 'the corpus: one pair a line, tab-separated (gzip read as such), the sides in columns --src-col and --trg-col; other columns are kept' },
+    srcCol: { type: 'number', default: 1, range: { int: true, min: 1 }, help: 'with --input: the source column (from 1)' },
+    trgCol: { type: 'number', default: 2, range: { int: true, min: 1 }, help: 'with --input: the target column' },
+    src: { type: 'string', metavar: 'FILE', help: 'instead of --input: the source sentences, one a line, aligned with --trg (LASER\'s score mode)' },
+    trg: { type: 'string', metavar: 'FILE', help: 'instead of --input: the target sentences, line i the translation of --src line i' },
+    model: { type: 'string', required: true, metavar: 'DIR', help: 'the sentence encoder (the one the scorer was trained with)' },
+    scorer: { type: 'string', metavar: 'DIR', help: 'score with this second-stage scorer (xling scorer train): a probability; without it, the --margin score of each pair' },
+    k: MINE_OPTIONS.k,
+    margin: MINE_OPTIONS.margin,
+    selfTables: MINE_SCORING_OPTIONS.selfTables,
+    threshold: { type: 'number', metavar: 'T', range: {}, help: 'write only the lines scoring at least T (default: every line, with its score)' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
+    ...MINE_EMBED_OPTIONS,
+    ...MINE_FILTER_OPTIONS,
+    keepAll: { ...MINE_FILTER_OPTIONS.keepAll, help: 'write the lines a filter scored 0 here, each prefixed by its reason' },
+  },
+  examples: [
+    'xling scorer score --input crawled.de-en.tsv.gz --model runs/fast --scorer scorers/gettext --src-lang de --trg-lang en -o scored.tsv',
+    'xling scorer score --src corpus.de --trg corpus.en --model runs/fast --src-lang de --trg-lang en --threshold 1.05 -o kept.tsv   # margin score, LASER\'s score mode',
+  ],
+}, async (a) => {
+  if (!a.input === !(a.src || a.trg)) usage('give the corpus as --input TSV, or as --src FILE and --trg FILE');
+  if (!a.input && !(a.src && a.trg)) usage(`--${a.src ? 'trg' : 'src'} is needed with --${a.src ? 'src' : 'trg'}`);
+  if (a.input && a.srcCol === a.trgCol) usage(`--src-col and --trg-col are both ${a.srcCol}`);
+  const filters = filterOptionsOf(a);
+  filters.lid = lidFilterOf(a, a.model);
+  checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  if (a.threads) setNumThreads(a.threads);
+  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: a.selfTables });
+  const scorer = opened?.scorer ?? null;
+  const t0 = performance.now();
+  const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1) : await readAligned(a.src!, a.trg!);
+  const n = corpus.src.length;
+  // the pairs with both sides, each side's distinct texts embedded once
+  const full = Array.from({ length: n }, (_, i) => i).filter((i) => corpus.src[i]!.trim() && corpus.trg[i]!.trim());
+  if (!full.length) throw new Error(`${a.input ?? a.src}: no line has both sides`);
+  const us = unify(full.map((i) => corpus.src[i]!)), ut = unify(full.map((i) => corpus.trg[i]!));
+  const what = (side: string) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`);
+  const sv = vectorsFor(us.unique, undefined, a.model, what('sources'), embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
+  const tv = vectorsFor(ut.unique, undefined, a.model, what('targets'), embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'));
+  if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
+  const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
+  const knn = new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+  const onProgress = (done: number, total: number) => { knn.set(done); if (done === total) knn.done(); };
+  let scores: Float64Array;
+  if (scorer) {
+    const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
+    scores = scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: candidateProgress() }).prob;
+  } else {
+    scores = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k, margin: a.margin as MarginKind, onProgress }).score;
+  }
+  knn.done();
+  const score = new Float64Array(n);
+  full.forEach((i, j) => { score[i] = scores[j]!; });
+  // filters see the pairs best first (a duplicate keeps its best-scoring line), and what they reject scores 0
+  const f = filterPairs([...full].sort((x, y) => score[y]! - score[x]! || x - y), (i) => [corpus.src[i]!, corpus.trg[i]!], filters);
+  for (const { pair } of f.rejected) score[pair] = 0;
+  const rejectedBy = new Map(f.rejected.map(({ pair, reason }) => [pair, reason]));
+  const cell = (i: number) => `${corpus.line[i]}\t${score[i]!.toFixed(6)}\n`;
+  let out = '', kept = 0, rejected = '';
+  for (let i = 0; i < n; i++) {
+    const reason = rejectedBy.get(i);
+    if (reason) rejected += `${reason}\t${cell(i)}`;
+    if (a.threshold !== undefined && !(score[i]! >= a.threshold)) continue;
+    out += cell(i);
+    kept++;
+  }
+  writeTextOutput(a.output, out);
+  if (a.keepAll) writeTextOutput(a.keepAll, rejected);
+  const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
+  if (a.stats) writeTextOutput(a.stats, JSON.stringify({
+    lines: n, written: kept, empty: n - full.length, rejected: f.counts, threshold: a.threshold ?? null, mean_score: full.reduce((s, i) => s + score[i]!, 0) / full.length,
+    model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, distinct: { src: sv.n, trg: tv.n },
+  }, null, 1) + '\n');
+  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${sv.n} distinct sources, ${tv.n} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${a.threshold !== undefined ? `, ${kept} at least ${a.threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+});
+
+/** A corpus as read: each pair's sides and the line written back (its score appended). */
+interface Corpus { src: string[]; trg: string[]; line: string[] }
+
+/** --input: the sides from two columns of each line (0-based); a line with too few columns is refused, naming it. */
+async function readColumns(file: string, sc: number, tc: number): Promise<Corpus> {
+  const out: Corpus = { src: [], trg: [], line: [] };
+  const need = Math.max(sc, tc) + 1;
+  for await (const { line, no } of readLines(file)) {
+    const cols = line.split('\t');
+    if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1} need ${need}`);
+    out.src.push(cols[sc]!); out.trg.push(cols[tc]!); out.line.push(line);
+  }
+  if (!out.line.length) throw new Error(`${file}: empty`);
+  return out;
+}
+
+/** --src and --trg: line i of each is pair i; files of different lengths are refused. */
+async function readAligned(srcFile: string, trgFile: string): Promise<Corpus> {
+  const read = async (f: string) => { const l: string[] = []; for await (const { line } of readLines(f)) l.push(line); return l; };
+  const src = await read(srcFile), trg = await read(trgFile);
+  if (src.length !== trg.length) throw new Error(`--src ${srcFile} has ${src.length} lines but --trg ${trgFile} has ${trg.length}: the files must be aligned line by line`);
+  if (!src.length) throw new Error(`--src ${srcFile}: empty`);
+  return { src, trg, line: src.map((s, i) => `${s}\t${trg[i]}`) };
+}
