@@ -1,12 +1,12 @@
 // Cleaning a noisy parallel corpus with xling scorer score (issue 29; the task of Bicleaner and of
 // the WMT parallel corpus filtering tasks): for each xx-en pair of an N-way TSV, N rows are drawn
 // and half of them spoilt the ways crawled corpora are — the target of a random other row
-// (misaligned), of the row next to it in the file (sibling: catalogues keep related strings
-// together), the target cut to its first half (truncated), the English on both sides
-// (untranslated), the row's sentence in another language instead of xx (wrong language). Each
-// system scores every line (xling scorer score: cosine, the ratio margin, each scorer; each also
-// with the filters --drop-identical --lid-filter); reported: average precision of the true pairs,
-// F1 at the F1-optimal threshold, and the share of each kind of noise kept at that threshold.
+// (misaligned), of the row next to it in the file (adjacent_row), the target cut to the first
+// half of its words (truncated), the English on both sides (untranslated), the row's sentence in another
+// language instead of xx (wrong_language). Each system scores every line (xling scorer score:
+// cosine, the ratio margin, each scorer; each without filters, --no-drop-identical, and with
+// --drop-identical --lid-filter); reported: average precision of the true pairs, F1 at the
+// F1-optimal threshold, and the share of each kind of noise kept at that threshold.
 //   node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--work DIR] [--json FILE]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,7 @@ function rng(seed) { let a = seed >>> 0; return () => { a = (a + 0x6d2b79f5) >>>
 const text = (f) => (f.endsWith('.gz') ? gunzipSync(readFileSync(f)) : readFileSync(f)).toString('utf8');
 const [head, ...table] = text(data).trimEnd().split('\n').map((l) => l.split('\t'));
 const col = (l) => { const c = head.indexOf(l); if (c < 0) throw new Error(`${data}: no column ${l}`); return c; };
-const KINDS = ['misaligned', 'sibling', 'truncated', 'untranslated', 'wrong_language'];
+const KINDS = ['misaligned', 'adjacent_row', 'truncated', 'untranslated', 'wrong_language'];
 
 function corpus(xx) {
   const xi = col(xx), ei = col('en');
@@ -40,7 +40,7 @@ function corpus(xx) {
     const src = table[i][xi], en = table[i][ei];
     let kind = n % 2 === 0 ? 'ok' : KINDS[((n - 1) / 2) % KINDS.length];
     if (kind === 'truncated' && en.split(/\s+/).length < 6) kind = 'misaligned';
-    if (kind === 'sibling') { const j = idx[idx.indexOf(i) + 1] ?? idx[idx.indexOf(i) - 1]; if (table[j][ei] === en) kind = 'misaligned'; else return [src, table[j][ei], kind]; }
+    if (kind === 'adjacent_row') { const j = idx[idx.indexOf(i) + 1] ?? idx[idx.indexOf(i) - 1]; if (table[j][ei] === en) kind = 'misaligned'; else return [src, table[j][ei], kind]; }
     if (kind === 'wrong_language') { const has = others.filter(([, c]) => table[i][c] && table[i][c] !== src); if (has.length) { const [, c] = has[Math.floor(r() * has.length)]; return [table[i][c], en, kind]; } kind = 'misaligned'; }
     if (kind === 'misaligned') { let j; do j = idx[Math.floor(r() * idx.length)]; while (table[j][ei] === en); return [src, table[j][ei], kind]; }
     if (kind === 'truncated') { const w = en.split(/\s+/); return [src, w.slice(0, Math.ceil(w.length / 2)).join(' '), kind]; }
@@ -80,7 +80,7 @@ for (const xx of langs) {
   results[xx] = {};
   for (const [name, extra] of systems) for (const filtered of [false, true]) {
     const out = join(work, `${xx}-en.${name}${filtered ? '.filtered' : ''}.tsv`);
-    const filters = filtered ? ['--drop-identical', '--lid-filter'] : [];
+    const filters = filtered ? ['--drop-identical', '--lid-filter'] : ['--no-drop-identical'];
     xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...filters, '-o', out]);
     const rows = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => { const c = l.split('\t'); return { kind: c[2], score: Number(c[3]) }; });
     results[xx][`${name}${filtered ? '+filters' : ''}`] = measure(rows);

@@ -499,6 +499,10 @@ describe('mining filters and thresholds', () => {
     assert.deepEqual(names(run([{ s: 'Drucken', t: 'Drucken' }], { lid: { ...lid, src: 'de', trg: 'en' } })), ['trg_language:Drucken']);
     // unsure identification (confidence below the bar) removes nothing
     assert.deepEqual(names(run([{ s: '12:30', t: '12:30' }], { lid: { ...lid, src: 'de', trg: 'en' } })), []);
+    // a variant of the language asked is that language (pt for pt_BR, de_CH for de), another language is not
+    const variant = { identify: (t: string) => ({ lang: t, confidence: 0.99 }), minConfidence: 0.5 };
+    assert.deepEqual(names(run([{ s: 'pt', t: 'en_US' }, { s: 'es', t: 'en' }], { lid: { ...variant, src: 'pt_BR', trg: 'en' } })), ['src_language:es']);
+    assert.deepEqual(names(run([{ s: 'de_CH', t: 'en' }, { s: 'da', t: 'en' }], { lid: { ...variant, src: 'de', trg: 'en' } })), ['src_language:da']);
     const all = run(base, {});
     assert.equal(all.kept.length, base.length);
     const c = run(base, { minChars: 3, dropIdentical: true, dedupSrc: true });
@@ -700,7 +704,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     lines.push(['Hallo Welt', '', 'empty'], [cols.en![4]!, cols.en![4]!, 'same']);
     writeFileSync(join(dir, 'noisy.tsv'), lines.map((l) => l.join('\t')).join('\n') + '\n');
     const base = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en'];
-    let r = cli([...base, '--scorer', join(dir, 'scorer'), '-o', join(dir, 'scored.tsv'), '--stats', join(dir, 'scored.json')]);
+    let r = cli([...base, '--scorer', join(dir, 'scorer'), '-o', join(dir, 'scored.tsv'), '--stats', join(dir, 'scored.json'), '--keep-all', join(dir, 'scored.rejected')]);
     assert.equal(r.status, 0, r.stderr);
     const read = (f: string) => readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
     const scored = read('scored.tsv');
@@ -709,15 +713,27 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.ok(scored.every((c) => Number(c[3]) >= 0 && Number(c[3]) <= 1));
     assert.ok(mean(scored, 'ok') > mean(scored, 'mis') + 0.4, `${mean(scored, 'ok')} vs ${mean(scored, 'mis')}`);
     assert.equal(scored.at(-2)![3], '0.000000', 'an empty side scores 0');
-    const st = JSON.parse(readFileSync(join(dir, 'scored.json'), 'utf8'));
-    assert.equal(st.lines, 102); assert.equal(st.empty, 1); assert.equal(st.word_tables, 'scorer');
-    // filters score 0 what they reject (and --keep-all says why); --threshold keeps the lines at or above it, in order
-    r = cli([...base, '--scorer', join(dir, 'scorer'), '--drop-identical', '--keep-all', join(dir, 'scored.rejected'), '--threshold', '0.5', '-o', join(dir, 'kept.tsv')]);
-    assert.equal(r.status, 0, r.stderr);
+    // identical sides (an untranslated line) score 0 by default, and --keep-all says why
+    assert.equal(scored.at(-1)![3], '0.000000');
     assert.deepEqual(read('scored.rejected'), [['identical', ...scored.at(-1)!.slice(0, 3), '0.000000']]);
+    const st = JSON.parse(readFileSync(join(dir, 'scored.json'), 'utf8'));
+    assert.equal(st.lines, 102); assert.equal(st.empty, 1); assert.equal(st.rejected.identical, 1); assert.equal(st.word_tables, 'scorer');
+    // --no-drop-identical keeps its score (the scorer takes a copy for a translation); --threshold keeps the lines at or above it, in order
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--no-drop-identical', '--threshold', '0.5', '-o', join(dir, 'kept.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
     const kept = read('kept.tsv');
-    assert.deepEqual(kept.map((c) => c.slice(0, 3)), scored.filter((c) => c[2] !== 'same' && Number(c[3]) >= 0.5).map((c) => c.slice(0, 3)));
+    assert.deepEqual(kept.filter((c) => c[2] !== 'same').map((c) => c.slice(0, 3)), scored.filter((c) => Number(c[3]) >= 0.5).map((c) => c.slice(0, 3)));
+    assert.equal(kept.at(-1)![2], 'same', `the copy: ${JSON.stringify(kept.at(-1))}`);
     assert.ok(kept.filter((c) => c[2] === 'ok').length >= 0.8 * kept.length, JSON.stringify(kept.map((c) => c[2])));
+    // in blocks (balanced: 101 lines with both sides in two blocks of 51 and 50): each block scored as a corpus of its own
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--block', '51', '-o', join(dir, 'blocks.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /2 blocks of 51 lines/);
+    writeFileSync(join(dir, 'first.tsv'), lines.slice(0, 51).map((l) => l.join('\t')).join('\n') + '\n');
+    writeFileSync(join(dir, 'second.tsv'), lines.slice(51).map((l) => l.join('\t')).join('\n') + '\n');
+    for (const part of ['first', 'second']) assert.equal(cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, `${part}.tsv`) : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, `${part}.out`)]).status, 0);
+    assert.equal(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'first.out'), 'utf8') + readFileSync(join(dir, 'second.out'), 'utf8'));
+    assert.notEqual(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'scored.tsv'), 'utf8'), 'the context changes the scores');
     // without a scorer: the margin score (LASER's score mode), from two aligned files
     writeFileSync(join(dir, 'noisy.de'), lines.map((l) => l[0]).join('\n') + '\n');
     writeFileSync(join(dir, 'noisy.en'), lines.map((l) => l[1]).join('\n') + '\n');
@@ -739,6 +755,10 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
       assert.match(r.stderr, msg);
       assert.equal(existsSync(join(dir, 'no.tsv')), false);
     }
+    // partial translations go into --parallel sets only
+    r = cli(['scorer', 'train', '--model', model, '--bucc', dir, '--truncated', '-o', join(dir, 'no-scorer')]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /--truncated adds sentences to --parallel sets/);
   });
 
   it('scorer train keeps each language pair in OUT.partial: --resume reuses the ones made from the same data and arguments', () => {

@@ -67,7 +67,7 @@ export const MINE_FILTER_OPTIONS = {
   dedup: { type: 'string', metavar: 'src,trg,pair', help: 'filter: drop pairs whose source, target or pair (normalised) a better pair already has (a list, or all)' },
   dropIdentical: { type: 'boolean', default: false, help: 'filter: drop pairs whose sides are the same text (normalised)' },
   minLetterShare: { type: 'number', range: { min: 0, max: 1 }, help: 'filter: drop pairs with a side whose non-space characters are less than this share letters (numbers, punctuation, code)' },
-  lidFilter: { type: 'boolean', default: false, help: `filter: drop pairs where a side is identified (confidence ≥ ${LID_CONFIDENCE}) as another language than --src-lang / --trg-lang (the identifier of --model, or of --lid)` },
+  lidFilter: { type: 'boolean', default: false, help: `filter: drop pairs where a side is identified (confidence ≥ ${LID_CONFIDENCE}) as another language than --src-lang / --trg-lang (the identifier of --model, or of --lid; a variant of the language asked, pt and pt_BR, counts as it)` },
   lid: { type: 'string', metavar: 'DIR', help: 'with --lid-filter: a model directory whose language identifier (lid.json) to use (default: --model)' },
   stats: { type: 'string', metavar: 'JSON', help: 'counts of kept and rejected pairs by reason, and the run settings (- for standard output)' },
   keepAll: { type: 'string', metavar: 'TSV', help: 'write the rejected pairs here, each row prefixed by its reason' },

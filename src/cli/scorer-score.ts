@@ -18,7 +18,7 @@ import { checkLangOptions, vectorsFor } from './vectors.js';
 export const scorerScoreCommand = command(['scorer', 'score'], {
   name: 'xling scorer score',
   summary: "score the pairs of a parallel corpus (cleaning it, as Bicleaner does): the scorer's probability, or the margin score, appended to each line",
-  description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours over the corpus's own distinct sentences give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter, score 0.",
+  description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours among the distinct sentences of its block of lines (--block) give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter, score 0.",
   options: {
     input: { type: 'string', metavar: 'TSV', help: 'the corpus: one pair a line, tab-separated (gzip read as such), the sides in columns --src-col and --trg-col; other columns are kept' },
     srcCol: { type: 'number', default: 1, range: { int: true, min: 1 }, help: 'with --input: the source column (from 1)' },
@@ -30,11 +30,13 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     k: MINE_OPTIONS.k,
     margin: MINE_OPTIONS.margin,
     selfTables: MINE_SCORING_OPTIONS.selfTables,
+    block: { type: 'number', default: 20000, range: { int: true, min: 2 }, help: "lines scored together: a pair's neighbours are searched among its block's sentences (exact search, so the cost grows with the block; the scorer learnt its features on sets of about 2,000 sentences a side)" },
     threshold: { type: 'number', metavar: 'T', range: {}, help: 'write only the lines scoring at least T (default: every line, with its score)' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
     ...MINE_EMBED_OPTIONS,
     ...MINE_FILTER_OPTIONS,
     keepAll: { ...MINE_FILTER_OPTIONS.keepAll, help: 'write the lines a filter scored 0 here, each prefixed by its reason' },
+    dropIdentical: { ...MINE_FILTER_OPTIONS.dropIdentical, default: true, help: 'filter: pairs whose sides are the same text (normalised) score 0 — an untranslated line, which the scorer and the margin rate as a translation (--no-drop-identical keeps their score)' },
   },
   examples: [
     'xling scorer score --input crawled.de-en.tsv.gz --model runs/fast --scorer scorers/gettext --src-lang de --trg-lang en -o scored.tsv',
@@ -54,25 +56,41 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const t0 = performance.now();
   const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1) : await readAligned(a.src!, a.trg!);
   const n = corpus.src.length;
-  // the pairs with both sides, each side's distinct texts embedded once
+  // the pairs with both sides, scored block by block: each block's distinct texts embedded once, its
+  // pairs' neighbours searched among them (a pair's context is its block: linear in the corpus)
   const full = Array.from({ length: n }, (_, i) => i).filter((i) => corpus.src[i]!.trim() && corpus.trg[i]!.trim());
   if (!full.length) throw new Error(`${a.input ?? a.src}: no line has both sides`);
-  const us = unify(full.map((i) => corpus.src[i]!)), ut = unify(full.map((i) => corpus.trg[i]!));
   const what = (side: string) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`);
-  const sv = vectorsFor(us.unique, undefined, a.model, what('sources'), embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
-  const tv = vectorsFor(ut.unique, undefined, a.model, what('targets'), embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'));
   if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
-  const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
-  const knn = new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-  const onProgress = (done: number, total: number) => { knn.set(done); if (done === total) knn.done(); };
-  let scores: Float64Array;
-  if (scorer) {
-    const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
-    scores = scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: candidateProgress() }).prob;
-  } else {
-    scores = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k, margin: a.margin as MarginKind, onProgress }).score;
+  // blocks of equal size, none larger than --block
+  const blocks = Math.ceil(full.length / a.block), size = Math.ceil(full.length / blocks);
+  const blockBar = blocks > 1 ? new Progress({ label: 'score', unit: 'lines', total: full.length }) : null;
+  const scores = new Float64Array(full.length);
+  let k = 0;
+  const distinct = { src: 0, trg: 0 };
+  for (let b = 0; b < blocks; b++) {
+    const lines = full.slice(b * size, (b + 1) * size);
+    const us = unify(lines.map((i) => corpus.src[i]!)), ut = unify(lines.map((i) => corpus.trg[i]!));
+    const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
+    const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
+    const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'));
+    distinct.src += sv.n; distinct.trg += tv.n;
+    const kb = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
+    if (b === 0) k = kb;
+    const knn = blockBar ? null : new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+    const onProgress = knn ? (done: number, total: number) => { knn.set(done); if (done === total) knn.done(); } : undefined;
+    let got: Float64Array;
+    if (scorer) {
+      const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
+      got = scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k: kb, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: blockBar ? undefined : candidateProgress() }).prob;
+    } else {
+      got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: a.margin as MarginKind, onProgress }).score;
+    }
+    knn?.done();
+    scores.set(got, b * size);
+    blockBar?.set(Math.min(full.length, (b + 1) * size));
   }
-  knn.done();
+  blockBar?.done();
   const score = new Float64Array(n);
   full.forEach((i, j) => { score[i] = scores[j]!; });
   // filters see the pairs best first (a duplicate keeps its best-scoring line), and what they reject scores 0
@@ -93,9 +111,9 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
     lines: n, written: kept, empty: n - full.length, rejected: f.counts, threshold: a.threshold ?? null, mean_score: full.reduce((s, i) => s + score[i]!, 0) / full.length,
-    model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, distinct: { src: sv.n, trg: tv.n },
+    model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, block: a.block, blocks, distinct,
   }, null, 1) + '\n');
-  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${sv.n} distinct sources, ${tv.n} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${a.threshold !== undefined ? `, ${kept} at least ${a.threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${a.threshold !== undefined ? `, ${kept} at least ${a.threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
 
 /** A corpus as read: each pair's sides and the line written back (its score appended). */

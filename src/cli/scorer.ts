@@ -10,7 +10,7 @@ import { mineTables } from '../mine/mine.js';
 import { trainWordTables, WordAligner, WordTables } from '../mine/align-features.js';
 import { addPairFeatures, candidatePairs, fitLogistic, loadScorer, saveScorer, scoreCandidate, ScoredCandidate, ScorerModel, selfTablesFeatures, SELF_TABLES, trainScorer } from '../mine/scorer.js';
 import { pairLogits, PairModel, savePairModel, WordInfo } from '../mine/pair-model.js';
-import { copiedPool, sibling } from '../mine/siblings.js';
+import { copiedPool, sibling, truncated } from '../mine/siblings.js';
 import { manualSeed, setNumThreads, Tensor } from '../tensor/tensor.js';
 import { TrainingInterrupted } from '../train/trainer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -56,7 +56,7 @@ export async function buccSets(dir: string, split?: string): Promise<LabelledSet
  * fixed seed; 60% are kept on both sides (the gold pairs), 20% only on the source side and 20%
  * only on the target side (sentences without a translation, as in BUCC).
  */
-export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000, o: { siblings?: boolean } = {}): Promise<LabelledSet[]> {
+export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000, o: { siblings?: boolean; truncated?: boolean } = {}): Promise<LabelledSet[]> {
   const { langs, rows: all } = await loadNWayTsv(file);
   const want = pairs ?? langs.filter((l) => l !== 'en').map((l) => [l, 'en'] as [string, string]);
   const out: LabelledSet[] = [];
@@ -78,6 +78,11 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
       if (i < nPair) { gold.add(`${src.length}\t${trg.length}`); src.push(a); trg.push(b); }
       else if (i < nPair + nSrc) src.push(a);
       else trg.push(b);
+      if (o.truncated) {
+        // a partial translation where the translation is missing, and beside a quarter of the gold pairs
+        const tr = new Rng(`${seed}:${sl}-${tl}:truncated:${i}`);
+        if (i < nPair) { if (tr.next() < 0.25) add(trg, truncated(b, tr)); } else if (i < nPair + nSrc) add(trg, truncated(b, tr)); else add(src, truncated(a, tr));
+      }
       if (!o.siblings) return;
       if (i < nPair) {
         if (rng.next() < 0.25) add(trg, sibling(a, b, 'b', rng, pool));
@@ -168,6 +173,7 @@ const scorerTrainSpec = {
     pairEpochs: { type: 'number', default: 3, range: { int: true, min: 1 }, help: 'with --pair-model: passes over its examples' },
     pairHidden: { type: 'number', default: 128, range: { int: true, min: 4, max: 4096 }, help: 'with --pair-model: its hidden units' },
     siblings: { type: 'boolean', default: false, help: "synthetic siblings: a translation with one number, name or code token changed on one side (\"… 68060\" / \"… 68010\"), as wrong candidates — with --parallel among the sets' sentences (where the translation is missing, and for a quarter of the gold pairs), with --pair-model among its examples (one for each translation that copies a token). Off by default: on the gettext mining sets it taught the scorer what it shows (68060 / 68010 from p = 0.98 to 0.25) and moved F1 by ±0.6 a language pair, not on average (bench/RESULTS.md)" },
+    truncated: { type: 'boolean', default: false, help: "with --parallel: partial translations (the first 40–70% of a translation's words) among the sets' sentences, where the translation is missing and beside a quarter of the gold pairs, as wrong candidates — what cleaning a crawled corpus (xling scorer score) meets and mining hardly does" },
     pairMatch: { type: 'boolean', default: false, help: "with --pair-model: its comparison of each word with what it aligned to also reads whether the word occurs as such on the other side, has a digit, or is ASCII (names, numbers and code, whose word vectors are alike: 68060 and 68010). Off by default: on the gettext mining sets it sharpened the pair model on names and code but moved the mean F1 by −0.3 to 0 (bench/RESULTS.md)" },
     pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
@@ -182,6 +188,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   if (a.pairs && !parallel) usage('--pairs needs --parallel');
   const pairs = parsePairs(a.pairs);
   if (a.pairModel && a.pairFrom) usage('give --pair-model (train one) or --pair-from DIR (take one), not both');
+  if (a.truncated && !parallel) usage('--truncated adds sentences to --parallel sets: give --parallel');
   if (a.siblings && !parallel && !a.pairModel) usage('--siblings adds sentences to --parallel sets and examples to --pair-model: give one of them');
   if (a.pairModel && !a.tables && !parallel) usage('--pair-model learns from translations: give --tables TSV (or train from --parallel TSV)');
   checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
@@ -189,7 +196,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   checkPaths([['--tables', a.tables, 'in']]);
   if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
-  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000), { siblings: a.siblings });
+  const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000), { siblings: a.siblings, truncated: a.truncated });
   // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
   const known = sets.filter((set) => {
     try {
@@ -284,7 +291,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     cands.push(...c); labels.push(...l);
   });
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
-  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', encoder, encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
+  const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', ...(a.truncated ? { synthetic: 'truncated' } : {}), encoder, encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;
   cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
   m.trained.training_accuracy = correct / cands.length;

@@ -69,3 +69,18 @@ export function copiedPool(rows: [string, string][], max = 5000): string[] {
   }
   return [...out];
 }
+
+const WORDS = new Intl.Segmenter(undefined, { granularity: 'word' });
+
+/**
+ * A partial translation: the first 40–70% of the sentence's words (Unicode word boundaries, so
+ * also for scripts written without spaces), cut at a word's end; null for sentences of fewer than
+ * four words. Bicleaner's synthetic noise has it too: crawled corpora hold many such pairs, which
+ * the sentence vectors rate almost as high as the translation.
+ */
+export function truncated(s: string, rng: Rng): string | null {
+  const ends = [...WORDS.segment(s)].filter((w) => w.isWordLike).map((w) => w.index + w.segment.length);
+  if (ends.length < 4) return null;
+  const keep = Math.max(1, Math.round(ends.length * (0.4 + 0.3 * rng.next())));
+  return s.slice(0, ends[keep - 1]!);
+}
