@@ -46,6 +46,7 @@ writeFileSync(f('docs.tsv'), de.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t
 writeFileSync(f('docs-en.tsv'), en.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('docs-odd.tsv'), 'games\t1\tPlay a game\n');
 writeFileSync(f('docs-par.tsv'), de.map((s, i) => `${i}\t${s}\t${en[i]}`).join('\n') + '\n');
+writeFileSync(f('pairs.tsv'), de.map((s, i) => `${s}\t${en[i]}`).join('\n') + '\n');
 { const r = cli(['import', 'hf', '--from', join(root, 'test/fixtures/hf/distilbert'), '-o', f('hf')]); if (r.status !== 0) throw new Error(r.stderr); }
 writeFileSync(f('adapt.json'), JSON.stringify({ budget: { pairs: 64 } }));
 writeFileSync(f('adapt-laser.json'), JSON.stringify({ model: 'laser', budget: { pairs: 64 } }));
@@ -171,6 +172,10 @@ table(['import', 'hf'], ['--from', join(root, 'test', 'fixtures', 'hf', 'bert'),
 table(['scorer', 'train'], ['--model', f('model'), '--parallel', f('nway.tsv'), '--rows', '20', '-o', 'OUT/scorer'], (g) => [
   ...badFiles(g, '--parallel'), withValue(g, '--model', aDir, 1), withExtra(g, ['--bucc', inDir], 2), withExtra(g, ['--rows', '5'], 2),
   withExtra(g, ['--pairs', 'de'], 2), withExtra(g, ['--pairs', 'xx-en'], 1),
+]);
+table(['scorer', 'score'], ['--input', f('pairs.tsv'), '--model', f('model'), '-o', 'OUT/s.tsv'], (g) => [
+  ...badFiles(g, '--input'), withValue(g, '--model', aDir, 1), withExtra(g, ['--src', f('s.txt')], 2), withExtra(g, ['--block', '1'], 2),
+  withExtra(g, ['--label-col', '1'], 2), withExtra(g, ['--label-col', '3'], 1), withExtra(g, ['--scorer', aDir], 1), withValue(g, '-o', f('pairs.tsv'), 2),
 ]);
 table(['eval', 'retrieval'], ['--src-vectors', f('v.npy'), '--trg-vectors', f('v2.npy'), '--json', 'OUT/r.json'], (g) => [
   ...badFiles(g, '--src-vectors'), withValue(g, '--trg-vectors', f('v8.npy'), 1), withExtra(g, ['--src-ids', badUtf8], 1),

@@ -64,6 +64,7 @@ writeFileSync(f('nway.tsv'), text(['en\tde\tfr', ...en.map((s, i) => `${s}\t${de
 writeFileSync(f('docs-en.tsv'), text(en.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`)));
 writeFileSync(f('docs-de.tsv'), text(de.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`)));
 writeFileSync(f('docs.de-en.tsv'), text(de.map((s, i) => `d${i}\t${s}\t${en[i]}`)));
+writeFileSync(f('labelled.tsv'), text(de.map((s, i) => `${s}\t${i % 2 ? en[(i + 3) % n] : en[i]}\t${i % 2 ? 0 : 1}`)));
 {
   const rng = new Rng(3), d = 16;
   const v = Float32Array.from({ length: n * d }, () => rng.normal());
@@ -90,6 +91,7 @@ const jsonTable: { cmd: string[]; args: string[]; svg?: boolean }[] = [
   { cmd: ['graph', 'neighbours'], args: ['--graph', f('graph'), '#3'] },
   { cmd: ['graph', 'path'], args: ['--graph', f('graph'), '#3', '#7', '--undirected'] },
   { cmd: ['scorer', 'train'], args: ['--model', model, '--parallel', f('nway.tsv'), '--rows', '20', '-o', f('scorer')] },
+  { cmd: ['scorer', 'score'], args: ['--input', f('labelled.tsv'), '--label-col', '3', '--model', model, '-o', f('labelled.scored.tsv')], svg: true },
 ];
 /** Commands with --json that need a Redis queue (their --json - is tested in test/cluster.test.ts). */
 const needsRedis = ['cluster status'];

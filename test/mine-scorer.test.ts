@@ -734,6 +734,32 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     for (const part of ['first', 'second']) assert.equal(cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, `${part}.tsv`) : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, `${part}.out`)]).status, 0);
     assert.equal(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'first.out'), 'utf8') + readFileSync(join(dir, 'second.out'), 'utf8'));
     assert.notEqual(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'scored.tsv'), 'utf8'), 'the context changes the scores');
+    // a labelled sample (--label-col: 1 a good pair) evaluates the scores and calibrates a threshold that --threshold-from applies
+    writeFileSync(join(dir, 'labelled.tsv'), lines.map((l) => [...l, l[2] === 'ok' ? '1' : '0'].join('\t')).join('\n') + '\n');
+    r = cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'labelled.tsv') : x)), '--scorer', join(dir, 'scorer'), '--label-col', '4', '--json', join(dir, 'ev.json'), '--svg', join(dir, 'ev.svg'), '-o', join(dir, 'lab.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^P [\d.]+  R [\d.]+  F1 [\d.]+  at threshold [\d.]+  \(AP [\d.]+; 50 good pairs of 102 lines\)\n$/);
+    const ev = JSON.parse(readFileSync(join(dir, 'ev.json'), 'utf8'));
+    assert.ok(ev.f1 > 0.8 && ev.average_precision > 0.8, JSON.stringify(ev).slice(0, 300));
+    assert.equal(ev.scorer, join(dir, 'scorer'));
+    assert.match(readFileSync(join(dir, 'ev.svg'), 'utf8'), /^<svg/);
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--threshold-from', join(dir, 'ev.json'), '-o', join(dir, 'cal.tsv'), '--stats', join(dir, 'cal.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(readFileSync(join(dir, 'cal.json'), 'utf8')).threshold, ev.threshold);
+    assert.deepEqual(read('cal.tsv'), scored.filter((c) => Number(c[3]) >= ev.threshold));
+    for (const [argv, code, msg] of [
+      [['--threshold-from', join(dir, 'ev.json')], 1, /calibrated with a scorer, but this run is without one/],
+      [['--label-col', '2'], 2, /--label-col 2 is a side's column/],
+      [['--json', join(dir, 'x.json')], 2, /--json evaluates the scores against --label-col/],
+    ] as const) {
+      r = cli([...base, ...argv, '-o', join(dir, 'no.tsv')]);
+      assert.equal(r.status, code, r.stderr);
+      assert.match(r.stderr, msg);
+      assert.equal(existsSync(join(dir, 'no.tsv')), false);
+    }
+    r = cli([...base, '--label-col', '3', '-o', join(dir, 'no.tsv')]);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /noisy\.tsv:1: --label-col 3 is 'ok', not 1 \(a good pair\) or 0/);
     // without a scorer: the margin score (LASER's score mode), from two aligned files
     writeFileSync(join(dir, 'noisy.de'), lines.map((l) => l[0]).join('\n') + '\n');
     writeFileSync(join(dir, 'noisy.en'), lines.map((l) => l[1]).join('\n') + '\n');

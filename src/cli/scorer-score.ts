@@ -1,17 +1,19 @@
 // xling scorer score: a parallel corpus scored pair by pair, as Bicleaner's classifier and LASER's
 // score mode score one — each line's pair gets the second-stage scorer's probability (or, without
 // a scorer, its margin score), computed as mining would were the pair its candidate: the k-NN of
-// both directions over the corpus's own (distinct) sentences give its margins, ranks and
+// both directions among the distinct sentences of its block of lines give its margins, ranks and
 // competitors. Pairs failing a filter (xling mine's) score 0, as Bicleaner's hard rules do.
+import { evaluateAtThreshold, evaluateBucc } from '../eval/bucc.js';
 import { readLines } from '../io/lines.js';
 import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
+import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
-import { checkPaths, writeTextOutput } from './io.js';
-import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
+import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
@@ -32,6 +34,11 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     selfTables: MINE_SCORING_OPTIONS.selfTables,
     block: { type: 'number', default: 20000, range: { int: true, min: 2 }, help: "lines scored together: a pair's neighbours are searched among its block's sentences (exact search, so the cost grows with the block; the scorer learnt its features on sets of about 2,000 sentences a side)" },
     threshold: { type: 'number', metavar: 'T', range: {}, help: 'write only the lines scoring at least T (default: every line, with its score)' },
+    thresholdFrom: { type: 'string', metavar: 'JSON', help: "the threshold of a labelled sample's --json (its F1-optimal one, or with --target-precision the lowest reaching that precision); an xling eval bucc --json is read the same way" },
+    targetPrecision: MINE_SCORING_OPTIONS.targetPrecision,
+    labelCol: { type: 'number', range: { int: true, min: 1 }, help: "with --input: a column saying whether the line's pair is good (1) or not (0): the scores are then evaluated against it (--json, --svg), which calibrates a threshold for the corpus's domain" },
+    json: { type: 'string', metavar: 'FILE', help: 'with --label-col: precision, recall and F1 at the F1-optimal threshold, average precision, P/R at every score (cuts; --threshold-from reads them) as JSON (- for standard output)' },
+    svg: { type: 'string', metavar: 'FILE', help: 'with --label-col: the precision–recall curve' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
     ...MINE_EMBED_OPTIONS,
     ...MINE_FILTER_OPTIONS,
@@ -46,15 +53,21 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   if (!a.input === !(a.src || a.trg)) usage('give the corpus as --input TSV, or as --src FILE and --trg FILE');
   if (!a.input && !(a.src && a.trg)) usage(`--${a.src ? 'trg' : 'src'} is needed with --${a.src ? 'src' : 'trg'}`);
   if (a.input && a.srcCol === a.trgCol) usage(`--src-col and --trg-col are both ${a.srcCol}`);
+  if (a.labelCol !== undefined && !a.input) usage('--label-col goes with --input');
+  if (a.labelCol !== undefined && (a.labelCol === a.srcCol || a.labelCol === a.trgCol)) usage(`--label-col ${a.labelCol} is a side's column`);
+  if ((a.json || a.svg) && a.labelCol === undefined) usage(`--${a.json ? 'json' : 'svg'} evaluates the scores against --label-col: give it`);
+  if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from');
+  if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const filters = filterOptionsOf(a);
   filters.lid = lidFilterOf(a, a.model);
-  checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: scorer ? scorer.k : a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
   const t0 = performance.now();
-  const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1) : await readAligned(a.src!, a.trg!);
+  const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1, a.labelCol !== undefined ? a.labelCol - 1 : undefined) : await readAligned(a.src!, a.trg!);
   const n = corpus.src.length;
   // the pairs with both sides, scored block by block: each block's distinct texts embedded once, its
   // pairs' neighbours searched among them (a pair's context is its block: linear in the corpus)
@@ -102,34 +115,65 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   for (let i = 0; i < n; i++) {
     const reason = rejectedBy.get(i);
     if (reason) rejected += `${reason}\t${cell(i)}`;
-    if (a.threshold !== undefined && !(score[i]! >= a.threshold)) continue;
+    if (threshold !== undefined && !(score[i]! >= threshold)) continue;
     out += cell(i);
     kept++;
   }
   writeTextOutput(a.output, out);
   if (a.keepAll) writeTextOutput(a.keepAll, rejected);
+  if (corpus.label) evaluateLabels(corpus.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
-    lines: n, written: kept, empty: n - full.length, rejected: f.counts, threshold: a.threshold ?? null, mean_score: full.reduce((s, i) => s + score[i]!, 0) / full.length,
+    lines: n, written: kept, empty: n - full.length, rejected: f.counts, threshold: threshold ?? null, mean_score: full.reduce((s, i) => s + score[i]!, 0) / full.length,
     model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, block: a.block, blocks, distinct,
   }, null, 1) + '\n');
-  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${a.threshold !== undefined ? `, ${kept} at least ${a.threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
 
-/** A corpus as read: each pair's sides and the line written back (its score appended). */
-interface Corpus { src: string[]; trg: string[]; line: string[] }
+/** A corpus as read: each pair's sides, the line written back (its score appended), and with --label-col whether the pair is good. */
+interface Corpus { src: string[]; trg: string[]; line: string[]; label?: boolean[] }
 
-/** --input: the sides from two columns of each line (0-based); a line with too few columns is refused, naming it. */
-async function readColumns(file: string, sc: number, tc: number): Promise<Corpus> {
-  const out: Corpus = { src: [], trg: [], line: [] };
-  const need = Math.max(sc, tc) + 1;
+/** --input: the sides (and a label) from columns of each line (0-based); a line with too few columns, or a label not 0 or 1, is refused, naming it. */
+async function readColumns(file: string, sc: number, tc: number, lc?: number): Promise<Corpus> {
+  const out: Corpus = { src: [], trg: [], line: [], ...(lc !== undefined ? { label: [] } : {}) };
+  const need = Math.max(sc, tc, lc ?? 0) + 1;
   for await (const { line, no } of readLines(file)) {
     const cols = line.split('\t');
-    if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1} need ${need}`);
+    if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
     out.src.push(cols[sc]!); out.trg.push(cols[tc]!); out.line.push(line);
+    if (lc !== undefined) {
+      const l = cols[lc]!.trim();
+      if (l !== '0' && l !== '1') throw new Error(`${file}:${no}: --label-col ${lc + 1} is '${l}', not 1 (a good pair) or 0`);
+      out.label!.push(l === '1');
+    }
   }
   if (!out.line.length) throw new Error(`${file}: empty`);
   return out;
+}
+
+/**
+ * --label-col: the scores against the labels (each line a candidate, the good ones its gold) —
+ * the F1-optimal threshold, AP and P/R at every score in --json (what --threshold-from reads, with
+ * the run's scoring to check it against), the PR curve in --svg, said on stdout.
+ */
+function evaluateLabels(label: boolean[], score: Float64Array, a: { output: string; json?: string; svg?: string }, run: { scorer: string | null; margin: string; k: number; threshold: number | undefined }): void {
+  const cands = label.map((_, i) => ({ src: String(i), trg: '', score: score[i]! }));
+  const gold = new Set(label.flatMap((good, i) => (good ? [`${i}\t`] : [])));
+  if (!gold.size) throw new Error('--label-col: no line is labelled 1 (a good pair)');
+  const r = evaluateBucc(cands, gold);
+  // on stderr when standard output carries a file
+  const say = summaryWriter(a.output, a.json, a.svg);
+  say(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${gold.size} good pairs of ${label.length} lines)\n`);
+  const at = run.threshold !== undefined ? evaluateAtThreshold(cands, gold, run.threshold) : null;
+  if (at) say(`at threshold ${run.threshold}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+  if (a.json) writeJsonOutput(a.json, {
+    precision: r.precision, recall: r.recall, f1: r.f1, threshold: r.threshold, averagePrecision: r.averagePrecision, tp: r.tp, predicted: r.predicted, gold: r.gold, lines: label.length,
+    ...(at ? { atThreshold: at } : {}), scorer: run.scorer, margin: run.margin, k: run.k, cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
+  });
+  if (a.svg) {
+    const step = Math.max(1, Math.floor(r.curve.length / 400));
+    writeTextOutput(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `labelled pairs, ${run.scorer ? 'scorer' : `${run.margin} margin`}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
+  }
 }
 
 /** --src and --trg: line i of each is pair i; files of different lengths are refused. */

@@ -577,7 +577,7 @@ export interface ScoringOptions { aligner?: WordAligner | null; selfTables?: Sel
  * model's logits, then one pass over the candidates' features — or two with self-trained word tables.
  */
 function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions): { margin: Float64Array; prob: Float64Array } {
-  if (m.pair && !o.pairLogits) throw new Error('mineWithScorer: the scorer has a pair model; give pairLogits');
+  if (m.pair && !o.pairLogits) throw new Error('the scorer has a pair model: give pairLogits');
   const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
   const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(done, total, pass) : undefined);
@@ -607,7 +607,8 @@ export function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number,
   const at = new Map<number, number>();
   const key = (s: number, t: number) => s * trgText.length + t;
   for (let i = 0; i < knn.n; i++) at.set(key(knn.src[i]!, knn.trg[i]!), i);
-  // the given pairs not among the candidates are appended to them (each once)
+  // the given pairs not among the candidates are appended to them (each once; the list is then not
+  // in source order, which scoring does not need)
   const extra: number[] = [];
   const index = new Int32Array(gSrc.length);
   for (let i = 0; i < gSrc.length; i++) {
