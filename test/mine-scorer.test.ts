@@ -11,7 +11,7 @@ import { evaluateBucc } from '../src/eval/bucc.js';
 import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multisetMismatch, numbersOf, placeholdersOf, surfaceFeatures, SURFACE_FEATURES, urlsOf } from '../src/mine/features.js';
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
-import { mineTables } from '../src/mine/mine.js';
+import { marginOfPairs, mineTables } from '../src/mine/mine.js';
 import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
 import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
@@ -302,6 +302,9 @@ describe('the second-stage scorer', () => {
     const n = mined.length, wrong = Array.from(both.prob.subarray(n)), right = Array.from(both.prob.subarray(0, n));
     assert.ok(wrong.every((p, i) => p < right[i]!), 'a far target scores below the mined one');
     assert.ok(Math.max(...wrong) < 0.05, `far pairs: ${Math.max(...wrong)}`);
+    // without a scorer: the margin xling mine gives each pair
+    const mg = marginOfPairs(test.sv, test.tv, test.d, mined.map((p) => p.src), mined.map((p) => p.trg), { k: 4 }).score;
+    mined.forEach((p, i) => assert.ok(Math.abs(mg[i]! - p.margin) < 1e-5, `${mg[i]} vs ${p.margin}`));
     // the cosine of an added pair is the vectors' product
     let dot = 0;
     for (let j = 0; j < test.d; j++) dot += test.sv[mined[0]!.src * test.d + j]! * test.tv[far[0]! * test.d + j]!;

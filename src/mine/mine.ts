@@ -180,7 +180,7 @@ export function pairProducts(src: Float32Array, trg: Float32Array, d: number, gS
 /**
  * Margin scores of given pairs (LASER's score mode): each pair's cosine against its source's mean
  * similarity to its k nearest targets and its target's to its k nearest sources, both searched
- * over the whole corpus.
+ * among all the rows given (the margin xling mine gives the pair when it is a candidate).
  */
 export function marginOfPairs(src: Float32Array, trg: Float32Array, d: number, gSrc: ArrayLike<number>, gTrg: ArrayLike<number>, o: MineOptions = {}): { score: Float64Array; cos: Float32Array } {
   const { fwd, bwd } = mineTables(src, trg, d, o);

@@ -3,6 +3,7 @@
 // "gfctranscode(): …" / "gfctransompworkshare(): …"), and a mined pair of siblings is a wrong pair
 // that the sentence vectors can hardly see. Bicleaner-style classifiers learn from synthetic noise of
 // this kind (word replacement); the scorer's training sets and the pair model's examples get it too.
+// Also partial translations (truncated), the other noise of crawled corpora that the vectors miss.
 import { Rng } from '../util/rng.js';
 
 const TOKEN = /[A-Za-z0-9_]+/g;
