@@ -7,7 +7,7 @@
 // cosine, the ratio margin, each scorer; each without filters, --no-drop-identical, and with
 // --drop-identical --lid-filter); reported: average precision of the true pairs, F1 at the
 // F1-optimal threshold, and the share of each kind of noise kept at that threshold.
-//   node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--work DIR] [--json FILE]
+//   node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +18,8 @@ const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] :
 const all = (k) => args.flatMap((a, i) => (a === k ? [args[i + 1]] : []));
 const model = args[0];
 const data = opt('--data'), langs = opt('--langs', '').split(',').filter(Boolean);
-if (!model || model.startsWith('--') || !data || !langs.length) { console.error('usage: node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--work DIR] [--json FILE]'); process.exit(2); }
-const rowsPer = Number(opt('--rows', '1000')), work = opt('--work', 'clean-eval'), json = opt('--json');
+if (!model || model.startsWith('--') || !data || !langs.length) { console.error('usage: node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]'); process.exit(2); }
+const rowsPer = Number(opt('--rows', '1000')), work = opt('--work', 'clean-eval'), json = opt('--json'), block = opt('--block') ? ['--block', opt('--block')] : [];
 const scorers = all('--scorer').map((s) => { const i = s.indexOf('='); return [s.slice(0, i), s.slice(i + 1)]; });
 mkdirSync(work, { recursive: true });
 
@@ -81,7 +81,7 @@ for (const xx of langs) {
   for (const [name, extra] of systems) for (const filtered of [false, true]) {
     const out = join(work, `${xx}-en.${name}${filtered ? '.filtered' : ''}.tsv`);
     const filters = filtered ? ['--drop-identical', '--lid-filter'] : ['--no-drop-identical'];
-    xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...filters, '-o', out]);
+    xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...filters, ...block, '-o', out]);
     const rows = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => { const c = l.split('\t'); return { kind: c[2], score: Number(c[3]) }; });
     results[xx][`${name}${filtered ? '+filters' : ''}`] = measure(rows);
     process.stderr.write(`[clean-eval] ${xx}-en ${name}${filtered ? '+filters' : ''}: AP ${(100 * results[xx][`${name}${filtered ? '+filters' : ''}`].ap).toFixed(1)}\n`);
