@@ -247,10 +247,9 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   const lid = lidFilterOf(a, null);
   const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(a), filtering = anyFilter({ ...filters, lid });
   const filtersSent = { ...filters, ...(lid ? { lid: { dir: resolve(lid.dir), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } } : {}) };
-  checkPaths([['--threshold-from', a.thresholdFrom, 'in'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: false, margin: a.margin, k: a.k }, 'cluster') : asked;
   checkRedisUrl(a.redis);
-  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--output', a.output, 'out']]);
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: false, margin: a.margin, k: a.k }, 'cluster') : asked;
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   // what the jobs will read is checked here, before any work: sentences, and one vector per line
   const cols: number[] = [];

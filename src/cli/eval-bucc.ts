@@ -1,14 +1,13 @@
 // xling eval bucc: mine candidates on a BUCC-format split, then P/R/F1 at the F1-optimal
 // threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere.
 import { readBucc, readGold } from '../data/corpus.js';
-import { evaluateAtThreshold, evaluateBucc, goldSet } from '../eval/bucc.js';
+import { cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText } from '../eval/bucc.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
@@ -69,7 +68,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     scorer: a.scorer ?? null,
     ...(scorer ? { assignment: a.assignment, word_tables: opened!.wordTables() } : {}),
     // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
-    cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
+    cuts: cutRows(r),
   };
   const say = summaryWriter(a.json, a.svg);
   if (a.targetPrecision !== undefined) {
@@ -77,23 +76,22 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     out.threshold_for_precision = { precision: a.targetPrecision, threshold: t };
     process.stderr.write(t === null ? `no threshold reaches precision ${a.targetPrecision}\n` : `precision ≥ ${a.targetPrecision} from threshold ${t.toFixed(5)}\n`);
   }
-  say(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
+  say(`${prfText(r)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${scorer ? `scorer ${a.scorer}` : `${a.margin}, ${a.retrieval}`}, k=${k})\n`);
   if (a.thresholdFrom && calibrated !== undefined) {
     const t = calibrated;
     const at = evaluateAtThreshold(cands, gold, t);
     out.atThreshold = at;
-    say(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+    say(`at threshold ${t.toFixed(5)} from ${a.thresholdFrom}: ${prfText(at)}\n`);
   }
   // what xling mine --threshold auto would keep of these candidates (no gold), measured against the gold
   const auto = scorer ? autoThreshold(cands.map((c) => c.score)) : null;
   if (auto) {
     const at = evaluateAtThreshold(cands, gold, auto.threshold);
     out.auto = { ...autoSummary(auto), precision: at.precision, recall: at.recall, f1: at.f1, tp: at.tp, predicted: at.predicted };
-    say(`at the automatic threshold ${auto.threshold.toFixed(5)} (--threshold auto; expected F1 ${(100 * auto.expected.f1).toFixed(2)}): P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+    say(`at the automatic threshold ${auto.threshold.toFixed(5)} (--threshold auto; expected F1 ${(100 * auto.expected.f1).toFixed(2)}): ${prfText(at)}\n`);
   } else if (scorer) out.auto = null;
   if (a.json) writeJsonOutput(a.json, out);
   if (a.svg) {
-    const step = Math.max(1, Math.floor(r.curve.length / 400));
-    writeTextOutput(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
+    writeTextOutput(a.svg, prCurveSvg(r, `BUCC ${a.margin}/${a.retrieval}: F1 ${(100 * r.f1).toFixed(1)}`));
   }
 });

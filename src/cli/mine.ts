@@ -98,7 +98,7 @@ export const mineCommand = command(['mine'], {
   if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (its probabilities give the threshold; a margin's scale moves with the vectors and the domain: calibrate one on a dev pair with xling eval bucc --json, then --threshold-from)");
   const filters = filterOptionsOf(a);
   filters.lid = lidFilterOf(a, a.model);
-  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--lid', a.lid, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   // a scorer's default threshold is 0.5; with 'auto' it is chosen after mining, from every pair's probability

@@ -3,14 +3,13 @@
 // a scorer, its margin score), computed as mining would were the pair its candidate: the k-NN of
 // both directions among the distinct sentences of its block of lines give its margins, ranks and
 // competitors. Pairs failing a filter (xling mine's) score 0, as Bicleaner's hard rules do.
-import { evaluateAtThreshold, evaluateBucc } from '../eval/bucc.js';
+import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
 import { readLines } from '../io/lines.js';
 import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { Progress } from '../util/progress.js';
-import { prCurve } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
@@ -163,17 +162,14 @@ function evaluateLabels(label: boolean[], score: Float64Array, a: { output: stri
   const r = evaluateBucc(cands, gold);
   // on stderr when standard output carries a file
   const say = summaryWriter(a.output, a.json, a.svg);
-  say(`P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${gold.size} good pairs of ${label.length} lines)\n`);
+  say(`${prfText(r)}  at threshold ${r.threshold.toFixed(5)}  (AP ${(100 * r.averagePrecision).toFixed(2)}; ${gold.size} good pairs of ${label.length} lines)\n`);
   const at = run.threshold !== undefined ? evaluateAtThreshold(cands, gold, run.threshold) : null;
-  if (at) say(`at threshold ${run.threshold}: P ${(100 * at.precision).toFixed(2)}  R ${(100 * at.recall).toFixed(2)}  F1 ${(100 * at.f1).toFixed(2)}\n`);
+  if (at) say(`at threshold ${run.threshold}: ${prfText(at)}\n`);
   if (a.json) writeJsonOutput(a.json, {
     precision: r.precision, recall: r.recall, f1: r.f1, threshold: r.threshold, averagePrecision: r.averagePrecision, tp: r.tp, predicted: r.predicted, gold: r.gold, lines: label.length,
-    ...(at ? { atThreshold: at } : {}), scorer: run.scorer, margin: run.margin, k: run.k, cuts: r.cuts.map((c) => [c.threshold, c.precision, c.recall]),
+    ...(at ? { atThreshold: at } : {}), scorer: run.scorer, margin: run.margin, k: run.k, cuts: cutRows(r),
   });
-  if (a.svg) {
-    const step = Math.max(1, Math.floor(r.curve.length / 400));
-    writeTextOutput(a.svg, prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title: `labelled pairs, ${run.scorer ? 'scorer' : `${run.margin} margin`}: F1 ${(100 * r.f1).toFixed(1)}`, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } }));
-  }
+  if (a.svg) writeTextOutput(a.svg, prCurveSvg(r, `labelled pairs, ${run.scorer ? 'scorer' : `${run.margin} margin`}: F1 ${(100 * r.f1).toFixed(1)}`));
 }
 
 /** --src and --trg: line i of each is pair i; files of different lengths are refused. */

@@ -1,6 +1,7 @@
 // BUCC-2018 evaluation of mined candidates: precision/recall/F1 at the F1-optimal threshold
 // (the midpoint between the last accepted and the first rejected score), at a given threshold
 // (tuned on another split), average precision and the precision–recall curve.
+import { prCurve } from '../util/svg.js';
 
 export interface Scored { src: string; trg: string; score: number }
 
@@ -59,4 +60,20 @@ export function evaluateAtThreshold(cands: Scored[], gold: Set<string>, threshol
   let tp = 0, n = 0;
   for (const c of cands) if (c.score >= threshold) { n++; if (gold.has(`${c.src}\t${c.trg}`)) tp++; }
   return prf(tp, n, gold.size, threshold);
+}
+
+/** P, R and F1 in % as the commands say them: "P 93.67  R 95.28  F1 94.47". */
+export function prfText(r: { precision: number; recall: number; f1: number }): string {
+  return `P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}`;
+}
+
+/** P and R at every distinct score as [threshold, precision, recall] (the --json 'cuts' that --threshold-from --target-precision reads). */
+export function cutRows(r: BuccResult): [number, number, number][] {
+  return r.cuts.map((c) => [c.threshold, c.precision, c.recall]);
+}
+
+/** The precision–recall curve as SVG (about 400 points at most), its F1-optimal point marked. */
+export function prCurveSvg(r: BuccResult, title: string): string {
+  const step = Math.max(1, Math.floor(r.curve.length / 400));
+  return prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } });
 }

@@ -75,10 +75,7 @@ export function rescoreExact(r: SearchResult, q: Float32Array, base: Float32Arra
     for (let j = 0; j < k; j++) {
       const l = r.labels[i * k + j]!;
       if (l < 0n) continue;
-      const a = i * d, b = Number(l) * d;
-      let s = 0;
-      for (let t = 0; t < d; t++) s += q[a + t]! * base[b + t]!;
-      row.push({ s: Math.fround(s), l });
+      row.push({ s: rowProduct(q, i, base, Number(l), d), l });
     }
     row.sort((x, y) => y.s - x.s || (x.l < y.l ? -1 : x.l > y.l ? 1 : 0));
     for (let j = 0; j < k; j++) {
@@ -87,6 +84,14 @@ export function rescoreExact(r: SearchResult, q: Float32Array, base: Float32Arra
     }
   }
   return r;
+}
+
+/** Row a of q · row b of base, summed in float64 in index order and rounded to float32: every exact score of rescoreExact. */
+export function rowProduct(q: Float32Array, a: number, base: Float32Array, b: number, d: number): number {
+  const x = a * d, y = b * d;
+  let s = 0;
+  for (let t = 0; t < d; t++) s += q[x + t]! * base[y + t]!;
+  return Math.fround(s);
 }
 
 /** Recall@k of approximate labels against exact labels. */

@@ -3,7 +3,7 @@
 // neighbours give each sentence its neighbourhood mean; candidates are rescored by a margin
 // and selected by a retrieval mode.
 import { FaissIndex, SearchResult } from '../index/faiss.js';
-import { KnnFn, knnChunked, knnChunkedAsync, mergeTopK, rescoreExact } from '../index/exact.js';
+import { KnnFn, knnChunked, knnChunkedAsync, mergeTopK, rescoreExact, rowProduct } from '../index/exact.js';
 
 export type MarginKind = 'ratio' | 'distance' | 'absolute' | 'eq9' | 'eq10';
 export type Retrieval = 'fwd' | 'bwd' | 'intersect' | 'max';
@@ -165,16 +165,9 @@ export function gatherRows(x: Float32Array, d: number, rows: ArrayLike<number>):
   return out;
 }
 
-/** The inner products of given row pairs (src row gSrc[i] · trg row gTrg[i]): the cosines of normalised vectors, as the k-NN scores them. */
+/** The inner products of given row pairs (src row gSrc[i] · trg row gTrg[i]): the cosines of normalised vectors, as the k-NN's exact re-scoring computes them. */
 export function pairProducts(src: Float32Array, trg: Float32Array, d: number, gSrc: ArrayLike<number>, gTrg: ArrayLike<number>): Float32Array {
-  const out = new Float32Array(gSrc.length);
-  for (let i = 0; i < gSrc.length; i++) {
-    const s = gSrc[i]! * d, t = gTrg[i]! * d;
-    let dot = 0;
-    for (let j = 0; j < d; j++) dot += src[s + j]! * trg[t + j]!;
-    out[i] = dot;
-  }
-  return out;
+  return Float32Array.from({ length: gSrc.length }, (_, i) => rowProduct(src, gSrc[i]!, trg, gTrg[i]!, d));
 }
 
 /**
