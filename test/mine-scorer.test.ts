@@ -737,6 +737,35 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     for (const part of ['first', 'second']) assert.equal(cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, `${part}.tsv`) : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, `${part}.out`)]).status, 0);
     assert.equal(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'first.out'), 'utf8') + readFileSync(join(dir, 'second.out'), 'utf8'));
     assert.notEqual(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'scored.tsv'), 'utf8'), 'the context changes the scores');
+    // each block is kept in OUTPUT.partial as it is scored (removed at the end unless --keep-work); --resume reuses
+    // the blocks found there and scores the others — here block 1's scores replaced by 0.25, block 2's removed, as a kill leaves it
+    assert.equal(existsSync(join(dir, 'blocks.tsv.partial')), false);
+    const blocked = [...base, '--scorer', join(dir, 'scorer'), '--block', '51', '-o', join(dir, 'resumed.tsv')];
+    r = cli([...blocked, '--keep-work']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(join(dir, 'resumed.tsv'), 'utf8'), readFileSync(join(dir, 'blocks.tsv'), 'utf8'));
+    const work = join(dir, 'resumed.tsv.partial'), b0 = JSON.parse(readFileSync(join(work, 'block-0.json'), 'utf8'));
+    assert.equal(b0.scores.length, 51);
+    writeFileSync(join(work, 'block-0.json'), JSON.stringify({ ...b0, scores: b0.scores.map(() => 0.25) }));
+    rmSync(join(work, 'block-1.json'));
+    r = cli([...blocked, '--resume', '--keep-work']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /--resume: 1 of 2 blocks \(51 lines\) reused/);
+    const resumed = read('resumed.tsv'), whole = read('blocks.tsv');
+    assert.deepEqual(resumed.slice(0, 51).map((c) => c[3]), Array(51).fill('0.250000'), 'block 1 read back, not scored again');
+    assert.deepEqual(resumed.slice(51), whole.slice(51), 'block 2 scored again, as before');
+    // scoring options other than the kept blocks' score everything again; filters and thresholds do not
+    r = cli([...blocked, '--resume', '--threshold', '0.3', '--keep-work']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /--resume: 2 of 2 blocks/);
+    r = cli([...blocked, '--resume', '-k', '3']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /removed .*resumed\.tsv\.partial of an earlier run \(made from another input, model, scorer or scoring options\)/);
+    assert.doesNotMatch(r.stderr, /blocks .* reused/);
+    assert.equal(existsSync(work), false, 'removed once the output is written');
+    r = cli([...base, '--resume', '-o', '-']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--resume with -o -: give --work DIR/);
     // a labelled sample (--label-col: 1 a good pair) evaluates the scores and calibrates a threshold that --threshold-from applies
     writeFileSync(join(dir, 'labelled.tsv'), lines.map((l) => [...l, l[2] === 'ok' ? '1' : '0'].join('\t')).join('\n') + '\n');
     r = cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'labelled.tsv') : x)), '--scorer', join(dir, 'scorer'), '--label-col', '4', '--json', join(dir, 'ev.json'), '--svg', join(dir, 'ev.svg'), '-o', join(dir, 'lab.tsv')]);

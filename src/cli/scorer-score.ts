@@ -3,12 +3,16 @@
 // a scorer, its margin score), computed as mining would were the pair its candidate: the k-NN of
 // both directions among the distinct sentences of its block of lines give its margins, ranks and
 // competitors. Pairs failing a filter (xling mine's) score 0, as Bicleaner's hard rules do.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
 import { readLines } from '../io/lines.js';
 import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
+import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
@@ -39,6 +43,9 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     json: { type: 'string', metavar: 'FILE', help: 'with --label-col: precision, recall and F1 at the F1-optimal threshold, average precision, P/R at every score (cuts; --threshold-from reads them) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'with --label-col: the precision–recall curve' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
+    resume: { type: 'boolean', default: false, help: "reuse the blocks that a killed run (or one with --keep-work) scored: each block's scores are kept in --work as it finishes; blocks made from another input, model, scorer or scoring options are scored again" },
+    work: { type: 'string', metavar: 'DIR', help: "where the scored blocks are kept until the output is written (default OUTPUT.partial; with -o -, only when given)" },
+    keepWork: { type: 'boolean', default: false, help: 'keep --work after writing the output, so that another run on the same corpus (a new --threshold, filters, --label-col) reuses the scores with --resume' },
     ...MINE_EMBED_OPTIONS,
     ...MINE_FILTER_OPTIONS,
     keepAll: { ...MINE_FILTER_OPTIONS.keepAll, help: 'write the lines a filter scored 0 here, each prefixed by its reason' },
@@ -57,6 +64,9 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   if ((a.json || a.svg) && a.labelCol === undefined) usage(`--${a.json ? 'json' : 'svg'} evaluates the scores against --label-col: give it`);
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+  const work = a.work ?? (a.output !== '-' ? `${a.output}.partial` : undefined);
+  if ((a.resume || a.keepWork) && !work) usage(`--${a.resume ? 'resume' : 'keep-work'} with -o -: give --work DIR (where the scored blocks are kept)`);
+  if (work && existsSync(work) && !statSync(work).isDirectory()) usage(`--work ${work}: not a directory`);
   const filters = filterOptionsOf(a);
   filters.lid = lidFilterOf(a, a.model);
   checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
@@ -76,12 +86,24 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   // blocks of equal size, none larger than --block
   const blocks = Math.ceil(full.length / a.block), size = Math.ceil(full.length / blocks);
-  const blockBar = blocks > 1 ? new Progress({ label: 'score', unit: 'lines', total: full.length }) : null;
+  // each block's scores are kept in --work as it finishes (a killed run loses one block at most)
+  const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a), a.resume) : null;
+  const reused = store ? Array.from({ length: blocks }, (_, b) => store.get(b, Math.min(size, full.length - b * size))) : [];
+  const reusedLines = reused.reduce((s, r) => s + (r ? r.scores.length : 0), 0);
+  if (store && reusedLines) process.stderr.write(`[score] --resume: ${reused.filter((r) => r).length} of ${blocks} blocks (${reusedLines} lines) reused from ${work}\n`);
+  const blockBar = blocks > 1 && reusedLines < full.length ? new Progress({ label: reusedLines ? `score (${reusedLines} lines reused)` : 'score', unit: 'lines', total: full.length - reusedLines }) : null;
   const scores = new Float64Array(full.length);
-  let k = 0;
+  let k = 0, scoredLines = 0;
   const distinct = { src: 0, trg: 0 };
   for (let b = 0; b < blocks; b++) {
     const lines = full.slice(b * size, (b + 1) * size);
+    const done = reused[b];
+    if (done) {
+      scores.set(done.scores, b * size);
+      distinct.src += done.distinct[0]; distinct.trg += done.distinct[1];
+      if (b === 0) k = done.k;
+      continue;
+    }
     const us = unify(lines.map((i) => corpus.src[i]!)), ut = unify(lines.map((i) => corpus.trg[i]!));
     const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
     const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
@@ -100,7 +122,9 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     }
     knn?.done();
     scores.set(got, b * size);
-    blockBar?.set(Math.min(full.length, (b + 1) * size));
+    store?.put(b, got, [sv.n, tv.n], kb);
+    scoredLines += lines.length;
+    blockBar?.set(scoredLines);
   }
   blockBar?.done();
   const score = new Float64Array(n);
@@ -119,6 +143,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     kept++;
   }
   writeTextOutput(a.output, out);
+  if (store && !a.keepWork) rmSync(work!, { recursive: true, force: true });
   if (a.keepAll) writeTextOutput(a.keepAll, rejected);
   if (corpus.label) evaluateLabels(corpus.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
@@ -128,6 +153,58 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   }, null, 1) + '\n');
   process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
+
+/**
+ * What a block's scores are made from: the input files, the model and scorer (their files' sizes
+ * and times), and every option but those applied after scoring (filters, threshold, outputs) — a
+ * block scored with any other is scored again.
+ */
+function scoringKey(a: Record<string, unknown>): string {
+  const after = new Set(['output', 'threshold', 'thresholdFrom', 'targetPrecision', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'work', 'keepWork', 'threads', 'quiet',
+    ...Object.keys(MINE_FILTER_OPTIONS)]);
+  const stamp = (f: string): string[] => {
+    const st = statSync(f);
+    return st.isDirectory() ? readdirSync(f).sort().flatMap((x) => stamp(join(f, x))) : [`${resolve(f)}:${st.size}:${st.mtimeMs}`];
+  };
+  const files = (['input', 'src', 'trg', 'model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' && a[o] !== '-' ? stamp(a[o] as string) : []));
+  const opts = Object.keys(a).filter((o) => !after.has(o) && o !== '_').sort().map((o) => [o, a[o]]);
+  return createHash('sha256').update(JSON.stringify({ files, opts })).digest('hex');
+}
+
+/** A block's scores as kept in --work: its lines' scores, its distinct sentences a side, its k. */
+interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: number }
+
+/**
+ * The scored blocks of a run in DIR (key.json: the scoring they were made with; block-<b>.json each):
+ * without --resume, or when the key differs, what is there is removed first.
+ */
+function openBlockStore(dir: string, key: string, resume: boolean): { get(b: number, lines: number): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number): void } {
+  const keyFile = join(dir, 'key.json');
+  if (existsSync(dir)) {
+    let same = false;
+    try { same = (JSON.parse(readFileSync(keyFile, 'utf8')) as { key?: string }).key === key; } catch { /* not ours, or unreadable: started again */ }
+    if (!resume || !same) {
+      rmSync(dir, { recursive: true, force: true });
+      process.stderr.write(`[score] removed ${dir} of an earlier run${resume ? ' (made from another input, model, scorer or scoring options)' : ' (--resume reuses it)'}\n`);
+    }
+  }
+  mkdirSync(dir, { recursive: true });
+  removeStaleTemporaries(dir);
+  if (!existsSync(keyFile)) writeFileAtomicSync(keyFile, JSON.stringify({ key }) + '\n');
+  const file = (b: number) => join(dir, `block-${b}.json`);
+  return {
+    get(b, lines) {
+      if (!resume || !existsSync(file(b))) return null;
+      try {
+        const r = JSON.parse(readFileSync(file(b), 'utf8')) as { scores: number[]; distinct: [number, number]; k: number };
+        if (r.scores.length === lines && r.scores.every((x) => typeof x === 'number')) return { scores: Float64Array.from(r.scores), distinct: r.distinct, k: r.k };
+      } catch { /* scored again */ }
+      process.stderr.write(`[score] ${file(b)} unreadable: block ${b + 1} scored again\n`);
+      return null;
+    },
+    put(b, scores, distinct, k) { writeFileAtomicSync(file(b), JSON.stringify({ scores: Array.from(scores), distinct, k })); },
+  };
+}
 
 /** A corpus as read: each pair's sides, the line written back (its score appended), and with --label-col whether the pair is good. */
 interface Corpus { src: string[]; trg: string[]; line: string[]; label?: boolean[] }
