@@ -283,8 +283,27 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.ok(stats.pairs > 0 && stats.pairs < stats.candidates_before_filters, JSON.stringify(stats));
     assert.match(readFileSync(p('mf-cluster.tsv'), 'utf8'), /^# xling mine: model=vectors margin=ratio retrieval=max k=4 scorer=none threshold=1.01\n/);
     assert.equal(readFileSync(p('mf-cluster.rejected.tsv'), 'utf8').trimEnd().split('\n').length, stats.candidates_before_filters - stats.pairs);
-    // refused before anything is queued: a threshold cluster mine cannot choose, a stats file on standard output, a filter without its language
-    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto is for xling mine --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--lid-filter', '--src-lang', 'de'], /--lid-filter needs --lid DIR/]] as const) {
+    // with a second-stage scorer (its pair model reading the words through --model): the merge scores the candidates as xling mine --scorer
+    writeFileSync(p('m-par.tsv'), 'de\ten\n' + devColumn('de').map((d, i) => `${d}\t${en[i]}`).join('\n') + '\n');
+    const sc = cli(['scorer', 'train', '--model', model, '--parallel', p('m-par.tsv'), '--rows', '150', '--pair-model', '--pair-rows', '200', '--pair-hidden', '16', '--pair-pca', '16', '--pair-epochs', '1', '-o', p('m-scorer')]);
+    assert.equal(sc.status, 0, sc.stderr);
+    const scored = ['--scorer', p('m-scorer'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--header'];
+    for (const [tag, extra] of [['s', []], ['auto', ['--threshold', 'auto', '--assignment', 'exchange']]] as const) {
+      const oneS = cli(['mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-single.tsv`), '--stats', p(`ms-${tag}-single.json`)]);
+      assert.equal(oneS.status, 0, oneS.stderr);
+      const rs = await runAsync(['cluster', 'mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-cluster.tsv`), '--stats', p(`ms-${tag}-cluster.json`), '--redis', url, '--work', p('work'), '--shards', '3']);
+      assert.equal(rs.code, 0, rs.stderr);
+      for (const ext of ['tsv', 'json']) assert.equal(readFileSync(p(`ms-${tag}-cluster.${ext}`), 'utf8'), readFileSync(p(`ms-${tag}-single.${ext}`), 'utf8'), `${tag}.${ext}`);
+    }
+    const withScorer = readFileSync(p('ms-s-cluster.tsv'), 'utf8').trimEnd().split('\n');
+    assert.equal(withScorer[0], `# xling mine: model=${model} margin=ratio retrieval=scorer k=4 scorer=${p('m-scorer')} word_tables=scorer threshold=0.5 columns=probability,margin,src,trg`);
+    const de = devColumn('de'), right = withScorer.slice(1).filter((l) => { const c = l.split('\t'); return de.indexOf(c[2]!) === en.indexOf(c[3]!); }).length;
+    assert.ok(withScorer.length > 20 && withScorer.slice(1).every((l) => Number(l.split('\t')[0]) >= 0.5), `${withScorer.length} rows`);
+    assert.ok(right >= 0.8 * (withScorer.length - 1), `${right} of ${withScorer.length - 1} pairs translations`);
+    assert.ok(JSON.parse(readFileSync(p('ms-auto-cluster.json'), 'utf8')).threshold_auto.threshold > 0);
+    // refused before anything is queued: a threshold only a scorer gives, a stats file on standard output, a filter without its language, a pair model without its encoder
+    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto goes with --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--lid-filter', '--src-lang', 'de'], /--lid-filter needs --lid DIR/],
+      [['--scorer', p('m-scorer')], /has a pair model, which reads the sentences' words through the sentence encoder: give --model/], [['--assignment', 'exchange'], /--assignment goes with --scorer/]] as const) {
       const bad = await runAsync(['cluster', 'mine', ...common, ...extra, '-o', p('m-bad.tsv'), '--redis', url, '--work', p('work'), '--shards', '2']);
       assert.equal(bad.code, 2, bad.stderr);
       assert.match(bad.stderr, msg);

@@ -13,6 +13,9 @@ import { readSentences } from '../data/corpus.js';
 import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { anyFilter, FilterOptions } from '../mine/filters.js';
+import type { Assignment } from '../mine/scorer.js';
+import { openScorer } from './scorer-pair.js';
+import { checkLangOptions } from './vectors.js';
 import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
@@ -219,37 +222,52 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
 export const clusterMineCommand = command(['cluster', 'mine'], {
   name: 'xling cluster mine',
   summary: 'xling mine (exact k-NN, from vectors) with the searches of both directions split into shards',
-  description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables and writes the pairs as xling mine does. The files must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
+  description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables — or, with --scorer, the candidates as xling mine --scorer does — and writes the pairs as xling mine does. The files (the scorer and --model included) must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
   options: {
     ...MINE_INPUT_OPTIONS,
     // no --model here: the vectors are required (xling cluster embed makes them)
     srcVectors: { ...MINE_INPUT_OPTIONS.srcVectors, required: true },
     trgVectors: { ...MINE_INPUT_OPTIONS.trgVectors, required: true },
-    threshold: { type: 'string', metavar: 'T', help: 'keep pairs whose margin score is at least T' },
+    threshold: MINE_INPUT_OPTIONS.threshold,
     ...MINE_OPTIONS,
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first; with --scorer probability<TAB>margin<TAB>src<TAB>trg' },
+    scorer: { ...MINE_SCORING_OPTIONS.scorer, help: `${MINE_SCORING_OPTIONS.scorer.help}; scored in the merge job, which loads the scorer (and with a pair model --model)` },
+    model: { type: 'string', metavar: 'DIR', help: "with --scorer: the sentence encoder the vectors were made with — a scorer's pair model reads the sentences' words through it (needed then), and the scorer is checked against it" },
+    assignment: MINE_SCORING_OPTIONS.assignment,
+    selfTables: MINE_SCORING_OPTIONS.selfTables,
     thresholdFrom: MINE_SCORING_OPTIONS.thresholdFrom,
     targetPrecision: MINE_SCORING_OPTIONS.targetPrecision,
-    header: { ...MINE_SCORING_OPTIONS.header, help: 'first line: # margin, retrieval, k and threshold of the run (as xling mine --header)' },
+    header: { ...MINE_SCORING_OPTIONS.header, help: 'first line: # model, margin, retrieval, k, scorer and threshold of the run (as xling mine --header)' },
     ...MINE_FILTER_OPTIONS,
-    srcLang: { type: 'string', help: 'with --lid-filter: the language --src is asked to be (a code of the identifier)' },
-    trgLang: { type: 'string', help: 'with --lid-filter: the language --trg is asked to be' },
+    srcLang: { type: 'string', help: "with --lid-filter: the language --src is asked to be (a code of the identifier); with --scorer: picks the scorer's word tables for the pair (and centres the pair model's words)" },
+    trgLang: { type: 'string', help: 'with --lid-filter: the language --trg is asked to be; with --scorer, as --src-lang' },
     lid: { ...MINE_FILTER_OPTIONS.lid, help: 'with --lid-filter: a model directory whose language identifier (lid.json) to use' },
     stats: { ...MINE_FILTER_OPTIONS.stats, help: 'counts of kept and rejected pairs by reason, and the run settings (written by the merge, beside the output)' },
     ...STAGED_OPTIONS,
   },
-  examples: ['xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work'],
+  examples: [
+    'xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work',
+    'xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy --scorer /shared/scorers/p --model /shared/runs/fast --src-lang de --trg-lang en -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work',
+  ],
 }, async (a) => {
   const asked = parseThreshold(a.threshold);
-  if (asked === 'auto') usage("--threshold auto is for xling mine --scorer (a scorer's probabilities give it); give cluster mine a number, or --threshold-from");
+  if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (a scorer's probabilities give it); give a margin threshold as a number, or --threshold-from");
+  if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
+  if (a.model && !a.scorer) usage('--model goes with --scorer (cluster mine reads the vectors: xling cluster embed makes them)');
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (asked !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const lid = lidFilterOf(a, null);
   const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(a), filtering = anyFilter({ ...filters, lid });
   const filtersSent = { ...filters, ...(lid ? { lid: { dir: resolve(lid.dir), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } } : {}) };
   checkRedisUrl(a.redis);
-  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: false, margin: a.margin, k: a.k }, 'cluster') : asked;
+  checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
+  // the scorer opened here, so that what it lacks (--model for a pair model, tables for the pair) is said before any work
+  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'cluster', { selfTables: a.selfTables });
+  const scorer = opened?.scorer ?? null;
+  if (scorer && a.k !== scorer.k) process.stderr.write(`[cluster] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
+  const k = scorer ? scorer.k : a.k;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k, scorerTables: opened ? !!opened.aligner : undefined }, 'cluster') : asked === 'auto' ? undefined : asked ?? (scorer ? 0.5 : undefined);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   // what the jobs will read is checked here, before any work: sentences, and one vector per line
   const cols: number[] = [];
@@ -264,7 +282,8 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   await pingRedis(a.redis);
   const request = {
     src: resolve(a.src), trg: resolve(a.trg), srcVectors: resolve(a.srcVectors), trgVectors: resolve(a.trgVectors), output: resolve(a.output),
-    k: a.k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold,
+    k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold,
+    ...(a.scorer ? { scorer: { dir: resolve(a.scorer), ...(a.model ? { model: resolve(a.model) } : {}), srcLang: a.srcLang, trgLang: a.trgLang, selfTables: a.selfTables, assignment: a.assignment as Assignment, auto: asked === 'auto' } } : {}),
     ...(filtering ? { filters: filtersSent } : {}), ...(a.header ? { header: true } : {}), ...(a.stats ? { stats: resolve(a.stats) } : {}), ...(a.keepAll ? { keepAll: resolve(a.keepAll) } : {}),
   };
   await submitAndFollow(MINE_PLAN, request, a, () => null);

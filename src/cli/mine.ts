@@ -2,7 +2,7 @@
 import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
 import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
-import { autoThreshold, AutoThreshold, AUTO_THRESHOLD_MIN } from '../mine/auto-threshold.js';
+import { AutoThreshold, chooseThreshold } from '../mine/auto-threshold.js';
 import { FilterOptions, thresholdForPrecision } from '../mine/filters.js';
 import { MinedRow, MinedRun, minedFiles } from '../mine/mined-files.js';
 import { Assignment, mineWithScorer } from '../mine/scorer.js';
@@ -145,7 +145,7 @@ export const mineCommand = command(['mine'], {
   index?.dispose();
   let auto: AutoThreshold | null = null;
   if (asked === 'auto') {
-    auto = chooseThreshold(rows.map((r) => r.score));
+    auto = chooseThreshold(rows.map((r) => r.score), (l) => process.stderr.write(`[mine] ${l}\n`));
     threshold = auto.threshold;
     rows = rows.filter((r) => r.score >= auto!.threshold);
   }
@@ -178,15 +178,6 @@ export function parseThreshold(raw: string | undefined): number | 'auto' | undef
   const v = raw.trim() === '' ? NaN : Number(raw);
   if (!Number.isFinite(v)) usage(`--threshold expects a number or 'auto', got '${raw}'`);
   return v;
-}
-
-/** --threshold auto: the threshold the scorer's probabilities expect to give the best F1 (src/mine/auto-threshold.ts), said with what they expect. */
-function chooseThreshold(probabilities: number[]): AutoThreshold {
-  const t = autoThreshold(probabilities);
-  if (!t) throw new Error(`--threshold auto: ${probabilities.length} candidate pairs${probabilities.length >= AUTO_THRESHOLD_MIN ? ', all of probability 0' : `, fewer than the ${AUTO_THRESHOLD_MIN} it needs`}; give a number`);
-  const e = t.expected, pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  process.stderr.write(`[mine] automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)\n`);
-  return t;
 }
 
 /**

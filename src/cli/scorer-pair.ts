@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
-import { loadPairModel, PairExample, PairTrainingStopped, pairLogits, PairModel, PairModelConfig, pairWords, savePairModel, trainPairModel, PairTrainingPoint, WordInfo, wordIds, wordInfo } from '../mine/pair-model.js';
-import { loadScorer, PairLogitsFn, scorerTables, ScorerModel, SELF_TABLES, SelfTables } from '../mine/scorer.js';
+import { loadPairModel, PairExample, PairTrainingStopped, PairModel, PairModelConfig, savePairModel, trainPairModel, PairTrainingPoint, WordInfo } from '../mine/pair-model.js';
+import { loadScorer, scorerTables, ScorerModel, SELF_TABLES, SelfTables } from '../mine/scorer.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
@@ -21,59 +21,9 @@ import { Rng } from '../util/rng.js';
 import { usage } from './command.js';
 import { vectorsFor } from './vectors.js';
 
-/** Texts whose words the pair model reads, embedded in `lang` (undefined: identified); lists of the same key share one vocabulary. */
-export interface WordList { key: string; lang: string | undefined; texts: string[] }
+import { embedTextWords } from '../mine/pair-words.js';
 
-/**
- * The pair model's inputs: every text split into words once (pairWords), every distinct word of a
- * key embedded alone by the sentence encoder (in its list's language, centred as `center` says):
- * the vectors [n, dim] in one array (row r + 1 of the word table, row 0 being the padding), and
- * each list's texts as word rows.
- */
-export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][]; info: WordInfo } {
-  const words = lists.map((l) => l.texts.map((t) => pairWords(t, o.maxWords)));
-  const groups = new Map<string, { lang: string | undefined; words: Set<string> }>();
-  lists.forEach((l, i) => {
-    let g = groups.get(l.key);
-    if (!g) groups.set(l.key, (g = { lang: l.lang, words: new Set() }));
-    for (const ws of words[i]!) for (const w of ws) g.words.add(w);
-  });
-  const n = [...groups.values()].reduce((a, g) => a + g.words.size, 0);
-  const vectors = new Float32Array(n * o.dim);
-  const index = new Map<string, Map<string, number>>();
-  const rowWords: string[] = [];
-  let row = 0;
-  for (const [key, { lang, words: set }] of groups) {
-    const list = [...set];
-    if (list.length) {
-      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, { lang, langFlag: '--src-lang', center: o.center, label: 'pair', quiet: true });
-      if (v.d !== o.dim) throw new Error(`the scorer's pair model reads ${o.dim}-dimensional word vectors; --model ${model} gives ${v.d}`);
-      vectors.set(v.data, row * o.dim);
-    }
-    const ix = new Map<string, number>();
-    list.forEach((w, i) => ix.set(w, row + i + 1));
-    rowWords.push(...list);
-    row += list.length;
-    index.set(key, ix);
-  }
-  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))), info: wordInfo(rowWords) };
-}
-
-/**
- * What xling mine / eval bucc --scorer compute with a scorer's pair model: the words of both
- * sides embedded by --model, then the logit of any candidate pair (row indices).
- */
-export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], trgText: string[], srcLang: string | undefined, trgLang: string | undefined): PairLogitsFn {
-  const e = embedTextWords(model, [{ key: 'src', lang: srcLang, texts: srcText }, { key: 'trg', lang: trgLang, texts: trgText }], pm.config);
-  const table = pm.wordTable(e.vectors, e.n);
-  const [sIds, tIds] = e.ids as [number[][], number[][]];
-  return (src, trg) => {
-    const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
-    const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { words: e.info, onProgress: (n) => prog.set(n) });
-    prog.done();
-    return z;
-  };
-}
+export { embedTextWords, pairLogitsFor, type WordList } from '../mine/pair-words.js';
 
 /**
  * The scorer of xling mine / eval bucc --scorer (null without one), its word aligner for the

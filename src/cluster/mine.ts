@@ -1,8 +1,8 @@
 // `xling mine` (exact k-NN, from vectors) as a staged job (src/cluster/stages.ts): the k-NN search
 // of both directions split into shards (shard i searches source rows i/n against every target and
 // target rows i/n against every source), then one merge that scores the margins over the joined
-// tables, applies xling mine's filters and writes the pairs (and --stats, --keep-all) as xling
-// mine does.
+// tables — or the candidates with a second-stage scorer, as xling mine --scorer — applies xling
+// mine's filters and writes the pairs (and --stats, --keep-all) as xling mine does.
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readSentences } from '../data/corpus.js';
@@ -10,9 +10,12 @@ import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
+import { AutoThreshold, chooseThreshold } from '../mine/auto-threshold.js';
 import { FilterOptions } from '../mine/filters.js';
-import { minedFiles } from '../mine/mined-files.js';
+import { MinedRow, minedFiles } from '../mine/mined-files.js';
 import { candidatesFromKnn, MarginKind, Retrieval } from '../mine/mine.js';
+import { pairLogitsFor } from '../mine/pair-words.js';
+import { Assignment, loadScorer, mineTablesWithScorer, scorerTables, SELF_TABLES, SelfTables } from '../mine/scorer.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -28,6 +31,8 @@ export interface MineRequest {
   margin: MarginKind;
   retrieval: Retrieval;
   threshold?: number;
+  /** xling mine --scorer: the scorer (its k is the request's), the encoder of its pair model, the languages that pick its word tables. */
+  scorer?: { dir: string; model?: string; srcLang?: string; trgLang?: string; selfTables: boolean; assignment: Assignment; auto: boolean };
   /** xling mine's filters; the language identifier by its model directory. */
   filters?: Omit<FilterOptions, 'lid'> & { lid?: { dir: string; src?: string; trg?: string; minConfidence: number } };
   /** xling mine's --header, --stats and --keep-all. */
@@ -43,6 +48,35 @@ function filtersOf(r: MineRequest): FilterOptions {
   const id = loadLanguageIdentifier(lid.dir);
   if (!id) throw new Error(`--lid-filter: ${lid.dir} has no language identifier (lid.json)`);
   return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
+}
+
+/** A file's (or a directory's files') path, size and time: a request's key changes when they do. */
+function stamps(f: string): (string | number)[][] {
+  const st = statSync(f);
+  return st.isDirectory() ? readdirSync(f).sort().flatMap((x) => stamps(join(f, x))) : [[resolve(f), st.size, st.mtimeMs]];
+}
+
+/**
+ * The merge with a scorer, as xling mine --scorer scores: the candidates of the joined tables, the
+ * pair model's logits (the words embedded by the scorer's encoder), self-trained word tables where
+ * the scorer has none for the pair, one-to-one pairs at or above the threshold (0.5 by default; 0
+ * when it is chosen afterwards).
+ */
+function scoreWithScorer(o: NonNullable<MineRequest['scorer']>, fwd: SearchResult, bwd: SearchResult, src: string[], trg: string[], threshold: number | undefined, log: (l: string) => void): { rows: MinedRow[]; wordTables: string } {
+  const m = loadScorer(o.dir);
+  if (m.pairModel && !o.model) throw new Error(`${o.dir} has a pair model: the request needs the sentence encoder (--model)`);
+  const tables = scorerTables(m, o.srcLang, o.trgLang, { selfTables: o.selfTables });
+  if (tables.missing) log(tables.missing);
+  let selfPairs: number | null = null;
+  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
+    onTables: (n, found) => { selfPairs = n; log(n === null ? `${found} pairs scored ≥ ${SELF_TABLES.threshold} without word tables: too few to train them on` : `word tables trained on ${n} of the ${found} pairs scored ≥ ${SELF_TABLES.threshold} without them; scoring again with them`); },
+  } : null;
+  const pairLogits = m.pairModel ? pairLogitsFor(m.pairModel, o.model!, src, trg, o.srcLang, o.trgLang) : undefined;
+  const picked = mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: tables.aligner, selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
+  return {
+    rows: picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin })),
+    wordTables: tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none',
+  };
 }
 
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
@@ -63,7 +97,7 @@ function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): Sea
 export const MINE_PLAN: StagePlan<MineRequest> = {
   kind: 'mine',
   stages: [{ name: 'search', sharded: true }],
-  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors].map((f) => { const st = statSync(f); return [resolve(f), st.size, st.mtimeMs]; }) }),
+  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir] : [])].flatMap(stamps) }),
   run: async (r, _stage, shard, { work, log }) => {
     const [i, n] = shard!;
     if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;
@@ -81,15 +115,28 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
   merge: async (r, _stage, shards, { work, log }) => {
     const sv = readVectors(r.srcVectors), tv = readVectors(r.trgVectors);
     const k = Math.min(r.k, sv.n, tv.n);
-    const cands = candidatesFromKnn(joinShards(work, 'fwd', shards, k), joinShards(work, 'bwd', shards, k), r);
+    const fwd = joinShards(work, 'fwd', shards, k), bwd = joinShards(work, 'bwd', shards, k);
     const S = await readSentences(r.src), T = await readSentences(r.trg);
-    const out = minedFiles(cands.map((c) => ({ ...c, margin: c.score })), S, T, filtersOf(r), { model: null, margin: r.margin, retrieval: r.retrieval, k, scorer: null, threshold: r.threshold }, { header: r.header });
+    let rows: MinedRow[], wordTables: string | undefined, threshold = r.threshold, auto: AutoThreshold | null = null;
+    if (r.scorer) {
+      const sc = scoreWithScorer(r.scorer, fwd, bwd, S.sentences, T.sentences, threshold, log);
+      rows = sc.rows; wordTables = sc.wordTables;
+      if (r.scorer.auto) {
+        const t = chooseThreshold(rows.map((x) => x.score), log);
+        auto = t; threshold = t.threshold;
+        rows = rows.filter((x) => x.score >= t.threshold);
+      }
+    } else {
+      rows = candidatesFromKnn(fwd, bwd, r).map((c) => ({ ...c, margin: c.score }));
+    }
+    const run = { model: r.scorer?.model ?? null, margin: r.margin, retrieval: r.scorer ? 'scorer' : r.retrieval, k, scorer: r.scorer?.dir ?? null, wordTables, threshold, auto };
+    const out = minedFiles(rows, S, T, filtersOf(r), run, { header: r.header });
     if (out.filtered) log(out.filtered);
     // the output last: a flow is done when it exists
     if (r.keepAll) writeFileAtomicSync(r.keepAll, out.rejected);
     if (r.stats) writeFileAtomicSync(r.stats, out.stats);
     writeFileAtomicSync(r.output, out.text);
-    log(`${out.pairs} pairs (${r.margin}, ${r.retrieval}, k=${k}) → ${r.output}`);
+    log(`${out.pairs} pairs (${r.scorer ? `scorer ${r.scorer.dir}` : `${r.margin}, ${r.retrieval}`}, k=${k}) → ${r.output}`);
     for (const f of readdirSync(work)) if (/^knn-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
   },
   done: (r) => existsSync(r.output),

@@ -564,6 +564,11 @@ export interface SelfTables {
  */
 export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Picked[] {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
+  return mineTablesWithScorer(fwd, bwd, srcText, trgText, m, o);
+}
+
+/** mineWithScorer from both directions' k-NN tables already searched (the merge of xling cluster mine, whose shards search them). */
+export function mineTablesWithScorer(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {}): Picked[] {
   const c = enumerateCandidates(fwd, bwd);
   const r = scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
