@@ -766,6 +766,13 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli([...base, '--resume', '-o', '-']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--resume with -o -: give --work DIR/);
+    // a --work directory that holds anything else is never emptied
+    mkdirSync(join(dir, 'mine'), { recursive: true });
+    writeFileSync(join(dir, 'mine', 'notes.txt'), 'keep me\n');
+    r = cli([...blocked, '--work', join(dir, 'mine')]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--work .*mine: holds files that are not scored blocks \(notes\.txt\)/);
+    assert.equal(readFileSync(join(dir, 'mine', 'notes.txt'), 'utf8'), 'keep me\n');
     // a labelled sample (--label-col: 1 a good pair) evaluates the scores and calibrates a threshold that --threshold-from applies
     writeFileSync(join(dir, 'labelled.tsv'), lines.map((l) => [...l, l[2] === 'ok' ? '1' : '0'].join('\t')).join('\n') + '\n');
     r = cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'labelled.tsv') : x)), '--scorer', join(dir, 'scorer'), '--label-col', '4', '--json', join(dir, 'ev.json'), '--svg', join(dir, 'ev.svg'), '-o', join(dir, 'lab.tsv')]);

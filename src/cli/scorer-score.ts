@@ -67,6 +67,8 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const work = a.work ?? (a.output !== '-' ? `${a.output}.partial` : undefined);
   if ((a.resume || a.keepWork) && !work) usage(`--${a.resume ? 'resume' : 'keep-work'} with -o -: give --work DIR (where the scored blocks are kept)`);
   if (work && existsSync(work) && !statSync(work).isDirectory()) usage(`--work ${work}: not a directory`);
+  // an earlier run's blocks are removed or reused there: never a directory of anything else
+  if (work && existsSync(work) && readdirSync(work).some((f) => !WORK_FILE.test(f))) usage(`--work ${work}: holds files that are not scored blocks (${readdirSync(work).filter((f) => !WORK_FILE.test(f)).slice(0, 3).join(', ')}); give an empty or new directory`);
   const filters = filterOptionsOf(a);
   filters.lid = lidFilterOf(a, a.model);
   checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
@@ -143,7 +145,8 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     kept++;
   }
   writeTextOutput(a.output, out);
-  if (store && !a.keepWork) rmSync(work!, { recursive: true, force: true });
+  // (also an earlier run's blocks when this one needed none: the directory holds only blocks, checked above)
+  if (work && !a.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
   if (a.keepAll) writeTextOutput(a.keepAll, rejected);
   if (corpus.label) evaluateLabels(corpus.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
@@ -170,6 +173,9 @@ function scoringKey(a: Record<string, unknown>): string {
   const opts = Object.keys(a).filter((o) => !after.has(o) && o !== '_').sort().map((o) => [o, a[o]]);
   return createHash('sha256').update(JSON.stringify({ files, opts })).digest('hex');
 }
+
+/** The files of a work directory: the key of its scoring, the scored blocks, and their temporaries. */
+const WORK_FILE = /^(key\.json|block-\d+\.json)(\.tmp-\d+-[0-9a-f]{8})?$/;
 
 /** A block's scores as kept in --work: its lines' scores, its distinct sentences a side, its k. */
 interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: number }
