@@ -81,7 +81,10 @@ export function filterPairs<P>(pairs: P[], text: (p: P) => [string, string], o: 
     else if (o.dedupSrc && seenS.has(ns)) reason = 'duplicate_src';
     else if (o.dedupTrg && seenT.has(nt)) reason = 'duplicate_trg';
     if (reason) { counts[reason]++; rejected.push({ pair: p, reason }); continue; }
-    seenS.add(ns); seenT.add(nt); seenP.add(`${ns}\t${nt}`);
+    // (only what a rule asks for is kept: on a corpus to clean these sets would hold every line again)
+    if (o.dedupSrc) seenS.add(ns);
+    if (o.dedupTrg) seenT.add(nt);
+    if (o.dedupPair) seenP.add(`${ns}\t${nt}`);
     kept.push(p);
   }
   return { kept, rejected, counts };
