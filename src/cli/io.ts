@@ -5,11 +5,11 @@
 // only (one of them). One rule for the directories of outputs: missing parent directories are
 // created (as mkdir -p) once the whole command line is checked, and removed again when the
 // command fails and they are still empty (removeCreatedDirectories).
-import { accessSync, constants, mkdirSync, realpathSync, rmdirSync, statSync, Stats } from 'node:fs';
+import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rmdirSync, statSync, Stats, writeSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { faissMessage } from '../index/faiss.js';
 import { isStdin } from '../io/lines.js';
-import { writeFileAtomicSync } from '../util/atomic.js';
+import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
 import { usage } from './command.js';
 
 /**
@@ -156,6 +156,23 @@ export function writeJsonOutput(path: string, value: unknown): void {
 export function writeTextOutput(path: string, text: string): void {
   if (path === '-') process.stdout.write(text);
   else writeFileAtomicSync(path, text);
+}
+
+/**
+ * writeTextOutput for text made piece by piece (a corpus's lines): written in chunks of about a
+ * megabyte, to a temporary file renamed into place at the end (or to standard output, for -).
+ */
+export function writeTextLines(path: string, pieces: Iterable<string>): void {
+  const chunks = function* () {
+    let buf = '';
+    for (const p of pieces) { buf += p; if (buf.length >= 1 << 20) { yield buf; buf = ''; } }
+    if (buf) yield buf;
+  };
+  if (path === '-') { for (const c of chunks()) process.stdout.write(c); return; }
+  atomicOutputSync(path, (tmp) => {
+    const fd = openSync(tmp, 'w');
+    try { for (const c of chunks()) writeSync(fd, c); } finally { closeSync(fd); }
+  });
 }
 
 /**

@@ -15,7 +15,7 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { command, usage } from './command.js';
-import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
@@ -79,10 +79,10 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: scorer ? scorer.k : a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
   const t0 = performance.now();
   const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1, a.labelCol !== undefined ? a.labelCol - 1 : undefined) : await readAligned(a.src!, a.trg!);
-  const n = corpus.src.length;
+  const n = corpus.n;
   // the pairs with both sides, scored block by block: each block's distinct texts embedded once, its
   // pairs' neighbours searched among them (a pair's context is its block: linear in the corpus)
-  const full = Array.from({ length: n }, (_, i) => i).filter((i) => corpus.src[i]!.trim() && corpus.trg[i]!.trim());
+  const full = Array.from({ length: n }, (_, i) => i).filter((i) => { const [x, y] = corpus.sides(i); return x.trim() && y.trim(); });
   if (!full.length) throw new Error(`${a.input ?? a.src}: no line has both sides`);
   const what = (side: string) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`);
   if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
@@ -106,7 +106,8 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
       if (b === 0) k = done.k;
       continue;
     }
-    const us = unify(lines.map((i) => corpus.src[i]!)), ut = unify(lines.map((i) => corpus.trg[i]!));
+    const sides = lines.map((i) => corpus.sides(i));
+    const us = unify(sides.map((x) => x[0])), ut = unify(sides.map((x) => x[1]));
     const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
     const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
     const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'));
@@ -132,22 +133,22 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const score = new Float64Array(n);
   full.forEach((i, j) => { score[i] = scores[j]!; });
   // filters see the pairs best first (a duplicate keeps its best-scoring line), and what they reject scores 0
-  const f = filterPairs([...full].sort((x, y) => score[y]! - score[x]! || x - y), (i) => [corpus.src[i]!, corpus.trg[i]!], filters);
+  const f = filterPairs([...full].sort((x, y) => score[y]! - score[x]! || x - y), (i) => corpus.sides(i), filters);
   for (const { pair } of f.rejected) score[pair] = 0;
   const rejectedBy = new Map(f.rejected.map(({ pair, reason }) => [pair, reason]));
-  const cell = (i: number) => `${corpus.line[i]}\t${score[i]!.toFixed(6)}\n`;
-  let out = '', kept = 0, rejected = '';
-  for (let i = 0; i < n; i++) {
-    const reason = rejectedBy.get(i);
-    if (reason) rejected += `${reason}\t${cell(i)}`;
-    if (threshold !== undefined && !(score[i]! >= threshold)) continue;
-    out += cell(i);
-    kept++;
-  }
-  writeTextOutput(a.output, out);
+  const cell = (i: number) => `${corpus.line(i)}\t${score[i]!.toFixed(6)}\n`;
+  // written line by line (the corpus is not copied into one string)
+  let kept = 0;
+  writeTextLines(a.output, (function* () {
+    for (let i = 0; i < n; i++) {
+      if (threshold !== undefined && !(score[i]! >= threshold)) continue;
+      kept++;
+      yield cell(i);
+    }
+  })());
   // (also an earlier run's blocks when this one needed none: the directory holds only blocks, checked above)
   if (work && !a.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
-  if (a.keepAll) writeTextOutput(a.keepAll, rejected);
+  if (a.keepAll) writeTextLines(a.keepAll, (function* () { for (const [i, reason] of [...rejectedBy].sort((x, y) => x[0] - y[0])) yield `${reason}\t${cell(i)}`; })());
   if (corpus.label) evaluateLabels(corpus.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
@@ -212,25 +213,34 @@ function openBlockStore(dir: string, key: string, resume: boolean): { get(b: num
   };
 }
 
-/** A corpus as read: each pair's sides, the line written back (its score appended), and with --label-col whether the pair is good. */
-interface Corpus { src: string[]; trg: string[]; line: string[]; label?: boolean[] }
+/**
+ * A corpus as read: n pairs, each pair's sides, the line written back (its score appended), and
+ * with --label-col whether the pair is good. Each line is held once (the sides are cut from it, or
+ * the line joined from them, when asked for).
+ */
+interface Corpus { n: number; sides(i: number): [string, string]; line(i: number): string; label?: boolean[] }
 
 /** --input: the sides (and a label) from columns of each line (0-based); a line with too few columns, or a label not 0 or 1, is refused, naming it. */
 async function readColumns(file: string, sc: number, tc: number, lc?: number): Promise<Corpus> {
-  const out: Corpus = { src: [], trg: [], line: [], ...(lc !== undefined ? { label: [] } : {}) };
+  const lines: string[] = [], label: boolean[] = [];
   const need = Math.max(sc, tc, lc ?? 0) + 1;
   for await (const { line, no } of readLines(file)) {
     const cols = line.split('\t');
     if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
-    out.src.push(cols[sc]!); out.trg.push(cols[tc]!); out.line.push(line);
+    lines.push(line);
     if (lc !== undefined) {
       const l = cols[lc]!.trim();
       if (l !== '0' && l !== '1') throw new Error(`${file}:${no}: --label-col ${lc + 1} is '${l}', not 1 (a good pair) or 0`);
-      out.label!.push(l === '1');
+      label.push(l === '1');
     }
   }
-  if (!out.line.length) throw new Error(`${file}: empty`);
-  return out;
+  if (!lines.length) throw new Error(`${file}: empty`);
+  return {
+    n: lines.length,
+    sides: (i) => { const cols = lines[i]!.split('\t'); return [cols[sc]!, cols[tc]!]; },
+    line: (i) => lines[i]!,
+    ...(lc !== undefined ? { label } : {}),
+  };
 }
 
 /**
@@ -261,5 +271,5 @@ async function readAligned(srcFile: string, trgFile: string): Promise<Corpus> {
   const src = await read(srcFile), trg = await read(trgFile);
   if (src.length !== trg.length) throw new Error(`--src ${srcFile} has ${src.length} lines but --trg ${trgFile} has ${trg.length}: the files must be aligned line by line`);
   if (!src.length) throw new Error(`--src ${srcFile}: empty`);
-  return { src, trg, line: src.map((s, i) => `${s}\t${trg[i]}`) };
+  return { n: src.length, sides: (i) => [src[i]!, trg[i]!], line: (i) => `${src[i]}\t${trg[i]}` };
 }
