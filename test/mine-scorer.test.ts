@@ -758,9 +758,15 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli([...blocked, '--resume', '--threshold', '0.3', '--keep-work']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /--resume: 2 of 2 blocks/);
+    // a block whose lines differ (another file, stdin, an edit in place) is scored again; the others are reused whatever the file's name
+    writeFileSync(join(dir, 'edited.tsv'), lines.map((l, i) => (i === 90 ? [l[0], 'Something else entirely.', l[2]] : l).join('\t')).join('\n') + '\n');
+    r = cli([...blocked.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'edited.tsv') : x)), '--resume', '--keep-work']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /block 2 has other lines than when it was kept: scored again/);
+    assert.match(r.stderr, /--resume: 1 of 2 blocks \(51 lines\) reused/);
     r = cli([...blocked, '--resume', '-k', '3']);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /removed .*resumed\.tsv\.partial of an earlier run \(made from another input, model, scorer or scoring options\)/);
+    assert.match(r.stderr, /removed .*resumed\.tsv\.partial of an earlier run \(made with another model, scorer or scoring options\)/);
     assert.doesNotMatch(r.stderr, /blocks .* reused/);
     assert.equal(existsSync(work), false, 'removed once the output is written');
     r = cli([...base, '--resume', '-o', '-']);

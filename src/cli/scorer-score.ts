@@ -43,7 +43,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     json: { type: 'string', metavar: 'FILE', help: 'with --label-col: precision, recall and F1 at the F1-optimal threshold, average precision, P/R at every score (cuts; --threshold-from reads them) as JSON (- for standard output)' },
     svg: { type: 'string', metavar: 'FILE', help: 'with --label-col: the precision–recall curve' },
     output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
-    resume: { type: 'boolean', default: false, help: "reuse the blocks that a killed run (or one with --keep-work) scored: each block's scores are kept in --work as it finishes; blocks made from another input, model, scorer or scoring options are scored again" },
+    resume: { type: 'boolean', default: false, help: "reuse the blocks that a killed run (or one with --keep-work) scored: each block's scores are kept in --work as it finishes; a block of other lines (a hash of its pairs), or made with another model, scorer or scoring options, is scored again" },
     work: { type: 'string', metavar: 'DIR', help: "where the scored blocks are kept until the output is written (default OUTPUT.partial; with -o -, only when given)" },
     keepWork: { type: 'boolean', default: false, help: 'keep --work after writing the output, so that another run on the same corpus (a new --threshold, filters, --label-col) reuses the scores with --resume' },
     ...MINE_EMBED_OPTIONS,
@@ -90,7 +90,10 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const blocks = Math.ceil(full.length / a.block), size = Math.ceil(full.length / blocks);
   // each block's scores are kept in --work as it finishes (a killed run loses one block at most)
   const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a), a.resume) : null;
-  const reused = store ? Array.from({ length: blocks }, (_, b) => store.get(b, Math.min(size, full.length - b * size))) : [];
+  // a block's lines are part of its key: a block is reused only for the same pairs (stdin, a file edited in place)
+  const blockHash = (b: number) => { const h = createHash('sha256'); for (const i of full.slice(b * size, (b + 1) * size)) { const [x, y] = corpus.sides(i); h.update(x).update('\t').update(y).update('\n'); } return h.digest('hex'); };
+  const hashes = store ? Array.from({ length: blocks }, (_, b) => blockHash(b)) : [];
+  const reused = store ? hashes.map((h, b) => store.get(b, h)) : [];
   const reusedLines = reused.reduce((s, r) => s + (r ? r.scores.length : 0), 0);
   if (store && reusedLines) process.stderr.write(`[score] --resume: ${reused.filter((r) => r).length} of ${blocks} blocks (${reusedLines} lines) reused from ${work}\n`);
   const blockBar = blocks > 1 && reusedLines < full.length ? new Progress({ label: reusedLines ? `score (${reusedLines} lines reused)` : 'score', unit: 'lines', total: full.length - reusedLines }) : null;
@@ -125,7 +128,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     }
     knn?.done();
     scores.set(got, b * size);
-    store?.put(b, got, [sv.n, tv.n], kb);
+    store?.put(b, got, [sv.n, tv.n], kb, hashes[b]!);
     scoredLines += lines.length;
     blockBar?.set(scoredLines);
   }
@@ -159,18 +162,18 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
 });
 
 /**
- * What a block's scores are made from: the input files, the model and scorer (their files' sizes
- * and times), and every option but those applied after scoring (filters, threshold, outputs) — a
- * block scored with any other is scored again.
+ * What a run's blocks are scored with: the model and scorer (their files' sizes and times), and
+ * every option but those applied after scoring (filters, threshold, outputs) and the input's names
+ * (each block's own lines are checked: openBlockStore) — a block scored with any other is scored again.
  */
 function scoringKey(a: Record<string, unknown>): string {
-  const after = new Set(['output', 'threshold', 'thresholdFrom', 'targetPrecision', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'work', 'keepWork', 'threads', 'quiet',
+  const after = new Set(['input', 'src', 'trg', 'output', 'threshold', 'thresholdFrom', 'targetPrecision', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'work', 'keepWork', 'threads', 'quiet',
     ...Object.keys(MINE_FILTER_OPTIONS)]);
   const stamp = (f: string): string[] => {
     const st = statSync(f);
     return st.isDirectory() ? readdirSync(f).sort().flatMap((x) => stamp(join(f, x))) : [`${resolve(f)}:${st.size}:${st.mtimeMs}`];
   };
-  const files = (['input', 'src', 'trg', 'model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' && a[o] !== '-' ? stamp(a[o] as string) : []));
+  const files = (['model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' && a[o] !== '-' ? stamp(a[o] as string) : []));
   const opts = Object.keys(a).filter((o) => !after.has(o) && o !== '_').sort().map((o) => [o, a[o]]);
   return createHash('sha256').update(JSON.stringify({ files, opts })).digest('hex');
 }
@@ -178,21 +181,21 @@ function scoringKey(a: Record<string, unknown>): string {
 /** The files of a work directory: the key of its scoring, the scored blocks, and their temporaries. */
 const WORK_FILE = /^(key\.json|block-\d+\.json)(\.tmp-\d+-[0-9a-f]{8})?$/;
 
-/** A block's scores as kept in --work: its lines' scores, its distinct sentences a side, its k. */
+/** A block's scores as kept in --work: its lines' scores, its distinct sentences a side, its k (and in the file, the hash of its pairs). */
 interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: number }
 
 /**
  * The scored blocks of a run in DIR (key.json: the scoring they were made with; block-<b>.json each):
  * without --resume, or when the key differs, what is there is removed first.
  */
-function openBlockStore(dir: string, key: string, resume: boolean): { get(b: number, lines: number): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number): void } {
+function openBlockStore(dir: string, key: string, resume: boolean): { get(b: number, hash: string): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number, hash: string): void } {
   const keyFile = join(dir, 'key.json');
   if (existsSync(dir)) {
     let same = false;
     try { same = (JSON.parse(readFileSync(keyFile, 'utf8')) as { key?: string }).key === key; } catch { /* not ours, or unreadable: started again */ }
     if (!resume || !same) {
       rmSync(dir, { recursive: true, force: true });
-      process.stderr.write(`[score] removed ${dir} of an earlier run${resume ? ' (made from another input, model, scorer or scoring options)' : ' (--resume reuses it)'}\n`);
+      process.stderr.write(`[score] removed ${dir} of an earlier run${resume ? ' (made with another model, scorer or scoring options)' : ' (--resume reuses it)'}\n`);
     }
   }
   mkdirSync(dir, { recursive: true });
@@ -200,16 +203,17 @@ function openBlockStore(dir: string, key: string, resume: boolean): { get(b: num
   if (!existsSync(keyFile)) writeFileAtomicSync(keyFile, JSON.stringify({ key }) + '\n');
   const file = (b: number) => join(dir, `block-${b}.json`);
   return {
-    get(b, lines) {
+    get(b, hash) {
       if (!resume || !existsSync(file(b))) return null;
       try {
-        const r = JSON.parse(readFileSync(file(b), 'utf8')) as { scores: number[]; distinct: [number, number]; k: number };
-        if (r.scores.length === lines && r.scores.every((x) => typeof x === 'number')) return { scores: Float64Array.from(r.scores), distinct: r.distinct, k: r.k };
+        const r = JSON.parse(readFileSync(file(b), 'utf8')) as { scores: number[]; distinct: [number, number]; k: number; hash: string };
+        if (r.hash !== hash) { process.stderr.write(`[score] block ${b + 1} has other lines than when it was kept: scored again\n`); return null; }
+        if (Array.isArray(r.scores) && r.scores.every((x) => typeof x === 'number')) return { scores: Float64Array.from(r.scores), distinct: r.distinct, k: r.k };
       } catch { /* scored again */ }
       process.stderr.write(`[score] ${file(b)} unreadable: block ${b + 1} scored again\n`);
       return null;
     },
-    put(b, scores, distinct, k) { writeFileAtomicSync(file(b), JSON.stringify({ scores: Array.from(scores), distinct, k })); },
+    put(b, scores, distinct, k, hash) { writeFileAtomicSync(file(b), JSON.stringify({ hash, scores: Array.from(scores), distinct, k })); },
   };
 }
 
