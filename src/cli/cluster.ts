@@ -225,7 +225,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables — or, with --scorer, the candidates as xling mine --scorer does — and writes the pairs as xling mine does. The files (the scorer and --model included) must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
   options: {
     ...MINE_INPUT_OPTIONS,
-    // no --model here: the vectors are required (xling cluster embed makes them)
+    // the vectors are required (xling cluster embed makes them); --model only for a scorer's pair model
     srcVectors: { ...MINE_INPUT_OPTIONS.srcVectors, required: true },
     trgVectors: { ...MINE_INPUT_OPTIONS.trgVectors, required: true },
     threshold: MINE_INPUT_OPTIONS.threshold,

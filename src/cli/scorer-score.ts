@@ -190,7 +190,7 @@ interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: num
  */
 function openBlockStore(dir: string, key: string, resume: boolean): { get(b: number, hash: string): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number, hash: string): void } {
   const keyFile = join(dir, 'key.json');
-  if (existsSync(dir)) {
+  if (existsSync(dir) && readdirSync(dir).length) {
     let same = false;
     try { same = (JSON.parse(readFileSync(keyFile, 'utf8')) as { key?: string }).key === key; } catch { /* not ours, or unreadable: started again */ }
     if (!resume || !same) {

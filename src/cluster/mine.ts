@@ -97,7 +97,7 @@ function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): Sea
 export const MINE_PLAN: StagePlan<MineRequest> = {
   kind: 'mine',
   stages: [{ name: 'search', sharded: true }],
-  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir] : [])].flatMap(stamps) }),
+  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir, ...(r.scorer.model ? [r.scorer.model] : [])] : [])].flatMap(stamps) }),
   run: async (r, _stage, shard, { work, log }) => {
     const [i, n] = shard!;
     if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;
