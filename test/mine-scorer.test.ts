@@ -2,7 +2,7 @@
 // a toy set that the margin cannot separate, the filters (each removes what it names and nothing
 // else), threshold selection by target precision, and the commands end to end.
 import assert from 'node:assert/strict';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mi
 import { marginOfPairs, mineTables } from '../src/mine/mine.js';
 import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, devColumn, root, tinyDualModel } from './fixtures/cli.js';
+import { cli, cliAsync, devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -830,6 +830,31 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['scorer', 'train', '--model', model, '--bucc', dir, '--truncated', '-o', join(dir, 'no-scorer')]);
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /--truncated adds sentences to --parallel sets/);
+  });
+
+  it('scorer score: SIGINT stops it between blocks (exit 130, no output, the blocks scored kept); --resume goes on to the same output', async () => {
+    // runs after the test above (its model, scorer and noisy.tsv); 8 blocks of 13 lines, the signal sent
+    // when the run says where it keeps them, before its first block: it stops after one block or a few
+    const args = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', join(dir, 'model'), '--scorer', join(dir, 'scorer'), '--src-lang', 'de', '--trg-lang', 'en', '--block', '13'];
+    const out = join(dir, 'int.tsv');
+    const child = cliAsync([...args, '-o', out]);
+    let err = '', sent = false;
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr!.on('data', (b: Buffer) => { err += b.toString(); if (!sent && /kept in/.test(err)) { sent = true; child.kill('SIGINT'); } });
+      child.on('exit', (c) => resolve(c));
+    });
+    assert.equal(code, 130, err);
+    assert.match(err, /interrupted \(SIGINT\)/);
+    assert.equal(existsSync(out), false, 'no output');
+    const kept = readdirSync(`${out}.partial`).filter((f) => /^block-\d+\.json$/.test(f)).length;
+    assert.ok(kept >= 1 && kept < 8, `${kept} of 8 blocks kept`);
+    console.log(`# SIGINT: ${kept} of 8 blocks kept`);
+    const r = cli([...args, '-o', out, '--resume']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`--resume: ${kept} of 8 blocks`));
+    const whole = cli([...args, '-o', join(dir, 'int-whole.tsv')]);
+    assert.equal(whole.status, 0, whole.stderr);
+    assert.equal(readFileSync(out, 'utf8'), readFileSync(join(dir, 'int-whole.tsv'), 'utf8'));
   });
 
   it('scorer train keeps each language pair in OUT.partial: --resume reuses the ones made from the same data and arguments', () => {

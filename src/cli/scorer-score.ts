@@ -95,6 +95,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const hashes = store ? Array.from({ length: blocks }, (_, b) => blockHash(b)) : [];
   const reused = store ? hashes.map((h, b) => store.get(b, h)) : [];
   const reusedLines = reused.reduce((s, r) => s + (r ? r.scores.length : 0), 0);
+  if (store && !reusedLines) process.stderr.write(`[score] each block's scores are kept in ${work} as it is scored: after a kill or an interrupt (Ctrl-C stops between blocks), the same command with --resume goes on from there\n`);
   if (store && reusedLines) process.stderr.write(`[score] --resume: ${reused.filter((r) => r).length} of ${blocks} blocks (${reusedLines} lines) reused from ${work}\n`);
   const blockBar = blocks > 1 && reusedLines < full.length ? new Progress({ label: reusedLines ? `score (${reusedLines} lines reused)` : 'score', unit: 'lines', total: full.length - reusedLines }) : null;
   const scores = new Float64Array(full.length);
@@ -112,8 +113,10 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     const sides = lines.map((i) => corpus.sides(i));
     const us = unify(sides.map((x) => x[0])), ut = unify(sides.map((x) => x[1]));
     const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
-    const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, embedSettingsOf(a, a.srcLang, '--src-lang', 'score'));
-    const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'));
+    // (how each side is centred is said for the first block scored, not again for every block)
+    const quiet = scoredLines > 0;
+    const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, { ...embedSettingsOf(a, a.srcLang, '--src-lang', 'score'), quiet });
+    const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, { ...embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'), quiet });
     distinct.src += sv.n; distinct.trg += tv.n;
     const kb = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
     if (b === 0) k = kb;
@@ -131,6 +134,8 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     store?.put(b, got, [sv.n, tv.n], kb, hashes[b]!);
     scoredLines += lines.length;
     blockBar?.set(scoredLines);
+    // SIGINT / SIGTERM take effect here, between blocks (the blocks scored are kept for --resume)
+    if (store) await new Promise((r) => setImmediate(r));
   }
   blockBar?.done();
   const score = new Float64Array(n);
