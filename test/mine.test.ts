@@ -5,7 +5,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { marginScore, mine, unify, Candidate } from '../src/mine/mine.js';
+import { marginScore, mine, mineTables, mineTablesAsync, unify, Candidate } from '../src/mine/mine.js';
 import { evaluateAtThreshold, evaluateBucc, goldSet } from '../src/eval/bucc.js';
 import { precisionAtK, alignByIds } from '../src/eval/retrieval.js';
 import { knn } from '../src/index/faiss.js';
@@ -101,6 +101,24 @@ describe('margin scoring and retrieval', () => {
     assert.deepEqual(u.unique, ['a', 'b', 'c']);
     assert.deepEqual(Array.from(u.of), [0, 1, 0, 2, 1]);
     assert.deepEqual(Array.from(u.first), [0, 1, 3]);
+  });
+
+  it('the search off the main thread gives the same tables, and yields to the event loop between chunks (Ctrl-C stops xling mine there)', async () => {
+    const rng = new Rng(7), d = 16, n = 300;
+    const vec = (m: number) => { const v = Float32Array.from({ length: m * d }, () => rng.normal()); for (let i = 0; i < m; i++) { let z = 0; for (let j = 0; j < d; j++) z += v[i * d + j]! ** 2; for (let j = 0; j < d; j++) v[i * d + j]! /= Math.sqrt(z); } return v; };
+    const s = vec(n), t = vec(n + 20);
+    const sync = mineTables(s, t, d, { k: 4, chunk: 64 });
+    // a task queued before the search runs before it ends: the search awaits between its chunks
+    let ran = false;
+    setImmediate(() => { ran = true; });
+    let seen = 0;
+    const async = await mineTablesAsync(s, t, d, { k: 4, chunk: 64, onProgress: (done, total) => { seen = done; assert.equal(total, 2 * n + 20); } });
+    assert.ok(ran, 'the event loop ran during the search');
+    assert.equal(seen, 2 * n + 20);
+    for (const dir of ['fwd', 'bwd'] as const) {
+      assert.deepEqual(Array.from(async[dir].labels), Array.from(sync[dir].labels), dir);
+      assert.deepEqual(Array.from(async[dir].distances), Array.from(sync[dir].distances), dir);
+    }
   });
 
   it('bad input: dimension mismatch, empty input, NaN', () => {

@@ -1,11 +1,11 @@
 // xling mine: parallel sentences out of two unaligned corpora, by margin-scored k-NN.
 import { readSentences } from '../data/corpus.js';
 import { readFileSync } from 'node:fs';
-import { gatherRows, MarginKind, mine, Retrieval, unify } from '../mine/mine.js';
+import { candidatesFromKnn, gatherRows, MarginKind, mineTables, mineTablesAsync, Retrieval, unify } from '../mine/mine.js';
 import { AutoThreshold, chooseThreshold } from '../mine/auto-threshold.js';
 import { FilterOptions, thresholdForPrecision } from '../mine/filters.js';
 import { MinedRow, MinedRun, minedFiles } from '../mine/mined-files.js';
-import { Assignment, mineWithScorer } from '../mine/scorer.js';
+import { Assignment, mineTablesWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { resolveLangCode } from '../embed/language.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
@@ -128,19 +128,17 @@ export const mineCommand = command(['mine'], {
   let prog: Progress | null = null;
   const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog?.set(done) };
   let rows: MinedRow[];
+  const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
+  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
+  // both directions' k-NN: the exact search off the main thread, so that Ctrl-C stops it between chunks
+  prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+  const tables = await (index ? inContext(`searching --index ${a.index}`, () => mineTables(sv.data, tv.data, sv.d, opts)) : mineTablesAsync(sv.data, tv.data, sv.d, opts));
+  prog.done();
   if (scorer) {
-    const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
-    const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    const knn = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    const onCandidates = candidateProgress();
-    const run = () => mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, trgIndex: index, chunk: opts.chunk, onProgress: (done, total) => { knn.set(done); if (done === total) knn.done(); }, onCandidates });
-    rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
-    knn.done();
+    rows = mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, onCandidates: candidateProgress() })
+      .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
-    prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    const run = () => mine(sv.data, tv.data, sv.d, opts);
-    rows = (index ? inContext(`searching --index ${a.index}`, run) : run()).map((c) => ({ ...c, margin: c.score }));
-    prog.done();
+    rows = candidatesFromKnn(tables.fwd, tables.bwd, opts).map((c) => ({ ...c, margin: c.score }));
   }
   index?.dispose();
   let auto: AutoThreshold | null = null;

@@ -24,7 +24,7 @@ export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: nu
 }
 
 /** knnChunked on faiss's worker threads: the event loop stays free between and during chunks (job locks, HTTP). */
-export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 16384): Promise<SearchResult> {
+export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 16384, onChunk?: (rows: number) => void): Promise<SearchResult> {
   const n = q.length / d;
   const kk = Math.min(k, base.length / d);
   const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
@@ -33,6 +33,7 @@ export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: nu
     const r = await knnAsync(q.subarray(i * d, j * d), base, d, kk, 'ip');
     distances.set(r.distances, i * kk);
     labels.set(r.labels, i * kk);
+    onChunk?.(j - i);
   }
   return { distances, labels, n, k: kk };
 }

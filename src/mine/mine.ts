@@ -82,6 +82,22 @@ export function mineTables(src: Float32Array, trg: Float32Array, d: number, o: M
 }
 
 /**
+ * mineTables with the exact search off the main thread, chunk by chunk (knnChunkedAsync): the same
+ * tables, and a command's signal handlers run between chunks (Ctrl-C stops a long search). Through
+ * an index or a given search function it is mineTables.
+ */
+export async function mineTablesAsync(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Promise<{ fwd: SearchResult; bwd: SearchResult; k: number }> {
+  if (o.trgIndex || o.knn) return mineTables(src, trg, d, o);
+  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
+  const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
+  let searched = 0;
+  const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
+  const fwd = rescoreExact(await knnChunkedAsync(src, trg, d, k, o.chunk, onChunk), src, trg, d);
+  const bwd = rescoreExact(await knnChunkedAsync(trg, src, d, k, o.chunk, onChunk), trg, src, d);
+  return { fwd, bwd, k };
+}
+
+/**
  * The mined pairs from both directions' k-NN tables (src→trg and trg→src, best first): margin
  * scores against each side's mean neighbour similarity, then the retrieval rule.
  */
