@@ -2,10 +2,10 @@
 // threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere.
 import { readBucc, readGold } from '../data/corpus.js';
 import { cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText } from '../eval/bucc.js';
-import { MarginKind, mine, Retrieval } from '../mine/mine.js';
+import { candidatesFromKnn, MarginKind, mineTablesAsync, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
-import { Assignment, mineWithScorer } from '../mine/scorer.js';
+import { Assignment, mineTablesWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
@@ -51,13 +51,15 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
+  const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
+  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
+  // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
+  const tables = await mineTablesAsync(sv.data, tv.data, sv.d, { k, chunk: 65536 });
   if (scorer) {
-    const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
-    const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
-    cands = mineWithScorer(sv.data, tv.data, sv.d, su, tu, scorer, { k, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment })
+    cands = mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
-    cands = mine(sv.data, tv.data, sv.d, { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
+    cands = candidatesFromKnn(tables.fwd, tables.bwd, { margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
   }
   const r = evaluateBucc(cands, gold);
