@@ -10,7 +10,7 @@ import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
 import { loadPairModel, PairExample, PairTrainingStopped, PairModel, PairModelConfig, savePairModel, trainPairModel, PairTrainingPoint, WordInfo } from '../mine/pair-model.js';
-import { loadScorer, scorerTables, ScorerModel, SELF_TABLES, SelfTables } from '../mine/scorer.js';
+import { loadScorer, ScorerModel, scoringOfPair, SelfTables } from '../mine/scorer.js';
 import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
@@ -20,7 +20,6 @@ import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { usage } from './command.js';
 import { vectorsFor } from './vectors.js';
-
 import { embedTextWords } from '../mine/pair-words.js';
 
 export { embedTextWords, pairLogitsFor, type WordList } from '../mine/pair-words.js';
@@ -40,18 +39,12 @@ export function openScorer(dir: string | undefined, model: string | undefined, s
   // the scorer's encoder (its k-NN features), else its pair model's (scorers written before the first was recorded)
   const otherEncoder = model ? encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ?? (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null) : null;
   if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
-  const tables = scorerTables(scorer, srcLang, trgLang, o);
-  if (tables.missing) process.stderr.write(`[${label}] ${o.selfTables ? 'note' : 'warning'}: ${tables.missing}\n`);
-  const { threshold, minPairs } = SELF_TABLES;
-  let selfPairs: number | null = null;
   let bar: Progress | null = null;
-  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
+  const pair = scoringOfPair(scorer, srcLang, trgLang, {
+    selfTables: o.selfTables, say: (l) => process.stderr.write(`[${label}] ${l}\n`),
     onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
-    onTables: (n, found) => { selfPairs = n; process.stderr.write(n === null
-      ? `[${label}] ${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without\n`
-      : `[${label}] training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them${scorer.self ? " (cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression)" : ''}\n`); },
-  } : null;
-  return { scorer, aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
+  });
+  return { scorer, ...pair };
 }
 
 /**

@@ -5,7 +5,7 @@
 // competitors. Pairs failing a filter (xling mine's) score 0, as Bicleaner's hard rules do.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
 import { readLines } from '../io/lines.js';
 import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
@@ -14,6 +14,7 @@ import { scoreGivenPairs } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
+import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
@@ -68,7 +69,8 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   if ((a.resume || a.keepWork) && !work) usage(`--${a.resume ? 'resume' : 'keep-work'} with -o -: give --work DIR (where the scored blocks are kept)`);
   if (work && existsSync(work) && !statSync(work).isDirectory()) usage(`--work ${work}: not a directory`);
   // an earlier run's blocks are removed or reused there: never a directory of anything else
-  if (work && existsSync(work) && readdirSync(work).some((f) => !WORK_FILE.test(f))) usage(`--work ${work}: holds files that are not scored blocks (${readdirSync(work).filter((f) => !WORK_FILE.test(f)).slice(0, 3).join(', ')}); give an empty or new directory`);
+  const foreign = work && existsSync(work) ? readdirSync(work).filter((f) => !WORK_FILE.test(f)) : [];
+  if (foreign.length) usage(`--work ${work}: holds files that are not scored blocks (${foreign.slice(0, 3).join(', ')}); give an empty or new directory`);
   const filters = filterOptionsOf(a);
   filters.lid = lidFilterOf(a, a.model);
   checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
@@ -135,7 +137,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     scoredLines += lines.length;
     blockBar?.set(scoredLines);
     // SIGINT / SIGTERM take effect here, between blocks (the blocks scored are kept for --resume)
-    if (store) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
   }
   blockBar?.done();
   const score = new Float64Array(n);
@@ -174,11 +176,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
 function scoringKey(a: Record<string, unknown>): string {
   const after = new Set(['input', 'src', 'trg', 'output', 'threshold', 'thresholdFrom', 'targetPrecision', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'work', 'keepWork', 'threads', 'quiet',
     ...Object.keys(MINE_FILTER_OPTIONS)]);
-  const stamp = (f: string): string[] => {
-    const st = statSync(f);
-    return st.isDirectory() ? readdirSync(f).sort().flatMap((x) => stamp(join(f, x))) : [`${resolve(f)}:${st.size}:${st.mtimeMs}`];
-  };
-  const files = (['model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' && a[o] !== '-' ? stamp(a[o] as string) : []));
+  const files = (['model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' ? fileStamps(a[o] as string) : []));
   const opts = Object.keys(a).filter((o) => !after.has(o) && o !== '_').sort().map((o) => [o, a[o]]);
   return createHash('sha256').update(JSON.stringify({ files, opts })).digest('hex');
 }

@@ -2,8 +2,8 @@
 // pairs (every xx-en.<split>.{xx,en,gold} triple of a directory) or, without gold, from a parallel
 // TSV: translations are the gold pairs, the nearest wrong candidates the negatives.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadNWayTsv, readBucc, readGold } from '../data/corpus.js';
 import { goldSet } from '../eval/bucc.js';
 import { mineTables } from '../mine/mine.js';
@@ -16,6 +16,7 @@ import { TrainingInterrupted } from '../train/trainer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
+import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
 import { ParsedArgs } from '../util/args.js';
 import { runInterruptible } from './interrupt.js';
@@ -235,8 +236,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     process.stderr.write(`[scorer] removed ${work} of an earlier run (--resume reuses it)\n`);
   }
   mkdirSync(work, { recursive: true });
-  const stamp = (f: string) => { const st = statSync(f); return `${resolve(f)}:${st.size}:${st.mtimeMs}`; };
-  const modelStamp = readdirSync(a.model).sort().map((f) => stamp(join(a.model, f)));
+  const modelStamp = fileStamps(a.model);
   const encoder = encoderFingerprint(a.model);
   const prog = new Progress({ label: 'scorer train', unit: 'pairs', total: sets.length });
   let reused = 0;
@@ -273,7 +273,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
     // (the epochs are not in the key: a resumed run may go on for more of them)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: stamp(file), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings })).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: fileStamps(file).join(), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings })).digest('hex');
     manualSeed(1);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
       { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, siblings: a.siblings, work, resume: a.resume, key, signal });

@@ -3,8 +3,8 @@
 // target rows i/n against every source), then one merge that scores the margins over the joined
 // tables — or the candidates with a second-stage scorer, as xling mine --scorer — applies xling
 // mine's filters and writes the pairs (and --stats, --keep-all) as xling mine does.
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { readSentences } from '../data/corpus.js';
 import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
@@ -15,10 +15,11 @@ import { FilterOptions } from '../mine/filters.js';
 import { MinedRow, minedFiles } from '../mine/mined-files.js';
 import { candidatesFromKnn, MarginKind, Retrieval } from '../mine/mine.js';
 import { pairLogitsFor } from '../mine/pair-words.js';
-import { Assignment, loadScorer, mineTablesWithScorer, scorerTables, SELF_TABLES, SelfTables } from '../mine/scorer.js';
+import { Assignment, loadScorer, mineTablesWithScorer, scoringOfPair } from '../mine/scorer.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
+import { fileStamps } from '../util/stamps.js';
 import type { StagePlan } from './stages.js';
 
 export interface MineRequest {
@@ -50,12 +51,6 @@ function filtersOf(r: MineRequest): FilterOptions {
   return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
 }
 
-/** A file's (or a directory's files') path, size and time: a request's key changes when they do. */
-function stamps(f: string): (string | number)[][] {
-  const st = statSync(f);
-  return st.isDirectory() ? readdirSync(f).sort().flatMap((x) => stamps(join(f, x))) : [[resolve(f), st.size, st.mtimeMs]];
-}
-
 /**
  * The merge with a scorer, as xling mine --scorer scores: the candidates of the joined tables, the
  * pair model's logits (the words embedded by the scorer's encoder), self-trained word tables where
@@ -65,18 +60,10 @@ function stamps(f: string): (string | number)[][] {
 function scoreWithScorer(o: NonNullable<MineRequest['scorer']>, fwd: SearchResult, bwd: SearchResult, src: string[], trg: string[], threshold: number | undefined, log: (l: string) => void): { rows: MinedRow[]; wordTables: string } {
   const m = loadScorer(o.dir);
   if (m.pairModel && !o.model) throw new Error(`${o.dir} has a pair model: the request needs the sentence encoder (--model)`);
-  const tables = scorerTables(m, o.srcLang, o.trgLang, { selfTables: o.selfTables });
-  if (tables.missing) log(tables.missing);
-  let selfPairs: number | null = null;
-  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
-    onTables: (n, found) => { selfPairs = n; log(n === null ? `${found} pairs scored ≥ ${SELF_TABLES.threshold} without word tables: too few to train them on` : `word tables trained on ${n} of the ${found} pairs scored ≥ ${SELF_TABLES.threshold} without them; scoring again with them`); },
-  } : null;
+  const pair = scoringOfPair(m, o.srcLang, o.trgLang, { selfTables: o.selfTables, say: log });
   const pairLogits = m.pairModel ? pairLogitsFor(m.pairModel, o.model!, src, trg, o.srcLang, o.trgLang) : undefined;
-  const picked = mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: tables.aligner, selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
-  return {
-    rows: picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin })),
-    wordTables: tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none',
-  };
+  const picked = mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: pair.aligner, selfTables: pair.selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
+  return { rows: picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin })), wordTables: pair.wordTables() };
 }
 
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
@@ -97,7 +84,7 @@ function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): Sea
 export const MINE_PLAN: StagePlan<MineRequest> = {
   kind: 'mine',
   stages: [{ name: 'search', sharded: true }],
-  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir, ...(r.scorer.model ? [r.scorer.model] : [])] : [])].flatMap(stamps) }),
+  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir, ...(r.scorer.model ? [r.scorer.model] : [])] : [])].flatMap(fileStamps) }),
   run: async (r, _stage, shard, { work, log }) => {
     const [i, n] = shard!;
     if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;

@@ -3,7 +3,7 @@
 // neighbours give each sentence its neighbourhood mean; candidates are rescored by a margin
 // and selected by a retrieval mode.
 import { FaissIndex, SearchResult } from '../index/faiss.js';
-import { KnnFn, knnChunked, knnChunkedAsync, mergeTopK, rescoreExact, rowProduct } from '../index/exact.js';
+import { KnnFn, knnChunked, knnChunkedAsync, rescoreExact, rowProduct } from '../index/exact.js';
 
 export type MarginKind = 'ratio' | 'distance' | 'absolute' | 'eq9' | 'eq10';
 export type Retrieval = 'fwd' | 'bwd' | 'intersect' | 'max';
@@ -68,12 +68,16 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
   return candidatesFromKnn(fwd, bwd, o);
 }
 
+/** Both searches of mineTables: the vectors checked, k (at most either side's rows), and progress over both directions' rows. */
+function searchPlan(src: Float32Array, trg: Float32Array, d: number, o: MineOptions): { k: number; onChunk?: (rows: number) => void } {
+  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
+  let searched = 0;
+  return { k: Math.max(1, Math.min(o.k ?? 4, ns, nt)), onChunk: o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined };
+}
+
 /** Both directions' k-NN tables (src→trg, trg→src; best first, exact fixed-order scores) that mining scores. */
 export function mineTables(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): { fwd: SearchResult; bwd: SearchResult; k: number } {
-  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
-  const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
-  let searched = 0;
-  const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
+  const { k, onChunk } = searchPlan(src, trg, d, o);
   const viaIndex: KnnFn = (q, _b, _d, kk) => o.trgIndex!.search(q, kk);
   // exact, fixed-order scores: the pairs do not depend on how the search was split (or on PQ error)
   const fwd = rescoreExact(knnChunked(src, trg, d, k, o.chunk, o.trgIndex ? viaIndex : o.knn, onChunk), src, trg, d);
@@ -88,10 +92,7 @@ export function mineTables(src: Float32Array, trg: Float32Array, d: number, o: M
  */
 export async function mineTablesAsync(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Promise<{ fwd: SearchResult; bwd: SearchResult; k: number }> {
   if (o.trgIndex || o.knn) return mineTables(src, trg, d, o);
-  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
-  const k = Math.max(1, Math.min(o.k ?? 4, ns, nt));
-  let searched = 0;
-  const onChunk = o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined;
+  const { k, onChunk } = searchPlan(src, trg, d, o);
   const fwd = rescoreExact(await knnChunkedAsync(src, trg, d, k, o.chunk, onChunk), src, trg, d);
   const bwd = rescoreExact(await knnChunkedAsync(trg, src, d, k, o.chunk, onChunk), trg, src, d);
   return { fwd, bwd, k };

@@ -317,6 +317,27 @@ export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLan
   return { aligner: new WordAligner(m.tables[found.key]!), missing: null };
 }
 
+/**
+ * How a scorer scores one language pair: its word aligner for the pair, or, where it has none and
+ * `selfTables` is on, the settings of the tables a run trains on its own pairs; `say` gets what is
+ * missing and what the self-trained tables learnt from; wordTables() says, once scoring is done,
+ * whose tables were used: 'scorer', 'self (N pairs)' or 'none'. What xling mine, eval bucc, scorer
+ * score and the merge of cluster mine score with.
+ */
+export function scoringOfPair(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined, o: { selfTables?: boolean; say: (line: string) => void; onProgress?: SelfTables['onProgress'] }): { aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } {
+  const tables = scorerTables(m, srcLang, trgLang, o);
+  if (tables.missing) o.say(`${o.selfTables ? 'note' : 'warning'}: ${tables.missing}`);
+  const { threshold, minPairs } = SELF_TABLES;
+  let selfPairs: number | null = null;
+  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
+    onProgress: o.onProgress,
+    onTables: (n, found) => { selfPairs = n; o.say(n === null
+      ? `${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without`
+      : `training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them${m.self ? " (cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression)" : ''}`); },
+  } : null;
+  return { aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
+}
+
 const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
 /**
