@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -14,7 +15,7 @@ import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mi
 import { marginOfPairs, mineTables } from '../src/mine/mine.js';
 import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, cliAsync, devColumn, root, tinyDualModel } from './fixtures/cli.js';
+import { cli, cliAsync, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -256,49 +257,50 @@ describe('the second-stage scorer', () => {
     }
   });
 
-  it('mines in columns exactly what scoring every candidate\'s features gives (greedy and exchange, thresholds, a pair model, word tables)', () => {
+  it('mines in columns exactly what scoring every candidate\'s features gives (greedy and exchange, thresholds, a pair model, word tables)', async () => {
     const train = toySet(1, 60), test = toySet(9, 80);
     const al = new WordAligner(trainWordTables(train.src.map((x, i) => [x, train.trg[[...train.gold].find((g) => g.startsWith(`${i}\t`))!.split('\t').map(Number)[1]!]!])));
     // a stand-in for the pair model's logits: any fixed function of the pair
-    const pairLogits = (src: number[], trg: number[]) => Float32Array.from(src, (x, i) => Math.sin(3 * x + 7 * trg[i]!) * 2);
+    const logitsOf = (src: number[], trg: number[]) => Float32Array.from(src, (x, i) => Math.sin(3 * x + 7 * trg[i]!) * 2);
+    const pairLogits = async (src: number[], trg: number[]) => logitsOf(src, trg);
     const { fwd, bwd } = mineTables(train.sv, train.tv, train.d, { k: 4 });
     const tc = candidatePairs(fwd, bwd, train.src, train.trg, al);
     const labels = tc.map((c) => (train.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0));
     const plain = trainScorer(tc, labels, 4, {});
     const bare = trainScorer(candidatePairs(fwd, bwd, train.src, train.trg), labels, 4, {});
     const tp = tc.map((c) => ({ ...c, features: [...c.features] }));
-    addPairFeatures(tp, pairLogits(tp.map((c) => c.src), tp.map((c) => c.trg)));
+    addPairFeatures(tp, logitsOf(tp.map((c) => c.src), tp.map((c) => c.trg)));
     const withPair = trainScorer(tp, labels, 4, {}, { pair: { file: 'pair-model.safetensors', config: { dim: 16, pca: 8, hidden: 4, maxWords: 8, center: true }, trained: {} } });
     const t = mineTables(test.sv, test.tv, test.d, { k: 4 });
     for (const [m, aligner] of [[bare, null], [plain, al], [withPair, al]] as const) {
       const hc = candidatePairs(t.fwd, t.bwd, test.src, test.trg, aligner);
-      if (m.pair) addPairFeatures(hc, pairLogits(hc.map((c) => c.src), hc.map((c) => c.trg)));
+      if (m.pair) addPairFeatures(hc, logitsOf(hc.map((c) => c.src), hc.map((c) => c.trg)));
       for (const assignment of ['greedy', 'exchange'] as const) {
         for (const threshold of [0, 0.5, 0.9]) {
           const want = selectByScorer(hc, m, threshold, assignment);
-          const got = mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner, pairLogits: m.pair ? pairLogits : undefined, threshold, assignment });
+          const got = await mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner, pairLogits: m.pair ? pairLogits : undefined, threshold, assignment });
           assert.ok(want.length > (threshold < 0.9 ? 40 : 10), `${want.length} pairs at ${threshold}`);
           assert.deepEqual(got, want);
         }
       }
     }
-    assert.throws(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
+    await assert.rejects(() => mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, withPair, { k: 4 }), /give pairLogits/);
   });
 
-  it('scores given pairs as mining scores its candidates; a pair outside the neighbourhoods ranks k and scores lower (scorer score)', () => {
+  it('scores given pairs as mining scores its candidates; a pair outside the neighbourhoods ranks k and scores lower (scorer score)', async () => {
     const train = toySet(1, 60), test = toySet(9, 80);
     const { fwd, bwd } = mineTables(train.sv, train.tv, train.d, { k: 4 });
     const tc = candidatePairs(fwd, bwd, train.src, train.trg);
     const m = trainScorer(tc, tc.map((c) => (train.gold.has(`${c.src}\t${c.trg}`) ? 1 : 0)), 4, {});
-    const mined = mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4 });
+    const mined = await mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4 });
     // the mined pairs given back: every one a candidate, so nothing is added and each keeps its probability
-    const given = scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from(mined, (p) => p.src), Int32Array.from(mined, (p) => p.trg), m, { k: 4 });
+    const given = await scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from(mined, (p) => p.src), Int32Array.from(mined, (p) => p.trg), m, { k: 4 });
     assert.ok(mined.length > 40);
     assert.deepEqual(Array.from(given.prob), mined.map((p) => p.prob));
     assert.deepEqual(Array.from(given.margin), mined.map((p) => p.margin));
     // each source with the target its best pair does not have, farthest by cosine: outside both neighbourhoods
     const far = mined.map((p) => { let best = -1, at = 0; for (let t = 0; t < test.tv.length / test.d; t++) { let dot = 0; for (let j = 0; j < test.d; j++) dot -= test.sv[p.src * test.d + j]! * test.tv[t * test.d + j]!; if (dot > best) { best = dot; at = t; } } return at; });
-    const both = scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from([...mined.map((p) => p.src), ...mined.map((p) => p.src)]), Int32Array.from([...mined.map((p) => p.trg), ...far]), m, { k: 4 });
+    const both = await scoreGivenPairs(test.sv, test.tv, test.d, test.src, test.trg, Int32Array.from([...mined.map((p) => p.src), ...mined.map((p) => p.src)]), Int32Array.from([...mined.map((p) => p.trg), ...far]), m, { k: 4 });
     const n = mined.length, wrong = Array.from(both.prob.subarray(n)), right = Array.from(both.prob.subarray(0, n));
     assert.ok(wrong.every((p, i) => p < right[i]!), 'a far target scores below the mined one');
     assert.ok(Math.max(...wrong) < 0.05, `far pairs: ${Math.max(...wrong)}`);
@@ -326,7 +328,7 @@ describe('the second-stage scorer', () => {
     return (e) => { const v = base.map((x) => x + e * rng.normal()); let q = 0; for (const x of v) q += x * x; return v.map((x) => x / Math.sqrt(q)); };
   }
 
-  it('trains word tables on a corpus\'s own pairs when the scorer has none for it (--self-tables)', () => {
+  it('trains word tables on a corpus\'s own pairs when the scorer has none for it (--self-tables)', async () => {
     // sets of zh-en translations in which every other source has a decoy target (another row's
     // English) nearer than its translation by the vectors, so that mostly the words tell them apart
     const { rows, al } = zhEnSample();
@@ -351,10 +353,10 @@ describe('the second-stage scorer', () => {
     const a1 = labelled(set(900, 300, 2600, 1), al), a2 = labelled(set(1200, 200, 2750, 2), null);
     const m = trainScorer([...a1.c, ...a2.c], [...a1.y, ...a2.y], 4, {});
     const test = set(1400, 1200, 2850, 3);
-    const f1 = (o: Parameters<typeof mineWithScorer>[6]) => evaluateBucc(mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, ...o }).map((q) => ({ src: String(q.src), trg: String(q.trg), score: q.prob })), test.gold).f1;
+    const f1 = async (o: Parameters<typeof mineWithScorer>[6]) => evaluateBucc((await mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, ...o })).map((q) => ({ src: String(q.src), trg: String(q.trg), score: q.prob })), test.gold).f1;
     let said: number | null | undefined;
     const steps: number[][] = [];
-    const tables = f1({ aligner: al }), none = f1({}), self = f1({ selfTables: { onTables: (n) => { said = n; }, onProgress: (d, t) => steps.push([d, t]) } });
+    const tables = await f1({ aligner: al }), none = await f1({}), self = await f1({ selfTables: { onTables: (n) => { said = n; }, onProgress: (d, t) => steps.push([d, t]) } });
     assert.ok(said! >= 100, `self tables from ${said} pairs`);
     // the tables' training shows progress: every EM iteration of both directions
     assert.deepEqual(steps, Array.from({ length: 12 }, (_, i) => [i + 1, 12]));
@@ -362,19 +364,19 @@ describe('the second-stage scorer', () => {
     assert.ok(self >= none + 0.01, `self-trained tables ${self}, without ${none}`);
     // a cap on the pairs they learn from takes the most probable
     let capped: number[] = [];
-    f1({ selfTables: { maxPairs: 120, onTables: (n, found) => { capped = [n!, found]; } } });
+    await f1({ selfTables: { maxPairs: 120, onTables: (n, found) => { capped = [n!, found]; } } });
     assert.deepEqual(capped, [120, said]);
     // too few confident pairs: none trained, the first pass is the answer
     let few: number | null | undefined = 0;
-    assert.equal(f1({ selfTables: { minPairs: 10_000, onTables: (n) => { few = n; } } }), none);
+    assert.equal(await f1({ selfTables: { minPairs: 10_000, onTables: (n) => { few = n; } } }), none);
     assert.equal(few, null);
     // a scorer with the pair's tables does not train its own
     let asked = false;
-    assert.equal(f1({ aligner: al, selfTables: { onTables: () => { asked = true; } } }), tables);
+    assert.equal(await f1({ aligner: al, selfTables: { onTables: () => { asked = true; } } }), tables);
     assert.equal(asked, false);
   });
 
-  it('fits a second regression on what self-trained tables make of its training sets, and mines with it in their second pass', () => {
+  it('fits a second regression on what self-trained tables make of its training sets, and mines with it in their second pass', async () => {
     const { rows, al } = zhEnSample();
     // sets as above: 60% of the sources with their translation, decoys (other rows' English) as near by the vectors
     const set = (from: number, n: number, seed: number) => {
@@ -413,9 +415,9 @@ describe('the second-stage scorer', () => {
     const found = assignOneToOne(ct.map((q) => ({ src: q.src, trg: q.trg, margin: q.margin, prob: scoreCandidate(m, q.features) }))).filter((q) => q.prob >= 0.5);
     const whole = new WordAligner(trainWordTables(found.map((q) => [test.src[q.src]!, test.trg[q.trg]!]), { minProb: 0.05 }));
     const crossed = crossFittedTables(found.map((q) => [q.src, q.trg]), test.src, test.trg);
-    assert.deepEqual(run(mh), selectByScorer(realign(ct, test.src, test.trg, crossed), withSelfHead(mh)));
+    assert.deepEqual(await run(mh), selectByScorer(realign(ct, test.src, test.trg, crossed), withSelfHead(mh)));
     assert.deepEqual(steps, Array.from({ length: 24 }, (_, i) => [i + 1, 24]), 'both halves\' tables, one after the other');
-    assert.deepEqual(run(m), selectByScorer(realign(ct, test.src, test.trg, whole), m));
+    assert.deepEqual(await run(m), selectByScorer(realign(ct, test.src, test.trg, whole), m));
     assert.deepEqual(selfTablesFeatures(ct, test.src, test.trg, m)!.cands, realign(ct, test.src, test.trg, crossed));
     // no pair is scored by tables that learnt from it: a source's tables are the other half's
     const half = (f: number) => trainWordTables(found.filter((q) => q.src % 2 === f).map((q) => [test.src[q.src]!, test.trg[q.trg]!]), { minProb: 0.05 });
@@ -428,10 +430,11 @@ describe('the second-stage scorer', () => {
     assert.deepEqual(evenOnly(3)!.features(test.src[3]!, test.trg[0]!), new WordAligner(half(0)).features(test.src[3]!, test.trg[0]!));
     assert.deepEqual(evenSteps.at(-1), [12, 12]);
     // the head's probabilities are nearer what they claim: the pairs' mean probability against their precision
-    const gap = (x: ScorerModel) => { const p = run(x); const prec = p.filter((q) => test.gold.has(`${q.src}\t${q.trg}`)).length / p.length; return Math.abs(p.reduce((s2, q) => s2 + q.prob, 0) / p.length - prec); };
-    assert.ok(gap(mh) < gap(m), `calibration gap with the head ${gap(mh)}, without ${gap(m)}`);
+    const gap = async (x: ScorerModel) => { const p = await run(x); const prec = p.filter((q) => test.gold.has(`${q.src}\t${q.trg}`)).length / p.length; return Math.abs(p.reduce((s2, q) => s2 + q.prob, 0) / p.length - prec); };
+    const [gh, gm] = [await gap(mh), await gap(m)];
+    assert.ok(gh < gm, `calibration gap with the head ${gh}, without ${gm}`);
     // a scorer with the pair's own tables never uses the head
-    assert.deepEqual(mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, mh, { k: 4, aligner: al, selfTables: {} }), mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner: al }));
+    assert.deepEqual(await mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, mh, { k: 4, aligner: al, selfTables: {} }), await mineWithScorer(test.sv, test.tv, test.d, test.src, test.trg, m, { k: 4, aligner: al }));
   });
 
   it('saves and loads; refuses other formats, feature lists and non-finite weights', () => {
@@ -728,6 +731,20 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.deepEqual(kept.filter((c) => c[2] !== 'same').map((c) => c.slice(0, 3)), scored.filter((c) => Number(c[3]) >= 0.5).map((c) => c.slice(0, 3)));
     assert.equal(kept.at(-1)![2], 'same', `the copy: ${JSON.stringify(kept.at(-1))}`);
     assert.ok(kept.filter((c) => c[2] === 'ok').length >= 0.8 * kept.length, JSON.stringify(kept.map((c) => c[2])));
+    // duplicates (after normalisation) keep their best-scoring line, the others score 0 — also when the
+    // corpus comes on standard input (read more than once: spooled)
+    const dupLines = [...lines, ...lines.slice(0, 10).map((l) => [`${l[0]} `, l[1]!.toUpperCase(), l[2]!])];
+    writeFileSync(join(dir, 'dup.tsv'), dupLines.map((l) => l.join('\t')).join('\n') + '\n');
+    r = cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'dup.tsv') : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, 'dup-all.tsv')]);
+    assert.equal(r.status, 0, r.stderr);
+    const sp = spawnSync(process.execPath, [mainJs, ...base.map((x) => (x.endsWith('noisy.tsv') ? '-' : x)), '--scorer', join(dir, 'scorer'), '--dedup', 'pair', '--keep-all', join(dir, 'dup.rejected'), '-o', '-'], { input: readFileSync(join(dir, 'dup.tsv')), encoding: 'utf8', cwd: root });
+    assert.equal(sp.status, 0, sp.stderr);
+    const all = read('dup-all.tsv'), deduped = sp.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    // of line j and its copy 102 + j, the better keeps its score (line j on a tie), the other scores 0
+    const want = all.map((c) => [...c]);
+    for (let j = 0; j < 10; j++) want[Number(all[102 + j]![3]) > Number(all[j]![3]) ? j : 102 + j]![3] = '0.000000';
+    assert.deepEqual(deduped, want);
+    assert.equal(read('dup.rejected').filter((c) => c[0] === 'duplicate_pair').length, 10);
     // in blocks (balanced: 101 lines with both sides in two blocks of 51 and 50): each block scored as a corpus of its own
     r = cli([...base, '--scorer', join(dir, 'scorer'), '--block', '51', '-o', join(dir, 'blocks.tsv')]);
     assert.equal(r.status, 0, r.stderr);
@@ -832,9 +849,9 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.match(r.stderr, /--truncated adds sentences to --parallel sets/);
   });
 
-  it('scorer score: SIGINT stops it between blocks (exit 130, no output, the blocks scored kept); --resume goes on to the same output', async () => {
+  it('scorer score: SIGINT stops it (exit 130, no output, the blocks scored kept); --resume goes on to the same output', async () => {
     // runs after the test above (its model, scorer and noisy.tsv); 8 blocks of 13 lines, the signal sent
-    // when the run says where it keeps them, before its first block: it stops after one block or a few
+    // when the run says where it keeps them, before its first block
     const args = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', join(dir, 'model'), '--scorer', join(dir, 'scorer'), '--src-lang', 'de', '--trg-lang', 'en', '--block', '13'];
     const out = join(dir, 'int.tsv');
     const child = cliAsync([...args, '-o', out]);
@@ -846,12 +863,15 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(code, 130, err);
     assert.match(err, /interrupted \(SIGINT\)/);
     assert.equal(existsSync(out), false, 'no output');
+    // (the signal takes effect at the first pause: while the corpus is read for the first block, or
+    // between two blocks — how many were scored by then depends on the machine)
     const kept = readdirSync(`${out}.partial`).filter((f) => /^block-\d+\.json$/.test(f)).length;
-    assert.ok(kept >= 1 && kept < 8, `${kept} of 8 blocks kept`);
+    assert.ok(kept < 8, `${kept} of 8 blocks kept`);
+    assert.ok(existsSync(join(`${out}.partial`, 'key.json')));
     console.log(`# SIGINT: ${kept} of 8 blocks kept`);
     const r = cli([...args, '-o', out, '--resume']);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`--resume: ${kept} of 8 blocks`));
+    assert.match(r.stderr, kept ? new RegExp(`--resume: ${kept} of 8 blocks`) : /scores are kept in/);
     const whole = cli([...args, '-o', join(dir, 'int-whole.tsv')]);
     assert.equal(whole.status, 0, whole.stderr);
     assert.equal(readFileSync(out, 'utf8'), readFileSync(join(dir, 'int-whole.tsv'), 'utf8'));

@@ -75,15 +75,15 @@ describe('pair model', () => {
     const losses: number[] = [];
     await trainPairModel(m, table, train, { epochs: 4, batch: 64, lr: 3e-3, onEpoch: (_, l) => losses.push(l) });
     assert.ok(losses[3]! < losses[0]! * 0.7, `loss ${losses}`);
-    const z = pairLogits(m, table, test.map((x) => x.a), test.map((x) => x.b));
+    const z = await pairLogits(m, table, test.map((x) => x.a), test.map((x) => x.b));
     const acc = test.filter((x, i) => (z[i]! > 0 ? 1 : 0) === x.y).length / test.length;
     assert.ok(acc > 0.85, `held-out accuracy ${acc}`);
     // an empty sentence reads as one zero word (finite logits)
-    assert.ok(pairLogits(m, table, [[]], [[1 + V]]).every(Number.isFinite));
+    assert.ok((await pairLogits(m, table, [[]], [[1 + V]])).every(Number.isFinite));
     savePairModel(m, join(dir, 'p.safetensors'));
     const back = loadPairModel(join(dir, 'p.safetensors'));
     assert.deepEqual(back.config, m.config);
-    assert.deepEqual(Array.from(pairLogits(back, back.wordTable(vec, 2 * V), test.map((x) => x.a), test.map((x) => x.b))), Array.from(z));
+    assert.deepEqual(Array.from(await pairLogits(back, back.wordTable(vec, 2 * V), test.map((x) => x.a), test.map((x) => x.b))), Array.from(z));
   });
 
   it('stopped by its signal within an epoch: a checkpoint there, and the resumed run ends with the weights of the uninterrupted one', async () => {
@@ -124,9 +124,9 @@ describe('pair model', () => {
     // the second epoch's mean loss over all its batches, the three done before the stop included
     assert.deepEqual(resumedLosses, [wholeLosses[1]]);
     const ids = ex.slice(0, 50);
-    const z = (x: PairModel) => Array.from(pairLogits(x, table, ids.map((e) => e.a), ids.map((e) => e.b)));
-    assert.deepEqual(z(m2), z(whole));
-    assert.notDeepEqual(z(fresh()), z(whole));
+    const z = async (x: PairModel) => Array.from(await pairLogits(x, table, ids.map((e) => e.a), ids.map((e) => e.b)));
+    assert.deepEqual(await z(m2), await z(whole));
+    assert.notDeepEqual(await z(fresh()), await z(whole));
   });
 
   it("words' flags: one surface id per NFKC lower-cased form across languages, digits, ASCII names and code", () => {
@@ -159,8 +159,8 @@ describe('pair model', () => {
       m.fitPca(vec, rows.length);
       const table = m.wordTable(vec, rows.length), info = wordInfo(words);
       await trainPairModel(m, table, train, { epochs: 4, batch: 64, lr: 3e-3, words: match ? info : undefined });
-      const z = pairLogits(m, table, test.map((x) => x.a), test.map((x) => x.b), { words: match ? info : undefined });
-      if (match) assert.throws(() => pairLogits(m, table, [[1]], [[1 + V]]), /give the word table's WordInfo/);
+      const z = await pairLogits(m, table, test.map((x) => x.a), test.map((x) => x.b), { words: match ? info : undefined });
+      if (match) await assert.rejects(() => pairLogits(m, table, [[1]], [[1 + V]]), /give the word table's WordInfo/);
       return test.filter((x, i) => (z[i]! > 0 ? 1 : 0) === x.y).length / test.length;
     };
     const without = await accuracy(false), withMatch = await accuracy(true);

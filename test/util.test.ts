@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { writeFileAtomic, writeFileAtomicSync, atomicOutput, atomicOutputSync, tempPathFor } from '../src/util/atomic.js';
 import { Progress, formatDuration, formatCount } from '../src/util/progress.js';
 import { Rng, hashSeed } from '../src/util/rng.js';
+import { Set64, hash64 } from '../src/util/set64.js';
 import { parseArgs, formatHelp, defineCommand, UsageError } from '../src/util/args.js';
 import { lineChart, heatmap, prCurve, histogram, niceTicks, escapeXml, binValues, formatTick } from '../src/util/svg.js';
 
@@ -305,4 +306,23 @@ test('charts render well-formed, escaped SVG', () => {
   assert.ok(hg.includes('n = 6'));
   assert.deepEqual(binValues([1, 2, 2, 3, 3, 3], 3).counts, [1, 2, 3]);
   assert.deepEqual(binValues([0, 0.5, 1, 1.5, 2, 5], [0, 1, 2]).counts, [2, 3]);
+});
+
+// ---------------------------------------------------------------- Set64
+
+test('Set64: a set of 64-bit keys as a JavaScript Set of them holds them, through growth, with the key 0', () => {
+  const s = new Set64(), ref = new Set<bigint>();
+  const rng = new Rng('set64');
+  // random keys, some repeated, small and large, and 0
+  for (let i = 0; i < 20000; i++) {
+    const k = i % 7 === 0 ? BigInt(i % 50) : (BigInt(Math.floor(rng.next() * 2 ** 32)) << 32n) | BigInt(Math.floor(rng.next() * 2 ** 32));
+    assert.equal(s.has(k), ref.has(k));
+    s.add(k); ref.add(k);
+  }
+  assert.equal(s.size, ref.size);
+  for (const k of ref) assert.ok(s.has(k));
+  for (let i = 0; i < 2000; i++) { const k = BigInt(1e6 + i) << 20n; assert.equal(s.has(k), ref.has(k)); }
+  // hash64: the same text the same key, another text another
+  assert.equal(hash64('Datei öffnen'), hash64('Datei öffnen'));
+  assert.notEqual(hash64('Datei öffnen'), hash64('Datei öffnen!'));
 });

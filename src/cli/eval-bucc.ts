@@ -56,7 +56,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
   const tables = await mineTablesAsync(sv.data, tv.data, sv.d, { k, chunk: 65536 });
   if (scorer) {
-    cands = mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment })
+    cands = (await mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment }))
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = candidatesFromKnn(tables.fwd, tables.bwd, { margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })

@@ -9,7 +9,7 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rm
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { faissMessage } from '../index/faiss.js';
 import { isStdin } from '../io/lines.js';
-import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
+import { atomicOutput, atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
 import { usage } from './command.js';
 
 /**
@@ -172,6 +172,26 @@ export function writeTextLines(path: string, pieces: Iterable<string>): void {
   atomicOutputSync(path, (tmp) => {
     const fd = openSync(tmp, 'w');
     try { for (const c of chunks()) writeSync(fd, c); } finally { closeSync(fd); }
+  });
+}
+
+/**
+ * writeTextLines for pieces made as an input is read again (async): the same chunks, the file renamed
+ * into place only when the pieces end without an error (standard output waits when its pipe is full).
+ */
+export async function writeTextLinesAsync(path: string, pieces: AsyncIterable<string>): Promise<void> {
+  const chunks = async function* () {
+    let buf = '';
+    for await (const p of pieces) { buf += p; if (buf.length >= 1 << 20) { yield buf; buf = ''; } }
+    if (buf) yield buf;
+  };
+  if (path === '-') {
+    for await (const c of chunks()) if (!process.stdout.write(c)) await new Promise((r) => process.stdout.once('drain', r));
+    return;
+  }
+  await atomicOutput(path, async (tmp) => {
+    const fd = openSync(tmp, 'w');
+    try { for await (const c of chunks()) writeSync(fd, c); } finally { closeSync(fd); }
   });
 }
 

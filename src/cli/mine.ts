@@ -134,7 +134,7 @@ export const mineCommand = command(['mine'], {
   prog.done();
   let rows: MinedRow[];
   if (scorer) {
-    rows = mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, onCandidates: candidateProgress() })
+    rows = (await mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, threshold: threshold ?? 0, assignment: a.assignment as Assignment, onCandidates: candidateProgress() }))
       .map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
     rows = candidatesFromKnn(tables.fwd, tables.bwd, opts).map((c) => ({ ...c, margin: c.score }));

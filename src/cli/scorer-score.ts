@@ -8,15 +8,17 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join } from 'node:path';
 import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
 import { readLines } from '../io/lines.js';
-import { filterPairs, REJECT_REASONS } from '../mine/filters.js';
+import { dedupRules, languageOfText, normalizeForDedup, pairRuleReason, REJECT_REASONS, RejectReason } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
+import { pause } from '../util/pause.js';
+import { Set64, hash64 } from '../util/set64.js';
 import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
-import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextLinesAsync, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
@@ -80,92 +82,123 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: scorer ? scorer.k : a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
   const t0 = performance.now();
-  const corpus = a.input ? await readColumns(a.input, a.srcCol - 1, a.trgCol - 1, a.labelCol !== undefined ? a.labelCol - 1 : undefined) : await readAligned(a.src!, a.trg!);
-  const n = corpus.n;
-  // the pairs with both sides, scored block by block: each block's distinct texts embedded once, its
-  // pairs' neighbours searched among them (a pair's context is its block: linear in the corpus)
-  const full = Array.from({ length: n }, (_, i) => i).filter((i) => { const [x, y] = corpus.sides(i); return x.trim() && y.trim(); });
-  if (!full.length) throw new Error(`${a.input ?? a.src}: no line has both sides`);
+  // the corpus is read line by line, as often as needed, and never held whole: a first pass checks
+  // and counts it, the second scores it block by block, the last writes each line with its score
+  const source = a.input ? columnsSource(a.input, a.srcCol - 1, a.trgCol - 1, a.labelCol !== undefined ? a.labelCol - 1 : undefined) : alignedSource(a.src!, a.trg!);
+  const scan = await scanCorpus(source);
+  const n = scan.n, nFull = scan.full;
+  // (the pairs with both sides, scored block by block: each block's distinct texts embedded once, its
+  // pairs' neighbours searched among them — a pair's context is its block: linear in the corpus)
+  if (!nFull) throw new Error(`${a.input ?? a.src}: no line has both sides`);
   const what = (side: string) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`);
   if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   // blocks of equal size, none larger than --block
-  const blocks = Math.ceil(full.length / a.block), size = Math.ceil(full.length / blocks);
+  const blocks = Math.ceil(nFull / a.block), size = Math.ceil(nFull / blocks);
   // each block's scores are kept in --work as it finishes (a killed run loses one block at most)
   const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a), a.resume) : null;
   // a block's lines are part of its key: a block is reused only for the same pairs (stdin, a file edited in place)
-  const blockHash = (b: number) => { const h = createHash('sha256'); for (const i of full.slice(b * size, (b + 1) * size)) { const [x, y] = corpus.sides(i); h.update(x).update('\t').update(y).update('\n'); } return h.digest('hex'); };
-  const hashes = store ? Array.from({ length: blocks }, (_, b) => blockHash(b)) : [];
-  const reused = store ? hashes.map((h, b) => store.get(b, h)) : [];
+  const reused: (StoredBlock | null)[] = new Array<StoredBlock | null>(blocks).fill(null);
+  if (store?.any()) for await (const blk of blocksOf(source, size, scan)) reused[blk.b] = store.get(blk.b, blockHash(blk.sides));
   const reusedLines = reused.reduce((s, r) => s + (r ? r.scores.length : 0), 0);
-  if (store && !reusedLines) process.stderr.write(`[score] each block's scores are kept in ${work} as it is scored: after a kill or an interrupt (Ctrl-C stops between blocks), the same command with --resume goes on from there\n`);
+  if (store && !reusedLines) process.stderr.write(`[score] each block's scores are kept in ${work} as it is scored: after a kill or an interrupt (Ctrl-C; the block in progress is lost), the same command with --resume goes on from there\n`);
   if (store && reusedLines) process.stderr.write(`[score] --resume: ${reused.filter((r) => r).length} of ${blocks} blocks (${reusedLines} lines) reused from ${work}\n`);
-  const blockBar = blocks > 1 && reusedLines < full.length ? new Progress({ label: reusedLines ? `score (${reusedLines} lines reused)` : 'score', unit: 'lines', total: full.length - reusedLines }) : null;
-  const scores = new Float64Array(full.length);
+  const blockBar = blocks > 1 && reusedLines < nFull ? new Progress({ label: reusedLines ? `score (${reusedLines} lines reused)` : 'score', unit: 'lines', total: nFull - reusedLines }) : null;
+  // per line: its score (0 for a line without both sides, or failing a filter) and its state
+  // (EMPTY, KEPT, or a filter's reason: REJECTED + its index in REJECT_REASONS); with dedup rules,
+  // the hashes of its normalised sides (what the rules compare once every line is scored)
+  const score = new Float64Array(n), state = new Uint8Array(n);
+  const keys = { src: filters.dedupSrc ? new BigUint64Array(n) : null, trg: filters.dedupTrg ? new BigUint64Array(n) : null, pair: filters.dedupPair ? new BigUint64Array(n) : null };
   let k = 0, scoredLines = 0;
   const distinct = { src: 0, trg: 0 };
-  for (let b = 0; b < blocks; b++) {
-    const lines = full.slice(b * size, (b + 1) * size);
+  for await (const { b, lines, sides } of blocksOf(source, size, scan)) {
     const done = reused[b];
+    let got: Float64Array;
     if (done) {
-      scores.set(done.scores, b * size);
+      got = done.scores;
       distinct.src += done.distinct[0]; distinct.trg += done.distinct[1];
       if (b === 0) k = done.k;
-      continue;
-    }
-    const sides = lines.map((i) => corpus.sides(i));
-    const us = unify(sides.map((x) => x[0])), ut = unify(sides.map((x) => x[1]));
-    const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
-    // (how each side is centred is said for the first block scored, not again for every block)
-    const quiet = scoredLines > 0;
-    const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, { ...embedSettingsOf(a, a.srcLang, '--src-lang', 'score'), quiet });
-    const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, { ...embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'), quiet });
-    distinct.src += sv.n; distinct.trg += tv.n;
-    const kb = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
-    if (b === 0) k = kb;
-    const knn = blockBar ? null : new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    const onProgress = knn ? (done: number, total: number) => { knn.set(done); if (done === total) knn.done(); } : undefined;
-    let got: Float64Array;
-    if (scorer) {
-      const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
-      got = scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k: kb, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: blockBar ? undefined : candidateProgress() }).prob;
     } else {
-      got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: a.margin as MarginKind, onProgress }).score;
+      const us = unify(sides.map((x) => x[0])), ut = unify(sides.map((x) => x[1]));
+      const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
+      // (how each side is centred is said for the first block scored, not again for every block)
+      const quiet = scoredLines > 0;
+      const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, { ...embedSettingsOf(a, a.srcLang, '--src-lang', 'score'), quiet });
+      const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, { ...embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'), quiet });
+      distinct.src += sv.n; distinct.trg += tv.n;
+      const kb = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
+      if (b === 0) k = kb;
+      const knn = blockBar ? null : new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
+      const onProgress = knn ? (d: number, total: number) => { knn.set(d); if (d === total) knn.done(); } : undefined;
+      if (scorer) {
+        const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
+        got = (await scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k: kb, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: blockBar ? undefined : candidateProgress() })).prob;
+      } else {
+        got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: a.margin as MarginKind, onProgress }).score;
+      }
+      knn?.done();
+      store?.put(b, got, [sv.n, tv.n], kb, blockHash(sides));
+      scoredLines += lines.length;
+      blockBar?.set(scoredLines);
     }
-    knn?.done();
-    scores.set(got, b * size);
-    store?.put(b, got, [sv.n, tv.n], kb, hashes[b]!);
-    scoredLines += lines.length;
-    blockBar?.set(scoredLines);
-    // SIGINT / SIGTERM take effect here, between blocks (the blocks scored are kept for --resume)
-    await new Promise((r) => setImmediate(r));
+    // the filters' rules of each pair alone now, while its block's texts are at hand
+    const langOf = filters.lid ? languageOfText(filters.lid) : undefined;
+    lines.forEach((i, j) => {
+      score[i] = got[j]!;
+      const [s, t] = sides[j]!;
+      const ns = normalizeForDedup(s), nt = normalizeForDedup(t);
+      const reason = pairRuleReason(s, t, ns, nt, filters, langOf);
+      state[i] = reason ? REJECTED + REJECT_REASONS.indexOf(reason) : KEPT;
+      if (!reason) {
+        if (keys.src) keys.src[i] = hash64(ns);
+        if (keys.trg) keys.trg[i] = hash64(nt);
+        if (keys.pair) keys.pair[i] = hash64(`${ns}\t${nt}`);
+      }
+    });
+    // SIGINT / SIGTERM take effect here too (and at the pauses of the reading and the scoring: the blocks scored are kept for --resume)
+    await pause();
   }
   blockBar?.done();
-  const score = new Float64Array(n);
-  full.forEach((i, j) => { score[i] = scores[j]!; });
-  // filters see the pairs best first (a duplicate keeps its best-scoring line), and what they reject scores 0
-  const f = filterPairs([...full].sort((x, y) => score[y]! - score[x]! || x - y), (i) => corpus.sides(i), filters);
-  for (const { pair } of f.rejected) score[pair] = 0;
-  const rejectedBy = new Map(f.rejected.map(({ pair, reason }) => [pair, reason]));
-  const cell = (i: number) => `${corpus.line(i)}\t${score[i]!.toFixed(6)}\n`;
-  // written line by line (the corpus is not copied into one string)
+  // the duplicate rules: lines best first (a duplicate keeps its best-scoring line)
+  if (keys.src || keys.trg || keys.pair) {
+    const order = Uint32Array.from({ length: n }, (_, i) => i).filter((i) => state[i] === KEPT).sort((x, y) => score[y]! - score[x]! || x - y);
+    const dedup = dedupRules<bigint>(filters, () => new Set64());
+    for (const i of order) {
+      const ks = keys.src?.[i] ?? 0n, kt = keys.trg?.[i] ?? 0n, kp = keys.pair?.[i] ?? 0n;
+      const reason = dedup.reason(ks, kt, kp);
+      if (reason) state[i] = REJECTED + REJECT_REASONS.indexOf(reason);
+      else dedup.keep(ks, kt, kp);
+    }
+  }
+  const counts = Object.fromEntries(REJECT_REASONS.map((r) => [r, 0])) as Record<RejectReason, number>;
+  let scoreSum = 0;
+  for (let i = 0; i < n; i++) {
+    if (state[i]! >= REJECTED) { counts[REJECT_REASONS[state[i]! - REJECTED]!]++; score[i] = 0; }
+    if (state[i] !== EMPTY) scoreSum += score[i]!;
+  }
+  const cell = (i: number, line: string) => `${line}\t${score[i]!.toFixed(6)}\n`;
+  // written as the corpus is read once more (the lines as they were scored: checked against the first pass)
   let kept = 0;
-  writeTextLines(a.output, (function* () {
-    for (let i = 0; i < n; i++) {
+  await writeTextLinesAsync(a.output, (async function* () {
+    for await (const { i, line } of linesOf(source, scan)) {
       if (threshold !== undefined && !(score[i]! >= threshold)) continue;
       kept++;
-      yield cell(i);
+      yield cell(i, line);
     }
   })());
   // (also an earlier run's blocks when this one needed none: the directory holds only blocks, checked above)
   if (work && !a.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
-  if (a.keepAll) writeTextLines(a.keepAll, (function* () { for (const [i, reason] of [...rejectedBy].sort((x, y) => x[0] - y[0])) yield `${reason}\t${cell(i)}`; })());
-  if (corpus.label) evaluateLabels(corpus.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
-  const said = REJECT_REASONS.filter((r) => f.counts[r]).map((r) => `${r} ${f.counts[r]}`);
+  if (a.keepAll) {
+    await writeTextLinesAsync(a.keepAll, (async function* () {
+      for await (const { i, line } of linesOf(source, scan)) if (state[i]! >= REJECTED) yield `${REJECT_REASONS[state[i]! - REJECTED]}\t${cell(i, line)}`;
+    })());
+  }
+  if (scan.label) evaluateLabels(scan.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
+  const said = REJECT_REASONS.filter((r) => counts[r]).map((r) => `${r} ${counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
-    lines: n, written: kept, empty: n - full.length, rejected: f.counts, threshold: threshold ?? null, mean_score: full.reduce((s, i) => s + score[i]!, 0) / full.length,
+    lines: n, written: kept, empty: n - nFull, rejected: counts, threshold: threshold ?? null, mean_score: scoreSum / nFull,
     model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, block: a.block, blocks, distinct,
   }, null, 1) + '\n');
-  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > full.length ? `; ${n - full.length} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > nFull ? `; ${n - nFull} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 });
 
 /**
@@ -191,7 +224,7 @@ interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: num
  * The scored blocks of a run in DIR (key.json: the scoring they were made with; block-<b>.json each):
  * without --resume, or when the key differs, what is there is removed first.
  */
-function openBlockStore(dir: string, key: string, resume: boolean): { get(b: number, hash: string): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number, hash: string): void } {
+function openBlockStore(dir: string, key: string, resume: boolean): { any(): boolean; get(b: number, hash: string): StoredBlock | null; put(b: number, scores: Float64Array, distinct: [number, number], k: number, hash: string): void } {
   const keyFile = join(dir, 'key.json');
   if (existsSync(dir) && readdirSync(dir).length) {
     let same = false;
@@ -205,7 +238,10 @@ function openBlockStore(dir: string, key: string, resume: boolean): { get(b: num
   removeStaleTemporaries(dir);
   if (!existsSync(keyFile)) writeFileAtomicSync(keyFile, JSON.stringify({ key }) + '\n');
   const file = (b: number) => join(dir, `block-${b}.json`);
+  // (with --resume and blocks kept: each block's lines are read and hashed before scoring, to say what is reused)
+  const any = resume && readdirSync(dir).some((f) => /^block-\d+\.json$/.test(f));
   return {
+    any: () => any,
     get(b, hash) {
       if (!resume || !existsSync(file(b))) return null;
       try {
@@ -220,34 +256,115 @@ function openBlockStore(dir: string, key: string, resume: boolean): { get(b: num
   };
 }
 
-/**
- * A corpus as read: n pairs, each pair's sides, the line written back (its score appended), and
- * with --label-col whether the pair is good. Each line is held once (the sides are cut from it, or
- * the line joined from them, when asked for).
- */
-interface Corpus { n: number; sides(i: number): [string, string]; line(i: number): string; label?: boolean[] }
+/** A pair of the corpus: the line as written back (its score appended), its sides, and with --label-col whether it is good. */
+interface Row { line: string; src: string; trg: string; label?: boolean }
+
+/** The corpus, read again for each pass (standard input and pipes are spooled on the first: readLines). */
+interface CorpusSource { name: string; rows(): AsyncGenerator<Row> }
+
+/** What the first pass found: the lines, those with both sides, the labels, and a digest of the lines that later passes must read again. */
+interface Scan { n: number; full: number; label?: Uint8Array; digest: string }
+
+/** Line states: a side empty (not scored), kept, or rejected by a filter (REJECTED + the reason's index in REJECT_REASONS). */
+const EMPTY = 0, KEPT = 1, REJECTED = 2;
+
+const hasBothSides = (r: Row) => !!(r.src.trim() && r.trg.trim());
 
 /** --input: the sides (and a label) from columns of each line (0-based); a line with too few columns, or a label not 0 or 1, is refused, naming it. */
-async function readColumns(file: string, sc: number, tc: number, lc?: number): Promise<Corpus> {
-  const lines: string[] = [], label: boolean[] = [];
+function columnsSource(file: string, sc: number, tc: number, lc?: number): CorpusSource {
   const need = Math.max(sc, tc, lc ?? 0) + 1;
-  for await (const { line, no } of readLines(file)) {
-    const cols = line.split('\t');
-    if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
-    lines.push(line);
-    if (lc !== undefined) {
-      const l = cols[lc]!.trim();
-      if (l !== '0' && l !== '1') throw new Error(`${file}:${no}: --label-col ${lc + 1} is '${l}', not 1 (a good pair) or 0`);
-      label.push(l === '1');
-    }
-  }
-  if (!lines.length) throw new Error(`${file}: empty`);
   return {
-    n: lines.length,
-    sides: (i) => { const cols = lines[i]!.split('\t'); return [cols[sc]!, cols[tc]!]; },
-    line: (i) => lines[i]!,
-    ...(lc !== undefined ? { label } : {}),
+    name: `--input ${file}`,
+    async *rows() {
+      let any = false;
+      for await (const { line, no } of readLines(file)) {
+        const cols = line.split('\t');
+        if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
+        let label: boolean | undefined;
+        if (lc !== undefined) {
+          const l = cols[lc]!.trim();
+          if (l !== '0' && l !== '1') throw new Error(`${file}:${no}: --label-col ${lc + 1} is '${l}', not 1 (a good pair) or 0`);
+          label = l === '1';
+        }
+        any = true;
+        yield { line, src: cols[sc]!, trg: cols[tc]!, label };
+      }
+      if (!any) throw new Error(`${file}: empty`);
+    },
   };
+}
+
+/** --src and --trg: line i of each is pair i; files of different lengths are refused. */
+function alignedSource(srcFile: string, trgFile: string): CorpusSource {
+  return {
+    name: `--src ${srcFile} / --trg ${trgFile}`,
+    async *rows() {
+      const si = readLines(srcFile), ti = readLines(trgFile);
+      let n = 0;
+      for (;;) {
+        const [x, y] = await Promise.all([si.next(), ti.next()]);
+        if (x.done || y.done) {
+          if (x.done !== y.done) {
+            // the rest of the longer file counted, for the message
+            let more = 1;
+            for (let r = await (x.done ? ti : si).next(); !r.done; r = await (x.done ? ti : si).next()) more++;
+            const [ns, nt] = x.done ? [n, n + more] : [n + more, n];
+            throw new Error(`--src ${srcFile} has ${ns} lines but --trg ${trgFile} has ${nt}: the files must be aligned line by line`);
+          }
+          break;
+        }
+        n++;
+        yield { line: `${x.value.line}\t${y.value.line}`, src: x.value.line, trg: y.value.line };
+      }
+      if (!n) throw new Error(`--src ${srcFile}: empty`);
+    },
+  };
+}
+
+/** The first pass: every line checked (columns, labels) and counted, the labels kept, the lines' digest. */
+async function scanCorpus(source: CorpusSource): Promise<Scan> {
+  const h = createHash('sha256');
+  let n = 0, full = 0, label: Uint8Array | undefined;
+  for await (const r of source.rows()) {
+    h.update(r.line).update('\n');
+    if (r.label !== undefined) {
+      if (!label) label = new Uint8Array(1024);
+      if (n >= label.length) { const l = new Uint8Array(2 * label.length); l.set(label); label = l; }
+      label[n] = r.label ? 1 : 0;
+    }
+    if (hasBothSides(r)) full++;
+    n++;
+  }
+  return { n, full, digest: h.digest('hex'), ...(label ? { label: label.subarray(0, n) } : {}) };
+}
+
+/** The lines read again with their numbers (0-based); the read must give the first pass's lines (a file changed meanwhile is refused). */
+async function* linesOf(source: CorpusSource, scan: Scan): AsyncGenerator<{ i: number; line: string; row: Row }> {
+  const h = createHash('sha256');
+  let i = 0;
+  for await (const row of source.rows()) {
+    h.update(row.line).update('\n');
+    yield { i: i++, line: row.line, row };
+  }
+  if (i !== scan.n || h.digest('hex') !== scan.digest) throw new Error(`${source.name}: changed while it was being scored (read again, its lines differ from the first reading)`);
+}
+
+/** The blocks of lines with both sides, `size` at a time (the last the rest): each block's line numbers and sides. */
+async function* blocksOf(source: CorpusSource, size: number, scan: Scan): AsyncGenerator<{ b: number; lines: number[]; sides: [string, string][] }> {
+  let b = 0, lines: number[] = [], sides: [string, string][] = [];
+  for await (const { i, row } of linesOf(source, scan)) {
+    if (!hasBothSides(row)) continue;
+    lines.push(i); sides.push([row.src, row.trg]);
+    if (lines.length === size) { yield { b: b++, lines, sides }; lines = []; sides = []; }
+  }
+  if (lines.length) yield { b, lines, sides };
+}
+
+/** A block's key in --work: the hash of its pairs. */
+function blockHash(sides: [string, string][]): string {
+  const h = createHash('sha256');
+  for (const [x, y] of sides) h.update(x).update('\t').update(y).update('\n');
+  return h.digest('hex');
 }
 
 /**
@@ -255,9 +372,9 @@ async function readColumns(file: string, sc: number, tc: number, lc?: number): P
  * the F1-optimal threshold, AP and P/R at every score in --json (what --threshold-from reads, with
  * the run's scoring to check it against), the PR curve in --svg, said on stdout.
  */
-function evaluateLabels(label: boolean[], score: Float64Array, a: { output: string; json?: string; svg?: string }, run: { scorer: string | null; margin: string; k: number; threshold: number | undefined }): void {
-  const cands = label.map((_, i) => ({ src: String(i), trg: '', score: score[i]! }));
-  const gold = new Set(label.flatMap((good, i) => (good ? [`${i}\t`] : [])));
+function evaluateLabels(label: Uint8Array, score: Float64Array, a: { output: string; json?: string; svg?: string }, run: { scorer: string | null; margin: string; k: number; threshold: number | undefined }): void {
+  const cands = Array.from(label, (_, i) => ({ src: String(i), trg: '', score: score[i]! }));
+  const gold = new Set(Array.from(label).flatMap((good, i) => (good ? [`${i}\t`] : [])));
   if (!gold.size) throw new Error('--label-col: no line is labelled 1 (a good pair)');
   const r = evaluateBucc(cands, gold);
   // on stderr when standard output carries a file
@@ -270,13 +387,4 @@ function evaluateLabels(label: boolean[], score: Float64Array, a: { output: stri
     ...(at ? { atThreshold: at } : {}), scorer: run.scorer, margin: run.margin, k: run.k, cuts: cutRows(r),
   });
   if (a.svg) writeTextOutput(a.svg, prCurveSvg(r, `labelled pairs, ${run.scorer ? 'scorer' : `${run.margin} margin`}: F1 ${(100 * r.f1).toFixed(1)}`));
-}
-
-/** --src and --trg: line i of each is pair i; files of different lengths are refused. */
-async function readAligned(srcFile: string, trgFile: string): Promise<Corpus> {
-  const read = async (f: string) => { const l: string[] = []; for await (const { line } of readLines(f)) l.push(line); return l; };
-  const src = await read(srcFile), trg = await read(trgFile);
-  if (src.length !== trg.length) throw new Error(`--src ${srcFile} has ${src.length} lines but --trg ${trgFile} has ${trg.length}: the files must be aligned line by line`);
-  if (!src.length) throw new Error(`--src ${srcFile}: empty`);
-  return { n: src.length, sides: (i) => [src[i]!, trg[i]!], line: (i) => `${src[i]}\t${trg[i]}` };
 }

@@ -283,13 +283,13 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     const e = embedTextWords(a.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
     pair = { pm, table: pm.wordTable(e.vectors, e.n), words: e.info, ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })), trained: { ...pairFrom.pair!.trained, from: a.pairFrom } };
   }
-  perSet.forEach(({ cands: c, labels: l }, i) => {
+  for (const [i, { cands: c, labels: l }] of perSet.entries()) {
     if (pair) {
       const { src, trg } = pair.ids[i]!;
-      addPairFeatures(c, pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!), { words: pair.words }));
+      addPairFeatures(c, await pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!), { words: pair.words }));
     }
     cands.push(...c); labels.push(...l);
-  });
+  }
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
   const m = trainScorer(cands, labels, a.k, { data: a.bucc ? 'bucc' : 'parallel', ...(a.truncated ? { synthetic: 'truncated' } : {}), encoder, encoder_dir: a.model, sets: Object.keys(per), word_tables: a.tables ? `${a.tables}${a.tableRows ? ` (${a.tableRows} rows a pair)` : ''}` : a.bucc ? 'gold pairs' : `${a.tableRows ?? 5000} rows a pair` }, { l2: a.l2, tables, pair: pairInfo, pairModel: pair?.pm });
   let correct = 0;

@@ -57,12 +57,12 @@ function filtersOf(r: MineRequest): FilterOptions {
  * the scorer has none for the pair, one-to-one pairs at or above the threshold (0.5 by default; 0
  * when it is chosen afterwards).
  */
-function scoreWithScorer(o: NonNullable<MineRequest['scorer']>, fwd: SearchResult, bwd: SearchResult, src: string[], trg: string[], threshold: number | undefined, log: (l: string) => void): { rows: MinedRow[]; wordTables: string } {
+async function scoreWithScorer(o: NonNullable<MineRequest['scorer']>, fwd: SearchResult, bwd: SearchResult, src: string[], trg: string[], threshold: number | undefined, log: (l: string) => void): Promise<{ rows: MinedRow[]; wordTables: string }> {
   const m = loadScorer(o.dir);
   if (m.pairModel && !o.model) throw new Error(`${o.dir} has a pair model: the request needs the sentence encoder (--model)`);
   const pair = scoringOfPair(m, o.srcLang, o.trgLang, { selfTables: o.selfTables, say: log });
   const pairLogits = m.pairModel ? pairLogitsFor(m.pairModel, o.model!, src, trg, o.srcLang, o.trgLang) : undefined;
-  const picked = mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: pair.aligner, selfTables: pair.selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
+  const picked = await mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: pair.aligner, selfTables: pair.selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
   return { rows: picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin })), wordTables: pair.wordTables() };
 }
 
@@ -106,7 +106,7 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const S = await readSentences(r.src), T = await readSentences(r.trg);
     let rows: MinedRow[], wordTables: string | undefined, threshold = r.threshold, auto: AutoThreshold | null = null;
     if (r.scorer) {
-      const sc = scoreWithScorer(r.scorer, fwd, bwd, S.sentences, T.sentences, threshold, log);
+      const sc = await scoreWithScorer(r.scorer, fwd, bwd, S.sentences, T.sentences, threshold, log);
       rows = sc.rows; wordTables = sc.wordTables;
       if (r.scorer.auto) {
         const t = chooseThreshold(rows.map((x) => x.score), log);

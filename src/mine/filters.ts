@@ -48,43 +48,73 @@ export function anyFilter(o: FilterOptions): boolean {
 }
 
 /**
+ * The cached language identification of the lid filter: a text's confident language, or null
+ * (not confident: not rejected).
+ */
+export function languageOfText(lid: NonNullable<FilterOptions['lid']>): (text: string) => string | null {
+  const cache = new Map<string, string | null>();
+  return (t) => {
+    let l = cache.get(t);
+    if (l === undefined) {
+      const r = lid.identify(t);
+      l = r && r.confidence >= lid.minConfidence ? r.lang : null;
+      cache.set(t, l);
+    }
+    return l;
+  };
+}
+
+/**
+ * The first rule of a pair's own (all but the duplicates, which depend on the pairs kept before it)
+ * that it fails, in REJECT_REASONS order, or null. ns / nt: the sides by normalizeForDedup;
+ * langOf: languageOfText (with a lid filter).
+ */
+export function pairRuleReason(s: string, t: string, ns: string, nt: string, o: FilterOptions, langOf?: (text: string) => string | null): RejectReason | null {
+  const ls = [...s].length, lt = [...t].length;
+  if (o.minChars !== undefined && Math.min(ls, lt) < o.minChars) return 'too_short';
+  if (o.maxChars !== undefined && Math.max(ls, lt) > o.maxChars) return 'too_long';
+  if (o.maxLengthRatio !== undefined && Math.max(ls, lt) > o.maxLengthRatio * Math.max(1, Math.min(ls, lt))) return 'length_ratio';
+  if (o.dropIdentical && ns === nt) return 'identical';
+  if (o.minLetterShare !== undefined && Math.min(letterShare(s), letterShare(t)) < o.minLetterShare) return 'not_text';
+  if (o.lid && !langOf) throw new Error('pairRuleReason: the lid filter needs langOf');
+  if (o.lid?.src) { const l = langOf!(s); if (l !== null && !sameLanguage(l, o.lid.src)) return 'src_language'; }
+  if (o.lid?.trg) { const l = langOf!(t); if (l !== null && !sameLanguage(l, o.lid.trg)) return 'trg_language'; }
+  return null;
+}
+
+/**
+ * The duplicate rules over pairs taken best first: a pair is a duplicate when its pair, source or
+ * target key (in that order) is one of a pair kept before it; keep() records a kept pair's keys.
+ * Keys are the normalised texts (filterPairs) or their hashes (scorer score's streaming pass).
+ */
+export function dedupRules<K>(o: FilterOptions, newSet: () => { has(k: K): boolean; add(k: K): void } = () => new Set<K>()): { reason(src: K, trg: K, pair: K): RejectReason | null; keep(src: K, trg: K, pair: K): void } {
+  // (only what a rule asks for is kept: on a corpus to clean these sets would hold every line again)
+  const seenS = newSet(), seenT = newSet(), seenP = newSet();
+  return {
+    reason: (s, t, p) => (o.dedupPair && seenP.has(p) ? 'duplicate_pair' : o.dedupSrc && seenS.has(s) ? 'duplicate_src' : o.dedupTrg && seenT.has(t) ? 'duplicate_trg' : null),
+    keep(s, t, p) {
+      if (o.dedupSrc) seenS.add(s);
+      if (o.dedupTrg) seenT.add(t);
+      if (o.dedupPair) seenP.add(p);
+    },
+  };
+}
+
+/**
  * Splits pairs (best first: duplicates keep their best-scoring pair) into kept and rejected, the
  * first failing rule naming the reason. The rules run per pair in REJECT_REASONS order.
  */
 export function filterPairs<P>(pairs: P[], text: (p: P) => [string, string], o: FilterOptions): { kept: P[]; rejected: { pair: P; reason: RejectReason }[]; counts: Record<RejectReason, number> } {
   const counts = Object.fromEntries(REJECT_REASONS.map((r) => [r, 0])) as Record<RejectReason, number>;
   const kept: P[] = [], rejected: { pair: P; reason: RejectReason }[] = [];
-  const seenS = new Set<string>(), seenT = new Set<string>(), seenP = new Set<string>();
-  const langCache = new Map<string, string | null>();
-  const langOf = (t: string): string | null => {
-    let l = langCache.get(t);
-    if (l === undefined) {
-      const r = o.lid!.identify(t);
-      l = r && r.confidence >= o.lid!.minConfidence ? r.lang : null;
-      langCache.set(t, l);
-    }
-    return l;
-  };
+  const langOf = o.lid ? languageOfText(o.lid) : undefined;
+  const dedup = dedupRules<string>(o);
   for (const p of pairs) {
     const [s, t] = text(p);
-    const ls = [...s].length, lt = [...t].length;
-    const ns = normalizeForDedup(s), nt = normalizeForDedup(t);
-    let reason: RejectReason | null = null;
-    if (o.minChars !== undefined && Math.min(ls, lt) < o.minChars) reason = 'too_short';
-    else if (o.maxChars !== undefined && Math.max(ls, lt) > o.maxChars) reason = 'too_long';
-    else if (o.maxLengthRatio !== undefined && Math.max(ls, lt) > o.maxLengthRatio * Math.max(1, Math.min(ls, lt))) reason = 'length_ratio';
-    else if (o.dropIdentical && ns === nt) reason = 'identical';
-    else if (o.minLetterShare !== undefined && Math.min(letterShare(s), letterShare(t)) < o.minLetterShare) reason = 'not_text';
-    else if (o.lid?.src && (() => { const l = langOf(s); return l !== null && !sameLanguage(l, o.lid!.src!); })()) reason = 'src_language';
-    else if (o.lid?.trg && (() => { const l = langOf(t); return l !== null && !sameLanguage(l, o.lid!.trg!); })()) reason = 'trg_language';
-    else if (o.dedupPair && seenP.has(`${ns}\t${nt}`)) reason = 'duplicate_pair';
-    else if (o.dedupSrc && seenS.has(ns)) reason = 'duplicate_src';
-    else if (o.dedupTrg && seenT.has(nt)) reason = 'duplicate_trg';
+    const ns = normalizeForDedup(s), nt = normalizeForDedup(t), np = `${ns}\t${nt}`;
+    const reason = pairRuleReason(s, t, ns, nt, o, langOf) ?? dedup.reason(ns, nt, np);
     if (reason) { counts[reason]++; rejected.push({ pair: p, reason }); continue; }
-    // (only what a rule asks for is kept: on a corpus to clean these sets would hold every line again)
-    if (o.dedupSrc) seenS.add(ns);
-    if (o.dedupTrg) seenT.add(nt);
-    if (o.dedupPair) seenP.add(`${ns}\t${nt}`);
+    dedup.keep(ns, nt, np);
     kept.push(p);
   }
   return { kept, rejected, counts };

@@ -11,6 +11,7 @@ import { loadModule, saveModule } from '../nn/serialize.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 import { cat, zeros } from '../tensor/ops.js';
 import { callOp, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { pause } from '../util/pause.js';
 import { Rng } from '../util/rng.js';
 
 export const PAIR_FEATURES = ['pair_logit', 'pair_gap_src', 'pair_gap_trg'] as const;
@@ -211,28 +212,30 @@ function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
   return [gather(table, b), b.pad];
 }
 
-/** Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each batch with the pairs done. */
-export function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; words?: WordInfo; onProgress?: (done: number) => void } = {}): Float32Array {
+/**
+ * Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each
+ * batch with the pairs done. It pauses every 16 batches (a signal stops it there).
+ */
+export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; words?: WordInfo; onProgress?: (done: number) => void } = {}): Promise<Float32Array> {
   const out = new Float32Array(a.length), batch = o.batch ?? 128;
   const flags = flagsFor(m, o.words);
   // in order of length (little padding in a batch), written back in place
   const order = Array.from({ length: a.length }, (_, i) => i).sort((x, y) => a[x]!.length + b[x]!.length - a[y]!.length - b[y]!.length || x - y);
-  noGrad(() => {
-    // every word projected once (a word occurs in many candidates), gathered per batch
-    const [proj, foc] = tidy(() => { const [p, f] = m.projectTable(table); return [keep(p), keep(f)] as [Tensor, Tensor]; });
-    try {
-      for (let i = 0; i < a.length; i += batch) {
-        tidy(() => {
-          const idx = order.slice(i, i + batch);
-          const sa = idx.map((j) => a[j]!), sb = idx.map((j) => b[j]!);
-          const ia = batchIds(sa), ib = batchIds(sb);
-          const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(sa, sb)).data() as Float32Array;
-          idx.forEach((j, k) => { out[j] = z[k]!; });
-        });
-        o.onProgress?.(Math.min(a.length, i + batch));
-      }
-    } finally { proj.dispose(); foc.dispose(); }
-  });
+  // every word projected once (a word occurs in many candidates), gathered per batch
+  const [proj, foc] = noGrad(() => tidy(() => { const [p, f] = m.projectTable(table); return [keep(p), keep(f)] as [Tensor, Tensor]; }));
+  try {
+    for (let i = 0, n = 0; i < a.length; i += batch, n++) {
+      noGrad(() => tidy(() => {
+        const idx = order.slice(i, i + batch);
+        const sa = idx.map((j) => a[j]!), sb = idx.map((j) => b[j]!);
+        const ia = batchIds(sa), ib = batchIds(sb);
+        const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(sa, sb)).data() as Float32Array;
+        idx.forEach((j, k) => { out[j] = z[k]!; });
+      }));
+      o.onProgress?.(Math.min(a.length, i + batch));
+      if (n % 16 === 15) await pause();
+    }
+  } finally { proj.dispose(); foc.dispose(); }
   return out;
 }
 

@@ -52,9 +52,9 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
   const e = embedTextWords(model, [{ key: 'src', lang: srcLang, texts: srcText }, { key: 'trg', lang: trgLang, texts: trgText }], pm.config);
   const table = pm.wordTable(e.vectors, e.n);
   const [sIds, tIds] = e.ids as [number[][], number[][]];
-  return (src, trg) => {
+  return async (src, trg) => {
     const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
-    const z = pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { words: e.info, onProgress: (n) => prog.set(n) });
+    const z = await pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { words: e.info, onProgress: (n) => prog.set(n) });
     prog.done();
     return z;
   };

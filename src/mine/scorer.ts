@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { isLangCode, matchLangCode } from '../embed/language.js';
 import { FaissIndex, SearchResult } from '../index/faiss.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
+import { pause } from '../util/pause.js';
 import { ALIGN_FEATURES, NO_ALIGNMENT, trainWordTables, WordAligner, WordTables } from './align-features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from './features.js';
 import { marginScore, mineTables, pairProducts, rowMeans } from './mine.js';
@@ -204,14 +205,14 @@ export function candidatePairs(fwd: SearchResult, bwd: SearchResult, srcText: st
  * instead of its 48 features' half a kilobyte. (This relies on the scorer being linear in its
  * features, which it is: logistic regression.)
  */
-export function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): { margin: Float64Array; prob: Float64Array } {
+export async function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): Promise<{ margin: Float64Array; prob: Float64Array }> {
   const featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
   if (m.pair && !o.logits) throw new Error('scoreCandidates: the scorer has a pair model; give its logits');
   const z = new Float64Array(c.n), margin = new Float64Array(c.n), content = new Float64Array(c.n), logprob = new Float64Array(c.n);
   // one term of the logit, in scoreCandidate's order
   const term = (j: number, x: number) => m.weights[j]! * ((x - m.mean[j]!) / m.std[j]!);
   for (let i = 0; i < c.n; i++) {
-    if (o.onProgress && i % 4096 === 0) o.onProgress(i, c.n);
+    if (i % 4096 === 0) { o.onProgress?.(i, c.n); if (i) await pause(); }
     const f = featuresOf(c.src[i]!, c.trg[i]!, c.cos[i]!);
     let s = m.bias;
     for (let j = 0; j < f.length; j++) s += term(j, f[j]!);
@@ -292,7 +293,7 @@ export function selfTablesFeatures(cands: ScoredCandidate[], srcText: string[], 
 }
 
 /** Candidate pairs' logits by the scorer's pair model (see pairLogits; the words are embedded by the caller's sentence encoder). */
-export type PairLogitsFn = (src: number[], trg: number[]) => Float32Array;
+export type PairLogitsFn = (src: number[], trg: number[]) => Promise<Float32Array>;
 
 /**
  * The word aligner of a scorer for a language pair, and why there is none: the languages were not
@@ -583,15 +584,15 @@ export interface SelfTables {
  * cross-fitting for its first regression, on game dialogue) and keeps its first regression. See
  * bench/RESULTS.md ("Word tables from the run's own pairs", "The self-tables regression").
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Picked[] {
+export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<Picked[]> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
   return mineTablesWithScorer(fwd, bwd, srcText, trgText, m, o);
 }
 
 /** mineWithScorer from both directions' k-NN tables already searched (the merge of xling cluster mine, whose shards search them). */
-export function mineTablesWithScorer(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {}): Picked[] {
+export async function mineTablesWithScorer(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {}): Promise<Picked[]> {
   const c = enumerateCandidates(fwd, bwd);
-  const r = scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
 }
 
@@ -602,14 +603,14 @@ export interface ScoringOptions { aligner?: WordAligner | null; selfTables?: Sel
  * The candidates `c` of two k-NN tables scored by the scorer (see mineWithScorer): the pair
  * model's logits, then one pass over the candidates' features — or two with self-trained word tables.
  */
-function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions): { margin: Float64Array; prob: Float64Array } {
+async function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions): Promise<{ margin: Float64Array; prob: Float64Array }> {
   if (m.pair && !o.pairLogits) throw new Error('the scorer has a pair model: give pairLogits');
-  const logits = m.pair ? o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
+  const logits = m.pair ? await o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
   const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(done, total, pass) : undefined);
   let aligner: Aligners = o.aligner ?? null;
   if (self) {
-    const first = scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
+    const first = await scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
     const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = tablePairs(found, self);
     if (!pairs) { self.onTables?.(null, found.length); return first; }
     self.onTables?.(pairs.length, found.length);
@@ -627,7 +628,7 @@ function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList,
  * given pair that is not among them ranks k), then scoreWithScorer. Pair i is src row gSrc[i] ↔ trg
  * row gTrg[i]; its cosine is the vectors' inner product, as the k-NN's.
  */
-export function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], gSrc: Int32Array, gTrg: Int32Array, m: ScorerModel, o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): { prob: Float64Array; margin: Float64Array; cos: Float32Array } {
+export async function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], gSrc: Int32Array, gTrg: Int32Array, m: ScorerModel, o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
   const knn = enumerateCandidates(fwd, bwd);
   const at = new Map<number, number>();
@@ -648,7 +649,7 @@ export function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number,
   c.src.set(knn.src); c.trg.set(knn.trg); c.cos.set(knn.cos);
   const cos = pairProducts(src, trg, d, extra.map((i) => gSrc[i]!), extra.map((i) => gTrg[i]!));
   extra.forEach((i, e) => { c.src[knn.n + e] = gSrc[i]!; c.trg[knn.n + e] = gTrg[i]!; c.cos[knn.n + e] = cos[e]!; });
-  const r = scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
   return { prob: Float64Array.from(index, (j) => r.prob[j]!), margin: Float64Array.from(index, (j) => r.margin[j]!), cos: Float32Array.from(index, (j) => c.cos[j]!) };
 }
 
