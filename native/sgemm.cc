@@ -13,8 +13,11 @@
 
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <cstdlib>
+#include <initializer_list>
 
 namespace xling {
 
@@ -29,15 +32,60 @@ void* oneDnnSymbol(const char* name) {
 
 }  // namespace
 
-Sgemm oneDnnSgemm() {
+namespace {
+
+// Asynchronous signals blocked on the calling thread while oneDNN computes (the synchronous ones,
+// which a fault raises, stay deliverable): a signal handled during a multi-threaded dnnl_sgemm —
+// the V8 profiler's SIGPROF, a SIGINT/SIGTERM/SIGWINCH that Node handles, any handled signal sent
+// to the process — corrupted the heap (glibc "corrupted size vs. prev_size" in oneDNN's free, for
+// every exact k-NN of a few thousand rows under a stream of SIGUSR2). A signal that arrives
+// meanwhile is delivered when the product ends.
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT}) sigdelset(&all, s);
+    ok_ = pthread_sigmask(SIG_BLOCK, &all, &old_) == 0;
+  }
+  ~SignalsBlocked() {
+    if (ok_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+  bool ok_ = false;
+};
+
+Sgemm rawSgemm() {
   static const Sgemm fn = reinterpret_cast<Sgemm>(oneDnnSymbol("dnnl_sgemm"));
   return fn;
 }
 
-GemmBf16 oneDnnGemmBf16() {
+GemmBf16 rawGemmBf16() {
   static const GemmBf16 fn = reinterpret_cast<GemmBf16>(oneDnnSymbol("dnnl_gemm_bf16bf16f32"));
   return fn;
 }
+
+int guardedSgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc) {
+  SignalsBlocked blocked;
+  return rawSgemm()(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+int guardedGemmBf16(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a, int64_t lda,
+                    const uint16_t* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  SignalsBlocked blocked;
+  return rawGemmBf16()(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+Sgemm oneDnnSgemm() { return rawSgemm() ? &guardedSgemm : nullptr; }
+
+GemmBf16 oneDnnGemmBf16() { return rawGemmBf16() ? &guardedGemmBf16 : nullptr; }
 
 bool cpuHasBf16() {
   static const bool has = [] {

@@ -3,7 +3,7 @@
 // must compute the Fortran sgemm exactly as specified for every transpose and layout, and faiss's
 // exact search through it must find what it finds through OpenBLAS (XLING_NO_DNNL_SGEMM=1).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { blasSgemm, knn } from '../src/index/faiss.js';
 import { root } from './fixtures/cli.js';
@@ -81,5 +81,38 @@ describe('faiss\'s BLAS route (oneDNN sgemm)', () => {
     let s = 42; const r = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s / 4294967296 - 0.5; };
     const d = 300, x = Float32Array.from({ length: 700 * d }, r), y = Float32Array.from({ length: 2000 * d }, r);
     assert.deepEqual(Array.from(knn(x, y, d, 5, 'ip').labels, Number), dnnl.l);
+  });
+
+  it('signals handled during the search do not corrupt memory (they wait while oneDNN computes)', async () => {
+    // a process handling SIGUSR2 searches while the test sends it one every 2 ms; before the signals were
+    // held back around oneDNN's sgemm, every run ended in glibc's "corrupted size vs. prev_size" abort
+    const script = `import { knn, setFaissThreads } from ${JSON.stringify(`${root}/dist/src/index/faiss.js`)};
+      let got = 0; process.on('SIGUSR2', () => { got++; });
+      setFaissThreads(2);
+      let s = 9; const r = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s / 4294967296 - 0.5; };
+      const d = 256, x = Float32Array.from({ length: 5000 * d }, r), y = Float32Array.from({ length: 5000 * d }, r);
+      process.stdout.write('ready\\n');
+      await new Promise((res) => setTimeout(res, 50));
+      const runs = [];
+      for (let i = 0; i < 4; i++) runs.push(JSON.stringify(Array.from(knn(x, y, d, 4, 'ip').labels, Number)));
+      process.stdout.write(\`done \${got} \${new Set(runs).size}\\n\`);
+      // (exits when the test has stopped signalling: no signal comes after the handler is gone)
+      process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '', err = '', timer: NodeJS.Timeout | undefined;
+    child.stderr.on('data', (b: Buffer) => { err += b.toString(); });
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+        if (!timer && out.includes('ready')) timer = setInterval(() => child.kill('SIGUSR2'), 2);
+        if (out.includes('done')) { clearInterval(timer); child.stdin.end(); }
+      });
+      child.on('exit', (c) => { clearInterval(timer); resolve(c); });
+    });
+    assert.equal(code, 0, `exit ${code}: ${err}`);
+    const m = /done (\d+) (\d+)/.exec(out);
+    assert.ok(m, out);
+    assert.ok(Number(m[1]) > 0, 'the signals reached the process');
+    assert.equal(m[2], '1', 'every search found the same neighbours');
   });
 });
