@@ -584,7 +584,7 @@ export interface SelfTables {
  * cross-fitting for its first regression, on game dialogue) and keeps its first regression. See
  * bench/RESULTS.md ("Word tables from the run's own pairs", "The self-tables regression").
  */
-export function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<Picked[]> {
+export async function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<Picked[]> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
   return mineTablesWithScorer(fwd, bwd, srcText, trgText, m, o);
 }
