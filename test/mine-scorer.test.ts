@@ -15,6 +15,7 @@ import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mi
 import { marginOfPairs, mineTables } from '../src/mine/mine.js';
 import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
 import { Rng } from '../src/util/rng.js';
+import { blocksOf, DIGEST_LINES, linesOf, scanCorpus } from '../src/cli/corpus-passes.js';
 import { cli, cliAsync, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
@@ -847,6 +848,29 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['scorer', 'train', '--model', model, '--bucc', dir, '--truncated', '-o', join(dir, 'no-scorer')]);
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /--truncated adds sentences to --parallel sets/);
+  });
+
+  it('scorer score reads its corpus in passes: each later pass must read the lines the first read', async () => {
+    const lines = Array.from({ length: 20000 }, (_, i) => (i % 10 === 3 ? `s${i}\t ` : `s${i}\tt${i}`));
+    // a source that can change between its reads: `edit` applied from the second read on
+    let reads = 0, edit = (l: string[]) => l;
+    const source = { name: '--input x.tsv', async *rows() { const now = ++reads > 1 ? edit(lines) : lines; for (const line of now) { const [src, trg] = line.split('\t'); yield { line, src: src!, trg: trg! }; } } };
+    const scan = await scanCorpus(source);
+    assert.deepEqual([scan.n, scan.full, scan.digests.length], [20000, 18000, 3]);
+    // unchanged: every line once and in order, the pairs with both sides in blocks
+    const blocks: number[][] = [];
+    for await (const b of blocksOf(source, 7000, scan)) blocks.push([b.b, b.lines.length, b.lines[0]!, b.sides.length]);
+    assert.deepEqual(blocks, [[0, 7000, 0, 7000], [1, 7000, 7778, 7000], [2, 4000, 15556, 4000]]);
+    // a line edited: refused within the chunk of DIGEST_LINES lines that holds it, not at the end
+    edit = (l) => l.map((x, i) => (i === 9000 ? 'other\tline' : x));
+    let last = -1;
+    await assert.rejects(async () => { for await (const { i } of linesOf(source, scan)) last = i; }, /--input x\.tsv: changed while it was being scored/);
+    assert.ok(last >= 9000 && last < 2 * DIGEST_LINES, `refused after line ${last}`);
+    // shorter or longer than the first reading: refused
+    for (const e of [(l: string[]) => l.slice(0, 19999), (l: string[]) => [...l, 'more\tlines']]) {
+      edit = e;
+      await assert.rejects(async () => { for await (const _ of linesOf(source, scan)) { /* read */ } }, /changed while it was being scored/);
+    }
   });
 
   it('scorer score: SIGINT stops it (exit 130, no output, the blocks scored kept); --resume goes on to the same output', async () => {

@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
-import { readLines } from '../io/lines.js';
 import { dedupRules, languageOfText, normalizeForDedup, pairRuleReason, REJECT_REASONS, RejectReason } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
@@ -18,6 +17,7 @@ import { pause } from '../util/pause.js';
 import { Set64, hash64 } from '../util/set64.js';
 import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
+import { alignedSource, blockHash, blocksOf, columnsSource, linesOf, scanCorpus } from './corpus-passes.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextLinesAsync, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
@@ -256,116 +256,8 @@ function openBlockStore(dir: string, key: string, resume: boolean): { any(): boo
   };
 }
 
-/** A pair of the corpus: the line as written back (its score appended), its sides, and with --label-col whether it is good. */
-interface Row { line: string; src: string; trg: string; label?: boolean }
-
-/** The corpus, read again for each pass (standard input and pipes are spooled on the first: readLines). */
-interface CorpusSource { name: string; rows(): AsyncGenerator<Row> }
-
-/** What the first pass found: the lines, those with both sides, the labels, and a digest of the lines that later passes must read again. */
-interface Scan { n: number; full: number; label?: Uint8Array; digest: string }
-
 /** Line states: a side empty (not scored), kept, or rejected by a filter (REJECTED + the reason's index in REJECT_REASONS). */
 const EMPTY = 0, KEPT = 1, REJECTED = 2;
-
-const hasBothSides = (r: Row) => !!(r.src.trim() && r.trg.trim());
-
-/** --input: the sides (and a label) from columns of each line (0-based); a line with too few columns, or a label not 0 or 1, is refused, naming it. */
-function columnsSource(file: string, sc: number, tc: number, lc?: number): CorpusSource {
-  const need = Math.max(sc, tc, lc ?? 0) + 1;
-  return {
-    name: `--input ${file}`,
-    async *rows() {
-      let any = false;
-      for await (const { line, no } of readLines(file)) {
-        const cols = line.split('\t');
-        if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
-        let label: boolean | undefined;
-        if (lc !== undefined) {
-          const l = cols[lc]!.trim();
-          if (l !== '0' && l !== '1') throw new Error(`${file}:${no}: --label-col ${lc + 1} is '${l}', not 1 (a good pair) or 0`);
-          label = l === '1';
-        }
-        any = true;
-        yield { line, src: cols[sc]!, trg: cols[tc]!, label };
-      }
-      if (!any) throw new Error(`${file}: empty`);
-    },
-  };
-}
-
-/** --src and --trg: line i of each is pair i; files of different lengths are refused. */
-function alignedSource(srcFile: string, trgFile: string): CorpusSource {
-  return {
-    name: `--src ${srcFile} / --trg ${trgFile}`,
-    async *rows() {
-      const si = readLines(srcFile), ti = readLines(trgFile);
-      let n = 0;
-      for (;;) {
-        const [x, y] = await Promise.all([si.next(), ti.next()]);
-        if (x.done || y.done) {
-          if (x.done !== y.done) {
-            // the rest of the longer file counted, for the message
-            let more = 1;
-            for (let r = await (x.done ? ti : si).next(); !r.done; r = await (x.done ? ti : si).next()) more++;
-            const [ns, nt] = x.done ? [n, n + more] : [n + more, n];
-            throw new Error(`--src ${srcFile} has ${ns} lines but --trg ${trgFile} has ${nt}: the files must be aligned line by line`);
-          }
-          break;
-        }
-        n++;
-        yield { line: `${x.value.line}\t${y.value.line}`, src: x.value.line, trg: y.value.line };
-      }
-      if (!n) throw new Error(`--src ${srcFile}: empty`);
-    },
-  };
-}
-
-/** The first pass: every line checked (columns, labels) and counted, the labels kept, the lines' digest. */
-async function scanCorpus(source: CorpusSource): Promise<Scan> {
-  const h = createHash('sha256');
-  let n = 0, full = 0, label: Uint8Array | undefined;
-  for await (const r of source.rows()) {
-    h.update(r.line).update('\n');
-    if (r.label !== undefined) {
-      if (!label) label = new Uint8Array(1024);
-      if (n >= label.length) { const l = new Uint8Array(2 * label.length); l.set(label); label = l; }
-      label[n] = r.label ? 1 : 0;
-    }
-    if (hasBothSides(r)) full++;
-    n++;
-  }
-  return { n, full, digest: h.digest('hex'), ...(label ? { label: label.subarray(0, n) } : {}) };
-}
-
-/** The lines read again with their numbers (0-based); the read must give the first pass's lines (a file changed meanwhile is refused). */
-async function* linesOf(source: CorpusSource, scan: Scan): AsyncGenerator<{ i: number; line: string; row: Row }> {
-  const h = createHash('sha256');
-  let i = 0;
-  for await (const row of source.rows()) {
-    h.update(row.line).update('\n');
-    yield { i: i++, line: row.line, row };
-  }
-  if (i !== scan.n || h.digest('hex') !== scan.digest) throw new Error(`${source.name}: changed while it was being scored (read again, its lines differ from the first reading)`);
-}
-
-/** The blocks of lines with both sides, `size` at a time (the last the rest): each block's line numbers and sides. */
-async function* blocksOf(source: CorpusSource, size: number, scan: Scan): AsyncGenerator<{ b: number; lines: number[]; sides: [string, string][] }> {
-  let b = 0, lines: number[] = [], sides: [string, string][] = [];
-  for await (const { i, row } of linesOf(source, scan)) {
-    if (!hasBothSides(row)) continue;
-    lines.push(i); sides.push([row.src, row.trg]);
-    if (lines.length === size) { yield { b: b++, lines, sides }; lines = []; sides = []; }
-  }
-  if (lines.length) yield { b, lines, sides };
-}
-
-/** A block's key in --work: the hash of its pairs. */
-function blockHash(sides: [string, string][]): string {
-  const h = createHash('sha256');
-  for (const [x, y] of sides) h.update(x).update('\t').update(y).update('\n');
-  return h.digest('hex');
-}
 
 /**
  * --label-col: the scores against the labels (each line a candidate, the good ones its gold) —
