@@ -185,13 +185,19 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
       yield cell(i, line);
     }
   })());
+  if (a.keepAll) {
+    try {
+      await writeTextLinesAsync(a.keepAll, (async function* () {
+        for await (const { i, line } of linesOf(source, scan)) if (state[i]! >= REJECTED) yield `${REJECT_REASONS[state[i]! - REJECTED]}\t${cell(i, line)}`;
+      })());
+    } catch (e) {
+      // (the input changed since the output was written: neither is kept)
+      if (a.output !== '-') rmSync(a.output, { force: true });
+      throw e;
+    }
+  }
   // (also an earlier run's blocks when this one needed none: the directory holds only blocks, checked above)
   if (work && !a.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
-  if (a.keepAll) {
-    await writeTextLinesAsync(a.keepAll, (async function* () {
-      for await (const { i, line } of linesOf(source, scan)) if (state[i]! >= REJECTED) yield `${REJECT_REASONS[state[i]! - REJECTED]}\t${cell(i, line)}`;
-    })());
-  }
   if (scan.label) evaluateLabels(scan.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => counts[r]).map((r) => `${r} ${counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
