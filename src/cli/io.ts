@@ -9,7 +9,7 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rm
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { faissMessage } from '../index/faiss.js';
 import { isStdin } from '../io/lines.js';
-import { atomicOutput, atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
+import { atomicOutput, writeFileAtomicSync } from '../util/atomic.js';
 import { usage } from './command.js';
 
 /**
@@ -159,27 +159,11 @@ export function writeTextOutput(path: string, text: string): void {
 }
 
 /**
- * writeTextOutput for text made piece by piece (a corpus's lines): written in chunks of about a
- * megabyte, to a temporary file renamed into place at the end (or to standard output, for -).
+ * writeTextOutput for text made piece by piece (a corpus's lines, possibly as an input is read
+ * again): written in chunks of about a megabyte, to a temporary file renamed into place only when
+ * the pieces end without an error (or to standard output for -, waiting when its pipe is full).
  */
-export function writeTextLines(path: string, pieces: Iterable<string>): void {
-  const chunks = function* () {
-    let buf = '';
-    for (const p of pieces) { buf += p; if (buf.length >= 1 << 20) { yield buf; buf = ''; } }
-    if (buf) yield buf;
-  };
-  if (path === '-') { for (const c of chunks()) process.stdout.write(c); return; }
-  atomicOutputSync(path, (tmp) => {
-    const fd = openSync(tmp, 'w');
-    try { for (const c of chunks()) writeSync(fd, c); } finally { closeSync(fd); }
-  });
-}
-
-/**
- * writeTextLines for pieces made as an input is read again (async): the same chunks, the file renamed
- * into place only when the pieces end without an error (standard output waits when its pipe is full).
- */
-export async function writeTextLinesAsync(path: string, pieces: AsyncIterable<string>): Promise<void> {
+export async function writeTextLines(path: string, pieces: AsyncIterable<string> | Iterable<string>): Promise<void> {
   const chunks = async function* () {
     let buf = '';
     for await (const p of pieces) { buf += p; if (buf.length >= 1 << 20) { yield buf; buf = ''; } }

@@ -18,7 +18,7 @@ import { Set64, hash64 } from '../util/set64.js';
 import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
 import { alignedSource, blockHash, blocksOf, columnsSource, linesOf, scanCorpus } from './corpus-passes.js';
-import { checkPaths, summaryWriter, writeJsonOutput, writeTextLinesAsync, writeTextOutput } from './io.js';
+import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
 import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
@@ -178,7 +178,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const cell = (i: number, line: string) => `${line}\t${score[i]!.toFixed(6)}\n`;
   // written as the corpus is read once more (the lines as they were scored: checked against the first pass)
   let kept = 0;
-  await writeTextLinesAsync(a.output, (async function* () {
+  await writeTextLines(a.output, (async function* () {
     for await (const { i, line } of linesOf(source, scan)) {
       if (threshold !== undefined && !(score[i]! >= threshold)) continue;
       kept++;
@@ -187,7 +187,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   })());
   if (a.keepAll) {
     try {
-      await writeTextLinesAsync(a.keepAll, (async function* () {
+      await writeTextLines(a.keepAll, (async function* () {
         for await (const { i, line } of linesOf(source, scan)) if (state[i]! >= REJECTED) yield `${REJECT_REASONS[state[i]! - REJECTED]}\t${cell(i, line)}`;
       })());
     } catch (e) {
