@@ -111,7 +111,8 @@ export function filterPairs<P>(pairs: P[], text: (p: P) => [string, string], o: 
   const dedup = dedupRules<string>(o);
   for (const p of pairs) {
     const [s, t] = text(p);
-    const ns = normalizeForDedup(s), nt = normalizeForDedup(t), np = `${ns}\t${nt}`;
+    // (the pair's key made only for its rule: xling mine filters every candidate)
+    const ns = normalizeForDedup(s), nt = normalizeForDedup(t), np = o.dedupPair ? `${ns}\t${nt}` : '';
     const reason = pairRuleReason(s, t, ns, nt, o, langOf) ?? dedup.reason(ns, nt, np);
     if (reason) { counts[reason]++; rejected.push({ pair: p, reason }); continue; }
     dedup.keep(ns, nt, np);
