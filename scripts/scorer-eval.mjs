@@ -9,7 +9,7 @@
 // --pair-model: the parallel scorer also trains its pair model (xling scorer train --pair-model,
 // --pair-rows N a language pair, and its other options as given), and the gold scorer takes it
 // (--pair-from).
-//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-match] [--siblings]] [--self-head]
+//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const model = args[0];
-if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-match] [--siblings]] [--self-head]'); process.exit(2); }
+if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]'); process.exit(2); }
 const mining = opt('--mining', '../shared/data/gettext/mining');
 const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');
@@ -50,7 +50,7 @@ function xling(a) {
 const langPairs = pairs.map((p) => p).join(',');
 const pairModel = args.includes('--pair-model');
 // the pair model's other options, passed on as given
-const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca'].flatMap((o) => (args.includes(o) ? [o, opt(o, '')] : []));
+const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca', '--pair-context'].flatMap((o) => (args.includes(o) ? [o, opt(o, '')] : []));
 for (const f of ['--pair-match', '--siblings']) if (args.includes(f)) pairPassed.push(f);
 // --self-head: both scorers also fit the self-tables regression (xling scorer train --self-head)
 const selfHead = args.includes('--self-head') ? ['--self-head'] : [];

@@ -3,7 +3,7 @@
 // halves), then, from the repository root after npx tsc -p .:
 //   node scripts/scorer-tune.mjs MODEL --halves WORK/halves [--parallel TSV] [--cache DIR]
 //        [--tables gold|par|full] [--prune P (0.05, as scorer train's --table-min-prob)] [--l2 X] [--k K] [--assignment greedy|exchange]
-//        [--mlp HIDDEN] [--stack] [--both] [--veto F [--veto-code]] [--analyze LANG]
+//        [--mlp HIDDEN] [--stack] [--both] [--veto F [--veto-code]] [--analyze LANG] [--extra MODEL2]
 // Two protocols: (1) gold, two folds of every pair's half a (split by a hash of the sentence;
 // a gold pair stays whole): train on one fold of all six pairs, evaluate the other, average;
 // (2) no gold: trained on the parallel sets of xling scorer train --parallel (2,000 rows a pair),
@@ -18,8 +18,10 @@ const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const flag = (k) => args.includes(k);
 const model = args[0];
-if (!model || model.startsWith('--') || !opt('--halves')) { console.error('usage: node scripts/scorer-tune.mjs MODEL --halves DIR [--parallel TSV] [--cache DIR] [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange] [--mlp HIDDEN] [--stack] [--both] [--analyze LANG]'); process.exit(2); }
+if (!model || model.startsWith('--') || !opt('--halves')) { console.error('usage: node scripts/scorer-tune.mjs MODEL --halves DIR [--parallel TSV] [--cache DIR] [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange] [--mlp HIDDEN] [--stack] [--both] [--analyze LANG] [--extra MODEL2]'); process.exit(2); }
 const halves = opt('--halves'), parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz'), C = opt('--cache', 'scorer-tune-cache');
+// --extra MODEL2: a second encoder's cosine and ratio margin of each candidate as two more features (its vectors cached in DIR/extra-<name>)
+const extraModel = opt('--extra');
 const env = { TABLES: opt('--tables', 'gold'), PRUNE: opt('--prune', '0.05'), L2: opt('--l2'), K: opt('--k'), ASSIGN: opt('--assignment'), MLP: opt('--mlp'), STACK: flag('--stack') ? '1' : undefined, BOTH: flag('--both') ? '1' : undefined, ANALYZE: opt('--analyze'), VETO: opt('--veto'), VETO_CODE: flag('--veto-code') ? '1' : undefined };
 const D = resolve('dist/src');
 mkdirSync(C, { recursive: true });
@@ -45,12 +47,30 @@ const { trainWordTables, WordAligner } = await import(`${D}/mine/align-features.
 const { mineTables, mine } = await import(`${D}/mine/mine.js`);
 const { evaluateBucc } = await import(`${D}/eval/bucc.js`);
 const meta = JSON.parse(readFileSync(`${C}/meta.json`, 'utf8'));
+const extra = new Map();
+if (extraModel) {
+  const E = join(C, `extra-${createHash('sha1').update(resolve(extraModel)).digest('hex').slice(0, 8)}`);
+  mkdirSync(E, { recursive: true });
+  const { vectorsFor } = await import(`${D}/cli/vectors.js`);
+  for (const m of meta) {
+    const f = (side) => join(E, `${m.name}.${side}.f32`);
+    if (!existsSync(f('trg'))) {
+      const sv = vectorsFor(m.src, undefined, extraModel, m.name, { lang: m.srcLang, langFlag: '--src-lang', center: true, label: 'c', quiet: true });
+      const tv = vectorsFor(m.trg, undefined, extraModel, m.name, { lang: m.trgLang, langFlag: '--trg-lang', center: true, label: 'c', quiet: true });
+      writeFileSync(f('src'), Buffer.from(sv.data.buffer, sv.data.byteOffset, sv.data.byteLength));
+      writeFileSync(f('trg'), Buffer.from(tv.data.buffer, tv.data.byteOffset, tv.data.byteLength));
+    }
+    const r = (side) => { const b = readFileSync(f(side)); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
+    extra.set(m.name, { sv: r('src'), tv: r('trg') });
+  }
+}
 const vec = (n, side) => { const b = readFileSync(`${C}/${n}.${side}.f32`); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
 const K = Number(env.K ?? 4), l2 = Number(env.L2 ?? 0.01);
 const TABLES = env.TABLES ?? 'gold'; // gold: cross-fitted gold tables (as now); par: tables from the parallel rows (extra)
-const sets = new Map(meta.map((m) => [m.name, { ...m, gold: new Set(m.gold), sv: vec(m.name, 'src'), tv: vec(m.name, 'trg') }]));
+const sets = new Map(meta.map((m) => { const x = extra.get(m.name); return [m.name, { ...m, gold: new Set(m.gold), sv: vec(m.name, 'src'), tv: vec(m.name, 'trg'), x: x && { ...x, d: x.sv.length / m.src.length } }]; }));
 const h1 = (t) => createHash('sha1').update(t).digest()[1] & 1;
 const d = meta[0].d;
+function g2(v, idx, dd) { const o = new Float32Array(idx.length * dd); idx.forEach((x, j) => o.set(v.subarray(x * dd, x * dd + dd), j * dd)); return o; }
 function subset(s, fold) {
   // fold of half a: sources by hash of text, gold targets with their source, others by their own hash
   const gs = new Map([...s.gold].map((g) => g.split('\t').map(Number)).map(([a, b]) => [b, a]));
@@ -59,7 +79,8 @@ function subset(s, fold) {
   const sm = new Map(si.map((x, j) => [x, j])), tm = new Map(ti.map((x, j) => [x, j]));
   const gold = new Set([...s.gold].map((g) => g.split('\t').map(Number)).filter(([a, b]) => sm.has(a) && tm.has(b)).map(([a, b]) => `${sm.get(a)}\t${tm.get(b)}`));
   const g = (v, idx) => { const o = new Float32Array(idx.length * d); idx.forEach((x, j) => o.set(v.subarray(x * d, x * d + d), j * d)); return o; };
-  return { ...s, name: `${s.name}${fold}`, src: si.map((i) => s.src[i]), trg: ti.map((i) => s.trg[i]), gold, sv: g(s.sv, si), tv: g(s.tv, ti) };
+  const x = s.x && { sv: g2(s.x.sv, si, s.x.d), tv: g2(s.x.tv, ti, s.x.d), d: s.x.d };
+  return { ...s, name: `${s.name}${fold}`, src: si.map((i) => s.src[i]), trg: ti.map((i) => s.trg[i]), gold, sv: g(s.sv, si), tv: g(s.tv, ti), x };
 }
 const parOf = (lang) => sets.get(`${lang}-en.par`);
 let fullRows = null;
@@ -89,13 +110,24 @@ function cands(s, mode, evalTables) {
     al = (x) => folds[x % 2];
   } else al = new WordAligner(evalTables);
   const c = S.candidatePairs(fwd, bwd, s.src, s.trg, al);
+  if (s.x) {
+    // the second encoder: cosine and ratio margin (its own k-NN neighbourhoods, both directions)
+    const { sv, tv, d: dx } = s.x;
+    const t2 = mineTables(sv, tv, dx, { k: K, chunk: 16384 });
+    const nb = (tab, n) => Float32Array.from({ length: n }, (_, i) => { let a = 0; for (let j = 0; j < K; j++) a += tab.distances[i * K + j]; return a / K; });
+    const rs = nb(t2.fwd, s.src.length), rt = nb(t2.bwd, s.trg.length);
+    for (const x of c) {
+      let cos = 0; for (let j = 0; j < dx; j++) cos += sv[x.src * dx + j] * tv[x.trg * dx + j];
+      x.features.push(cos, cos / ((rs[x.src] + rt[x.trg]) / 2));
+    }
+  }
   return { c, y: c.map((x) => (s.gold.has(`${x.src}\t${x.trg}`) ? 1 : 0)) };
 }
 function f1Of(sel, s) { return evaluateBucc(sel.map((c) => ({ src: String(c.src), trg: String(c.trg), score: c.prob ?? c.score })), new Set([...s.gold])).f1; }
 function fit(train) {
   const X = [], Y = [];
   for (const t of train) { X.push(...t.c); Y.push(...t.y); }
-  const m = S.trainScorer(X, Y, K, {}, { l2 });
+  const m = extraModel ? S.fitLogistic(X.map((c) => c.features), Y, { l2 }) : S.trainScorer(X, Y, K, {}, { l2 });
   if (env.STACK) m.stage2 = fitStacked(train);
   if (env.MLP) { const f = fitMlp(X.map((c) => c.features), Y, { hidden: Number(env.MLP), epochs: Number(env.EPOCHS ?? 30) }); m.mlp = f; }
   return m;
@@ -170,7 +202,14 @@ if (!final && !env.ANALYZE && !env.PRINTW) {
     const e = cands(s, 'eval', tablesFrom(parOf(l).extra, `par:${l}`));
     res[l].par.push(f1Of(select(e.c, mp), s));
     res[l].marginA = f1Of(mine(s.sv, s.tv, d, { k: K, margin: 'ratio', retrieval: 'max' }), s);
+    if (s.x) {
+      // margin alone with the second encoder, and with both (concatenated, each scaled by 1/√2: the mean of the two cosines)
+      const both = (u, v, n) => { const dx = s.x.d, o = new Float32Array(n * (d + dx)); for (let i = 0; i < n; i++) { o.set(u.subarray(i * d, i * d + d), i * (d + dx)); o.set(v.subarray(i * dx, i * dx + dx), i * (d + dx) + d); } return o.map((z) => z * Math.SQRT1_2); };
+      res[l].marginX = f1Of(mine(s.x.sv, s.x.tv, s.x.d, { k: K, margin: 'ratio', retrieval: 'max' }), s);
+      res[l].marginXY = f1Of(mine(both(s.sv, s.x.sv, s.src.length), both(s.tv, s.x.tv, s.trg.length), d + s.x.d, { k: K, margin: 'ratio', retrieval: 'max' }), s);
+    }
   }
+  if (extraModel) console.log(`margin (half a) with the second encoder: ${langs.map((l) => `${l} ${pct(res[l].marginX)}`).join(', ')}, mean ${pct(langs.reduce((a, l) => a + res[l].marginX, 0) / langs.length)}; with both: ${langs.map((l) => `${l} ${pct(res[l].marginXY)}`).join(', ')}, mean ${pct(langs.reduce((a, l) => a + res[l].marginXY, 0) / langs.length)}`);
   const avg = (a) => a.reduce((x, y) => x + y, 0) / a.length;
   console.log(`${args.slice(1).join(' ')}\npair | margin (2 folds) | scorer gold (2 folds) | margin (half a) | scorer parallel (half a)`);
   const tot = { m: [], g: [], ma: [], p: [] };

@@ -112,6 +112,8 @@ export interface PairTrainingOptions {
   hidden: number; pca: number; epochs: number; maxWords: number;
   /** The words' flags (PairModelConfig.match). */
   match: boolean;
+  /** Words of context either side (PairModelConfig.context; 0 or absent: none). */
+  context?: number;
   /** A synthetic sibling (src/mine/siblings.ts) of each translation that copies a token, as one more wrong example. */
   siblings?: boolean;
   /** Wrong neighbours per translation and direction. */
@@ -161,7 +163,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
   });
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
-  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center, ...(o.match ? { match: true } : {}) };
+  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center, ...(o.match ? { match: true } : {}), ...(o.context ? { context: o.context } : {}) };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
   let pm: PairModel | null = null, opt: Adam | null = null, start: PairTrainingPoint = { epoch: 0, batch: 0 };
   if (o.resume && existsSync(mf) && existsSync(of)) {

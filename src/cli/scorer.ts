@@ -176,6 +176,7 @@ const scorerTrainSpec = {
     siblings: { type: 'boolean', default: false, help: "synthetic siblings: a translation with one number, name or code token changed on one side (\"… 68060\" / \"… 68010\"), as wrong candidates — with --parallel among the sets' sentences (where the translation is missing, and for a quarter of the gold pairs), with --pair-model among its examples (one for each translation that copies a token). Off by default: on the gettext mining sets it taught the scorer what it shows (68060 / 68010 from p = 0.98 to 0.25) and moved F1 by ±0.6 a language pair, not on average (bench/RESULTS.md)" },
     truncated: { type: 'boolean', default: false, help: "with --parallel: partial translations (the first 40–70% of a translation's words) among the sets' sentences, where the translation is missing and beside a quarter of the gold pairs, as wrong candidates — what cleaning a crawled corpus (xling scorer score) meets and mining hardly does" },
     pairMatch: { type: 'boolean', default: false, help: "with --pair-model: its comparison of each word with what it aligned to also reads whether the word occurs as such on the other side, has a digit, or is ASCII (names, numbers and code, whose word vectors are alike: 68060 and 68010). Off by default: on the gettext mining sets it sharpened the pair model on names and code but moved the mean F1 by −0.3 to 0 (bench/RESULTS.md)" },
+    pairContext: { type: 'number', default: 0, range: { int: true, min: 0, max: 16 }, help: "with --pair-model: each word is read with the C words either side of it (a convolution over the projected words before the two sides are aligned: word order, phrases); 0: each word alone. Off by default: with 1, nothing on the gettext sets (−0.03 F1), +0.8 on game dialogue (bench/RESULTS.md)" },
     pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
 } as const;
@@ -273,10 +274,10 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
     // (the epochs are not in the key: a resumed run may go on for more of them)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: fileStamps(file).join(), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings })).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: fileStamps(file).join(), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings, ...(a.pairContext ? { context: a.pairContext } : {}) })).digest('hex');
     manualSeed(1);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, siblings: a.siblings, work, resume: a.resume, key, signal });
+      { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, context: a.pairContext, siblings: a.siblings, work, resume: a.resume, key, signal });
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder, encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;

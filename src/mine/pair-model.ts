@@ -52,6 +52,13 @@ export interface PairModelConfig {
    * Absent in pair models written before it: false.
    */
   match?: boolean;
+  /**
+   * Context: each projected word is added what a width-(2c + 1) convolution over its neighbours
+   * gives (ReLU, padding as zeros), so that it is read with the words around it (word order,
+   * phrases: "not X", "from XML") before the two sides are aligned. 0 or absent (models written
+   * before it): each word alone.
+   */
+  context?: number;
 }
 
 /** What the pair model reads of each row of a word table besides its vector (row 0: the padding). */
@@ -102,6 +109,7 @@ export class PairModel extends Module {
   readonly p: Linear; readonly f: Linear;
   readonly g1: Linear; readonly g2: Linear;
   readonly h1: Linear; readonly h2: Linear;
+  readonly c: Linear | null;
   /** The word vectors' PCA: mean [dim] and components [dim, pca] (word vectors are L2-normalised first). */
   readonly pcaMean: Tensor; readonly pcaComponents: Tensor;
   constructor(readonly config: PairModelConfig) {
@@ -113,6 +121,7 @@ export class PairModel extends Module {
     this.g2 = this.module('g2', new Linear(H, H));
     this.h1 = this.module('h1', new Linear(4 * H, H));
     this.h2 = this.module('h2', new Linear(H, 1));
+    this.c = config.context ? this.module('c', new Linear((2 * config.context + 1) * H, H)) : null;
     this.pcaMean = this.buffer('pca_mean', zeros([dim]));
     this.pcaComponents = this.buffer('pca_components', zeros([dim, pca]));
   }
@@ -151,14 +160,31 @@ export class PairModel extends Module {
    * padding) [B, La], [B, Lb], and with `match` each word's flags [B, La, 3], [B, Lb, 3].
    */
   forward(a0: Tensor, padA: Tensor, b0: Tensor, padB: Tensor, flags?: [Tensor, Tensor]): Tensor {
-    const a = this.p.forward(a0).relu(), b = this.p.forward(b0).relu();
+    const a = this.contextual(this.p.forward(a0).relu(), padA), b = this.contextual(this.p.forward(b0).relu(), padB);
     return this.compare(a, this.f.forward(a), padA, b, this.f.forward(b), padB, flags);
+  }
+
+  /** Projected words [B, L, H] with their neighbours' context added (config.context; else as given). */
+  contextual(x: Tensor, pad: Tensor): Tensor {
+    const c = this.config.context ?? 0;
+    if (!this.c || !c) return x;
+    const [B, L, H] = x.shape as [number, number, number];
+    const z = x.mul(pad.logicalNot().unsqueeze(2).float());
+    // the word at i − c … i + c of each position (zeros beyond either end)
+    const shifted: Tensor[] = [];
+    for (let d = -c; d <= c; d++) {
+      const n = Math.max(0, L - Math.abs(d));
+      const part = z.narrow(1, d < 0 ? 0 : Math.min(d, L), n);
+      const fill = zeros([B, L - n, H]);
+      shifted.push(d < 0 ? cat([fill, part], 1) : cat([part, fill], 1));
+    }
+    return x.add(this.c.forward(cat(shifted, -1)).relu());
   }
 
   /**
    * The words' projections, each word alone: p(x) [n, H] and f(p(x)) [n, H] of a word table's rows.
    * Inference gathers these (compare) instead of projecting every occurrence of a word in every
-   * candidate pair.
+   * candidate pair (with context, f is applied after it, per batch).
    */
   projectTable(table: Tensor): [Tensor, Tensor] {
     const a = this.p.forward(table).relu();
@@ -229,7 +255,13 @@ export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: 
         const idx = order.slice(i, i + batch);
         const sa = idx.map((j) => a[j]!), sb = idx.map((j) => b[j]!);
         const ia = batchIds(sa), ib = batchIds(sb);
-        const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad, flags?.(sa, sb)).data() as Float32Array;
+        const side = (x: typeof ia): [Tensor, Tensor] => {
+          if (!m.config.context) return [gather(proj, x), gather(foc, x)];
+          const c = m.contextual(gather(proj, x), x.pad);
+          return [c, m.f.forward(c)];
+        };
+        const [xa, fa] = side(ia), [xb, fb] = side(ib);
+        const z = m.compare(xa, fa, ia.pad, xb, fb, ib.pad, flags?.(sa, sb)).data() as Float32Array;
         idx.forEach((j, k) => { out[j] = z[k]!; });
       }));
       o.onProgress?.(Math.min(a.length, i + batch));
@@ -354,7 +386,7 @@ export function loadPairModel(path: string): PairModel {
   let c: PairModelConfig;
   try { c = JSON.parse(h.metadata.config ?? '') as PairModelConfig; } catch { throw new Error(`${path}: its metadata 'config' is not JSON`); }
   const posInt = (v: unknown) => Number.isInteger(v) && (v as number) > 0 && (v as number) <= 1 << 16;
-  if (!c || !posInt(c.dim) || !posInt(c.pca) || !posInt(c.hidden) || !posInt(c.maxWords) || typeof c.center !== 'boolean' || (c.match !== undefined && typeof c.match !== 'boolean')) throw new Error(`${path}: its config must give dim, pca, hidden, maxWords (positive integers), center and optionally match (booleans), got ${h.metadata.config}`);
+  if (!c || !posInt(c.dim) || !posInt(c.pca) || !posInt(c.hidden) || !posInt(c.maxWords) || typeof c.center !== 'boolean' || (c.match !== undefined && typeof c.match !== 'boolean') || (c.context !== undefined && !(Number.isInteger(c.context) && c.context >= 0 && c.context <= 16))) throw new Error(`${path}: its config must give dim, pca, hidden, maxWords (positive integers), center, optionally match (boolean) and context (an integer 0–16), got ${h.metadata.config}`);
   const m = new PairModel(c);
   loadModule(m, path);
   m.train(false);
