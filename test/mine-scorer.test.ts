@@ -962,16 +962,21 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.ok(ex1 <= 3 * tr1 && ex2 > ex1 + tr1 / 2 && ex2 <= 5 * tr2, `${ex1} / ${ex2} examples of ${tr1} translations`);
     assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.maxWords, 8);
     assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.match, undefined);
-    // synthetic siblings: more sentences in the scorer's sets and more wrong examples for the pair model; --pair-match: the words' flags
-    r = cli([...args, '--pair-epochs', '1', '--siblings', '--pair-match', '-o', join(dir, 'sp4')]);
+    // synthetic siblings: more sentences in the scorer's sets and more wrong examples for the pair model; --pair-match: the words' flags; --pair-context: words read with their neighbours
+    r = cli([...args, '--pair-epochs', '1', '--siblings', '--pair-match', '--pair-context', '1', '-o', join(dir, 'sp4')]);
     assert.equal(r.status, 0, r.stderr);
     const [ex4, tr4] = count(r.stderr);
     assert.equal(tr4, tr1);
     assert.ok(ex4 > ex1, `${ex4} examples with siblings, ${ex1} without`);
     const sets = (err: string) => /de-en: (\d+) × (\d+) sentences, (\d+) gold pairs/.exec(err)!.slice(1).map(Number);
-    const [s4, t4, g4] = sets(r.stderr), [s2, t2, g2] = sets(cli([...args, '--pair-epochs', '1', '-o', join(dir, 'sp5')]).stderr);
+    const [s4, t4, g4] = sets(r.stderr), [s2, t2, g2] = sets(cli([...args, '--pair-epochs', '1', '--pair-seed', '2', '-o', join(dir, 'sp5')]).stderr);
     assert.ok(s4! > s2! && t4! > t2! && g4 === g2, `${s4} × ${t4} sentences with siblings, ${s2} × ${t2} without`);
     assert.equal(loadScorer(join(dir, 'sp4')).pairModel!.config.match, true);
+    assert.equal(loadScorer(join(dir, 'sp4')).pairModel!.config.context, 1);
+    assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.context, undefined);
+    // --pair-seed: recorded (the seed changes the pair model, not the scorer's sets)
+    assert.equal(loadScorer(join(dir, 'sp5')).pair!.trained.seed, 2);
+    assert.equal(sp2.pair!.trained.seed, 1);
     // one epoch kept, then resumed for two: the scorer of the uninterrupted run
     r = cli([...args, '--pair-epochs', '1', '--keep-work', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
@@ -987,6 +992,11 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const withPair = JSON.parse(readFileSync(join(dir, 'bp.json'), 'utf8'));
     const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
     assert.ok(withPair.f1 >= marginOnly.f1 - 0.05, `scorer with pair model F1 ${withPair.f1} vs margin ${marginOnly.f1}`);
+    // the pair model that reads words in context (and their flags) mines too
+    r = cli(['eval', 'bucc', ...bucc, '--model', model, '--scorer', join(dir, 'sp4'), '--json', join(dir, 'bp4.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    const withContext = JSON.parse(readFileSync(join(dir, 'bp4.json'), 'utf8'));
+    assert.ok(withContext.f1 >= marginOnly.f1 - 0.1, `scorer with a context pair model F1 ${withContext.f1} vs margin ${marginOnly.f1}`);
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'sp2'), '-o', join(dir, 'mp.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     const mined = readFileSync(join(dir, 'mp.tsv'), 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));

@@ -226,6 +226,8 @@ describe('pair model', () => {
     assert.throws(() => loadPairModel(join(dir, 'other.safetensors')), /other\.safetensors: not an xling pair model/);
     saveTensors(join(dir, 'bad.safetensors'), { w: tensor([1, 2]) }, { format: 'xling-pair-model', config: '{"dim": -1}' });
     assert.throws(() => loadPairModel(join(dir, 'bad.safetensors')), /bad\.safetensors: its config must give dim/);
+    saveTensors(join(dir, 'badctx.safetensors'), { w: tensor([1, 2]) }, { format: 'xling-pair-model', config: JSON.stringify({ dim: 4, pca: 2, hidden: 2, maxWords: 4, center: true, context: 1.5 }) });
+    assert.throws(() => loadPairModel(join(dir, 'badctx.safetensors')), /badctx\.safetensors: its config must give .*context/);
     saveTensors(join(dir, 'short.safetensors'), { w: tensor([1, 2]) }, { format: 'xling-pair-model', config: JSON.stringify({ dim: 4, pca: 2, hidden: 2, maxWords: 4, center: true }) });
     assert.throws(() => loadPairModel(join(dir, 'short.safetensors')), /short\.safetensors: missing \[/);
     writeFileSync(join(dir, 'junk.safetensors'), 'not a safetensors file at all');

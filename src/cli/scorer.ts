@@ -177,6 +177,7 @@ const scorerTrainSpec = {
     truncated: { type: 'boolean', default: false, help: "with --parallel: partial translations (the first 40–70% of a translation's words) among the sets' sentences, where the translation is missing and beside a quarter of the gold pairs, as wrong candidates — what cleaning a crawled corpus (xling scorer score) meets and mining hardly does" },
     pairMatch: { type: 'boolean', default: false, help: "with --pair-model: its comparison of each word with what it aligned to also reads whether the word occurs as such on the other side, has a digit, or is ASCII (names, numbers and code, whose word vectors are alike: 68060 and 68010). Off by default: on the gettext mining sets it sharpened the pair model on names and code but moved the mean F1 by −0.3 to 0 (bench/RESULTS.md)" },
     pairContext: { type: 'number', default: 0, range: { int: true, min: 0, max: 16 }, help: "with --pair-model: each word is read with the C words either side of it (a convolution over the projected words before the two sides are aligned: word order, phrases); 0: each word alone. Off by default: with 1, nothing on the gettext sets (−0.03 F1), +0.8 on game dialogue (bench/RESULTS.md)" },
+    pairSeed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: "with --pair-model: the seed of its initial weights and of the order it reads its examples in (another seed: another equally good run, to see how much two runs differ)" },
     pairPca: { type: 'number', default: 256, range: { int: true, min: 2, max: 4096 }, help: "with --pair-model: dimensions its word vectors are projected to (a PCA of them; at most the encoder's)" },
   },
 } as const;
@@ -274,11 +275,11 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     const file = a.tables ?? parallel!;
     const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), a.pairRows);
     // (the epochs are not in the key: a resumed run may go on for more of them)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: fileStamps(file).join(), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings, ...(a.pairContext ? { context: a.pairContext } : {}) })).digest('hex');
-    manualSeed(1);
+    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: a.center, file: fileStamps(file).join(), rows: a.pairRows, negatives: a.pairNegatives, maxWords: a.pairMaxWords, sets: sets.map((s) => s.name), hidden: a.pairHidden, pca: a.pairPca, match: a.pairMatch, siblings: a.siblings, ...(a.pairContext ? { context: a.pairContext } : {}), ...(a.pairSeed !== 1 ? { seed: a.pairSeed } : {}) })).digest('hex');
+    manualSeed(a.pairSeed);
     pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
       { model: a.model, dim: modelDim(a.model), center: a.center, hidden: a.pairHidden, pca: a.pairPca, epochs: a.pairEpochs, negatives: a.pairNegatives, maxWords: a.pairMaxWords, match: a.pairMatch, context: a.pairContext, siblings: a.siblings, work, resume: a.resume, key, signal });
-    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, encoder, encoder_dir: a.model };
+    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: a.pairRows, negatives: a.pairNegatives, seed: a.pairSeed, encoder, encoder_dir: a.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
     const e = embedTextWords(a.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
