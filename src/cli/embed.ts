@@ -15,6 +15,7 @@ import { l2normalizeRows } from '../embed/vectors.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
+import { pause } from '../util/pause.js';
 
 /**
  * Quantised vectors (--dtype, sentence-transformers' quantize_embeddings): binary ones and int8 with
@@ -137,7 +138,7 @@ export const embedCommand = command(['embed'], {
   }
 
   async function* lines() { for await (const { line } of readLines(a.input)) yield line; }
-  const n = await streamEmbeddings(chunksOf(lines(), a.chunk), d, (buf) => job.embed(buf), sinkFor(), async (rows) => { prog.tick(rows); await new Promise((r) => setImmediate(r)); });
+  const n = await streamEmbeddings(chunksOf(lines(), a.chunk), d, (buf) => job.embed(buf), sinkFor(), async (rows) => { prog.tick(rows); await pause(); });
   if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
   prog.done();
   job.finish();

@@ -23,6 +23,7 @@ import { runInterruptible } from './interrupt.js';
 import { checkPaths, writeTextOutput } from './io.js';
 import { embedTextWords, encoderFingerprint, encoderMismatch, pairModelRows, trainScorerPairModel } from './scorer-pair.js';
 import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
+import { pause } from '../util/pause.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
 export interface LabelledSet {
@@ -264,7 +265,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
     process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`);
     prog.tick();
     // a signal stops the run here (each pair done is kept in OUT.partial for --resume)
-    await new Promise((r) => setImmediate(r));
+    await pause();
     if (signal.aborted) throw new TrainingInterrupted(null, work);
   }
   prog.done();

@@ -22,6 +22,7 @@ import { TrainingLog } from '../index/train-log.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { buildStore, GraphStore, StoreFilter, StoreInfo } from './store.js';
+import { pause } from '../util/pause.js';
 
 export const GRAPH_STEPS = ['store', 'embed', 'train', 'add', 'query', 'stats'] as const;
 export type GraphStep = (typeof GRAPH_STEPS)[number];
@@ -274,7 +275,7 @@ async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: num
       idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
     }
     return out;
-  }, npySink(file, d, 'float16'), async (rows) => { prog.tick(rows); await new Promise((r) => setImmediate(r)); });
+  }, npySink(file, d, 'float16'), async (rows) => { prog.tick(rows); await pause(); });
   prog.done();
 }
 

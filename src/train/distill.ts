@@ -32,6 +32,7 @@ import { keptCheckpointDir } from './pipeline.js';
 import { devSetOf, loadTable, NWayTable } from './prepare.js';
 import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
 import { xsimOnDevAsync, XsimResult } from './validate.js';
+import { pause } from '../util/pause.js';
 
 /** One input of --data: a text file (one sentence a line) of a language (or of none: null), or an N-way TSV. */
 export interface DistillInput { lang: string | null; path: string }
@@ -266,7 +267,7 @@ async function teacherVectors(teacher: SentenceEncoderModel, teacherDir: string,
     prog.tick(done);
     try {
       while (done < n) {
-        await new Promise((r) => setImmediate(r));
+        await pause();
         if (o.signal?.aborted) throw new TrainingInterrupted(null, null);
         const part = targetText.slice(done, done + chunk).map((t) => texts[t]!);
         const v = teacher.embed(part, { center: false });

@@ -25,6 +25,7 @@ import { DualTrainConfig } from '../models/dual/family.js';
 import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
 import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
 import { xsimOnDevAsync, XsimResult } from './validate.js';
+import { pause } from '../util/pause.js';
 
 export interface TrainModelOptions {
   /** A parsed, validated configuration (loadConfig / parseConfig). */
@@ -246,7 +247,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
       // one language at a time, letting the event loop run in between (a SIGINT stops here)
       const centers = new Map<string, Float32Array>();
       for (const [l, sents] of langs) {
-        await new Promise((r) => setImmediate(r));
+        await pause();
         if (o.signal?.aborted) { prog.done(); stoppedAfter('the per-language mean vectors'); }
         for (const [k, v] of fitLanguageMeans(enc, new Map([[l, sents]]), cfg.center.perLang, cfg.seed, (n) => prog.tick(n))) centers.set(k, v);
       }

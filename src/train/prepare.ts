@@ -3,6 +3,7 @@ import { TextTokenizer } from '../text/text-tokenizer.js';
 import { EncodedCorpus } from '../data/examples.js';
 import { DevSet } from './validate.js';
 import { readNWayTsv } from '../data/corpus.js';
+import { pause } from '../util/pause.js';
 
 export interface NWayTable { langs: string[]; rows: Map<string, string>[] }
 
@@ -49,7 +50,7 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
         for (let j = i; j < Math.min(t.rows.length, i + 2048); j++) { const s = t.rows[j]!.get(l); if (s) { at.push(j); texts.push(s); } }
         const got = texts.length ? batch.call(tok, texts) : [];
         at.forEach((j, k) => { col[j] = got[k]; });
-        await new Promise((r) => setImmediate(r));
+        await pause();
         if (o.signal?.aborted) throw new PreparationAborted('the text features');
       }
       ids.set(l, col);
@@ -59,7 +60,7 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
       const s = t.rows[i]!.get(l);
       col[i] = s ? tok.encode(s) : undefined;
       if ((i & 255) === 255 && performance.now() - last > 100) {
-        await new Promise((r) => setImmediate(r));
+        await pause();
         last = performance.now();
         if (o.signal?.aborted) throw new PreparationAborted('the text features');
       }

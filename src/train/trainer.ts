@@ -17,6 +17,7 @@ import { releaseTemp, removeStaleTemporaries, tempPathFor } from '../util/atomic
 import { formatDuration } from '../util/progress.js';
 import { lineChart } from '../util/svg.js';
 import { DevSet, xsimOnDevAsync } from './validate.js';
+import { pause } from '../util/pause.js';
 
 export interface TrainOptions {
   config: TrainConfig;
@@ -60,7 +61,7 @@ export function yielder(everyMs = 100): () => Promise<void> {
   let last = performance.now();
   return async () => {
     if (performance.now() - last < everyMs) return;
-    await new Promise((r) => setImmediate(r));
+    await pause();
     last = performance.now();
   };
 }
@@ -170,12 +171,12 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     task.module.dispose();
     throw new TrainingInterrupted(step, ckDir);
   };
-  const pause = yielder();
+  const maybePause = yielder();
   task.module.train();
   while (pairs < budgetPairs && elapsed() < budgetSeconds) {
     // a simulated kill: stop without the final checkpoint
     if (o.stopAfterSteps !== undefined && stepsHere >= o.stopAfterSteps) return { task, log: history };
-    await pause(); // a SIGINT handler runs here at the latest ~100 ms after the step it arrived in
+    await maybePause(); // a SIGINT handler runs here at the latest ~100 ms after the step it arrived in
     if (o.signal?.aborted) interrupted();
     const raw = task.nextBatch();
     const batch = task.truncate(raw, budgetPairs - pairs);
@@ -224,7 +225,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
       windowStart = performance.now(); windowPairs = 0; windowTokens = 0;
     }
     if (step % cfg.checkpointEvery === 0 || (cfg.checkpointMinutes > 0 && elapsed() - lastCheckpoint >= cfg.checkpointMinutes * 60)) saveCheckpoint();
-    if (step % 20 === 0) await new Promise((r) => setImmediate(r)); // let finalizers run
+    if (step % 20 === 0) await pause(); // let finalizers run
   }
   if (savedStep !== step) saveCheckpoint();
   writeLearningCurve(outDir, history);

@@ -3,6 +3,7 @@
 // and the reverse (en→l). The model selection metric of the research.
 import { SentenceEncoderModel } from '../embed/model.js';
 import { xsimError } from '../eval/xsim-matrix.js';
+import { pause } from '../util/pause.js';
 
 export { xsimError };
 
@@ -34,7 +35,7 @@ export async function xsimOnDevAsync(model: SentenceEncoderModel, dev: DevSet, o
   const langs: XsimResult['langs'] = {};
   let sum = 0, cnt = 0;
   for (const [l, p] of dev.pairs) {
-    await new Promise((r) => setImmediate(r));
+    await pause();
     if (o.signal?.aborted) return null;
     const one = xsimOnDev(model, { pairs: new Map([[l, p]]) }, o);
     langs[l] = one.langs[l]!;
