@@ -98,7 +98,9 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a), a.resume) : null;
   // a block's lines are part of its key: a block is reused only for the same pairs (stdin, a file edited in place)
   const reused: (StoredBlock | null)[] = new Array<StoredBlock | null>(blocks).fill(null);
-  if (store?.any()) for await (const blk of blocksOf(source, size, scan)) reused[blk.b] = store.get(blk.b, blockHash(blk.sides));
+  // (the blocks' hashes of that reading are kept for storing the blocks scored now)
+  const hashes: string[] = [];
+  if (store?.any()) for await (const blk of blocksOf(source, size, scan)) reused[blk.b] = store.get(blk.b, (hashes[blk.b] = blockHash(blk.sides)));
   const reusedLines = reused.reduce((s, r) => s + (r ? r.scores.length : 0), 0);
   if (store && !reusedLines) process.stderr.write(`[score] each block's scores are kept in ${work} as it is scored: after a kill or an interrupt (Ctrl-C; the block in progress is lost), the same command with --resume goes on from there\n`);
   if (store && reusedLines) process.stderr.write(`[score] --resume: ${reused.filter((r) => r).length} of ${blocks} blocks (${reusedLines} lines) reused from ${work}\n`);
@@ -136,7 +138,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
         got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: a.margin as MarginKind, onProgress }).score;
       }
       knn?.done();
-      store?.put(b, got, [sv.n, tv.n], kb, blockHash(sides));
+      store?.put(b, got, [sv.n, tv.n], kb, hashes[b] ?? blockHash(sides));
       scoredLines += lines.length;
       blockBar?.set(scoredLines);
     }
