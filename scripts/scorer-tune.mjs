@@ -70,7 +70,8 @@ const TABLES = env.TABLES ?? 'gold'; // gold: cross-fitted gold tables (as now);
 const sets = new Map(meta.map((m) => { const x = extra.get(m.name); return [m.name, { ...m, gold: new Set(m.gold), sv: vec(m.name, 'src'), tv: vec(m.name, 'trg'), x: x && { ...x, d: x.sv.length / m.src.length } }]; }));
 const h1 = (t) => createHash('sha1').update(t).digest()[1] & 1;
 const d = meta[0].d;
-function g2(v, idx, dd) { const o = new Float32Array(idx.length * dd); idx.forEach((x, j) => o.set(v.subarray(x * dd, x * dd + dd), j * dd)); return o; }
+// the rows idx of vectors v of dimension dd
+function rowsOf(v, idx, dd) { const o = new Float32Array(idx.length * dd); idx.forEach((x, j) => o.set(v.subarray(x * dd, x * dd + dd), j * dd)); return o; }
 function subset(s, fold) {
   // fold of half a: sources by hash of text, gold targets with their source, others by their own hash
   const gs = new Map([...s.gold].map((g) => g.split('\t').map(Number)).map(([a, b]) => [b, a]));
@@ -78,8 +79,8 @@ function subset(s, fold) {
   const ti = s.trg.map((_, i) => i).filter((i) => h1(gs.has(i) ? s.src[gs.get(i)] : s.trg[i]) === fold);
   const sm = new Map(si.map((x, j) => [x, j])), tm = new Map(ti.map((x, j) => [x, j]));
   const gold = new Set([...s.gold].map((g) => g.split('\t').map(Number)).filter(([a, b]) => sm.has(a) && tm.has(b)).map(([a, b]) => `${sm.get(a)}\t${tm.get(b)}`));
-  const g = (v, idx) => { const o = new Float32Array(idx.length * d); idx.forEach((x, j) => o.set(v.subarray(x * d, x * d + d), j * d)); return o; };
-  const x = s.x && { sv: g2(s.x.sv, si, s.x.d), tv: g2(s.x.tv, ti, s.x.d), d: s.x.d };
+  const g = (v, idx) => rowsOf(v, idx, d);
+  const x = s.x && { sv: rowsOf(s.x.sv, si, s.x.d), tv: rowsOf(s.x.tv, ti, s.x.d), d: s.x.d };
   return { ...s, name: `${s.name}${fold}`, src: si.map((i) => s.src[i]), trg: ti.map((i) => s.trg[i]), gold, sv: g(s.sv, si), tv: g(s.tv, ti), x };
 }
 const parOf = (lang) => sets.get(`${lang}-en.par`);
