@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, describe, it } from 'node:test';
@@ -19,7 +19,7 @@ import { runCli } from '../src/cli/run.js';
 import { kebab, longNames, parseArgs } from '../src/util/args.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
 import { Rng } from '../src/util/rng.js';
-import { cli, CliResult, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';
+import { cli, CliResult, devColumn, mainJs, root, TINY_DUAL, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cli-conventions-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -291,6 +291,40 @@ describe('CLI conventions: outputs', () => {
     mkdirSync(f('kept'));
     cli(['embed', '--model', model, '--input', f('bad.txt'), '-o', f('kept/x/v.npy')]);
     assert.ok(existsSync(f('kept')), 'a directory that existed before stays');
+  });
+});
+
+describe('CLI conventions: one process writes an output at a time', () => {
+  // OUT.lock as a running xling process leaves it: this test process is alive, and not the command's
+  const held = (out: string, pid = process.pid) => writeFileSync(`${out}.lock`, JSON.stringify({ pid, host: hostname(), started: 'then', command: 'xling …' }));
+  const refused = (r: CliResult, flag: string, out: string) => {
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`${flag} \\S*${out.split('/').at(-1)!.replace(/\./g, '\\.')} is being written by another process \\(pid ${process.pid}, since then: xling …\\)`));
+  };
+  it('train, distill, scorer train and scorer score refuse an output that a running process writes, before any work', () => {
+    writeFileSync(f('tiny.json'), JSON.stringify(TINY_DUAL));
+    held(f('busy-model'));
+    let r = cli(['train', '--config', f('tiny.json'), '--data', f('nway.tsv'), '--out', f('busy-model')]);
+    refused(r, '--out', 'busy-model');
+    assert.ok(!existsSync(f('busy-model.partial')) && !existsSync(f('busy-model')));
+    r = cli(['distill', '--teacher', model, '--student-config', 'configs/student-64mb.json', '--parallel', f('nway.tsv'), '--out', f('busy-model')]);
+    refused(r, '--out', 'busy-model');
+    assert.ok(!existsSync(f('busy-model.partial')));
+    held(f('busy-scorer'));
+    r = cli(['scorer', 'train', '--model', model, '--parallel', f('nway.tsv'), '-o', f('busy-scorer')]);
+    refused(r, '--output', 'busy-scorer');
+    assert.ok(!existsSync(f('busy-scorer.partial')));
+    held(f('busy.tsv.partial'));
+    r = cli(['scorer', 'score', '--input', f('docs.de-en.tsv'), '--src-col', '2', '--trg-col', '3', '--model', model, '-o', f('busy.tsv')]);
+    refused(r, '--output \\(its work directory\\)', 'busy.tsv.partial');
+    assert.ok(!existsSync(f('busy.tsv')));
+  });
+  it("a lock whose process is gone (killed: no exit hook ran) is taken over; a finished run leaves none", () => {
+    const gone = Number(spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout);
+    held(f('scored.tsv.partial'), gone);
+    const r = ok(cli(['scorer', 'score', '--input', f('docs.de-en.tsv'), '--src-col', '2', '--trg-col', '3', '--model', model, '-o', f('scored.tsv')]), 'scorer score over a stale lock');
+    assert.equal(readFileSync(f('scored.tsv'), 'utf8').trim().split('\n').length, n, r.stderr);
+    assert.ok(!existsSync(f('scored.tsv.partial.lock')) && !existsSync(f('scored.tsv.partial')));
   });
 });
 

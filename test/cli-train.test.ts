@@ -128,7 +128,7 @@ describe('CLI: a finished model directory holds only the model', () => {
     trainTinyDual(dir, model);
     assert.ok(!files().some((f) => f.startsWith('checkpoint')), files().join(' '));
     assert.ok(files().includes('model.safetensors') && files().includes('config.json'));
-    assert.ok(!existsSync(`${model}.partial`) && !existsSync(`${model}.checkpoint`));
+    assert.ok(!existsSync(`${model}.partial`) && !existsSync(`${model}.checkpoint`) && !existsSync(`${model}.lock`));
   });
 
   it('--out over a finished model needs --force', () => {
@@ -168,13 +168,19 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     const long = config('sigint.json', { seed: 5, budget: { pairs: 50_000_000 }, checkpointEvery: 1_000_000, logEvery: 1 });
     const out = p('interrupted');
     const child = cliAsync(['train', '--config', long, '--data', DATA, '--out', out]);
-    let stderr = '', firstStep = 0, sentAt = 0;
+    let stderr = '', firstStep = 0, sentAt = 0, second: ReturnType<typeof cli> | null = null;
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (s: string) => {
       stderr += s;
       const m = /step (\d+) pairs/.exec(stderr);
-      if (m && !sentAt) { firstStep = +m[1]!; sentAt = Date.now(); child.kill('SIGINT'); }
+      if (m && !sentAt) {
+        firstStep = +m[1]!;
+        // a second run given the same --out while this one trains is refused: it would write the same OUT.partial
+        second = cli(['train', '--config', long, '--data', DATA, '--out', out, '--resume-or-start']);
+        sentAt = Date.now();
+        child.kill('SIGINT');
+      }
     });
     const code = await exited;
     const seconds = (Date.now() - sentAt) / 1000;
@@ -183,6 +189,11 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     // a step of this model takes milliseconds; the bound only guards against "keeps training"
     assert.ok(seconds < 20, `exited ${seconds.toFixed(1)} s after SIGINT`);
     console.log(`# SIGINT at step ${firstStep}: exit 130 after ${seconds.toFixed(2)} s`);
+    assert.equal(second!.status, 1, second!.stderr);
+    assert.match(second!.stderr, new RegExp(`--out .*interrupted is being written by another process \\(pid ${child.pid}, since \\S+: xling train --config .*sigint\\.json`));
+    assert.ok(!/resumed|starting a new model/.test(second!.stderr), second!.stderr);
+    // the lock went with the process that held it
+    assert.ok(!existsSync(`${out}.lock`));
     assert.match(stderr, /xling train: interrupted \(SIGINT\)/);
     assert.match(stderr, /interrupted at step \d+: checkpoint in .*interrupted\.partial.checkpoint; continue with --resume/);
     const state = JSON.parse(readFileSync(join(`${out}.partial`, 'checkpoint', 'state.json'), 'utf8')) as { step: number; pairs: number };

@@ -5,6 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeFileAtomic, writeFileAtomicSync, atomicOutput, atomicOutputSync, tempPathFor } from '../src/util/atomic.js';
 import { Progress, formatDuration, formatCount } from '../src/util/progress.js';
+import { lockOutput, lockPathOf, withOutputLock } from '../src/util/lock.js';
+import { spawnSync } from 'node:child_process';
 import { Rng, hashSeed } from '../src/util/rng.js';
 import { Set64, hash64 } from '../src/util/set64.js';
 import { parseArgs, formatHelp, defineCommand, UsageError } from '../src/util/args.js';
@@ -38,6 +40,62 @@ test('atomic writes: success renames, failure leaves nothing', async () => {
   assert.ok(!fs.existsSync(path.join(tmp, 'b.txt')));
   await assert.rejects(writeFileAtomic(path.join(tmp, 'no-such-dir', 'c.txt'), 'x'), /ENOENT/);
   assert.deepEqual(temps(), []);
+});
+
+// ---------------------------------------------------------------- output locks
+
+test('output lock: one holder at a time; released on release and when the holder returns or throws', async () => {
+  const out = path.join(tmp, 'locked-model');
+  const lock = lockOutput(out, '--out');
+  assert.equal(lock.path, lockPathOf(out));
+  const info = JSON.parse(fs.readFileSync(lock.path, 'utf8'));
+  assert.equal(info.pid, process.pid);
+  assert.equal(info.host, os.hostname());
+  // a second taker (here this same process) is refused, naming the output and the holder
+  assert.throws(() => lockOutput(out, '--out'), /--out .*locked-model is already being written by this process/);
+  lock.release();
+  assert.ok(!fs.existsSync(lock.path));
+  lock.release(); // idempotent
+  // withOutputLock releases however its function ends
+  assert.equal(await withOutputLock(out, '--out', async () => { assert.ok(fs.existsSync(lockPathOf(out))); return 7; }), 7);
+  assert.ok(!fs.existsSync(lockPathOf(out)));
+  await assert.rejects(withOutputLock(out, '--out', async () => { throw new Error('boom'); }), /boom/);
+  assert.ok(!fs.existsSync(lockPathOf(out)));
+  // the parent directory is made when missing; no temporary is left beside the lock
+  const deep = path.join(tmp, 'new', 'dir', 'model');
+  lockOutput(deep, '--out').release();
+  assert.deepEqual(fs.readdirSync(path.dirname(deep)), []);
+  assert.deepEqual(temps(), []);
+});
+
+test('output lock: a live process of another pid is refused; a dead one is stale and taken over; a foreign file is kept', () => {
+  const out = path.join(tmp, 'other-model');
+  const child = (code: string) => spawnSync(process.execPath, ['-e', code], { encoding: 'utf8' });
+  // a process that has exited: its pid runs no more (the child's pid, read after it ended)
+  const dead = Number(child('console.log(process.pid)').stdout.trim());
+  assert.ok(dead > 0);
+  fs.writeFileSync(lockPathOf(out), JSON.stringify({ pid: dead, host: os.hostname(), started: 'then', command: 'xling train' }));
+  const lock = lockOutput(out, '--out');
+  assert.equal(JSON.parse(fs.readFileSync(lock.path, 'utf8')).pid, process.pid);
+  // released only by its holder: another process's lock file is not removed by this one's release
+  fs.writeFileSync(lock.path, JSON.stringify({ pid: process.ppid, host: os.hostname(), started: 'now', command: 'xling train --out x' }));
+  lock.release();
+  assert.ok(fs.existsSync(lock.path));
+  // the parent of this process runs: refused, with its pid and command
+  assert.throws(() => lockOutput(out, '--out'), new RegExp(`--out .*other-model is being written by another process \\(pid ${process.ppid}, since now: xling train --out x\\)`));
+  // another host's lock cannot be checked: refused, with how to remove it
+  fs.writeFileSync(lockPathOf(out), JSON.stringify({ pid: 1, host: 'elsewhere', started: 'now', command: 'xling train' }));
+  assert.throws(() => lockOutput(out, '--out'), /locked by process 1 of host elsewhere .* remove .*other-model\.lock if it no longer runs/);
+  // a file that is not a lock: refused and left alone
+  fs.writeFileSync(lockPathOf(out), 'notes\n');
+  assert.throws(() => lockOutput(out, '--out'), /other-model\.lock exists and is not a lock of xling/);
+  assert.equal(fs.readFileSync(lockPathOf(out), 'utf8'), 'notes\n');
+  fs.rmSync(lockPathOf(out));
+  // a process that exits without releasing (an error thrown out of a command) leaves no lock behind
+  const lockJs = new URL('../src/util/lock.js', import.meta.url).href;
+  const r = child(`import(${JSON.stringify(lockJs)}).then((m) => { m.lockOutput(${JSON.stringify(out)}, '--out'); process.exitCode = 3; })`);
+  assert.equal(r.status, 3, r.stderr);
+  assert.ok(!fs.existsSync(lockPathOf(out)));
 });
 
 // ---------------------------------------------------------------- progress

@@ -14,6 +14,8 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { pause } from '../util/pause.js';
+import { lockOutput } from '../util/lock.js';
+import { ParsedArgs } from '../util/args.js';
 import { Set64, hash64 } from '../util/set64.js';
 import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
@@ -23,7 +25,7 @@ import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFil
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
-export const scorerScoreCommand = command(['scorer', 'score'], {
+const scorerScoreSpec = {
   name: 'xling scorer score',
   summary: "score the pairs of a parallel corpus (cleaning it, as Bicleaner does): the scorer's probability, or the margin score, appended to each line",
   description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours among the distinct sentences of its block of lines (--block) give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter, score 0.",
@@ -58,7 +60,11 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     'xling scorer score --input crawled.de-en.tsv.gz --model runs/fast --scorer scorers/gettext --src-lang de --trg-lang en -o scored.tsv',
     'xling scorer score --src corpus.de --trg corpus.en --model runs/fast --src-lang de --trg-lang en --threshold 1.05 -o kept.tsv   # margin score, LASER\'s score mode',
   ],
-}, async (a) => {
+} as const;
+
+export const scorerScoreCommand = command(['scorer', 'score'], scorerScoreSpec, scoreCorpusCommand);
+
+async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promise<void> {
   if (!a.input === !(a.src || a.trg)) usage('give the corpus as --input TSV, or as --src FILE and --trg FILE');
   if (!a.input && !(a.src && a.trg)) usage(`--${a.src ? 'trg' : 'src'} is needed with --${a.src ? 'src' : 'trg'}`);
   if (a.input && a.srcCol === a.trgCol) usage(`--src-col and --trg-col are both ${a.srcCol}`);
@@ -78,6 +84,12 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
   checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  // one process at a time keeps its blocks in a work directory
+  const lock = work ? lockOutput(work, a.work ? '--work' : '--output (its work directory)') : null;
+  try { await scoreCorpus(a, work, filters); } finally { lock?.release(); }
+}
+
+async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string | undefined, filters: ReturnType<typeof filterOptionsOf>): Promise<void> {
   const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: scorer ? scorer.k : a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
@@ -207,7 +219,7 @@ export const scorerScoreCommand = command(['scorer', 'score'], {
     model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, block: a.block, blocks, distinct,
   }, null, 1) + '\n');
   process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > nFull ? `; ${n - nFull} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
-});
+}
 
 /**
  * What a run's blocks are scored with: the model and scorer (their files' sizes and times), and

@@ -24,6 +24,7 @@ import { checkPaths, writeTextOutput } from './io.js';
 import { embedTextWords, encoderFingerprint, encoderMismatch, pairModelRows, trainScorerPairModel } from './scorer-pair.js';
 import { checkLangOptions, EMBED_OPTIONS, modelDim, vectorsFor } from './vectors.js';
 import { pause } from '../util/pause.js';
+import { withOutputLock } from '../util/lock.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
 export interface LabelledSet {
@@ -198,6 +199,11 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
   checkPaths([['--tables', a.tables, 'in']]);
+  // one process at a time builds OUT (its OUT.partial above all)
+  return withOutputLock(a.output, '--output', () => trainScorerLocked(a, signal, parallel, pairs));
+}
+
+async function trainScorerLocked(a: ParsedArgs<typeof scorerTrainSpec>, signal: AbortSignal, parallel: string | undefined, pairs: ReturnType<typeof parsePairs>): Promise<void> {
   if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
   const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000), { siblings: a.siblings, truncated: a.truncated });

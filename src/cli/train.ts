@@ -11,7 +11,7 @@ import { checkPaths } from './io.js';
 export const trainCommand = command(['train'], {
   name: 'xling train',
   summary: 'train a multilingual sentence encoder (LASER-style or dual encoder)',
-  description: `The configuration's "model" picks the family (${familyKinds().join(', ')}); see configs/. The model is built in OUT.partial (with its checkpoints) and replaces OUT at the end. SIGINT/SIGTERM stop after the current step, write a checkpoint to OUT.partial and exit 130/143 (--resume continues); a second signal exits at once.`,
+  description: `The configuration's "model" picks the family (${familyKinds().join(', ')}); see configs/. The model is built in OUT.partial (with its checkpoints) and replaces OUT at the end. SIGINT/SIGTERM stop after the current step, write a checkpoint to OUT.partial and exit 130/143 (--resume continues); a second signal exits at once. OUT.lock is held while it runs: a second run given the same --out is refused.`,
   options: {
     config: { type: 'string', required: true, metavar: 'FILE', help: 'training configuration (JSON, see configs/)' },
     data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz): header of language codes, empty cell = missing' },

@@ -15,6 +15,7 @@ import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, loadSentenceEncoder, readModelConfig, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { float16ToFloat32, float32ToFloat16 } from '../io/half.js';
 import { readLines } from '../io/lines.js';
+import { withOutputLock } from '../util/lock.js';
 import { NpyRowWriter, readNpy, readNpyHeader } from '../io/npy.js';
 import { DualSentenceEncoder, dualConfigOf, DualTrainConfig } from '../models/dual/family.js';
 import { DualConfig, DualEncoder } from '../models/dual/model.js';
@@ -285,8 +286,12 @@ async function teacherVectors(teacher: SentenceEncoderModel, teacherDir: string,
   return readNpy(file).data as Uint16Array;
 }
 
-/** Distils the teacher into a new student model directory at o.out (built in OUT.partial, swapped in at the end). */
+/** Distils the teacher into a new student model directory at o.out (built in OUT.partial, swapped in at the end; OUT.lock held meanwhile). */
 export async function distillModel(o: DistillOptions): Promise<DistillResult> {
+  return withOutputLock(o.out, '--out', () => distillLocked(o));
+}
+
+async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(`[distill] ${l}\n`));
   const cfg = o.config as DualTrainConfig;
   const pivot = o.pivot ?? 'en';

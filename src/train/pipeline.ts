@@ -26,6 +26,7 @@ import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } 
 import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
 import { xsimOnDevAsync, XsimResult } from './validate.js';
 import { pause } from '../util/pause.js';
+import { withOutputLock } from '../util/lock.js';
 
 export interface TrainModelOptions {
   /** A parsed, validated configuration (loadConfig / parseConfig). */
@@ -117,7 +118,15 @@ function findCheckpoint(out: string, work: string): ResumeSource {
   return null;
 }
 
+/**
+ * Trains a model into o.out (see the file's header). OUT.lock is held while it runs: a second
+ * process given the same --out is refused instead of writing the same OUT.partial.
+ */
 export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult> {
+  return withOutputLock(o.out, '--out', () => trainModelLocked(o));
+}
+
+async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult> {
   const t0 = performance.now();
   const cfg = o.config;
   const log = o.log ?? ((l: string) => process.stderr.write(`[train] ${l}\n`));
