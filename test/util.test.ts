@@ -77,9 +77,16 @@ test('output lock: a live process of another pid is refused; a dead one is stale
   fs.writeFileSync(lockPathOf(out), JSON.stringify({ pid: dead, host: os.hostname(), started: 'then', command: 'xling train' }));
   const lock = lockOutput(out, '--out');
   assert.equal(JSON.parse(fs.readFileSync(lock.path, 'utf8')).pid, process.pid);
+  lock.release();
+  // this pid's lock that this process never took (left before a reboot gave the pid out again): stale too
+  fs.writeFileSync(lock.path, JSON.stringify({ pid: process.pid, host: os.hostname(), started: 'before the reboot', command: 'xling train' }));
+  const again = lockOutput(out, '--out');
+  assert.notEqual(JSON.parse(fs.readFileSync(lock.path, 'utf8')).started, 'before the reboot');
+  again.release();
+  const third = lockOutput(out, '--out');
   // released only by its holder: another process's lock file is not removed by this one's release
   fs.writeFileSync(lock.path, JSON.stringify({ pid: process.ppid, host: os.hostname(), started: 'now', command: 'xling train --out x' }));
-  lock.release();
+  third.release();
   assert.ok(fs.existsSync(lock.path));
   // the parent of this process runs: refused, with its pid and command
   assert.throws(() => lockOutput(out, '--out'), new RegExp(`--out .*other-model is being written by another process \\(pid ${process.ppid}, since now: xling train --out x\\)`));

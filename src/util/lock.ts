@@ -25,6 +25,9 @@ interface LockInfo { pid: number; host: string; started: string; command: string
 /** The lock file of an output: beside it, so that the output and its work directory can be replaced under it. */
 export const lockPathOf = (out: string) => `${out.replace(/(.)[\/]+$/, '$1')}.lock`;
 
+/** The lock files this process holds. */
+const ours = new Set<string>();
+
 function readLock(path: string): LockInfo | null {
   try {
     const j = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockInfo>;
@@ -65,19 +68,25 @@ export function lockOutput(out: string, flag: string): WorkLock {
       if (!held) throw new Error(`${flag} ${out}: ${path} exists and is not a lock of xling; if no xling process is writing ${out}, remove it`);
       const since = `since ${held.started}: ${held.command}`;
       if (held.host !== me.host) throw new Error(`${flag} ${out} is locked by process ${held.pid} of host ${held.host} (${since}); wait for it to finish, or remove ${path} if it no longer runs`);
-      if (held.pid === process.pid) throw new Error(`${flag} ${out} is already being written by this process (${since})`);
-      if (alive(held.pid)) throw new Error(`${flag} ${out} is being written by another process (pid ${held.pid}, ${since}); wait for it to finish or stop it (if pid ${held.pid} is not an xling process, remove ${path})`);
-      // the process that held it is gone: a stale lock
-      rmSync(path, { force: true });
+      if (held.pid === process.pid && ours.has(path)) throw new Error(`${flag} ${out} is already being written by this process (${since})`);
+      if (held.pid !== process.pid && alive(held.pid)) throw new Error(`${flag} ${out} is being written by another process (pid ${held.pid}, ${since}); wait for it to finish or stop it (if pid ${held.pid} is not an xling process, remove ${path})`);
+      // the process that held it is gone (or had this pid before a reboot): a stale lock, removed
+      // unless another process took it over meanwhile
+      try {
+        const now = readLock(path);
+        if (now && now.pid === held.pid && now.started === held.started) rmSync(path, { force: true });
+      } catch { /* removed meanwhile */ }
     }
   } finally {
     rmSync(tmp, { force: true });
     releaseTemp(tmp);
   }
+  ours.add(path);
   let held = true;
   const release = () => {
     if (!held) return;
     held = false;
+    ours.delete(path);
     process.removeListener('exit', release);
     try {
       if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
