@@ -14,7 +14,7 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { pause } from '../util/pause.js';
-import { lockOutput } from '../util/lock.js';
+import { withOutputLock } from '../util/lock.js';
 import { ParsedArgs } from '../util/args.js';
 import { Set64, hash64 } from '../util/set64.js';
 import { fileStamps } from '../util/stamps.js';
@@ -85,8 +85,8 @@ async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promis
   if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   // one process at a time keeps its blocks in a work directory
-  const lock = work ? lockOutput(work, a.work ? '--work' : '--output (its work directory)') : null;
-  try { await scoreCorpus(a, work, filters); } finally { lock?.release(); }
+  if (work) await withOutputLock(work, a.work ? '--work' : '--output (its work directory)', () => scoreCorpus(a, work, filters));
+  else await scoreCorpus(a, work, filters);
 }
 
 async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string | undefined, filters: ReturnType<typeof filterOptionsOf>): Promise<void> {
