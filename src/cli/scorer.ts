@@ -199,12 +199,12 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
   if (a.threads) setNumThreads(a.threads);
   checkPaths([['--tables', a.tables, 'in']]);
+  if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   // one process at a time builds OUT (its OUT.partial above all)
   return withOutputLock(a.output, '--output', () => trainScorerLocked(a, signal, parallel, pairs));
 }
 
 async function trainScorerLocked(a: ParsedArgs<typeof scorerTrainSpec>, signal: AbortSignal, parallel: string | undefined, pairs: ReturnType<typeof parsePairs>): Promise<void> {
-  if (a.tableRows !== undefined && !a.tables && !parallel) usage('--table-rows needs --tables or --parallel');
   const sameTsv = !!a.tables && !!parallel && a.tables === parallel;
   const sets = a.bucc ? await buccSets(a.bucc, a.split) : await parallelSets(parallel!, pairs, a.rows, 1, sameTsv ? (a.tableRows ?? Infinity) : (a.tableRows ?? 5000), { siblings: a.siblings, truncated: a.truncated });
   // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
