@@ -1,5 +1,5 @@
 // Layering of src/ (checked by `npm run lint:layers`, part of `npm test`): dependencies point down.
-//   cli → train / serve / cluster → eval / mine / classify / analyze / probe / graph → embed
+//   cli → train / serve / cluster → eval / mine / classify / analyze / probe / graph / corpus / docalign → embed
 //   → models → nn / index / data / align → tensor → util / text / io / native / kernels
 // A folder may import its own layer and the layers below it, never one above. The addon
 // (src/native.ts) is called only through the typed wrappers in src/tensor/, src/index/ and
@@ -10,7 +10,7 @@ const RANK = {
   nn: 2, index: 2, data: 2, align: 2,
   models: 3,
   embed: 4,
-  eval: 5, mine: 5, classify: 5, analyze: 5, probe: 5, graph: 5,
+  eval: 5, mine: 5, classify: 5, analyze: 5, probe: 5, graph: 5, corpus: 5, docalign: 5,
   train: 6, serve: 6, cluster: 6,
   cli: 7,
 };

@@ -1,0 +1,51 @@
+// Language codes of translation files normalised to the corpus's codes: lower case, '_' between
+// language and region, the region kept only where the written language differs (pt_br, zh_tw),
+// scripts and modifiers folded in where they change the writing (sr@latin -> sr_latn).
+// pt_BR -> pt_br, zh_CN -> zh, zh_Hans -> zh, zh_TW / zh_HK / zh_Hant -> zh_tw, es_ES -> es,
+// de-DE -> de, en_US -> en, nb_NO -> nb.
+
+const KEEP_REGION = new Map<string, string>([
+  ['pt_br', 'pt_br'], ['zh_tw', 'zh_tw'], ['zh_hk', 'zh_tw'], ['zh_mo', 'zh_tw'], ['zh_hant', 'zh_tw'],
+  ['zh_cn', 'zh'], ['zh_sg', 'zh'], ['zh_hans', 'zh'],
+]);
+
+/** English variants (en_GB, en_AU, ...) are spelling adaptations of the English source, not translations. */
+export function isEnglishVariant(code: string): boolean {
+  return code.startsWith('en_');
+}
+
+/**
+ * The corpus's code for a locale name as found in paths, headers and attributes (`pt_BR`,
+ * `pt-BR`, `zh_CN.UTF-8`, `sr@latin`, `de_DE@euro`), or undefined when it is not a language code.
+ */
+export function normalizeLang(raw: string): string | undefined {
+  let s = raw.trim();
+  if (s === '') return undefined;
+  const at = s.indexOf('@');
+  let modifier = '';
+  if (at >= 0) { modifier = s.slice(at + 1).toLowerCase(); s = s.slice(0, at); }
+  const dot = s.indexOf('.');
+  if (dot >= 0) s = s.slice(0, dot); // encoding
+  s = s.replace(/-/g, '_').toLowerCase();
+  const parts = s.split('_');
+  const lang = parts[0]!;
+  if (!/^[a-z]{2,3}$/.test(lang)) return undefined;
+  if (lang === 'c' || lang === 'posix') return undefined;
+  if (!parts.slice(1).every((p) => /^[a-z0-9]{2,8}$/.test(p))) return undefined;
+  // script subtags (Latn, Cyrl, Hans, Hant) and regions
+  const rest = parts.slice(1);
+  const script = rest.find((p) => p.length === 4 && /^[a-z]{4}$/.test(p));
+  const region = rest.find((p) => p.length === 2 || /^[0-9]{3}$/.test(p));
+  if (lang === 'zh') {
+    if (script === 'hant') return 'zh_tw';
+    if (script === 'hans') return 'zh';
+    return KEEP_REGION.get(`zh_${region ?? 'cn'}`) ?? 'zh';
+  }
+  if (lang === 'pt' && region === 'br') return 'pt_br';
+  if (lang === 'en' && region !== undefined && region !== 'us') return `en_${region}`;
+  if (modifier === 'latin' || script === 'latn') return lang === 'sr' || lang === 'uz' ? `${lang}_latn` : lang;
+  // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,
+  // be@tarask: their own columns
+  if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;
+  return lang;
+}
