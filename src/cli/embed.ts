@@ -2,7 +2,7 @@
 // bounded memory; documents (doc_id<TAB>sentence) averaged into one vector each.
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SpreadSample } from '../embed/centering.js';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
@@ -16,6 +16,8 @@ import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
 import { pause } from '../util/pause.js';
+import { nativeAvailable } from '../tensor/backend.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 
 /**
  * Quantised vectors (--dtype, sentence-transformers' quantize_embeddings): binary ones and int8 with
@@ -72,6 +74,7 @@ export const embedCommand = command(['embed'], {
   summary: 'embed sentences (or documents) into vectors (.npy)',
   options: {
     ...EMBED_FILE_OPTIONS,
+    model: DEFAULTED_MODEL_OPTION,
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
@@ -89,8 +92,10 @@ export const embedCommand = command(['embed'], {
   if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
   const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
-  if (a.threads) setNumThreads(a.threads);
-  const m = loadSentenceEncoder(a.model, { precision: a.precision as 'fp32' | 'bf16' });
+  const model = modelOrDefault(a.model, a.quiet);
+  // without the addon: the portable runtime (an exported bag-of-n-grams model), said on stderr
+  if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+  const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' }, a.quiet);
   const d = m.dim;
   const ranges = a.ranges ? readRanges(a.ranges, d) : null;
   const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, a.fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));

@@ -4,12 +4,17 @@
 // vectors of every model were written with before issue 25 (on a copy of the rows it gives the
 // same bits as on the encoder's output tensor); a runtime without the addon swaps this function.
 // Vectors read from files are normalised by src/util/vectors.ts (io and index sit below tensor/).
+import { nativeAvailable } from '../tensor/backend.js';
 import { normalize } from '../tensor/ops.js';
 import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
+import { normalizeRows } from '../util/vectors.js';
 
 /** L2-normalises rows of d values in place (a zero row stays zero). */
 export function l2normalizeRows(rows: Float32Array, d: number): void {
   if (!rows.length) return;
+  // without the addon (the portable runtime, src/embed/portable.ts): the same formula in
+  // TypeScript, sums in float64 (within a float32 rounding of torch's)
+  if (!nativeAvailable()) { normalizeRows(rows, d); return; }
   const out = noGrad(() => tidy(() => normalize(fromArray(rows.slice(), [rows.length / d, d]), 1).toFloat32Array()));
   rows.set(out);
 }

@@ -254,11 +254,36 @@ export class LiteModel {
     return lang ? this.centers.get(lang)! : null;
   }
 
+  /**
+   * The rows of token-id sequences (each as tokenize() gives it) before normalisation and centring:
+   * what the native encoder's encode() returns (src/models/encoder.ts), so that the native embed
+   * path's own batching, normalisation and centring can run over this runtime.
+   */
+  encodeIds(seqs: readonly Int32Array[]): Float32Array {
+    const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
+    const out = new Float32Array(seqs.length * d);
+    const acc = new Float64Array(fd), h = new Float64Array(fd);
+    for (let s = 0; s < seqs.length; s++) {
+      this.pooled(seqs[s]!, acc, h);
+      for (let i = 0; i < d; i++) {
+        let v = bias[i]!;
+        const o = i * fd;
+        for (let j = 0; j < fd; j++) v += W[o + j]! * h[j]!;
+        out[s * d + i] = v;
+      }
+    }
+    return out;
+  }
+
   /** The pooled, activated features of a sentence into h (acc: scratch of the feature width). */
   private features(sentence: string, acc: Float64Array, h: Float64Array): void {
+    this.pooled(this.tokenizer.encode(sentence), acc, h);
+  }
+
+  /** The pooled, activated features of a sentence's ids into h (acc: scratch of the feature width). */
+  private pooled(ids: Int32Array, acc: Float64Array, h: Float64Array): void {
     const fd = this.featureDim;
     const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
-    const ids = this.tokenizer.encode(sentence);
     const n = ids.length;
     acc.fill(0);
     // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag

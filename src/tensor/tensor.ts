@@ -1,14 +1,12 @@
 // The Tensor class: a handle to a libtorch tensor plus typed methods over ATen operators.
 // Memory is released deterministically with dispose() or tidy(); native finalizers are the
 // safety net (and report bytes to V8 so the GC sees native memory).
-import { availableParallelism } from 'node:os';
 import { native } from '../native.js';
 import { arrayOfDtype, DType, dtypeCode, dtypeFromCode, dtypeOfArray, TypedArray } from './dtype.js';
 
+// The addon loads on the first call (src/native.ts sets its default threads then): importing the
+// tensor layer needs no native backend.
 const T = native.torch;
-
-// Default intra-op threads: all cores (libtorch's OpenMP default can be 1 on Debian).
-T.setNumThreads(Number(process.env.XLING_THREADS ?? availableParallelism()));
 
 type Handle = unknown;
 
@@ -76,21 +74,36 @@ export function dispose(v: unknown): void {
 // ------------------------------------------------------------------------------------------------
 // Operator calls by name: resolved once to an id, then called with JS values.
 
+// An id names the operator here at once; the addon resolves it on its first call (so that the
+// modules' tables of ids are built at import without the addon).
 const opIds = new Map<string, number>();
+const opNames: [string, string][] = [];
+const opNative: number[] = [];
 
 export function opId(name: string, overload = ''): number {
   const key = `${name}.${overload}`;
   let id = opIds.get(key);
   if (id === undefined) {
-    id = T.op(name.includes('::') ? name : `aten::${name}`, overload) as number;
+    id = opNames.length;
+    opNames.push([name.includes('::') ? name : `aten::${name}`, overload]);
+    opNative.push(-1);
     opIds.set(key, id);
   }
   return id;
 }
 
+/** The addon's id of the operator opId named id (resolved on first use). */
+function nativeOp(id: number): number {
+  const n = opNative[id];
+  if (n === undefined) throw new Error(`unknown operator id ${id}`);
+  if (n >= 0) return n;
+  const [name, overload] = opNames[id]!;
+  return (opNative[id] = T.op(name, overload) as number);
+}
+
 /** Printable schema of an ATen operator, e.g. opSchema('add', 'Tensor'). */
 export function opSchema(name: string, overload = ''): string {
-  return T.opSchema(opId(name, overload)) as string;
+  return T.opSchema(nativeOp(opId(name, overload))) as string;
 }
 
 function unwrap(a: unknown): unknown {
@@ -128,19 +141,19 @@ function profiled(id: number, fn: () => unknown): unknown {
 
 /** Calls an ATen operator with schema-ordered arguments (Tensors, numbers, booleans, arrays, null). */
 export function callOp(id: number, args: unknown[]): unknown {
-  if (profile) return profiled(id, () => wrapResult(T.call(id, args.map(unwrap))));
-  return wrapResult(T.call(id, args.map(unwrap)));
+  if (profile) return profiled(id, () => wrapResult(T.call(nativeOp(id), args.map(unwrap))));
+  return wrapResult(T.call(nativeOp(id), args.map(unwrap)));
 }
 
 /** Same, off the JS thread, in no-grad mode. */
 export async function callOpAsync(id: number, args: unknown[]): Promise<unknown> {
-  return wrapResult(await T.callAsync(id, args.map(unwrap)));
+  return wrapResult(await T.callAsync(nativeOp(id), args.map(unwrap)));
 }
 
 /** Calls an in-place operator and discards its (aliasing) outputs. */
 function callInPlace(id: number, args: unknown[]): void {
-  if (profile) { profiled(id, () => T.call(id, args.map(unwrap), true)); return; }
-  T.call(id, args.map(unwrap), true);
+  if (profile) { profiled(id, () => T.call(nativeOp(id), args.map(unwrap), true)); return; }
+  T.call(nativeOp(id), args.map(unwrap), true);
 }
 
 const ID = {
