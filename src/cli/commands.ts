@@ -1,4 +1,5 @@
 // Every xling subcommand.
+import { alignCommand } from './align.js';
 import { analyzeVocabCommand } from './analyze.js';
 import { CliCommand } from './command.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
@@ -26,5 +27,5 @@ export const commands: CliCommand[] = [
   mineCommand, scorerTrainCommand, scorerScoreCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
-  distillCommand,
+  distillCommand, alignCommand,
 ];
