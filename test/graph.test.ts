@@ -1,13 +1,13 @@
 // The k-nn graph: minimax trajectories on small hand-made graphs with known answers, the store's
 // filters, a graph of the bundled sample built in one go equal to one built in shards, its recall
-// against exact search, and the CLI (stats, neighbours by text and by id, path).
+// against exact search, and the CLI (stats, neighbours by text and by id, path: directed, else both ways).
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildGraph, defaultFactory, EXACT, EXACT_CROSSOVER_N, GraphBuildOptions, graphRecall, hnswFactory, mergeGraphShards, readGraphMeta, trainRows } from '../src/graph/build.js';
-import { GraphReader, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
+import { GraphReader, graphPath, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
 import { NpyWriter, readNpy } from '../src/io/npy.js';
@@ -39,6 +39,22 @@ describe('minimax trajectories on hand-made graphs', () => {
     const p = minimaxPath(rows(chain), 100, 0, 99)!;
     assert.equal(p.steps.length, 100);
     assert.ok(Math.abs(p.maxStep - 0.05) < 1e-6);
+  });
+  it('graphPath: along the edges as built; where no path follows them, both ways (fallback); --undirected both ways from the start', () => {
+    // 0→1→2, 3→2: 3 is nobody's neighbour, so no directed path reaches it; 4 is on its own
+    const edges: Record<number, [number, number][]> = { 0: [[1, 0.2]], 1: [[2, 0.3]], 3: [[2, 0.1]] };
+    const reverse: Record<number, [number, number][]> = {};
+    for (const [u, es] of Object.entries(edges)) for (const [v, d] of es) (reverse[v] ??= []).push([Number(u), d]);
+    const directed = rows(edges), both = rows(Object.fromEntries([0, 1, 2, 3, 4].map((i) => [i, [...(edges[i] ?? []), ...(reverse[i] ?? [])]])));
+    const g = { size: 5, row: directed, undirectedRow: both };
+    const p = graphPath(g, 0, 2)!;
+    assert.deepEqual([p.edges, p.fallback, p.steps.map((s) => s.id)], ['directed', false, [0, 1, 2]]);
+    const f = graphPath(g, 0, 3)!;
+    assert.deepEqual([f.edges, f.fallback, f.steps.map((s) => s.id), f.steps.map((s) => s.distance)], ['undirected', true, [0, 1, 2, 3], [0, 0.2, 0.3, 0.1]]);
+    const u = graphPath(g, 2, 0, { undirected: true })!;
+    assert.deepEqual([u.edges, u.fallback, u.steps.map((s) => s.id)], ['undirected', false, [2, 1, 0]]);
+    assert.equal(graphPath(g, 0, 4), null, 'not even both ways');
+    assert.equal(graphPath(g, 0, 4, { undirected: true }), null);
   });
   it('of the paths with the smallest largest step, takes the one with the smallest sum of steps', () => {
     // both 0→1→2→5 and 0→3→4→5 top out at 0.4 (their largest step): the first sums to 1.2, the
@@ -130,6 +146,14 @@ describe('graph of the bundled sample', () => {
     assert.ok(readFileSync(join(dir, 'h.svg'), 'utf8').startsWith('<svg'));
     const reader = new GraphReader(g);
     const text = reader.store.text(7), lang = reader.store.lang(7);
+    // a sentence that is nobody's neighbour: no path along the edges as built reaches it
+    const incoming = new Uint8Array(reader.size);
+    for (let i = 0; i < reader.size; i++) for (const v of reader.row(i).ids) incoming[v] = 1;
+    const lonely = incoming.findIndex((x, i) => !x && i !== 7);
+    assert.ok(lonely >= 0, 'some sentence is nobody\'s neighbour');
+    assert.equal(minimaxPath((i) => reader.row(i), reader.size, 7, lonely), null);
+    const expected = graphPath(reader, 7, lonely, { undirected: true });
+    assert.ok(expected, `#7 and #${lonely} are connected when the edges are walked both ways`);
     reader.close();
     r = cli(['graph', 'neighbours', '--graph', g, text, '--lang', lang, '--json']);
     assert.equal(r.status, 0, r.stderr);
@@ -142,10 +166,20 @@ describe('graph of the bundled sample', () => {
     assert.ok(!byId.neighbours.some((x) => x.id === 7), 'self excluded');
     r = cli(['graph', 'path', '--graph', g, '#7', `#${byId.neighbours[3]!.id}`, '--json']);
     assert.equal(r.status, 0, r.stderr);
-    const p = JSON.parse(r.stdout) as { steps: { id: number; distance: number }[]; max_step: number };
+    const p = JSON.parse(r.stdout) as { steps: { id: number; distance: number }[]; max_step: number; edges: string; fallback: boolean };
+    assert.deepEqual([p.edges, p.fallback], ['directed', false], 'a directed path where there is one');
+    assert.doesNotMatch(r.stderr, /both ways/);
     assert.equal(p.steps[0]!.id, 7);
     assert.equal(p.steps.at(-1)!.id, byId.neighbours[3]!.id);
     assert.ok(p.steps.length >= 2 && p.max_step <= byId.neighbours[3]!.distance + 1e-6, 'never worse than the direct edge');
+    // only an undirected path: found, said on stderr and in the JSON, the same as --undirected's
+    r = cli(['graph', 'path', '--graph', g, '#7', `#${lonely}`, '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`no path from #7 to #${lonely} along the neighbour edges as built; this one walks them both ways`));
+    const f = JSON.parse(r.stdout) as { edges: string; fallback: boolean; steps: { id: number; distance: number }[]; max_step: number };
+    assert.deepEqual([f.edges, f.fallback], ['undirected', true]);
+    assert.deepEqual(f.steps.map((x) => x.id), expected.steps.map((x) => x.id));
+    assert.ok(Math.abs(f.max_step - expected.maxStep) < 1e-6);
     r = cli(['graph', 'path', '--graph', g, '#7', '#999999']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /#999999: the graph has \d+ sentences/);
@@ -287,7 +321,8 @@ describe('graph of the bundled sample', () => {
       assert.match(r.stderr, /model \S*model \(recorded in graph\.json as \.\.\/model, relative to the graph directory\)/);
       r = cli(['graph', 'path', '--graph', join(dir, 'rel'), '#3', `#${to}`, '--undirected', '--json'], { cwd: elsewhere });
       assert.equal(r.status, 0, r.stderr);
-      const visited = (JSON.parse(r.stdout) as { visited: number }).visited;
+      const { visited, edges, fallback } = JSON.parse(r.stdout) as { visited: number; edges: string; fallback: boolean };
+      assert.deepEqual([edges, fallback], ['undirected', false], 'asked for');
       assert.ok(visited >= 2 && visited <= size, `${visited} of ${size}`);
     } finally { rmSync(elsewhere, { recursive: true, force: true }); }
     r = cli(['graph', 'build', '--model', 'model', '--out', 'rel', '-k', '6'], { cwd: dir });

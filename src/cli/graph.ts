@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { buildGraph, checkGraphSettings, GRAPH_STEPS, GraphBuildOptions, graphModelDir, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
-import { GraphReader, graphStatistics, minimaxPath, neighboursOfText, openIndex, snap } from '../graph/query.js';
+import { GraphReader, graphPath, graphStatistics, neighboursOfText, openIndex, snap } from '../graph/query.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
@@ -172,7 +172,7 @@ export const graphPathCommand = command(['graph', 'path'], {
   name: 'xling graph path',
   summary: 'the minimax trajectory between two sentences (the path whose largest step is smallest)',
   positionals: [{ name: 'from', required: true, help: 'a sentence (snapped to its nearest sentence of the graph) or #ID' }, { name: 'to', required: true }],
-  options: { ...QUERY_OPTIONS, undirected: { type: 'boolean', help: 'walk edges both ways (a sentence is also next to the sentences that have it among their neighbours; 8 bytes an edge in memory)' } },
+  options: { ...QUERY_OPTIONS, undirected: { type: 'boolean', help: 'walk edges both ways from the start (without it, only where no path follows their direction; 8 bytes an edge in memory)' } },
   examples: ['xling graph path --graph graphs/gettext "Open the file" "#5321"'],
 }, async (a) => {
   checkPaths([['--graph', a.graph, 'in-dir'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
@@ -187,12 +187,13 @@ export const graphPathCommand = command(['graph', 'path'], {
       return snap(g, model!, index!, x);
     });
     index?.dispose();
-    const p = minimaxPath(a.undirected ? (i) => g.undirectedRow(i) : (i) => g.row(i), g.size, ends[0]!, ends[1]!);
-    if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges${a.undirected ? '' : ' (--undirected also walks them backwards)'}`);
+    const p = graphPath(g, ends[0]!, ends[1]!, { undirected: a.undirected });
+    if (!p) throw new Error(`no path from #${ends[0]} to #${ends[1]} along the graph's neighbour edges${a.undirected ? ' walked both ways' : ', in either direction'}`);
+    if (p.fallback) process.stderr.write(`[graph] no path from #${ends[0]} to #${ends[1]} along the neighbour edges as built; this one walks them both ways (as --undirected)\n`);
     const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
-    if (a.json) { writeJsonOutput(a.json, { from: ends[0], to: ends[1], maxStep: p.maxStep, visited: p.visited, steps }); if (a.json === '-') return; }
+    if (a.json) { writeJsonOutput(a.json, { from: ends[0], to: ends[1], edges: p.edges, fallback: p.fallback, maxStep: p.maxStep, visited: p.visited, steps }); if (a.json === '-') return; }
     steps.forEach((s, i) => process.stdout.write(`${String(i).padStart(3)}  ${i ? s.distance.toFixed(3) : '     '}  ${s.lang.padEnd(6)} #${s.id}  ${s.text}\n`));
-    process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} of ${g.size} sentences visited)\n`);
+    process.stdout.write(`largest step ${p.maxStep.toFixed(3)}; ${steps.length - 1} steps (${p.visited} of ${g.size} sentences visited${p.edges === 'undirected' ? '; edges walked both ways' : ''})\n`);
   } finally {
     g.close();
   }

@@ -194,6 +194,23 @@ export function minimaxPath(row: Rows, n: number, a: number, b: number): Minimax
   return { steps, maxStep: B, visited };
 }
 
+/** A minimax path and the edges it walked: `directed` (the neighbour edges as built) or `undirected` (both ways); fallback: walked both ways because no directed path exists. */
+export interface GraphPath extends MinimaxPath { edges: 'directed' | 'undirected'; fallback: boolean }
+
+/**
+ * The minimax path from a to b along the graph's neighbour edges; where there is none (a k-nn graph
+ * is far from symmetric: a sentence that is nobody's neighbour cannot be reached), walking them both
+ * ways (undirectedRow), saying so. With undirected, both ways from the start. null: not even then.
+ */
+export function graphPath(g: { size: number; row: Rows; undirectedRow: Rows }, a: number, b: number, o: { undirected?: boolean } = {}): GraphPath | null {
+  if (!o.undirected) {
+    const p = minimaxPath((i) => g.row(i), g.size, a, b);
+    if (p) return { ...p, edges: 'directed', fallback: false };
+  }
+  const p = minimaxPath((i) => g.undirectedRow(i), g.size, a, b);
+  return p && { ...p, edges: 'undirected', fallback: !o.undirected };
+}
+
 /** Dijkstra from a until b is settled, path cost combined by `step`, edges longer than maxEdge skipped; ties by fewer hops. */
 function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: number, d: number) => number, maxEdge: number): { cost: Float64Array; prev: Int32Array; done: Uint8Array } | null {
   const cost = new Float64Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
