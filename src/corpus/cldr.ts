@@ -1,0 +1,154 @@
+// CLDR annotation reader (Unicode CLDR, LDML — UTS #35 part 2 "Annotations": the files
+// common/annotations/*.xml and common/annotationsDerived/*.xml). Each file names its locale in
+// <identity> (<language type>, optional <script type>, <territory type>) and gives, per emoji or
+// symbol (`cp`), a keyword list (`<annotation cp="…">a | b | c</annotation>`, not a sentence: not
+// read) and a short name (`<annotation cp="…" type="tts">name</annotation>`): the phrase. A unit
+// pairs a locale's name for a cp with the English name from en.xml in the same folder (read once
+// per folder and kept; annotationsDerived pairs with annotationsDerived/en.xml). `↑↑↑` marks a
+// value inherited from the parent locale: skipped. root.xml and English (en, en_*) yield
+// nothing, and so does a regional or script sub-locale whose code folds into its parent's
+// (de_CH, es_419, zh_Hant_HK, sr_Cyrl_BA): its few entries are variants of the parent's names,
+// not another language. CLDR's `pt` is Brazilian Portuguese (pt_br), `pt_PT` European (pt).
+import { statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
+import { isEnglishVariant, normalizeLang } from './langs.js';
+import { rootElement, xmlEvents } from './xml.js';
+
+const INHERITED = '↑↑↑';
+
+export const cldrReader: SourceReader = {
+  name: 'cldr',
+  accepts(file: string, head: Buffer): boolean {
+    if (!file.toLowerCase().endsWith('.xml')) return false;
+    if (!/^annotations/i.test(basename(dirname(file)))) return false;
+    return rootElement(head) === 'ldml';
+  },
+  read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
+    return readCldr(file, ctx);
+  },
+};
+
+/**
+ * The corpus's code for a CLDR locale, or undefined when the file yields no units (root, English,
+ * a sub-locale folded into its parent's code).
+ */
+export function cldrLang(language: string, script?: string, territory?: string): string | undefined {
+  const lang = language.toLowerCase();
+  if (lang === 'root' || lang === 'und') return undefined;
+  const full = normalizeLang([language, script, territory].filter((s) => s !== undefined).join('_'));
+  if (full === undefined || full === 'en' || isEnglishVariant(full)) return undefined;
+  if (lang === 'pt' && script === undefined) {
+    if (territory === undefined) return 'pt_br'; // CLDR's pt is pt_Latn_BR
+    return territory.toUpperCase() === 'PT' ? 'pt' : undefined; // pt_AO, pt_MZ, …: variants of pt_PT
+  }
+  if ((script !== undefined || territory !== undefined) && full === normalizeLang(language)) return undefined;
+  return full;
+}
+
+interface Annotations {
+  /** language, script, territory from <identity> */
+  identity: { language?: string; script?: string; territory?: string; line: number };
+  /** cp → tts name (inherited markers left out) */
+  names: Map<string, string>;
+}
+
+/**
+ * The tts names of an annotation file, streamed. `wanted` is called once the <identity> is read;
+ * when it says no, reading stops and the names are empty.
+ */
+async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: Annotations['identity']) => boolean): Promise<Annotations> {
+  const identity: Annotations['identity'] = { line: 0 };
+  const names = new Map<string, string>();
+  let depth = 0;
+  let inIdentity = false, identityDone = false;
+  let cp: string | undefined;
+  let cpLine = 0;
+  let text: string[] | null = null;
+  outer: for await (const batch of xmlEvents(file)) {
+    for (const ev of batch) {
+      if (ev.kind === 'text') { if (text) text.push(ev.text); continue; }
+      if (ev.kind === 'open') {
+        depth++;
+        if (depth === 1) {
+          if (ev.name !== 'ldml') throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
+          continue;
+        }
+        if (depth === 2 && ev.name === 'identity') { inIdentity = true; identity.line = ev.line; continue; }
+        if (inIdentity && depth === 3) {
+          if (ev.name === 'language') identity.language = ev.attrs['type'];
+          else if (ev.name === 'script') identity.script = ev.attrs['type'];
+          else if (ev.name === 'territory') identity.territory = ev.attrs['type'];
+          continue;
+        }
+        if (depth === 2 && ev.name === 'annotations' && !identityDone) {
+          throw new Error(`${file}:${ev.line}: <annotations> before <identity>; the locale is unknown`);
+        }
+        if (depth === 3 && ev.name === 'annotation') {
+          if (ev.attrs['type'] !== 'tts') continue; // keyword lists are not phrases
+          cp = ev.attrs['cp'];
+          cpLine = ev.line;
+          if (cp === undefined) ctx.onProblem({ file, line: ev.line, message: '<annotation type="tts"> without cp; skipped' });
+          else text = [];
+        }
+        continue;
+      }
+      depth--;
+      if (inIdentity && depth === 1 && ev.name === 'identity') {
+        inIdentity = false;
+        identityDone = true;
+        if (identity.language === undefined) throw new Error(`${file}:${identity.line}: <identity> names no <language type>`);
+        if (!wanted(identity)) break outer;
+        continue;
+      }
+      if (text && depth === 2 && ev.name === 'annotation') {
+        const name = text.join('').trim();
+        text = null;
+        if (name === '' || name === INHERITED) continue;
+        if (!names.has(cp!)) names.set(cp!, name);
+        else if (names.get(cp!) !== name) ctx.onProblem({ file, line: cpLine, message: `a second tts name for ${JSON.stringify(cp)}; the first kept` });
+      }
+    }
+  }
+  if (!identityDone) throw new Error(`${file}: no <identity>; the locale is unknown`);
+  return { identity, names };
+}
+
+/** English names per folder, read once (again only if en.xml changes). */
+const englishCache = new Map<string, { mtimeMs: number; names: Promise<Map<string, string>> }>();
+
+function englishNames(folder: string, ctx: ReadContext): Promise<Map<string, string>> {
+  const file = join(folder, 'en.xml');
+  let mtimeMs: number;
+  try { mtimeMs = statSync(file).mtimeMs; } catch {
+    return Promise.reject(new Error(`${file}: no such file; CLDR annotations are paired with the English names of en.xml in their folder`));
+  }
+  const cached = englishCache.get(folder);
+  if (cached && cached.mtimeMs === mtimeMs) return cached.names;
+  const names = readAnnotations(file, ctx, () => true).then((a) => {
+    if (a.identity.language !== 'en' || a.identity.territory !== undefined) {
+      throw new Error(`${file}: its <identity> is ${[a.identity.language, a.identity.script, a.identity.territory].filter(Boolean).join('_')}, not en`);
+    }
+    return a.names;
+  });
+  englishCache.set(folder, { mtimeMs, names });
+  names.catch(() => englishCache.delete(folder));
+  return names;
+}
+
+async function* readCldr(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
+  const source = ctx.source ?? file;
+  let lang: string | undefined;
+  let english: Map<string, string> | undefined;
+  const a = await readAnnotations(file, ctx, (id) => {
+    lang = cldrLang(id.language!, id.script, id.territory);
+    return lang !== undefined;
+  });
+  if (lang === undefined) return;
+  english = await englishNames(dirname(file), ctx);
+  for (const [cp, name] of a.names) {
+    const en = english.get(cp);
+    if (en === undefined) continue;
+    yield { texts: new Map([['en', en], [lang, name]]), source, doc: file, kind: 'phrase' };
+  }
+}
