@@ -4,7 +4,15 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const gyp = require.resolve('node-gyp/bin/node-gyp.js');
+// node-gyp: the dev dependency in a checkout; in an installed package (no dev dependencies) the one
+// npm runs lifecycle scripts with (npm_config_node_gyp)
+function nodeGyp() {
+  try { return require.resolve('node-gyp/bin/node-gyp.js'); } catch (e) {
+    if (process.env.npm_config_node_gyp && existsSync(process.env.npm_config_node_gyp)) return process.env.npm_config_node_gyp;
+    throw e;
+  }
+}
+const gyp = nodeGyp();
 // Incremental by default once configured; `--rebuild` (or a changed LIBTORCH/FAISS_HOME) starts over.
 const rebuild = process.argv.includes('--rebuild') || !existsSync('build/Makefile');
 const args = [gyp, rebuild ? 'rebuild' : 'build', `--jobs=${process.env.JOBS ?? 'max'}`];

@@ -42,7 +42,22 @@ function libs() {
   return out;
 }
 
-const what = process.argv[2];
-if (what === 'include') console.log(includes().join(' '));
-else if (what === 'libs') console.log(libs().join(' '));
-else { console.error('usage: gyp-flags.cjs include|libs'); process.exit(2); }
+/** What the build lacks (libtorch's headers or library, faiss), in one phrase each; empty when nothing. */
+function missing() {
+  const out = [];
+  const header = torch ? `${torch}/include/torch/csrc/api/include/torch/torch.h` : '/usr/include/torch/csrc/api/include/torch/torch.h';
+  const lib = torch ? `${torch}/lib/libtorch.so` : path.join(libdir, 'libtorch.so');
+  if (!fs.existsSync(lib) || !fs.existsSync(header)) out.push(`libtorch (no ${fs.existsSync(lib) ? header : lib})`);
+  const faissDirs = faiss ? [`${faiss}/lib`, `${faiss}/lib64`] : [libdir];
+  if (!faissDirs.some((d) => fs.existsSync(path.join(d, 'libfaiss.a')) || fs.existsSync(path.join(d, 'libfaiss.so')))) out.push(`faiss (no libfaiss in ${faissDirs.join(', ')})`);
+  return out;
+}
+
+module.exports = { includes, libs, missing };
+
+if (require.main === module) {
+  const what = process.argv[2];
+  if (what === 'include') console.log(includes().join(' '));
+  else if (what === 'libs') console.log(libs().join(' '));
+  else { console.error('usage: gyp-flags.cjs include|libs'); process.exit(2); }
+}
