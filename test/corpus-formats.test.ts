@@ -74,6 +74,10 @@ test('TMX: gzip and UTF-16 files read the same units', async () => {
   fs.writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
   assert.deepEqual((await readAll(tmxReader, utf16)).units.map((u) => u.texts), want);
   assert.equal(rootElement(readHead(utf16)), 'tmx');
+  // a declaration saying UTF-16 over UTF-8 bytes (no BOM) is read as UTF-8
+  const mislabelled = t('mislabelled.tmx');
+  fs.writeFileSync(mislabelled, text);
+  assert.deepEqual((await readAll(tmxReader, mislabelled)).units.map((u) => u.texts), want);
 });
 
 test('XLIFF 1.2: trans-units with targets, <g>/<mrk> text kept, codes dropped, alt-trans and untranslated skipped', async () => {

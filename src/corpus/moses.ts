@@ -8,7 +8,7 @@
 // and every line checked for UTF-8, before any unit is given, so a mismatch (an error naming the
 // files and their counts) or a bad byte never leaves part of a pair behind. A line empty in one
 // language is an untranslated sentence: the unit keeps the others, or is skipped.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readLines } from '../io/lines.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -34,6 +34,20 @@ function existing(path: string): string | undefined {
   if (existsSync(path)) return path;
   if (existsSync(`${path}.gz`)) return `${path}.gz`;
   return undefined;
+}
+
+/** A folder's sorted file names, kept while its mtime stays (accepts() is asked of every file of a folder). */
+const listings = new Map<string, { mtimeMs: number; names: string[] }>();
+function listing(dir: string): string[] | undefined {
+  let mtimeMs: number;
+  try { mtimeMs = statSync(dir).mtimeMs; } catch { return undefined; }
+  const hit = listings.get(dir);
+  if (hit && hit.mtimeMs === mtimeMs) return hit.names;
+  let names: string[];
+  try { names = readdirSync(dir).sort(); } catch { return undefined; }
+  if (listings.size > 64) listings.clear();
+  listings.set(dir, { mtimeMs, names });
+  return names;
 }
 
 /** A two-letter ISO 639-1 code, alone or with a region/script, that normalizeLang takes. */
@@ -69,10 +83,10 @@ export function mosesSet(file: string): Member[] | undefined {
   }
   // NAME.L1, NAME.L2, …
   if (!plainLangExt(ext)) return undefined;
-  let names: string[];
-  try { names = readdirSync(dir); } catch { return undefined; }
+  const names = listing(dir);
+  if (names === undefined) return undefined;
   const members = new Map<string, Member>();
-  for (const n of names.sort()) {
+  for (const n of names) {
     const base = stripGz(n);
     if (!base.startsWith(`${stem}.`)) continue;
     const e = base.slice(stem.length + 1);

@@ -34,7 +34,9 @@ export function sniffEncoding(head: Buffer): { encoding: string; bom: number } {
   if (head.length >= 4 && head[0] === 0x3c && head[1] === 0 && head[2] === 0x3f && head[3] === 0) return { encoding: 'utf-16le', bom: 0 };
   if (head.length >= 4 && head[0] === 0 && head[1] === 0x3c && head[2] === 0 && head[3] === 0x3f) return { encoding: 'utf-16be', bom: 0 };
   const decl = /^<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']/.exec(head.subarray(0, 400).toString('latin1'));
-  return { encoding: decl ? decl[1]!.toLowerCase() : 'utf-8', bom: 0 };
+  const named = decl ? decl[1]!.toLowerCase() : 'utf-8';
+  // a declaration saying UTF-16 over single-byte text (no BOM, '<?' in one byte each) is mislabelled UTF-8
+  return { encoding: named.startsWith('utf-16') || named.startsWith('utf16') ? 'utf-8' : named, bom: 0 };
 }
 
 /** The root element's local name in a file's first bytes (undefined when it is not reached or not XML). */
