@@ -44,6 +44,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include "common.h"
@@ -155,6 +156,53 @@ void applyThreads() {
   if (n > 0) omp_set_num_threads(n);
 }
 
+// An IVF index's HNSW coarse quantizer (IVFn_HNSWm) is the graph over its centroids that faiss
+// builds inside train(), once k-means has found them, with every OpenMP thread: hnsw_add_vertices
+// links each new centroid to those inserted so far, so with more than one thread the graph depends
+// on thread timing, and with it the lists the rest of training (the residuals the product quantizer
+// learns from) and every add assign vectors to through it. Two trainings on the same vectors, or one
+// on a 2-core and one on a 16-core machine, gave different indexes (k-means and the product
+// quantizer alone do not: their results are the same with any number of threads). Before training,
+// such a quantizer is swapped for one that inserts on a single thread, which is reproducible (the
+// levels come from HNSW's seeded generator, the insertion order is fixed); it is written and read
+// as the same IndexHNSWFlat. The price: the nlist centroids are linked on one thread, small beside
+// the k-means that found them.
+struct SerialHNSWFlat : faiss::IndexHNSWFlat {
+  SerialHNSWFlat(int d, int M, faiss::MetricType metric) : faiss::IndexHNSWFlat(d, M, metric) {}
+  void add(idx_t n, const float* x) override {
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    try {
+      faiss::IndexHNSWFlat::add(n, x);
+    } catch (...) {
+      omp_set_num_threads(threads);
+      throw;
+    }
+    omp_set_num_threads(threads);
+  }
+};
+
+void deterministicQuantizer(faiss::Index* idx) {
+  auto* ivf = dynamic_cast<faiss::IndexIVF*>(innerIndex(idx));
+  if (!ivf || ivf->is_trained || !ivf->quantizer || ivf->quantizer->ntotal != 0) return;
+  auto* q = ivf->quantizer;
+  if (typeid(*q) != typeid(faiss::IndexHNSWFlat)) return;
+  auto* old = static_cast<faiss::IndexHNSWFlat*>(q);
+  auto* serial = new SerialHNSWFlat(static_cast<int>(old->d), old->hnsw.nb_neighbors(1), old->metric_type);
+  serial->hnsw.efConstruction = old->hnsw.efConstruction;
+  serial->hnsw.efSearch = old->hnsw.efSearch;
+  serial->hnsw.upper_beam = old->hnsw.upper_beam;
+  if (ivf->own_fields) delete old;
+  ivf->quantizer = serial;
+  ivf->own_fields = true;
+}
+
+// train(), with an HNSW coarse quantizer built reproducibly (above).
+void trainIndex(faiss::Index* idx, size_t n, const float* x) {
+  deterministicQuantizer(idx);
+  idx->train(static_cast<faiss::Index::idx_t>(n), x);
+}
+
 // ---- synchronous entry points
 
 XL_FN(IndexFactory) {
@@ -223,7 +271,7 @@ XL_FN(Train) {
     size_t n = rowsOf(env, x, h->index->d, "train");
     if (!n) throwJs(env, "train: no training vectors");
     applyThreads();
-    h->index->train(static_cast<faiss::Index::idx_t>(n), x.data);
+    trainIndex(h->index, n, x.data);
     return env.Undefined();
   });
 }
@@ -704,7 +752,7 @@ XL_FN(TrainAsync) {
     if (!n) throwJs(env, "trainAsync: no training vectors");
     faiss::Index* idx = h->index;
     if (info.Length() < 3 || !info[2].IsFunction())
-      return queue(env, h, [=] { idx->train(static_cast<faiss::Index::idx_t>(n), x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
+      return queue(env, h, [=] { trainIndex(idx, n, x.data); }, {info[1]}, [](Napi::Env e) { return e.Undefined(); });
     auto tsfn = std::make_shared<Napi::ThreadSafeFunction>(Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "xling faiss training", 0, 1));
     return queue(env, h, [=] {
       // a last call with "\0done" (after every captured line), then the function is released
@@ -720,7 +768,7 @@ XL_FN(TrainAsync) {
       bool captured = cap.start();
       setVerbose(idx, captured);
       try {
-        idx->train(static_cast<faiss::Index::idx_t>(n), x.data);
+        trainIndex(idx, n, x.data);
       } catch (...) {
         setVerbose(idx, false);
         if (captured) cap.stop();
