@@ -2,6 +2,7 @@
 import { alignCommand } from './align.js';
 import { analyzeVocabCommand } from './analyze.js';
 import { CliCommand } from './command.js';
+import { corpusCommand } from './corpus.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
 import { probeCodeSwitchCommand } from './probe.js';
 import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, workerCommand } from './cluster.js';
@@ -27,5 +28,5 @@ export const commands: CliCommand[] = [
   mineCommand, scorerTrainCommand, scorerScoreCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
   graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
   probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
-  distillCommand, alignCommand,
+  distillCommand, corpusCommand, alignCommand,
 ];

@@ -31,7 +31,7 @@ export function normalizeLang(raw: string): string | undefined {
   const lang = parts[0]!;
   if (!/^[a-z]{2,3}$/.test(lang)) return undefined;
   if (lang === 'c' || lang === 'posix') return undefined;
-  if (!parts.slice(1).every((p) => /^[a-z0-9]{2,8}$/.test(p))) return undefined;
+  if (!parts.slice(1).every((p) => /^[a-z0-9]{2,12}$/.test(p))) return undefined;
   // script subtags (Latn, Cyrl, Hans, Hant) and regions
   const rest = parts.slice(1);
   const script = rest.find((p) => p.length === 4 && /^[a-z]{4}$/.test(p));
@@ -44,6 +44,9 @@ export function normalizeLang(raw: string): string | undefined {
   if (lang === 'pt' && region === 'br') return 'pt_br';
   if (lang === 'en' && region !== undefined && region !== 'us') return `en_${region}`;
   if (modifier === 'latin' || script === 'latn') return lang === 'sr' || lang === 'uz' ? `${lang}_latn` : lang;
+  // a variant subtag already in the corpus's form (kok_roman, ks_devanagari): kept, so that codes normalise to themselves
+  const variant = rest.find((p) => p.length >= 5 && /^[a-z]+$/.test(p));
+  if (variant !== undefined && modifier === '') return `${lang}_${variant}`;
   // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,
   // be@tarask: their own columns
   if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;

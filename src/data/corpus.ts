@@ -8,24 +8,34 @@ export interface ReadOptions {
   onBad?: 'error' | 'skip';
 }
 
+/** A language code of a corpus header: `de`, `pt_br`, `zh_tw`, `sr_latn`, `kok_roman`. */
+export const LANG_CODE = /^[a-z]{2,3}(_[a-z0-9]{2,12})?$/i;
+
+/** Metadata columns of an N-way TSV (`#source`: where a row comes from) are not languages. */
+export function isMetaColumn(header: string): boolean {
+  return header.startsWith('#');
+}
+
 /**
  * N-way parallel TSV (optionally .gz): a header row of language codes, then one row per
  * sentence; an empty cell = no translation. Yields each row as language → text.
  */
 export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGenerator<{ row: number; cells: Map<string, string> }, { langs: string[] }> {
   let langs: string[] | null = null;
+  let header: string[] = [];
   let row = 0;
   for await (const { line, no } of readLines(path, { maxChars: o.maxChars ?? 20000 })) {
     const cols = line.split('\t');
     if (!langs) {
-      langs = cols;
-      if (!langs.length || langs.some((l) => !/^[a-z]{2,3}(_[a-z]{2,4})?$/i.test(l))) throw new Error(`${path}:1: header must be language codes, got '${line.slice(0, 80)}'`);
+      header = cols;
+      langs = cols.filter((c) => !isMetaColumn(c));
+      if (!langs.length || langs.some((l) => !LANG_CODE.test(l))) throw new Error(`${path}:1: header must be language codes, got '${line.slice(0, 80)}'`);
       if (new Set(langs).size !== langs.length) throw new Error(`${path}:1: duplicate language in header`);
       continue;
     }
-    if (cols.length !== langs.length) throw new Error(`${path}:${no}: ${cols.length} columns, header has ${langs.length}`);
+    if (cols.length !== header.length) throw new Error(`${path}:${no}: ${cols.length} columns, header has ${header.length}`);
     const cells = new Map<string, string>();
-    cols.forEach((c, i) => { if (c) cells.set(langs![i]!, c); });
+    cols.forEach((c, i) => { if (c && !isMetaColumn(header[i]!)) cells.set(header[i]!, c); });
     yield { row: row++, cells };
   }
   if (!langs) throw new Error(`${path}: empty file (no header)`);

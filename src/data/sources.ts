@@ -2,15 +2,15 @@
 // analysis): every column of an N-way TSV (header = language codes), some of its columns, or a text
 // file of one language. Streamed: a collection never has to fit in memory as rows.
 import { readLines } from '../io/lines.js';
+import { isMetaColumn, LANG_CODE } from './corpus.js';
 
 export type SentenceSource = { tsv: string; langs?: string[] } | { text: string; lang: string };
 
-const LANG = /^[a-z]{2,3}(_[a-z]{2,4})?$/i;
 
 /** Command-line forms: an N-way TSV(.gz) (every column), TSV:de,en (those columns), or LANG=FILE. */
 export function parseSources(data: string[]): SentenceSource[] {
   return data.map((d) => {
-    const eq = /^([a-z]{2,3}(?:_[a-z]{2,4})?)=(.+)$/i.exec(d);
+    const eq = /^([a-z]{2,3}(?:_[a-z0-9]{2,12})?)=(.+)$/i.exec(d);
     if (eq) return { text: eq[2]!, lang: eq[1]! };
     const cols = /^(.+\.tsv(?:\.gz)?):([a-z_,]+)$/i.exec(d);
     if (cols) return { tsv: cols[1]!, langs: cols[2]!.split(',') };
@@ -32,14 +32,14 @@ export async function* readSources(sources: SentenceSource[]): AsyncGenerator<{ 
         const cells = line.split('\t');
         if (!header) {
           header = cells;
-          if (!header.every((l) => LANG.test(l))) throw new Error(`${src.tsv}:1: header must be language codes`);
+          if (!header.every((l) => LANG_CODE.test(l) || isMetaColumn(l))) throw new Error(`${src.tsv}:1: header must be language codes`);
           for (const l of src.langs ?? []) if (!header.includes(l)) throw new Error(`${src.tsv}: no column '${l}' (columns: ${header.join(', ')})`);
           continue;
         }
         if (cells.length !== header.length) throw new Error(`${src.tsv}:${no}: ${cells.length} columns, header has ${header.length}`);
         for (let i = 0; i < cells.length; i++) {
           const text = cells[i]!.replace(/[\r\n]+/g, ' ').trim();
-          if (text && (!src.langs || src.langs.includes(header[i]!))) { n++; yield { lang: header[i]!, text }; }
+          if (text && !isMetaColumn(header[i]!) && (!src.langs || src.langs.includes(header[i]!))) { n++; yield { lang: header[i]!, text }; }
         }
       }
     }

@@ -1,0 +1,324 @@
+// `xling corpus`: translation sources → an N-way parallel TSV through English (the shared
+// corpus's format: a header of language codes, `en` first; one row per English text, an empty
+// cell where a language has no translation) or a pairwise TSV, with a provenance column.
+//
+// Memory stays bounded by one shard, whatever the sources' size: the first pass cleans each unit
+// and appends it to one of 64 temporary shard files by a hash of its English text; the second
+// groups each shard (the most frequent translation of a text per language, as the shared corpus
+// took it) and writes its rows. A share of documents (by a hash of the document id) goes to a dev
+// set instead; training rows sharing a text with a dev row in the same language are then dropped,
+// so that no dev string occurs in training.
+import { closeSync, existsSync, lstatSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createGzip } from 'node:zlib';
+import { readLines } from '../io/lines.js';
+import { atomicOutput } from '../util/atomic.js';
+import { Progress } from '../util/progress.js';
+import { hasLetters, lengthRules, normalizeSpace, sentences, wordCount } from './clean.js';
+import { debianPackageTree, isDebFile } from './debian.js';
+import { isEnglishVariant } from './langs.js';
+import { corpusReaders, documentSetReader } from './readers.js';
+import { ReadContext, SourceProblem, TranslationUnit } from './types.js';
+
+export interface CorpusOptions {
+  /** Files or folders (whole trees are walked), .deb files, or Debian package names with debian: true. */
+  sources: string[];
+  /** Output TSV (.gz when the name ends in .gz). */
+  out: string;
+  /** 'nway' (default): one row per English text; 'pairs': lang1, lang2, text1, text2, source. */
+  format?: 'nway' | 'pairs';
+  /** Debian package names to download with apt-get download (into cacheDir) and read. */
+  debian?: string[];
+  cacheDir?: string;
+  /** Dev set: the share of documents (0–1) held out, written to devOut. */
+  devFraction?: number;
+  devOut?: string;
+  /** English word limits (default by kind: messages 3–60, prose 3–80, phrases 1–12). */
+  minWords?: number;
+  maxWords?: number;
+  /** Languages with fewer cells are left out of the N-way TSV (default 50). */
+  minLangRows?: number;
+  /** Embeds sentences for aligning document paragraphs whose sentence counts differ. */
+  align?: unknown;
+  onProblem?: (p: SourceProblem) => void;
+  quiet?: boolean;
+  log?: (s: string) => void;
+}
+
+export interface CorpusSummary {
+  files: number;
+  units: number;
+  rows: number;
+  devRows: number;
+  langs: string[];
+  /** source → language → cells written (training output) */
+  bySource: Record<string, Record<string, number>>;
+  /** why units or cells were left out → count */
+  dropped: Record<string, number>;
+  problems: number;
+}
+
+const SHARDS = 64;
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  return h >>> 0;
+}
+
+/** The grouping key of an English text: case and final punctuation do not make another row. */
+export function textKey(s: string): string {
+  return s.toLowerCase().replace(/[\s.!?:;…。！？]+$/u, '');
+}
+
+interface ShardRecord { k: string; t: [string, string][]; s: string; d: boolean }
+
+class ShardWriter {
+  private readonly fds: number[] = [];
+  private readonly bufs: string[] = [];
+  constructor(readonly dir: string) {
+    for (let i = 0; i < SHARDS; i++) { this.fds.push(openSync(join(dir, `shard-${i}.jsonl`), 'w')); this.bufs.push(''); }
+  }
+  add(r: ShardRecord): void {
+    const i = fnv1a(r.k) % SHARDS;
+    this.bufs[i] += JSON.stringify(r) + '\n';
+    if (this.bufs[i]!.length > 1 << 16) { writeSync(this.fds[i]!, this.bufs[i]!); this.bufs[i] = ''; }
+  }
+  close(): void {
+    for (let i = 0; i < SHARDS; i++) { if (this.bufs[i]) writeSync(this.fds[i]!, this.bufs[i]!); closeSync(this.fds[i]!); }
+  }
+}
+
+function* walk(path: string): Generator<string> {
+  const st = lstatSync(path);
+  if (st.isSymbolicLink()) return;
+  if (st.isFile()) { yield path; return; }
+  if (!st.isDirectory()) return;
+  for (const name of readdirSync(path).sort()) yield* walk(join(path, name));
+}
+
+function head(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try { const b = Buffer.alloc(1024); const n = readSync(fd, b, 0, 1024, 0); return b.subarray(0, n); } finally { closeSync(fd); }
+}
+
+/** Cleaned (English, language → text) units of one raw unit: split into sentences when both sides agree. */
+function* cleanUnit(u: TranslationUnit, o: CorpusOptions, drop: (why: string) => void): Generator<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (const [l, t] of u.texts) {
+    if (isEnglishVariant(l)) continue;
+    const c = normalizeSpace(t);
+    if (c && hasLetters(c)) texts.set(l, c);
+  }
+  const en = texts.get('en');
+  if (en !== undefined) for (const [l, t] of texts) if (l !== 'en' && t === en) { texts.delete(l); drop('identical to the English'); }
+  if (texts.size < 2) { drop('fewer than two languages'); return; }
+  const rules = lengthRules(u.kind, o);
+  // a multi-sentence English text: sentence pairs where every language has as many sentences
+  if (en !== undefined && u.kind !== 'phrase') {
+    const enSents = sentences(en, 'en');
+    if (enSents.length > 1) {
+      const split = new Map<string, string[]>();
+      for (const [l, t] of texts) { const s = l === 'en' ? enSents : sentences(t, l); if (s.length === enSents.length) split.set(l, s); }
+      if (split.size >= 2) {
+        for (let i = 0; i < enSents.length; i++) {
+          const m = new Map<string, string>();
+          for (const [l, s] of split) m.set(l, s[i]!);
+          const w = wordCount(enSents[i]!);
+          if (w < rules.minWords || w > rules.maxWords) { drop('English length'); continue; }
+          yield m;
+        }
+        return;
+      }
+    }
+  }
+  if (en !== undefined) {
+    const w = wordCount(en);
+    if (w < rules.minWords || w > rules.maxWords) { drop('English length'); return; }
+  }
+  yield texts;
+}
+
+/** Reads every source into the shards; returns counts. */
+async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, summary: CorpusSummary, drop: (why: string) => void): Promise<void> {
+  const progress = new Progress({ label: 'corpus', unit: 'units', silent: o.quiet });
+  const problem = (p: SourceProblem): void => { summary.problems++; (o.onProblem ?? (() => {}))(p); };
+  const devShare = o.devFraction ?? 0;
+  const roots: { path: string; source: string }[] = [];
+  for (const s of o.sources) roots.push(isDebFile(s) ? { path: debianPackageTree(s, join(work, 'debs'), o.cacheDir), source: s } : { path: s, source: s });
+  for (const pkg of o.debian ?? []) roots.push({ path: debianPackageTree(pkg, join(work, 'debs'), o.cacheDir, true), source: pkg });
+  for (const root of roots) {
+    const source = root.source.replace(/^.*\//, '').replace(/_.*\.deb$/, '');
+    const ctx: ReadContext = { source, onProblem: problem };
+    const emit = (u: TranslationUnit): void => {
+      summary.units++;
+      progress.tick();
+      const dev = devShare > 0 && u.doc !== undefined && (fnv1a(`${u.source}\u0000${u.doc}`) % 10000) / 10000 < devShare;
+      for (const texts of cleanUnit(u, o, drop)) {
+        const en = texts.get('en');
+        const key = en !== undefined ? textKey(en) : `\u0000${[...texts].map(([l, t]) => `${l}=${textKey(t)}`).sort().join('\u0001')}`;
+        shards.add({ k: key, t: [...texts], s: u.source, d: dev });
+      }
+    };
+    const docSets = documentSetReader();
+    const inDocSet = new Set<string>();
+    const files = [...walk(root.path)];
+    if (docSets) {
+      const dirs = new Set<string>([root.path]);
+      for (const f of files) { let d = f; while ((d = d.slice(0, d.lastIndexOf('/'))) && d.length >= root.path.length) dirs.add(d); }
+      for (const d of [...dirs].sort()) {
+        if ([...inDocSet].some((x) => d.startsWith(x + '/'))) continue;
+        if (!docSets.isDocumentSet(d)) continue;
+        inDocSet.add(d);
+        try {
+          for await (const u of docSets.read(d, { ...ctx, align: o.align })) emit({ ...u, source });
+        } catch (e) { problem({ file: d, message: (e as Error).message }); }
+      }
+    }
+    for (const f of files) {
+      if ([...inDocSet].some((x) => f.startsWith(x + '/'))) continue;
+      let h: Buffer;
+      try { h = head(f); } catch (e) { problem({ file: f, message: (e as Error).message }); continue; }
+      const reader = corpusReaders().find((r) => r.accepts(f, h));
+      if (!reader) continue;
+      summary.files++;
+      try {
+        for await (const u of reader.read(f, ctx)) emit({ ...u, source, doc: u.doc ?? undefined });
+      } catch (e) {
+        problem({ file: relative(process.cwd(), f) || f, message: (e as Error).message.replace(`${f}: `, '') });
+      }
+    }
+  }
+  progress.done();
+}
+
+interface Row { cells: Map<string, string>; sources: string[] }
+
+function majority(counts: Map<string, number>): string {
+  let best = '', n = -1;
+  for (const [t, c] of counts) if (c > n || (c === n && t < best)) { best = t; n = c; }
+  return best;
+}
+
+async function* groupShard(file: string): AsyncGenerator<Row & { dev: boolean }> {
+  const groups = new Map<string, { langs: Map<string, Map<string, number>>; sources: Set<string>; dev: boolean }>();
+  for await (const { line } of readLines(file)) {
+    if (!line) continue;
+    const r = JSON.parse(line) as ShardRecord;
+    let g = groups.get(r.k);
+    if (!g) groups.set(r.k, g = { langs: new Map(), sources: new Set(), dev: r.d });
+    g.sources.add(r.s);
+    g.dev &&= r.d; // a text that also occurs outside the held-out documents stays in training
+    for (const [l, t] of r.t) {
+      let m = g.langs.get(l);
+      if (!m) g.langs.set(l, m = new Map());
+      m.set(t, (m.get(t) ?? 0) + 1);
+    }
+  }
+  for (const k of [...groups.keys()].sort()) {
+    const g = groups.get(k)!;
+    const cells = new Map<string, string>();
+    for (const [l, m] of g.langs) cells.set(l, majority(m));
+    yield { cells, sources: [...g.sources].sort(), dev: g.dev };
+  }
+}
+
+async function writeTsv(path: string, lines: AsyncIterable<string>): Promise<void> {
+  await atomicOutput(path, async (tmp) => {
+    const fd = openSync(tmp, 'w');
+    try {
+      if (/\.gz$/.test(path)) {
+        const gz = createGzip({ level: 6 });
+        const done = new Promise<void>((resolve, reject) => { gz.on('end', resolve); gz.on('error', reject); });
+        gz.on('data', (c: Buffer) => writeSync(fd, c));
+        for await (const l of lines) if (!gz.write(l)) await new Promise((r) => gz.once('drain', r));
+        gz.end();
+        await done;
+      } else {
+        let buf = '';
+        for await (const l of lines) { buf += l; if (buf.length > 1 << 20) { writeSync(fd, buf); buf = ''; } }
+        if (buf) writeSync(fd, buf);
+      }
+    } finally { closeSync(fd); }
+  });
+}
+
+const tsvCell = (s: string): string => s.replace(/[\t\n\r]/g, ' ');
+
+/** Builds the corpus; returns the summary (also for the dev set's rows). */
+export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
+  const work = mkdtempSync(join(tmpdir(), 'xling-corpus-'));
+  const summary: CorpusSummary = { files: 0, units: 0, rows: 0, devRows: 0, langs: [], bySource: {}, dropped: {}, problems: 0 };
+  const drop = (why: string): void => { summary.dropped[why] = (summary.dropped[why] ?? 0) + 1; };
+  try {
+    const shards = new ShardWriter(work);
+    try { await firstPass(o, shards, work, summary, drop); } finally { shards.close(); }
+    // second pass: group shards; dev rows kept in memory (a small share), training rows to a temp file
+    const devRows: Row[] = [];
+    const devCells = new Set<string>();
+    const trainFile = join(work, 'train.jsonl');
+    const fd = openSync(trainFile, 'w');
+    const langCount = new Map<string, number>();
+    try {
+      for (let i = 0; i < SHARDS; i++) {
+        let buf = '';
+        for await (const r of groupShard(join(work, `shard-${i}.jsonl`))) {
+          if (r.dev) { devRows.push(r); for (const [l, t] of r.cells) devCells.add(`${l}\u0000${t.toLowerCase()}`); continue; }
+          buf += JSON.stringify({ c: [...r.cells], s: r.sources }) + '\n';
+          if (buf.length > 1 << 16) { writeSync(fd, buf); buf = ''; }
+        }
+        if (buf) writeSync(fd, buf);
+        rmSync(join(work, `shard-${i}.jsonl`));
+      }
+    } finally { closeSync(fd); }
+    // languages: counted on the training rows that survive the dev filter
+    const kept = async function* (): AsyncGenerator<Row> {
+      for await (const { line } of readLines(trainFile)) {
+        if (!line) continue;
+        const r = JSON.parse(line) as { c: [string, string][]; s: string[] };
+        if (r.c.some(([l, t]) => devCells.has(`${l}\u0000${t.toLowerCase()}`))) { drop('shares a text with the dev set'); continue; }
+        yield { cells: new Map(r.c), sources: r.s };
+      }
+    };
+    for await (const r of kept()) for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1);
+    const minRows = o.minLangRows ?? 50;
+    const langs = [...langCount].filter(([l, n]) => l === 'en' || n >= minRows).map(([l]) => l).sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
+    for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} cells < ${minRows})`] = n;
+    summary.langs = langs;
+    const nway = o.format !== 'pairs';
+    const rowsOut = (rows: AsyncIterable<Row> | Iterable<Row>, count: (n: number) => void, tally: boolean) => async function* (): AsyncGenerator<string> {
+      if (nway) yield [...langs, '#source'].join('\t') + '\n';
+      else yield ['lang1', 'lang2', 'text1', 'text2', '#source'].join('\t') + '\n';
+      let n = 0;
+      for await (const r of rows) {
+        const present = langs.filter((l) => r.cells.has(l));
+        if (nway) {
+          if (!r.cells.has('en') || present.length < 2) continue;
+          yield langs.map((l) => tsvCell(r.cells.get(l) ?? '')).join('\t') + '\t' + tsvCell(r.sources.join(',')) + '\n';
+          n++;
+        } else {
+          for (let a = 0; a < present.length; a++) for (let b = a + 1; b < present.length; b++) {
+            if (r.cells.has('en') && present[a] !== 'en' && present[b] !== 'en') continue; // through English when it is there
+            yield [present[a]!, present[b]!, tsvCell(r.cells.get(present[a]!)!), tsvCell(r.cells.get(present[b]!)!), tsvCell(r.sources.join(','))].join('\t') + '\n';
+            n++;
+          }
+        }
+        if (tally) for (const l of present) for (const s of r.sources) { const m = summary.bySource[s] ??= {}; m[l] = (m[l] ?? 0) + 1; }
+      }
+      count(n);
+    };
+    await writeTsv(o.out, rowsOut(kept(), (n) => { summary.rows = n; }, true)());
+    if (o.devOut !== undefined) {
+      devRows.sort((a, b) => (a.cells.get('en') ?? '').localeCompare(b.cells.get('en') ?? ''));
+      await writeTsv(o.devOut, rowsOut(devRows, (n) => { summary.devRows = n; }, false)());
+    }
+    return summary;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export function assertReadable(paths: string[]): void {
+  for (const p of paths) if (!existsSync(p)) throw new Error(`${p}: no such file or folder`);
+}

@@ -1,0 +1,97 @@
+// Cleaning of translation texts, as the shared gettext corpus was cleaned: markup tags,
+// accelerator marks and line breaks removed, strings with format placeholders dropped, whitespace
+// collapsed, NFC. Then the writer's rules: length limits on the English side by kind, a
+// translation identical to the English dropped, multi-sentence texts split into sentence pairs
+// when both sides have as many sentences.
+
+import { TextKind } from './types.js';
+
+// tags of the markup catalogs carry (Pango, HTML, Mallard/DocBook inline): removed, their text kept
+const MARKUP = new Set(['a', 'b', 'i', 'u', 's', 'tt', 'big', 'small', 'span', 'em', 'strong', 'sub', 'sup', 'br', 'p', 'markup', 'link',
+  'gui', 'guilabel', 'cmd', 'code', 'key', 'keyseq', 'app', 'file', 'var', 'sys', 'input', 'output', 'font', 'color', 'c', 'q', 'cite',
+  'emphasis', 'literal', 'command', 'filename', 'replaceable', 'ulink', 'quote', 'small', 'center', 'nobr', 'kbd', 'mark', 'abbr']);
+
+const TAG = /<\/?([a-zA-Z][a-zA-Z0-9_-]*)(\s[^<>]*)?\/?>/g;
+
+/** printf, Python, .NET, shell and Qt placeholders: a string holding one is dropped. */
+const PLACEHOLDER = /%(\d+\$)?[-+ #0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspn@]|%\(\w+\)[sdifr]|%[1-9]|\{\d*\}|\{[A-Za-z_][\w.]*(:[^{}]*)?\}|\$\{?[A-Za-z_]\w*\}?|\[\[[^\]]*\]\]/;
+
+/**
+ * Removes markup: a tag is markup when its name is known or when it is closed in the same string
+ * (`<color_red>…</color>`); an unpaired unknown tag (`<npcname>`) is a placeholder: undefined.
+ */
+export function stripMarkup(s: string): string | undefined {
+  const names = new Set<string>();
+  const closed = new Set<string>();
+  for (const m of s.matchAll(TAG)) { names.add(m[1]!.toLowerCase()); if (m[0].startsWith('</')) closed.add(m[1]!.toLowerCase()); }
+  for (const n of names) {
+    const base = n.replace(/_.*$/, '');
+    if (!MARKUP.has(n) && !MARKUP.has(base) && !closed.has(n) && !closed.has(base)) return undefined;
+  }
+  return s.replace(TAG, (m) => (/^<br\b/i.test(m) ? ' ' : ''));
+}
+
+/** Removes one accelerator mark (GTK `_`, Qt/Windows `&`, LibreOffice `~`, the CJK `(_F)` suffix). */
+export function stripAccelerators(s: string): string {
+  let t = s.replace(/\s*[(（]\s*[_&~]?[A-Za-z0-9]\s*[)）]/g, (m) => (/[_&~]/.test(m) ? '' : m));
+  for (const mark of ['_', '&', '~']) {
+    const count = t.split(mark).length - 1;
+    if (count !== 1) { if (mark === '&') t = t.replace(/&&/g, '&'); continue; }
+    t = t.replace(new RegExp(`${mark === '_' ? '_' : mark === '&' ? '&' : '~'}(?=[\\p{L}\\p{N}])`, 'u'), '');
+  }
+  return t;
+}
+
+const ENTITY: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** A software message cleaned for the corpus, or undefined when it is to be dropped. */
+export function cleanMessage(raw: string): string | undefined {
+  if (PLACEHOLDER.test(raw)) return undefined;
+  let s = stripMarkup(raw);
+  if (s === undefined) return undefined;
+  s = s.replace(/&(amp|lt|gt|quot|apos|nbsp);/g, (_, n: string) => ENTITY[n]!);
+  s = stripAccelerators(s);
+  return normalizeSpace(s);
+}
+
+/** NFC, control characters and line breaks to spaces, whitespace collapsed. */
+export function normalizeSpace(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.normalize('NFC').replace(/[\u0000-\u001f\u007f\u00a0\u2028\u2029]/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+export interface LengthRules {
+  /** English words, inclusive. */
+  minWords: number;
+  maxWords: number;
+}
+
+/** The default length rules by kind: the shared corpus kept messages of 4–60 English words. */
+export function lengthRules(kind: TextKind, o: { minWords?: number; maxWords?: number } = {}): LengthRules {
+  const d = kind === 'phrase' ? { minWords: 1, maxWords: 12 } : kind === 'prose' ? { minWords: 3, maxWords: 80 } : { minWords: 3, maxWords: 60 };
+  return { minWords: o.minWords ?? d.minWords, maxWords: o.maxWords ?? d.maxWords };
+}
+
+export function wordCount(s: string): number {
+  return s.split(' ').filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+}
+
+const segmenters = new Map<string, Intl.Segmenter>();
+
+/** Sentences of a text (Intl.Segmenter, the language's rules), trimmed, non-empty. */
+export function sentences(text: string, lang: string): string[] {
+  const tag = lang.replace('_', '-');
+  let seg = segmenters.get(tag);
+  if (!seg) {
+    try { seg = new Intl.Segmenter(tag, { granularity: 'sentence' }); } catch { seg = new Intl.Segmenter('en', { granularity: 'sentence' }); }
+    segmenters.set(tag, seg);
+  }
+  const out: string[] = [];
+  for (const s of seg.segment(text)) { const t = s.segment.trim(); if (t) out.push(t); }
+  return out;
+}
+
+/** A string with letters in it (not only digits, punctuation or symbols). */
+export function hasLetters(s: string): boolean {
+  return /\p{L}/u.test(s);
+}

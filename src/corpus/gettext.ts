@@ -1,0 +1,101 @@
+// gettext catalogs (.po and .mo) as translation units: each translated entry pairs the English
+// msgid with the catalog language's msgstr. Parsing is gettext-parser's (a well-kept parser of
+// both formats, charsets included); what gettext's manual leaves to the catalog's users is done
+// here: the header entry, fuzzy and obsolete entries and empty translations are skipped; plural
+// entries pair msgid with msgstr[0] and msgid_plural with msgstr[1] only for two-form languages
+// (elsewhere the forms do not follow English's singular/plural); contexts (msgctxt) only tell
+// entries apart. The catalog's language comes from its header's `Language:` field, else from the
+// path (`…/locale/LANG/LC_MESSAGES/x.mo`, `po/LANG.po`, `LANG.domain.po`, `domain-LANG.po`).
+// Accelerators, markup and placeholders are handled by cleanMessage (clean.ts).
+// Spec: GNU gettext manual, "The Format of PO Files" and "The Format of GNU MO Files".
+import { readFileSync } from 'node:fs';
+import { basename, dirname, sep } from 'node:path';
+import gettextParser, { GetTextTranslations } from 'gettext-parser';
+import { cleanMessage } from './clean.js';
+import { normalizeLang, isEnglishVariant } from './langs.js';
+import { ReadContext, SourceReader, TranslationUnit } from './types.js';
+
+const MO_MAGIC = [0x950412de, 0xde120495];
+
+function isMo(head: Buffer): boolean {
+  if (head.length < 4) return false;
+  const le = head.readUInt32LE(0);
+  return MO_MAGIC.includes(le);
+}
+
+/** The catalog's language: the header's Language field, else the path. */
+export function catalogLanguage(file: string, headers: Record<string, string>): string | undefined {
+  const h = (headers['Language'] ?? headers['language'] ?? '').trim();
+  if (h) { const l = normalizeLang(h); if (l) return l; }
+  const parts = file.split(sep);
+  const lc = parts.lastIndexOf('LC_MESSAGES');
+  if (lc > 0) { const l = normalizeLang(parts[lc - 1]!); if (l) return l; }
+  const stem = basename(file).replace(/\.(po|mo|gmo)$/i, '');
+  const tries = [stem, stem.split('.')[0]!, stem.split('.').at(-1)!, stem.split('-').at(-1)!, stem.split('_').at(-1)!, basename(dirname(file))];
+  for (const t of tries) {
+    if (!t) continue;
+    const l = normalizeLang(t);
+    if (l) return l;
+  }
+  return undefined;
+}
+
+function pluralCount(headers: Record<string, string>): number | undefined {
+  const m = /nplurals\s*=\s*(\d+)/.exec(headers['Plural-Forms'] ?? headers['plural-forms'] ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Parses a catalog file (either format), throwing an error that names the file. */
+export function parseCatalog(file: string, data: Buffer): GetTextTranslations {
+  try {
+    return isMo(data) ? gettextParser.mo.parse(data) : gettextParser.po.parse(data);
+  } catch (e) {
+    throw new Error(`${file}: not a readable gettext catalog (${(e as Error).message})`);
+  }
+}
+
+function slice(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  return (h >>> 0) % 1000;
+}
+
+export const gettextReader: SourceReader = {
+  name: 'gettext',
+  accepts(file, head) {
+    if (/\.(mo|gmo)$/i.test(file)) return isMo(head);
+    return /\.po$/i.test(file);
+  },
+  async *read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
+    const data = readFileSync(file);
+    if (/\.(mo|gmo)$/i.test(file) && !isMo(data)) throw new Error(`${file}: not a .mo file (bad magic number)`);
+    const cat = parseCatalog(file, data);
+    const lang = catalogLanguage(file, cat.headers);
+    if (!lang) throw new Error(`${file}: no language (no Language header, none in the path)`);
+    if (lang === 'en' || isEnglishVariant(lang)) return;
+    const nplurals = pluralCount(cat.headers);
+    const domain = basename(file).replace(/\.(po|mo|gmo)$/i, '');
+    const source = ctx.source ?? file;
+    for (const entries of Object.values(cat.translations)) {
+      for (const e of Object.values(entries)) {
+        if (!e.msgid || e.obsolete) continue;
+        if (/\bfuzzy\b/.test(e.comments?.flag ?? '')) continue;
+        const pairs: [string, string][] = [];
+        if (e.msgid_plural) {
+          if (nplurals === 2 || nplurals === 1) pairs.push([e.msgid, e.msgstr[0] ?? '']);
+          if (nplurals === 2) pairs.push([e.msgid_plural, e.msgstr[1] ?? '']);
+        } else pairs.push([e.msgid, e.msgstr[0] ?? '']);
+        for (const [en, tr] of pairs) {
+          if (!tr.trim()) continue;
+          const a = cleanMessage(en), b = cleanMessage(tr);
+          if (a === undefined || b === undefined) continue;
+          const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
+          // a document for holding out dev rows: the source file of the message, else one of 1,000
+          // slices of the catalog by the English text (the same in every language's catalog)
+          const doc = ref ? `${domain}:${ref}` : `${domain}#${slice(e.msgid)}`;
+          yield { texts: new Map([['en', a], [lang, b]]), source, doc, kind: 'message' };
+        }
+      }
+    }
+  },
+};

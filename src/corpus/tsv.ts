@@ -1,0 +1,35 @@
+// An N-way parallel TSV (xling's corpus format: a header of language codes, one row per text,
+// empty cells for missing translations; `#`-prefixed metadata columns such as #source) as a
+// source of `xling corpus`, so that corpora are merged and deduplicated with other sources.
+// Rows carry no document, so none of them is held out for a dev set.
+import { readLines } from '../io/lines.js';
+import { normalizeLang } from './langs.js';
+import { SourceReader, TranslationUnit } from './types.js';
+
+export const nwayTsvReader: SourceReader = {
+  name: 'nway-tsv',
+  accepts(file, head) {
+    if (!/\.tsv(\.gz)?$/i.test(file)) return false;
+    if (head[0] === 0x1f && head[1] === 0x8b) return true; // gzip: the header is checked when read
+    const first = head.toString('utf8').split('\n')[0]!.replace(/\r$/, '');
+    return first.split('\t').every((c) => c.startsWith('#') || normalizeLang(c) === c);
+  },
+  async *read(file, ctx): AsyncIterable<TranslationUnit> {
+    let cols: (string | undefined)[] | null = null;
+    let srcCol = -1;
+    for await (const { line, no } of readLines(file, { maxChars: 100000 })) {
+      const cells = line.split('\t');
+      if (!cols) {
+        cols = cells.map((c) => (c.startsWith('#') ? undefined : normalizeLang(c)));
+        cells.forEach((c, i) => { if (!c.startsWith('#') && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`); });
+        srcCol = cells.indexOf('#source');
+        continue;
+      }
+      if (cells.length !== cols.length) { ctx.onProblem({ file, line: no, message: `${cells.length} columns, header has ${cols.length}` }); continue; }
+      const texts = new Map<string, string>();
+      cells.forEach((c, i) => { const l = cols![i]; if (l && c) texts.set(l, c); });
+      yield { texts, source: ctx.source ?? (srcCol >= 0 && cells[srcCol] ? cells[srcCol]! : file), kind: 'message' };
+    }
+    if (!cols) throw new Error(`${file}: empty file (no header)`);
+  },
+};
