@@ -63,6 +63,19 @@ test('TMX: units of three languages, inline codes dropped, <hi> kept, entities d
   assert.equal(named.units[0]!.doc, file);
 });
 
+test('TMX: a fault repeated in every <tu> is reported ten times, then counted once', async () => {
+  const file = t('mono.tmx');
+  const tus = Array.from({ length: 25 }, (_, i) => `<tu><tuv xml:lang="en"><seg>Line ${i}</seg></tuv></tu>`).join('\n');
+  fs.writeFileSync(file, `<tmx version="1.4"><header/><body>\n${tus}\n<tu><tuv xml:lang="en"><seg>a</seg></tuv><tuv xml:lang="x-none"><seg>b</seg></tuv></tu>\n</body></tmx>\n`);
+  const { units, problems } = await readAll(tmxReader, file);
+  assert.deepEqual(units, []);
+  assert.deepEqual(problems, [
+    ...Array.from({ length: 10 }, (_, i) => ({ file, line: i + 2, message: 'a <tu> with one <tuv>; skipped' })),
+    { file, line: 27, message: 'a <tuv> with xml:lang="x-none", not a language code; its <tu> skipped' },
+    { file, message: '15 more like the above (one variant) not reported one by one' },
+  ]);
+});
+
 test('TMX: gzip and UTF-16 files read the same units', async () => {
   const file = fx('sample.tmx');
   const want = (await readAll(tmxReader, file)).units.map((u) => u.texts);
@@ -88,7 +101,7 @@ test('XLIFF 1.2: trans-units with targets, <g>/<mrk> text kept, codes dropped, a
     { texts: { en: 'Click here & wait.', de: 'Klicken Sie hier & warten Sie.' }, source: file, doc: `${file}#ui/strings.properties`, kind: 'prose' },
     { texts: { en: 'Help', zh_tw: '說明' }, source: file, doc: `${file}#help.html`, kind: 'prose' },
   ]);
-  assert.deepEqual(problems, []);
+  assert.deepEqual(problems, [{ file, line: 27, message: 'a <trans-unit> without <source>; skipped' }]);
 });
 
 test('XLIFF 2.0: a unit per segment, <pc>/<mrk> text kept, <ph/>/<sc/>/<ec/> and originalData dropped, translate="no" skipped', async () => {

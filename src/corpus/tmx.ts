@@ -5,7 +5,7 @@
 // sentence); <hi> is highlighting, its text kept. <prop>s and <note>s are not text. Streamed with
 // saxes: TMX files from OPUS are gigabytes; memory is bounded by one <tu>.
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
-import { rootElement, unitTexts, xmlEvents } from './xml.js';
+import { FileProblems, rootElement, unitTexts, xmlEvents } from './xml.js';
 import { extname } from 'node:path';
 
 /** Inline elements whose content is native code (or a sub-flow), not the segment's text. */
@@ -36,70 +36,73 @@ async function* readTmx(file: string, ctx: ReadContext): AsyncGenerator<Translat
   let seg: string[] | null = null; // text pieces of the <seg> being read
   let skip = 0; // depth inside code elements within the <seg>
   let missingLang = false;
-  for await (const batch of xmlEvents(file)) {
-    const out: TranslationUnit[] = [];
-    for (const ev of batch) {
-      if (ev.kind === 'text') {
-        if (seg && skip === 0) seg.push(ev.text);
-        continue;
-      }
-      if (ev.kind === 'open') {
-        if (root) {
-          root = false;
-          if (ev.name !== 'tmx') throw new Error(`${file}:${ev.line}: not a TMX file (its root element is <${ev.name}>, not <tmx>)`);
+  const problems = new FileProblems(file, ctx);
+  try {
+    for await (const batch of xmlEvents(file)) {
+      const out: TranslationUnit[] = [];
+      for (const ev of batch) {
+        if (ev.kind === 'text') {
+          if (seg && skip === 0) seg.push(ev.text);
           continue;
         }
-        if (seg) { if (CODE.has(ev.name) || skip > 0) skip++; continue; }
-        switch (ev.name) {
-          case 'body': inBody = true; break;
-          case 'tu':
-            if (inBody) { tuvs = []; tuLine = ev.line; missingLang = false; }
-            break;
-          case 'tuv':
-            if (tuvs) {
-              inTuv = true;
-              tuvLang = ev.attrs['xml:lang'] ?? ev.attrs['lang'];
-              if (tuvLang === undefined && !missingLang) { missingLang = true; tuvLine = ev.line; }
-            }
-            break;
-          case 'seg':
-            if (inTuv) { seg = []; skip = 0; }
-            break;
+        if (ev.kind === 'open') {
+          if (root) {
+            root = false;
+            if (ev.name !== 'tmx') throw new Error(`${file}:${ev.line}: not a TMX file (its root element is <${ev.name}>, not <tmx>)`);
+            continue;
+          }
+          if (seg) { if (CODE.has(ev.name) || skip > 0) skip++; continue; }
+          switch (ev.name) {
+            case 'body': inBody = true; break;
+            case 'tu':
+              if (inBody) { tuvs = []; tuLine = ev.line; missingLang = false; }
+              break;
+            case 'tuv':
+              if (tuvs) {
+                inTuv = true;
+                tuvLang = ev.attrs['xml:lang'] ?? ev.attrs['lang'];
+                if (tuvLang === undefined && !missingLang) { missingLang = true; tuvLine = ev.line; }
+              }
+              break;
+            case 'seg':
+              if (inTuv) { seg = []; skip = 0; }
+              break;
+          }
+          continue;
         }
-        continue;
+        // close
+        if (seg) {
+          if (ev.name === 'seg' && skip === 0) {
+            if (tuvLang !== undefined) tuvs!.push([tuvLang, seg.join('')]);
+            seg = null;
+          } else if (skip > 0) skip--;
+          continue;
+        }
+        if (ev.name === 'tuv') inTuv = false;
+        else if (ev.name === 'body') inBody = false;
+        else if (ev.name === 'tu' && tuvs) {
+          const unit = finishTu(tuLine, tuvLine, tuvs, missingLang, problems);
+          if (unit) out.push({ texts: unit, source, doc: file, kind: 'prose' });
+          tuvs = null;
+        }
       }
-      // close
-      if (seg) {
-        if (ev.name === 'seg' && skip === 0) {
-          if (tuvLang !== undefined) tuvs!.push([tuvLang, seg.join('')]);
-          seg = null;
-        } else if (skip > 0) skip--;
-        continue;
-      }
-      if (ev.name === 'tuv') inTuv = false;
-      else if (ev.name === 'body') inBody = false;
-      else if (ev.name === 'tu' && tuvs) {
-        const unit = finishTu(file, tuLine, tuvLine, tuvs, missingLang, ctx);
-        if (unit) out.push({ texts: unit, source, doc: file, kind: 'prose' });
-        tuvs = null;
-      }
+      yield* out;
     }
-    yield* out;
-  }
+  } finally { problems.finish(); }
 }
 
-function finishTu(file: string, tuLine: number, tuvLine: number, tuvs: [string, string][], missingLang: boolean, ctx: ReadContext): Map<string, string> | undefined {
+function finishTu(tuLine: number, tuvLine: number, tuvs: [string, string][], missingLang: boolean, problems: FileProblems): Map<string, string> | undefined {
   if (missingLang) {
-    ctx.onProblem({ file, line: tuvLine, message: 'a <tuv> without xml:lang; its <tu> skipped' });
+    problems.report('no language', tuvLine, 'a <tuv> without xml:lang; its <tu> skipped');
     return undefined;
   }
   if (tuvs.length < 2) {
-    ctx.onProblem({ file, line: tuLine, message: `a <tu> with ${tuvs.length === 0 ? 'no <tuv>' : 'one <tuv>'}; skipped` });
+    problems.report('one variant', tuLine, `a <tu> with ${tuvs.length === 0 ? 'no <tuv>' : 'one <tuv>'}; skipped`);
     return undefined;
   }
   const { texts, bad } = unitTexts(tuvs);
   if (bad.length) {
-    ctx.onProblem({ file, line: tuLine, message: `a <tuv> with xml:lang=${JSON.stringify(bad[0])}, not a language code; its <tu> skipped` });
+    problems.report(`xml:lang=${JSON.stringify(bad[0])}`, tuLine, `a <tuv> with xml:lang=${JSON.stringify(bad[0])}, not a language code; its <tu> skipped`);
     return undefined;
   }
   return texts;

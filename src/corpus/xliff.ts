@@ -12,7 +12,7 @@
 import { extname } from 'node:path';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { normalizeLang } from './langs.js';
-import { rootElement, unitTexts, xmlEvents, type XmlOpen } from './xml.js';
+import { FileProblems, rootElement, unitTexts, xmlEvents, type XmlOpen } from './xml.js';
 
 /** Inline elements whose content is native code (or a sub-flow inside one): dropped. */
 const CODE = new Set(['ph', 'bpt', 'ept', 'it', 'sub', 'x', 'bx', 'ex', 'sc', 'ec', 'sm', 'em', 'cp']);
@@ -56,90 +56,93 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
   let collecting: 'source' | 'target' | null = null;
   let pieces: string[] = [];
   let skip = 0; // depth inside code elements of the text being collected
-  for await (const batch of xmlEvents(file)) {
-    const out: TranslationUnit[] = [];
-    for (const ev of batch) {
-      if (ev.kind === 'text') {
-        if (collecting && skip === 0) pieces.push(ev.text);
-        continue;
-      }
-      if (ev.kind === 'open') {
-        depth++;
-        if (collecting) { if (skip > 0 || CODE.has(ev.name)) skip++; continue; }
-        if (depth === 1) {
-          if (ev.name !== 'xliff') throw new Error(`${file}:${ev.line}: not an XLIFF file (its root element is <${ev.name}>, not <xliff>)`);
-          const version = ev.attrs['version'] ?? '';
-          v2 = version.startsWith('2') || (version === '' && ev.attrs['srcLang'] !== undefined) || (ev.attrs['xmlns'] ?? '').includes(':xliff:document:2');
-          if (v2) {
-            docSrc = checkLang(file, ev, 'srcLang', ev.attrs['srcLang']);
-            docTrg = checkLang(file, ev, 'trgLang', ev.attrs['trgLang']);
-            if (docSrc === undefined) throw new Error(`${file}:${ev.line}: <xliff> has no srcLang`);
+  const problems = new FileProblems(file, ctx);
+  try {
+    for await (const batch of xmlEvents(file)) {
+      const out: TranslationUnit[] = [];
+      for (const ev of batch) {
+        if (ev.kind === 'text') {
+          if (collecting && skip === 0) pieces.push(ev.text);
+          continue;
+        }
+        if (ev.kind === 'open') {
+          depth++;
+          if (collecting) { if (skip > 0 || CODE.has(ev.name)) skip++; continue; }
+          if (depth === 1) {
+            if (ev.name !== 'xliff') throw new Error(`${file}:${ev.line}: not an XLIFF file (its root element is <${ev.name}>, not <xliff>)`);
+            const version = ev.attrs['version'] ?? '';
+            v2 = version.startsWith('2') || (version === '' && ev.attrs['srcLang'] !== undefined) || (ev.attrs['xmlns'] ?? '').includes(':xliff:document:2');
+            if (v2) {
+              docSrc = checkLang(file, ev, 'srcLang', ev.attrs['srcLang']);
+              docTrg = checkLang(file, ev, 'trgLang', ev.attrs['trgLang']);
+              if (docSrc === undefined) throw new Error(`${file}:${ev.line}: <xliff> has no srcLang`);
+            }
+            continue;
+          }
+          const inherited = skipStack.length > 0 && skipStack[skipStack.length - 1]!;
+          switch (ev.name) {
+            case 'file':
+              skipStack.push(inherited || ev.attrs['translate'] === 'no');
+              doc = `${file}#${ev.attrs['original'] ?? ev.attrs['id'] ?? ''}`.replace(/#$/, '');
+              if (!v2) {
+                fileSrc = checkLang(file, ev, 'source-language', ev.attrs['source-language']);
+                fileTrg = checkLang(file, ev, 'target-language', ev.attrs['target-language']);
+                if (fileSrc === undefined) throw new Error(`${file}:${ev.line}: <file> has no source-language`);
+              }
+              break;
+            case 'group':
+              skipStack.push(inherited || ev.attrs['translate'] === 'no');
+              break;
+            case 'unit': // 2.x
+              skipStack.push(inherited || ev.attrs['translate'] === 'no');
+              break;
+            case 'trans-unit': // 1.x
+              skipStack.push(inherited || ev.attrs['translate'] === 'no');
+              if (!v2) startUnit(ev);
+              break;
+            case 'segment':
+              if (v2) startUnit(ev);
+              break;
+            case 'source':
+            case 'target':
+              if (unitDepth >= 0 && depth === unitDepth + 1) {
+                collecting = ev.name;
+                pieces = [];
+                skip = 0;
+                const lang = checkLang(file, ev, 'xml:lang', ev.attrs['xml:lang']);
+                if (ev.name === 'source') srcLang = lang;
+                else {
+                  trgLang = lang;
+                  trgLine = ev.line;
+                  if (!v2 && UNTRANSLATED.has(ev.attrs['state'] ?? '')) unitUntranslated = true;
+                }
+              }
+              break;
           }
           continue;
         }
-        const inherited = skipStack.length > 0 && skipStack[skipStack.length - 1]!;
-        switch (ev.name) {
-          case 'file':
-            skipStack.push(inherited || ev.attrs['translate'] === 'no');
-            doc = `${file}#${ev.attrs['original'] ?? ev.attrs['id'] ?? ''}`.replace(/#$/, '');
-            if (!v2) {
-              fileSrc = checkLang(file, ev, 'source-language', ev.attrs['source-language']);
-              fileTrg = checkLang(file, ev, 'target-language', ev.attrs['target-language']);
-              if (fileSrc === undefined) throw new Error(`${file}:${ev.line}: <file> has no source-language`);
-            }
-            break;
-          case 'group':
-            skipStack.push(inherited || ev.attrs['translate'] === 'no');
-            break;
-          case 'unit': // 2.x
-            skipStack.push(inherited || ev.attrs['translate'] === 'no');
-            break;
-          case 'trans-unit': // 1.x
-            skipStack.push(inherited || ev.attrs['translate'] === 'no');
-            if (!v2) startUnit(ev);
-            break;
-          case 'segment':
-            if (v2) startUnit(ev);
-            break;
-          case 'source':
-          case 'target':
-            if (unitDepth >= 0 && depth === unitDepth + 1) {
-              collecting = ev.name;
-              pieces = [];
-              skip = 0;
-              const lang = checkLang(file, ev, 'xml:lang', ev.attrs['xml:lang']);
-              if (ev.name === 'source') srcLang = lang;
-              else {
-                trgLang = lang;
-                trgLine = ev.line;
-                if (!v2 && UNTRANSLATED.has(ev.attrs['state'] ?? '')) unitUntranslated = true;
-              }
-            }
-            break;
+        // close
+        depth--;
+        if (collecting) {
+          if (skip > 0) { skip--; continue; }
+          if (ev.name === collecting && depth === unitDepth) {
+            if (collecting === 'source') srcText ??= pieces.join('');
+            else trgText ??= pieces.join('');
+            collecting = null;
+            pieces = [];
+          }
+          continue;
         }
-        continue;
-      }
-      // close
-      depth--;
-      if (collecting) {
-        if (skip > 0) { skip--; continue; }
-        if (ev.name === collecting && depth === unitDepth) {
-          if (collecting === 'source') srcText ??= pieces.join('');
-          else trgText ??= pieces.join('');
-          collecting = null;
-          pieces = [];
+        if (unitDepth >= 0 && depth === unitDepth - 1 && (ev.name === 'trans-unit' || ev.name === 'segment')) {
+          const unit = finishUnit();
+          if (unit) out.push(unit);
+          unitDepth = -1;
         }
-        continue;
+        if (ev.name === 'file' || ev.name === 'group' || ev.name === 'unit' || ev.name === 'trans-unit') skipStack.pop();
       }
-      if (unitDepth >= 0 && depth === unitDepth - 1 && (ev.name === 'trans-unit' || ev.name === 'segment')) {
-        const unit = finishUnit();
-        if (unit) out.push(unit);
-        unitDepth = -1;
-      }
-      if (ev.name === 'file' || ev.name === 'group' || ev.name === 'unit' || ev.name === 'trans-unit') skipStack.pop();
+      yield* out;
     }
-    yield* out;
-  }
+  } finally { problems.finish(); }
 
   function startUnit(ev: XmlOpen): void {
     unitDepth = depth;
@@ -152,7 +155,7 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
 
   function finishUnit(): TranslationUnit | undefined {
     if (srcText === undefined) {
-      ctx.onProblem({ file, line: unitLine, message: `a <${v2 ? 'segment' : 'trans-unit'}> without <source>; skipped` });
+      problems.report('no source', unitLine, `a <${v2 ? 'segment' : 'trans-unit'}> without <source>; skipped`);
       return undefined;
     }
     if (trgText === undefined || unitUntranslated || trgText.trim() === '') return undefined;

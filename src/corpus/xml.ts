@@ -14,6 +14,7 @@ import { createReadStream, openSync, readSync, closeSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import { isEnglishVariant, normalizeLang } from './langs.js';
+import type { ReadContext } from './types.js';
 
 export interface XmlOpen { kind: 'open'; name: string; attrs: Record<string, string>; line: number }
 export interface XmlClose { kind: 'close'; name: string; line: number }
@@ -184,4 +185,28 @@ export function unitTexts(pairs: Iterable<[string, string]>): { texts?: Map<stri
   }
   if (!texts.has('en') && variant !== undefined) texts.set('en', variant);
   return { texts: texts.size >= 2 ? texts : undefined, bad };
+}
+
+/**
+ * Per-entry problems of one file, the first `limit` of each kind reported as they come and the
+ * rest counted in one last report (a memory whose every <tu> has the same fault says so once,
+ * not a million times).
+ */
+export class FileProblems {
+  private readonly counts = new Map<string, number>();
+  constructor(private readonly file: string, private readonly ctx: ReadContext, private readonly limit = 10) {}
+
+  report(kind: string, line: number, message: string): void {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    this.counts.set(kind, n);
+    if (n <= this.limit) this.ctx.onProblem({ file: this.file, line, message });
+  }
+
+  /** The counts of the problems not reported one by one. */
+  finish(): void {
+    for (const [kind, n] of this.counts) {
+      if (n > this.limit) this.ctx.onProblem({ file: this.file, message: `${n - this.limit} more like the above (${kind}) not reported one by one` });
+    }
+    this.counts.clear();
+  }
 }
