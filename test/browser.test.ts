@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { extname, join, normalize, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { loadModel, LoadedLiteModel } from '../src/lite/index.js';
 import { root } from './fixtures/cli.js';
@@ -101,6 +102,7 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
   const log: string[] = [];
   const csp: { value: string | null } = { value: null };
   let server: Server, browser: Browser, origin = '', profile = '', node: LoadedLiteModel;
+  const dev = gunzipSync(readFileSync(join(root, 'data/sample/gettext.dev.tsv.gz'))).toString('utf8').split('\n').slice(1, 201).flatMap((l) => l.split('\t')).filter(Boolean);
   const extra = ['Die Datei wurde nicht gefunden.', 'Le fichier est introuvable.', 'ファイルが見つかりません', 'Ünïcödé “quotes” — ﬁ', ''];
 
   before(async () => {
@@ -153,7 +155,16 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
       assert.ok(d <= 1e-5, `lang ${String(lang)}: page vs Node ${d}`);
       worst = Math.max(worst, d);
     }
-    console.log(`# ${ex.sentences.length + extra.length} sentences, ${kernel} in Chromium vs Node's xling/lite: max |Δ| ${worst.toExponential(2)}`);
+    // sentences/s in the page: the best of 3 over the dev set's first rows (after a warm-up)
+    const rate = await page.evaluate(async (t) => {
+      const e = (globalThis as unknown as InPage).xlingExample;
+      await e.embed(t, { lang: null });
+      let best = 0;
+      for (let r = 0; r < 3; r++) { const t0 = performance.now(); await e.embed(t, { lang: null }); best = Math.max(best, t.length / ((performance.now() - t0) / 1000)); }
+      return best;
+    }, dev);
+    assert.ok(rate > 0);
+    console.log(`# ${ex.sentences.length + extra.length} sentences, ${kernel} in Chromium vs Node's xling/lite: max |Δ| ${worst.toExponential(2)}; ${dev.length} dev sentences at ${rate.toFixed(0)} sentences/s (busy machine)`);
   }
 
   it('the example page loads the bundle and the default model from the package and embeds as Node does (WebAssembly SIMD)', async () => {
