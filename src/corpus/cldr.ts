@@ -10,7 +10,7 @@
 // (de_CH, es_419, zh_Hant_HK, sr_Cyrl_BA): its few entries are variants of the parent's names,
 // not another language. CLDR's `pt` is Brazilian Portuguese (pt_br), `pt_PT` European (pt).
 import { statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import { rootElement, xmlEvents } from './xml.js';
@@ -21,7 +21,7 @@ export const cldrReader: SourceReader = {
   name: 'cldr',
   accepts(file: string, head: Buffer): boolean {
     if (!file.toLowerCase().endsWith('.xml')) return false;
-    if (!/^annotations/i.test(basename(dirname(file)))) return false;
+    if (!/^annotations/i.test(basename(dirname(resolve(file))))) return false;
     return rootElement(head) === 'ldml';
   },
   read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
