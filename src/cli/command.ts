@@ -1,5 +1,6 @@
 // A CLI subcommand: its argument spec (also its --help) and what it runs.
 import { CommandSpec, defineCommand, formatHelp, OptionDef, parseArgs, ParsedArgs, UsageError } from '../util/args.js';
+import { requireNative } from '../tensor/backend.js';
 
 export interface CliCommand {
   /** Words after `xling`, e.g. ['eval', 'xsim']. */
@@ -27,7 +28,7 @@ export function withConventions<S extends CommandSpec>(spec: S): S {
 }
 
 /** Builds a command whose run() parses argv by spec (printing --help when asked). */
-export function command<const S extends CommandSpec>(path: string[], given: S, run: (a: ParsedArgs<S>) => Promise<void>, o: { ownSignals?: boolean } = {}): CliCommand {
+export function command<const S extends CommandSpec>(path: string[], given: S, run: (a: ParsedArgs<S>) => Promise<void>, o: { ownSignals?: boolean; native?: boolean } = {}): CliCommand {
   const spec = withConventions(given);
   defineCommand(spec); // refuses a malformed spec (e.g. a number option without a range) when the CLI loads
   return {
@@ -35,6 +36,8 @@ export function command<const S extends CommandSpec>(path: string[], given: S, r
     async run(argv) {
       const a = parseArgs(spec, argv);
       if (a.help) { process.stdout.write(formatHelp(spec) + '\n'); return; }
+      // o.native: the command cannot run without the native backend; said before it starts any work
+      if (o.native) requireNative();
       await run(a);
     },
   };

@@ -49,4 +49,4 @@ export const distillCommand = command(['distill'], {
     teacher: a.teacher, config, data, parallel: a.parallel, pivot: a.pivot, dev: a.dev, out: a.out, heldOut: a.heldOut, teacherChunk: a.teacherChunk,
     resume: a.resumeOrStart ? 'or-start' : a.resume, force: a.force, quiet: a.quiet, signal,
   }));
-}, { ownSignals: true });
+}, { ownSignals: true, native: true });

@@ -8,6 +8,7 @@ import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { Assignment, mineTablesWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { setNumThreads } from '../tensor/tensor.js';
+import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
@@ -22,7 +23,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     gold: { type: 'string', required: true, metavar: 'FILE', help: 'src_id<TAB>trg_id pairs' },
     srcVectors: { type: 'string', metavar: 'NPY' },
     trgVectors: { type: 'string', metavar: 'NPY' },
-    model: { type: 'string', metavar: 'DIR' },
+    model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model (without both --src-vectors and --trg-vectors, default: the model that comes with xling, models/default)' },
     ...MINE_OPTIONS,
     thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
     scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
@@ -34,25 +35,26 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     ...MINE_EMBED_OPTIONS,
   },
 }, async (a) => {
-  if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
-  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  // no --model and a side without --*-vectors: the default model embeds it
+  const model = a.model ?? (a.srcVectors && a.trgVectors ? undefined : modelOrDefault(undefined));
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   if (a.threads) setNumThreads(a.threads);
-  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'bucc', { selfTables: a.selfTables });
+  checkLangOptions(model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, 'bucc', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   // the calibration file is checked before any embedding
   const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'bucc') : undefined;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
-  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
-  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
+  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
+  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
   const su = S.map((s) => s.sentence), tu = T.map((t) => t.sentence);
-  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
+  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, model!, su, tu, a.srcLang, a.trgLang) : undefined;
   // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
   const tables = await mineTablesAsync(sv.data, tv.data, sv.d, { k, chunk: 65536 });
   if (scorer) {

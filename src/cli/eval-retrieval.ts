@@ -10,6 +10,7 @@ import { docsFileLangs, documentRetrieval, documentVectors, readParallelDocs } f
 import { alignByIds, precisionAtK } from '../eval/retrieval.js';
 import { exactSearch, recallVsExact } from '../index/exact.js';
 import { kebab } from '../util/args.js';
+import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
 import { readLines } from '../io/lines.js';
@@ -29,7 +30,7 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
     srcVectors: { type: 'string', metavar: 'NPY', help: 'source vectors (required unless --docs)' },
     trgVectors: { type: 'string', metavar: 'NPY', help: 'target vectors, row i aligned with source row i (required unless --docs)' },
     docs: { type: 'string', metavar: 'TSV', help: 'parallel documents (id<TAB>source text<TAB>target text, .gz allowed, - for standard input) embedded with --model: document vector = mean of its sentence vectors; P@k by cosine and by ratio margin' },
-    model: { type: 'string', metavar: 'DIR', help: 'model directory (with --docs)' },
+    model: { type: 'string', metavar: 'DIR', help: 'model directory (with --docs; default: the model that comes with xling, models/default)' },
     srcLang: { type: 'string', metavar: 'LANG', help: "language of the --docs source side for per-language centring (default: from a name like docs.dev.de-en.tsv.gz, else 'auto')" },
     trgLang: { type: 'string', metavar: 'LANG', help: 'language of the --docs target side (default as --src-lang)' },
     srcIds: { type: 'string', metavar: 'FILE', help: 'one id per row (e.g. OUTPUT.ids of `xling embed --docs`); align by id instead of row' },
@@ -69,11 +70,11 @@ export const evalRetrievalCommand = command(['eval', 'retrieval'], {
 
 async function evalDocs(a: { docs?: string; model?: string; srcLang?: string; trgLang?: string; srcVectors?: string; trgVectors?: string; srcIds?: string; trgIds?: string; index?: string; nprobe?: number; json?: string }): Promise<void> {
   for (const flag of ['srcVectors', 'trgVectors', 'srcIds', 'trgIds', 'index', 'nprobe'] as const) if (a[flag] !== undefined) usage(`--${kebab(flag)} does not apply to --docs (documents are aligned by line)`);
-  if (!a.model) usage('--docs needs --model');
-  checkPaths([['--docs', a.docs, 'in-text'], ['--model', a.model, 'in-dir'], ['--json', a.json, 'out-text']]);
+  const modelDir = modelOrDefault(a.model);
+  checkPaths([['--docs', a.docs, 'in-text'], ['--model', modelDir, 'in-dir'], ['--json', a.json, 'out-text']]);
   const fromName = docsFileLangs(a.docs!);
   let srcLang = a.srcLang ?? fromName?.src ?? 'auto', trgLang = a.trgLang ?? fromName?.trg ?? 'auto';
-  const model = loadSentenceEncoder(a.model);
+  const model = loadSentenceEncoder(modelDir);
   // a language taken from the file name is used only when the model knows it (a given one must be known)
   const known = (l: string | undefined) => (l && model.languages.some((m) => canonicalLang(m) === canonicalLang(l)) ? l : undefined);
   if (a.srcLang === undefined) srcLang = known(fromName?.src) ?? 'auto';

@@ -8,6 +8,7 @@ import { setNumThreads } from '../tensor/tensor.js';
 import { readLines } from '../io/lines.js';
 import { loadTable, NWayTable } from '../train/prepare.js';
 import { heatmap } from '../util/svg.js';
+import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 import { readVectors } from './vectors.js';
@@ -36,7 +37,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
   name: 'xling eval xsim',
   summary: 'similarity-search error between every pair of languages',
   options: {
-    model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors)' },
+    model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors; default: the model that comes with xling, models/default)' },
     vectors: { type: 'string', metavar: 'DIR', help: 'precomputed LANG.npy files, one row per TSV row (rows with an empty cell are ignored)' },
     data: { type: 'list', splitCommas: false, required: true, metavar: 'SRC', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz (- for standard input); or LANG=FILE, repeated: line-aligned files of one language each (as LASER\'s xsim)' },
     langs: { type: 'list', help: 'languages, two or more (default: all columns)' },
@@ -51,18 +52,20 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
   },
 }, async (a) => {
   if (a.threads) setNumThreads(a.threads);
-  if (!a.model === !a.vectors) usage('give exactly one of --model or --vectors');
+  if (a.model && a.vectors) usage('give --model or --vectors, not both');
   if (a.langs.length && new Set(a.langs).size < 2) usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
   const files = a.data.map((d) => { const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d); return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d }; });
   if (files.length > 1 && files.some((x) => !x.lang)) usage('--data: give one N-way TSV, or LANG=FILE for each language');
   if (files.length === 1 && files[0]!.lang) usage(`--data ${a.data[0]}: give LANG=FILE for two or more languages (or one N-way TSV)`);
   const data = files.length === 1 ? files[0]!.file : a.data.join(' ');
-  checkPaths([['--model', a.model, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ...files.map((x) => ['--data', x.file, 'in-text'] as const), ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
+  // neither: the default model
+  const modelDir = a.vectors ? undefined : modelOrDefault(a.model);
+  checkPaths([['--model', modelDir, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ...files.map((x) => ['--data', x.file, 'in-text'] as const), ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   const table = files.length === 1 ? await loadTable(data) : await alignedFiles(files);
   const langs = a.langs.length ? a.langs : table.langs;
   for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${data}`);
   if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
-  const model = a.model ? loadSentenceEncoder(a.model) : null;
+  const model = modelDir ? loadSentenceEncoder(modelDir) : null;
   const per: LangVectors[] = [];
   const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
   const said = new Set<string>();

@@ -87,4 +87,4 @@ export const exportCommand = command(['export'], {
     writeTextOutput(a.words, r.text);
     process.stderr.write(`[export] ${r.words} word vectors of ${r.dim} dimensions → ${a.words === '-' ? 'standard output' : a.words}\n`);
   }
-});
+}, { native: true });

@@ -7,6 +7,7 @@ import { buildGraph, checkGraphSettings, GRAPH_STEPS, GraphBuildOptions, graphMo
 import { GraphReader, graphPath, graphStatistics, neighboursOfText, openIndex, snap } from '../graph/query.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
@@ -39,6 +40,7 @@ export const graphBuildCommand = command(['graph', 'build'], {
   description: 'Steps store → embed → train → add → query → stats, each written atomically and skipped when done (a killed build resumes). With --shard i/n: embed, add and query do rows of shard i only; run `xling graph merge` after each sharded step.',
   options: {
     ...GRAPH_BUILD_OPTIONS,
+    model: DEFAULTED_MODEL_OPTION,
     shard: { type: 'string', metavar: 'i/n' },
     step: { type: 'list', choices: [...GRAPH_STEPS], help: 'run only these steps (default: all that are not done)' },
     threads: { type: 'number', range: { int: true, min: 1 } },
@@ -50,17 +52,18 @@ export const graphBuildCommand = command(['graph', 'build'], {
   const sources = parseSources(a.data);
   const fresh = !existsSync(`${a.out}/graph.json`);
   if (fresh && !sources.length) usage('--data: give the sentences (a new graph starts with its store)');
-  checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const)]);
-  readModelConfig(a.model);   // a bad --model is an error even when the steps left do not embed
+  const model = modelOrDefault(a.model, a.quiet);
+  checkPaths([['--model', model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const)]);
+  readModelConfig(model);   // a bad --model is an error even when the steps left do not embed
   if (a.threads) setNumThreads(a.threads);
   const options: GraphBuildOptions = {
-    model: a.model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
+    model, sources, out: a.out, k: a.k, factory: a.factory, nprobe: a.nprobe, candidates: a.candidates, recallTarget: a.recallTarget,
     trainSample: a.trainSample, filter: { minWords: a.minWords, maxWords: a.maxWords, dedup: a.dedup }, shard, steps: a.step.length ? a.step as GraphStep[] : undefined, quiet: a.quiet,
   };
   if (!fresh) checkGraphSettings(a.out, options);
   const meta = await buildGraph(options);
   if (meta.recall_at_10 !== undefined) process.stderr.write(`[graph] ${meta.sentences} sentences, recall@10 ${meta.recall_at_10}, ${meta.bytes_per_sentence} bytes/sentence (index + graph), ${meta.build_seconds}s after embedding\n`);
-});
+}, { native: true });
 
 export const graphMergeCommand = command(['graph', 'merge'], {
   name: 'xling graph merge',

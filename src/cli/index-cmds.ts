@@ -105,7 +105,7 @@ export const indexBuildCommand = command(['index', 'build'], {
   inContext(`--output ${a.output}`, () => index.write(a.output));
   process.stderr.write(`[index] ${a.output}: ${index.ntotal} vectors (rows ${lo}..${hi - 1})\n`);
   index.dispose();
-});
+}, { native: true });
 
 export const indexMergeCommand = command(['index', 'merge'], {
   name: 'xling index merge',
@@ -280,7 +280,7 @@ export const searchCommand = command(['search'], {
     }
     writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
   }
-});
+}, { native: true });
 
 /** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
 export function vectorsArgument(a: { vectors?: string; _: string[] }): string {

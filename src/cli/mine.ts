@@ -15,6 +15,7 @@ import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
 import { checkLangOptions, EMBED_OPTIONS, EmbedSettings, LANG_HELP, vectorsFor } from './vectors.js';
+import { modelOrDefault } from './default-model.js';
 
 export const MINE_OPTIONS = {
   k: { type: 'number', alias: 'k', default: 4, range: { int: true, min: 1 }, help: 'neighbours per direction for the margin' },
@@ -78,7 +79,7 @@ export const mineCommand = command(['mine'], {
   summary: 'mine parallel sentences from two monolingual corpora',
   options: {
     ...MINE_INPUT_OPTIONS,
-    model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model instead' },
+    model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model instead (without both --src-vectors and --trg-vectors, default: the model that comes with xling, models/default)' },
     ...MINE_OPTIONS,
     unify: { type: 'boolean', default: false, help: 'deduplicate identical lines before search' },
     index: { type: 'string', metavar: 'FAISS', help: 'search src→trg through this index over the trg vectors (ids = trg line numbers from 0); the neighbours found are scored exactly, and with --scorer are its candidates' },
@@ -89,26 +90,27 @@ export const mineCommand = command(['mine'], {
     ...MINE_FILTER_OPTIONS,
   },
 }, async (a) => {
-  if (!a.model && !(a.srcVectors && a.trgVectors)) usage('give --src-vectors and --trg-vectors, or --model');
   if (a.unify && a.index) usage('--unify and --index cannot be combined (index rows are the original lines)');
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
   const asked = parseThreshold(a.threshold);
   if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (its probabilities give the threshold; a margin's scale moves with the vectors and the domain: calibrate one on a dev pair with xling eval bucc --json, then --threshold-from)");
+  // no --model and a side without --*-vectors: the default model embeds it
+  const model = a.model ?? (a.srcVectors && a.trgVectors ? undefined : modelOrDefault(undefined));
   const filters = filterOptionsOf(a);
-  filters.lid = lidFilterOf(a, a.model);
-  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
+  filters.lid = lidFilterOf(a, model);
+  checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', model, 'in-dir'], ['--index', a.index, 'in'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text']]);
+  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, 'mine', { selfTables: a.selfTables });
   const scorer = opened?.scorer ?? null;
   // a scorer's default threshold is 0.5; with 'auto' it is chosen after mining, from every pair's probability
   let threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }) : asked === 'auto' ? undefined : asked ?? (scorer ? 0.5 : undefined);
   if (a.threads) setNumThreads(a.threads);
-  checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
+  checkLangOptions(model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   const t0 = performance.now();
   const S = await readSentences(a.src), T = await readSentences(a.trg);
-  let sv = vectorsFor(S.sentences, a.srcVectors, a.model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));
-  let tv = vectorsFor(T.sentences, a.trgVectors, a.model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'mine'));
+  let sv = vectorsFor(S.sentences, a.srcVectors, model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'mine'));
+  let tv = vectorsFor(T.sentences, a.trgVectors, model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'mine'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
   let sMap: Int32Array | null = null, tMap: Int32Array | null = null;
   if (a.unify) {
@@ -126,7 +128,7 @@ export const mineCommand = command(['mine'], {
   if (scorer && a.k !== scorer.k) process.stderr.write(`[mine] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'mine');
   const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences, tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
-  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, a.model!, su, tu, a.srcLang, a.trgLang) : undefined;
+  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, model!, su, tu, a.srcLang, a.trgLang) : undefined;
   // both directions' k-NN: the exact search off the main thread, so that Ctrl-C stops it between chunks
   const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
   const opts = { k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog.set(done) };
@@ -146,7 +148,7 @@ export const mineCommand = command(['mine'], {
     threshold = auto.threshold;
     rows = rows.filter((r) => r.score >= auto!.threshold);
   }
-  const run: MinedRun = { model: a.model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, wordTables: opened?.wordTables(), threshold, auto };
+  const run: MinedRun = { model: model ?? null, margin: a.margin, retrieval: scorer ? 'scorer' : a.retrieval, k, scorer: a.scorer ?? null, wordTables: opened?.wordTables(), threshold, auto };
   const out = minedFiles(rows, S, T, filters, run, { header: a.header, sMap, tMap });
   if (out.filtered) process.stderr.write(`[mine] ${out.filtered}\n`);
   writeTextOutput(a.output, out.text);

@@ -6,6 +6,7 @@ import { BinaryFlatIndex, isBinaryIndexFile } from '../index/binary.js';
 import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
 import { loadStore, SentenceStore } from '../io/sentence-store.js';
 import { setNumThreads } from '../tensor/tensor.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { PRECISION_OPTION } from './vectors.js';
@@ -15,7 +16,7 @@ export const serveCommand = command(['serve'], {
   summary: 'embedding and search HTTP API (TEI- and OpenAI-compatible routes) and a web explorer',
   description: 'Binds to 127.0.0.1 unless --host says otherwise. SIGTERM or SIGINT: in-flight requests finish, new ones get 503, then the process exits. OpenAPI document and UI at /docs.',
   options: {
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory' },
+    model: DEFAULTED_MODEL_OPTION,
     port: { type: 'number', default: 8080, range: { int: true, min: 0, max: 65535 }, help: '0: any free port (printed)' },
     host: { type: 'string', default: '127.0.0.1' },
     index: { type: 'string', metavar: 'FAISS', help: 'faiss index over sentence vectors, for /search and the explorer' },
@@ -42,29 +43,30 @@ export const serveCommand = command(['serve'], {
 }, async (a) => {
   if (a.store && !a.index) usage('--store goes with --index');
   if (a.graph && a.index) usage('--graph brings its own index and sentences: give --graph or --index, not both');
-  checkPaths([['--model', a.model, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in-text'], ['--graph', a.graph, 'in-dir']]);
+  const modelDir = modelOrDefault(a.model);
+  checkPaths([['--model', modelDir, 'in-dir'], ['--index', a.index, 'in'], ['--store', a.store, 'in-text'], ['--graph', a.graph, 'in-dir']]);
   if (a.threads) setNumThreads(a.threads);
-  const model = loadSentenceEncoder(a.model, { precision: a.precision as 'fp32' | 'bf16' });
+  const model = loadSentenceEncoder(modelDir, { precision: a.precision as 'fp32' | 'bf16' });
   let index: FaissIndex | BinaryFlatIndex | undefined, store: SentenceStore | undefined;
   if (a.index) {
     index = isBinaryIndexFile(a.index) ? BinaryFlatIndex.read(a.index) : readIndex(a.index);
-    if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${a.model} gives ${model.dim}-d`);
+    if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${modelDir} gives ${model.dim}-d`);
   }
   if (a.store) {
     store = await loadStore(a.store);
     if (store.size !== index!.ntotal) throw new Error(`--store ${a.store} has ${store.size} sentences, --index ${a.index} ${index!.ntotal} vectors`);
   }
   const graph = a.graph ? new GraphReader(a.graph) : undefined;
-  if (graph && graph.meta.model.dim !== model.dim) throw new Error(`--graph ${a.graph} was built with ${graph.meta.model.dim}-d vectors, --model ${a.model} gives ${model.dim}-d`);
+  if (graph && graph.meta.model.dim !== model.dim) throw new Error(`--graph ${a.graph} was built with ${graph.meta.model.dim}-d vectors, --model ${modelDir} gives ${model.dim}-d`);
   if (graph) { index = openGraphIndex(a.graph!); store = graph.store; }
   const app = await buildServer({
-    model, modelDir: a.model, index, store, graph, indexPath: a.index, mapSample: a.mapSample, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
+    model, modelDir, index, store, graph, indexPath: a.index, mapSample: a.mapSample, maxBatchTokens: a.maxBatchTokens, maxClientBatchSize: a.maxClientBatchSize,
     maxConcurrentRequests: a.maxConcurrentRequests, bodyLimit: a.maxBodyBytes, requestTimeoutMs: a.requestTimeout * 1000,
     headersTimeoutMs: a.headersTimeout * 1000, keepAliveTimeoutMs: a.keepAliveTimeout * 1000, maxConnections: a.maxConnections, autoTruncate: a.autoTruncate,
     apiKey: a.apiKey, lang: a.lang, center: a.center, logger: a.log,
   });
   const address = await app.listen({ port: a.port, host: a.host });
-  process.stderr.write(`[serve] ${a.model} (${model.dim}-d) listening on ${address} — API docs at ${address}/docs\n`);
+  process.stderr.write(`[serve] ${modelDir} (${model.dim}-d) listening on ${address} — API docs at ${address}/docs\n`);
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       process.stderr.write(`[serve] ${sig}: finishing in-flight requests\n`);

@@ -47,4 +47,4 @@ export const trainCommand = command(['train'], {
     config, data: a.data, dev: a.dev, out: a.out, resume: a.resumeOrStart ? 'or-start' : a.resume,
     init: a.init, excludeLangs: a.excludeLangs, mono, quiet: a.quiet, force: a.force, keepCheckpoint: a.keepCheckpoint, signal,
   }));
-}, { ownSignals: true });
+}, { ownSignals: true, native: true });
