@@ -2,9 +2,11 @@
 // vecalign's dynamic programming over the model's sentence embeddings (src/docalign/).
 import { AlignFormat, AlignJob, alignFiles, readPairList } from '../docalign/files.js';
 import { embedderOf } from '../docalign/align.js';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
+import { nativeAvailable } from '../tensor/backend.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, PathArg, writeTextOutput } from './io.js';
 import { checkLangOption, EMBED_OPTIONS, LANG_HELP } from './vectors.js';
 
@@ -15,7 +17,7 @@ export const alignCommand = command(['align'], {
     src: { type: 'string', metavar: 'FILE', help: 'source document, one sentence per line (gzip allowed; - for standard input)' },
     trg: { type: 'string', metavar: 'FILE', help: 'its translation, one sentence per line' },
     pairs: { type: 'string', metavar: 'TSV', help: 'many documents instead: lines src_path<TAB>trg_path[<TAB>out_name] (paths relative to the list\'s folder; out_name default: the source\'s name + .tsv or .align); -o is then a directory' },
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export) that embeds the sentences' },
+    model: DEFAULTED_MODEL_OPTION,
     output: { type: 'string', alias: 'o', required: true, metavar: 'FILE', help: 'the alignment (- for standard output), or with --pairs the directory of one alignment per pair' },
     format: { type: 'string', choices: ['tsv', 'vecalign'], default: 'tsv', help: "tsv: a header, then cost<TAB>src_ids<TAB>trg_ids<TAB>src_text<TAB>trg_text per group (ids 0-based line numbers, comma-joined); vecalign: its [0, 1]:[2]:0.123456 lines, unaligned sentences included" },
     deletions: { type: 'boolean', default: false, help: 'tsv: also the rows of unaligned sentences (one side empty)' },
@@ -43,8 +45,8 @@ export const alignCommand = command(['align'], {
     checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--output', a.output, 'out-text']]);
     jobs = [{ src: a.src!, trg: a.trg!, out: a.output, srcWhat: '--src', trgWhat: '--trg' }];
   }
-  if (a.threads) setNumThreads(a.threads);
-  const model = loadSentenceEncoder(a.model);
+  if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+  const model = loadEncoderForRuntime(modelOrDefault(a.model));
   const srcLang = checkLangOption(model, a.srcLang, '--src-lang'), trgLang = checkLangOption(model, a.trgLang, '--trg-lang');
   const r = await alignFiles(jobs, embedderOf(model, { center: a.center }), {
     srcLang: srcLang ?? 'none', trgLang: trgLang ?? 'none', format, deletions: a.deletions, maxGroup: a.maxGroup, delPercentile: a.delPercentile,
