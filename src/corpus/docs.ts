@@ -26,7 +26,7 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { alignSentences, type SentenceEmbedder } from '../docalign/align.js';
+import { alignSentences, type AlignedGroup, type SentenceEmbedder } from '../docalign/align.js';
 import { DocBlock, DocParseError, GENERATED_TEXT, decodeDocument, docFormatOf, htmlBlocks, xmlBlocks } from './doc-blocks.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import { ReadContext, TranslationUnit } from './types.js';
@@ -67,8 +67,13 @@ export type DocSetContext = ReadContext & {
   stats?: DocumentSetStats;
 };
 
-/** vecalign costs are normalised 1 − cos: ~0.3 and below for translations, ~1 for unrelated sentences. */
-export const DEFAULT_ALIGN_MAX_COST = 0.5;
+/**
+ * The highest cost of a kept group. vecalign's costs are 1 − cos normalised by the other
+ * sentences of the two documents; within one short paragraph that normalisation has little to go
+ * on and costs run high: on the Debian Administrator's Handbook with the default model, groups up
+ * to 0.8 were translations in a manual check (20 of 20), above 0.9 some were partial.
+ */
+export const DEFAULT_ALIGN_MAX_COST = 0.8;
 /** Paragraphs with different sentence counts are one unit when neither side has more sentences. */
 const WHOLE_PARAGRAPH_SENTENCES = 3;
 /** Files larger than this are reported and skipped. */
@@ -222,11 +227,22 @@ export type ParagraphAligner = (en: string[], other: string[], lang: string) => 
 
 /**
  * The aligner over alignSentences: groups of 1:1, 1:2 or 2:1 sentences with cost ≤ maxCost are
- * kept, others (deletions, larger groups, costly ones) dropped.
+ * kept, others (deletions, larger groups, costly ones) dropped. Texts are embedded with their
+ * language's code; a code the embedder does not know (an error) is left to it to identify.
  */
 export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, counts?: { aligned: number; dropped: number }): ParagraphAligner {
+  const unknown = new Set<string>();
+  const run = async (en: string[], other: string[], lang: string): Promise<AlignedGroup[]> => {
+    const code = (l: string) => (unknown.has(l) ? undefined : l);
+    try {
+      return await alignSentences(en, other, embedder, { srcLang: code('en'), trgLang: code(lang) });
+    } catch (e) {
+      for (const l of [lang, 'en']) if (!unknown.has(l)) { unknown.add(l); return run(en, other, lang); }
+      throw e;
+    }
+  };
   return async (en, other, lang) => {
-    const groups = await alignSentences(en, other, embedder, { srcLang: 'en', trgLang: lang });
+    const groups = await run(en, other, lang);
     const out: SpanText[] = [];
     for (const g of groups) {
       const ok = g.src.length >= 1 && g.trg.length >= 1 && g.src.length + g.trg.length <= 3 && g.cost <= maxCost;
@@ -354,11 +370,12 @@ export async function* readDocumentSet(root: string, ctx: DocSetContext): AsyncI
           let es = enSentences.get(i);
           if (!es) enSentences.set(i, (es = splitSentences(e.text, 'en')));
           let pairs: SpanText[] | undefined;
+          const bs = splitSentences(b.text, lang);
           try {
-            pairs = await pairSentences(es, splitSentences(b.text, lang), lang, aligner);
+            pairs = await pairSentences(es, bs, lang, aligner);
           } catch (err) {
-            ctx.onProblem({ file: path, line: b.line, message: `sentence alignment failed: ${(err as Error).message}` });
-            pairs = undefined;
+            ctx.onProblem({ file: path, line: b.line, message: `sentence alignment failed (the paragraph is paired whole or skipped): ${(err as Error).message}` });
+            pairs = await pairSentences(es, bs, lang, undefined);
           }
           if (!pairs || !pairs.length) { stats.skippedSentences++; continue; }
           stats.blocksPaired++;
