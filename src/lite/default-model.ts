@@ -15,5 +15,6 @@ export function defaultModelPath(): string {
   if (u.protocol !== 'file:') throw new Error(`xling/lite: the default model is at ${u.href}, not a file path (load it by its URL)`);
   // fileURLToPath without node:url (this module is in the browser bundle too)
   const p = decodeURIComponent(u.pathname);
-  return /^\/[A-Za-z]:\//.test(p) ? p.slice(1).replace(/\//g, '\\') : p;
+  const dir = p.replace(/\/$/, '');
+  return /^\/[A-Za-z]:\//.test(dir) ? dir.slice(1).replace(/\//g, '\\') : dir;
 }

@@ -12,9 +12,11 @@
 // the model's files (e.g. `{ authorization: 'Bearer KEY' }` for a server started with --api-key).
 // This is the Node entry (files and worker threads; its Node modules are imported lazily); what needs
 // no Node API is in ./load.ts, and ./browser.ts is the entry of the browser bundle (URLs only).
+import { defaultModelPath, defaultModelUrl } from './default-model.js';
 import { fetchModelFiles, headerLength, LoadedLiteModel, LoadOptions, loadWith, ModelBytes, ModelFiles, parseModelFiles, Place, PoolView, StartedPool } from './load.js';
 
 export { LiteModel } from './model.js';
+export { defaultModelPath, defaultModelUrl } from './default-model.js';
 export type { LiteEmbedOptions } from './model.js';
 export type { LoadedLiteModel, LoadOptions, Place } from './load.js';
 
@@ -74,7 +76,11 @@ async function startPool(threads: number, view: PoolView, config: unknown, where
   return pool;
 }
 
-/** Loads an exported bag-of-n-grams dual encoder from a directory, a .safetensors file or a URL. */
-export async function loadModel(source: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
+/**
+ * Loads an exported bag-of-n-grams dual encoder from a directory, a .safetensors file or a URL;
+ * without a source, the package's default model (models/default, found from this module's file).
+ */
+export async function loadModel(source?: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
+  if (source === undefined) source = isNode ? defaultModelPath() : defaultModelUrl();
   return loadWith((place) => readModelBytes(source, o.headers, place), o, { shared: isNode && typeof SharedArrayBuffer !== 'undefined', startPool: isNode ? startPool : undefined });
 }
