@@ -1,9 +1,10 @@
 // Float rows as JSON text: the shortest decimal that reads back as the same float32
 // (std::to_chars, as serde_json writes f32 for TEI). A server's responses are mostly numbers, and
 // formatting them in JavaScript (doubles widened from float32: 17 digits each) cost more event-loop
-// time than the embedding itself.
+// time than the embedding itself. joinRowsAsync does the same on a libuv worker thread.
 #include <charconv>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,11 +68,61 @@ XL_FN(JoinRows) {
   });
 }
 
+// joinRowsAsync(Float32Array, d, parts) -> Promise<Buffer>: joinRows formatted on a libuv worker
+// thread (a server's event loop stays free while a response's numbers are written). The rows'
+// array is held by a reference until the promise settles; the text becomes the Buffer's memory
+// (no copy back).
+XL_FN(JoinRowsAsync) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto env = info.Env();
+    expectArgs(info, 3, "joinRowsAsync");
+    int64_t d;
+    size_t n;
+    const float* x = rowsArg(info, "joinRowsAsync", d, n);
+    if (!info[2].IsArray() || info[2].As<Napi::Array>().Length() != n + 1) throwJs(env, "joinRowsAsync: parts must be an array of rows + 1 strings");
+    auto parts = info[2].As<Napi::Array>();
+    auto glue = std::make_shared<std::vector<std::string>>(n + 1);
+    size_t bytes = 0;
+    for (size_t i = 0; i <= n; i++) {
+      Napi::Value p = parts.Get(static_cast<uint32_t>(i));
+      if (!p.IsString()) throwJs(env, "joinRowsAsync: parts[" + std::to_string(i) + "] is not a string");
+      (*glue)[i] = p.As<Napi::String>().Utf8Value();
+      bytes += (*glue)[i].size();
+    }
+    auto* rowsRef = new Napi::ObjectReference(Napi::Persistent(info[0].As<Napi::Object>()));
+    auto out = std::make_shared<std::string*>(nullptr);
+    return PromiseWorker::queue(
+        env,
+        [x, d, n, glue, bytes, out] {
+          auto* s = new std::string();
+          *out = s;
+          s->reserve(bytes + n * static_cast<size_t>(d) * 11 + 2 * n);
+          s->append((*glue)[0]);
+          for (size_t i = 0; i < n; i++) {
+            appendRow(*s, x + i * d, d);
+            s->append((*glue)[i + 1]);
+          }
+        },
+        [out](Napi::Env env) -> Napi::Value {
+          std::string* s = *out;
+          auto b = Napi::Buffer<char>::New(env, s->data(), s->size(), [](Napi::Env, char*, std::string* owned) { delete owned; }, s);
+          *out = nullptr;  // the Buffer owns it now
+          return b;
+        },
+        [rowsRef, out] {
+          delete rowsRef;
+          delete *out;  // still set only when the promise was rejected
+          *out = nullptr;
+        });
+  });
+}
+
 }  // namespace
 
 void initFormat(Napi::Env env, Napi::Object exports) {
   auto f = Napi::Object::New(env);
   f.Set("joinRows", Napi::Function::New(env, JoinRows, "joinRows"));
+  f.Set("joinRowsAsync", Napi::Function::New(env, JoinRowsAsync, "joinRowsAsync"));
   exports.Set("format", f);
 }
 

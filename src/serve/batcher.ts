@@ -1,37 +1,60 @@
 // Dynamic batching for the server: the sentences of concurrent requests are pooled into batches of
 // up to a token budget (and a sentence cap), each encoded with the encoder's async entry point
 // (heavy kernels on a worker thread, the event loop free), and the rows handed back to each
-// request in order. One batch runs at a time: on 2 cores a second concurrent batch only competes.
-// A row's vector never depends on the other rows of its batch (language identification and
-// centring are per sentence, in the server, on the text).
+// request in order. One batch runs at a time: on 2 cores a second concurrent batch only competes;
+// requests that arrive meanwhile wait and make the next batch (continuous batching, as TEI's).
+// The texts that need their language identified are identified for the whole batch at once on
+// identification threads while it is encoded, and the batch's rows are post-processed in one pass
+// (`finish`: normalisation and centring), not once per request.
+// A row's vector never depends on the other rows of its batch: identification is per text, and
+// the encoder, normalisation and centring are per row.
 import { SentenceEncoder } from '../models/encoder.js';
+import type { Identified } from './identify.js';
 
-interface Job { seqs: Int32Array[]; tokens: number; signal?: AbortSignal; resolve: (r: Embedded) => void; reject: (e: unknown) => void }
+interface Job<M> {
+  seqs: Int32Array[]; tokens: number; texts: (string | null)[] | null; meta: M; signal?: AbortSignal;
+  resolve: (r: Embedded) => void; reject: (e: unknown) => void;
+}
 
 export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
 
-/** A request's raw (unnormalised) vectors [n, dim]. */
-export interface Embedded { rows: Float32Array }
+/** A request's vectors [n, dim] (raw, or as `finish` left them) and, when asked, each input's identified language. */
+export interface Embedded { rows: Float32Array; identified: (Identified | null)[] | null }
 
-export class DynamicBatcher {
-  private readonly queue: Job[] = [];
+/** One request's part of a batch, for `finish`: its rows (a view into the batch's rows) and identifications. */
+export interface BatchPart<M> { meta: M; rows: Float32Array; identified: (Identified | null)[] | null }
+
+export interface BatcherOptions<M> {
+  /** Identifies texts (in order; null: no evidence); without it nothing is identified. */
+  identify?: (texts: string[]) => Promise<(Identified | null)[]>;
+  /** Post-processes a batch's rows in place once they and the identifications are in. */
+  finish?: (rows: Float32Array, parts: BatchPart<M>[]) => void;
+}
+
+export class DynamicBatcher<M = undefined> {
+  private readonly queue: Job<M>[] = [];
   private running = false;
+  private waiting = 0;
   constructor(private readonly encoder: SentenceEncoder, readonly maxBatchTokens: number, readonly maxBatchSentences = 4096,
-    private readonly onBatch?: (s: BatchStats) => void) {}
+    private readonly onBatch?: (s: BatchStats) => void, private readonly o: BatcherOptions<M> = {}) {}
 
   /** Sentences waiting (not yet in a running batch). */
-  get queueDepth(): number { return this.queue.reduce((a, j) => a + j.seqs.length, 0); }
+  get queueDepth(): number { return this.waiting; }
 
   /**
-   * Raw vectors of these token sequences. A job whose signal is aborted (its client went away)
-   * before its batch starts is dropped, not encoded.
+   * Vectors of these token sequences; `texts` (one per sequence, null: none) are identified
+   * alongside. A job whose signal is aborted (its client went away) before its batch starts is
+   * dropped, not encoded.
    */
-  embed(seqs: Int32Array[], o: { signal?: AbortSignal } = {}): Promise<Embedded> {
+  embed(seqs: Int32Array[], o: { signal?: AbortSignal; texts?: (string | null)[] | null; meta?: M } = {}): Promise<Embedded> {
     if (o.signal?.aborted) return Promise.reject(new Error('the request was aborted'));
-    if (!seqs.length) return Promise.resolve({ rows: new Float32Array(0) });
-    const tokens = seqs.reduce((a, s) => a + s.length, 0);
+    if (!seqs.length) return Promise.resolve({ rows: new Float32Array(0), identified: o.texts ? [] : null });
+    if (o.texts && o.texts.length !== seqs.length) return Promise.reject(new Error(`${o.texts.length} texts for ${seqs.length} sequences`));
+    let tokens = 0;
+    for (const s of seqs) tokens += s.length;
     return new Promise((resolve, reject) => {
-      this.queue.push({ seqs, tokens, signal: o.signal, resolve, reject });
+      this.queue.push({ seqs, tokens, texts: o.texts ?? null, meta: o.meta as M, signal: o.signal, resolve, reject });
+      this.waiting += seqs.length;
       if (!this.running) void this.run();
     });
   }
@@ -41,26 +64,36 @@ export class DynamicBatcher {
     try {
       while (this.queue.length) {
         // whole requests, first come first served, up to the budget (a larger request goes alone)
-        const jobs: Job[] = [];
+        const jobs: Job<M>[] = [];
         let tokens = 0, sentences = 0;
         while (this.queue.length) {
           const j = this.queue[0]!;
-          if (j.signal?.aborted) { this.queue.shift(); j.reject(new Error('the request was aborted')); continue; }
+          if (j.signal?.aborted) { this.queue.shift(); this.waiting -= j.seqs.length; j.reject(new Error('the request was aborted')); continue; }
           if (jobs.length && (tokens + j.tokens > this.maxBatchTokens || sentences + j.seqs.length > this.maxBatchSentences)) break;
           jobs.push(this.queue.shift()!);
+          this.waiting -= j.seqs.length;
           tokens += j.tokens; sentences += j.seqs.length;
         }
         if (!jobs.length) continue;
         const t0 = performance.now();
         try {
-          const rows = await this.encoder.encodeAsync(jobs.flatMap((j) => j.seqs));
-          const d = this.encoder.dim;
-          let at = 0;
+          const seqs: Int32Array[] = [], texts: string[] = [];
+          for (const j of jobs) {
+            for (const s of j.seqs) seqs.push(s);
+            if (j.texts) for (const t of j.texts) if (t !== null) texts.push(t);
+          }
+          const identify = this.o.identify;
+          const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs), texts.length && identify ? identify(texts) : Promise.resolve([])]);
+          const d = this.encoder.dim, parts: BatchPart<M>[] = [];
+          let at = 0, t = 0;
           for (const j of jobs) {
             const n = j.seqs.length;
-            j.resolve({ rows: rows.slice(at * d, (at + n) * d) });
+            const identified = j.texts ? j.texts.map((x) => (x !== null && identify ? found[t++] ?? null : null)) : null;
+            parts.push({ meta: j.meta, rows: rows.subarray(at * d, (at + n) * d), identified });
             at += n;
           }
+          this.o.finish?.(rows, parts);
+          jobs.forEach((j, i) => j.resolve({ rows: parts[i]!.rows, identified: parts[i]!.identified }));
         } catch (e) {
           for (const j of jobs) j.reject(e);
         }

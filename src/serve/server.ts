@@ -1,10 +1,13 @@
 // xling serve: sentence embeddings and search over HTTP. Routes compatible with Hugging Face
 // text-embeddings-inference (POST /embed, POST /v1/embeddings as OpenAI's, GET /health, /info,
 // /metrics) so existing clients work unchanged, and xling's own (/similarity, /search, /mine).
-// Inference runs through one dynamic batcher (src/serve/batcher.ts) off the event loop; limits and
-// error bodies ({error, error_type}) follow TEI; an OpenAPI document is served at /docs.
+// Inference runs through one dynamic batcher (src/serve/batcher.ts) off the event loop: a batch's
+// texts are identified on worker threads while it is encoded, its rows normalised and centred in
+// one pass, and large responses formatted on a libuv thread; limits and error bodies
+// ({error, error_type}) follow TEI; an OpenAPI document is served at /docs.
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
@@ -16,14 +19,16 @@ import { fileURLToPath } from 'node:url';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { centerEachRow, l2normalizeRows } from '../embed/vectors.js';
 import { AUTO, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from '../embed/language.js';
-import { joinRows, jsonArrayOfRows } from '../io/json.js';
+import { joinRows } from '../io/json.js';
+import { formatJoinRowsAsync } from '../kernels.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { GraphReader, rankCandidates } from '../graph/query.js';
 import { FaissIndex } from '../index/faiss.js';
 import { BinaryFlatIndex } from '../index/binary.js';
 import { MarginKind, mine, Retrieval } from '../mine/mine.js';
 import { SentenceEncoder } from '../models/encoder.js';
-import { DynamicBatcher } from './batcher.js';
+import { BatchPart, DynamicBatcher } from './batcher.js';
+import { Identified, LanguageIdentification } from './identify.js';
 import { PathFinder } from './paths.js';
 import { buildMap, SentenceMap } from './map.js';
 import { SentenceStore } from '../io/sentence-store.js';
@@ -77,6 +82,8 @@ export const SERVE_LIMITS = {
   /** /mine: k at most this, and (|src| + |trg|) × k at most mineWork. */
   mineK: 64,
   mineWork: 32768,
+  /** A body refused as too large while still arriving is read and dropped up to this many times the body limit before the 413 (more: the connection is closed after it). */
+  drainFactor: 4,
 };
 
 /** A JSON error as TEI answers it. */
@@ -100,6 +107,27 @@ export function jsonDeeperThan(s: string, max: number): boolean {
   return false;
 }
 
+/**
+ * Reads and drops what is left of a request's body, up to `bound` bytes in all (a declared
+ * Content-Length over it: nothing is read); resolves when the body has ended, the bound is passed
+ * or the connection is gone. A server that answers and closes while the client is still sending
+ * makes the client's TCP stack see a reset, which can discard the answer before it is read.
+ */
+export function drainBody(raw: IncomingMessage, bound: number): Promise<void> {
+  const declared = Number(raw.headers['content-length']);
+  if (raw.complete || raw.destroyed || (Number.isFinite(declared) && declared > bound)) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = () => {
+      raw.off('data', onData); raw.off('end', done); raw.off('close', done); raw.off('error', done);
+      resolve();
+    };
+    const onData = (c: Buffer) => { seen += c.length; if (seen > bound) done(); };
+    raw.on('data', onData); raw.once('end', done); raw.once('close', done); raw.once('error', done);
+    raw.resume();
+  });
+}
+
 /** An error message without the directories of paths in it (file names are kept). */
 function withoutPaths(m: string): string { return m.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"`:,()\\/]+)+[\\/]([^\s'"`:,()\\/]*)/g, '$1'); }
 
@@ -113,6 +141,22 @@ function firstDims(rows: Float32Array, d: number, n: number, normalize: boolean)
 }
 
 function toBase64(v: Float32Array): string { return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'); }
+
+/** Responses with at least this many numbers are formatted on a libuv thread (fewer: here, cheaper than the hand-off). */
+const ASYNC_FORMAT_NUMBERS = 4096;
+
+/** joinRows, on a libuv thread for large responses. */
+function joinRowsOff(v: Float32Array, d: number, parts: string[]): Promise<Buffer> {
+  return v.length >= ASYNC_FORMAT_NUMBERS ? formatJoinRowsAsync(v, d, parts) : Promise.resolve(joinRows(v, d, parts));
+}
+
+/** A request's rows as the batch's post-processing leaves them: what it asked for, and each input's centring language once decided. */
+interface RowPlan {
+  normalize: boolean; center: boolean;
+  /** Inputs identified one by one ('auto'); otherwise every input's centring language is `fixed`. */
+  perSentence: boolean; fixed: string | null;
+  langs?: (string | null)[];
+}
 
 export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const opts = { ...SERVE_DEFAULTS, ...o };
@@ -135,9 +179,37 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   const queueDepth = new Gauge({ name: 'xling_queue_sentences', help: 'sentences waiting for a batch', registers: [registry], collect() { this.set(batcher.queueDepth); } });
   const inflight = new Gauge({ name: 'xling_inflight_requests', help: 'requests being served', registers: [registry] });
   void queueDepth;
-  const batcher = new DynamicBatcher(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); });
   // the server's default language (--lang): 'auto' (each input identified on its own), a code, or null (none)
   const defaultLang = resolveLangOption(o.lang, model.languages, '--lang');
+  // The centring rule (model.chooseCenter) for an identified input: its answer depends on the
+  // identification only through its language and whether its confidence reaches LID_CONFIDENCE,
+  // so it is asked once per (center, language, sure) and remembered (the rule also weighs the
+  // mean vectors' norms: not per sentence).
+  const ruled = new Map<string, string | null>();
+  const centreOf = (id: Identified | null, center: boolean): string | null => {
+    if (!id) return null;
+    const key = `${center ? 1 : 0}${id.confidence >= LID_CONFIDENCE ? 1 : 0}${id.lang}`;
+    let l = ruled.get(key);
+    if (l === undefined) ruled.set(key, l = model.chooseCenter(PER_SENTENCE, center, id).lang);
+    return l;
+  };
+  // a batch's rows: normalised (those that ask or are centred) and centred in one pass each
+  const finish = (rows: Float32Array, parts: BatchPart<RowPlan>[]) => {
+    for (const p of parts) {
+      const m = p.meta, n = p.rows.length / d;
+      m.langs = m.perSentence && p.identified ? p.identified.map((id) => centreOf(id, m.center)) : Array<string | null>(n).fill(m.fixed);
+    }
+    const normalizes = (p: BatchPart<RowPlan>) => p.meta.normalize || p.meta.langs!.some((l) => l);
+    if (parts.every(normalizes)) l2normalizeRows(rows, d);
+    else for (const p of parts) if (normalizes(p)) l2normalizeRows(p.rows, d);
+    const mus = (p: BatchPart<RowPlan>) => p.meta.langs!.map((l) => (l ? model.centers.get(l)! : null));
+    if (parts.every((p) => p.meta.normalize)) centerEachRow(rows, d, parts.flatMap(mus), true);
+    else for (const p of parts) centerEachRow(p.rows, d, mus(p), p.meta.normalize);
+  };
+  const lid = model.lid ? new LanguageIdentification(model.lid) : null;
+  const batcher = new DynamicBatcher<RowPlan>(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); }, {
+    identify: lid ? (texts) => lid.identify(texts) : undefined, finish,
+  });
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
   // Node's own timers: headers within headersTimeout, the whole request within the request
@@ -263,7 +335,14 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     requests.inc({ route, status: String(reply.statusCode) });
     duration.observe({ route }, (performance.now() - ((req as FastifyRequest & { t0?: number }).t0 ?? performance.now())) / 1000);
   });
-  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, _req, reply) => {
+  app.setErrorHandler(async (err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, reply) => {
+    // a body refused while the client is still sending it: the rest is read and dropped (up to a
+    // bound) before the answer, so that the client reads its 413 instead of a reset mid-upload
+    const tooLarge = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (err instanceof HttpError && err.status === 413);
+    if (tooLarge && !req.raw.complete) {
+      await drainBody(req.raw, SERVE_LIMITS.drainFactor * opts.bodyLimit);
+      if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return reply;
+    }
     if (err instanceof HttpError) return reply.status(err.status).send({ error: err.message, error_type: err.type });
     if (err.validation) return reply.status(422).send({ error: `Input validation error: ${err.message}`, error_type: 'Validation' });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: `Payload too large: the body limit is ${opts.bodyLimit} bytes`, error_type: 'Validation' });
@@ -316,14 +395,15 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const seqs = tokenize(inputs, q.truncate ?? opts.autoTruncate);
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
     const center = q.center ?? o.center ?? true;
-    const whole = lang === AUTO || lang === PER_SENTENCE ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center);
-    // token-id inputs have no text to identify: they are centred only with a given language
-    const langs = whole.reason && whole.reason !== 'no-mean-for-language' ? inputs.map(() => null)
-      : lang === AUTO || lang === PER_SENTENCE ? inputs.map((t) => (typeof t === 'string' ? model.sentenceCenter(t, center).lang : null)) : inputs.map(() => whole.lang);
-    const { rows } = await batcher.embed(seqs, { signal: q.signal });
+    const auto = lang === AUTO || lang === PER_SENTENCE;
+    const whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center);
+    // nothing centred (off, no means, negligible means, no identifier), one language for all, or
+    // each text identified on its own in the batch (token-id inputs have no text: not centred)
+    const none = !!whole.reason && whole.reason !== 'no-mean-for-language';
+    const plan: RowPlan = { normalize: q.normalize !== false, center, perSentence: !none && auto, fixed: none || auto ? null : whole.lang };
+    const { rows } = await batcher.embed(seqs, { signal: q.signal, meta: plan, texts: plan.perSentence ? inputs.map((t) => (typeof t === 'string' ? t : null)) : null });
+    const langs = plan.langs!;
     const centred = langs.some((l) => l);
-    if (q.normalize !== false || centred) l2normalizeRows(rows, d);
-    centerEachRow(rows, d, langs.map((l) => (l ? model.centers.get(l)! : null)), q.normalize !== false);
     reply?.header('x-xling-lang', langs.map((l) => l ?? 'none').join(','));
     if (!centred) reply?.header('x-xling-center', whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'));
     return rows;
@@ -356,7 +436,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const b = req.body as { inputs: string | string[] | number[] | number[][]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean; dimensions?: number };
     const n = dimsOf(b.dimensions);
     const v = firstDims(await vectors(asList(b.inputs), { ...b, signal: signalOf(req) }, reply), d, n, b.normalize !== false);
-    return reply.type('application/json; charset=utf-8').send(jsonArrayOfRows(v, n));
+    const rows = v.length / n;
+    return reply.type('application/json; charset=utf-8').send(await joinRowsOff(v, n, rows ? ['[', ...Array<string>(rows - 1).fill(','), ']'] : ['[]']));
   });
 
   app.post('/v1/embeddings', {
@@ -374,8 +455,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     const head = '{"object":"list","data":[', tail = `],"model":${JSON.stringify(b.model ?? basename(o.modelDir))},"usage":${usage}}`;
     const open = '{"object":"embedding","embedding":', close = (i: number) => `,"index":${i}}`;
     reply.type('application/json; charset=utf-8');
-    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => open + JSON.stringify(toBase64(v.slice(i * n, (i + 1) * n))) + close(i)).join(',') + tail);
-    return reply.send(joinRows(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
+    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => `${open}"${toBase64(v.subarray(i * n, (i + 1) * n))}"${close(i)}`).join(',') + tail);
+    return reply.send(await joinRowsOff(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
   });
   app.get('/health', { schema: { description: 'TEI: 200 when the model is ready', tags: ['TEI'] } }, async (_req, reply) => reply.status(200).send());
 
@@ -587,7 +668,7 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   };
   app.get('/', { schema: { hide: true } }, page('index.html', 'text/html; charset=utf-8'));
   app.get('/app.js', { schema: { hide: true } }, page('app.js', 'application/javascript; charset=utf-8'));
-  app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); await paths?.close(); });
+  app.addHook('onClose', async () => { (encoder as { dispose?: () => void }).dispose?.(); await paths?.close(); await lid?.close(); });
   return app;
 }
 
