@@ -2,13 +2,15 @@
 // documents with known merges, splits, deletions and insertions, made from the rows of N-way
 // dev sets taken in order (src/docalign/synthetic.ts), against the 1:1-in-order and the
 // Gale–Church length baselines; vecalign's strict and lax F1 (src/docalign/score.ts).
-//   node dist/bench/align-f1.js --model DIR [--data NAME=TSV.gz ...] [--pairs de-en,fr-en] [--rows 100] [--docs 10] [--json]
+//   node dist/bench/align-f1.js --model DIR [--data NAME=TSV.gz ...] [--pairs de-en,fr-en] [--rows 100] [--docs 10] [--long TSV.gz:N] [--json]
 // Defaults: the shared gettext and dialogue dev sets, de-en fr-en ru-en ja-en, documents of 100 rows.
+// --long: also one document of N rows of that file (the first pair), for the time, memory and
+// cells searched of the coarse-to-fine search on a long document.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { alignSentences, embedderOf } from '../src/docalign/align.js';
+import { alignSentences, embedderOf, LevelInfo } from '../src/docalign/align.js';
 import { AlignmentScores, Group, inOrderAlignment, lengthAlignment, scoreAlignments } from '../src/docalign/score.js';
 import { syntheticDocument } from '../src/docalign/synthetic.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
@@ -55,4 +57,21 @@ for (const [name, file] of data) {
     if (!json) console.log(`| ${name} | ${s}-${t} | ${r.docs} | ${ns}/${nt} | ${pct(r.vecalign.f1Strict)} / ${pct(r.vecalign.f1Lax)} | ${pct(r.length.f1Strict)} / ${pct(r.length.f1Lax)} | ${pct(r.inOrder.f1Strict)} / ${pct(r.inOrder.f1Lax)} |`);
   }
 }
-if (json) console.log(JSON.stringify({ model, rowsPerDoc, results }, null, 1));
+let long: Record<string, unknown> | undefined;
+if (opt('long')[0]) {
+  const at = opt('long')[0]!.lastIndexOf(':');
+  const file = opt('long')[0]!.slice(0, at), want = Number(opt('long')[0]!.slice(at + 1));
+  const [s, t] = pairs[0]!;
+  const [head, ...lines] = gunzipSync(readFileSync(file)).toString('utf8').trimEnd().split('\n');
+  const cols = head!.split('\t'), si = cols.indexOf(s), ti = cols.indexOf(t);
+  const rows = lines.map((l) => l.split('\t')).filter((c) => c[si]?.trim() && c[ti]?.trim()).slice(0, want).map((c) => [c[si]!.trim(), c[ti]!.trim()] as [string, string]);
+  const doc = syntheticDocument(rows, { seed: 7, srcJoiner: joinerOf(s), trgJoiner: joinerOf(t) });
+  const levels: LevelInfo[] = [];
+  const t0 = performance.now();
+  const g = await alignSentences(doc.src, doc.trg, embedder, { srcLang: s, trgLang: t, levels });
+  const seconds = (performance.now() - t0) / 1000;
+  const f1 = scoreAlignments([doc.gold], [g]);
+  long = { file, pair: `${s}-${t}`, srcSentences: doc.src.length, trgSentences: doc.trg.length, seconds, maxRssMiB: process.resourceUsage().maxRSS / 1024, levels, f1 };
+  if (!json) console.log(`\nlong document (${file}, ${s}-${t}): ${doc.src.length} × ${doc.trg.length} sentences aligned in ${seconds.toFixed(1)}s (embedding included), peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB; cells searched per level ${levels.map((l) => `${l.n}×${l.m}: ${l.cells}`).join(', ')} (the full matrix: ${doc.src.length * doc.trg.length}); strict / lax F1 ${pct(f1.f1Strict)} / ${pct(f1.f1Lax)}`);
+}
+if (json) console.log(JSON.stringify({ model, rowsPerDoc, results, long }, null, 1));
