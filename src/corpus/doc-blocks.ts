@@ -133,6 +133,12 @@ const HTML: Rules = {
  */
 const HTML_CHROME = set('docnav navheader navfooter toc breadcrumbs breadcrumb');
 
+/**
+ * Ids a formatter numbers by position (`id-1.9.17.2`, `id2345`, `d0e123`): in a translation whose
+ * structure differs they may name other elements, so they do not make scopes.
+ */
+const POSITIONAL_ID = /^(?:[a-z]{0,2}|id)[-_.]?\d[\d.]*(?:[a-z]\d+)*$/i;
+
 interface Frame {
   name: string;
   path: string;
@@ -188,7 +194,7 @@ class BlockCollector {
     this.frames.push({
       name,
       path: up ? `${up.path}/${name}` : name,
-      scope: id ?? up?.scope ?? '',
+      scope: (id !== undefined && !POSITIONAL_ID.test(id) ? id : undefined) ?? up?.scope ?? '',
       parts: [], plain: 0, coded: 0, line, codeDepth: 0,
     });
     this.open.push({ name, kind: 'frame' });

@@ -287,8 +287,33 @@ async function fileBlocks(path: string, ctx: DocSetContext): Promise<DocBlock[] 
 const sameShape = (a: DocBlock[], b: DocBlock[]) => a.length === b.length && a.every((x, i) => x.path === b[i]!.path);
 
 /**
+ * Pairs of two block sequences that differ by one run of blocks added or removed in one place:
+ * the blocks before the longest common prefix of paths and after the longest common suffix that
+ * both explanations agree on. Where the run's position is ambiguous (the blocks around it have
+ * the same path) those blocks are left out; when no single run explains the difference, nothing
+ * pairs. [index in a, index in b] pairs.
+ */
+export function singleGapPairs(a: readonly string[], b: readonly string[]): [number, number][] {
+  const n = a.length, m = b.length;
+  let p = 0;
+  while (p < n && p < m && a[p] === b[p]) p++;
+  if (p === n && n === m) return a.map((_, i) => [i, i]);
+  let s = 0;
+  while (s < n && s < m && a[n - 1 - s] === b[m - 1 - s]) s++;
+  const short = Math.min(n, m);
+  if (p + s < short) return []; // more than one place differs
+  const out: [number, number][] = [];
+  // before the gap for certain: indices below short − s (the gap starts at or after it)
+  for (let i = 0; i < Math.min(p, short - s); i++) out.push([i, i]);
+  // after the gap for certain: the last indices from p on (the gap ends at or before them)
+  for (let k = Math.min(s, short - p); k > 0; k--) out.push([n - k, m - k]);
+  return out;
+}
+
+/**
  * English block index → the translation's block, by structure: position when both sequences have
- * the same paths, else within each id scope that holds the same paths in both.
+ * the same paths; else within each id scope, by position when the scope holds the same paths in
+ * both, or around one run of blocks added or removed (singleGapPairs).
  */
 export function pairBlocks(en: DocBlock[], other: DocBlock[]): Map<number, DocBlock> {
   const out = new Map<number, DocBlock>();
@@ -302,7 +327,7 @@ export function pairBlocks(en: DocBlock[], other: DocBlock[]): Map<number, DocBl
   for (const [scope, ei] of es) {
     const oi = os.get(scope);
     if (oi === undefined) continue;
-    if (sameShape(ei.map((i) => en[i]!), oi.map((i) => other[i]!))) ei.forEach((i, k) => out.set(i, other[oi[k]!]!));
+    for (const [x, y] of singleGapPairs(ei.map((i) => en[i]!.path), oi.map((i) => other[i]!.path))) out.set(ei[x]!, other[oi[y]!]!);
   }
   return out;
 }
