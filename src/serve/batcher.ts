@@ -27,8 +27,10 @@ export interface BatchPart<M> { meta: M; rows: Float32Array; identified: (Identi
 export interface BatcherOptions<M> {
   /** Identifies texts (in order; null: no evidence); without it nothing is identified. */
   identify?: (texts: string[]) => Promise<(Identified | null)[]>;
-  /** Post-processes a batch's rows in place once they and the identifications are in. */
-  finish?: (rows: Float32Array, parts: BatchPart<M>[]) => void;
+  /** Post-processes a batch's rows in place once they and the identifications are in (`normalized`: the encoder L2-normalised them). */
+  finish?: (rows: Float32Array, parts: BatchPart<M>[], normalized: boolean) => void;
+  /** Whether a job's rows are wanted L2-normalised whatever else: when every job of a batch says so, the encoder normalises them (one copy fewer). */
+  normalizes?: (meta: M) => boolean;
 }
 
 export class DynamicBatcher<M = undefined> {
@@ -83,7 +85,8 @@ export class DynamicBatcher<M = undefined> {
             if (j.texts) for (const t of j.texts) if (t !== null) texts.push(t);
           }
           const identify = this.o.identify;
-          const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs), texts.length && identify ? identify(texts) : Promise.resolve([])]);
+          const normalized = !!this.o.normalizes && jobs.every((j) => this.o.normalizes!(j.meta));
+          const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs, { normalize: normalized }), texts.length && identify ? identify(texts) : Promise.resolve([])]);
           const d = this.encoder.dim, parts: BatchPart<M>[] = [];
           let at = 0, t = 0;
           for (const j of jobs) {
@@ -92,7 +95,7 @@ export class DynamicBatcher<M = undefined> {
             parts.push({ meta: j.meta, rows: rows.subarray(at * d, (at + n) * d), identified });
             at += n;
           }
-          this.o.finish?.(rows, parts);
+          this.o.finish?.(rows, parts, normalized);
           jobs.forEach((j, i) => j.resolve({ rows: parts[i]!.rows, identified: parts[i]!.identified }));
         } catch (e) {
           for (const j of jobs) j.reject(e);

@@ -186,6 +186,8 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   // so it is asked once per (center, language, sure) and remembered (the rule also weighs the
   // mean vectors' norms: not per sentence).
   const ruled = new Map<string, string | null>();
+  // and the rule for a request's language and centring options (the same answer for the server's life)
+  const requestRule = new Map<string, ReturnType<SentenceEncoderModel['chooseCenter']>>();
   const centreOf = (id: Identified | null, center: boolean): string | null => {
     if (!id) return null;
     const key = `${center ? 1 : 0}${id.confidence >= LID_CONFIDENCE ? 1 : 0}${id.lang}`;
@@ -194,21 +196,23 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     return l;
   };
   // a batch's rows: normalised (those that ask or are centred) and centred in one pass each
-  const finish = (rows: Float32Array, parts: BatchPart<RowPlan>[]) => {
+  const finish = (rows: Float32Array, parts: BatchPart<RowPlan>[], normalized: boolean) => {
     for (const p of parts) {
       const m = p.meta, n = p.rows.length / d;
       m.langs = m.perSentence && p.identified ? p.identified.map((id) => centreOf(id, m.center)) : Array<string | null>(n).fill(m.fixed);
     }
     const normalizes = (p: BatchPart<RowPlan>) => p.meta.normalize || p.meta.langs!.some((l) => l);
-    if (parts.every(normalizes)) l2normalizeRows(rows, d);
-    else for (const p of parts) if (normalizes(p)) l2normalizeRows(p.rows, d);
+    if (!normalized) {
+      if (parts.every(normalizes)) l2normalizeRows(rows, d);
+      else for (const p of parts) if (normalizes(p)) l2normalizeRows(p.rows, d);
+    }
     const mus = (p: BatchPart<RowPlan>) => p.meta.langs!.map((l) => (l ? model.centers.get(l)! : null));
     if (parts.every((p) => p.meta.normalize)) centerEachRow(rows, d, parts.flatMap(mus), true);
     else for (const p of parts) centerEachRow(p.rows, d, mus(p), p.meta.normalize);
   };
   const lid = model.lid ? new LanguageIdentification(model.lid) : null;
   const batcher = new DynamicBatcher<RowPlan>(encoder, maxBatchTokens, 4096, (s) => { batchSize.observe(s.sentences); batchTokens.observe(s.tokens); batchSeconds.observe(s.seconds); }, {
-    identify: lid ? (texts) => lid.identify(texts) : undefined, finish,
+    identify: lid ? (texts) => lid.identify(texts) : undefined, finish, normalizes: (m) => m.normalize,
   });
 
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
@@ -396,7 +400,9 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
     const center = q.center ?? o.center ?? true;
     const auto = lang === AUTO || lang === PER_SENTENCE;
-    const whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center);
+    const wholeKey = `${center ? 1 : 0}${lang ?? ''}`;
+    let whole = requestRule.get(wholeKey);
+    if (!whole) requestRule.set(wholeKey, whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center));
     // nothing centred (off, no means, negligible means, no identifier), one language for all, or
     // each text identified on its own in the batch (token-id inputs have no text: not centred)
     const none = !!whole.reason && whole.reason !== 'no-mean-for-language';
