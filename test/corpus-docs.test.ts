@@ -168,9 +168,13 @@ test('blocks: nested blocks close before their parent, inline text kept, LibreOf
     ['div', 'Publican puts paragraphs in divisions.'],
     ['h2', 'Initialization'],
   ]);
-  const { format, blocks } = xmlBlocks(`<page xmlns="http://projectmallard.org/1.0/"><section id="sect-power"><p>Run <code>ls</code> now.</p><code>ls -l</code></section></page>`);
+  const { format, blocks } = xmlBlocks(`<page xmlns="http://projectmallard.org/1.0/"><section id="sect-power"><p>Run <code>ls</code> now.</p><code>ls -l</code>
+    <p>Press <keyseq><key>Ctrl</key><key>P</key></keyseq> or choose <guiseq><gui>File</gui> <gui>Print</gui></guiseq>.</p></section></page>`);
   assert.equal(format, 'mallard');
-  assert.deepEqual(blocks.map((b) => [b.path, b.scope, b.text, b.code]), [['page/section/p', 'sect-power', 'Run ls now.', false]]);
+  assert.deepEqual(blocks.map((b) => [b.path, b.scope, b.text, b.code]), [
+    ['page/section/p', 'sect-power', 'Run ls now.', false],
+    ['page/section/p', 'sect-power', 'Press Ctrl+P or choose File ▸ Print.', false],
+  ]);
   // ids a formatter numbers by position make no scope
   assert.deepEqual(htmlBlocks('<body id="top"><div id="id-1.9.17"><p>Text.</p></div><p id="par_id3145090">More.</p></body>').map((b) => b.scope), ['top', 'par_id3145090']);
 });

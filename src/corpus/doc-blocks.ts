@@ -68,6 +68,8 @@ interface Rules {
   space: Set<string>;
   /** inline elements whose text the formatter generates when they are empty (a cross-reference) */
   generated: Set<string>;
+  /** key combinations and menu paths: their parts joined as formatters show them (Ctrl+P, Edit ▸ Copy) */
+  joined?: Map<string, string>;
 }
 
 /**
@@ -89,6 +91,7 @@ const MALLARD: Rules = {
   textParents: set('p title subtitle desc cite app cmd em file gui guiseq hi input key keyseq link output span sys var'),
   space: new Set(),
   generated: set('link'),
+  joined: new Map([['keyseq', '+'], ['guiseq', ' ▸ ']]),
 };
 
 const DOCBOOK: Rules = {
@@ -113,6 +116,7 @@ const DOCBOOK: Rules = {
   infoKeep: set('title subtitle titleabbrev abstract legalnotice'),
   space: set('sbr'),
   generated: set('xref link olink'),
+  joined: new Map([['keycombo', '+'], ['menuchoice', ' ▸ ']]),
 };
 
 const HTML: Rules = {
@@ -157,7 +161,7 @@ class BlockCollector {
   readonly blocks: DocBlock[] = [];
   private frames: Frame[] = [];
   /** names of all open elements (inline ones included) */
-  private open: { name: string; kind: 'frame' | 'inline' | 'skip' | 'code'; letters?: number }[] = [];
+  private open: { name: string; kind: 'frame' | 'inline' | 'skip' | 'code'; letters?: number; children?: number }[] = [];
   private skipDepth = 0;
 
   constructor(private rules: Rules) {}
@@ -184,6 +188,9 @@ class BlockCollector {
     }
     if (r.inline.has(name) && this.frames.length > 0) {
       if (r.space.has(name)) this.text(' ');
+      const up = this.open[this.open.length - 1];
+      const sep = up === undefined ? undefined : r.joined?.get(up.name);
+      if (sep !== undefined && (up!.children = (up!.children ?? 0) + 1) > 1) this.text(sep);
       const isCode = r.code.has(name);
       const f = this.frames[this.frames.length - 1]!;
       this.open.push({ name, kind: isCode ? 'code' : 'inline', letters: f.plain + f.coded });
