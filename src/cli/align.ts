@@ -46,10 +46,14 @@ export const alignCommand = command(['align'], {
     jobs = [{ src: a.src!, trg: a.trg!, out: a.output, srcWhat: '--src', trgWhat: '--trg' }];
   }
   if (a.threads && nativeAvailable()) setNumThreads(a.threads);
-  const model = loadEncoderForRuntime(modelOrDefault(a.model));
-  const srcLang = checkLangOption(model, a.srcLang, '--src-lang'), trgLang = checkLangOption(model, a.trgLang, '--trg-lang');
-  const r = await alignFiles(jobs, embedderOf(model, { center: a.center }), {
-    srcLang: srcLang ?? 'none', trgLang: trgLang ?? 'none', format, deletions: a.deletions, maxGroup: a.maxGroup, delPercentile: a.delPercentile,
+  // the documents are read (an empty one refused) before the model is loaded and the languages checked against it
+  const open = () => {
+    const model = loadEncoderForRuntime(modelOrDefault(a.model));
+    const srcLang = checkLangOption(model, a.srcLang, '--src-lang') ?? 'none', trgLang = checkLangOption(model, a.trgLang, '--trg-lang') ?? 'none';
+    return { embedder: embedderOf(model, { center: a.center }), srcLang, trgLang };
+  };
+  const r = await alignFiles(jobs, open, {
+    format, deletions: a.deletions, maxGroup: a.maxGroup, delPercentile: a.delPercentile,
     write: writeTextOutput, log: (l) => process.stderr.write(`[align] ${l}\n`),
   });
   if (jobs.length > 1) process.stderr.write(`[align] ${r.pairs} document pairs: ${r.groups - r.deletions} groups, ${r.deletions} unaligned sentences → ${a.output}\n`);

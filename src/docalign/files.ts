@@ -78,15 +78,21 @@ export interface AlignFilesOptions extends AlignOptions {
   log?(line: string): void;
 }
 
-/** Reads every pair's documents (refusing empty ones) and then aligns and writes each; the totals. */
-export async function alignFiles(jobs: readonly AlignJob[], embedder: SentenceEmbedder, o: AlignFilesOptions): Promise<{ pairs: number; groups: number; deletions: number }> {
+/**
+ * Reads every pair's documents (refusing empty ones), then opens the embedder (a model is loaded
+ * only for documents that can be aligned; the languages it returns, checked against the model,
+ * replace the options') and aligns and writes each pair; the totals.
+ */
+export async function alignFiles(jobs: readonly AlignJob[], openEmbedder: () => { embedder: SentenceEmbedder; srcLang?: string; trgLang?: string }, o: AlignFilesOptions): Promise<{ pairs: number; groups: number; deletions: number }> {
   const docs: { src: string[]; trg: string[] }[] = [];
   for (const j of jobs) docs.push({ src: await readDocument(j.src, j.srcWhat), trg: await readDocument(j.trg, j.trgWhat) });
+  const opened = openEmbedder(), embedder = opened.embedder;
+  const opts = { ...o, srcLang: opened.srcLang ?? o.srcLang, trgLang: opened.trgLang ?? o.trgLang };
   let groups = 0, deletions = 0;
   for (let k = 0; k < jobs.length; k++) {
     const j = jobs[k]!, { src, trg } = docs[k]!;
     const t0 = performance.now();
-    const g = await alignSentences(src, trg, embedder, o);
+    const g = await alignSentences(src, trg, embedder, opts);
     const dels = g.filter((x) => !x.src.length || !x.trg.length).length;
     o.write(j.out, formatAlignment(g, src, trg, o));
     groups += g.length; deletions += dels;
