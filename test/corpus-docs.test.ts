@@ -129,6 +129,19 @@ test('a folder above document sets reads each, documents named by their path fro
   assert.equal(units.length, 10 + 6 + 9);
 });
 
+test('reads sharing a stats object add their counts to it; each read reports its own', async () => {
+  const stats = emptyDocumentSetStats();
+  const reports: string[] = [];
+  for (const set of ['mallard', 'html']) {
+    for await (const _ of readDocumentSet(fx(set), { onProblem: (p) => { if (p.message.startsWith('document set:')) reports.push(p.message); }, stats })) { /* read */ }
+  }
+  assert.equal(stats.units, 9 + 6);
+  assert.equal(stats.files, 3 + 1);
+  assert.deepEqual([...stats.languages].sort(), ['de', 'fr']);
+  assert.match(reports[0]!, /^document set: 9 units from 3 files in 2 languages/);
+  assert.match(reports[1]!, /^document set: 6 units from 1 files in 1 languages/);
+});
+
 test('a root that cannot be read, or holds no document set, is an Error naming it', async () => {
   const none = path.join(tmp, 'no-such-folder');
   await assert.rejects(readAll(none), (e: Error) => e.message.startsWith(none) && /cannot read/.test(e.message));

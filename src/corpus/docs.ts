@@ -230,7 +230,7 @@ export type ParagraphAligner = (en: string[], other: string[], lang: string) => 
  * kept, others (deletions, larger groups, costly ones) dropped. Texts are embedded with their
  * language's code; a code the embedder does not know (an error) is left to it to identify.
  */
-export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, counts?: { aligned: number; dropped: number }): ParagraphAligner {
+export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, counts?: { aligned: number; alignDropped: number }): ParagraphAligner {
   const unknown = new Set<string>();
   const run = async (en: string[], other: string[], lang: string): Promise<AlignedGroup[]> => {
     const code = (l: string) => (unknown.has(l) ? undefined : l);
@@ -246,7 +246,7 @@ export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, cou
     const out: SpanText[] = [];
     for (const g of groups) {
       const ok = g.src.length >= 1 && g.trg.length >= 1 && g.src.length + g.trg.length <= 3 && g.cost <= maxCost;
-      if (!ok) { if (counts && g.src.length) counts.dropped++; continue; }
+      if (!ok) { if (counts && g.src.length) counts.alignDropped++; continue; }
       if (counts) counts.aligned++;
       out.push({ start: g.src[0]!, end: g.src[g.src.length - 1]! + 1, text: g.trg.map((j) => other[j]!).join(joinerOf(lang)) });
     }
@@ -356,10 +356,33 @@ function layoutOrThrow(root: string): { sets: SetLayout[] } {
  */
 export async function* readDocumentSet(root: string, ctx: DocSetContext): AsyncIterable<TranslationUnit> {
   const { sets } = layoutOrThrow(root);
-  const stats = ctx.stats ?? emptyDocumentSetStats();
+  // this read's counts, added to ctx.stats when it ends (its report gives this read's alone)
+  const stats = emptyDocumentSetStats();
+  try {
+    yield* readSets(root, sets, ctx, stats);
+  } finally {
+    if (ctx.stats) addStats(ctx.stats, stats);
+  }
+  const skipped = stats.skippedStructure + stats.skippedCode + stats.skippedUntranslated + stats.skippedSentences;
+  if (skipped > 0) {
+    ctx.onProblem({
+      file: root,
+      message: `document set: ${stats.units} units from ${stats.files} files in ${stats.languages.size} languages; translated blocks paired ${stats.blocksPaired}, skipped ${skipped} (structure differs ${stats.skippedStructure}, code only ${stats.skippedCode}, same as English ${stats.skippedUntranslated}, sentences not pairable ${stats.skippedSentences}); sentence pairs dropped ${stats.sentencesDropped} (a generated cross-reference, or mostly English words)`,
+    });
+  }
+}
+
+/** Adds one read's counts to a total. */
+export function addStats(total: DocumentSetStats, s: DocumentSetStats): void {
+  for (const k of Object.keys(s) as (keyof DocumentSetStats)[]) {
+    if (k === 'languages') for (const l of s.languages) total.languages.add(l);
+    else total[k] += s[k];
+  }
+}
+
+async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, stats: DocumentSetStats): AsyncIterable<TranslationUnit> {
   const source = ctx.source ?? root;
-  const alignCounts = { aligned: 0, dropped: 0 };
-  const aligner = ctx.align ? sentenceAligner(ctx.align, ctx.alignMaxCost ?? DEFAULT_ALIGN_MAX_COST, alignCounts) : undefined;
+  const aligner = ctx.align ? sentenceAligner(ctx.align, ctx.alignMaxCost ?? DEFAULT_ALIGN_MAX_COST, stats) : undefined;
   let files = 0;
   for (const set of sets) {
     stats.sets++;
@@ -435,14 +458,5 @@ export async function* readDocumentSet(root: string, ctx: DocSetContext): AsyncI
       }
       ctx.onProgress?.(files, stats.units);
     }
-  }
-  stats.aligned += alignCounts.aligned;
-  stats.alignDropped += alignCounts.dropped;
-  const skipped = stats.skippedStructure + stats.skippedCode + stats.skippedUntranslated + stats.skippedSentences;
-  if (skipped > 0) {
-    ctx.onProblem({
-      file: root,
-      message: `document set: ${stats.units} units from ${stats.files} files in ${stats.languages.size} languages; translated blocks paired ${stats.blocksPaired}, skipped ${skipped} (structure differs ${stats.skippedStructure}, code only ${stats.skippedCode}, same as English ${stats.skippedUntranslated}, sentences not pairable ${stats.skippedSentences}); sentence pairs dropped ${stats.sentencesDropped} (a generated cross-reference, or mostly English words)`,
-    });
   }
 }
