@@ -315,25 +315,34 @@ describe('xling align: bad input', () => {
   };
 
   it('missing files, empty documents, unknown languages and malformed lists are refused with a message naming them, writing nothing', async () => {
-      await refused([...good.map((x) => (x === f('p.de') ? f('missing.de') : x)), '-o', f('x1.tsv')], 1, /--src .*missing\.de: no such file/, f('x1.tsv'));
-      await refused([...good.map((x) => (x === f('p.en') ? f('empty.txt') : x)), '-o', f('x2.tsv')], 1, /--trg .*empty\.txt: empty document/, f('x2.tsv'));
-      await refused([...good, '--src-lang', 'xx', '-o', f('x3.tsv')], 1, /--src-lang 'xx': the model has no language of that code/, f('x3.tsv'));
-      await refused([...good, '--trg-lang', 'not a code', '-o', f('x3.tsv')], 1, /--trg-lang 'not a code': not a language code/, f('x3.tsv'));
-      await refused([...good, '--pairs', f('list.tsv'), '-o', f('x4')], 2, /--src and --trg, or --pairs, not both/, f('x4'));
-      await refused(['align', '--src', f('p.de'), '--model', model, '-o', f('x5.tsv')], 2, /give --trg too/, f('x5.tsv'));
-      await refused([...good, '-o', f('p.de')], 2, /would overwrite the input --src/);
-      await refused([...good, '--max-group', '1', '-o', f('x6.tsv')], 2, /--max-group must be/, f('x6.tsv'));
-      writeFileSync(f('bad-list.tsv'), 'p.de\tp.en\np.de\n');
-      await refused(['align', '--pairs', f('bad-list.tsv'), '--model', model, '-o', f('x7')], 1, /bad-list\.tsv:2: expected src_path<TAB>trg_path/, join(f('x7'), 'p.de.tsv'));
-      writeFileSync(f('gap-list.tsv'), 'p.de\tp.en\tone.tsv\np.de\tnowhere.en\ttwo.tsv\n');
-      await refused(['align', '--pairs', f('gap-list.tsv'), '--model', model, '-o', f('x8')], 1, /gap-list\.tsv:2: target .*nowhere\.en: no such file/, join(f('x8'), 'one.tsv'));
-      writeFileSync(f('empty-list.tsv'), 'p.de\tp.en\tone.tsv\nempty.txt\tp.en\ttwo.tsv\n');
-      await refused(['align', '--pairs', f('empty-list.tsv'), '--model', model, '-o', f('x9')], 1, /empty-list\.tsv:2: source .*empty\.txt: empty document/, join(f('x9'), 'one.tsv'));
-      mkdirSync(f('sub'), { recursive: true });
-      writeFileSync(f('sub/p.de'), 'Hallo\n');
-      writeFileSync(f('twin-list.tsv'), 'p.de\tp.en\nsub/p.de\tp.en\n');
-      await refused(['align', '--pairs', f('twin-list.tsv'), '--model', model, '-o', f('x10')], 2, /name the same file/);
+    await refused([...good.map((x) => (x === f('p.de') ? f('missing.de') : x)), '-o', f('x1.tsv')], 1, /--src .*missing\.de: no such file/, f('x1.tsv'));
+    await refused([...good.map((x) => (x === f('p.en') ? f('empty.txt') : x)), '-o', f('x2.tsv')], 1, /--trg .*empty\.txt: empty document/, f('x2.tsv'));
+    await refused([...good, '--src-lang', 'xx', '-o', f('x3.tsv')], 1, /--src-lang 'xx': the model has no language of that code/, f('x3.tsv'));
+    await refused([...good, '--trg-lang', 'not a code', '-o', f('x3.tsv')], 1, /--trg-lang 'not a code': not a language code/, f('x3.tsv'));
+    await refused([...good, '--pairs', f('list.tsv'), '-o', f('x4')], 2, /--src and --trg, or --pairs, not both/, f('x4'));
+    await refused(['align', '--src', f('p.de'), '--model', model, '-o', f('x5.tsv')], 2, /give --trg too/, f('x5.tsv'));
+    await refused([...good, '-o', f('p.de')], 2, /would overwrite the input --src/);
+    await refused([...good, '--max-group', '1', '-o', f('x6.tsv')], 2, /--max-group must be/, f('x6.tsv'));
+    writeFileSync(f('bad-list.tsv'), 'p.de\tp.en\np.de\n');
+    await refused(['align', '--pairs', f('bad-list.tsv'), '--model', model, '-o', f('x7')], 1, /bad-list\.tsv:2: expected src_path<TAB>trg_path/, join(f('x7'), 'p.de.tsv'));
+    writeFileSync(f('gap-list.tsv'), 'p.de\tp.en\tone.tsv\np.de\tnowhere.en\ttwo.tsv\n');
+    await refused(['align', '--pairs', f('gap-list.tsv'), '--model', model, '-o', f('x8')], 1, /gap-list\.tsv:2: target .*nowhere\.en: no such file/, join(f('x8'), 'one.tsv'));
+    writeFileSync(f('empty-list.tsv'), 'p.de\tp.en\tone.tsv\nempty.txt\tp.en\ttwo.tsv\n');
+    await refused(['align', '--pairs', f('empty-list.tsv'), '--model', model, '-o', f('x9')], 1, /empty-list\.tsv:2: source .*empty\.txt: empty document/, join(f('x9'), 'one.tsv'));
+    mkdirSync(f('sub'), { recursive: true });
+    writeFileSync(f('sub/p.de'), 'Hallo\n');
+    writeFileSync(f('twin-list.tsv'), 'p.de\tp.en\nsub/p.de\tp.en\n');
+    await refused(['align', '--pairs', f('twin-list.tsv'), '--model', model, '-o', f('x10')], 2, /name the same file/);
     assert.deepEqual(temporariesIn(dir), []);
+  });
+
+  it('embedderOf: vectors as xling embed makes them, whatever the chunk', async () => {
+    const m = loadSentenceEncoder(model), texts = devColumn('de').slice(0, 50);
+    const whole = await embedderOf(m).embed(texts, 'de');
+    assert.deepEqual(whole, m.embed(texts, { lang: 'de' }));
+    assert.deepEqual(await embedderOf(m, { chunk: 7 }).embed(texts, 'de'), whole);
+    // 'auto' is decided once over all the texts: chunks are centred alike
+    assert.deepEqual(await embedderOf(m, { chunk: 7 }).embed(texts, undefined), m.embed(texts, { lang: 'auto' }));
   });
 
   it('the library: an unknown language and bad options are errors naming them', async () => {

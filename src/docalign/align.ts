@@ -17,7 +17,7 @@
 //   rows and columns around it (memory and time linear in the documents' lengths).
 // Random samples come from a seeded generator: the same input gives the same alignment.
 import type { SentenceEncoderModel } from '../embed/model.js';
-import { resolveLangOption } from '../embed/language.js';
+import { AUTO, resolveLangOption } from '../embed/language.js';
 import { Rng } from '../util/rng.js';
 import { alignDp, Band, bandAround, bandCells, CostModel, DpGroup, fullBand, pathRanges, upsampleRanges } from './dp.js';
 
@@ -257,15 +257,25 @@ export interface EmbedderOptions { center?: boolean | 'force'; batchTokens?: num
 /**
  * A SentenceEmbedder over a loaded model (loadSentenceEncoder): texts embedded as xling embed
  * embeds them; a language code centres with the model's mean vector of it (xling embed --lang),
- * undefined identifies it from the texts ('auto'), 'none' centres nothing. An unknown code is an
- * error naming it.
+ * undefined identifies it from all the texts of the call ('auto', as xling embed identifies a
+ * file's language), 'none' centres nothing. An unknown code is an error naming it. The texts are
+ * embedded `chunk` at a time (memory bounded by the chunk, not the document).
  */
-export function embedderOf(model: SentenceEncoderModel, o: EmbedderOptions = {}): SentenceEmbedder {
+export function embedderOf(model: SentenceEncoderModel, o: EmbedderOptions & { chunk?: number } = {}): SentenceEmbedder {
+  const center = o.center ?? true, chunk = o.chunk ?? 8192;
   return {
     dim: model.dim,
     async embed(texts, lang) {
-      const l = resolveLangOption(lang, model.languages, 'language');
-      return model.embed(texts, { lang: l ?? undefined, center: o.center ?? true, maxTokens: o.batchTokens, maxSentences: o.batchSentences });
+      let l = resolveLangOption(lang, model.languages, 'language');
+      // 'auto' decided once over all the texts, so that every chunk is centred alike
+      if (l === AUTO) l = center === false ? null : model.chooseCenter(AUTO, center, model.identifyLanguage(texts)).lang;
+      const out = new Float32Array(texts.length * model.dim);
+      for (let at = 0; at < texts.length; at += chunk) {
+        const part = texts.slice(at, at + chunk);
+        out.set(model.embed(part, { lang: l ?? undefined, center, maxTokens: o.batchTokens, maxSentences: o.batchSentences }), at * model.dim);
+        await new Promise((r) => setImmediate(r));
+      }
+      return out;
     },
   };
 }
