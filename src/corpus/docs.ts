@@ -13,8 +13,10 @@
 // Pairing: the same file in English and another language; in it the blocks (doc-blocks.ts) of
 // both, by position, when the two sequences have the same length and the same element paths. When
 // they differ, the blocks are paired by id scope (the nearest enclosing element id: a section, a
-// LibreOffice paragraph) where a scope holds the same blocks in both languages; the others are
-// skipped and counted. A block pair then becomes sentence pairs: sentences by Intl.Segmenter in
+// LibreOffice paragraph): by position where a scope holds the same blocks in both languages, else
+// around one run of blocks added or removed in it, where the structure says unambiguously which
+// blocks those are (singleGapPairs); the others are skipped, counted and reported as information.
+// A block pair then becomes sentence pairs: sentences by Intl.Segmenter in
 // each language; the same number on both sides pairs them one to one; different numbers are
 // aligned with alignSentences (vecalign, src/docalign) when an embedder is given, keeping 1:1, 1:2
 // and 2:1 groups of cost below a threshold (two sentences joined with a space, or nothing in
