@@ -2,8 +2,17 @@
 // Moses corpora, CLDR annotations, translated document sets, Debian packages).
 import { buildCorpus } from '../corpus/build.js';
 import { existsSync, statSync } from 'node:fs';
+import { embedderOf, SentenceEmbedder } from '../docalign/align.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
 import { command, usage } from './command.js';
+import { modelOrDefault } from './default-model.js';
 import { checkPaths, writeJsonOutput } from './io.js';
+
+/** The encoder, loaded when a document set first needs it. */
+function lazyEmbedder(model: string | undefined): () => Promise<SentenceEmbedder> {
+  let e: SentenceEmbedder | undefined;
+  return async () => (e ??= embedderOf(loadEncoderForRuntime(modelOrDefault(model))));
+}
 
 export const corpusCommand = command(['corpus'], {
   name: 'xling corpus',
@@ -20,6 +29,8 @@ export const corpusCommand = command(['corpus'], {
     minWords: { type: 'number', range: { int: true, min: 1 }, help: 'fewest English words a row keeps (default by kind: 3; phrases 1)' },
     maxWords: { type: 'number', range: { int: true, min: 1 }, help: 'most English words a row keeps (default by kind: messages 60, prose 80)' },
     minLangRows: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'languages with fewer rows are left out' },
+    model: { type: 'string', metavar: 'DIR', help: 'the encoder aligning document paragraphs whose sentence counts differ (default: xling\'s default model)' },
+    noAlign: { type: 'boolean', default: false, help: 'pair only paragraphs with equal sentence counts (no encoder)' },
     stats: { type: 'string', metavar: 'JSON', help: 'the summary as JSON' },
     quiet: { type: 'boolean', default: false, help: 'no progress lines' },
   },
@@ -31,13 +42,15 @@ export const corpusCommand = command(['corpus'], {
 }, async (a) => {
   if (!a._.length && !a.debian.length) usage('give at least one SOURCE or --debian PACKAGE');
   if (a.devFraction !== undefined && a.devOut === undefined) usage('--dev-fraction needs --dev-out');
+  if (a.noAlign && a.model !== undefined) usage('--no-align and --model exclude each other');
   if (a.minWords !== undefined && a.maxWords !== undefined && a.minWords > a.maxWords) usage('--min-words is larger than --max-words');
   for (const s of a._) if (!existsSync(s)) throw new Error(`cannot read ${s}: no such file or folder`);
-  checkPaths([...a._.map((s) => ['<sources>', s, statSync(s).isDirectory() ? 'in-dir' : 'in'] as const), ['--out', a.out, 'out'], ['--dev-out', a.devOut, 'out'], ['--stats', a.stats, 'out']]);
+  checkPaths([...a._.map((s) => ['<sources>', s, statSync(s).isDirectory() ? 'in-dir' : 'in'] as const), ['--out', a.out, 'out'], ['--dev-out', a.devOut, 'out'], ['--stats', a.stats, 'out'], ['--model', a.model, 'in-dir']]);
   const problems: string[] = [];
   const summary = await buildCorpus({
     sources: a._, out: a.out, format: a.format as 'nway' | 'pairs', debian: a.debian, cacheDir: a.cache,
     devOut: a.devOut, devFraction: a.devOut !== undefined ? a.devFraction ?? 0.02 : undefined,
+    align: a.noAlign ? undefined : lazyEmbedder(a.model),
     minWords: a.minWords, maxWords: a.maxWords, minLangRows: a.minLangRows, quiet: a.quiet,
     onProblem: (p) => { const m = `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`; problems.push(m); process.stderr.write(`[corpus] skipped ${m}\n`); },
   });

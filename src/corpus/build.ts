@@ -8,7 +8,7 @@
 // took it) and writes its rows. A share of documents (by a hash of the document id) goes to a dev
 // set instead; training rows sharing a text with a dev row in the same language are then dropped,
 // so that no dev string occurs in training.
-import { closeSync, existsSync, lstatSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, statSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createGzip } from 'node:zlib';
@@ -18,6 +18,8 @@ import { Progress } from '../util/progress.js';
 import { hasLetters, lengthRules, normalizeSpace, sentences, wordCount } from './clean.js';
 import { debianPackageTree, isDebFile } from './debian.js';
 import { isEnglishVariant } from './langs.js';
+import { SentenceEmbedder } from '../docalign/align.js';
+import { DocumentSetStats, emptyDocumentSetStats } from './docs.js';
 import { corpusReaders, documentSetReader } from './readers.js';
 import { ReadContext, SourceProblem, TranslationUnit } from './types.js';
 
@@ -39,8 +41,8 @@ export interface CorpusOptions {
   maxWords?: number;
   /** Languages with fewer cells are left out of the N-way TSV (default 50). */
   minLangRows?: number;
-  /** Embeds sentences for aligning document paragraphs whose sentence counts differ. */
-  align?: unknown;
+  /** The encoder for aligning document paragraphs whose sentence counts differ (loaded when first needed). */
+  align?: () => Promise<SentenceEmbedder>;
   onProblem?: (p: SourceProblem) => void;
   quiet?: boolean;
   log?: (s: string) => void;
@@ -57,6 +59,8 @@ export interface CorpusSummary {
   /** why units or cells were left out → count */
   dropped: Record<string, number>;
   problems: number;
+  /** counts of the document sets read */
+  documents: DocumentSetStats;
 }
 
 const SHARDS = 64;
@@ -162,22 +166,16 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
       }
     };
     const docSets = documentSetReader();
-    const inDocSet = new Set<string>();
-    const files = [...walk(root.path)];
-    if (docSets) {
-      const dirs = new Set<string>([root.path]);
-      for (const f of files) { let d = f; while ((d = d.slice(0, d.lastIndexOf('/'))) && d.length >= root.path.length) dirs.add(d); }
-      for (const d of [...dirs].sort()) {
-        if ([...inDocSet].some((x) => d.startsWith(x + '/'))) continue;
-        if (!docSets.isDocumentSet(d)) continue;
-        inDocSet.add(d);
-        try {
-          for await (const u of docSets.read(d, { ...ctx, align: o.align })) emit({ ...u, source });
-        } catch (e) { problem({ file: d, message: (e as Error).message }); }
-      }
+    const inDocSet: string[] = [];
+    for (const d of statSync(root.path).isDirectory() ? docSets.find(root.path) : []) {
+      if (inDocSet.some((x) => d.startsWith(x + '/'))) continue;
+      inDocSet.push(d);
+      try {
+        for await (const u of docSets.read(d, { ...ctx, align: o.align ? await o.align() : undefined, stats: summary.documents })) emit({ ...u, source });
+      } catch (e) { problem({ file: d, message: (e as Error).message }); }
     }
+    const files = [...walk(root.path)].filter((f) => !inDocSet.some((x) => f.startsWith(x + '/')));
     for (const f of files) {
-      if ([...inDocSet].some((x) => f.startsWith(x + '/'))) continue;
       let h: Buffer;
       try { h = head(f); } catch (e) { problem({ file: f, message: (e as Error).message }); continue; }
       const reader = corpusReaders().find((r) => r.accepts(f, h));
@@ -249,7 +247,7 @@ const tsvCell = (s: string): string => s.replace(/[\t\n\r]/g, ' ');
 /** Builds the corpus; returns the summary (also for the dev set's rows). */
 export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
   const work = mkdtempSync(join(tmpdir(), 'xling-corpus-'));
-  const summary: CorpusSummary = { files: 0, units: 0, rows: 0, devRows: 0, langs: [], bySource: {}, dropped: {}, problems: 0 };
+  const summary: CorpusSummary = { files: 0, units: 0, rows: 0, devRows: 0, langs: [], bySource: {}, dropped: {}, problems: 0, documents: emptyDocumentSetStats() };
   const drop = (why: string): void => { summary.dropped[why] = (summary.dropped[why] ?? 0) + 1; };
   try {
     const shards = new ShardWriter(work);

@@ -14,7 +14,7 @@ const MARKUP = new Set(['a', 'b', 'i', 'u', 's', 'tt', 'big', 'small', 'span', '
 const TAG = /<\/?([a-zA-Z][a-zA-Z0-9_-]*)(\s[^<>]*)?\/?>/g;
 
 /** printf, Python, .NET, shell and Qt placeholders: a string holding one is dropped. */
-const PLACEHOLDER = /%(\d+\$)?[-+ #0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspn@]|%\(\w+\)[sdifr]|%[1-9]|\{\d*\}|\{[A-Za-z_][\w.]*(:[^{}]*)?\}|\$\{?[A-Za-z_]\w*\}?|\[\[[^\]]*\]\]/;
+const PLACEHOLDER = /%(\d+\$)?[-+#0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspn@]|%\(\w+\)[sdifr]|%[1-9]|\{\d*\}|\{[A-Za-z_][\w.]*(:[^{}]*)?\}|\$\{?[A-Za-z_]\w*\}?|\[\[[^\]]*\]\]/;
 
 /**
  * Removes markup: a tag is markup when its name is known or when it is closed in the same string
@@ -36,7 +36,7 @@ export function stripAccelerators(s: string): string {
   let t = s.replace(/\s*[(（]\s*[_&~]?[A-Za-z0-9]\s*[)）]/g, (m) => (/[_&~]/.test(m) ? '' : m));
   for (const mark of ['_', '&', '~']) {
     const count = t.split(mark).length - 1;
-    if (count !== 1) { if (mark === '&') t = t.replace(/&&/g, '&'); continue; }
+    if (count !== 1 || (mark === '&' && /&(amp|lt|gt|quot|apos|nbsp|#\d+);/.test(t))) { if (mark === '&') t = t.replace(/&&/g, '&'); continue; }
     t = t.replace(new RegExp(`${mark === '_' ? '_' : mark === '&' ? '&' : '~'}(?=[\\p{L}\\p{N}])`, 'u'), '');
   }
   return t;
@@ -49,8 +49,8 @@ export function cleanMessage(raw: string): string | undefined {
   if (PLACEHOLDER.test(raw)) return undefined;
   let s = stripMarkup(raw);
   if (s === undefined) return undefined;
+  s = stripAccelerators(s); // before the entities: `&amp;` is an ampersand, `&A` an accelerator
   s = s.replace(/&(amp|lt|gt|quot|apos|nbsp);/g, (_, n: string) => ENTITY[n]!);
-  s = stripAccelerators(s);
   return normalizeSpace(s);
 }
 

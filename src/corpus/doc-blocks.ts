@@ -9,9 +9,10 @@
 // their elements close, which is the same in every language of the same structure. Inline
 // elements (`em`, `gui`, `link`, `code`, `span` ...) give their text; verbatim blocks (Mallard
 // `screen` and block `code`, DocBook `programlisting`, `screen`, `synopsis`, HTML `pre`, `script`,
-// `style`), comments, index terms, page chrome (HTML `head`, `nav`, elements marked `hidden`) and
-// Mallard/DocBook metadata (credits, revisions; `desc`, `title` and abstracts are kept) give
-// none. A block whose text is all inside code-like inline elements (`<code>`, `<cmd>`, `<file>`,
+// `style`), comments, index terms, page chrome (HTML `head`, `header`, `footer`, `nav`, elements
+// marked `hidden`, generated navigation and tables of contents) and Mallard/DocBook metadata
+// (credits, revisions; `desc`, `title` and abstracts are kept) give none. An empty
+// cross-reference, whose text the formatter fills in, leaves GENERATED_TEXT in its place. A block whose text is all inside code-like inline elements (`<code>`, `<cmd>`, `<file>`,
 // `<literal>` ...) is marked `code` and left unpaired: it is a command or a file name, not a
 // sentence.
 //

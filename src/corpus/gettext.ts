@@ -5,11 +5,11 @@
 // entries pair msgid with msgstr[0] and msgid_plural with msgstr[1] only for two-form languages
 // (elsewhere the forms do not follow English's singular/plural); contexts (msgctxt) only tell
 // entries apart. The catalog's language comes from its header's `Language:` field, else from the
-// path (`…/locale/LANG/LC_MESSAGES/x.mo`, `po/LANG.po`, `LANG.domain.po`, `domain-LANG.po`).
+// path (`…/locale/LANG/LC_MESSAGES/x.mo`, `LANG.po`, `LANG.domain.po`, `domain-LANG.po`).
 // Accelerators, markup and placeholders are handled by cleanMessage (clean.ts).
 // Spec: GNU gettext manual, "The Format of PO Files" and "The Format of GNU MO Files".
 import { readFileSync } from 'node:fs';
-import { basename, dirname, sep } from 'node:path';
+import { basename, sep } from 'node:path';
 import gettextParser, { GetTextTranslations } from 'gettext-parser';
 import { cleanMessage } from './clean.js';
 import { normalizeLang, isEnglishVariant } from './langs.js';
@@ -31,7 +31,7 @@ export function catalogLanguage(file: string, headers: Record<string, string>): 
   const lc = parts.lastIndexOf('LC_MESSAGES');
   if (lc > 0) { const l = normalizeLang(parts[lc - 1]!); if (l) return l; }
   const stem = basename(file).replace(/\.(po|mo|gmo)$/i, '');
-  const tries = [stem, stem.split('.')[0]!, stem.split('.').at(-1)!, stem.split('-').at(-1)!, stem.split('_').at(-1)!, basename(dirname(file))];
+  const tries = [stem, stem.split('.')[0]!, stem.split('.').at(-1)!, stem.split('-').at(-1)!, stem.split('_').at(-1)!];
   for (const t of tries) {
     if (!t) continue;
     const l = normalizeLang(t);
@@ -74,7 +74,6 @@ export const gettextReader: SourceReader = {
     if (!lang) throw new Error(`${file}: no language (no Language header, none in the path)`);
     if (lang === 'en' || isEnglishVariant(lang)) return;
     const nplurals = pluralCount(cat.headers);
-    const domain = basename(file).replace(/\.(po|mo|gmo)$/i, '');
     const source = ctx.source ?? file;
     for (const entries of Object.values(cat.translations)) {
       for (const e of Object.values(entries)) {
@@ -90,9 +89,9 @@ export const gettextReader: SourceReader = {
           const a = cleanMessage(en), b = cleanMessage(tr);
           if (a === undefined || b === undefined) continue;
           const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
-          // a document for holding out dev rows: the source file of the message, else one of 1,000
-          // slices of the catalog by the English text (the same in every language's catalog)
-          const doc = ref ? `${domain}:${ref}` : `${domain}#${slice(e.msgid)}`;
+          // a document for holding out dev rows, the same in every language's catalog: the program
+          // file of the message, else one of 1,000 slices by the English text
+          const doc = ref ? ref : `#${slice(e.msgid)}`;
           yield { texts: new Map([['en', a], [lang, b]]), source, doc, kind: 'message' };
         }
       }

@@ -9,6 +9,10 @@ const KEEP_REGION = new Map<string, string>([
   ['zh_cn', 'zh'], ['zh_sg', 'zh'], ['zh_hans', 'zh'],
 ]);
 
+/** ISO 15924 script subtags that locale names carry. */
+const SCRIPTS = new Set(['latn', 'cyrl', 'hans', 'hant', 'arab', 'deva', 'beng', 'grek', 'hebr', 'jpan', 'kore', 'thai', 'taml', 'telu', 'mlym', 'knda',
+  'gujr', 'guru', 'orya', 'sinh', 'khmr', 'laoo', 'mymr', 'ethi', 'geor', 'armn', 'tibt', 'mong', 'olck', 'tfng', 'adlm', 'cher', 'syrc', 'thaa', 'vaii']);
+
 /** English variants (en_GB, en_AU, ...) are spelling adaptations of the English source, not translations. */
 export function isEnglishVariant(code: string): boolean {
   return code.startsWith('en_');
@@ -34,7 +38,7 @@ export function normalizeLang(raw: string): string | undefined {
   if (!parts.slice(1).every((p) => /^[a-z0-9]{2,12}$/.test(p))) return undefined;
   // script subtags (Latn, Cyrl, Hans, Hant) and regions
   const rest = parts.slice(1);
-  const script = rest.find((p) => p.length === 4 && /^[a-z]{4}$/.test(p));
+  const script = rest.find((p) => SCRIPTS.has(p));
   const region = rest.find((p) => p.length === 2 || /^[0-9]{3}$/.test(p));
   if (lang === 'zh') {
     if (script === 'hant') return 'zh_tw';
@@ -42,11 +46,15 @@ export function normalizeLang(raw: string): string | undefined {
     return KEEP_REGION.get(`zh_${region ?? 'cn'}`) ?? 'zh';
   }
   if (lang === 'pt' && region === 'br') return 'pt_br';
+  if (lang === 'no') return 'nb'; // CLDR's Norwegian is Bokmål, gettext's nb
   if (lang === 'en' && region !== undefined && region !== 'us') return `en_${region}`;
   if (modifier === 'latin' || script === 'latn') return lang === 'sr' || lang === 'uz' ? `${lang}_latn` : lang;
-  // a variant subtag already in the corpus's form (kok_roman, ks_devanagari): kept, so that codes normalise to themselves
-  const variant = rest.find((p) => p.length >= 5 && /^[a-z]+$/.test(p));
+  // a variant subtag already in the corpus's form (kok_roman, ks_devanagari: lower case in the
+  // input, unlike a locale's region): kept, so that codes normalise to themselves
+  const rawRest = raw.trim().replace(/[@.].*$/, '').split(/[-_]/).slice(1);
+  const variant = rest.find((p, i) => p.length >= 4 && !SCRIPTS.has(p) && /^[a-z]+$/.test(p) && rawRest[i] === p);
   if (variant !== undefined && modifier === '') return `${lang}_${variant}`;
+  if (rest.some((p) => p !== script && p !== region && p !== variant)) return undefined; // LC_MESSAGES, de_XYZ12345
   // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,
   // be@tarask: their own columns
   if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;

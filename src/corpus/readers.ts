@@ -1,18 +1,25 @@
 // The format readers `xling corpus` tries on each file, in order (the first that accepts a file
 // reads it), and the reader of document sets (folders of translated documents, one per language).
+import { SentenceEmbedder } from '../docalign/align.js';
+import { cldrReader } from './cldr.js';
+import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { gettextReader } from './gettext.js';
+import { mosesReader } from './moses.js';
+import { tmxReader } from './tmx.js';
 import { nwayTsvReader } from './tsv.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
+import { xliffReader } from './xliff.js';
 
 export interface DocumentSetReader {
-  isDocumentSet(root: string): boolean;
-  read(root: string, ctx: ReadContext & { align?: unknown }): AsyncIterable<TranslationUnit>;
+  /** The document sets at or below a folder. */
+  find(root: string): string[];
+  read(root: string, ctx: ReadContext & { align?: SentenceEmbedder; stats?: DocumentSetStats }): AsyncIterable<TranslationUnit>;
 }
 
 export function corpusReaders(): SourceReader[] {
-  return [gettextReader, nwayTsvReader];
+  return [gettextReader, tmxReader, xliffReader, cldrReader, mosesReader, nwayTsvReader];
 }
 
-export function documentSetReader(): DocumentSetReader | undefined {
-  return undefined;
+export function documentSetReader(): DocumentSetReader {
+  return { find: findDocumentSets, read: readDocumentSet };
 }
