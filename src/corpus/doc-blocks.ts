@@ -12,9 +12,9 @@
 // `style`), comments, index terms, page chrome (HTML `head`, `header`, `footer`, `nav`, elements
 // marked `hidden`, generated navigation and tables of contents) and Mallard/DocBook metadata
 // (credits, revisions; `desc`, `title` and abstracts are kept) give none. An empty
-// cross-reference, whose text the formatter fills in, leaves GENERATED_TEXT in its place. A block whose text is all inside code-like inline elements (`<code>`, `<cmd>`, `<file>`,
-// `<literal>` ...) is marked `code` and left unpaired: it is a command or a file name, not a
-// sentence.
+// cross-reference, whose text the formatter fills in, leaves GENERATED_TEXT in its place. A block
+// whose text is all inside code-like inline elements (`<code>`, `<cmd>`, `<file>`, `<literal>`
+// ...) is marked `code` and left unpaired: it is a command or a file name, not a sentence.
 //
 // XML is parsed with saxes (strict XML 1.0 with namespaces; a DOCTYPE with an internal subset, and
 // so any entity definition, is refused); HTML with htmlparser2 (the WHATWG-style tolerant
