@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AlignedGroup, alignmentTypes, alignOptions, alignSentences, embedderOf, LevelInfo, SentenceEmbedder } from '../src/docalign/align.js';
-import { alignDp, bandAround, bandCells, CostModel, DpGroup, fullBand, galeChurchCosts, pathRanges } from '../src/docalign/dp.js';
+import { alignDp, bandAround, bandCells, CostModel, DpGroup, galeChurchCosts, pathRanges } from '../src/docalign/dp.js';
 import { formatAlignment, TSV_HEADER } from '../src/docalign/files.js';
 import { Group, inOrderAlignment, lengthAlignment, parseVecalign, scoreAlignments, vecalignLine } from '../src/docalign/score.js';
 import { syntheticDocument, SyntheticOptions } from '../src/docalign/synthetic.js';
