@@ -22,7 +22,7 @@ export const corpusCommand = command(['corpus'], {
   options: {
     out: { type: 'string', required: true, metavar: 'TSV', help: 'the corpus (.gz compresses)' },
     format: { type: 'string', default: 'nway', choices: ['nway', 'pairs'], help: 'nway: one row per English text, a column per language; pairs: lang1, lang2, text1, text2' },
-    debian: { type: 'list', metavar: 'PKG', help: 'Debian packages to fetch with apt-get download (nothing is installed) and read' },
+    debian: { type: 'list', metavar: 'PKG', help: 'Debian packages to fetch with apt-get download (nothing is installed) and read; PKG:FOLDER reads one folder of the package' },
     cache: { type: 'string', metavar: 'DIR', help: 'where --debian keeps downloaded packages (default ~/.cache/xling/debian)' },
     devOut: { type: 'string', metavar: 'TSV', help: 'write a dev set of held-out documents here (with --dev-fraction)' },
     devFraction: { type: 'number', range: { min: 0, max: 0.5 }, help: 'share of documents held out for --dev-out (default 0.02)' },

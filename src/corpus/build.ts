@@ -16,7 +16,7 @@ import { readLines } from '../io/lines.js';
 import { atomicOutput } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { hasLetters, lengthRules, normalizeSpace, sentences, wordCount } from './clean.js';
-import { debianPackageTree, isDebFile } from './debian.js';
+import { debianPackageTree, isDebFile, packageGroups } from './debian.js';
 import { isEnglishVariant } from './langs.js';
 import { SentenceEmbedder } from '../docalign/align.js';
 import { DocumentSetStats, emptyDocumentSetStats } from './docs.js';
@@ -30,7 +30,7 @@ export interface CorpusOptions {
   out: string;
   /** 'nway' (default): one row per English text; 'pairs': lang1, lang2, text1, text2, source. */
   format?: 'nway' | 'pairs';
-  /** Debian package names to download with apt-get download (into cacheDir) and read. */
+  /** Debian package names to download with apt-get download (into cacheDir) and read; PKG:FOLDER reads one folder of it. */
   debian?: string[];
   cacheDir?: string;
   /** Dev set: the share of documents (0–1) held out, written to devOut. */
@@ -151,7 +151,18 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
   const devShare = o.devFraction ?? 0;
   const roots: { path: string; source: string }[] = [];
   for (const s of o.sources) roots.push(isDebFile(s) ? { path: debianPackageTree(s, join(work, 'debs'), o.cacheDir), source: s } : { path: s, source: s });
-  for (const pkg of o.debian ?? []) roots.push({ path: debianPackageTree(pkg, join(work, 'debs'), o.cacheDir, true), source: pkg });
+  // PKG or PKG:FOLDER (only that folder of the package, e.g. unicode-cldr-core:usr/share/unicode/cldr/common/annotations)
+  const specs = (o.debian ?? []).map((spec) => spec.split(':', 2) as [string, string | undefined]);
+  const groups = packageGroups(specs.map(([p]) => p));
+  const seen = new Set<string>();
+  for (const [pkg, sub] of specs) {
+    const group = groups.get(pkg)!;
+    const tree = debianPackageTree(pkg, join(work, 'debs'), o.cacheDir, true, group);
+    const path = sub ? join(tree, sub.replace(/^\/+/, '')) : tree;
+    if (!path.startsWith(tree) || !existsSync(path)) throw new Error(`--debian ${pkg}:${sub}: the package has no ${sub}`);
+    if (!seen.has(path)) roots.push({ path, source: group });
+    seen.add(path);
+  }
   for (const root of roots) {
     const source = root.source.replace(/^.*\//, '').replace(/_.*\.deb$/, '');
     const ctx: ReadContext = { source, onProblem: problem };

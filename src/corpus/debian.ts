@@ -37,14 +37,32 @@ export function fetchDebianPackage(name: string, cacheDir = defaultDebCache()): 
   return resolve(cacheDir, f);
 }
 
-/** The unpacked tree of a .deb (or of a package fetched by name), under workDir. */
-export function debianPackageTree(debOrName: string, workDir: string, cacheDir?: string, byName = false): string {
+/**
+ * The unpacked tree of a .deb (or of a package fetched by name), under workDir/TREE (TREE: the
+ * package's file name, or the given tree name: packages unpacked into one tree, as dpkg installs
+ * them into one system, so that documentation split into one package per language is one set).
+ */
+export function debianPackageTree(debOrName: string, workDir: string, cacheDir?: string, byName = false, tree?: string): string {
   const deb = byName ? fetchDebianPackage(debOrName, cacheDir) : resolve(debOrName);
   const name = deb.replace(/^.*\//, '').replace(/\.deb$/, '');
-  const dir = join(workDir, name);
-  if (!existsSync(dir)) {
+  const dir = join(workDir, tree ?? name);
+  const done = join(workDir, `${name}.unpacked`);
+  if (!existsSync(done)) {
     mkdirSync(dir, { recursive: true });
     run('dpkg-deb', ['-x', deb, dir], workDir, deb);
+    mkdirSync(done);
   }
   return dir;
+}
+
+/**
+ * The packages of one list that belong together: names that differ only by a language or
+ * `-common` suffix (debian-reference-common, debian-reference-de, …; libreoffice-help-en-us,
+ * libreoffice-help-de) share the stem that names their tree and their provenance.
+ */
+export function packageGroups(names: string[]): Map<string, string> {
+  const stem = (n: string): string => n.replace(/-(common|[a-z]{2,3}(-[a-z]{2,4})?)$/, '');
+  const count = new Map<string, number>();
+  for (const n of names) count.set(stem(n), (count.get(stem(n)) ?? 0) + 1);
+  return new Map(names.map((n) => [n, (count.get(stem(n)) ?? 0) > 1 ? stem(n) : n]));
 }
