@@ -3,9 +3,10 @@
 // (heavy kernels on a worker thread, the event loop free), and the rows handed back to each
 // request in order. One batch runs at a time: on 2 cores a second concurrent batch only competes;
 // requests that arrive meanwhile wait and make the next batch (continuous batching, as TEI's).
-// The texts that need their language identified are identified for the whole batch at once on
-// identification threads while it is encoded, and the batch's rows are post-processed in one pass
-// (`finish`: normalisation and centring), not once per request.
+// The texts that need their language identified are sent to the identification threads as they
+// arrive (those of one event-loop turn together), so that identification runs while earlier
+// batches are encoded, and a batch's rows are post-processed in one pass (`finish`: normalisation
+// and centring), not once per request.
 // A row's vector never depends on the other rows of its batch: identification is per text, and
 // the encoder, normalisation and centring are per row.
 import { SentenceEncoder } from '../models/encoder.js';
@@ -13,8 +14,13 @@ import type { Identified } from './identify.js';
 
 interface Job<M> {
   seqs: Int32Array[]; tokens: number; texts: (string | null)[] | null; meta: M; signal?: AbortSignal;
+  /** The identification of its non-null texts, under way since it arrived. */
+  found: Promise<(Identified | null)[]> | null;
   resolve: (r: Embedded) => void; reject: (e: unknown) => void;
 }
+
+/** Texts per identification call (a turn's texts are sent in groups of about this many). */
+const IDENTIFY_GROUP = 256;
 
 export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
 
@@ -37,6 +43,8 @@ export class DynamicBatcher<M = undefined> {
   private readonly queue: Job<M>[] = [];
   private running = false;
   private waiting = 0;
+  /** Texts to identify, sent together at the end of this event-loop turn. */
+  private toIdentify: { texts: string[]; resolve: (r: (Identified | null)[]) => void; reject: (e: unknown) => void }[] = [];
   constructor(private readonly encoder: SentenceEncoder, readonly maxBatchTokens: number, readonly maxBatchSentences = 4096,
     private readonly onBatch?: (s: BatchStats) => void, private readonly o: BatcherOptions<M> = {}) {}
 
@@ -54,11 +62,42 @@ export class DynamicBatcher<M = undefined> {
     if (o.texts && o.texts.length !== seqs.length) return Promise.reject(new Error(`${o.texts.length} texts for ${seqs.length} sequences`));
     let tokens = 0;
     for (const s of seqs) tokens += s.length;
+    const texts = o.texts ?? null;
+    const wanted = texts && this.o.identify ? texts.filter((t): t is string => t !== null) : [];
+    const found = wanted.length ? this.identifySoon(wanted) : null;
+    // a job dropped before its batch never reads its identification
+    found?.catch(() => {});
     return new Promise((resolve, reject) => {
-      this.queue.push({ seqs, tokens, texts: o.texts ?? null, meta: o.meta as M, signal: o.signal, resolve, reject });
+      this.queue.push({ seqs, tokens, texts, found, meta: o.meta as M, signal: o.signal, resolve, reject });
       this.waiting += seqs.length;
       if (!this.running) void this.run();
     });
+  }
+
+  /** Identifies texts together with the others that arrive in this event-loop turn. */
+  private identifySoon(texts: string[]): Promise<(Identified | null)[]> {
+    return new Promise((resolve, reject) => {
+      if (!this.toIdentify.length) setImmediate(() => this.flushIdentify());
+      this.toIdentify.push({ texts, resolve, reject });
+    });
+  }
+
+  /** Sends the turn's texts in groups of about IDENTIFY_GROUP (in arrival order: the first requests' come back first). */
+  private flushIdentify(): void {
+    const waiting = this.toIdentify;
+    this.toIdentify = [];
+    for (let i = 0; i < waiting.length;) {
+      const group: typeof waiting = [], all: string[] = [];
+      while (i < waiting.length && (!group.length || all.length + waiting[i]!.texts.length <= IDENTIFY_GROUP)) {
+        const w = waiting[i++]!;
+        group.push(w);
+        for (const t of w.texts) all.push(t);
+      }
+      this.o.identify!(all).then((r) => {
+        let at = 0;
+        for (const w of group) { w.resolve(r.slice(at, at + w.texts.length)); at += w.texts.length; }
+      }, (e) => { for (const w of group) w.reject(e); });
+    }
   }
 
   private async run(): Promise<void> {
@@ -79,22 +118,19 @@ export class DynamicBatcher<M = undefined> {
         if (!jobs.length) continue;
         const t0 = performance.now();
         try {
-          const seqs: Int32Array[] = [], texts: string[] = [];
-          for (const j of jobs) {
-            for (const s of j.seqs) seqs.push(s);
-            if (j.texts) for (const t of j.texts) if (t !== null) texts.push(t);
-          }
-          const identify = this.o.identify;
+          const seqs: Int32Array[] = [];
+          for (const j of jobs) for (const s of j.seqs) seqs.push(s);
           const normalized = !!this.o.normalizes && jobs.every((j) => this.o.normalizes!(j.meta));
-          const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs, { normalize: normalized }), texts.length && identify ? identify(texts) : Promise.resolve([])]);
+          const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs, { normalize: normalized }), Promise.all(jobs.map((j) => j.found))]);
           const d = this.encoder.dim, parts: BatchPart<M>[] = [];
-          let at = 0, t = 0;
-          for (const j of jobs) {
-            const n = j.seqs.length;
-            const identified = j.texts ? j.texts.map((x) => (x !== null && identify ? found[t++] ?? null : null)) : null;
+          let at = 0;
+          jobs.forEach((j, i) => {
+            const n = j.seqs.length, f = found[i];
+            let t = 0;
+            const identified = j.texts ? j.texts.map((x) => (x !== null && f ? f[t++] ?? null : null)) : null;
             parts.push({ meta: j.meta, rows: rows.subarray(at * d, (at + n) * d), identified });
             at += n;
-          }
+          });
           this.o.finish?.(rows, parts, normalized);
           jobs.forEach((j, i) => j.resolve({ rows: parts[i]!.rows, identified: parts[i]!.identified }));
         } catch (e) {
