@@ -18,7 +18,7 @@ import { Group, inOrderAlignment, lengthAlignment, parseVecalign, scoreAlignment
 import { syntheticDocument, SyntheticOptions } from '../src/docalign/synthetic.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { hashSeed, Rng } from '../src/util/rng.js';
-import { cli, cliInProcess, devColumn, root, temporariesIn, tinyDualModel } from './fixtures/cli.js';
+import { cliInProcess, devColumn, root, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-docalign-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -271,7 +271,8 @@ describe('xling align with a trained model', () => {
     const docs = [0, 1].map((d) => syntheticDocument(rows.slice(200 + d * 40, 240 + d * 40), { seed: 10 + d }));
     docs.forEach((d, k) => { writeFileSync(f(`d${k}.de`), d.src.join('\n') + '\n'); writeFileSync(f(`d${k}.en`), d.trg.join('\n') + '\n'); });
     const lib = await Promise.all(docs.map((d) => alignSentences(d.src, d.trg, emb, { srcLang: 'de', trgLang: 'en' })));
-    const r = cli(['align', '--src', f('d0.de'), '--trg', f('d0.en'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', f('one.tsv')]);
+    // in this process (runCli, as main.js runs it); standard input below as a real process
+    const r = await cliInProcess(['align', '--src', f('d0.de'), '--trg', f('d0.en'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', f('one.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\d+ × \d+ sentences → \d+ groups, \d+ unaligned sentences/);
     const tsv = readFileSync(f('one.tsv'), 'utf8');
@@ -289,7 +290,7 @@ describe('xling align with a trained model', () => {
     assert.ok(p.stdout.split('\n').slice(1, -1).length === lib[0]!.length);
     // many pairs: a list relative to its folder, one named output, one default name
     writeFileSync(f('list.tsv'), `d0.de\td0.en\tfirst.align\n\n${f('d1.de')}\td1.en\n`);
-    const many = cli(['align', '--pairs', f('list.tsv'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--format', 'vecalign', '-o', f('out/aligned')]);
+    const many = await cliInProcess(['align', '--pairs', f('list.tsv'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--format', 'vecalign', '-o', f('out/aligned')]);
     assert.equal(many.status, 0, many.stderr);
     assert.match(many.stderr, /2 document pairs/);
     for (const [k, name] of [[0, 'first.align'], [1, 'd1.de.align']] as const) {
