@@ -2,7 +2,7 @@
 // documents with known merges, splits, deletions and insertions, made from the rows of N-way
 // dev sets taken in order (src/docalign/synthetic.ts), against the 1:1-in-order and the
 // Gale–Church length baselines; vecalign's strict and lax F1 (src/docalign/score.ts).
-//   node dist/bench/align-f1.js --model DIR [--data NAME=TSV.gz ...] [--pairs de-en,fr-en] [--rows 100] [--docs 10] [--long TSV.gz:N] [--json]
+//   node dist/bench/align-f1.js --model DIR [--data NAME=TSV.gz ...] [--pairs de-en,fr-en] [--rows 100] [--docs 10] [--long TSV.gz:N] [--del-percentile P] [--json]
 // Defaults: the shared gettext and dialogue dev sets, de-en fr-en ru-en ja-en, documents of 100 rows.
 // --long: also one document of N rows of that file (the first pair), for the time, memory and
 // cells searched of the coarse-to-fine search on a long document.
@@ -25,13 +25,14 @@ const data = opt('data').length ? opt('data').map((d) => d.split('=') as [string
 const pairs = (opt('pairs')[0] ?? 'de-en,fr-en,ru-en,ja-en').split(',').map((p) => p.split('-') as [string, string]);
 const rowsPerDoc = Number(opt('rows')[0] ?? 100), maxDocs = Number(opt('docs')[0] ?? 10);
 const json = argv.includes('--json');
+const delPercentile = opt('del-percentile')[0] !== undefined ? Number(opt('del-percentile')[0]) : undefined;
 const joinerOf = (lang: string) => (/^(ja|zh)/.test(lang) ? '' : ' ');
 
 const m = loadSentenceEncoder(model);
 const embedder = embedderOf(m);
 const results: Record<string, unknown>[] = [];
 const pct = (x: number) => (100 * x).toFixed(1);
-if (!json) console.log(`model ${model}; documents of ${rowsPerDoc} rows (10% 2:1 merges, 10% 1:2 splits, 5% deletions, 5% insertions)\n\n| data | pair | docs | sents src/trg | vecalign strict / lax | length (Gale–Church) | 1:1 in order |\n|---|---|---|---|---|---|---|`);
+if (!json) console.log(`model ${model}${delPercentile !== undefined ? `, --del-percentile ${delPercentile}` : ''}; documents of ${rowsPerDoc} rows (10% 2:1 merges, 10% 1:2 splits, 5% deletions, 5% insertions)\n\n| data | pair | docs | sents src/trg | vecalign strict / lax | length (Gale–Church) | 1:1 in order |\n|---|---|---|---|---|---|---|`);
 for (const [name, file] of data) {
   const [head, ...lines] = gunzipSync(readFileSync(file)).toString('utf8').trimEnd().split('\n');
   const cols = head!.split('\t');
@@ -45,7 +46,7 @@ for (const [name, file] of data) {
     for (let d = 0; d < maxDocs && (d + 1) * rowsPerDoc <= rows.length; d++) {
       const doc = syntheticDocument(rows.slice(d * rowsPerDoc, (d + 1) * rowsPerDoc), { seed: 1000 + d, srcJoiner: joinerOf(s), trgJoiner: joinerOf(t) });
       gold.push(doc.gold);
-      ours.push(await alignSentences(doc.src, doc.trg, embedder, { srcLang: s, trgLang: t }));
+      ours.push(await alignSentences(doc.src, doc.trg, embedder, { srcLang: s, trgLang: t, delPercentile }));
       len.push(lengthAlignment(doc.src, doc.trg));
       order.push(inOrderAlignment(doc.src.length, doc.trg.length));
       ns += doc.src.length; nt += doc.trg.length;
