@@ -223,6 +223,10 @@ table(['align'], ['--src', f('s.txt'), '--trg', f('t.txt'), '--model', f('model'
   ...badFiles(g, '--src'), ...badFiles(g, '--trg'), withExtra(g, ['--src-lang', 'xx'], 1), withExtra(g, ['--max-group', '1'], 2), withValue(g, '-o', f('s.txt'), 2),
   withValue(g, '--model', aDir, 1), { args: ['--pairs', f('pairs.tsv'), '--model', f('model'), '-o', 'OUT/p'], code: 1, names: ['pairs.tsv:1'] },
 ]);
+table(['corpus'], [f('nway.tsv'), '-o', 'OUT/c.tsv', '--no-align', '--quiet'], (g) => [
+  withValue(g, 0, missing, 1), withValue(g, 0, empty, 1), withValue(g, 0, badUtf8, 1), withValue(g, '-o', f('nway.tsv'), 2),
+  withExtra(g, ['--dev-fraction', '0.9', '--dev-out', 'OUT/d.tsv'], 2), withExtra(g, ['--min-words', '0'], 2), withExtra(g, ['--debian', 'Bad_Name'], 1),
+]);
 table(['index', 'build'], [f('v.npy'), '-o', 'OUT/x.faiss'], (g) => [
   ...badFiles(g, 0), withValue(g, 0, f('i32.npy'), 1), { args: [f('v8.npy'), '--trained', f('idx.faiss'), '-o', 'OUT/x.faiss'], code: 1, names: ['v8.npy', '--trained'] },
   withExtra(g, ['--chunk', '0'], 2), withExtra(g, ['--factory', 'Bogus99'], 1), withValue(g, '-o', f('v.npy'), 2), withValue(g, '-o', '-', 2),

@@ -290,7 +290,12 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
         yield { cells: new Map(r.c), sources: r.s };
       }
     };
-    for await (const r of kept()) for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1);
+    let keptRows = 0;
+    for await (const r of kept()) { keptRows++; for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1); }
+    if (keptRows === 0 && devRows.length === 0) {
+      const named = [...o.sources, ...(o.debian ?? [])].join(', ');
+      throw new Error(`no parallel rows in ${named} (${summary.files} translation files read, ${summary.problems} reported above)`);
+    }
     const minRows = o.minLangRows ?? 50;
     const langs = [...langCount].filter(([l, n]) => l === 'en' || n >= minRows).map(([l]) => l).sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
     for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} cells < ${minRows})`] = n;
