@@ -1,15 +1,15 @@
-// The main demo: the best recipe (the dual encoder over hashed character n-grams of
-// configs/fast-1h.json, sized for the sample: configs/fast-sample.json) trained on the bundled
-// gettext sample, its similarity-search error on the sample's held-out rows (the heat map), nearest
-// translations of English sentences across languages, and parallel sentences mined from a
-// German-English sample. XLING_DEMO_DIR sets the model directory (default runs/demo).
+// The main demo, with no training step: xling's default model (models/default, used whenever no
+// --model is given) measured on the bundled sample's held-out rows (similarity-search error and
+// its heat map), nearest translations of English sentences across languages, and parallel
+// sentences mined from a German-English sample and scored against its gold pairs.
+// XLING_DEMO_DIR sets the output directory (default runs/demo).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { loadSentenceEncoder } from '../dist/src/index.js';
+import { defaultModelPath, loadSentenceEncoder } from '../dist/src/index.js';
 import { loadNWayTsv } from '../dist/src/data/corpus.js';
 
 const out = process.env.XLING_DEMO_DIR ?? 'runs/demo';
-mkdirSync('runs', { recursive: true });
+mkdirSync(out, { recursive: true });
 const cli = (args) => {
   console.log(`\n$ xling ${args.join(' ')}`);
   const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { stdio: 'inherit' });
@@ -17,13 +17,11 @@ const cli = (args) => {
 };
 const t0 = performance.now();
 
-// 1. train (--force: the demo replaces its previous model)
-cli(['train', '--config', 'configs/fast-sample.json', '--data', 'data/sample/gettext.train.tsv.gz', '--dev', 'data/sample/gettext.dev.tsv.gz', '--out', out, '--force']);
-// 2. similarity-search error between languages on the 300 held-out rows, and its heat map
-cli(['eval', 'xsim', '--model', out, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr,es,ru,zh,ja', '--svg', `${out}/xsim.svg`, '--json', `${out}/xsim.json`]);
+// 1. similarity-search error between languages on the 300 held-out rows, and its heat map
+cli(['eval', 'xsim', '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr,es,ru,zh,ja', '--svg', `${out}/xsim.svg`, '--json', `${out}/xsim.json`]);
 
-// 3. nearest translations, from the library: English queries against each language's held-out sentences
-const model = loadSentenceEncoder(out);
+// 2. nearest translations, from the library: English queries against each language's held-out sentences
+const model = loadSentenceEncoder(defaultModelPath());
 const dev = await loadNWayTsv('data/sample/gettext.dev.tsv.gz');
 const d = model.dim;
 const queries = dev.rows.slice(0, 4).map((r) => r.get('en'));
@@ -47,17 +45,17 @@ for (const lang of ['de', 'fr', 'zh', 'ru']) {
   });
 }
 
-// 4. mining: margin-scored German-English pairs among 600 + 600 sentences (BUCC layout: id<TAB>sentence)
+// 3. mining: margin-scored German-English pairs among 600 + 600 sentences (BUCC layout: id<TAB>sentence)
 const src = 'data/sample/de-en.sample.de', trg = 'data/sample/de-en.sample.en', gold = 'data/sample/de-en.sample.gold';
-cli(['mine', '--src', src, '--trg', trg, '--model', out, '--src-lang', 'de', '--trg-lang', 'en', '-o', `${out}/mined.tsv`]);
+cli(['mine', '--src', src, '--trg', trg, '--src-lang', 'de', '--trg-lang', 'en', '-o', `${out}/mined.tsv`]);
 const text = (f) => new Map(readFileSync(f, 'utf8').trimEnd().split('\n').map((l) => l.split('\t')));
 const de = text(src), en = text(trg);
 const goldPairs = new Set(readFileSync(gold, 'utf8').trimEnd().split('\n'));
 const mined = readFileSync(`${out}/mined.tsv`, 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
 console.log(`\nthe best of ${mined.length} mined pairs (✓: a gold pair of the sample):`);
 for (const [score, s, t] of mined.slice(0, 6)) console.log(`  ${goldPairs.has(`${s}\t${t}`) ? '✓' : ' '} ${Number(score).toFixed(3)}  ${de.get(s)}  →  ${en.get(t)}`);
-cli(['eval', 'bucc', '--src', src, '--trg', trg, '--gold', gold, '--model', out, '--src-lang', 'de', '--trg-lang', 'en', '--json', `${out}/bucc.json`]);
+cli(['eval', 'bucc', '--src', src, '--trg', trg, '--gold', gold, '--src-lang', 'de', '--trg-lang', 'en', '--json', `${out}/bucc.json`]);
 
-console.log(`\nmodel in ${out}/ (config.json, model.safetensors; no checkpoint: train --keep-checkpoint keeps one beside it);`);
-console.log(`heat maps ${out}/xsim.svg (this table) and ${out}/dev-xsim.svg (all 13 languages); mined pairs ${out}/mined.tsv`);
+console.log(`\nheat map ${out}/xsim.svg (the table above); mined pairs ${out}/mined.tsv`);
+console.log('your own model: xling corpus (training data from your translations, docs/corpus.md), then xling train --config configs/general.json');
 console.log(`demo done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);

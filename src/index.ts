@@ -18,6 +18,8 @@ export type { NormalizeOptions } from './text/normalize.js';
 export { readNWayTsv, loadNWayTsv, readBucc, readGold, readMoses, readSentences } from './data/corpus.js';
 export { SentenceEncoderModel } from './embed/model.js';
 export { loadSentenceEncoder, writeModelFiles, exportEncoder, readModelConfig } from './embed/model-dir.js';
+export { defaultModelPath } from './embed/default-model.js';
+export { buildCorpus, CorpusOptions, CorpusSummary } from './corpus/build.js';
 export { train } from './train/trainer.js';
 export { trainModel } from './train/pipeline.js';
 export { parseConfig, loadConfig, defaultConfig } from './models/config.js';
