@@ -222,10 +222,12 @@ describe('xling/lite', () => {
     const files = [...seen].map((f) => f.slice(join(root, 'dist/src').length + 1));
     assert.ok(files.includes('text/ngrams.js') && files.includes('lite/model.js'), files.join(' '));
     for (const f of files) assert.ok(!/^(tensor|nn|models|native|embed|index)\b/.test(f), `xling/lite reaches ${f}`);
-    // a child process whose addon cannot load: xling's main entry fails there, xling/lite embeds
+    // a child process whose addon cannot load: xling's main entry imports (the addon loads on first
+    // use) and its first native call fails, naming why; xling/lite embeds
     const env = { ...process.env, XLING_ADDON: join(dir, 'no-such-addon.node') };
-    const full = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('xling')"], { cwd: root, env, encoding: 'utf8' });
+    const full = spawnSync(process.execPath, ['--input-type=module', '-e', `const x = await import('xling'); console.log('imported'); x.loadSentenceEncoder(${JSON.stringify(int8)});`], { cwd: root, env, encoding: 'utf8' });
     assert.notEqual(full.status, 0);
+    assert.equal(full.stdout.trim(), 'imported');
     assert.match(full.stderr, /XLING_ADDON=.*does not exist/);
     const code = `import { loadModel } from 'xling/lite'; const m = await loadModel(${JSON.stringify(int8)}); const v = await m.embed(${JSON.stringify(sents.slice(0, 5))}, { lang: 'de' }); console.log(JSON.stringify(Array.from(v)));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, env, encoding: 'utf8' });

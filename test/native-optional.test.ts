@@ -5,7 +5,7 @@
 // or faiss is missing. XLING_SKIP_NATIVE=1 makes this process's children behave as without the addon.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -106,6 +106,17 @@ describe('the native backend is optional', () => {
     assert.equal(rb.status, 1);
     assert.match(rb.stderr, /--precision bf16/);
     assert.ok(!existsSync(join(dir, 'bf.npy')));
+  });
+
+  it('without the addon xling eval xsim (default model) runs on the portable runtime: the native error matrix', () => {
+    const errors = (env: Record<string, string>, json: string) => {
+      const r = xling(['eval', 'xsim', '--data', join(root, 'data/sample/gettext.dev.tsv.gz'), '--langs', 'de,en,ja,ru', '--json', json], env);
+      assert.equal(r.status, 0, r.stderr);
+      return { stderr: r.stderr, errors: (JSON.parse(readFileSync(json, 'utf8')) as { errors: number[][] }).errors };
+    };
+    const n = errors({}, join(dir, 'xsim-native.json')), p = errors(SKIP, join(dir, 'xsim-portable.json'));
+    assert.match(p.stderr, /embedding on the portable runtime/);
+    assert.deepEqual(p.errors, n.errors);
   });
 
   it('without the addon, train, index build and search exit 1 with one line naming the backend and the install line, and write nothing', () => {

@@ -1,7 +1,8 @@
 // xling eval xsim: the similarity-search error matrix over the languages of an N-way TSV.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
+import { nativeAvailable } from '../tensor/backend.js';
 import { describeCenter } from './vectors.js';
 import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -51,7 +52,7 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
     threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
   },
 }, async (a) => {
-  if (a.threads) setNumThreads(a.threads);
+  if (a.threads && nativeAvailable()) setNumThreads(a.threads);
   if (a.model && a.vectors) usage('give --model or --vectors, not both');
   if (a.langs.length && new Set(a.langs).size < 2) usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
   const files = a.data.map((d) => { const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d); return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d }; });
@@ -65,7 +66,8 @@ export const evalXsimCommand = command(['eval', 'xsim'], {
   const langs = a.langs.length ? a.langs : table.langs;
   for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${data}`);
   if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
-  const model = modelDir ? loadSentenceEncoder(modelDir) : null;
+  // without the addon: an exported bag-of-n-grams model on the portable runtime (said on stderr)
+  const model = modelDir ? loadEncoderForRuntime(modelDir) : null;
   const per: LangVectors[] = [];
   const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
   const said = new Set<string>();

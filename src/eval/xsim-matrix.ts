@@ -2,6 +2,7 @@
 // parallel set: for (p, q), the share of sentences whose cosine 1-NN among all q sentences of
 // the rows both languages have is not their own row. Text mode counts a retrieved sentence
 // whose text is identical to the gold one as correct.
+import { nativeAvailable } from '../tensor/backend.js';
 import { fromArray, noGrad, tidy } from '../tensor/index.js';
 
 export interface LangVectors { lang: string; rows: number[]; vecs: Float32Array; texts: string[] }
@@ -23,10 +24,31 @@ export interface XsimMatrix {
  * Every similarity-search error (the dev metric of training, the xsim matrix) counts from these.
  */
 export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: number, both = true): { fwd: number[]; bwd: number[] | null } {
+  if (!nativeAvailable()) return nearestRowsPortable(X, Y, m, d, both);
   return noGrad(() => tidy(() => {
     const s = fromArray(X, [m, d]).matmul(fromArray(Y, [m, d]).t());
     return { fwd: s.argmax(1).toArray(), bwd: both ? s.argmax(0).toArray() : null };
   }));
+}
+
+/**
+ * nearestRows without the native backend (xling eval xsim on the portable runtime): the same
+ * products in plain TypeScript, O(m²·d), the first maximum on ties as torch's argmax.
+ */
+function nearestRowsPortable(X: Float32Array, Y: Float32Array, m: number, d: number, both: boolean): { fwd: number[]; bwd: number[] | null } {
+  const fwd = new Array<number>(m).fill(0), bwd = both ? new Array<number>(m).fill(0) : null;
+  const bestF = new Float64Array(m).fill(-Infinity), bestB = new Float64Array(m).fill(-Infinity);
+  for (let i = 0; i < m; i++) {
+    const xo = i * d;
+    for (let j = 0; j < m; j++) {
+      const yo = j * d;
+      let s = 0;
+      for (let k = 0; k < d; k++) s += X[xo + k]! * Y[yo + k]!;
+      if (s > bestF[i]!) { bestF[i] = s; fwd[i] = j; }
+      if (bwd && s > bestB[j]!) { bestB[j] = s; bwd[j] = i; }
+    }
+  }
+  return { fwd, bwd };
 }
 
 /** Error rates (%) of 1-NN retrieval between row-aligned embeddings X and Y (both [n, d], normalised): X→Y and Y→X. */
