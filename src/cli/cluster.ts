@@ -5,7 +5,6 @@ import { join, resolve } from 'node:path';
 import { SpreadSample } from '../embed/centering.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { SEEK_EVERY } from '../cluster/embed.js';
-import { cancelFlow, FlowStatus, flowStatus, followFlow, listFlows, submitEmbedFlow } from '../cluster/flow.js';
 import { GRAPH_PLAN } from '../cluster/graph.js';
 import { INDEX_PLAN } from '../cluster/index-build.js';
 import { MINE_PLAN } from '../cluster/mine.js';
@@ -16,13 +15,10 @@ import { anyFilter, FilterOptions } from '../mine/filters.js';
 import type { Assignment } from '../mine/scorer.js';
 import { openScorer } from './scorer-pair.js';
 import { checkLangOptions } from './vectors.js';
-import { cancelStaged, planOf, StagePlan, stagedFlowStatus, submitStaged } from '../cluster/stages.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
-import { checkRedisUrl, pingRedis } from '../cluster/queue.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
-import { startWorker } from '../cluster/worker.js';
 import { isGzipFile, readLines, readOnce } from '../io/lines.js';
 import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
@@ -33,6 +29,17 @@ import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import { filterOptionsOf, lidFilterOf, MINE_FILTER_OPTIONS, MINE_INPUT_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, parseThreshold, thresholdFromFile } from './mine.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';
+import type { FlowStatus } from '../cluster/flow.js';
+import type { StagePlan } from '../cluster/stages.js';
+
+/**
+ * The queue's modules (BullMQ and ioredis: a third of the start-up of any xling command), loaded
+ * when a cluster command runs rather than with the command table.
+ */
+async function queueModules() {
+  const [queue, flow, stages, worker] = await Promise.all([import('../cluster/queue.js'), import('../cluster/flow.js'), import('../cluster/stages.js'), import('../cluster/worker.js')]);
+  return { ...queue, ...flow, ...stages, ...worker };
+}
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
 
@@ -50,6 +57,7 @@ export const workerCommand = command(['worker'], {
   },
   examples: ['xling worker --redis redis://queue-host:6379 --threads 16'],
 }, async (a) => {
+  const { checkRedisUrl, pingRedis, startWorker } = await queueModules();
   checkRedisUrl(a.redis);
   if (a.threads) setNumThreads(a.threads);
   await pingRedis(a.redis);
@@ -89,6 +97,7 @@ export const clusterEmbedCommand = command(['cluster', 'embed'], {
   },
   examples: ['xling cluster embed --model runs/fast --input corpus.txt --output corpus.npy --redis redis://queue-host:6379 --shards 64 --work /shared/xling-work'],
 }, async (a) => {
+  const { checkRedisUrl, pingRedis, submitEmbedFlow, followFlow } = await queueModules();
   checkRedisUrl(a.redis);
   if (readOnce(a.input)) usage(`--input ${a.input}: the workers read the input at its path, so it must be a file (standard input and pipes can be read only once); use xling embed, or write it to a file first`);
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in'], ['--output', a.output, 'out']]);
@@ -160,6 +169,7 @@ export const clusterGraphCommand = command(['cluster', 'graph'], {
   },
   examples: ['xling cluster graph --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out /shared/graphs/gettext --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
 }, async (a) => {
+  const { checkRedisUrl, pingRedis } = await queueModules();
   checkRedisUrl(a.redis);
   const sources = parseSources(a.data).map((s) => ('text' in s ? { ...s, text: resolve(s.text) } : { ...s, tsv: resolve(s.tsv) }));
   if (!sources.length && !existsSync(join(a.out, 'graph.json'))) usage('--data: give the sentences (a new graph starts with its store)');
@@ -199,6 +209,7 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
   positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64; or --vectors' }],
   examples: ['xling cluster index /shared/corpus.npy --factory OPQ32,IVF4096,PQ32 -o /shared/corpus.faiss --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work'],
 }, async (a) => {
+  const { checkRedisUrl, pingRedis } = await queueModules();
   checkRedisUrl(a.redis);
   const vectors = vectorsArgument(a);
   checkPaths([['<vectors>', vectors, 'in'], ['--output', a.output, 'out']]);
@@ -250,6 +261,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
     'xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy --scorer /shared/scorers/p --model /shared/runs/fast --src-lang de --trg-lang en -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work',
   ],
 }, async (a) => {
+  const { checkRedisUrl, pingRedis } = await queueModules();
   const asked = parseThreshold(a.threshold);
   if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (a scorer's probabilities give it); give a margin threshold as a number, or --threshold-from");
   if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
@@ -291,6 +303,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
 
 /** Submits a staged job (or finds it), then follows it stage by stage; throws when it fails. */
 async function submitAndFollow<R>(plan: StagePlan<R>, request: R, a: { redis: string; work: string; shards: number; attempts: number; detach: boolean; quiet: boolean }, summary: () => string | null): Promise<void> {
+  const { stagedFlowStatus, submitStaged } = await queueModules();
   const sub = await submitStaged(plan, { redis: a.redis, work: a.work, shards: a.shards, attempts: a.attempts, request });
   const say = (l: string) => { if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`); };
   const out = plan.output(request);
@@ -332,6 +345,7 @@ export const clusterStatusCommand = command(['cluster', 'status'], {
     json: { type: 'string', metavar: 'FILE', help: 'write the status as JSON (- for standard output)' },
   },
 }, async (a) => {
+  const { checkRedisUrl, pingRedis, listFlows, flowStatus, planOf, stagedFlowStatus } = await queueModules();
   checkRedisUrl(a.redis);
   checkPaths([['--json', a.json, 'out-text']]);
   await pingRedis(a.redis);
@@ -366,6 +380,7 @@ export const clusterCancelCommand = command(['cluster', 'cancel'], {
     flow: { type: 'string', required: true, help: 'flow id' },
   },
 }, async (a) => {
+  const { checkRedisUrl, pingRedis, cancelFlow, planOf, cancelStaged } = await queueModules();
   checkRedisUrl(a.redis);
   await pingRedis(a.redis);
   const r = planOf(a.flow) ? await cancelStaged(a.redis, a.flow) : await cancelFlow(a.redis, a.flow);
