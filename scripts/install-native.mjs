@@ -15,7 +15,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
 const require = createRequire(import.meta.url);
 const HOW = 'apt install libtorch-dev libfaiss-dev (or set LIBTORCH / FAISS_HOME), then `npm rebuild xling`';
-const PORTABLE = 'xling embed and xling/lite work without it (portable runtime)';
+const PORTABLE = 'xling embed, xling eval xsim and xling/lite work without it (portable runtime)';
 const say = (line) => process.stderr.write(`xling: ${line}\n`);
 
 const skip = process.env.XLING_SKIP_NATIVE;

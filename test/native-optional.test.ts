@@ -140,7 +140,7 @@ describe('the native backend is optional', () => {
     const script = join(root, 'scripts/install-native.mjs');
     let r = run([script], { LIBTORCH: join(dir, 'no-libtorch'), FAISS_HOME: join(dir, 'no-faiss') });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^xling: native backend not built: missing libtorch \(no .*no-libtorch.*\), faiss \(no libfaiss in .*no-faiss.*\)\. To add it: apt install libtorch-dev libfaiss-dev \(or set LIBTORCH \/ FAISS_HOME\), then `npm rebuild xling`\. xling embed and xling\/lite work without it/);
+    assert.match(r.stderr, /^xling: native backend not built: missing libtorch \(no .*no-libtorch.*\), faiss \(no libfaiss in .*no-faiss.*\)\. To add it: apt install libtorch-dev libfaiss-dev \(or set LIBTORCH \/ FAISS_HOME\), then `npm rebuild xling`\. xling embed, xling eval xsim and xling\/lite work without it/);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     r = run([script], SKIP);
     assert.equal(r.status, 0, r.stderr);

@@ -16,7 +16,7 @@ export class NativeBackendMissing extends Error {
   /** Why the addon is not there (XLING_SKIP_NATIVE, not built, or why it failed to load). */
   readonly reason: string;
   constructor(reason: string) {
-    super(`this needs xling's native backend (libtorch + faiss), which is not available (${reason}); ${NATIVE_INSTALL_HINT}. Without it, xling embed and xling/lite run on the portable runtime`);
+    super(`this needs xling's native backend (libtorch + faiss), which is not available (${reason}); ${NATIVE_INSTALL_HINT}. Without it, xling embed, xling eval xsim and xling/lite run on the portable runtime`);
     this.name = 'NativeBackendMissing';
     this.reason = reason;
   }
