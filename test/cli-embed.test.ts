@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readNpy } from '../src/io/npy.js';
-import { cli, cliAsync, devColumn, temporariesIn, TINY_DUAL, tinyDualModel, trainTinyDual } from './fixtures/cli.js';
+import { cli, cliAsync, devColumn, temporariesIn, TINY_DUAL, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cli-embed-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,8 +128,9 @@ describe('CLI: embed', () => {
   it('eval retrieval --docs: documents from sentence vectors, found across languages far above chance, by cosine and by margin', () => {
     const docs = Array.from({ length: Math.floor(de.length / 3) }, (_, i) => `d${i}\t${de.slice(3 * i, 3 * i + 3).join(' ')}\t${en.slice(3 * i, 3 * i + 3).join(' ')}`);
     writeFileSync(p('docs.de-en.tsv'), docs.join('\n') + '\n');
-    // a larger tiny model, trained ten times longer than the others here: documents need usable sentence vectors
-    trainTinyDual(dir, p('m-docs'), { features: { buckets: 65536, dim: 64 }, encoder: { outDim: 64 }, budget: { pairs: 20000 } });
+    // a larger tiny model, trained ten times longer than the others here: documents need usable sentence
+    // vectors (the settings of test/docalign.test.ts's model: one training for both under npm test)
+    tinyDualModel(dir, p('m-docs'), { features: { buckets: 65536, dim: 64 }, encoder: { outDim: 64 }, batch: { size: 128 }, budget: { pairs: 20000 } });
     const r = cli(['eval', 'retrieval', '--docs', p('docs.de-en.tsv'), '--model', p('m-docs'), '--json', p('docs.json')]);
     assert.equal(r.status, 0, r.stderr);
     const j = JSON.parse(readFileSync(p('docs.json'), 'utf8')) as { documents: number; src_lang: string; trg_lang: string; cosine: Record<string, { p1: number }>; margin: Record<string, { p1: number }> };

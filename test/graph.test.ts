@@ -104,8 +104,10 @@ describe('graph of the bundled sample', () => {
     assert.ok(one.nprobe !== null && one.nprobe >= 1);
     for (const k of ['store', 'embed', 'train', 'add', 'query', 'stats']) assert.ok(one.steps[k as 'store'], k);
     // the same in two shards: embed, merge, train, add, merge, query, merge
+    // the same options as the one-go build (nprobe tuned by the first query shard and recorded; given
+    // the tuned nprobe alone, the shards would not re-rank the candidates the tuning may have raised)
     const two = join(dir, 'two');
-    const o = { ...base(two), nprobe: one.nprobe! };
+    const o = base(two);
     for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['store', 'embed'] });
     mergeGraphShards(two, () => {});
     await buildGraph({ ...o, steps: ['train'] });
@@ -113,6 +115,7 @@ describe('graph of the bundled sample', () => {
     mergeGraphShards(two, () => {});
     for (const i of [0, 1]) await buildGraph({ ...o, shard: [i, 2], steps: ['query'] });
     mergeGraphShards(two, () => {});
+    assert.deepEqual([readGraphMeta(two).nprobe, readGraphMeta(two).candidates], [one.nprobe, one.candidates], 'the same nprobe and candidates tuned');
     // each shard timed itself in its own file; the merges added them up into graph.json
     const steps = readGraphMeta(two).steps;
     for (const k of ['embed', 'add', 'query'] as const) assert.ok(steps[k]!.shards === 2 && steps[k]!.seconds >= 0, `${k}: ${JSON.stringify(steps[k])}`);
