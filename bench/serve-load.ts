@@ -45,6 +45,15 @@ function startServer(model: string, threads: number, extra: string[], nodeOption
   });
 }
 
+/** CPU seconds (user + system, all threads) a process has used (Linux /proc; NaN elsewhere). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch { return NaN; }
+}
+
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
@@ -63,12 +72,18 @@ function bodies(sentences: string[], perRequest: number, route: Route, count = 2
   });
 }
 
-async function load(url: string, sentences: string[], clients: number, perRequest: number, seconds: number, route: Route = '/embed') {
+async function load(url: string, sentences: string[], clients: number, perRequest: number, seconds: number, route: Route = '/embed', pid?: number) {
+  // CPU per sentence (the server's, and the load generator's in this process): less sensitive than
+  // throughput to other work on a shared machine
+  const cpu0 = cpuSeconds(pid), own0 = process.cpuUsage();
   const r = await autocannon({ url, connections: clients, duration: seconds, requests: bodies(sentences, perRequest, route), timeout: 60 });
+  const serverCpu = cpuSeconds(pid) - cpu0, own = process.cpuUsage(own0);
+  const sent = r['2xx'] * perRequest;
   if (r.non2xx || r.errors) throw new Error(`load ${route} ${clients}×${perRequest}: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
   return {
     route, clients, sentences_per_request: perRequest, requests_per_s: r['2xx'] / r.duration, sentences_per_s: (r['2xx'] * perRequest) / r.duration,
     latency_p50_ms: r.latency.p50, latency_p99_ms: r.latency.p99,
+    server_cpu_us_per_sentence: sent ? serverCpu * 1e6 / sent : NaN, loadgen_cpu_us_per_sentence: sent ? (own.user + own.system) / sent : NaN,
   };
 }
 
@@ -89,11 +104,13 @@ export async function run() {
     const lang = m.identifyLanguage(sentences.slice(0, 2000))?.lang;
     m.embed(sentences.slice(0, 1000), { lang, center: true });
     // the better of two passes (a pass slowed by other work on the machine would flatter the ratio)
-    let embedRate = 0;
+    let embedRate = 0, embedCpu = Infinity;
     for (let pass = 0; pass < 2; pass++) {
-      const t0 = performance.now();
+      const t0 = performance.now(), c0 = process.cpuUsage();
       m.embed(sentences, { lang, center: true, normalize: true });
+      const c = process.cpuUsage(c0);
       embedRate = Math.max(embedRate, sentences.length / ((performance.now() - t0) / 1000));
+      embedCpu = Math.min(embedCpu, (c.user + c.system) / sentences.length);
     }
     // and the command a user runs on the same sentences (ten times over, so that loading the 1 GB
     // model is a small part): process start, model load, language identification, reading and
@@ -109,12 +126,12 @@ export async function run() {
     server = await startServer(model, threads, batchTokens ? ['--max-batch-tokens', batchTokens] : [], arg('--server-node-options'));
     await load(server.url, sentences, 8, 32, 3); // warm-up
     const runs = [];
-    for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) runs.push(await load(server.url, sentences, clients, perRequest, seconds));
+    for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) runs.push(await load(server.url, sentences, clients, perRequest, seconds, '/embed', server.child.pid));
     const best = Math.max(...runs.map((r) => r.sentences_per_s));
     const base64Runs = [];
     if (!process.argv.includes('--no-base64')) {
       await load(server.url, sentences, 8, 32, 3, '/v1/embeddings base64'); // warm-up
-      for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) base64Runs.push(await load(server.url, sentences, clients, perRequest, seconds, '/v1/embeddings base64'));
+      for (const perRequest of [1, 32]) for (const clients of [1, 8, 64]) base64Runs.push(await load(server.url, sentences, clients, perRequest, seconds, '/v1/embeddings base64', server.child.pid));
     }
     const bestBase64 = base64Runs.length ? Math.max(...base64Runs.map((r) => r.sentences_per_s)) : null;
     // how the dynamic batcher pooled the requests over all runs (the server's /metrics)
@@ -123,7 +140,7 @@ export async function run() {
     const meanBatch = metric('xling_batch_sentences_sum') / metric('xling_batch_sentences_count');
     const out: Record<string, unknown> = {
       name: 'serve_load', threads, seconds_per_run: seconds, sentences: sentences.length, runs,
-      embed_sents_per_s: embedRate, embed_cli_sents_per_s: cliRate, serve_best_sents_per_s: best, ratio: best / embedRate, ratio_vs_embed_cli: best / cliRate, mean_batch_sentences: meanBatch,
+      embed_sents_per_s: embedRate, embed_cpu_us_per_sentence: embedCpu, embed_cli_sents_per_s: cliRate, serve_best_sents_per_s: best, ratio: best / embedRate, ratio_vs_embed_cli: best / cliRate, mean_batch_sentences: meanBatch,
       runs_base64: base64Runs, serve_best_base64_sents_per_s: bestBase64, ratio_base64: bestBase64 === null ? null : bestBase64 / embedRate,
       load_average_start: loadStart, load_average: loadavg(),
     };
@@ -151,7 +168,7 @@ if (process.argv[1]?.endsWith('serve-load.js')) {
   if (jsonMode()) console.log(JSON.stringify(r));
   else {
     for (const x of [...r.runs as Awaited<ReturnType<typeof load>>[], ...r.runs_base64 as Awaited<ReturnType<typeof load>>[]])
-      console.log(`${x.route} ${String(x.clients).padStart(2)} clients × ${String(x.sentences_per_request).padStart(2)} sentences: ${x.requests_per_s.toFixed(0)} req/s, ${x.sentences_per_s.toFixed(0)} sentences/s, p50 ${x.latency_p50_ms} ms, p99 ${x.latency_p99_ms} ms`);
+      console.log(`${x.route} ${String(x.clients).padStart(2)} clients × ${String(x.sentences_per_request).padStart(2)} sentences: ${x.requests_per_s.toFixed(0)} req/s, ${x.sentences_per_s.toFixed(0)} sentences/s, p50 ${x.latency_p50_ms} ms, p99 ${x.latency_p99_ms} ms, server CPU ${x.server_cpu_us_per_sentence.toFixed(0)} µs a sentence`);
     console.log(`xling embed's path: ${(r.embed_sents_per_s as number).toFixed(0)} sentences/s (the command: ${(r.embed_cli_sents_per_s as number).toFixed(0)}/s); server best ${(r.serve_best_sents_per_s as number).toFixed(0)} → ${(r.ratio as number).toFixed(2)}× (${(r.ratio_vs_embed_cli as number).toFixed(2)}× the command)`);
     if (r.ratio_base64 !== null) console.log(`/v1/embeddings base64: best ${(r.serve_best_base64_sents_per_s as number).toFixed(0)} → ${(r.ratio_base64 as number).toFixed(2)}×`);
     console.log(`load average (1, 5, 15 min) at the end: ${(r.load_average as number[]).map((x) => x.toFixed(2)).join(', ')}`);
