@@ -49,7 +49,7 @@ describe('npm install of the packed package without the native backend', { timeo
   it('installs without building the addon, with the default model in the package', () => {
     const pkg = join(project, 'node_modules/xling');
     assert.ok(existsSync(join(pkg, 'dist/src/cli/main.js')));
-    assert.deepEqual(readdirSync(join(pkg, 'models/default')).sort(), ['config.json', 'lid.json', 'model.safetensors']);
+    assert.deepEqual(readdirSync(join(pkg, 'models/default')).sort(), ['README.md', 'config.json', 'lid.json', 'model.safetensors']);
     assert.ok(!existsSync(join(pkg, 'build/Release/xling.node')), 'the addon was built despite XLING_SKIP_NATIVE=1');
   });
 
