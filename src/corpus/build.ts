@@ -164,7 +164,7 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
     seen.add(path);
   }
   for (const root of roots) {
-    const source = root.source.replace(/^.*\//, '').replace(/_.*\.deb$/, '');
+    const source = root.source.replace(/\/+$/, '').replace(/^.*\//, '').replace(/_.*\.deb$/, '') || root.source;
     const ctx: ReadContext = { source, onProblem: problem };
     const emit = (u: TranslationUnit): void => {
       summary.units++;
