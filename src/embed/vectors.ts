@@ -1,7 +1,7 @@
 // The one row normaliser of the embed path (xling embed, the server, the cluster worker, the graph
 // builder, centring, document averaging): plain Float32Array rows in and out, the arithmetic behind
 // this one function. It runs torch's normalize (x / max(‖x‖, 1e-12), float32), the arithmetic the
-// vectors of every model were written with before issue 25 (on a copy of the rows it gives the
+// vectors of every model have always been written with (on a copy of the rows it gives the
 // same bits as on the encoder's output tensor); a runtime without the addon swaps this function.
 // Vectors read from files are normalised by src/util/vectors.ts (io and index sit below tensor/).
 import { nativeAvailable } from '../tensor/backend.js';
