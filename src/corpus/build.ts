@@ -15,6 +15,7 @@ import { createGzip } from 'node:zlib';
 import { readLines } from '../io/lines.js';
 import { atomicOutput } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
+import { hashSeed } from '../util/rng.js';
 import { hasLetters, lengthRules, normalizeSpace, sentences, wordCount } from './clean.js';
 import { debianPackageTree, isDebFile, packageGroups } from './debian.js';
 import { isEnglishVariant } from './langs.js';
@@ -65,12 +66,6 @@ export interface CorpusSummary {
 
 const SHARDS = 64;
 
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
-  return h >>> 0;
-}
-
 /** The grouping key of an English text: case and final punctuation do not make another row. */
 export function textKey(s: string): string {
   return s.toLowerCase().replace(/[\s.!?:;…。！？]+$/u, '');
@@ -85,7 +80,7 @@ class ShardWriter {
     for (let i = 0; i < SHARDS; i++) { this.fds.push(openSync(join(dir, `shard-${i}.jsonl`), 'w')); this.bufs.push(''); }
   }
   add(r: ShardRecord): void {
-    const i = fnv1a(r.k) % SHARDS;
+    const i = hashSeed(r.k) % SHARDS;
     this.bufs[i] += JSON.stringify(r) + '\n';
     if (this.bufs[i]!.length > 1 << 16) { writeSync(this.fds[i]!, this.bufs[i]!); this.bufs[i] = ''; }
   }
@@ -169,7 +164,7 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
     const emit = (u: TranslationUnit): void => {
       summary.units++;
       progress.tick();
-      const dev = devShare > 0 && u.doc !== undefined && (fnv1a(`${u.source}\u0000${u.doc}`) % 10000) / 10000 < devShare;
+      const dev = devShare > 0 && u.doc !== undefined && (hashSeed(`${u.source}\u0000${u.doc}`) % 10000) / 10000 < devShare;
       for (const texts of cleanUnit(u, o, drop)) {
         const en = texts.get('en');
         const key = en !== undefined ? textKey(en) : `\u0000${[...texts].map(([l, t]) => `${l}=${textKey(t)}`).sort().join('\u0001')}`;

@@ -78,13 +78,13 @@ export function wordCount(s: string): number {
 
 const segmenters = new Map<string, Intl.Segmenter>();
 
-/** Sentences of a text (Intl.Segmenter, the language's rules), trimmed, non-empty. */
+/** Sentences of a text by Intl.Segmenter with the language's rules, trimmed, non-empty. */
 export function sentences(text: string, lang: string): string[] {
-  const tag = lang.replace('_', '-');
-  let seg = segmenters.get(tag);
+  let seg = segmenters.get(lang);
   if (!seg) {
-    try { seg = new Intl.Segmenter(tag, { granularity: 'sentence' }); } catch { seg = new Intl.Segmenter('en', { granularity: 'sentence' }); }
-    segmenters.set(tag, seg);
+    const tag = lang.replace(/_/g, '-');
+    try { seg = new Intl.Segmenter(tag, { granularity: 'sentence' }); } catch { seg = new Intl.Segmenter(tag.split('-')[0], { granularity: 'sentence' }); }
+    segmenters.set(lang, seg);
   }
   const out: string[] = [];
   for (const s of seg.segment(text)) { const t = s.segment.trim(); if (t) out.push(t); }

@@ -29,6 +29,7 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { alignSentences, type AlignedGroup, type SentenceEmbedder } from '../docalign/align.js';
+import { sentences } from './clean.js';
 import { DocBlock, DocParseError, GENERATED_TEXT, decodeDocument, docFormatOf, htmlBlocks, xmlBlocks } from './doc-blocks.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import { ReadContext, TranslationUnit } from './types.js';
@@ -180,20 +181,8 @@ export function findDocumentSets(root: string, depth = 0): string[] {
 // ---------------------------------------------------------------------------------------------
 // sentences
 
-const segmenters = new Map<string, Intl.Segmenter>();
-
-/** Sentences of a text by Intl.Segmenter with the language's rules, trimmed, non-empty. */
-export function splitSentences(text: string, lang: string): string[] {
-  let seg = segmenters.get(lang);
-  if (!seg) {
-    const tag = lang.replace(/_/g, '-');
-    try { seg = new Intl.Segmenter(tag, { granularity: 'sentence' }); } catch { seg = new Intl.Segmenter(tag.split('-')[0], { granularity: 'sentence' }); }
-    segmenters.set(lang, seg);
-  }
-  const out: string[] = [];
-  for (const s of seg.segment(text)) { const t = s.segment.trim(); if (t) out.push(t); }
-  return out;
-}
+/** Sentences of a text by Intl.Segmenter with the language's rules (the corpus's one splitter). */
+export { sentences as splitSentences } from './clean.js';
 
 /** Languages written without spaces between sentences. */
 function joinerOf(lang: string): string {
@@ -418,9 +407,9 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
           if (e.code || b.code || !/\p{L}/u.test(e.text)) { stats.skippedCode++; continue; }
           if (b.text === e.text) { stats.skippedUntranslated++; continue; }
           let es = enSentences.get(i);
-          if (!es) enSentences.set(i, (es = splitSentences(e.text, 'en')));
+          if (!es) enSentences.set(i, (es = sentences(e.text, 'en')));
           let pairs: SpanText[] | undefined;
-          const bs = splitSentences(b.text, lang);
+          const bs = sentences(b.text, lang);
           try {
             pairs = await pairSentences(es, bs, lang, aligner);
           } catch (err) {

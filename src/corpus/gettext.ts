@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import gettextParser, { GetTextTranslations } from 'gettext-parser';
+import { hashSeed } from '../util/rng.js';
 import { cleanMessage } from './clean.js';
 import { normalizeLang, isEnglishVariant } from './langs.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -54,12 +55,6 @@ export function parseCatalog(file: string, data: Buffer): GetTextTranslations {
   }
 }
 
-function slice(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
-  return (h >>> 0) % 1000;
-}
-
 export const gettextReader: SourceReader = {
   name: 'gettext',
   accepts(file, head) {
@@ -91,7 +86,7 @@ export const gettextReader: SourceReader = {
           const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
           // a document for holding out dev rows, the same in every language's catalog: the program
           // file of the message, else one of 1,000 slices by the English text
-          const doc = ref ? ref : `#${slice(e.msgid)}`;
+          const doc = ref ? ref : `#${hashSeed(e.msgid) % 1000}`;
           yield { texts: new Map([['en', a], [lang, b]]), source, doc, kind: 'message' };
         }
       }
