@@ -327,7 +327,3 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
     rmSync(work, { recursive: true, force: true });
   }
 }
-
-export function assertReadable(paths: string[]): void {
-  for (const p of paths) if (!existsSync(p)) throw new Error(`${p}: no such file or folder`);
-}

@@ -2,6 +2,7 @@
 // empty cells for missing translations; `#`-prefixed metadata columns such as #source) as a
 // source of `xling corpus`, so that corpora are merged and deduplicated with other sources.
 // Rows carry no document, so none of them is held out for a dev set.
+import { isMetaColumn } from '../data/corpus.js';
 import { readLines } from '../io/lines.js';
 import { normalizeLang } from './langs.js';
 import { SourceReader, TranslationUnit } from './types.js';
@@ -12,7 +13,7 @@ export const nwayTsvReader: SourceReader = {
     if (!/\.tsv(\.gz)?$/i.test(file)) return false;
     if (head[0] === 0x1f && head[1] === 0x8b) return true; // gzip: the header is checked when read
     const first = head.toString('utf8').split('\n')[0]!.replace(/\r$/, '');
-    return first.split('\t').every((c) => c.startsWith('#') || normalizeLang(c) === c);
+    return first.split('\t').every((c) => isMetaColumn(c) || normalizeLang(c) === c);
   },
   async *read(file, ctx): AsyncIterable<TranslationUnit> {
     let cols: (string | undefined)[] | null = null;
@@ -20,8 +21,8 @@ export const nwayTsvReader: SourceReader = {
     for await (const { line, no } of readLines(file, { maxChars: 100000 })) {
       const cells = line.split('\t');
       if (!cols) {
-        cols = cells.map((c) => (c.startsWith('#') ? undefined : normalizeLang(c)));
-        cells.forEach((c, i) => { if (!c.startsWith('#') && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`); });
+        cols = cells.map((c) => (isMetaColumn(c) ? undefined : normalizeLang(c)));
+        cells.forEach((c, i) => { if (!isMetaColumn(c) && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`); });
         srcCol = cells.indexOf('#source');
         continue;
       }
