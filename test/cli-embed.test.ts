@@ -61,9 +61,8 @@ describe('CLI: embed', () => {
 
   it('very long lines are cut before tokenising, with one warning', () => {
     writeFileSync(p('long.txt'), ['Datei öffnen', 'x'.repeat(2_000_000), 'y'.repeat(500_000), 'Speichern'].join('\n') + '\n');
-    const t0 = performance.now();
+    // (no wall-clock bound: the tokenizer's test checks that a 2 MB line costs what its cut prefix does)
     const r = embed('long.txt', 'long.npy', ['--quiet']);
-    assert.ok(performance.now() - t0 < 20_000);
     assert.equal(r.v.length, 4 * TINY_DUAL.encoder.outDim);
     assert.equal(r.stderr.match(/were cut/g)?.length, 1, r.stderr);
     assert.match(r.stderr, /long\.txt: 2 of 4 lines were longer than the model reads and were cut/);
