@@ -119,13 +119,69 @@ class NgramKeys {
   }
 }
 
+/**
+ * The identifier's n-grams as a trie over character ids, in one open-addressing hash table of
+ * (node, character) → child (integer keys: no string or float hashing per n-gram). Every prefix
+ * of a known n-gram is a node, so a walk that leaves the trie can stop: no longer n-gram from that
+ * position is known.
+ */
+class NgramTrie {
+  /** Per node: its feature number, or −1 for a prefix that is no feature. */
+  feature: Int32Array;
+  private nodes = 1;
+  private parent: Int32Array;
+  private char: Int32Array;
+  private child: Int32Array;
+  private mask: number;
+  constructor(maxNodes: number) {
+    let size = 16;
+    while (size < 2 * maxNodes) size *= 2;
+    this.mask = size - 1;
+    this.parent = new Int32Array(size).fill(-1);
+    this.char = new Int32Array(size);
+    this.child = new Int32Array(size);
+    this.feature = new Int32Array(maxNodes + 1).fill(-1);
+  }
+  private slot(node: number, c: number): number {
+    let h = Math.imul(node, 0x9e3779b1) ^ Math.imul(c, 0x85ebca6b);
+    h = (h ^ (h >>> 15)) & this.mask;
+    while (this.parent[h] !== -1 && (this.parent[h] !== node || this.char[h] !== c)) h = (h + 1) & this.mask;
+    return h;
+  }
+  /** The child of node through character c, or −1. */
+  next(node: number, c: number): number {
+    const h = this.slot(node, c);
+    return this.parent[h] === -1 ? -1 : this.child[h]!;
+  }
+  /** Adds the n-gram of character ids `cs` as feature f (its prefixes as nodes). */
+  add(cs: number[], f: number): void {
+    let node = 0;
+    for (const c of cs) {
+      const h = this.slot(node, c);
+      if (this.parent[h] === -1) { this.parent[h] = node; this.char[h] = c; this.child[h] = this.nodes++; }
+      node = this.child[h]!;
+    }
+    this.feature[node] = f;
+  }
+}
+
 export class LanguageIdentifier {
   /** The languages it can answer, sorted. */
   readonly languages: string[];
   private readonly index = new Map<number, number>();
   private readonly keys: NgramKeys;
-  /** log p(g | l): [features, languages]. */
-  private readonly logp: Float32Array;
+  /**
+   * log p(g | l) is a language's smoothing floor for every n-gram outside its profile, and a
+   * feature is in few profiles (about two of ~150 languages): a sentence's scores are
+   * n · floor(l) plus, for each matched feature, its few (language, log p − floor) entries, kept
+   * by feature (compressed rows: entries start[f] … start[f + 1] − 1). The same sums as a dense
+   * [features, languages] table, at a fraction of the additions.
+   */
+  private readonly floor: Float64Array;
+  private readonly start: Int32Array;
+  private readonly entryLang: Int32Array;
+  private readonly entryDelta: Float64Array;
+  private readonly trie: NgramTrie;
 
   private constructor(private readonly file: LidFile) {
     this.languages = Object.keys(file.languages).sort();
@@ -135,12 +191,30 @@ export class LanguageIdentifier {
     this.keys = new NgramKeys([...chars].sort(), file.ngrams[0], file.ngrams[1]);
     const keyOf = (g: string) => this.keys.key(g);
     for (const l of this.languages) for (const g of file.languages[l]!.ngrams) { const k = keyOf(g); if (k >= 0 && !this.index.has(k)) this.index.set(k, this.index.size); }
-    this.logp = new Float32Array(this.index.size * L);
+    // (values rounded to float32 as the identifier has always stored them: the same scores)
+    this.floor = new Float64Array(L);
+    const F = this.index.size, count = new Int32Array(F + 1), entries: [number, number, number][] = [];
     this.languages.forEach((l, j) => {
-      const p = file.languages[l]!, denom = Math.log(p.total + a * V), floor = Math.log(a) - denom;
-      for (let f = 0; f < this.index.size; f++) this.logp[f * L + j] = floor;
-      p.ngrams.forEach((g, i) => { const k = keyOf(g); if (k >= 0) this.logp[this.index.get(k)! * L + j] = Math.log(p.counts[i]! + a) - denom; });
+      const p = file.languages[l]!, denom = Math.log(p.total + a * V), floor = Math.fround(Math.log(a) - denom);
+      this.floor[j] = floor;
+      p.ngrams.forEach((g, i) => {
+        const k = keyOf(g);
+        if (k < 0) return;
+        const f = this.index.get(k)!;
+        entries.push([f, j, Math.fround(Math.log(p.counts[i]! + a) - denom) - floor]);
+        count[f + 1]!++;
+      });
     });
+    let nodes = 0;
+    for (const k of this.index.keys()) nodes += this.keys.text(k).length;
+    this.trie = new NgramTrie(nodes);
+    for (const [k, f] of this.index) this.trie.add(Array.from(this.keys.text(k), (c) => this.keys.ids.get(c)!), f);
+    this.start = new Int32Array(F + 1);
+    for (let f = 0; f < F; f++) this.start[f + 1] = this.start[f]! + count[f + 1]!;
+    this.entryLang = new Int32Array(entries.length);
+    this.entryDelta = new Float64Array(entries.length);
+    const fill = this.start.slice(0, F);
+    for (const [f, j, d] of entries) { const e = fill[f]!++; this.entryLang[e] = j; this.entryDelta[e] = d; }
   }
 
   /** Number of n-gram features (the union of the languages' profiles). */
@@ -152,12 +226,25 @@ export class LanguageIdentifier {
   private scores(text: string): { s: Float64Array; n: number } {
     const L = this.languages.length, s = new Float64Array(L);
     let n = 0;
-    this.keys.each(lidText(text), (g) => {
-      const f = this.index.get(g);
-      if (f === undefined) return;
-      n++;
-      for (let j = 0, o = f * L; j < L; j++) s[j] += this.logp[o + j]!;
-    });
+    const start = this.start, lang = this.entryLang, delta = this.entryDelta, trie = this.trie, feature = trie.feature;
+    const { lo, hi } = this.keys, id: number[] = [], info: boolean[] = [];
+    // the n-grams NgramKeys.each enumerates (informative ones, through characters with ids), walked down the trie
+    for (const c of lidText(text)) { id.push(this.keys.ids.get(c) ?? 0); info.push(c !== ' ' && c !== '0'); }
+    for (let i = 0; i < id.length; i++) {
+      let node = 0, informative = false;
+      for (let len = 1; len <= hi && i + len <= id.length; len++) {
+        const c = id[i + len - 1]!;
+        if (!c) break;
+        node = trie.next(node, c);
+        if (node < 0) break;
+        if (info[i + len - 1]) informative = true;
+        const f = feature[node]!;
+        if (len < lo || !informative || f < 0) continue;
+        n++;
+        for (let e = start[f]!, end = start[f + 1]!; e < end; e++) s[lang[e]!] += delta[e]!;
+      }
+    }
+    for (let j = 0; j < L; j++) s[j] += n * this.floor[j]!;
     return { s, n };
   }
 
