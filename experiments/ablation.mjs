@@ -1,6 +1,6 @@
 // Ablations at equal work (same number of training pairs): BiLSTM-max vs BiLSTM-last pooling,
 // and 1:1 paths (X→en, en→es) vs a 1:N path (X→{en, es} in one step). Usage:
-//   node scripts/ablation.mjs [train.tsv.gz] [dev.tsv.gz] [pairs] [base-config]
+//   node experiments/ablation.mjs [train.tsv.gz] [dev.tsv.gz] [pairs] [base-config]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';

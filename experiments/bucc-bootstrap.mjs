@@ -5,14 +5,14 @@
 // fixed; source sentences are resampled with replacement (a pair counts as often as its source is
 // drawn), the same draw for every system. Prints each system's F1, and the 95% interval of its gain
 // over the first system, per language pair and for the mean over the pairs.
-//   node scripts/bucc-bootstrap.mjs --sets DIR --split b --mined DIR --systems margin,parallel,gold [--pairs de-en,…] [--draws 1000] [--seed 1]
+//   node experiments/bucc-bootstrap.mjs --sets DIR --split b --mined DIR --systems margin,parallel,gold [--pairs de-en,…] [--draws 1000] [--seed 1]
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const sets = opt('--sets'), mined = opt('--mined'), split = opt('--split', 'test'), systems = (opt('--systems') ?? '').split(',').filter(Boolean);
-if (!sets || !mined || systems.length < 2) { console.error('usage: node scripts/bucc-bootstrap.mjs --sets DIR --split S --mined DIR --systems BASELINE,SYSTEM[,…] [--pairs de-en,…] [--draws N] [--seed N]'); process.exit(2); }
+if (!sets || !mined || systems.length < 2) { console.error('usage: node experiments/bucc-bootstrap.mjs --sets DIR --split S --mined DIR --systems BASELINE,SYSTEM[,…] [--pairs de-en,…] [--draws N] [--seed N]'); process.exit(2); }
 const draws = Number(opt('--draws', '1000'));
 const pairs = opt('--pairs')?.split(',') ?? readdirSync(sets).filter((f) => f.endsWith(`.${split}.gold`)).map((f) => f.split('.')[0]).sort();
 

@@ -3,18 +3,15 @@
 // classify.dev.xx.tsv (transfer) and on classify.dev.en-for-xx.tsv (the same documents in English:
 // the in-language upper bound), as `xling classify eval`. Markdown on stdout, JSON beside --json.
 // Usage:
-//   node scripts/classify-table.mjs [--dir ../shared/data/ddtp] [--type mlp|perceptron] [--json F] "label=MODEL_DIR" …
+//   node experiments/classify-table.mjs [--dir ../shared/data/ddtp] [--type mlp|perceptron] [--json F] "label=MODEL_DIR" …
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLASSIFIER_DEFAULTS, evaluate, predict, trainClassifier } from '../dist/src/classify/classifier.js';
-import { readLabelledDocs } from '../dist/src/classify/documents.js';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { documentVectors } from '../dist/src/eval/documents.js';
+import { CLASSIFIER_DEFAULTS, documentVectors, evaluateClassifier as evaluate, loadSentenceEncoder, predictClasses as predict, readLabelledDocs, trainClassifier } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : dflt; };
 const dir = opt('--dir', '../shared/data/ddtp'), type = opt('--type', 'mlp'), json = opt('--json');
-if (!args.length) { console.error('usage: node scripts/classify-table.mjs [--dir D] [--type mlp|perceptron] [--json F] "label=MODEL_DIR" …'); process.exit(2); }
+if (!args.length) { console.error('usage: node experiments/classify-table.mjs [--dir D] [--type mlp|perceptron] [--json F] "label=MODEL_DIR" …'); process.exit(2); }
 const langs = readdirSync(dir).map((f) => /^classify\.dev\.([a-z_]+)\.tsv$/.exec(f)?.[1]).filter((l) => l && !l.startsWith('en')).sort();
 const pct = (x) => (100 * x).toFixed(1);
 const results = {};

@@ -1,4 +1,4 @@
-// Cleaning a noisy parallel corpus with xling scorer score (issue 29; the task of Bicleaner and of
+// Cleaning a noisy parallel corpus with xling scorer score (the task of Bicleaner and of
 // the WMT parallel corpus filtering tasks): for each xx-en pair of an N-way TSV, N rows are drawn
 // and half of them spoilt the ways crawled corpora are — the target of a random other row
 // (misaligned), of the row next to it in the file (adjacent_row), the target cut to the first
@@ -7,7 +7,7 @@
 // cosine, the ratio margin, each scorer; each without filters, --no-drop-identical, and with
 // --drop-identical --lid-filter); reported: average precision of the true pairs, F1 at the
 // F1-optimal threshold, and the share of each kind of noise kept at that threshold.
-//   node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]
+//   node experiments/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] :
 const all = (k) => args.flatMap((a, i) => (a === k ? [args[i + 1]] : []));
 const model = args[0];
 const data = opt('--data'), langs = opt('--langs', '').split(',').filter(Boolean);
-if (!model || model.startsWith('--') || !data || !langs.length) { console.error('usage: node scripts/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]'); process.exit(2); }
+if (!model || model.startsWith('--') || !data || !langs.length) { console.error('usage: node experiments/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]'); process.exit(2); }
 const rowsPer = Number(opt('--rows', '1000')), work = opt('--work', 'clean-eval'), json = opt('--json'), block = opt('--block') ? ['--block', opt('--block')] : [];
 const scorers = all('--scorer').map((s) => { const i = s.indexOf('='); return [s.slice(0, i), s.slice(i + 1)]; });
 mkdirSync(work, { recursive: true });

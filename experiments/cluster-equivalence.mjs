@@ -2,20 +2,20 @@
 // (default 100,000 lines of the gettext training cells) through W local `xling worker`s on a
 // private Redis, against the single-process commands on the same input. Prints one JSON object:
 // the max abs difference of the vectors and whether the index and graph files are byte-identical.
-//   node scripts/cluster-equivalence.mjs --model runs/fast [--n 100000] [--workers 4] [--shards 8] [--dir DIR]
+//   node experiments/cluster-equivalence.mjs --model runs/fast [--n 100000] [--workers 4] [--shards 8] [--dir DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { startLocalRedis } from '../dist/src/cluster/local-redis.js';
-import { readNpy } from '../dist/src/io/npy.js';
+import { readNpy } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : def; };
 const model = opt('--model'), n = Number(opt('--n', '100000')), workers = Number(opt('--workers', '4')), shards = opt('--shards', '8');
 const dir = opt('--dir', join(tmpdir(), `xling-equivalence-${process.pid}`));
-if (!model) { console.error('usage: node scripts/cluster-equivalence.mjs --model DIR [--n 100000] [--workers 4] [--shards 8] [--dir DIR]'); process.exit(2); }
+if (!model) { console.error('usage: node experiments/cluster-equivalence.mjs --model DIR [--n 100000] [--workers 4] [--shards 8] [--dir DIR]'); process.exit(2); }
 const cli = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 const p = (f) => join(dir, f);
 const log = (l) => process.stderr.write(`[equivalence] ${l}\n`);

@@ -1,11 +1,10 @@
-// The two figures issue 11 sets bars on, for one model directory: similarity-search error on the
+// The two dev figures the training recipes are compared on, for one model directory: similarity-search error on the
 // gettext dev set (12 core languages) and on the game-dialogue dev set (8 languages, another
 // domain), X→en and en→X averaged, raw and with per-language centring.
-// Usage: node scripts/core-eval.mjs MODEL_DIR [--json OUT.json]
+// Usage: node experiments/core-eval.mjs MODEL_DIR [--json OUT.json]
 //        [--dev ../shared/data/gettext/dev.tsv.gz] [--dialogue ../shared/data/dialogue/dev.tsv.gz]
 import { writeFileSync } from 'node:fs';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { xsimOnDev } from '../dist/src/train/validate.js';
+import { loadSentenceEncoder, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
@@ -14,7 +13,7 @@ const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
 const jsonFile = opt('--json', null);
 const [modelDir] = args;
-if (!modelDir || args.length > 1) { console.error('usage: node scripts/core-eval.mjs MODEL_DIR [--json OUT.json]'); process.exit(2); }
+if (!modelDir || args.length > 1) { console.error('usage: node experiments/core-eval.mjs MODEL_DIR [--json OUT.json]'); process.exit(2); }
 
 const sets = await coreDevSets(devFile, dialogueFile);
 const model = loadSentenceEncoder(modelDir);

@@ -1,17 +1,17 @@
 // Document retrieval P@1 on ../shared/data/ddtp/docs.dev.xx-en.tsv.gz for every language, both
 // directions, by cosine and by ratio margin, with document vectors = the mean of sentence vectors
-// (src/eval/documents.ts). Each side is centred with its own language's mean vector when the model
+// (xling's documentVectors). Each side is centred with its own language's mean vector when the model
 // has one (as `xling embed --lang`); the same figures as `xling eval retrieval --docs FILE --model M`
 // for each file. Usage:
-//   node scripts/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp] > table.md
+//   node experiments/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp] > table.md
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { documentRetrieval, documentVectors, readParallelDocs } from '../dist/src/eval/documents.js';
+import { documentRetrieval, documentVectors, loadSentenceEncoder, readParallelDocs } from 'xling';
 
 const args = process.argv.slice(2);
 const di = args.indexOf('--dir');
 const dir = di >= 0 ? args.splice(di, 2)[1] : '../shared/data/ddtp';
+if (!args.length) { console.error('usage: node experiments/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp]'); process.exit(2); }
 const files = readdirSync(dir).filter((f) => /^docs\.dev\..+-en\.tsv\.gz$/.test(f)).sort();
 const pct = (x) => (100 * x).toFixed(1);
 for (const modelDir of args) {

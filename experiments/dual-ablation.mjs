@@ -4,15 +4,13 @@
 // pooling variants (subword + n-gram tokens, averaging body). Each variant is `xling train` with
 // the base configuration changed as named and the same --budget-minutes, run one after the other.
 // Usage (writes TABLE.md, results.json and margin.svg into OUT_DIR; trained models in OUT_DIR/runs):
-//   node scripts/dual-ablation.mjs configs/fast-1h.json 10 OUT_DIR [--only name,name] \
+//   node experiments/dual-ablation.mjs configs/fast-1h.json 10 OUT_DIR [--only name,name] \
 //        [--data ../shared/data/gettext/train.tsv.gz] [--dev ../shared/data/gettext/dev.tsv.gz]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { xsimOnDev } from '../dist/src/train/validate.js';
+import { arange, fromArray, loadSentenceEncoder, noGrad, tidy, xsimOnDev } from 'xling';
 import { lineChart } from '../dist/src/util/svg.js';
-import { arange, fromArray, noGrad, tidy } from '../dist/src/tensor/index.js';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
@@ -22,7 +20,7 @@ const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
 const only = opt('--only', '').split(',').filter(Boolean);
 const [baseFile, minutes, outDir] = args;
-if (!baseFile || !minutes || !outDir) { console.error('usage: node scripts/dual-ablation.mjs BASE.json MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
+if (!baseFile || !minutes || !outDir) { console.error('usage: node experiments/dual-ablation.mjs BASE.json MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
 const base = JSON.parse(readFileSync(baseFile, 'utf8'));
 const merge = (a, b) => { const o = { ...a }; for (const [k, v] of Object.entries(b)) o[k] = v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' ? merge(a[k], v) : v; return o; };
 const margins = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8];

@@ -3,12 +3,10 @@
 // game-dialogue dev set (8 languages) and a general dev set made by xling corpus --dev-out (held-out
 // documents of the harvest: game texts and documentation; every language with at least --min-rows
 // rows), raw vectors (none of these models centres by default).
-// Usage: node scripts/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json] [--min-rows 200]
+// Usage: node experiments/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json] [--min-rows 200]
 //        [--dev ../shared/data/gettext/dev.tsv.gz] [--dialogue ../shared/data/dialogue/dev.tsv.gz]
 import { writeFileSync } from 'node:fs';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { xsimOnDev } from '../dist/src/train/validate.js';
-import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
+import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
@@ -19,10 +17,10 @@ const generalFile = opt('--general', null);
 const minRows = Number(opt('--min-rows', '200'));
 const jsonFile = opt('--json', null);
 const [modelDir] = args;
-if (!modelDir || args.length > 1 || !generalFile) { console.error('usage: node scripts/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json]'); process.exit(2); }
+if (!modelDir || args.length > 1 || !generalFile) { console.error('usage: node experiments/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json]'); process.exit(2); }
 
 const sets = await coreDevSets(devFile, dialogueFile);
-const general = await loadTable(generalFile);
+const general = await loadNWayTsv(generalFile);
 const langs = general.langs.filter((l) => l !== 'en' && general.rows.filter((r) => r.has(l) && r.has('en')).length >= minRows);
 sets.general = devSetOf(general, langs, minRows, 100000);
 const model = loadSentenceEncoder(modelDir);

@@ -2,17 +2,16 @@
 // paraphrase lists (a new sentence's nearest sentences of the collection, every language) and
 // minimax trajectories between two sentences (snapped to the collection; edges walked both ways). Loads the graph and the
 // model once; writes Markdown (and the same as JSON next to it).
-//   node scripts/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]
+//   node experiments/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]
 // The queries and the sentence pairs are the lists below (English, written for this; not in the corpus).
 import { writeFileSync } from 'node:fs';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { GraphReader, minimaxPath, neighboursOfText, openIndex, snap } from '../dist/src/graph/query.js';
+import { GraphReader, loadSentenceEncoder, minimaxPath, neighboursOfText, openGraphIndex as openIndex, snap } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
 const modelDir = opt('--model', undefined), k = Number(opt('-k', '12'));
 const [graphDir, out] = args;
-if (!graphDir || !out) { console.error('usage: node scripts/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]'); process.exit(2); }
+if (!graphDir || !out) { console.error('usage: node experiments/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]'); process.exit(2); }
 
 const paraphraseQueries = [
   'The file could not be saved because the disk is full.',

@@ -5,14 +5,11 @@
 // on the even-numbered documents of classify.dev.de.tsv, tested on the English versions of the odd
 // ones — the file is sorted by class, so a first/second-half split would share no class —
 // classify.dev.en-for-de.tsv). Usage (TABLE.md and results.json into OUT_DIR; models in OUT_DIR/runs):
-//   node scripts/jmt-ablation.mjs MINUTES OUT_DIR [--only name,name] [--data TSV] [--dev TSV] [--ddtp DIR]
+//   node experiments/jmt-ablation.mjs MINUTES OUT_DIR [--only name,name] [--data TSV] [--dev TSV] [--ddtp DIR]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLASSIFIER_DEFAULTS, evaluate, predict, trainClassifier } from '../dist/src/classify/classifier.js';
-import { readLabelledDocs } from '../dist/src/classify/documents.js';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { documentVectors } from '../dist/src/eval/documents.js';
+import { CLASSIFIER_DEFAULTS, documentVectors, evaluateClassifier as evaluate, loadSentenceEncoder, predictClasses as predict, readLabelledDocs, trainClassifier } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
@@ -21,7 +18,7 @@ const dev = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const ddtp = opt('--ddtp', '../shared/data/ddtp');
 const only = opt('--only', '').split(',').filter(Boolean);
 const [minutes, outDir] = args;
-if (!minutes || !outDir) { console.error('usage: node scripts/jmt-ablation.mjs MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
+if (!minutes || !outDir) { console.error('usage: node experiments/jmt-ablation.mjs MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
 const variants = {
   'Sent-Avg': { encoder: { type: 'avg' }, skipgram: { enabled: false } },
   'JMT-Sent-Avg': { encoder: { type: 'avg' } },

@@ -1,13 +1,11 @@
-// Accuracy of the language identifier (src/text/lid.ts) on the gettext dev set: per language, per
+// Accuracy of the language identifier (xling's LanguageIdentifier) on the gettext dev set: per language, per
 // sentence length (characters) and by confidence (calibration), trained as `xling train` trains it
 // (on the training corpus's languages). Usage:
-//   node scripts/lid-eval.mjs [--train ../shared/data/gettext/train.tsv.gz] [--dev ../shared/data/gettext/dev.tsv.gz]
+//   node experiments/lid-eval.mjs [--train ../shared/data/gettext/train.tsv.gz] [--dev ../shared/data/gettext/dev.tsv.gz]
 //        [--model DIR (use its lid.json instead of training)] [--top-k 1000] [--json out.json]
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadNWayTsv } from '../dist/src/data/corpus.js';
-import { LanguageIdentifier, loadLanguageIdentifier, LID_CONFIDENCE } from '../dist/src/text/lid.js';
-import { lidTrainingText } from '../dist/src/embed/language.js';
+import { LanguageIdentifier, LID_CONFIDENCE, lidTrainingText, loadLanguageIdentifier, loadNWayTsv } from 'xling';
 
 const { values: a } = parseArgs({ options: {
   train: { type: 'string', default: '../shared/data/gettext/train.tsv.gz' },

@@ -1,14 +1,12 @@
 // BUCC-style P/R/F1 on ../shared/data/gettext/mining for every language pair, margin and
 // retrieval mode, with vectors from a model directory. Usage:
-//   node scripts/mining-table.mjs MODEL_DIR [../shared/data/gettext/mining] > table.md
+//   node experiments/mining-table.mjs MODEL_DIR [../shared/data/gettext/mining] > table.md
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { readBucc, readGold } from '../dist/src/data/corpus.js';
-import { mine } from '../dist/src/mine/mine.js';
-import { evaluateBucc, goldSet } from '../dist/src/eval/bucc.js';
+import { evaluateBucc, goldSet, loadSentenceEncoder, mine, readBucc, readGold } from 'xling';
 
 const [modelDir, dir = '../shared/data/gettext/mining'] = process.argv.slice(2);
+if (!modelDir || process.argv.length > 4) { console.error('usage: node experiments/mining-table.mjs MODEL_DIR [MINING_DIR]'); process.exit(2); }
 const model = loadSentenceEncoder(modelDir);
 const pairs = readdirSync(dir).filter((f) => f.endsWith('.gold')).map((f) => f.split('.')[0]).sort();
 const margins = ['absolute', 'ratio', 'eq9', 'eq10'], modes = ['fwd', 'bwd', 'max'];

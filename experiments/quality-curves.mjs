@@ -1,13 +1,13 @@
 // Dev error against training minutes for several training runs, from their train-log.jsonl
 // (validation points: `validate.every` > 0 and --dev at training time), as one SVG (log y axis)
 // and a JSON of the points. Usage:
-//   node scripts/quality-curves.mjs OUT.svg "label=RUN_DIR" ["label2=RUN_DIR2" …]
+//   node experiments/quality-curves.mjs OUT.svg "label=RUN_DIR" ["label2=RUN_DIR2" …]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lineChart } from '../dist/src/util/svg.js';
 
 const [out, ...runs] = process.argv.slice(2);
-if (!out || !runs.length) { console.error('usage: node scripts/quality-curves.mjs OUT.svg "label=RUN_DIR" …'); process.exit(2); }
+if (!out || !runs.length) { console.error('usage: node experiments/quality-curves.mjs OUT.svg "label=RUN_DIR" …'); process.exit(2); }
 const series = runs.map((r) => {
   const eq = r.indexOf('=');
   const [name, dir] = [r.slice(0, eq), r.slice(eq + 1)];

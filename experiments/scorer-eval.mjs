@@ -1,4 +1,4 @@
-// The second-stage mining scorer on the shared BUCC-format dev sets (issue 29): each xx-en set is
+// The second-stage mining scorer on the shared BUCC-format dev sets: each xx-en set is
 // split into two halves by a hash of the ids (a gold pair stays whole); the scorer is trained on
 // half a (xling scorer train --bucc, split a) and, without gold, on the parallel training TSV
 // (--parallel), and every pair's half b is evaluated by raw cosine (the research's baseline) and
@@ -9,7 +9,7 @@
 // --pair-model: the parallel scorer also trains its pair model (xling scorer train --pair-model,
 // --pair-rows N a language pair, and its other options as given), and the gold scorer takes it
 // (--pair-from).
-//   node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]
+//   node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const model = args[0];
-if (!model || model.startsWith('--')) { console.error('usage: node scripts/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]'); process.exit(2); }
+if (!model || model.startsWith('--')) { console.error('usage: node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]'); process.exit(2); }
 const mining = opt('--mining', '../shared/data/gettext/mining');
 const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');

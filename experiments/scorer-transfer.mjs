@@ -2,19 +2,19 @@
 // of SETS (e.g. made by scripts/bucc-sets.mjs from another domain's dev TSV, or for language pairs
 // the scorer was not trained on) evaluated with `xling eval bucc` by margin alone and by each
 // scorer, F1 (%) at each run's F1-optimal threshold. With --calibration DIR (the --work directory
-// of scripts/scorer-eval.mjs, whose `<pair>.margin.json` and `<pair>.<name>.json` hold thresholds
+// of experiments/scorer-eval.mjs, whose `<pair>.margin.json` and `<pair>.<name>.json` hold thresholds
 // chosen on the shared mining sets), also F1 and precision at those thresholds, as a user mining a
 // new domain with a threshold from dev would get (`--threshold-from`).
 // --no-self-tables is passed on to eval bucc (a scorer without the pair's word tables then leaves its
 // word-alignment features empty instead of training tables on the set's own pairs).
-//   node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]
+//   node experiments/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
-const usage = 'usage: node scripts/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]';
+const usage = 'usage: node experiments/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]';
 const [model, sets] = args;
 if (!model || !sets || model.startsWith('--') || sets.startsWith('--')) { console.error(usage); process.exit(2); }
 const scorers = args.flatMap((a, i) => (a === '--scorer' ? [args[i + 1] ?? ''] : [])).map((s) => {

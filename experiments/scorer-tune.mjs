@@ -1,7 +1,7 @@
-// Tuning the second-stage scorer on half a only (issue 29; half b stays held out): the variants of
-// bench/RESULTS.md's "Tuning on half a" table. Run scripts/scorer-eval.mjs first (it writes the
+// Tuning the second-stage scorer on half a only (half b stays held out): the variants of
+// the "Tuning on half a" table of bench/RESULTS.md. Run experiments/scorer-eval.mjs first (it writes the
 // halves), then, from the repository root after npx tsc -p .:
-//   node scripts/scorer-tune.mjs MODEL --halves WORK/halves [--parallel TSV] [--cache DIR]
+//   node experiments/scorer-tune.mjs MODEL --halves WORK/halves [--parallel TSV] [--cache DIR]
 //        [--tables gold|par|full] [--prune P (0.05, as scorer train's --table-min-prob)] [--l2 X] [--k K] [--assignment greedy|exchange]
 //        [--mlp HIDDEN] [--stack] [--both] [--veto F [--veto-code]] [--analyze LANG] [--extra MODEL2]
 // Two protocols: (1) gold, two folds of every pair's half a (split by a hash of the sentence;
@@ -18,7 +18,7 @@ const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
 const flag = (k) => args.includes(k);
 const model = args[0];
-if (!model || model.startsWith('--') || !opt('--halves')) { console.error('usage: node scripts/scorer-tune.mjs MODEL --halves DIR [--parallel TSV] [--cache DIR] [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange] [--mlp HIDDEN] [--stack] [--both] [--analyze LANG] [--extra MODEL2]'); process.exit(2); }
+if (!model || model.startsWith('--') || !opt('--halves')) { console.error('usage: node experiments/scorer-tune.mjs MODEL --halves DIR [--parallel TSV] [--cache DIR] [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange] [--mlp HIDDEN] [--stack] [--both] [--analyze LANG] [--extra MODEL2]'); process.exit(2); }
 const halves = opt('--halves'), parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz'), C = opt('--cache', 'scorer-tune-cache');
 // --extra MODEL2: a second encoder's cosine and ratio margin of each candidate as two more features (its vectors cached in DIR/extra-<name>)
 const extraModel = opt('--extra');

@@ -1,9 +1,9 @@
 // Thresholds a user mining without gold would use, against the F1-optimal one: for every
 // `<pair>.<system>.json` of `xling eval bucc --scorer … --json` in each DIR (the --work directories of
-// scripts/scorer-eval.mjs and scripts/scorer-transfer.mjs), F1 (%) at the F1-optimal threshold (known
+// experiments/scorer-eval.mjs and experiments/scorer-transfer.mjs), F1 (%) at the F1-optimal threshold (known
 // only with gold), at the default 0.5 of `xling mine --scorer`, at `--threshold auto` (the JSON's
 // `auto`), and, where the JSON has one (`--threshold-from`: a dev set's calibration), at that.
-//   node scripts/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]
+//   node experiments/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,7 +11,7 @@ const args = process.argv.slice(2);
 const si = args.indexOf('--systems');
 const systems = si >= 0 ? args[si + 1].split(',') : ['parallel', 'gold'];
 const dirs = args.filter((a, i) => !a.startsWith('--') && (si < 0 || i !== si + 1));
-if (!dirs.length) { console.error('usage: node scripts/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]'); process.exit(2); }
+if (!dirs.length) { console.error('usage: node experiments/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]'); process.exit(2); }
 
 const pct = (x) => (x === undefined || x === null ? '—' : (100 * x).toFixed(1));
 /** F1 of the candidates scoring at least t, from the JSON's cuts ([threshold, precision, recall], best first). */

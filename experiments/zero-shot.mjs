@@ -2,19 +2,17 @@
 // languages held out of training (`xling train --exclude-langs …`) next to related languages that
 // were trained, on the gettext dev set, with and without per-language centring (a held-out
 // language has no mean vector of its own: it is not centred).
-// Usage: node scripts/zero-shot.mjs MODEL_DIR held,out,langs related,langs [--dev TSV] [--json OUT]
+// Usage: node experiments/zero-shot.mjs MODEL_DIR held,out,langs related,langs [--dev TSV] [--json OUT]
 import { writeFileSync } from 'node:fs';
-import { loadSentenceEncoder } from '../dist/src/embed/model-dir.js';
-import { devSetOf, loadTable } from '../dist/src/train/prepare.js';
-import { xsimOnDev } from '../dist/src/train/validate.js';
+import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz'), json = opt('--json', null);
 const [modelDir, heldOut, related] = args;
-if (!modelDir || !heldOut || !related) { console.error('usage: node scripts/zero-shot.mjs MODEL_DIR held,out related,langs [--dev TSV] [--json OUT]'); process.exit(2); }
+if (!modelDir || !heldOut || !related) { console.error('usage: node experiments/zero-shot.mjs MODEL_DIR held,out related,langs [--dev TSV] [--json OUT]'); process.exit(2); }
 const model = loadSentenceEncoder(modelDir);
-const table = await loadTable(devFile);
+const table = await loadNWayTsv(devFile);
 const rows = [];
 for (const [group, langs] of [['held out', heldOut.split(',')], ['trained', related.split(',')]]) {
   for (const l of langs) {

@@ -35,3 +35,16 @@ export { precisionAtK } from './eval/retrieval.js';
 export { xsimMatrix } from './eval/xsim-matrix.js';
 export { readNpy, writeNpy, NpyRowReader, NpyWriter } from './io/npy.js';
 export { readSafetensors, writeSafetensors } from './io/safetensors.js';
+// Evaluation building blocks (the experiments/ drivers use these): xsim on a dev set, gold pairs for
+// evaluateBucc, document vectors and retrieval, the document classifier, graph queries, language identification.
+export { xsimOnDev, xsimOnDevAsync } from './train/validate.js';
+export type { DevSet, XsimResult } from './train/validate.js';
+export { devSetOf } from './train/prepare.js';
+export { goldSet } from './eval/bucc.js';
+export { documentVectors, documentRetrieval, readParallelDocs } from './eval/documents.js';
+export { trainClassifier, loadClassifier, predict as predictClasses, evaluate as evaluateClassifier, CLASSIFIER_DEFAULTS } from './classify/classifier.js';
+export type { ClassifierOptions, TrainedClassifier, Evaluation as ClassifierEvaluation } from './classify/classifier.js';
+export { readLabelledDocs } from './classify/documents.js';
+export { GraphReader, neighboursOfText, snap, minimaxPath, openIndex as openGraphIndex } from './graph/query.js';
+export { LanguageIdentifier, loadLanguageIdentifier, LID_CONFIDENCE } from './text/lid.js';
+export { lidTrainingText } from './embed/language.js';
