@@ -90,7 +90,7 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.notEqual(r.status, 0, 'an unknown language is refused, not written uncentred');
     assert.match(r.stderr, /--lang 'xx': the model has no language of that code/);
     assert.ok(!existsSync(join(dir, 'vxx.npy')));
-    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v16.npy'), '--fp16', '--quiet']);
+    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v16.npy'), '--dtype', 'float16', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readNpy(join(dir, 'v16.npy')).dtype, 'float16');
     r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.raw'), '--raw-f32', '--quiet']);

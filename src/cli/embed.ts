@@ -69,16 +69,19 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Vecto
   return npySink(path, dim, fp16 ? 'float16' : 'float32');
 }
 
+// --fp16 of the other commands that embed files is --dtype float16 here (one option for what is written)
+const { fp16: _fp16, ...FILE_OPTIONS } = EMBED_FILE_OPTIONS;
+
 export const embedCommand = command(['embed'], {
   name: 'xling embed',
   summary: 'embed sentences (or documents) into vectors (.npy)',
   options: {
-    ...EMBED_FILE_OPTIONS,
+    ...FILE_OPTIONS,
     model: DEFAULTED_MODEL_OPTION,
     input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array' },
     output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
     rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
-    dtype: { type: 'string', choices: ['float32', 'int8', 'uint8', 'binary', 'ubinary'], default: 'float32', help: "quantised .npy (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8" },
+    dtype: { type: 'string', choices: ['float32', 'float16', 'int8', 'uint8', 'binary', 'ubinary'], default: 'float32', help: "the vectors' type: float16 halves the file; int8/uint8/binary/ubinary are quantised (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8" },
     ranges: { type: 'string', metavar: 'FILE', help: 'with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus\'s OUTPUT.ranges.npy)' },
     docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
     chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
@@ -86,9 +89,9 @@ export const embedCommand = command(['embed'], {
     quiet: { type: 'boolean', default: false },
   },
 }, async (a) => {
-  if (a.rawF32 && a.fp16) usage('--raw-f32 and --fp16 exclude each other');
-  const precision = a.dtype as VectorPrecision;
-  if (precision !== 'float32' && (a.rawF32 || a.fp16)) usage(`--dtype ${precision} excludes --raw-f32 and --fp16`);
+  const fp16 = a.dtype === 'float16';
+  const precision = (fp16 ? 'float32' : a.dtype) as VectorPrecision;
+  if (a.rawF32 && a.dtype !== 'float32') usage(`--raw-f32 writes float32 rows: it excludes --dtype ${a.dtype}`);
   if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
   const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
   checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
@@ -98,7 +101,7 @@ export const embedCommand = command(['embed'], {
   const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' }, a.quiet);
   const d = m.dim;
   const ranges = a.ranges ? readRanges(a.ranges, d) : null;
-  const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, a.fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
+  const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
   const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, shownPath(a.input));
   const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
   if (job.needsSample) {
@@ -135,7 +138,7 @@ export const embedCommand = command(['embed'], {
     sums.forEach((s, i) => out.set(s, i * d));
     if (a.normalize) l2normalizeRows(out, d);
     if (a.rawF32 || precision !== 'float32') { const sink = sinkFor(); sink.append(out); sink.close(); }
-    else writeNpy(a.output, a.fp16 ? float32ToFloat16(out) : out, [ids.length, d], a.fp16 ? 'float16' : 'float32');
+    else writeNpy(a.output, fp16 ? float32ToFloat16(out) : out, [ids.length, d], fp16 ? 'float16' : 'float32');
     writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
     prog.done();
     job.finish();

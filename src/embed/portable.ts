@@ -1,13 +1,12 @@
 // Embedding without the native backend: an exported bag-of-n-grams dual encoder (xling export) run
-// by xling/lite's TypeScript model (src/lite/model.ts) behind the same SentenceEncoder interface
-// (src/models/encoder.ts: token ids in, float32 rows out) as the native encoder, so that the embed
+// by xling/lite's TypeScript model (src/lite/model.ts), which is a SentenceEncoder
+// (src/models/encoder.ts: token ids in, float32 rows out) as the native encoder is, so that the embed
 // path's own tokenizer, batching, normalisation and centring (SentenceEncoderModel, InputEmbedder)
 // run unchanged over it. loadEncoderForRuntime picks the runtime: the addon where it loads, this otherwise.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LiteModel } from '../lite/model.js';
 import { parseSafetensors } from '../lite/safetensors.js';
-import { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { specOf } from '../models/family.js';
 import { nativeProblem } from '../tensor/backend.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
@@ -15,21 +14,6 @@ import { openXlingTokenizer } from '../text/spec.js';
 import { NativeBackendMissing } from '../util/native-missing.js';
 import { LoadOptions, loadSentenceEncoder, readModelConfig } from './model-dir.js';
 import { SentenceEncoderModel } from './model.js';
-import { l2normalizeRows } from './vectors.js';
-
-/** xling/lite's model as a SentenceEncoder: the rows of the ids, normalised when asked. */
-class LiteSentenceEncoder implements SentenceEncoder {
-  constructor(private readonly m: LiteModel) {}
-  get dim(): number { return this.m.dim; }
-  // one bag per sentence, nothing padded: batches in input order (as the native dual encoder's)
-  readonly batchLimits = { maxTokens: 1 << 24, maxSentences: 16384, unpadded: true };
-  encode(seqs: Int32Array[], o: EncodeOptions = {}): Float32Array {
-    const rows = this.m.encodeIds(seqs);
-    if (o.normalize) l2normalizeRows(rows, this.dim);
-    return rows;
-  }
-  async encodeAsync(seqs: Int32Array[], o: EncodeOptions = {}): Promise<Float32Array> { return this.encode(seqs, o); }
-}
 
 /**
  * A model directory's sentence encoder on the portable runtime: exported bag-of-n-grams dual
@@ -45,7 +29,7 @@ export function loadPortableSentenceEncoder(dir: string, opts: LoadOptions = {},
   const raw = readFileSync(file);
   const lite = new LiteModel(cfg as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file), file);
   const tokenizer = openXlingTokenizer(dir, specOf(dir, cfg));
-  return new SentenceEncoderModel(new LiteSentenceEncoder(lite), tokenizer, new Map(lite.centers), cfg, loadLanguageIdentifier(dir));
+  return new SentenceEncoderModel(lite, tokenizer, new Map(lite.centers), cfg, loadLanguageIdentifier(dir));
 }
 
 let told = false;

@@ -8,6 +8,7 @@ import { nativeAvailable } from '../tensor/backend.js';
 import { normalize } from '../tensor/ops.js';
 import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
 import { normalizeRows } from '../util/vectors.js';
+import { centerEachRow as centerRowsWith } from '../util/embed-policy.js';
 
 /** L2-normalises rows of d values in place (a zero row stays zero). */
 export function l2normalizeRows(rows: Float32Array, d: number): void {
@@ -21,21 +22,10 @@ export function l2normalizeRows(rows: Float32Array, d: number): void {
 
 /**
  * In place: each row with a mean (mus[r], null: left as it is) minus it, then (optionally) those
- * rows L2-normalised. Rows are L2-normalised on entry.
+ * rows L2-normalised (src/util/embed-policy.ts's centring with this normaliser). Rows are L2-normalised on entry.
  */
 export function centerEachRow(rows: Float32Array, d: number, mus: (Float32Array | null)[], normalize: boolean): void {
-  const centred: number[] = [];
-  mus.forEach((mu, r) => {
-    if (!mu) return;
-    for (let j = 0; j < d; j++) rows[r * d + j] = rows[r * d + j]! - mu[j]!;
-    centred.push(r);
-  });
-  if (!normalize || !centred.length) return;
-  if (centred.length === mus.length) { l2normalizeRows(rows, d); return; }
-  const buf = new Float32Array(centred.length * d);
-  centred.forEach((r, k) => buf.set(rows.subarray(r * d, (r + 1) * d), k * d));
-  l2normalizeRows(buf, d);
-  centred.forEach((r, k) => rows.set(buf.subarray(k * d, (k + 1) * d), r * d));
+  centerRowsWith(rows, d, mus, normalize, l2normalizeRows);
 }
 
 /** In place: every row minus mu, then (optionally) L2-normalised. Rows are L2-normalised on entry. */

@@ -1,13 +1,17 @@
 // The bag-of-n-grams dual encoder in plain TypeScript (no native code, no Node API): the same text
 // normalisation and n-gram hashing as the native path (src/text/ngrams.ts, shared), the mean of the
 // feature rows (fp32, fp16 or int8 rows with per-row scales, or product-quantised codes, read
-// directly), tanh, the projection,
-// L2-normalisation and per-language centring as src/embed/model.ts does it.
+// directly), tanh and the projection, on WebAssembly SIMD kernels (./wasm.ts) or in TypeScript.
+// It is a SentenceEncoder (src/models/encoder.ts: token ids in, float32 rows out), so the native
+// embed path runs over it where the addon is missing (src/embed/portable.ts), and a CenterPolicy
+// (src/util/embed-policy.ts): language identification, the centring rule and the normalise-centre-
+// normalise order are the native path's own code, not a copy.
+import { CenterMode, CenterPlan, CenterPolicy, AUTO, finishRows, langList, matchLangCode, PER_SENTENCE } from '../util/embed-policy.js';
 import { halfBitsToFloat } from '../io/half.js';
 import { checkPqEntries, checkPqShapes, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
-import { LanguageIdentifier, LID_CONFIDENCE, spreadSample } from '../text/lid-core.js';
+import type { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
-import { meansNegligible } from '../util/center-rule.js';
+import { normalizeRows } from '../util/vectors.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
 import { IDS_CAP, PQ_DIMS_CAP, WasmKernel } from './wasm.js';
 
@@ -17,16 +21,17 @@ export interface LiteEmbedOptions {
    * embed --lang` and the native embed path decide it: a language code; 'auto' (the default): the
    * language of the whole input, identified by the model's language identifier (lid.json) over a
    * spread sample, used at a confidence of at least LID_CONFIDENCE; 'auto-per-sentence': each
-   * sentence identified on its own; null: no centring. Means too small to matter are not applied
-   * (meansNegligible) unless center is 'force'.
+   * sentence identified on its own; null or 'none': no centring. Codes are matched as BCP-47
+   * spellings (`pt-BR` = `pt_br`, `de-AT` → `de`); a code that names no language of the model is
+   * an error. Means too small to matter are not applied (meansNegligible) unless center is
+   * 'force'. The rule is src/util/embed-policy.ts's, shared with the native path.
    */
   lang?: string | null;
   /** false: no centring; 'force': centre even when the means are negligible. */
-  center?: boolean | 'force';
+  center?: CenterMode;
 }
 
-/** What each sentence is centred with: one language (or none) for all, or one per sentence. */
-export type CenterPlan = string | null | (string | null)[];
+export type { CenterPlan };
 
 /** The parts of config.json the runtime reads. */
 interface LiteConfig {
@@ -43,7 +48,7 @@ function halfLut(): Float32Array {
   return halfTable;
 }
 
-export class LiteModel {
+export class LiteModel extends CenterPolicy implements SentenceEncoder {
   /** Width of the sentence vectors. */
   readonly dim: number;
   /** Width of the feature rows. */
@@ -51,9 +56,8 @@ export class LiteModel {
   /** Storage of the feature table: 'fp32', 'fp16', 'int8' or 'pq' (product-quantised codes). */
   readonly dtype: 'fp32' | 'fp16' | 'int8' | 'pq';
   readonly tokenizer: HashedNgramTokenizer;
-  readonly centers = new Map<string, Float32Array>();
-  /** The model's language identifier (lid.json beside the model), for lang 'auto'. */
-  lid: LanguageIdentifier | null = null;
+  /** One bag per sentence, nothing padded: the native embed path batches in input order (as for the native dual encoder). */
+  readonly batchLimits = { maxTokens: 1 << 24, maxSentences: 16384, unpadded: true };
   private readonly f32: Float32Array | null = null;
   private readonly f16: Uint16Array | null = null;
   private readonly i8: Int8Array | null = null;
@@ -74,6 +78,8 @@ export class LiteModel {
   private wasmBatch = 0;
 
   constructor(readonly config: LiteConfig, file: LiteSafetensors, where: string) {
+    // the mean vectors are read below, the language identifier (lid.json) is set by the loader
+    super();
     const m = config.model, spec = config.tokenizerSpec;
     if (spec && spec.type !== 'hashed-ngrams') throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
     // The spec when the directory has one; the training settings of directories written before it.
@@ -160,22 +166,22 @@ export class LiteModel {
   /** What embeds: 'wasm-simd' (the WebAssembly kernels) or 'js' (pure TypeScript). */
   get kernel(): 'wasm-simd' | 'js' { return this.wasm ? 'wasm-simd' : 'js'; }
 
-  /** The languages the model has mean vectors of (centring). */
-  get languages(): string[] { return [...this.centers.keys()]; }
-
   /** The feature ids of a sentence, as the native tokenizer gives them (NGRAM_ID_OFFSET + bucket). */
   tokenize(s: string): Int32Array { return this.tokenizer.encode(s); }
 
-  /** The centring of each sentence for these options (the rule of src/embed/model.ts's chooseCenter). */
-  centerPlan(sentences: readonly string[], o: LiteEmbedOptions = {}): CenterPlan {
-    const lang = o.lang === undefined ? 'auto' : o.lang;
-    if (lang !== null && lang !== 'auto' && lang !== 'auto-per-sentence' && !this.centers.has(lang)) throw new Error(`xling/lite: the model has no mean vector for lang '${lang}' (it has ${this.languages.join(' ') || 'none'})`);
-    if (lang === null || o.center === false || !this.centers.size) return null;
-    if (o.center !== 'force' && meansNegligible(this.centers)) return null;
-    const trusted = (id: { lang: string; confidence: number } | null) => (id && id.confidence >= LID_CONFIDENCE && this.centers.has(id.lang) ? id.lang : null);
-    if (lang === 'auto') return this.lid ? trusted(this.lid.identifyAll(spreadSample(sentences, 2000))) : null;
-    if (lang === 'auto-per-sentence') return this.lid ? sentences.map((t) => (t.trim() ? trusted(this.lid!.identify(t)) : null)) : null;
-    return lang;
+  /**
+   * The centring of each sentence for these options: CenterPolicy's rule with xling/lite's reading
+   * of the options (lang 'auto' by default; a code must name a language of the model).
+   */
+  override centerPlan(sentences: readonly string[], o: LiteEmbedOptions = {}): CenterPlan {
+    let lang = o.lang === undefined ? AUTO : o.lang;
+    if (lang !== null && lang.trim().toLowerCase() === 'none') lang = null;
+    if (lang !== null && lang !== AUTO && lang !== PER_SENTENCE) {
+      const known = matchLangCode(lang, this.languages);
+      if (known === null) throw new Error(`xling/lite: the model has no mean vector for lang '${lang}' (it knows ${langList(this.languages) || 'no language'}; or give 'auto', 'auto-per-sentence' or null)`);
+      lang = known;
+    }
+    return super.centerPlan(sentences, { lang, center: o.center });
   }
 
   /** Vectors of sentences: n × dim rows, L2-normalised, centred as lang and center ask (see LiteEmbedOptions). */
@@ -183,21 +189,54 @@ export class LiteModel {
     return this.embedPlanned(sentences, this.centerPlan(sentences, o));
   }
 
-  /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan). */
+  /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan), as the native embed path finishes them (finishRows). */
   embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
-    if (this.wasm) return this.embedWasm(sentences, plan, this.wasm);
+    const out = this.project(sentences.length, (s) => this.tokenizer.encode(sentences[s]!), (s, view) => this.tokenizer.encodeInto(sentences[s]!, view));
+    finishRows(out, this.dim, this.meansOf(plan, Array.from(sentences, (_, s) => s)), true);
+    return out;
+  }
+
+  /**
+   * SentenceEncoder.encode: the rows of token-id sequences (each as tokenize() gives it),
+   * L2-normalised when asked (the plain-TypeScript normaliser), into o.into when it has room.
+   */
+  encode(seqs: Int32Array[], o: EncodeOptions = {}): Float32Array {
+    const into = o.into && o.into.length === seqs.length * this.dim ? o.into : undefined;
+    const max = this.tokenizer.opts.maxFeatures;
+    // the kernels take at most maxFeatures ids a sentence (what the tokenizer gives)
+    const fits = seqs.every((q) => q.length <= max);
+    const out = this.project(seqs.length, (s) => seqs[s]!, fits ? (s, view) => { const q = seqs[s]!; view.set(q); return q.length; } : null, into);
+    if (o.normalize) normalizeRows(out, this.dim);
+    return out;
+  }
+
+  /** encode(): this runtime has no worker of its own behind the interface (xling/lite's pool splits sentences instead). */
+  async encodeAsync(seqs: Int32Array[], o: EncodeOptions = {}): Promise<Float32Array> { return this.encode(seqs, o); }
+
+  /**
+   * The projected rows (before normalisation and centring) of n sentences: on the WebAssembly
+   * kernels when in use and `fill` can write a sentence's ids into the kernels' memory, else in
+   * TypeScript from `ids`.
+   */
+  private project(n: number, ids: (s: number) => Int32Array, fill: ((s: number, view: Int32Array) => number) | null, into?: Float32Array): Float32Array {
+    const out = into ?? new Float32Array(n * this.dim);
+    if (this.wasm && fill) this.projectWasm(n, fill, this.wasm, out);
+    else this.projectJs(n, ids, out);
+    return out;
+  }
+
+  private projectJs(n: number, ids: (s: number) => Int32Array, out: Float32Array): void {
     const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
-    const out = new Float32Array(sentences.length * d);
     const acc = new Float64Array(fd);
     // four sentences at a time through the projection: each weight is read once for four and the
     // four sums run side by side (one sum alone waits on its previous addition at every step);
     // each sentence's sum still runs over the same terms in the same order, so the same bits
-    const hs = [0, 1, 2, 3].map(() => new Float64Array(fd)), ys = [0, 1, 2, 3].map(() => new Float64Array(d));
+    const hs = [0, 1, 2, 3].map(() => new Float64Array(fd));
     const [h0, h1, h2, h3] = hs as [Float64Array, Float64Array, Float64Array, Float64Array];
-    const [y0, y1, y2, y3] = ys as [Float64Array, Float64Array, Float64Array, Float64Array];
-    for (let s0 = 0; s0 < sentences.length; s0 += 4) {
-      const m = Math.min(4, sentences.length - s0);
-      for (let b = 0; b < 4; b++) { if (b < m) this.features(sentences[s0 + b]!, acc, hs[b]!); else hs[b]!.fill(0); }
+    for (let s0 = 0; s0 < n; s0 += 4) {
+      const m = Math.min(4, n - s0);
+      for (let b = 0; b < 4; b++) { if (b < m) this.pooled(ids(s0 + b), acc, hs[b]!); else hs[b]!.fill(0); }
+      const o0 = s0 * d, o1 = o0 + d, o2 = o1 + d, o3 = o2 + d;
       for (let i = 0; i < d; i++) {
         let v0 = bias[i]!, v1 = v0, v2 = v0, v3 = v0;
         const o = i * fd;
@@ -205,24 +244,20 @@ export class LiteModel {
           const w = W[o + j]!;
           v0 += w * h0[j]!; v1 += w * h1[j]!; v2 += w * h2[j]!; v3 += w * h3[j]!;
         }
-        y0[i] = v0; y1[i] = v1; y2[i] = v2; y3[i] = v3;
-      }
-      for (let b = 0; b < m; b++) {
-        const s = s0 + b;
-        this.finishRow(ys[b]!, out.subarray(s * d, (s + 1) * d), this.centerOf(plan, s));
+        out[o0 + i] = v0;
+        if (m > 1) out[o1 + i] = v1;
+        if (m > 2) out[o2 + i] = v2;
+        if (m > 3) out[o3 + i] = v3;
       }
     }
-    return out;
   }
 
-  /** embedPlanned by the WebAssembly kernels: batches of sentences tokenised into the kernel's slot, pooled and projected there. */
-  private embedWasm(sentences: readonly string[], plan: CenterPlan, k: WasmKernel): Float32Array {
-    const d = this.dim, fd = this.featureDim, n = sentences.length, B = this.wasmBatch, map = this.bucketMap;
+  /** project() by the WebAssembly kernels: batches of sentences' ids written into the kernel's slot, pooled and projected there. */
+  private projectWasm(n: number, fill: (s: number, view: Int32Array) => number, k: WasmKernel, out: Float32Array): void {
+    const d = this.dim, fd = this.featureDim, B = this.wasmBatch, map = this.bucketMap;
     const max = this.tokenizer.opts.maxFeatures;
-    const out = new Float32Array(n * d);
     const buf = k.memory.buffer;
     const ids = new Int32Array(buf, k.ids, IDS_CAP), offs = new Int32Array(buf, k.offs, B + 1), y = new Float32Array(buf, k.y, B * d);
-    const y64 = new Float64Array(d);
     const dt = this.dtype === 'fp32' ? 0 : this.dtype === 'fp16' ? 1 : 2, act = this.tanh ? 1 : 0, at = this.at;
     for (let s0 = 0; s0 < n;) {
       let nb = 0, total = 0;
@@ -230,7 +265,7 @@ export class LiteModel {
       // as many sentences as fit (each has at most maxFeatures ids)
       while (nb < B && s0 + nb < n && (nb === 0 || total + max <= IDS_CAP)) {
         const view = ids.subarray(total, Math.min(IDS_CAP, total + max));
-        const c = this.tokenizer.encodeInto(sentences[s0 + nb]!, view);
+        const c = fill(s0 + nb, view);
         if (map) for (let i = 0; i < c; i++) view[i] = NGRAM_ID_OFFSET + map[view[i]! - NGRAM_ID_OFFSET]!;
         total += c;
         offs[++nb] = total;
@@ -239,45 +274,9 @@ export class LiteModel {
         const q = this.pqAt!;
         k.exports.embedBatchPq(at.table, this.pq.widths.length, q.widths, q.codebooks, this.pq.K, q.basis, q.mean, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.z, k.h, k.y);
       } else k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
-      for (let b = 0; b < nb; b++) {
-        const s = s0 + b;
-        this.finishRow32(y, b * d, out, s * d, this.centerOf(plan, s), y64);
-      }
+      out.set(y.subarray(0, nb * d), s0 * d);
       s0 += nb;
     }
-    return out;
-  }
-
-  /** The mean vector a plan centres sentence s with (null: none). */
-  private centerOf(plan: CenterPlan, s: number): Float32Array | null {
-    const lang = typeof plan === 'string' ? plan : Array.isArray(plan) ? plan[s] : null;
-    return lang ? this.centers.get(lang)! : null;
-  }
-
-  /**
-   * The rows of token-id sequences (each as tokenize() gives it) before normalisation and centring:
-   * what the native encoder's encode() returns (src/models/encoder.ts), so that the native embed
-   * path's own batching, normalisation and centring can run over this runtime.
-   */
-  encodeIds(seqs: readonly Int32Array[]): Float32Array {
-    const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
-    const out = new Float32Array(seqs.length * d);
-    const acc = new Float64Array(fd), h = new Float64Array(fd);
-    for (let s = 0; s < seqs.length; s++) {
-      this.pooled(seqs[s]!, acc, h);
-      for (let i = 0; i < d; i++) {
-        let v = bias[i]!;
-        const o = i * fd;
-        for (let j = 0; j < fd; j++) v += W[o + j]! * h[j]!;
-        out[s * d + i] = v;
-      }
-    }
-    return out;
-  }
-
-  /** The pooled, activated features of a sentence into h (acc: scratch of the feature width). */
-  private features(sentence: string, acc: Float64Array, h: Float64Array): void {
-    this.pooled(this.tokenizer.encode(sentence), acc, h);
   }
 
   /** The pooled, activated features of a sentence's ids into h (acc: scratch of the feature width). */
@@ -322,32 +321,5 @@ export class LiteModel {
       for (let k = 0; k < K; k++) x += basis[o + k]! * z[k]!;
       acc[i] = x;
     }
-  }
-
-  /** finishRow of the float32 row y[yo, yo + dim) into out[oo, oo + dim) (tmp: float64 scratch of dim): the same arithmetic, the same bits. */
-  private finishRow32(y: Float32Array, yo: number, out: Float32Array, oo: number, mu: Float32Array | null, tmp: Float64Array): void {
-    const d = this.dim;
-    let norm = 0;
-    for (let i = 0; i < d; i++) { const v = y[yo + i]!; norm += v * v; }
-    let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
-    if (!mu) { for (let i = 0; i < d; i++) out[oo + i] = y[yo + i]! * inv; return; }
-    let n2 = 0;
-    for (let i = 0; i < d; i++) { const x = Math.fround(y[yo + i]! * inv) - mu[i]!; tmp[i] = x; n2 += x * x; }
-    inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
-    for (let i = 0; i < d; i++) out[oo + i] = tmp[i]! * inv;
-  }
-
-  /** A projected row y (float64, overwritten) into row: L2-normalised, centred with mu and normalised again when given. */
-  private finishRow(y: Float64Array, row: Float32Array, mu: Float32Array | null): void {
-    const d = this.dim;
-    let norm = 0;
-    for (let i = 0; i < d; i++) norm += y[i]! * y[i]!;
-    // F.normalize: x / max(|x|, 1e-12); then centring (xling embed's centerRows) and again to unit length
-    let inv = 1 / Math.max(Math.sqrt(norm), 1e-12);
-    if (!mu) { for (let i = 0; i < d; i++) row[i] = y[i]! * inv; return; }
-    let n2 = 0;
-    for (let i = 0; i < d; i++) { const x = Math.fround(y[i]! * inv) - mu[i]!; y[i] = x; n2 += x * x; }
-    inv = n2 > 0 ? 1 / Math.sqrt(n2) : 1;
-    for (let i = 0; i < d; i++) row[i] = y[i]! * inv;
   }
 }
