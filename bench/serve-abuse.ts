@@ -69,8 +69,10 @@ export async function run() {
     const index = indexFactory(model.dim, 'Flat');
     index.add(model.embed(store));
     index.write(join(tmp, 'index.faiss'));
+    // short timeouts (a header trickle is cut after 2 s): the tuning knobs of xling serve --config
+    writeFileSync(join(tmp, 'serve.json'), JSON.stringify({ requestTimeout: 5, headersTimeout: 2 }));
     server = await startServer(['--model', modelDir, '--index', join(tmp, 'index.faiss'), '--store', join(tmp, 'store.txt'), '--api-key', KEY, '--max-concurrent-requests', '64',
-      '--request-timeout', '5', '--headers-timeout', '2', '--map-sample', '500']);
+      '--config', join(tmp, 'serve.json'), '--map-sample', '500']);
     const url = server.url, pid = server.child.pid!;
     const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
     const rng = new Rng(7);

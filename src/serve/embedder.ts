@@ -1,0 +1,156 @@
+// The server's one way to vectors: request inputs (texts or token ids) tokenized under the request
+// limits, pooled by the dynamic batcher (batcher.ts) with the other requests' inputs, identified on
+// worker threads when each input is centred by its own language (identify.ts), and the batch's rows
+// normalised and centred in one pass. Vectors are as `xling embed` makes them, and an input's
+// vector never depends on what else its request or batch holds.
+import type { FastifyReply } from 'fastify';
+import { centerEachRow, l2normalizeRows } from '../embed/vectors.js';
+import { AUTO, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from '../embed/language.js';
+import { SentenceEncoderModel } from '../embed/model.js';
+import { SentenceEncoder } from '../models/encoder.js';
+import { BatchPart, BatchStats, DynamicBatcher } from './batcher.js';
+import { Identified, LanguageIdentification } from './identify.js';
+import { HttpError } from './http-error.js';
+import { SERVE_DEFAULTS } from './settings.js';
+
+/** What a request asks of its vectors. */
+export interface VectorQuery { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean; signal?: AbortSignal }
+
+export interface Embedder {
+  /** The model's dimension. */
+  readonly d: number;
+  /** The model's input length in tokens (null: unbounded). */
+  readonly maxInputLength: number | null;
+  /** The batcher's token budget. */
+  readonly maxBatchTokens: number;
+  /** The server's default language ('auto', a code, or null: none). */
+  readonly defaultLang: string | null;
+  /** Sentences waiting for a batch. */
+  readonly queueDepth: number;
+  /**
+   * Vectors of the inputs, normalised (unless normalize: false) and centred with a language's
+   * mean vector — the request's `lang` (checked: an unknown code is 422), else the server's; 'auto'
+   * identifies each input on its own (centred only with a confidence of at least LID_CONFIDENCE).
+   * lang null: no centring. Given a reply, its `x-xling-lang` header lists each input's centring
+   * language ('none' where not centred) and `x-xling-center` says why nothing is; given `counted`,
+   * its tokens are set to the inputs' token count.
+   */
+  vectors(inputs: (string | number[])[], q: VectorQuery, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array>;
+  close(): Promise<void>;
+}
+
+export interface EmbedderOptions {
+  maxBatchTokens?: number;
+  maxClientBatchSize: number;
+  autoTruncate: boolean;
+  lang?: string | null;
+  center?: boolean;
+  onBatch?: (s: BatchStats) => void;
+}
+
+/** A request's rows as the batch's post-processing leaves them: what it asked for, and each input's centring language once decided. */
+interface RowPlan {
+  normalize: boolean; center: boolean;
+  /** Inputs identified one by one ('auto'); otherwise every input's centring language is `fixed`. */
+  perSentence: boolean; fixed: string | null;
+  langs?: (string | null)[];
+}
+
+export function createEmbedder(model: SentenceEncoderModel, o: EmbedderOptions): Embedder {
+  const tok = model.tokenizer;
+  const maxInputLength = tok.maxLength ?? null;
+  // a server's model never changes: its fast inference path (if any) is built once
+  const encoder: SentenceEncoder = model.encoder.fastPath?.({ tokens: Infinity, force: true }) ?? model.encoder;
+  const d = model.dim;
+  // the token budget of a batch: for encoders that read unpadded bags of features (the averaging
+  // dual encoder: a "token" is one of a sentence's ~300 n-gram features), 16 times the default
+  const maxBatchTokens = o.maxBatchTokens ?? (encoder.batchLimits ? 16 * SERVE_DEFAULTS.maxBatchTokens : SERVE_DEFAULTS.maxBatchTokens);
+  // the server's default language (--lang): 'auto' (each input identified on its own), a code, or null (none)
+  const defaultLang = resolveLangOption(o.lang, model.languages, '--lang');
+  // The centring rule (model.chooseCenter) for an identified input: its answer depends on the
+  // identification only through its language and whether its confidence reaches LID_CONFIDENCE,
+  // so it is asked once per (center, language, sure) and remembered (the rule also weighs the
+  // mean vectors' norms: not per sentence).
+  const ruled = new Map<string, string | null>();
+  // and the rule for a request's language and centring options (the same answer for the server's life)
+  const requestRule = new Map<string, ReturnType<SentenceEncoderModel['chooseCenter']>>();
+  const centreOf = (id: Identified | null, center: boolean): string | null => {
+    if (!id) return null;
+    const key = `${center ? 1 : 0}${id.confidence >= LID_CONFIDENCE ? 1 : 0}${id.lang}`;
+    let l = ruled.get(key);
+    if (l === undefined) ruled.set(key, l = model.chooseCenter(PER_SENTENCE, center, id).lang);
+    return l;
+  };
+  // a batch's rows: normalised (those that ask or are centred) and centred in one pass each
+  const finish = (rows: Float32Array, parts: BatchPart<RowPlan>[], normalized: boolean) => {
+    for (const p of parts) {
+      const m = p.meta, n = p.rows.length / d;
+      m.langs = m.perSentence && p.identified ? p.identified.map((id) => centreOf(id, m.center)) : Array<string | null>(n).fill(m.fixed);
+    }
+    const normalizes = (p: BatchPart<RowPlan>) => p.meta.normalize || p.meta.langs!.some((l) => l);
+    if (!normalized) {
+      if (parts.every(normalizes)) l2normalizeRows(rows, d);
+      else for (const p of parts) if (normalizes(p)) l2normalizeRows(p.rows, d);
+    }
+    const mus = (p: BatchPart<RowPlan>) => p.meta.langs!.map((l) => (l ? model.centers.get(l)! : null));
+    if (parts.every((p) => p.meta.normalize)) centerEachRow(rows, d, parts.flatMap(mus), true);
+    else for (const p of parts) centerEachRow(p.rows, d, mus(p), p.meta.normalize);
+  };
+  const lid = model.lid ? new LanguageIdentification(model.lid) : null;
+  const batcher = new DynamicBatcher<RowPlan>(encoder, maxBatchTokens, 4096, o.onBatch, {
+    identify: lid ? (texts) => lid.identify(texts) : undefined, finish, normalizes: (m) => m.normalize,
+  });
+
+  /**
+   * Token ids of the inputs (texts, or token ids as the model's tokenizer makes them); an input over
+   * the model's length limit is cut (truncate) or refused (413): one rule on every route.
+   */
+  function tokenize(inputs: (string | number[])[], truncate: boolean): Int32Array[] {
+    if (inputs.length > o.maxClientBatchSize) throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${o.maxClientBatchSize}`, 'Validation');
+    if (!inputs.length) throw new HttpError(422, 'Input validation error: `inputs` cannot be empty', 'Empty');
+    return inputs.map((s, i) => {
+      if (typeof s !== 'string') {
+        if (!s.length) throw new HttpError(422, `Input validation error: input ${i} has no token ids`, 'Validation');
+        const bad = s.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= tok.vocabSize);
+        if (bad >= 0) throw new HttpError(422, `Input validation error: input ${i}: token id ${s[bad]} is not in the model's vocabulary [0, ${tok.vocabSize})`, 'Validation');
+        if (maxInputLength !== null && s.length > maxInputLength) {
+          if (!truncate) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+          return Int32Array.from(s.slice(0, maxInputLength));
+        }
+        return Int32Array.from(s);
+      }
+      const before = tok.truncated ?? 0;
+      const ids = tok.encode(s);
+      if (!truncate && (tok.truncated ?? 0) > before) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+      return ids;
+    });
+  }
+
+  async function vectors(inputs: (string | number[])[], q: VectorQuery, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
+    let lang: string | null;
+    try { lang = q.lang === undefined ? defaultLang : resolveLangOption(q.lang, model.languages, 'lang'); } catch (e) { throw new HttpError(422, `Input validation error: ${(e as Error).message}`, 'Validation'); }
+    const seqs = tokenize(inputs, q.truncate ?? o.autoTruncate);
+    if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
+    const center = q.center ?? o.center ?? true;
+    const auto = lang === AUTO || lang === PER_SENTENCE;
+    const wholeKey = `${center ? 1 : 0}${lang ?? ''}`;
+    let whole = requestRule.get(wholeKey);
+    if (!whole) requestRule.set(wholeKey, whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center));
+    // nothing centred (off, no means, negligible means, no identifier), one language for all, or
+    // each text identified on its own in the batch (token-id inputs have no text: not centred)
+    const none = !!whole.reason && whole.reason !== 'no-mean-for-language';
+    const plan: RowPlan = { normalize: q.normalize !== false, center, perSentence: !none && auto, fixed: none || auto ? null : whole.lang };
+    const { rows } = await batcher.embed(seqs, { signal: q.signal, meta: plan, texts: plan.perSentence ? inputs.map((t) => (typeof t === 'string' ? t : null)) : null });
+    const langs = plan.langs!;
+    const centred = langs.some((l) => l);
+    reply?.header('x-xling-lang', langs.map((l) => l ?? 'none').join(','));
+    if (!centred) reply?.header('x-xling-center', whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'));
+    return rows;
+  }
+
+  return {
+    d, maxInputLength, maxBatchTokens, defaultLang, vectors,
+    get queueDepth() { return batcher.queueDepth; },
+    async close() { (encoder as { dispose?: () => void }).dispose?.(); await lid?.close(); },
+  };
+}
