@@ -41,6 +41,7 @@ writeFileSync(f('s.bucc'), de.map((s, i) => `de-${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('t.bucc'), en.map((s, i) => `en-${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('gold'), de.map((_, i) => `de-${i}\ten-${i}`).join('\n') + '\n');
 writeFileSync(f('nway.tsv'), 'en\tde\n' + en.map((s, i) => `${s}\t${de[i]}`).join('\n') + '\n');
+writeFileSync(f('block1.json'), JSON.stringify({ block: 1 }));
 writeFileSync(f('cfg.json'), JSON.stringify({ model: 'dual', features: { buckets: 1024, dim: 8 }, encoder: { outDim: 8 }, budget: { pairs: 64 }, center: { perLang: 5 } }));
 writeFileSync(f('docs.tsv'), de.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`).join('\n') + '\n');
 writeFileSync(f('docs-en.tsv'), en.map((s, i) => `${i % 2 ? 'net' : 'text'}\t${i}\t${s}`).join('\n') + '\n');
@@ -174,7 +175,7 @@ table(['scorer', 'train'], ['--model', f('model'), '--parallel', f('nway.tsv'), 
   withExtra(g, ['--pairs', 'de'], 2), withExtra(g, ['--pairs', 'xx-en'], 1),
 ]);
 table(['scorer', 'score'], ['--input', f('pairs.tsv'), '--model', f('model'), '-o', 'OUT/s.tsv'], (g) => [
-  ...badFiles(g, '--input'), withValue(g, '--model', aDir, 1), withExtra(g, ['--src', f('s.txt')], 2), withExtra(g, ['--block', '1'], 2),
+  ...badFiles(g, '--input'), withValue(g, '--model', aDir, 1), withExtra(g, ['--src', f('s.txt')], 2), withExtra(g, ['--config', f('block1.json')], 1),
   withExtra(g, ['--label-col', '1'], 2), withExtra(g, ['--label-col', '3'], 1), withExtra(g, ['--scorer', aDir], 1), withValue(g, '-o', f('pairs.tsv'), 2),
 ]);
 table(['eval', 'retrieval'], ['--src-vectors', f('v.npy'), '--trg-vectors', f('v2.npy'), '--json', 'OUT/r.json'], (g) => [

@@ -117,10 +117,11 @@ describe('CLI: embed', () => {
     const bv = bucc(['--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy')]), bm = bucc(['--model', model]);
     for (const k of ['precision', 'recall', 'f1', 'tp', 'predicted', 'candidates']) assert.equal(bm[k], bv[k], k);
     assert.ok(Math.abs(bm.threshold! - bv.threshold!) < 2e-6);
-    // and --no-center / --src-lang give plain or named-language vectors, as xling embed's options do
+    // and the settings' embed.center false / --src-lang give plain or named-language vectors, as xling embed's options do
+    const settingsFile = (name: string, v: unknown) => { writeFileSync(p(`cfg-${name}.json`), JSON.stringify(v)); return p(`cfg-${name}.json`); };
     embed('s.txt', 's-plain.npy', ['--no-center', '--quiet']);
     embed('t.txt', 't-plain.npy', ['--no-center', '--quiet']);
-    const plainV = bucc(['--src-vectors', p('s-plain.npy'), '--trg-vectors', p('t-plain.npy')]), plainM = bucc(['--model', model, '--no-center']);
+    const plainV = bucc(['--src-vectors', p('s-plain.npy'), '--trg-vectors', p('t-plain.npy')]), plainM = bucc(['--model', model, '--config', settingsFile('no-center', { embed: { center: false } })]);
     assert.ok(Math.abs(plainM.threshold! - plainV.threshold!) < 2e-6);
   });
 

@@ -19,6 +19,8 @@ import { cli, cliAsync, devColumn, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-cluster-'));
 const p = (f: string) => join(dir, f);
+/** A settings file (--config) holding `s`. */
+const settings = (name: string, s: unknown) => { writeFileSync(p(`cfg-${name}.json`), JSON.stringify(s)); return p(`cfg-${name}.json`); };
 const model = p('m');
 tinyDualModel(dir, model);
 const children: ChildProcess[] = [];
@@ -266,11 +268,11 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const want = readFileSync(p('m-single.tsv'), 'utf8');
     assert.ok(want.split('\n').length > devColumn('de').length / 2, 'pairs mined');
     assert.equal(readFileSync(p('m-cluster.tsv'), 'utf8'), want);
-    // xling mine's filters (the language identifier by --lid: no --model here), a threshold
+    // xling mine's filters (the language identifier by filters.lidModel: no --model here), a threshold
     // calibrated on a dev pair, the header, --stats and --keep-all: the same files from the merge
     writeFileSync(p('m-calib.json'), JSON.stringify({ threshold: 1.01, margin: 'ratio', k: 4 }));
-    const filtered = ['--min-chars', '25', '--max-length-ratio', '2', '--dedup', 'all', '--drop-identical', '--min-letter-share', '0.6',
-      '--lid-filter', '--lid', model, '--src-lang', 'de', '--trg-lang', 'en', '--threshold-from', p('m-calib.json'), '--header'];
+    const filtered = ['--config', settings('filters', { header: true, filters: { minChars: 25, maxLengthRatio: 2, dedup: 'all', dropIdentical: true, minLetterShare: 0.6, lid: true, lidModel: model } }),
+      '--src-lang', 'de', '--trg-lang', 'en', '--threshold-from', p('m-calib.json')];
     const files = (tag: string) => ['-o', p(`mf-${tag}.tsv`), '--stats', p(`mf-${tag}.json`), '--keep-all', p(`mf-${tag}.rejected.tsv`)];
     const oneF = cli(['mine', ...common, ...filtered, ...files('single')]);
     assert.equal(oneF.status, 0, oneF.stderr);
@@ -285,10 +287,10 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.equal(readFileSync(p('mf-cluster.rejected.tsv'), 'utf8').trimEnd().split('\n').length, stats.candidates_before_filters - stats.pairs);
     // with a second-stage scorer (its pair model reading the words through --model): the merge scores the candidates as xling mine --scorer
     writeFileSync(p('m-par.tsv'), 'de\ten\n' + devColumn('de').map((d, i) => `${d}\t${en[i]}`).join('\n') + '\n');
-    const sc = cli(['scorer', 'train', '--model', model, '--parallel', p('m-par.tsv'), '--rows', '150', '--pair-model', '--pair-rows', '200', '--pair-hidden', '16', '--pair-pca', '16', '--pair-epochs', '1', '-o', p('m-scorer')]);
+    const sc = cli(['scorer', 'train', '--model', model, '--parallel', p('m-par.tsv'), '--rows', '150', '--pair-model', '--config', settings('pm', { pairModel: { rows: 200, hidden: 16, pca: 16, epochs: 1 } }), '-o', p('m-scorer')]);
     assert.equal(sc.status, 0, sc.stderr);
-    const scored = ['--scorer', p('m-scorer'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--header'];
-    for (const [tag, extra] of [['s', []], ['auto', ['--threshold', 'auto', '--assignment', 'exchange']]] as const) {
+    const scored = ['--scorer', p('m-scorer'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en'];
+    for (const [tag, extra] of [['s', ['--config', settings('header', { header: true })]], ['auto', ['--threshold', 'auto', '--config', settings('exchange', { header: true, assignment: 'exchange' })]]] as const) {
       const oneS = cli(['mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-single.tsv`), '--stats', p(`ms-${tag}-single.json`)]);
       assert.equal(oneS.status, 0, oneS.stderr);
       const rs = await runAsync(['cluster', 'mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-cluster.tsv`), '--stats', p(`ms-${tag}-cluster.json`), '--redis', url, '--work', p('work'), '--shards', '3']);
@@ -302,8 +304,8 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.ok(right >= 0.8 * (withScorer.length - 1), `${right} of ${withScorer.length - 1} pairs translations`);
     assert.ok(JSON.parse(readFileSync(p('ms-auto-cluster.json'), 'utf8')).threshold_auto.threshold > 0);
     // refused before anything is queued: a threshold only a scorer gives, a stats file on standard output, a filter without its language, a pair model without its encoder
-    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto goes with --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--lid-filter', '--src-lang', 'de'], /--lid-filter needs --lid DIR/],
-      [['--scorer', p('m-scorer')], /has a pair model, which reads the sentences' words through the sentence encoder: give --model/], [['--assignment', 'exchange'], /--assignment goes with --scorer/]] as const) {
+    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto goes with --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--config', settings('lid', { filters: { lid: true } }), '--src-lang', 'de'], /cfg-lid\.json: 'filters\.lid' needs 'filters\.lidModel'/],
+      [['--scorer', p('m-scorer')], /has a pair model, which reads the sentences' words through the sentence encoder: give --model/], [['--config', settings('exchange-only', { assignment: 'exchange' })], /'assignment' goes with --scorer/]] as const) {
       const bad = await runAsync(['cluster', 'mine', ...common, ...extra, '-o', p('m-bad.tsv'), '--redis', url, '--work', p('work'), '--shards', '2']);
       assert.equal(bad.code, 2, bad.stderr);
       assert.match(bad.stderr, msg);

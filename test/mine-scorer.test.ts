@@ -20,6 +20,8 @@ import { cli, cliAsync, devColumn, mainJs, root, tinyDualModel } from './fixture
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
+/** A settings file (--config) holding `s`, written into the test directory. */
+const settings = (name: string, s: unknown) => { const f = join(dir, `cfg-${name}.json`); writeFileSync(f, JSON.stringify(s)); return f; };
 
 describe('mining features', () => {
   it('placeholders: printf, Python, braces, shell, tags and entities, tags by name', () => {
@@ -538,7 +540,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const cols = Object.fromEntries(langs.map((l) => [l, devColumn(l)]));
     const rows = cols.en!.length;
     writeFileSync(join(dir, 'par.tsv'), langs.join('\t') + '\n' + Array.from({ length: rows }, (_, i) => langs.map((l) => cols[l]![i]).join('\t')).join('\n') + '\n');
-    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '--self-head', '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
+    let r = cli(['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--rows', '150', '--tables', join(dir, 'par.tsv'), '--config', settings('self-head', { selfHead: true }), '-o', join(dir, 'scorer'), '--json', join(dir, 'sc.json')]);
     assert.equal(r.status, 0, r.stderr);
     // word tables from every other row of the TSV (not only 5,000 of them)
     assert.match(r.stderr, /de-en: .*word tables from 150 parallel rows/);
@@ -587,38 +589,38 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.ok(Math.abs(withScorer.auto.precision - cutAt(withScorer.auto.threshold)[1]) < 1e-12 && Math.abs(withScorer.auto.recall - cutAt(withScorer.auto.threshold)[2]) < 1e-12);
     assert.ok(withScorer.auto.f1 > 0 && withScorer.auto.f1 <= withScorer.f1 + 1e-12, `F1 at the automatic threshold ${JSON.stringify(withScorer.auto)} (F1-optimal: ${withScorer.f1})`);
     // the exchange-improved assignment is recorded; without a scorer it is refused
-    r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--assignment', 'exchange', '--json', join(dir, 'bx.json')]);
+    r = cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--config', settings('exchange', { assignment: 'exchange' }), '--json', join(dir, 'bx.json')]);
     assert.equal(r.status, 0, r.stderr);
     const exchanged = JSON.parse(readFileSync(join(dir, 'bx.json'), 'utf8'));
     assert.equal(exchanged.assignment, 'exchange');
     assert.ok(exchanged.f1 >= withScorer.f1 - 0.05, `exchange F1 ${exchanged.f1} vs greedy ${withScorer.f1}`);
     // a pair the scorer has no word tables for is said before any work: by default the run trains
-    // them on its own pairs (if enough score ≥ 0.5 without), with --no-self-tables it goes on without
+    // them on its own pairs (if enough score ≥ 0.5 without), with selfTables false it goes on without
     r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\[bucc\] note: the scorer has no word tables for de-fr \(it has de-en fr-en\): word tables are trained on this run's own pairs instead/);
     assert.match(r.stderr, /\[bucc\] (training word tables on the \d+ pairs scored ≥ 0.5 without them, then scoring again|\d+ pairs scored ≥ 0.5 without word tables, fewer than 100)/);
-    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables']);
+    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--config', settings('no-self-tables', { selfTables: false })]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\[bucc\] warning: the scorer has no word tables for de-fr \(it has de-en fr-en\): its word-alignment features are left empty/);
     assert.doesNotMatch(r.stderr, /training word tables|pairs scored ≥/);
     // a threshold calibrated where the scorer had the pair's tables, applied where it has none: said
-    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--no-self-tables', '--threshold-from', join(dir, 'bs.json'), '--json', '-']);
+    r = cli(['eval', 'bucc', ...bucc.slice(0, -4), '--src-lang', 'de', '--trg-lang', 'fr', '--scorer', join(dir, 'scorer'), '--config', settings('no-self-tables', { selfTables: false }), '--threshold-from', join(dir, 'bs.json'), '--json', '-']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).word_tables, 'none');
     assert.match(r.stderr, /warning: --threshold-from .*bs\.json was calibrated with the scorer's own word tables for its pair, and this run has none/);
     assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer'), '--threshold-from', join(dir, 'bs.json')]).stderr, /was calibrated with/);
     assert.doesNotMatch(cli(['eval', 'bucc', ...bucc, '--scorer', join(dir, 'scorer')]).stderr, /no word tables/);
-    r = cli(['eval', 'bucc', ...bucc, '--assignment', 'exchange']);
+    r = cli(['eval', 'bucc', ...bucc, '--config', settings('exchange', { assignment: 'exchange' })]);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /--assignment goes with --scorer/);
+    assert.match(r.stderr, /cfg-exchange\.json: 'assignment' goes with --scorer/);
     r = cli(['eval', 'bucc', ...bucc, '--json', join(dir, 'bm.json')]);
     assert.equal(r.status, 0, r.stderr);
     const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
     assert.ok(withScorer.f1 >= marginOnly.f1 - 0.05, `scorer F1 ${withScorer.f1} vs margin ${marginOnly.f1}`);
     // mine with the scorer and the dev threshold; rows carry probability and margin
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'scorer'),
-      '--threshold-from', join(dir, 'bs.json'), '--header', '-o', join(dir, 'mined.tsv'), '--stats', join(dir, 'stats.json'), '--dedup', 'all', '--min-chars', '2']);
+      '--threshold-from', join(dir, 'bs.json'), '--config', settings('header-dedup', { header: true, filters: { dedup: 'all', minChars: 2 } }), '-o', join(dir, 'mined.tsv'), '--stats', join(dir, 'stats.json')]);
     assert.equal(r.status, 0, r.stderr);
     const lines = readFileSync(join(dir, 'mined.tsv'), 'utf8').trimEnd().split('\n');
     assert.match(lines[0]!, /^# xling mine: model=.* scorer=.*scorer word_tables=scorer threshold=0\.\d+/);
@@ -645,7 +647,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.equal(readFileSync(join(dir, 'indexed.tsv'), 'utf8'), readFileSync(join(dir, 'exact.tsv'), 'utf8'));
     // --threshold auto: the cut the probabilities expect to give the best F1, said and recorded — the same file as that threshold given as a number
     const viaAuto = viaVectors.slice(0, -2);
-    r = cli([...viaAuto, '--threshold', 'auto', '--header', '--stats', join(dir, 'sa.json'), '-o', join(dir, 'auto.tsv')]);
+    r = cli([...viaAuto, '--threshold', 'auto', '--config', settings('header', { header: true }), '--stats', join(dir, 'sa.json'), '-o', join(dir, 'auto.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /automatic threshold [\d.]+: keeps \d+ of \d+ pairs; were the probabilities calibrated for this data, precision [\d.]+% and recall/);
     const sa = JSON.parse(readFileSync(join(dir, 'sa.json'), 'utf8'));
@@ -665,18 +667,18 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     }
     assert.equal(stats.scorer, join(dir, 'scorer'));
     // language identification of both sides: German sources asked as English are removed, and only they
-    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'm1.tsv'), '--lid-filter', '--stats', join(dir, 's1.json')]);
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'm1.tsv'), '--config', settings('lid', { filters: { lid: true } }), '--stats', join(dir, 's1.json')]);
     assert.equal(r.status, 0, r.stderr);
     const right = JSON.parse(readFileSync(join(dir, 's1.json'), 'utf8'));
-    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'fr', '--trg-lang', 'en', '-o', join(dir, 'm2.tsv'), '--lid-filter', '--stats', join(dir, 's2.json')]);
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'fr', '--trg-lang', 'en', '-o', join(dir, 'm2.tsv'), '--config', settings('lid', { filters: { lid: true } }), '--stats', join(dir, 's2.json')]);
     assert.equal(r.status, 0, r.stderr);
     const wrong = JSON.parse(readFileSync(join(dir, 's2.json'), 'utf8'));
     assert.ok(right.rejected.src_language <= 0.1 * right.candidates_before_filters, JSON.stringify(right));
     assert.ok(wrong.rejected.src_language >= 0.8 * wrong.candidates_before_filters, JSON.stringify(wrong));
     assert.ok(wrong.rejected.trg_language <= 0.1 * wrong.candidates_before_filters, JSON.stringify(wrong));
-    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '-o', join(dir, 'm3.tsv'), '--lid-filter']);
+    r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '-o', join(dir, 'm3.tsv'), '--config', settings('lid', { filters: { lid: true } })]);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /--lid-filter needs the language asked for/);
+    assert.match(r.stderr, /cfg-lid\.json: 'filters\.lid' needs the language asked for/);
     // margin-calibrated thresholds are refused for scorer runs (and vice versa)
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--threshold-from', join(dir, 'bs.json'), '-o', join(dir, 'x.tsv')]);
     assert.equal(r.status, 1);
@@ -725,8 +727,8 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.deepEqual(read('scored.rejected'), [['identical', ...scored.at(-1)!.slice(0, 3), '0.000000']]);
     const st = JSON.parse(readFileSync(join(dir, 'scored.json'), 'utf8'));
     assert.equal(st.lines, 102); assert.equal(st.empty, 1); assert.equal(st.rejected.identical, 1); assert.equal(st.word_tables, 'scorer');
-    // --no-drop-identical keeps its score (the scorer takes a copy for a translation); --threshold keeps the lines at or above it, in order
-    r = cli([...base, '--scorer', join(dir, 'scorer'), '--no-drop-identical', '--threshold', '0.5', '-o', join(dir, 'kept.tsv')]);
+    // dropIdentical false keeps its score (the scorer takes a copy for a translation); --threshold keeps the lines at or above it, in order
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--config', settings('keep-identical', { filters: { dropIdentical: false } }), '--threshold', '0.5', '-o', join(dir, 'kept.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     const kept = read('kept.tsv');
     assert.deepEqual(kept.filter((c) => c[2] !== 'same').map((c) => c.slice(0, 3)), scored.filter((c) => Number(c[3]) >= 0.5).map((c) => c.slice(0, 3)));
@@ -738,7 +740,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     writeFileSync(join(dir, 'dup.tsv'), dupLines.map((l) => l.join('\t')).join('\n') + '\n');
     r = cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'dup.tsv') : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, 'dup-all.tsv')]);
     assert.equal(r.status, 0, r.stderr);
-    const sp = spawnSync(process.execPath, [mainJs, ...base.map((x) => (x.endsWith('noisy.tsv') ? '-' : x)), '--scorer', join(dir, 'scorer'), '--dedup', 'pair', '--keep-all', join(dir, 'dup.rejected'), '-o', '-'], { input: readFileSync(join(dir, 'dup.tsv')), encoding: 'utf8', cwd: root });
+    const sp = spawnSync(process.execPath, [mainJs, ...base.map((x) => (x.endsWith('noisy.tsv') ? '-' : x)), '--scorer', join(dir, 'scorer'), '--config', settings('dedup-pair', { filters: { dedup: 'pair' } }), '--keep-all', join(dir, 'dup.rejected'), '-o', '-'], { input: readFileSync(join(dir, 'dup.tsv')), encoding: 'utf8', cwd: root });
     assert.equal(sp.status, 0, sp.stderr);
     const all = read('dup-all.tsv'), deduped = sp.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
     // of line j and its copy 102 + j, the better keeps its score (line j on a tie), the other scores 0
@@ -747,7 +749,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     assert.deepEqual(deduped, want);
     assert.equal(read('dup.rejected').filter((c) => c[0] === 'duplicate_pair').length, 10);
     // in blocks (balanced: 101 lines with both sides in two blocks of 51 and 50): each block scored as a corpus of its own
-    r = cli([...base, '--scorer', join(dir, 'scorer'), '--block', '51', '-o', join(dir, 'blocks.tsv')]);
+    r = cli([...base, '--scorer', join(dir, 'scorer'), '--config', settings('b51', { block: 51 }), '-o', join(dir, 'blocks.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /2 blocks of 51 lines/);
     writeFileSync(join(dir, 'first.tsv'), lines.slice(0, 51).map((l) => l.join('\t')).join('\n') + '\n');
@@ -755,47 +757,48 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     for (const part of ['first', 'second']) assert.equal(cli([...base.map((x) => (x.endsWith('noisy.tsv') ? join(dir, `${part}.tsv`) : x)), '--scorer', join(dir, 'scorer'), '-o', join(dir, `${part}.out`)]).status, 0);
     assert.equal(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'first.out'), 'utf8') + readFileSync(join(dir, 'second.out'), 'utf8'));
     assert.notEqual(readFileSync(join(dir, 'blocks.tsv'), 'utf8'), readFileSync(join(dir, 'scored.tsv'), 'utf8'), 'the context changes the scores');
-    // each block is kept in OUTPUT.partial as it is scored (removed at the end unless --keep-work); --resume reuses
+    // each block is kept in OUTPUT.partial as it is scored (removed at the end unless keepWork); --resume reuses
     // the blocks found there and scores the others — here block 1's scores replaced by 0.25, block 2's removed, as a kill leaves it
     assert.equal(existsSync(join(dir, 'blocks.tsv.partial')), false);
-    const blocked = [...base, '--scorer', join(dir, 'scorer'), '--block', '51', '-o', join(dir, 'resumed.tsv')];
-    r = cli([...blocked, '--keep-work']);
+    const blocked = [...base, '--scorer', join(dir, 'scorer'), '-o', join(dir, 'resumed.tsv')];
+    const keepWork = ['--config', settings('b51-keep', { block: 51, keepWork: true })];
+    r = cli([...blocked, ...keepWork]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readFileSync(join(dir, 'resumed.tsv'), 'utf8'), readFileSync(join(dir, 'blocks.tsv'), 'utf8'));
     const work = join(dir, 'resumed.tsv.partial'), b0 = JSON.parse(readFileSync(join(work, 'block-0.json'), 'utf8'));
     assert.equal(b0.scores.length, 51);
     writeFileSync(join(work, 'block-0.json'), JSON.stringify({ ...b0, scores: b0.scores.map(() => 0.25) }));
     rmSync(join(work, 'block-1.json'));
-    r = cli([...blocked, '--resume', '--keep-work']);
+    r = cli([...blocked, '--resume', ...keepWork]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /--resume: 1 of 2 blocks \(51 lines\) reused/);
     const resumed = read('resumed.tsv'), whole = read('blocks.tsv');
     assert.deepEqual(resumed.slice(0, 51).map((c) => c[3]), Array(51).fill('0.250000'), 'block 1 read back, not scored again');
     assert.deepEqual(resumed.slice(51), whole.slice(51), 'block 2 scored again, as before');
     // scoring options other than the kept blocks' score everything again; filters and thresholds do not
-    r = cli([...blocked, '--resume', '--threshold', '0.3', '--keep-work']);
+    r = cli([...blocked, '--resume', '--threshold', '0.3', ...keepWork]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /--resume: 2 of 2 blocks/);
     // a block whose lines differ (another file, stdin, an edit in place) is scored again; the others are reused whatever the file's name
     writeFileSync(join(dir, 'edited.tsv'), lines.map((l, i) => (i === 90 ? [l[0], 'Something else entirely.', l[2]] : l).join('\t')).join('\n') + '\n');
-    r = cli([...blocked.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'edited.tsv') : x)), '--resume', '--keep-work']);
+    r = cli([...blocked.map((x) => (x.endsWith('noisy.tsv') ? join(dir, 'edited.tsv') : x)), '--resume', ...keepWork]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /block 2 has other lines than when it was kept: scored again/);
     assert.match(r.stderr, /--resume: 1 of 2 blocks \(51 lines\) reused/);
-    r = cli([...blocked, '--resume', '-k', '3']);
+    r = cli([...blocked, '--resume', '--config', settings('b51-k3', { block: 51, k: 3 })]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /removed .*resumed\.tsv\.partial of an earlier run \(made with another model, scorer or scoring options\)/);
     assert.doesNotMatch(r.stderr, /blocks .* reused/);
     assert.equal(existsSync(work), false, 'removed once the output is written');
     r = cli([...base, '--resume', '-o', '-']);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /--resume with -o -: give --work DIR/);
-    // a --work directory that holds anything else is never emptied
+    assert.match(r.stderr, /--resume with -o -: give 'work' in --config/);
+    // a work directory that holds anything else is never emptied
     mkdirSync(join(dir, 'mine'), { recursive: true });
     writeFileSync(join(dir, 'mine', 'notes.txt'), 'keep me\n');
-    r = cli([...blocked, '--work', join(dir, 'mine')]);
+    r = cli([...blocked, '--config', settings('b51-work', { block: 51, work: join(dir, 'mine') })]);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /--work .*mine: holds files that are not scored blocks \(notes\.txt\)/);
+    assert.match(r.stderr, /cfg-b51-work\.json: 'work' .*mine: holds files that are not scored blocks \(notes\.txt\)/);
     assert.equal(readFileSync(join(dir, 'mine', 'notes.txt'), 'utf8'), 'keep me\n');
     // a labelled sample (--label-col: 1 a good pair) evaluates the scores and calibrates a threshold that --threshold-from applies
     writeFileSync(join(dir, 'labelled.tsv'), lines.map((l) => [...l, l[2] === 'ok' ? '1' : '0'].join('\t')).join('\n') + '\n');
@@ -845,9 +848,9 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
       assert.equal(existsSync(join(dir, 'no.tsv')), false);
     }
     // partial translations go into --parallel sets only
-    r = cli(['scorer', 'train', '--model', model, '--bucc', dir, '--truncated', '-o', join(dir, 'no-scorer')]);
+    r = cli(['scorer', 'train', '--model', model, '--bucc', dir, '--config', settings('truncated', { truncated: true }), '-o', join(dir, 'no-scorer')]);
     assert.equal(r.status, 2, r.stderr);
-    assert.match(r.stderr, /--truncated adds sentences to --parallel sets/);
+    assert.match(r.stderr, /cfg-truncated\.json: 'truncated' adds sentences to --parallel sets/);
   });
 
   it('scorer score reads its corpus in passes: each later pass must read the lines the first read', async () => {
@@ -876,7 +879,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
   it('scorer score: SIGINT stops it (exit 130, no output, the blocks scored kept); --resume goes on to the same output', async () => {
     // runs after the test above (its model, scorer and noisy.tsv); 8 blocks of 13 lines, the signal sent
     // when the run says where it keeps them, before its first block
-    const args = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', join(dir, 'model'), '--scorer', join(dir, 'scorer'), '--src-lang', 'de', '--trg-lang', 'en', '--block', '13'];
+    const args = ['scorer', 'score', '--input', join(dir, 'noisy.tsv'), '--model', join(dir, 'model'), '--scorer', join(dir, 'scorer'), '--src-lang', 'de', '--trg-lang', 'en', '--config', settings('b13', { block: 13 })];
     const out = join(dir, 'int.tsv');
     const child = cliAsync([...args, '-o', out]);
     let err = '', sent = false;
@@ -909,7 +912,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     let r = cli([...args, '--pairs', 'de-en', '--keep-work']);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(existsSync(join(`${out}.partial`, 'de-en.json')));
-    // the self-tables regression is asked for (--self-head), not fitted by default
+    // the self-tables regression is asked for (selfHead), not fitted by default
     assert.doesNotMatch(r.stderr, /self-tables regression/);
     r = cli([...args, '--resume']);
     assert.equal(r.status, 0, r.stderr);
@@ -922,7 +925,7 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     // made with other arguments: done again
     assert.equal(cli([...args, '--pairs', 'de-en', '--keep-work']).status, 0);
     assert.match(cli([...args, '--pairs', 'de-en', '--keep-work']).stderr, /removed .*scorer-r\.partial of an earlier run \(--resume reuses it\)/);
-    r = cli([...args, '--pairs', 'de-en', '--resume', '--table-min-prob', '0.1']);
+    r = cli([...args, '--pairs', 'de-en', '--resume', '--config', settings('min-prob', { tableMinProb: 0.1 })]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /de-en: made with other arguments in .*; done again/);
     assert.doesNotMatch(r.stderr, /reused/);
@@ -943,8 +946,9 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
   it('scorer train --pair-model: the pair model\'s three features, resumed by epoch, taken by --pair-from, used by eval bucc', () => {
     // runs after the tests above (their model, par.tsv and BUCC files)
     const model = join(dir, 'model');
-    const args = ['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--pairs', 'de-en', '--rows', '150', '--tables', join(dir, 'par.tsv'), '--pair-model', '--pair-rows', '200', '--pair-hidden', '16', '--pair-pca', '16'];
-    let r = cli([...args, '--pair-epochs', '2', '-o', join(dir, 'sp2')]);
+    const args = ['scorer', 'train', '--model', model, '--parallel', join(dir, 'par.tsv'), '--pairs', 'de-en', '--rows', '150', '--tables', join(dir, 'par.tsv'), '--pair-model'];
+    const pm = (name: string, more: Record<string, number> = {}) => ['--config', settings(name, { pairModel: { rows: 200, hidden: 16, pca: 16, ...more } })];
+    let r = cli([...args, ...pm('pm-e2', { epochs: 2 }), '-o', join(dir, 'sp2')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /pair model: \d+ examples \(\d+ translations\) of 1 language pairs, 2 epochs, hidden 16, PCA 16/);
     assert.match(r.stderr, /pair model epoch 2\/2: mean loss/);
@@ -955,32 +959,20 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     // more wrong neighbours per translation, fewer words read
     const count = (err: string) => { const m = /pair model: (\d+) examples \((\d+) translations\)/.exec(err)!; return [Number(m[1]), Number(m[2])] as const; };
     const [ex1, tr1] = count(r.stderr);
-    r = cli([...args, '--pair-epochs', '1', '--pair-negatives', '2', '--pair-max-words', '8', '-o', join(dir, 'sp3')]);
+    r = cli([...args, ...pm('pm-neg2', { epochs: 1, negatives: 2, maxWords: 8 }), '-o', join(dir, 'sp3')]);
     assert.equal(r.status, 0, r.stderr);
     const [ex2, tr2] = count(r.stderr);
     assert.equal(tr2, tr1);
     assert.ok(ex1 <= 3 * tr1 && ex2 > ex1 + tr1 / 2 && ex2 <= 5 * tr2, `${ex1} / ${ex2} examples of ${tr1} translations`);
     assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.maxWords, 8);
-    assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.match, undefined);
-    // synthetic siblings: more sentences in the scorer's sets and more wrong examples for the pair model; --pair-match: the words' flags; --pair-context: words read with their neighbours
-    r = cli([...args, '--pair-epochs', '1', '--siblings', '--pair-match', '--pair-context', '1', '-o', join(dir, 'sp4')]);
-    assert.equal(r.status, 0, r.stderr);
-    const [ex4, tr4] = count(r.stderr);
-    assert.equal(tr4, tr1);
-    assert.ok(ex4 > ex1, `${ex4} examples with siblings, ${ex1} without`);
-    const sets = (err: string) => /de-en: (\d+) × (\d+) sentences, (\d+) gold pairs/.exec(err)!.slice(1).map(Number);
-    const [s4, t4, g4] = sets(r.stderr), [s2, t2, g2] = sets(cli([...args, '--pair-epochs', '1', '--pair-seed', '2', '-o', join(dir, 'sp5')]).stderr);
-    assert.ok(s4! > s2! && t4! > t2! && g4 === g2, `${s4} × ${t4} sentences with siblings, ${s2} × ${t2} without`);
-    assert.equal(loadScorer(join(dir, 'sp4')).pairModel!.config.match, true);
-    assert.equal(loadScorer(join(dir, 'sp4')).pairModel!.config.context, 1);
-    assert.equal(loadScorer(join(dir, 'sp3')).pairModel!.config.context, undefined);
-    // --pair-seed: recorded (the seed changes the pair model, not the scorer's sets)
+    // the seed: recorded (the seed changes the pair model, not the scorer's sets)
+    assert.equal(cli([...args, ...pm('pm-seed2', { epochs: 1, seed: 2 }), '-o', join(dir, 'sp5')]).status, 0);
     assert.equal(loadScorer(join(dir, 'sp5')).pair!.trained.seed, 2);
     assert.equal(sp2.pair!.trained.seed, 1);
     // one epoch kept, then resumed for two: the scorer of the uninterrupted run
-    r = cli([...args, '--pair-epochs', '1', '--keep-work', '-o', join(dir, 'sp1')]);
+    r = cli([...args, ...pm('pm-e1', { epochs: 1 }), '--keep-work', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
-    r = cli([...args, '--pair-epochs', '2', '--resume', '-o', join(dir, 'sp1')]);
+    r = cli([...args, ...pm('pm-e2', { epochs: 2 }), '--resume', '-o', join(dir, 'sp1')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /--resume: pair model from .*, 1 of 2 epochs done\n/);
     const strip = (m: ReturnType<typeof loadScorer>) => ({ ...m, pairModel: undefined, pair: { ...m.pair, trained: { ...m.pair!.trained, losses: undefined, seconds: undefined } } });
@@ -992,11 +984,6 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     const withPair = JSON.parse(readFileSync(join(dir, 'bp.json'), 'utf8'));
     const marginOnly = JSON.parse(readFileSync(join(dir, 'bm.json'), 'utf8'));
     assert.ok(withPair.f1 >= marginOnly.f1 - 0.05, `scorer with pair model F1 ${withPair.f1} vs margin ${marginOnly.f1}`);
-    // the pair model that reads words in context (and their flags) mines too
-    r = cli(['eval', 'bucc', ...bucc, '--model', model, '--scorer', join(dir, 'sp4'), '--json', join(dir, 'bp4.json')]);
-    assert.equal(r.status, 0, r.stderr);
-    const withContext = JSON.parse(readFileSync(join(dir, 'bp4.json'), 'utf8'));
-    assert.ok(withContext.f1 >= marginOnly.f1 - 0.1, `scorer with a context pair model F1 ${withContext.f1} vs margin ${marginOnly.f1}`);
     r = cli(['mine', '--src', join(dir, 'de.bucc'), '--trg', join(dir, 'en.bucc'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--scorer', join(dir, 'sp2'), '-o', join(dir, 'mp.tsv')]);
     assert.equal(r.status, 0, r.stderr);
     const mined = readFileSync(join(dir, 'mp.tsv'), 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
@@ -1042,9 +1029,6 @@ describe('xling scorer train / mine --scorer / eval bucc --scorer (end to end)',
     r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--pair-model', '-o', join(dir, 'sg2')]);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--pair-model learns from translations: give --tables TSV/);
-    r = cli(['scorer', 'train', '--model', model, '--bucc', gd, '--siblings', '-o', join(dir, 'sg2')]);
-    assert.equal(r.status, 2);
-    assert.match(r.stderr, /--siblings adds sentences to --parallel sets and examples to --pair-model/);
     // a scorer directory without its pair model's file is refused, naming it
     rmSync(join(dir, 'sg', 'pair-model.safetensors'));
     assert.throws(() => loadScorer(join(dir, 'sg')), /its pair model .*pair-model\.safetensors is missing/);

@@ -26,7 +26,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
-import { filterOptionsOf, lidFilterOf, MINE_FILTER_OPTIONS, MINE_INPUT_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, parseThreshold, thresholdFromFile } from './mine.js';
+import { checkTargetPrecision, configWhere, filterOptionsOf, lidFilterOf, MINE_CONFIG_OPTION, MINE_FILTER_OPTIONS, MINE_INPUT_OPTIONS, MINE_MODEL_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, parseThreshold, settingsOf, thresholdFromFile } from './mine-options.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';
 import type { FlowStatus } from '../cluster/flow.js';
@@ -233,53 +233,51 @@ export const clusterIndexCommand = command(['cluster', 'index'], {
 export const clusterMineCommand = command(['cluster', 'mine'], {
   name: 'xling cluster mine',
   summary: 'xling mine (exact k-NN, from vectors) with the searches of both directions split into shards',
-  description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables — or, with --scorer, the candidates as xling mine --scorer does — and writes the pairs as xling mine does. The files (the scorer and --model included) must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first.',
+  description: 'Shard i searches source rows i/n against every target and target rows i/n against every source (exact inner product); one merge job scores the margins over the joined tables — or, with --scorer, the candidates as xling mine --scorer does — and writes the pairs as xling mine does. The files (the scorer and --model included) must be reachable by every worker at the same paths; embed large corpora with xling cluster embed first. Filters, the margin and candidate selection (margin, retrieval), assignment, header, job attempts and quiet are in the --config file (configs/scorer-mine.json).',
   options: {
     ...MINE_INPUT_OPTIONS,
     // the vectors are required (xling cluster embed makes them); --model only for a scorer's pair model
     srcVectors: { ...MINE_INPUT_OPTIONS.srcVectors, required: true },
     trgVectors: { ...MINE_INPUT_OPTIONS.trgVectors, required: true },
-    threshold: MINE_INPUT_OPTIONS.threshold,
-    ...MINE_OPTIONS,
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'score<TAB>src<TAB>trg (BUCC input: score<TAB>src_id<TAB>trg_id), best first; with --scorer probability<TAB>margin<TAB>src<TAB>trg' },
-    scorer: { ...MINE_SCORING_OPTIONS.scorer, help: `${MINE_SCORING_OPTIONS.scorer.help}; scored in the merge job, which loads the scorer (and with a pair model --model)` },
-    model: { type: 'string', metavar: 'DIR', help: "with --scorer: the sentence encoder the vectors were made with — a scorer's pair model reads the sentences' words through it (needed then), and the scorer is checked against it" },
-    assignment: MINE_SCORING_OPTIONS.assignment,
-    selfTables: MINE_SCORING_OPTIONS.selfTables,
-    thresholdFrom: MINE_SCORING_OPTIONS.thresholdFrom,
-    targetPrecision: MINE_SCORING_OPTIONS.targetPrecision,
-    header: { ...MINE_SCORING_OPTIONS.header, help: 'first line: # model, margin, retrieval, k, scorer and threshold of the run (as xling mine --header)' },
-    ...MINE_FILTER_OPTIONS,
-    srcLang: { type: 'string', help: "with --lid-filter: the language --src is asked to be (a code of the identifier); with --scorer: picks the scorer's word tables for the pair (and centres the pair model's words)" },
-    trgLang: { type: 'string', help: 'with --lid-filter: the language --trg is asked to be; with --scorer, as --src-lang' },
-    lid: { ...MINE_FILTER_OPTIONS.lid, help: 'with --lid-filter: a model directory whose language identifier (lid.json) to use' },
-    stats: { ...MINE_FILTER_OPTIONS.stats, help: 'counts of kept and rejected pairs by reason, and the run settings (written by the merge, beside the output)' },
-    ...STAGED_OPTIONS,
+    model: { type: 'string', metavar: 'DIR', help: "with --scorer: the vectors' encoder (for a pair model)" },
+    srcLang: MINE_MODEL_OPTIONS.srcLang,
+    trgLang: MINE_MODEL_OPTIONS.trgLang,
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'the pairs, as xling mine writes them' },
+    k: MINE_OPTIONS.k,
+    ...MINE_SCORING_OPTIONS,
+    stats: { ...MINE_FILTER_OPTIONS.stats, help: 'kept and rejected counts by reason (JSON)' },
+    keepAll: MINE_FILTER_OPTIONS.keepAll,
+    config: MINE_CONFIG_OPTION,
+    redis: STAGED_OPTIONS.redis,
+    shards: STAGED_OPTIONS.shards,
+    work: STAGED_OPTIONS.work,
+    detach: STAGED_OPTIONS.detach,
   },
   examples: [
     'xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work',
     'xling cluster mine --src de.txt --trg en.txt --src-vectors de.npy --trg-vectors en.npy --scorer /shared/scorers/p --model /shared/runs/fast --src-lang de --trg-lang en -o pairs.tsv --redis redis://queue-host:6379 --shards 8 --work /shared/xling-work',
   ],
 }, async (a) => {
+  const s = settingsOf('xling cluster mine', a.config);
   const { checkRedisUrl, pingRedis } = await queueModules();
   const asked = parseThreshold(a.threshold);
   if (asked === 'auto' && !a.scorer) usage("--threshold auto goes with --scorer (a scorer's probabilities give it); give a margin threshold as a number, or --threshold-from");
-  if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
+  if (s.assignment !== 'greedy' && !a.scorer) usage(`${configWhere(a.config)}: 'assignment' goes with --scorer (margin mining keeps its 'retrieval' rule)`);
   if (a.model && !a.scorer) usage('--model goes with --scorer (cluster mine reads the vectors: xling cluster embed makes them)');
-  if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from (the xling eval bucc --json of a dev pair)');
+  checkTargetPrecision(s, a.thresholdFrom, a.config);
   if (asked !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
-  const lid = lidFilterOf(a, null);
-  const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(a), filtering = anyFilter({ ...filters, lid });
+  const lid = lidFilterOf(s.filters, a, null, configWhere(a.config));
+  const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(s.filters, configWhere(a.config)), filtering = anyFilter({ ...filters, lid });
   const filtersSent = { ...filters, ...(lid ? { lid: { dir: resolve(lid.dir), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } } : {}) };
   checkRedisUrl(a.redis);
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
   // the scorer opened here, so that what it lacks (--model for a pair model, tables for the pair) is said before any work
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'cluster', { selfTables: a.selfTables });
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'cluster', { selfTables: s.selfTables });
   const scorer = opened?.scorer ?? null;
   if (scorer && a.k !== scorer.k) process.stderr.write(`[cluster] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = scorer ? scorer.k : a.k;
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k, scorerTables: opened ? !!opened.aligner : undefined }, 'cluster') : asked === 'auto' ? undefined : asked ?? (scorer ? 0.5 : undefined);
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, s.targetPrecision ?? undefined, { scorer: !!scorer, margin: s.margin, k, scorerTables: opened ? !!opened.aligner : undefined }, 'cluster') : asked === 'auto' ? undefined : asked ?? (scorer ? 0.5 : undefined);
   if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
   // what the jobs will read is checked here, before any work: sentences, and one vector per line
   const cols: number[] = [];
@@ -294,11 +292,11 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   await pingRedis(a.redis);
   const request = {
     src: resolve(a.src), trg: resolve(a.trg), srcVectors: resolve(a.srcVectors), trgVectors: resolve(a.trgVectors), output: resolve(a.output),
-    k, margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval, threshold,
-    ...(a.scorer ? { scorer: { dir: resolve(a.scorer), ...(a.model ? { model: resolve(a.model) } : {}), srcLang: a.srcLang, trgLang: a.trgLang, selfTables: a.selfTables, assignment: a.assignment as Assignment, auto: asked === 'auto' } } : {}),
-    ...(filtering ? { filters: filtersSent } : {}), ...(a.header ? { header: true } : {}), ...(a.stats ? { stats: resolve(a.stats) } : {}), ...(a.keepAll ? { keepAll: resolve(a.keepAll) } : {}),
+    k, margin: s.margin as MarginKind, retrieval: s.retrieval as Retrieval, threshold,
+    ...(a.scorer ? { scorer: { dir: resolve(a.scorer), ...(a.model ? { model: resolve(a.model) } : {}), srcLang: a.srcLang, trgLang: a.trgLang, selfTables: s.selfTables, assignment: s.assignment as Assignment, auto: asked === 'auto' } } : {}),
+    ...(filtering ? { filters: filtersSent } : {}), ...(s.header ? { header: true } : {}), ...(a.stats ? { stats: resolve(a.stats) } : {}), ...(a.keepAll ? { keepAll: resolve(a.keepAll) } : {}),
   };
-  await submitAndFollow(MINE_PLAN, request, a, () => null);
+  await submitAndFollow(MINE_PLAN, request, { ...a, attempts: s.attempts, quiet: s.quiet }, () => null);
 });
 
 /** Submits a staged job (or finds it), then follows it stage by stage; throws when it fails. */

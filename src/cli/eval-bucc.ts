@@ -7,11 +7,10 @@ import { thresholdForPrecision } from '../mine/filters.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { Assignment, mineTablesWithScorer } from '../mine/scorer.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
-import { setNumThreads } from '../tensor/tensor.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { effectiveK, embedSettingsOf, thresholdFromFile, MINE_EMBED_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS } from './mine.js';
+import { configWhere, effectiveK, embedSettingsOf, MINE_CONFIG_OPTION, MINE_MODEL_OPTIONS, MINE_OPTIONS, settingsOf, thresholdFromFile } from './mine-options.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 export const evalBuccCommand = command(['eval', 'bucc'], {
@@ -21,35 +20,33 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     src: { type: 'string', required: true, metavar: 'FILE', help: 'id<TAB>sentence (e.g. xx-en.dev.xx)' },
     trg: { type: 'string', required: true, metavar: 'FILE', help: 'id<TAB>sentence (e.g. xx-en.dev.en)' },
     gold: { type: 'string', required: true, metavar: 'FILE', help: 'src_id<TAB>trg_id pairs' },
-    srcVectors: { type: 'string', metavar: 'NPY' },
-    trgVectors: { type: 'string', metavar: 'NPY' },
-    model: { type: 'string', metavar: 'DIR', help: 'embed both sides with this model (without both --src-vectors and --trg-vectors, default: the model that comes with xling, models/default)' },
+    srcVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --src (one row per line)' },
+    trgVectors: { type: 'string', metavar: 'NPY', help: 'vectors of --trg' },
+    ...MINE_MODEL_OPTIONS,
     ...MINE_OPTIONS,
-    thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON (from another split)' },
-    scorer: { type: 'string', metavar: 'DIR', help: 'rank candidates by this second-stage scorer (xling scorer train) instead of the margin; thresholds are then probabilities' },
-    assignment: MINE_SCORING_OPTIONS.assignment,
-    selfTables: MINE_SCORING_OPTIONS.selfTables,
-    targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold whose precision reaches P (written as threshold_for_precision)' },
-    json: { type: 'string', metavar: 'FILE', help: 'write precision, recall, f1, threshold (+ average precision) as JSON (- for standard output)' },
-    svg: { type: 'string', metavar: 'FILE', help: 'write the precision–recall curve (- for standard output)' },
-    ...MINE_EMBED_OPTIONS,
+    scorer: { type: 'string', metavar: 'DIR', help: 'rank by this scorer (xling scorer train)' },
+    thresholdFrom: { type: 'string', metavar: 'JSON', help: 'also report P/R/F1 at the threshold in this JSON' },
+    targetPrecision: { type: 'number', range: { min: 0, max: 1 }, help: 'also report the lowest threshold reaching P' },
+    json: { type: 'string', metavar: 'FILE', help: 'the figures and P/R cuts as JSON (- for stdout)' },
+    svg: { type: 'string', metavar: 'FILE', help: 'the precision–recall curve (- for stdout)' },
+    config: MINE_CONFIG_OPTION,
   },
 }, async (a) => {
+  const s = settingsOf('xling eval bucc', a.config);
+  if (s.assignment !== 'greedy' && !a.scorer) usage(`${configWhere(a.config)}: 'assignment' goes with --scorer (margin mining keeps its --retrieval rule)`);
   // no --model and a side without --*-vectors: the default model embeds it
   const model = a.model ?? (a.srcVectors && a.trgVectors ? undefined : modelOrDefault(undefined));
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
-  if (a.threads) setNumThreads(a.threads);
   checkLangOptions(model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, 'bucc', { selfTables: a.selfTables });
+  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, 'bucc', { selfTables: s.selfTables });
   const scorer = opened?.scorer ?? null;
   // the calibration file is checked before any embedding
   const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'bucc') : undefined;
   const S = await readBucc(a.src), T = await readBucc(a.trg);
   const gold = goldSet(await readGold(a.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), a.gold);
-  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, model, `--src ${a.src}`, embedSettingsOf(a, a.srcLang, '--src-lang', 'bucc'));
-  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, model, `--trg ${a.trg}`, embedSettingsOf(a, a.trgLang, '--trg-lang', 'bucc'));
+  const sv = vectorsFor(S.map((s) => s.sentence), a.srcVectors, model, `--src ${a.src}`, embedSettingsOf(s, a.srcLang, '--src-lang', 'bucc'));
+  const tv = vectorsFor(T.map((t) => t.sentence), a.trgVectors, model, `--trg ${a.trg}`, embedSettingsOf(s, a.trgLang, '--trg-lang', 'bucc'));
   if (sv.d !== tv.d) throw new Error(`dimension mismatch: ${a.srcVectors ? `--src-vectors ${a.srcVectors}` : '--model'} gives ${sv.d} columns, ${a.trgVectors ? `--trg-vectors ${a.trgVectors}` : '--model'} ${tv.d}`);
-  if (a.assignment !== 'greedy' && !a.scorer) usage('--assignment goes with --scorer (margin mining keeps its --retrieval rule)');
   if (scorer && a.k !== scorer.k) process.stderr.write(`[bucc] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'bucc');
   let cands: { src: string; trg: string; score: number }[];
@@ -58,7 +55,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
   const tables = await mineTablesAsync(sv.data, tv.data, sv.d, { k, chunk: 65536 });
   if (scorer) {
-    cands = (await mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: a.assignment as Assignment }))
+    cands = (await mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, scorer, { aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, assignment: s.assignment as Assignment }))
       .map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
   } else {
     cands = candidatesFromKnn(tables.fwd, tables.bwd, { margin: a.margin as MarginKind, retrieval: a.retrieval as Retrieval })
@@ -70,8 +67,8 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
     tp: r.tp, predicted: r.predicted, gold: r.gold, candidates: cands.length, margin: a.margin, retrieval: a.retrieval, k,
     ...(k !== a.k ? { kRequested: a.k } : {}),
     scorer: a.scorer ?? null,
-    ...(scorer ? { assignment: a.assignment, word_tables: opened!.wordTables() } : {}),
-    // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine --target-precision reads these
+    ...(scorer ? { assignment: s.assignment, word_tables: opened!.wordTables() } : {}),
+    // P and R at every distinct score (threshold: the candidates scoring at least it): xling mine's targetPrecision reads these
     cuts: cutRows(r),
   };
   const say = summaryWriter(a.json, a.svg);

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { loadNWayTsv } from '../data/corpus.js';
 import { mineTables } from '../mine/mine.js';
 import { WordAligner } from '../mine/align-features.js';
-import { loadPairModel, PairExample, PairTrainingStopped, PairModel, PairModelConfig, savePairModel, trainPairModel, PairTrainingPoint, WordInfo } from '../mine/pair-model.js';
+import { loadPairModel, PairExample, PairTrainingStopped, PairModel, PairModelConfig, savePairModel, trainPairModel, PairTrainingPoint } from '../mine/pair-model.js';
 import { loadScorer, ScorerModel, scoringOfPair, SelfTables } from '../mine/scorer.js';
-import { copiedPool, sibling } from '../mine/siblings.js';
 import { Adam } from '../nn/optim.js';
 import { loadTensors, saveTensors } from '../nn/serialize.js';
 import { Tensor } from '../tensor/tensor.js';
@@ -110,12 +109,6 @@ function examplesOf(model: string, center: boolean, p: PairTrainingPair, sIds: n
 export interface PairTrainingOptions {
   model: string; dim: number; center: boolean;
   hidden: number; pca: number; epochs: number; maxWords: number;
-  /** The words' flags (PairModelConfig.match). */
-  match: boolean;
-  /** Words of context either side (PairModelConfig.context; 0 or absent: none). */
-  context?: number;
-  /** A synthetic sibling (src/mine/siblings.ts) of each translation that copies a token, as one more wrong example. */
-  siblings?: boolean;
   /** Wrong neighbours per translation and direction. */
   negatives: number;
   /** Work directory of the run: its checkpoints (pair-model.safetensors, pair-optim.safetensors). */
@@ -132,38 +125,22 @@ export interface PairTrainingOptions {
  * word of the pairs' sentences and rows (by language) and each pair's sentences as word rows, for
  * the scorer's features.
  */
-export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; words: WordInfo; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
+export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTrainingOptions): Promise<{ pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
   const t0 = performance.now();
-  // each translation's sibling, changed on its source side (even rows) or its target side (odd rows)
-  const sibs = pairs.map((p) => {
-    if (!o.siblings) return { src: [] as [number, string][], trg: [] as [number, string][] };
-    const rng = new Rng(`${p.srcLang}-${p.trgLang}:pair-siblings`), pool = copiedPool(p.rows);
-    const src: [number, string][] = [], trg: [number, string][] = [];
-    p.rows.forEach(([a, b], i) => {
-      const x = sibling(a, b, i % 2 ? 'b' : 'a', rng, pool);
-      if (x !== null) (i % 2 ? trg : src).push([i, x]);
-    });
-    return { src, trg };
-  });
-  const e = embedTextWords(o.model, pairs.flatMap((p, i) => [
-    { key: p.srcLang, lang: p.srcLang, texts: [...p.sentences.src, ...p.rows.map((r) => r[0]), ...sibs[i]!.src.map((x) => x[1])] },
-    { key: p.trgLang, lang: p.trgLang, texts: [...p.sentences.trg, ...p.rows.map((r) => r[1]), ...sibs[i]!.trg.map((x) => x[1])] },
+  const e = embedTextWords(o.model, pairs.flatMap((p) => [
+    { key: p.srcLang, lang: p.srcLang, texts: [...p.sentences.src, ...p.rows.map((r) => r[0])] },
+    { key: p.trgLang, lang: p.trgLang, texts: [...p.sentences.trg, ...p.rows.map((r) => r[1])] },
   ]), o);
   process.stderr.write(`[scorer] pair model: ${e.n} words of ${e.keys} languages embedded in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
-  // each list: the pair's sentences, then its rows, then the rows' siblings
+  // each list: the pair's sentences, then its rows
   const ids = pairs.map((p, i) => {
-    const s = e.ids[2 * i]!, t = e.ids[2 * i + 1]!, ns = p.sentences.src.length, nt = p.sentences.trg.length, nr = p.rows.length;
-    return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns, ns + nr), trg: t.slice(nt, nt + nr) }, sibs: { src: s.slice(ns + nr), trg: t.slice(nt + nr) } };
+    const s = e.ids[2 * i]!, t = e.ids[2 * i + 1]!, ns = p.sentences.src.length, nt = p.sentences.trg.length;
+    return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns), trg: t.slice(nt) } };
   });
-  const examples = pairs.flatMap((p, i) => {
-    const { rows, sibs: sw } = ids[i]!;
-    return [...examplesOf(o.model, o.center, p, rows.src, rows.trg, o.negatives),
-      ...sibs[i]!.src.map(([r], j) => ({ a: sw.src[j]!, b: rows.trg[r]!, y: 0 })),
-      ...sibs[i]!.trg.map(([r], j) => ({ a: rows.src[r]!, b: sw.trg[j]!, y: 0 }))];
-  });
+  const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.rows.src, ids[i]!.rows.trg, o.negatives));
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives) throw new Error('the pair model has no translations to learn from outside the scorer\'s sets (more rows in --tables / --parallel, or fewer --rows)');
-  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center, ...(o.match ? { match: true } : {}), ...(o.context ? { context: o.context } : {}) };
+  const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
   const mf = join(o.work, 'pair-model.safetensors'), of = join(o.work, 'pair-optim.safetensors');
   let pm: PairModel | null = null, opt: Adam | null = null, start: PairTrainingPoint = { epoch: 0, batch: 0 };
   if (o.resume && existsSync(mf) && existsSync(of)) {
@@ -195,7 +172,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     saveTensors(of, s.tensors, { key: o.key, epoch: String(at.epoch), batch: String(at.batch), step: String(s.meta.step), loss_sum: String(at.lossSum ?? 0), loss_examples: String(at.examples ?? 0) });
   };
   await trainPairModel(pm, table, examples, {
-    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal, words: e.info,
+    epochs: o.epochs, batch, start, seed: `pair-model:${o.key}`, pause: yielder(), signal: o.signal,
     onBatch: () => prog.tick(),
     checkpoint: { everyBatches: 200, save },
     onEpoch: (ep, loss, adam) => {
@@ -208,5 +185,5 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
     throw e;
   });
   prog.done();
-  return { pm, table, words: e.info, ids: ids.map((x) => x.sentences), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
+  return { pm, table, ids: ids.map((x) => x.sentences), trained: { examples: examples.length, translations: positives, words: e.n, epochs: o.epochs, losses, seconds: Math.round((performance.now() - t0) / 1000) } };
 }

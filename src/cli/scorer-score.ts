@@ -10,7 +10,6 @@ import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from 
 import { dedupRules, languageOfText, normalizeForDedup, pairRuleReason, REJECT_REASONS, RejectReason } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
 import { scoreGivenPairs } from '../mine/scorer.js';
-import { setNumThreads } from '../tensor/tensor.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { pause } from '../util/pause.js';
@@ -21,40 +20,35 @@ import { fileStamps } from '../util/stamps.js';
 import { command, usage } from './command.js';
 import { alignedSource, blockHash, blocksOf, columnsSource, linesOf, scanCorpus } from './corpus-passes.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
-import { candidateProgress, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_EMBED_OPTIONS, MINE_FILTER_OPTIONS, MINE_OPTIONS, MINE_SCORING_OPTIONS, thresholdFromFile } from './mine.js';
+import { candidateProgress, checkTargetPrecision, configWhere, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_CONFIG_OPTION, MINE_FILTER_OPTIONS, MINE_MODEL_OPTIONS, MINE_SCORING_OPTIONS, settingsOf, thresholdFromFile } from './mine-options.js';
+import { MineSettings } from '../mine/settings.js';
 import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 const scorerScoreSpec = {
   name: 'xling scorer score',
   summary: "score the pairs of a parallel corpus (cleaning it, as Bicleaner does): the scorer's probability, or the margin score, appended to each line",
-  description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours among the distinct sentences of its block of lines (--block) give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter, score 0.",
+  description: "Each pair is scored as xling mine would score it were it a candidate: both directions' k nearest neighbours among the distinct sentences of its block of lines (--block) give its margins, ranks and competitors (a misaligned pair's target is not among its source's neighbours). Lines keep their order; pairs with an empty side, and pairs failing a filter (of the --config file; identical sides by default), score 0. Without --scorer, the margin and k of the --config file (ratio, 4).",
   options: {
-    input: { type: 'string', metavar: 'TSV', help: 'the corpus: one pair a line, tab-separated (gzip read as such), the sides in columns --src-col and --trg-col; other columns are kept' },
+    input: { type: 'string', metavar: 'TSV', help: 'the corpus: a pair a line, tab-separated (.gz read)' },
     srcCol: { type: 'number', default: 1, range: { int: true, min: 1 }, help: 'with --input: the source column (from 1)' },
     trgCol: { type: 'number', default: 2, range: { int: true, min: 1 }, help: 'with --input: the target column' },
-    src: { type: 'string', metavar: 'FILE', help: 'instead of --input: the source sentences, one a line, aligned with --trg (LASER\'s score mode)' },
-    trg: { type: 'string', metavar: 'FILE', help: 'instead of --input: the target sentences, line i the translation of --src line i' },
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'the sentence encoder (the one the scorer was trained with)' },
-    scorer: { type: 'string', metavar: 'DIR', help: 'score with this second-stage scorer (xling scorer train): a probability; without it, the --margin score of each pair' },
-    k: MINE_OPTIONS.k,
-    margin: MINE_OPTIONS.margin,
-    selfTables: MINE_SCORING_OPTIONS.selfTables,
-    block: { type: 'number', default: 20000, range: { int: true, min: 2 }, help: "lines scored together: a pair's neighbours are searched among its block's sentences (exact search, so the cost grows with the block; the scorer learnt its features on sets of about 2,000 sentences a side)" },
-    threshold: { type: 'number', metavar: 'T', range: {}, help: 'write only the lines scoring at least T (default: every line, with its score)' },
-    thresholdFrom: { type: 'string', metavar: 'JSON', help: "the threshold of a labelled sample's --json (its F1-optimal one, or with --target-precision the lowest reaching that precision); an xling eval bucc --json is read the same way" },
-    targetPrecision: MINE_SCORING_OPTIONS.targetPrecision,
-    labelCol: { type: 'number', range: { int: true, min: 1 }, help: "with --input: a column saying whether the line's pair is good (1) or not (0): the scores are then evaluated against it (--json, --svg), which calibrates a threshold for the corpus's domain" },
-    json: { type: 'string', metavar: 'FILE', help: 'with --label-col: precision, recall and F1 at the F1-optimal threshold, average precision, P/R at every score (cuts; --threshold-from reads them) as JSON (- for standard output)' },
+    labelCol: { type: 'number', range: { int: true, min: 1 }, help: 'with --input: a 1/0 column to evaluate against' },
+    src: { type: 'string', metavar: 'FILE', help: 'instead of --input: source lines, aligned with --trg' },
+    trg: { type: 'string', metavar: 'FILE', help: 'instead of --input: target lines' },
+    model: { type: 'string', required: true, metavar: 'DIR', help: 'the sentence encoder (the scorer\'s)' },
+    srcLang: MINE_MODEL_OPTIONS.srcLang,
+    trgLang: MINE_MODEL_OPTIONS.trgLang,
+    scorer: { type: 'string', metavar: 'DIR', help: 'score with this scorer (default: the margin)' },
+    threshold: { type: 'number', metavar: 'T', range: {}, help: 'write only the lines scoring at least T' },
+    thresholdFrom: MINE_SCORING_OPTIONS.thresholdFrom,
+    json: { type: 'string', metavar: 'FILE', help: 'with --label-col: P/R/F1, AP and cuts as JSON' },
     svg: { type: 'string', metavar: 'FILE', help: 'with --label-col: the precision–recall curve' },
-    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with a tab and its score appended (--src/--trg: src<TAB>trg<TAB>score), in input order; - for standard output' },
-    resume: { type: 'boolean', default: false, help: "reuse the blocks that a killed run (or one with --keep-work) scored: each block's scores are kept in --work as it finishes; a block of other lines (a hash of its pairs), or made with another model, scorer or scoring options, is scored again" },
-    work: { type: 'string', metavar: 'DIR', help: "where the scored blocks are kept until the output is written (default OUTPUT.partial; with -o -, only when given)" },
-    keepWork: { type: 'boolean', default: false, help: 'keep --work after writing the output, so that another run on the same corpus (a new --threshold, filters, --label-col) reuses the scores with --resume' },
-    ...MINE_EMBED_OPTIONS,
-    ...MINE_FILTER_OPTIONS,
-    keepAll: { ...MINE_FILTER_OPTIONS.keepAll, help: 'write the lines a filter scored 0 here, each prefixed by its reason' },
-    dropIdentical: { ...MINE_FILTER_OPTIONS.dropIdentical, default: true, help: 'filter: pairs whose sides are the same text (normalised) score 0 — an untranslated line, which the scorer and the margin rate as a translation (--no-drop-identical keeps their score)' },
+    output: { type: 'string', alias: 'o', required: true, metavar: 'TSV', help: 'each line with its score appended (- for stdout)' },
+    resume: { type: 'boolean', default: false, help: 'reuse the blocks a killed run scored' },
+    stats: MINE_FILTER_OPTIONS.stats,
+    keepAll: { ...MINE_FILTER_OPTIONS.keepAll, help: 'write the lines a filter scored 0 here' },
+    config: MINE_CONFIG_OPTION,
   },
   examples: [
     'xling scorer score --input crawled.de-en.tsv.gz --model runs/fast --scorer scorers/gettext --src-lang de --trg-lang en -o scored.tsv',
@@ -65,34 +59,35 @@ const scorerScoreSpec = {
 export const scorerScoreCommand = command(['scorer', 'score'], scorerScoreSpec, scoreCorpusCommand);
 
 async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promise<void> {
+  // an untranslated line (the same text both sides) is rated a translation by the scorer and the margin: scored 0 unless the settings say otherwise
+  const s = settingsOf('xling scorer score', a.config, { filters: { dropIdentical: true } });
   if (!a.input === !(a.src || a.trg)) usage('give the corpus as --input TSV, or as --src FILE and --trg FILE');
   if (!a.input && !(a.src && a.trg)) usage(`--${a.src ? 'trg' : 'src'} is needed with --${a.src ? 'src' : 'trg'}`);
   if (a.input && a.srcCol === a.trgCol) usage(`--src-col and --trg-col are both ${a.srcCol}`);
   if (a.labelCol !== undefined && !a.input) usage('--label-col goes with --input');
   if (a.labelCol !== undefined && (a.labelCol === a.srcCol || a.labelCol === a.trgCol)) usage(`--label-col ${a.labelCol} is a side's column`);
   if ((a.json || a.svg) && a.labelCol === undefined) usage(`--${a.json ? 'json' : 'svg'} evaluates the scores against --label-col: give it`);
-  if (a.targetPrecision !== undefined && !a.thresholdFrom) usage('--target-precision needs --threshold-from');
+  checkTargetPrecision(s, a.thresholdFrom, a.config);
   if (a.threshold !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
-  const work = a.work ?? (a.output !== '-' ? `${a.output}.partial` : undefined);
-  if ((a.resume || a.keepWork) && !work) usage(`--${a.resume ? 'resume' : 'keep-work'} with -o -: give --work DIR (where the scored blocks are kept)`);
-  if (work && existsSync(work) && !statSync(work).isDirectory()) usage(`--work ${work}: not a directory`);
+  const work = s.work ?? (a.output !== '-' ? `${a.output}.partial` : undefined);
+  if ((a.resume || s.keepWork) && !work) usage(`${a.resume ? '--resume' : `${configWhere(a.config)}: 'keepWork'`} with -o -: give 'work' in --config (the directory where the scored blocks are kept)`);
+  if (work && existsSync(work) && !statSync(work).isDirectory()) usage(`${s.work ? `${configWhere(a.config)}: 'work' ` : '--output\'s work directory '}${work}: not a directory`);
   // an earlier run's blocks are removed or reused there: never a directory of anything else
   const foreign = work && existsSync(work) ? readdirSync(work).filter((f) => !WORK_FILE.test(f)) : [];
-  if (foreign.length) usage(`--work ${work}: holds files that are not scored blocks (${foreign.slice(0, 3).join(', ')}); give an empty or new directory`);
-  const filters = filterOptionsOf(a);
-  filters.lid = lidFilterOf(a, a.model);
+  if (foreign.length) usage(`${s.work ? `${configWhere(a.config)}: 'work' ` : '--output\'s work directory '}${work}: holds files that are not scored blocks (${foreign.slice(0, 3).join(', ')}); give an empty or new directory`);
+  const filters = filterOptionsOf(s.filters, configWhere(a.config));
+  filters.lid = lidFilterOf(s.filters, a, a.model, configWhere(a.config));
   checkPaths([['--input', a.input, 'in-text'], ['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out-text'], ['--stats', a.stats, 'out-text'], ['--keep-all', a.keepAll, 'out-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
-  if (a.threads) setNumThreads(a.threads);
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
   // one process at a time keeps its blocks in a work directory
-  if (work) await withOutputLock(work, a.work ? '--work' : '--output (its work directory)', () => scoreCorpus(a, work, filters));
-  else await scoreCorpus(a, work, filters);
+  if (work) await withOutputLock(work, s.work ? `${configWhere(a.config)}: 'work'` : '--output (its work directory)', () => scoreCorpus(a, s, work, filters));
+  else await scoreCorpus(a, s, work, filters);
 }
 
-async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string | undefined, filters: ReturnType<typeof filterOptionsOf>): Promise<void> {
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: a.selfTables });
+async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, s: MineSettings, work: string | undefined, filters: ReturnType<typeof filterOptionsOf>): Promise<void> {
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: s.selfTables });
   const scorer = opened?.scorer ?? null;
-  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, a.targetPrecision, { scorer: !!scorer, margin: a.margin, k: scorer ? scorer.k : a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
+  const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, s.targetPrecision ?? undefined, { scorer: !!scorer, margin: s.margin, k: scorer ? scorer.k : s.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
   const t0 = performance.now();
   // the corpus is read line by line, as often as needed, and never held whole: a first pass checks
   // and counts it, the second scores it block by block, the last writes each line with its score
@@ -103,11 +98,11 @@ async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string |
   // pairs' neighbours searched among them — a pair's context is its block: linear in the corpus)
   if (!nFull) throw new Error(`${a.input ?? a.src}: no line has both sides`);
   const what = (side: string) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`);
-  if (scorer && a.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
-  // blocks of equal size, none larger than --block
-  const blocks = Math.ceil(nFull / a.block), size = Math.ceil(nFull / blocks);
-  // each block's scores are kept in --work as it finishes (a killed run loses one block at most)
-  const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a), a.resume) : null;
+  if (scorer && s.k !== scorer.k) process.stderr.write(`[score] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
+  // blocks of equal size, none larger than the settings' block
+  const blocks = Math.ceil(nFull / s.block), size = Math.ceil(nFull / blocks);
+  // each block's scores are kept in the work directory as it finishes (a killed run loses one block at most)
+  const store = work && blocks > 1 ? openBlockStore(work, scoringKey(a, s), a.resume) : null;
   // a block's lines are part of its key: a block is reused only for the same pairs (stdin, a file edited in place)
   const reused: (StoredBlock | null)[] = new Array<StoredBlock | null>(blocks).fill(null);
   // (the blocks' hashes of that reading are kept for storing the blocks scored now)
@@ -136,10 +131,10 @@ async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string |
       const inBlock = blocks > 1 ? ` (block ${b + 1} of ${blocks})` : '';
       // (how each side is centred is said for the first block scored, not again for every block)
       const quiet = scoredLines > 0;
-      const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, { ...embedSettingsOf(a, a.srcLang, '--src-lang', 'score'), quiet });
-      const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, { ...embedSettingsOf(a, a.trgLang, '--trg-lang', 'score'), quiet });
+      const sv = vectorsFor(us.unique, undefined, a.model, what('sources') + inBlock, { ...embedSettingsOf(s, a.srcLang, '--src-lang', 'score'), quiet });
+      const tv = vectorsFor(ut.unique, undefined, a.model, what('targets') + inBlock, { ...embedSettingsOf(s, a.trgLang, '--trg-lang', 'score'), quiet });
       distinct.src += sv.n; distinct.trg += tv.n;
-      const kb = effectiveK(scorer ? scorer.k : a.k, sv.n, tv.n, 'score');
+      const kb = effectiveK(scorer ? scorer.k : s.k, sv.n, tv.n, 'score');
       if (b === 0) k = kb;
       const knn = blockBar ? null : new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
       const onProgress = knn ? (d: number, total: number) => { knn.set(d); if (d === total) knn.done(); } : undefined;
@@ -147,7 +142,7 @@ async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string |
         const pairLogits = scorer.pairModel ? pairLogitsFor(scorer.pairModel, a.model, us.unique, ut.unique, a.srcLang, a.trgLang) : undefined;
         got = (await scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, scorer, { k: kb, aligner: opened!.aligner, selfTables: opened!.selfTables, pairLogits, onProgress, onCandidates: blockBar ? undefined : candidateProgress() })).prob;
       } else {
-        got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: a.margin as MarginKind, onProgress }).score;
+        got = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k: kb, margin: s.margin as MarginKind, onProgress }).score;
       }
       knn?.done();
       store?.put(b, got, [sv.n, tv.n], kb, hashes[b] ?? blockHash(sides));
@@ -211,14 +206,14 @@ async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string |
     }
   }
   // (also an earlier run's blocks when this one needed none: the directory holds only blocks, checked above)
-  if (work && !a.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
-  if (scan.label) evaluateLabels(scan.label, score, a, { scorer: a.scorer ?? null, margin: a.margin, k, threshold });
+  if (work && !s.keepWork && existsSync(work)) rmSync(work, { recursive: true, force: true });
+  if (scan.label) evaluateLabels(scan.label, score, a, { scorer: a.scorer ?? null, margin: s.margin, k, threshold });
   const said = REJECT_REASONS.filter((r) => counts[r]).map((r) => `${r} ${counts[r]}`);
   if (a.stats) writeTextOutput(a.stats, JSON.stringify({
     lines: n, written: kept, empty: n - nFull, rejected: counts, threshold: threshold ?? null, mean_score: scoreSum / nFull,
-    model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: a.margin }), k, block: a.block, blocks, distinct,
+    model: a.model, scorer: a.scorer ?? null, ...(opened ? { word_tables: opened.wordTables() } : { margin: s.margin }), k, block: s.block, blocks, distinct,
   }, null, 1) + '\n');
-  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${a.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > nFull ? `; ${n - nFull} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
+  process.stderr.write(`[score] ${n} lines scored (${scorer ? `scorer ${a.scorer}` : `${s.margin} margin`}, k=${k}; ${blocks > 1 ? `${blocks} blocks of ${size} lines, ` : ''}${distinct.src} distinct sources, ${distinct.trg} distinct targets${n > nFull ? `; ${n - nFull} with an empty side scored 0` : ''}${said.length ? `; filters scored 0: ${said.join(', ')}` : ''})${threshold !== undefined ? `, ${kept} at least ${threshold} written` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${a.output === '-' ? 'standard output' : a.output}\n`);
 }
 
 /**
@@ -226,18 +221,19 @@ async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, work: string |
  * every option but those applied after scoring (filters, threshold, outputs) and the input's names
  * (each block's own lines are checked: openBlockStore) — a block scored with any other is scored again.
  */
-function scoringKey(a: Record<string, unknown>): string {
-  const after = new Set(['input', 'src', 'trg', 'output', 'threshold', 'thresholdFrom', 'targetPrecision', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'work', 'keepWork', 'threads', 'quiet',
-    ...Object.keys(MINE_FILTER_OPTIONS)]);
+function scoringKey(a: Record<string, unknown>, s: MineSettings): string {
+  const after = new Set(['input', 'src', 'trg', 'output', 'threshold', 'thresholdFrom', 'labelCol', 'json', 'svg', 'keepAll', 'stats', 'resume', 'config']);
   const files = (['model', 'scorer'] as const).flatMap((o) => (typeof a[o] === 'string' ? fileStamps(a[o] as string) : []));
-  const opts = Object.keys(a).filter((o) => !after.has(o) && o !== '_').sort().map((o) => [o, a[o]]);
+  const { threads: _threads, ...embed } = s.embed;
+  const scoring = { k: s.k, margin: s.margin, block: s.block, selfTables: s.selfTables, embed };
+  const opts = [...Object.keys(a).filter((o) => !after.has(o) && o !== '_').map((o) => [o, a[o]]), ...Object.entries(scoring)].sort((x, y) => String(x[0]).localeCompare(String(y[0])));
   return createHash('sha256').update(JSON.stringify({ files, opts })).digest('hex');
 }
 
 /** The files of a work directory: the key of its scoring, the scored blocks, and their temporaries. */
 const WORK_FILE = /^(key\.json|block-\d+\.json)(\.tmp-\d+-[0-9a-f]{8})?$/;
 
-/** A block's scores as kept in --work: its lines' scores, its distinct sentences a side, its k (and in the file, the hash of its pairs). */
+/** A block's scores as kept in the work directory: its lines' scores, its distinct sentences a side, its k (and in the file, the hash of its pairs). */
 interface StoredBlock { scores: Float64Array; distinct: [number, number]; k: number }
 
 /**

@@ -36,7 +36,7 @@ export interface MineRequest {
   scorer?: { dir: string; model?: string; srcLang?: string; trgLang?: string; selfTables: boolean; assignment: Assignment; auto: boolean };
   /** xling mine's filters; the language identifier by its model directory. */
   filters?: Omit<FilterOptions, 'lid'> & { lid?: { dir: string; src?: string; trg?: string; minConfidence: number } };
-  /** xling mine's --header, --stats and --keep-all. */
+  /** xling mine's header (settings), --stats and --keep-all. */
   header?: boolean;
   stats?: string;
   keepAll?: string;
@@ -47,7 +47,7 @@ function filtersOf(r: MineRequest): FilterOptions {
   const { lid, ...rest } = r.filters ?? {};
   if (!lid) return rest;
   const id = loadLanguageIdentifier(lid.dir);
-  if (!id) throw new Error(`--lid-filter: ${lid.dir} has no language identifier (lid.json)`);
+  if (!id) throw new Error(`filters.lid: ${lid.dir} has no language identifier (lid.json)`);
   return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
 }
 

@@ -44,62 +44,6 @@ export interface PairModelConfig {
   maxWords: number;
   /** Whether the word vectors were centred like the sentence vectors (xling embed --center). */
   center: boolean;
-  /**
-   * Whether the comparison of each word with what it aligned to also reads three flags of the word
-   * (WordInfo): it occurs as such on the other side (NFKC, case folded), it has a digit, it is
-   * ASCII letters/digits/symbols (names and code in a sentence of another script). The word vectors
-   * of 68060 and 68010, or of two identifiers, are nearly the same; these flags are not.
-   * Absent in pair models written before it: false.
-   */
-  match?: boolean;
-  /**
-   * Context: each projected word is added what a width-(2c + 1) convolution over its neighbours
-   * gives (ReLU, padding as zeros), so that it is read with the words around it (word order,
-   * phrases: "not X", "from XML") before the two sides are aligned. 0 or absent (models written
-   * before it): each word alone.
-   */
-  context?: number;
-}
-
-/** What the pair model reads of each row of a word table besides its vector (row 0: the padding). */
-export interface WordInfo {
-  /** One id per distinct surface form (NFKC, lower case) across all the table's languages. */
-  surface: Int32Array;
-  /** Bit 1: has a digit; bit 2: ASCII letters, digits and symbols only, with a letter or digit. */
-  kind: Uint8Array;
-}
-
-/** The WordInfo of a word table whose row r + 1 is `words[r]`. */
-export function wordInfo(words: string[]): WordInfo {
-  const surface = new Int32Array(words.length + 1), kind = new Uint8Array(words.length + 1);
-  const ids = new Map<string, number>();
-  words.forEach((w, r) => {
-    const f = w.normalize('NFKC').toLowerCase();
-    let id = ids.get(f);
-    if (id === undefined) ids.set(f, (id = ids.size + 1));
-    surface[r + 1] = id;
-    kind[r + 1] = (/\p{Nd}/u.test(f) ? 1 : 0) | (/^[\x21-\x7e]+$/.test(f) && /[a-z0-9]/.test(f) ? 2 : 0);
-  });
-  return { surface, kind };
-}
-
-/** The three flags (WordInfo) of each word of a and of b in a batch of pairs: [B, La, 3] and [B, Lb, 3], in the layout of batchTensors. */
-function matchFlags(info: WordInfo, a: number[][], b: number[][]): [Tensor, Tensor] {
-  const one = (x: number[][], y: number[][]) => {
-    const B = x.length, L = Math.max(1, ...x.map((s) => s.length));
-    const out = new Float32Array(B * L * 3);
-    x.forEach((s, i) => {
-      const other = new Set(y[i]!.map((r) => info.surface[r]));
-      s.forEach((r, j) => {
-        const o = (i * L + j) * 3, k = info.kind[r]!;
-        out[o] = other.has(info.surface[r]!) ? 1 : 0;
-        out[o + 1] = k & 1;
-        out[o + 2] = (k >> 1) & 1;
-      });
-    });
-    return fromArray(out, [B, L, 3]);
-  };
-  return [one(a, b), one(b, a)];
 }
 
 const eighId = () => opId('linalg_eigh');
@@ -109,7 +53,6 @@ export class PairModel extends Module {
   readonly p: Linear; readonly f: Linear;
   readonly g1: Linear; readonly g2: Linear;
   readonly h1: Linear; readonly h2: Linear;
-  readonly c: Linear | null;
   /** The word vectors' PCA: mean [dim] and components [dim, pca] (word vectors are L2-normalised first). */
   readonly pcaMean: Tensor; readonly pcaComponents: Tensor;
   constructor(readonly config: PairModelConfig) {
@@ -117,11 +60,10 @@ export class PairModel extends Module {
     const { dim, pca, hidden: H } = config;
     this.p = this.module('p', new Linear(pca, H));
     this.f = this.module('f', new Linear(H, H));
-    this.g1 = this.module('g1', new Linear(4 * H + (config.match ? 3 : 0), H));
+    this.g1 = this.module('g1', new Linear(4 * H, H));
     this.g2 = this.module('g2', new Linear(H, H));
     this.h1 = this.module('h1', new Linear(4 * H, H));
     this.h2 = this.module('h2', new Linear(H, 1));
-    this.c = config.context ? this.module('c', new Linear((2 * config.context + 1) * H, H)) : null;
     this.pcaMean = this.buffer('pca_mean', zeros([dim]));
     this.pcaComponents = this.buffer('pca_components', zeros([dim, pca]));
   }
@@ -155,36 +97,16 @@ export class PairModel extends Module {
     }));
   }
 
-  /**
-   * Logits [B] of word-vector batches a [B, La, pca], b [B, Lb, pca] with padding masks (true:
-   * padding) [B, La], [B, Lb], and with `match` each word's flags [B, La, 3], [B, Lb, 3].
-   */
-  forward(a0: Tensor, padA: Tensor, b0: Tensor, padB: Tensor, flags?: [Tensor, Tensor]): Tensor {
-    const a = this.contextual(this.p.forward(a0).relu(), padA), b = this.contextual(this.p.forward(b0).relu(), padB);
-    return this.compare(a, this.f.forward(a), padA, b, this.f.forward(b), padB, flags);
-  }
-
-  /** Projected words [B, L, H] with their neighbours' context added (config.context; else as given). */
-  contextual(x: Tensor, pad: Tensor): Tensor {
-    const c = this.config.context ?? 0;
-    if (!this.c || !c) return x;
-    const [B, L, H] = x.shape as [number, number, number];
-    const z = x.mul(pad.logicalNot().unsqueeze(2).float());
-    // the word at i − c … i + c of each position (zeros beyond either end)
-    const shifted: Tensor[] = [];
-    for (let d = -c; d <= c; d++) {
-      const n = Math.max(0, L - Math.abs(d));
-      const part = z.narrow(1, d < 0 ? 0 : Math.min(d, L), n);
-      const fill = zeros([B, L - n, H]);
-      shifted.push(d < 0 ? cat([fill, part], 1) : cat([part, fill], 1));
-    }
-    return x.add(this.c.forward(cat(shifted, -1)).relu());
+  /** Logits [B] of word-vector batches a [B, La, pca], b [B, Lb, pca] with padding masks (true: padding) [B, La], [B, Lb]. */
+  forward(a0: Tensor, padA: Tensor, b0: Tensor, padB: Tensor): Tensor {
+    const a = this.p.forward(a0).relu(), b = this.p.forward(b0).relu();
+    return this.compare(a, this.f.forward(a), padA, b, this.f.forward(b), padB);
   }
 
   /**
    * The words' projections, each word alone: p(x) [n, H] and f(p(x)) [n, H] of a word table's rows.
    * Inference gathers these (compare) instead of projecting every occurrence of a word in every
-   * candidate pair (with context, f is applied after it, per batch).
+   * candidate pair.
    */
   projectTable(table: Tensor): [Tensor, Tensor] {
     const a = this.p.forward(table).relu();
@@ -192,20 +114,19 @@ export class PairModel extends Module {
   }
 
   /** forward from the projected words a [B, La, H] (fa = f(a)) and b [B, Lb, H] (fb = f(b)). */
-  compare(a: Tensor, fa: Tensor, padA: Tensor, b: Tensor, fb: Tensor, padB: Tensor, flags?: [Tensor, Tensor]): Tensor {
-    if (!!this.config.match !== !!flags) throw new Error(`pair model: ${this.config.match ? 'its words\' flags are needed' : 'it reads no flags'}`);
+  compare(a: Tensor, fa: Tensor, padA: Tensor, b: Tensor, fb: Tensor, padB: Tensor): Tensor {
     const H = this.config.hidden;
     const e = fa.bmm(fb.transpose(1, 2)).div(Math.sqrt(H));
     const fill = (t: Tensor, mask: Tensor) => t.maskedFill(mask, -1e4);
     const beta = fill(e, padB.unsqueeze(1)).softmax(2).bmm(b);
     const alpha = fill(e, padA.unsqueeze(2)).softmax(1).transpose(1, 2).bmm(a);
-    const side = (x: Tensor, y: Tensor, pad: Tensor, f?: Tensor) => {
+    const side = (x: Tensor, y: Tensor, pad: Tensor) => {
       const keepMask = pad.logicalNot().unsqueeze(2).float();
-      const v = this.g2.forward(this.g1.forward(cat([x, y, x.mul(y), x.sub(y).abs(), ...(f ? [f] : [])], -1)).relu()).relu().mul(keepMask);
+      const v = this.g2.forward(this.g1.forward(cat([x, y, x.mul(y), x.sub(y).abs()], -1)).relu()).relu().mul(keepMask);
       const n = keepMask.sum(1).clampMin(1);
       return cat([v.sum(1).div(n), fill(v, pad.unsqueeze(2)).max(1)[0]], -1);
     };
-    return this.h2.forward(this.h1.forward(cat([side(a, beta, padA, flags?.[0]), side(b, alpha, padB, flags?.[1])], -1)).relu()).squeeze(-1);
+    return this.h2.forward(this.h1.forward(cat([side(a, beta, padA), side(b, alpha, padB)], -1)).relu()).squeeze(-1);
   }
 }
 
@@ -242,9 +163,8 @@ function batchTensors(table: Tensor, seqs: number[][]): [Tensor, Tensor] {
  * Logits of pairs (a[i], b[i]) of word-id sentences, in batches (no gradient); onProgress after each
  * batch with the pairs done. It pauses every 16 batches (a signal stops it there).
  */
-export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; words?: WordInfo; onProgress?: (done: number) => void } = {}): Promise<Float32Array> {
+export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: number[][], o: { batch?: number; onProgress?: (done: number) => void } = {}): Promise<Float32Array> {
   const out = new Float32Array(a.length), batch = o.batch ?? 128;
-  const flags = flagsFor(m, o.words);
   // in order of length (little padding in a batch), written back in place
   const order = Array.from({ length: a.length }, (_, i) => i).sort((x, y) => a[x]!.length + b[x]!.length - a[y]!.length - b[y]!.length || x - y);
   // every word projected once (a word occurs in many candidates), gathered per batch
@@ -255,13 +175,7 @@ export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: 
         const idx = order.slice(i, i + batch);
         const sa = idx.map((j) => a[j]!), sb = idx.map((j) => b[j]!);
         const ia = batchIds(sa), ib = batchIds(sb);
-        const side = (x: typeof ia): [Tensor, Tensor] => {
-          if (!m.config.context) return [gather(proj, x), gather(foc, x)];
-          const c = m.contextual(gather(proj, x), x.pad);
-          return [c, m.f.forward(c)];
-        };
-        const [xa, fa] = side(ia), [xb, fb] = side(ib);
-        const z = m.compare(xa, fa, ia.pad, xb, fb, ib.pad, flags?.(sa, sb)).data() as Float32Array;
+        const z = m.compare(gather(proj, ia), gather(foc, ia), ia.pad, gather(proj, ib), gather(foc, ib), ib.pad).data() as Float32Array;
         idx.forEach((j, k) => { out[j] = z[k]!; });
       }));
       o.onProgress?.(Math.min(a.length, i + batch));
@@ -269,13 +183,6 @@ export async function pairLogits(m: PairModel, table: Tensor, a: number[][], b: 
     }
   } finally { proj.dispose(); foc.dispose(); }
   return out;
-}
-
-/** With `match`: the flags of a batch's words (the table's WordInfo is needed). */
-function flagsFor(m: PairModel, words: WordInfo | undefined): ((a: number[][], b: number[][]) => [Tensor, Tensor]) | undefined {
-  if (!m.config.match) return undefined;
-  if (!words) throw new Error('pair model: it reads its words\' flags; give the word table\'s WordInfo');
-  return (a, b) => matchFlags(words, a, b);
 }
 
 export interface PairExample { a: number[]; b: number[]; y: number }
@@ -312,8 +219,6 @@ export interface PairTrainOptions {
   pause?: () => Promise<void>;
   /** When aborted: a checkpoint at the batch reached, then PairTrainingStopped. */
   signal?: AbortSignal;
-  /** The word table's WordInfo (needed by a model with `match`). */
-  words?: WordInfo;
 }
 
 /** A point of training: the epochs done, the batches done of the next one, and that epoch's summed loss and examples so far. */
@@ -334,7 +239,6 @@ export class PairTrainingStopped extends Error {
  */
 export async function trainPairModel(m: PairModel, table: Tensor, examples: PairExample[], o: PairTrainOptions, opt = new Adam(m.parameters(), { lr: o.lr ?? 1e-3 })): Promise<Adam> {
   const batch = o.batch ?? 128;
-  const flags = flagsFor(m, o.words);
   m.train(true);
   for (let ep = o.start?.epoch ?? 0; ep < o.epochs; ep++) {
     const resumed = ep === (o.start?.epoch ?? 0) && !!o.start?.batch;
@@ -347,7 +251,7 @@ export async function trainPairModel(m: PairModel, table: Tensor, examples: Pair
         const sa = items.map((x) => x.a), sb = items.map((x) => x.b);
         const [xa, pa] = batchTensors(table, sa);
         const [xb, pb] = batchTensors(table, sb);
-        const z = m.forward(xa, pa, xb, pb, flags?.(sa, sb));
+        const z = m.forward(xa, pa, xb, pb);
         const y = fromArray(Float32Array.from(items, (x) => x.y), [items.length]);
         // binary cross-entropy with logits: -(y log σ(z) + (1 - y) log σ(-z))
         const l = y.mul(z.logSigmoid()).add(y.rsub(1).mul(z.neg().logSigmoid())).mean().neg();
@@ -386,7 +290,9 @@ export function loadPairModel(path: string): PairModel {
   let c: PairModelConfig;
   try { c = JSON.parse(h.metadata.config ?? '') as PairModelConfig; } catch { throw new Error(`${path}: its metadata 'config' is not JSON`); }
   const posInt = (v: unknown) => Number.isInteger(v) && (v as number) > 0 && (v as number) <= 1 << 16;
-  if (!c || !posInt(c.dim) || !posInt(c.pca) || !posInt(c.hidden) || !posInt(c.maxWords) || typeof c.center !== 'boolean' || (c.match !== undefined && typeof c.match !== 'boolean') || (c.context !== undefined && !(Number.isInteger(c.context) && c.context >= 0 && c.context <= 16))) throw new Error(`${path}: its config must give dim, pca, hidden, maxWords (positive integers), center, optionally match (boolean) and context (an integer 0–16), got ${h.metadata.config}`);
+  if (!c || !posInt(c.dim) || !posInt(c.pca) || !posInt(c.hidden) || !posInt(c.maxWords) || typeof c.center !== 'boolean') throw new Error(`${path}: its config must give dim, pca, hidden, maxWords (positive integers) and center, got ${h.metadata.config}`);
+  const old = c as PairModelConfig & { match?: unknown; context?: unknown };
+  if (old.match || old.context) throw new Error(`${path}: a pair model with words' flags (match) or context, variants no longer supported (they gave nothing: docs/mine-and-score.md); train it again`);
   const m = new PairModel(c);
   loadModule(m, path);
   m.train(false);

@@ -3,7 +3,7 @@
 // features (xling mine / eval bucc / scorer score --scorer, and the merge of xling cluster mine).
 import { vectorsFor } from '../embed/input.js';
 import { Progress } from '../util/progress.js';
-import { pairLogits, PairModel, pairWords, WordInfo, wordIds, wordInfo } from './pair-model.js';
+import { pairLogits, PairModel, pairWords, wordIds } from './pair-model.js';
 import type { PairLogitsFn } from './scorer.js';
 
 /** Texts whose words the pair model reads, embedded in `lang` (undefined: identified); lists of the same key share one vocabulary. */
@@ -15,7 +15,7 @@ export interface WordList { key: string; lang: string | undefined; texts: string
  * the vectors [n, dim] in one array (row r + 1 of the word table, row 0 being the padding), and
  * each list's texts as word rows.
  */
-export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][]; info: WordInfo } {
+export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][] } {
   const words = lists.map((l) => l.texts.map((t) => pairWords(t, o.maxWords)));
   const groups = new Map<string, { lang: string | undefined; words: Set<string> }>();
   lists.forEach((l, i) => {
@@ -26,7 +26,6 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
   const n = [...groups.values()].reduce((a, g) => a + g.words.size, 0);
   const vectors = new Float32Array(n * o.dim);
   const index = new Map<string, Map<string, number>>();
-  const rowWords: string[] = [];
   let row = 0;
   for (const [key, { lang, words: set }] of groups) {
     const list = [...set];
@@ -37,11 +36,10 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
     }
     const ix = new Map<string, number>();
     list.forEach((w, i) => ix.set(w, row + i + 1));
-    rowWords.push(...list);
     row += list.length;
     index.set(key, ix);
   }
-  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))), info: wordInfo(rowWords) };
+  return { vectors, n, keys: groups.size, ids: lists.map((l, i) => words[i]!.map((ws) => wordIds(ws, index.get(l.key)!))) };
 }
 
 /**
@@ -54,7 +52,7 @@ export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], t
   const [sIds, tIds] = e.ids as [number[][], number[][]];
   return async (src, trg) => {
     const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
-    const z = await pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { words: e.info, onProgress: (n) => prog.set(n) });
+    const z = await pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { onProgress: (n) => prog.set(n) });
     prog.done();
     return z;
   };

@@ -249,7 +249,7 @@ export interface ScorerModel {
    * which a run with it then cross-fits by source (crossFittedTables). Tables a run trains on its
    * pairs are not the tables the first regression was fitted with; scored by the first regression its
    * probabilities on such pairs are far too high (bench/RESULTS.md, "The self-tables regression").
-   * Fitted with `xling scorer train --self-head` (opt-in: better calibrated in its training domain,
+   * Fitted by xling scorer train with the setting selfHead (opt-in: better calibrated in its training domain,
    * worse ranking off it); absent, a run keeps tables from all the pairs and the first regression.
    */
   self?: SelfHead;
@@ -306,7 +306,7 @@ export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLan
   const have = Object.keys(m.tables).sort();
   const list = have.length ? `it has ${have.length > 12 ? `${have.slice(0, 12).join(' ')} … (${have.length})` : have.join(' ')}` : 'it has none';
   const off = o.selfTables
-    ? "word tables are trained on this run's own pairs instead (see --self-tables; --no-self-tables leaves its word-alignment features empty)"
+    ? "word tables are trained on this run's own pairs instead (the settings' selfTables; false leaves its word-alignment features empty)"
     : 'its word-alignment features are left empty and it ranks on the others (lower precision)';
   if (!srcLang || !trgLang || !isLangCode(srcLang) || !isLangCode(trgLang)) return { aligner: null, missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}` };
   // "src-trg" keys: the source language among the keys' sources, then the target among its targets
