@@ -212,8 +212,9 @@ describe('xling serve: bounded work and time', () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => post(base + '/mine', { src: big, trg: [...big].reverse(), k: 16 })));
     const codes = answers.map((r) => r.status);
     assert.ok(codes.includes(503), `${codes}`);
-    assert.ok(codes.every((c) => c === 200 || c === 503), `${codes}`);
-    for (const r of answers.filter((x) => x.status === 503)) assert.equal((await errorOf(r)).error_type, 'Timeout');
+    // (on a loaded machine a request can also run out of time while its body is still arriving: 408)
+    assert.ok(codes.every((c) => c === 200 || c === 503 || c === 408), `${codes}`);
+    for (const r of answers.filter((x) => x.status !== 200)) assert.equal((await errorOf(r)).error_type, 'Timeout');
     // body trickle: a byte every 50 ms
     let s = await open(base);
     s.write('POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
