@@ -28,8 +28,9 @@ export function loadPortableSentenceEncoder(dir: string, opts: LoadOptions = {},
   const file = join(dir, 'model.safetensors');
   const raw = readFileSync(file);
   const lite = new LiteModel(cfg as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file), file);
+  lite.lid = loadLanguageIdentifier(dir);
   const tokenizer = openXlingTokenizer(dir, specOf(dir, cfg));
-  return new SentenceEncoderModel(lite, tokenizer, new Map(lite.centers), cfg, loadLanguageIdentifier(dir));
+  return new SentenceEncoderModel(lite, tokenizer, new Map(lite.centers), cfg, lite.lid);
 }
 
 let told = false;
