@@ -5,6 +5,7 @@ import { cldrReader } from './cldr.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
+import { qmReader } from './qm.js';
 import { tmxReader } from './tmx.js';
 import { nwayTsvReader } from './tsv.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -17,7 +18,7 @@ export interface DocumentSetReader {
 }
 
 export function corpusReaders(): SourceReader[] {
-  return [gettextReader, tmxReader, xliffReader, cldrReader, mosesReader, nwayTsvReader];
+  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, mosesReader, nwayTsvReader];
 }
 
 export function documentSetReader(): DocumentSetReader {
