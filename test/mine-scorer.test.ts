@@ -13,7 +13,7 @@ import { codeAgreement, codeTokensOf, finalPunctuation, multisetJaccard, multise
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
 import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
 import { marginOfPairs, mineTables } from '../src/mine/mine.js';
-import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer.js';
+import { addCompetitorFeatures, addPairFeatures, assignOneToOne, candidatePairs, COMPETITOR_FEATURES, enumerateCandidates, FEATURES, fitLogistic, KNN_FEATURES, loadScorer, mineWithScorer, realign, scoreGivenPairs, saveScorer, scoreCandidate, ScorerModel, scorerTables, selectByScorer, selfTablesFeatures, trainScorer, withSelfHead, crossFittedTables } from '../src/mine/scorer/index.js';
 import { Rng } from '../src/util/rng.js';
 import { blocksOf, DIGEST_LINES, linesOf, scanCorpus } from '../src/cli/corpus-passes.js';
 import { cli, cliAsync, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';

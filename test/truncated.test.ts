@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { parallelSets } from '../src/cli/scorer.js';
+import { parallelSets } from '../src/mine/scorer/index.js';
 import { truncated } from '../src/mine/truncated.js';
 import { Rng } from '../src/util/rng.js';
 

@@ -12,8 +12,7 @@ import { readSentences } from '../data/corpus.js';
 import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { anyFilter, FilterOptions } from '../mine/filters.js';
-import type { Assignment } from '../mine/scorer.js';
-import { openScorer } from './scorer-pair.js';
+import { Assignment, openScorer } from '../mine/scorer/index.js';
 import { checkLangOptions } from './vectors.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
@@ -273,7 +272,7 @@ export const clusterMineCommand = command(['cluster', 'mine'], {
   checkPaths([['--src', a.src, 'in'], ['--trg', a.trg, 'in'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', a.model, 'in-dir'], ['--scorer', a.scorer, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--output', a.output, 'out'], ['--stats', a.stats, 'out'], ['--keep-all', a.keepAll, 'out']]);
   // the scorer opened here, so that what it lacks (--model for a pair model, tables for the pair) is said before any work
   checkLangOptions(a.model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'cluster', { selfTables: s.selfTables });
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say: (l) => process.stderr.write(`[cluster] ${l}\n`) });
   const scorer = opened?.scorer ?? null;
   if (scorer && a.k !== scorer.k) process.stderr.write(`[cluster] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
   const k = scorer ? scorer.k : a.k;

@@ -5,8 +5,7 @@ import { cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfTex
 import { candidatesFromKnn, MarginKind, mineTablesAsync, Retrieval } from '../mine/mine.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
-import { Assignment, mineTablesWithScorer } from '../mine/scorer.js';
-import { openScorer, pairLogitsFor } from './scorer-pair.js';
+import { Assignment, mineTablesWithScorer, openScorer, pairLogitsFor } from '../mine/scorer/index.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
@@ -38,7 +37,7 @@ export const evalBuccCommand = command(['eval', 'bucc'], {
   const model = a.model ?? (a.srcVectors && a.trgVectors ? undefined : modelOrDefault(undefined));
   checkPaths([['--src', a.src, 'in-text'], ['--trg', a.trg, 'in-text'], ['--gold', a.gold, 'in-text'], ['--src-vectors', a.srcVectors, 'in'], ['--trg-vectors', a.trgVectors, 'in'], ['--model', model, 'in-dir'], ['--threshold-from', a.thresholdFrom, 'in'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
   checkLangOptions(model, [['--src-lang', a.srcLang], ['--trg-lang', a.trgLang]]);
-  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, 'bucc', { selfTables: s.selfTables });
+  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say: (l) => process.stderr.write(`[bucc] ${l}\n`) });
   const scorer = opened?.scorer ?? null;
   // the calibration file is checked before any embedding
   const calibrated = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, undefined, { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined }, 'bucc') : undefined;

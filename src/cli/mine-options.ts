@@ -50,13 +50,16 @@ export const MINE_FILTER_OPTIONS = {
 /** The settings file of the tuning knobs. */
 export const MINE_CONFIG_OPTION = { type: 'string', metavar: 'JSON', help: 'settings file (configs/scorer-mine.json)' } as const;
 
+/** The commands' labels on standard error. */
+const LABEL: Record<MiningCommand, string> = { 'xling mine': 'mine', 'xling cluster mine': 'cluster', 'xling scorer score': 'score', 'xling eval bucc': 'bucc' };
+
 /** How errors name a settings file: --config FILE. */
 export const configWhere = (file: string | undefined): string => `--config ${file ?? '(none)'}`;
 
 /** A mining command's settings (the defaults without --config), the file checked before any work (a setting this command does not read is said); applies its thread count. */
 export function settingsOf(command: MiningCommand, file: string | undefined, over: { filters?: Partial<FilterSettings> } = {}): MineSettings {
   checkPaths([['--config', file, 'in']]);
-  const s = mineSettings(command, file, { over, where: configWhere(file), unread: (keys) => process.stderr.write(`[${command.replace(/^xling /, '')}] note: ${configWhere(file)}: ${keys.map((k) => `'${k}'`).join(', ')} ${keys.length > 1 ? 'are' : 'is'} not read by ${command} (${keys.some((k) => k === 'k' || k === 'margin' || k === 'retrieval') ? 'it takes -k, --margin and --retrieval on the command line; ' : ''}see docs/mine-and-score.md)\n`) });
+  const s = mineSettings(command, file, { over, where: configWhere(file), unread: (keys) => process.stderr.write(`[${LABEL[command]}] note: ${configWhere(file)}: ${keys.map((k) => `'${k}'`).join(', ')} ${keys.length > 1 ? 'are' : 'is'} not read by ${command} (docs/mine-and-score.md says which command reads which; -k, --margin and --retrieval are options where they are not settings)\n`) });
   if (s.embed.threads) setNumThreads(s.embed.threads);
   return s;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../eval/bucc.js';
 import { dedupRules, languageOfText, normalizeForDedup, pairRuleReason, REJECT_REASONS, RejectReason } from '../mine/filters.js';
 import { marginOfPairs, MarginKind, unify } from '../mine/mine.js';
-import { scoreGivenPairs } from '../mine/scorer.js';
+import { openScorer, pairLogitsFor, scoreGivenPairs } from '../mine/scorer/index.js';
 import { removeStaleTemporaries, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { pause } from '../util/pause.js';
@@ -22,7 +22,6 @@ import { alignedSource, blockHash, blocksOf, columnsSource, linesOf, scanCorpus 
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
 import { candidateProgress, checkTargetPrecision, configWhere, effectiveK, embedSettingsOf, filterOptionsOf, lidFilterOf, MINE_CONFIG_OPTION, MINE_FILTER_OPTIONS, MINE_MODEL_OPTIONS, MINE_SCORING_OPTIONS, settingsOf, thresholdFromFile } from './mine-options.js';
 import { MineSettings } from '../mine/settings.js';
-import { openScorer, pairLogitsFor } from './scorer-pair.js';
 import { checkLangOptions, vectorsFor } from './vectors.js';
 
 const scorerScoreSpec = {
@@ -85,7 +84,7 @@ async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promis
 }
 
 async function scoreCorpus(a: ParsedArgs<typeof scorerScoreSpec>, s: MineSettings, work: string | undefined, filters: ReturnType<typeof filterOptionsOf>): Promise<void> {
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, 'score', { selfTables: s.selfTables });
+  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say: (l) => process.stderr.write(`[score] ${l}\n`) });
   const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom ? thresholdFromFile(a.thresholdFrom, s.targetPrecision ?? undefined, { scorer: !!scorer, margin: s.margin, k: scorer ? scorer.k : s.k, scorerTables: opened ? !!opened.aligner : undefined }, 'score') : a.threshold;
   const t0 = performance.now();

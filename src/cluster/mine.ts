@@ -10,12 +10,11 @@ import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
-import { AutoThreshold, chooseThreshold } from '../mine/auto-threshold.js';
 import { FilterOptions } from '../mine/filters.js';
-import { MinedRow, minedFiles } from '../mine/mined-files.js';
-import { candidatesFromKnn, MarginKind, Retrieval } from '../mine/mine.js';
-import { pairLogitsFor } from '../mine/pair-words.js';
-import { Assignment, loadScorer, mineTablesWithScorer, scoringOfPair } from '../mine/scorer.js';
+import { minedFiles } from '../mine/mined-files.js';
+import { minedPairs } from '../mine/mined-pairs.js';
+import { MarginKind, Retrieval } from '../mine/mine.js';
+import { Assignment, openScorer, pairLogitsFor } from '../mine/scorer/index.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
@@ -49,21 +48,6 @@ function filtersOf(r: MineRequest): FilterOptions {
   const id = loadLanguageIdentifier(lid.dir);
   if (!id) throw new Error(`filters.lid: ${lid.dir} has no language identifier (lid.json)`);
   return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
-}
-
-/**
- * The merge with a scorer, as xling mine --scorer scores: the candidates of the joined tables, the
- * pair model's logits (the words embedded by the scorer's encoder), self-trained word tables where
- * the scorer has none for the pair, one-to-one pairs at or above the threshold (0.5 by default; 0
- * when it is chosen afterwards).
- */
-async function scoreWithScorer(o: NonNullable<MineRequest['scorer']>, fwd: SearchResult, bwd: SearchResult, src: string[], trg: string[], threshold: number | undefined, log: (l: string) => void): Promise<{ rows: MinedRow[]; wordTables: string }> {
-  const m = loadScorer(o.dir);
-  if (m.pairModel && !o.model) throw new Error(`${o.dir} has a pair model: the request needs the sentence encoder (--model)`);
-  const pair = scoringOfPair(m, o.srcLang, o.trgLang, { selfTables: o.selfTables, say: log });
-  const pairLogits = m.pairModel ? pairLogitsFor(m.pairModel, o.model!, src, trg, o.srcLang, o.trgLang) : undefined;
-  const picked = await mineTablesWithScorer(fwd, bwd, src, trg, m, { aligner: pair.aligner, selfTables: pair.selfTables, pairLogits, threshold: o.auto ? 0 : threshold ?? 0.5, assignment: o.assignment });
-  return { rows: picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin })), wordTables: pair.wordTables() };
 }
 
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
@@ -104,18 +88,14 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const k = Math.min(r.k, sv.n, tv.n);
     const fwd = joinShards(work, 'fwd', shards, k), bwd = joinShards(work, 'bwd', shards, k);
     const S = await readSentences(r.src), T = await readSentences(r.trg);
-    let rows: MinedRow[], wordTables: string | undefined, threshold = r.threshold, auto: AutoThreshold | null = null;
-    if (r.scorer) {
-      const sc = await scoreWithScorer(r.scorer, fwd, bwd, S.sentences, T.sentences, threshold, log);
-      rows = sc.rows; wordTables = sc.wordTables;
-      if (r.scorer.auto) {
-        const t = chooseThreshold(rows.map((x) => x.score), log);
-        auto = t; threshold = t.threshold;
-        rows = rows.filter((x) => x.score >= t.threshold);
-      }
-    } else {
-      rows = candidatesFromKnn(fwd, bwd, r).map((c) => ({ ...c, margin: c.score }));
-    }
+    // the pairs as xling mine picks them (src/mine/mined-pairs.ts), with the scorer opened as it opens it
+    const sc = r.scorer ? openScorer(r.scorer.dir, r.scorer.model, r.scorer.srcLang, r.scorer.trgLang, { selfTables: r.scorer.selfTables, say: log }) : null;
+    const pairLogits = sc?.scorer.pairModel ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang) : undefined;
+    const { rows, threshold, auto } = await minedPairs(fwd, bwd, S.sentences, T.sentences, {
+      margin: r.margin, retrieval: r.retrieval, threshold: r.scorer?.auto ? 'auto' : r.threshold, say: log,
+      scorer: sc ? { model: sc.scorer, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: r.scorer!.assignment } : undefined,
+    });
+    const wordTables = sc?.wordTables();
     const run = { model: r.scorer?.model ?? null, margin: r.margin, retrieval: r.scorer ? 'scorer' : r.retrieval, k, scorer: r.scorer?.dir ?? null, wordTables, threshold, auto };
     const out = minedFiles(rows, S, T, filtersOf(r), run, { header: r.header });
     if (out.filtered) log(out.filtered);

@@ -1,68 +1,37 @@
-// The scorer's pair model in the commands: its words embedded by the sentence encoder, its
-// training examples from a parallel TSV (translations against their nearest wrong neighbours),
-// training with checkpoints (every 200 batches, each epoch, and on SIGINT/SIGTERM) for --resume;
-// and for xling mine / eval bucc --scorer: the scorer opened with what it needs said before any
-// work, and the logits they add as features.
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// The scorer's pair model in training: its examples from a parallel TSV (translations against their
+// nearest wrong neighbours, none a sentence of the scorer's own sets), its words embedded by the
+// sentence encoder, training with checkpoints (every 200 batches, each epoch, and when stopped) for
+// --resume.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNWayTsv } from '../data/corpus.js';
-import { mineTables } from '../mine/mine.js';
-import { WordAligner } from '../mine/align-features.js';
-import { loadPairModel, PairExample, PairTrainingStopped, PairModel, PairModelConfig, savePairModel, trainPairModel, PairTrainingPoint } from '../mine/pair-model.js';
-import { loadScorer, ScorerModel, scoringOfPair, SelfTables } from '../mine/scorer.js';
-import { Adam } from '../nn/optim.js';
-import { loadTensors, saveTensors } from '../nn/serialize.js';
-import { Tensor } from '../tensor/tensor.js';
-import { TrainingInterrupted, yielder } from '../train/trainer.js';
-import { Progress } from '../util/progress.js';
-import { Rng } from '../util/rng.js';
-import { usage } from './command.js';
-import { vectorsFor } from './vectors.js';
-import { embedTextWords } from '../mine/pair-words.js';
+import { loadNWayTsv } from '../../data/corpus.js';
+import { vectorsFor } from '../../embed/input.js';
+import { Adam } from '../../nn/optim.js';
+import { loadTensors, saveTensors } from '../../nn/serialize.js';
+import { Tensor } from '../../tensor/tensor.js';
+import { pause } from '../../util/pause.js';
+import { Progress } from '../../util/progress.js';
+import { Rng } from '../../util/rng.js';
+import { mineTables } from '../mine.js';
+import { loadPairModel, PairExample, PairModel, PairModelConfig, PairTrainingPoint, PairTrainingStopped, savePairModel, trainPairModel } from './pair-model.js';
+import { embedTextWords } from './pair-words.js';
 
-export { embedTextWords, pairLogitsFor, type WordList } from '../mine/pair-words.js';
-
-/**
- * The scorer of xling mine / eval bucc --scorer (null without one), its word aligner for the
- * language pair, and what is said before any work: refused without --model when it has a pair
- * model; warnings when --model is another encoder than its pair model's, or when it has no word
- * tables for the pair (with `selfTables`, a note, and the settings of the tables mining then trains
- * on its own pairs); wordTables() says, once mining is done, whose tables it used: 'scorer',
- * 'self (N pairs)' or 'none'.
- */
-export function openScorer(dir: string | undefined, model: string | undefined, srcLang: string | undefined, trgLang: string | undefined, label: string, o: { selfTables?: boolean } = {}): { scorer: ScorerModel; aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } | null {
-  if (!dir) return null;
-  const scorer = loadScorer(dir);
-  if (scorer.pairModel && !model) usage(`--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
-  // the scorer's encoder (its k-NN features), else its pair model's (scorers written before the first was recorded)
-  const otherEncoder = model ? encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ?? (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null) : null;
-  if (otherEncoder) process.stderr.write(`[${label}] warning: ${otherEncoder}\n`);
-  let bar: Progress | null = null;
-  const pair = scoringOfPair(scorer, srcLang, trgLang, {
-    selfTables: o.selfTables, say: (l) => process.stderr.write(`[${label}] ${l}\n`),
-    onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
-  });
-  return { scorer, ...pair };
+/** A scorer's training stopped by its signal; what it did is kept in `work` (OUT.partial) for --resume. */
+export class ScorerTrainingStopped extends Error {
+  constructor(readonly work: string) {
+    super(`scorer training stopped; what was done is kept in ${work}`);
+    this.name = 'ScorerTrainingStopped';
+  }
 }
 
-/**
- * A fingerprint of a model directory (its files' names and sizes, config.json's text): the same
- * for a copy, different for another encoder. A pair model reads the word vectors of the encoder it
- * was trained with.
- */
-export function encoderFingerprint(dir: string): string {
-  const h = createHash('sha256');
-  for (const f of readdirSync(dir).sort()) h.update(`${f}\t${statSync(join(dir, f)).size}\n`);
-  if (existsSync(join(dir, 'config.json'))) h.update(readFileSync(join(dir, 'config.json')));
-  return h.digest('hex').slice(0, 16);
-}
-
-/** A warning when a scorer or its pair model (`what`) was trained with another encoder than `model` (null: the same, or not recorded); `reads`: what of the encoder's vectors it learnt from. */
-export function encoderMismatch(trained: Record<string, unknown> | undefined, model: string, what: string, reads: string): string | null {
-  const fp = trained?.encoder;
-  if (typeof fp !== 'string' || fp === encoderFingerprint(model)) return null;
-  return `${what} was trained with another encoder than ${model} (${String(trained?.encoder_dir ?? 'unknown')}): ${reads} will not be the ones it learnt from`;
+/** Lets the event loop run (signal handlers) when `everyMs` passed since the last time. */
+function yielder(everyMs = 100): () => Promise<void> {
+  let last = performance.now();
+  return async () => {
+    if (performance.now() - last < everyMs) return;
+    await pause();
+    last = performance.now();
+  };
 }
 
 /** A language pair of the scorer's training: its sets' sentences and the translations the pair model learns from. */
@@ -181,7 +150,7 @@ export async function trainScorerPairModel(pairs: PairTrainingPair[], o: PairTra
       prog.note(`[scorer] pair model epoch ${ep}/${o.epochs}: mean loss ${loss.toFixed(4)}`);
     },
   }, opt ?? undefined).catch((e) => {
-    if (e instanceof PairTrainingStopped) { prog.note(`[scorer] pair model: checkpoint at epoch ${e.at.epoch + 1}, batch ${e.at.batch} in ${o.work} (--resume continues)`); throw new TrainingInterrupted(null, o.work); }
+    if (e instanceof PairTrainingStopped) { prog.note(`[scorer] pair model: checkpoint at epoch ${e.at.epoch + 1}, batch ${e.at.batch} in ${o.work} (--resume continues)`); throw new ScorerTrainingStopped(o.work); }
     throw e;
   });
   prog.done();

@@ -4,15 +4,15 @@
 // alone, then a PCA fitted on them), so it reads any language the encoder knows and learns only
 // how to compare two sentences. Trained on translations of a parallel corpus against their
 // nearest wrong neighbours; its logit, and how far a candidate's logit is ahead of its
-// competitors', are three more features of the scorer (src/mine/scorer.ts).
-import { Linear, Module } from '../nn/index.js';
-import { Adam } from '../nn/optim.js';
-import { loadModule, saveModule } from '../nn/serialize.js';
-import { readSafetensorsHeader } from '../io/safetensors.js';
-import { cat, zeros } from '../tensor/ops.js';
-import { callOp, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
-import { pause } from '../util/pause.js';
-import { Rng } from '../util/rng.js';
+// competitors', are three more features of the scorer (features.ts).
+import { Linear, Module } from '../../nn/index.js';
+import { Adam } from '../../nn/optim.js';
+import { loadModule, saveModule } from '../../nn/serialize.js';
+import { readSafetensorsHeader } from '../../io/safetensors.js';
+import { cat, zeros } from '../../tensor/ops.js';
+import { callOp, fromArray, keep, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
+import { pause } from '../../util/pause.js';
+import { Rng } from '../../util/rng.js';
 
 export const PAIR_FEATURES = ['pair_logit', 'pair_gap_src', 'pair_gap_trg'] as const;
 

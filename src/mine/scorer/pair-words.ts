@@ -1,10 +1,10 @@
 // The pair model's inputs from text: every sentence's words, each embedded alone by the sentence
 // encoder (src/embed/input.ts), and the logits of candidate pairs that mining and scoring add as
 // features (xling mine / eval bucc / scorer score --scorer, and the merge of xling cluster mine).
-import { vectorsFor } from '../embed/input.js';
-import { Progress } from '../util/progress.js';
+import { vectorsFor } from '../../embed/input.js';
+import { Progress } from '../../util/progress.js';
 import { pairLogits, PairModel, pairWords, wordIds } from './pair-model.js';
-import type { PairLogitsFn } from './scorer.js';
+import type { PairLogitsFn } from './score.js';
 
 /** Texts whose words the pair model reads, embedded in `lang` (undefined: identified); lists of the same key share one vocabulary. */
 export interface WordList { key: string; lang: string | undefined; texts: string[] }
