@@ -5,29 +5,49 @@
 // (src/native.ts) is called only through the typed wrappers in src/tensor/, src/index/ and
 // src/kernels.ts; the portable runtime (src/lite/) reaches no native code at all.
 const RANK = {
-  util: 0, text: 0, io: 0, 'native.ts': 0, 'kernels.ts': 0,
+  util: 0,
+  text: 0,
+  io: 0,
+  'native.ts': 0,
+  'kernels.ts': 0,
   tensor: 1,
-  nn: 2, index: 2, data: 2, align: 2,
+  nn: 2,
+  index: 2,
+  data: 2,
+  align: 2,
   models: 3,
   embed: 4,
-  eval: 5, mine: 5, classify: 5, analyze: 5, probe: 5, graph: 5, corpus: 5, docalign: 5,
-  train: 6, serve: 6, cluster: 6,
+  eval: 5,
+  mine: 5,
+  classify: 5,
+  analyze: 5,
+  probe: 5,
+  graph: 5,
+  corpus: 5,
+  docalign: 5,
+  train: 6,
+  serve: 6,
+  cluster: 6,
   cli: 7,
 };
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const pathOf = (layer) => `^src/${esc(layer)}${layer.endsWith('.ts') ? '$' : '/'}`;
 const layers = Object.keys(RANK);
 
-const forbidden = layers.map((layer) => {
-  const above = layers.filter((l) => RANK[l] > RANK[layer]);
-  return above.length && {
-    name: `layer-${layer.replace('.ts', '')}`,
-    comment: `src/${layer} (layer ${RANK[layer]}) must not import a higher layer: ${above.join(', ')}`,
-    severity: 'error',
-    from: { path: pathOf(layer) },
-    to: { path: `(${above.map(pathOf).join('|')})` },
-  };
-}).filter(Boolean);
+const forbidden = layers
+  .map((layer) => {
+    const above = layers.filter((l) => RANK[l] > RANK[layer]);
+    return (
+      above.length && {
+        name: `layer-${layer.replace('.ts', '')}`,
+        comment: `src/${layer} (layer ${RANK[layer]}) must not import a higher layer: ${above.join(', ')}`,
+        severity: 'error',
+        from: { path: pathOf(layer) },
+        to: { path: `(${above.map(pathOf).join('|')})` },
+      }
+    );
+  })
+  .filter(Boolean);
 
 forbidden.push(
   {
@@ -53,10 +73,14 @@ forbidden.push(
   },
   {
     name: 'cli-commands-apart',
-    comment: "a src/cli command file never imports another command's file: only the shared helpers (command.ts: specs and usage errors; io.ts: paths and outputs; vectors.ts: embedding options; default-model.ts; interrupt.ts: signals of training commands; corpus-passes.ts: a corpus read in passes; mine-options.ts: the mining commands' option groups; binary-search.ts; commands.ts for run.ts, run.ts for main.ts; commands.ts itself lists every command). cluster.ts (GRAPH_BUILD_OPTIONS, vectorsArgument) and eval-retrieval.ts (openIndex) still take from graph.ts and index-cmds.ts, to be moved to shared helpers",
+    comment:
+      "a src/cli command file never imports another command's file: only the shared helpers (command.ts: specs and usage errors; io.ts: paths and outputs; vectors.ts: embedding options; default-model.ts; interrupt.ts: signals of training commands; corpus-passes.ts: a corpus read in passes; mine-options.ts: the mining commands' option groups; binary-search.ts; commands.ts for run.ts, run.ts for main.ts; commands.ts itself lists every command). cluster.ts (GRAPH_BUILD_OPTIONS, vectorsArgument) and eval-retrieval.ts (openIndex) still take from graph.ts and index-cmds.ts, to be moved to shared helpers",
     severity: 'error',
     from: { path: '^src/cli/', pathNot: '^src/cli/(commands|cluster|eval-retrieval)\\.ts$' },
-    to: { path: '^src/cli/', pathNot: '^src/cli/(command|io|vectors|default-model|interrupt|corpus-passes|mine-options|binary-search|commands|run|help-docs)\\.ts$' },
+    to: {
+      path: '^src/cli/',
+      pathNot: '^src/cli/(command|io|vectors|default-model|interrupt|corpus-passes|mine-options|binary-search|commands|run|help-docs)\\.ts$',
+    },
   },
   {
     name: 'no-unknown-layer',

@@ -14,7 +14,8 @@ import { randomUnit } from './faiss-flat.js';
 
 /** The best of `reps` timings (seconds) of f, and its last result. */
 function best<T>(reps: number, f: () => T): { seconds: number; result: T } {
-  let seconds = Infinity, result!: T;
+  let seconds = Infinity,
+    result!: T;
   for (let i = 0; i < reps; i++) {
     const t = performance.now();
     result = f();
@@ -26,8 +27,11 @@ function best<T>(reps: number, f: () => T): { seconds: number; result: T } {
 export async function run(nq = 1000, nb = 50000, d = 512, k = 10) {
   const threads = threadsArg();
   setFaissThreads(threads);
-  const q = randomUnit(nq, d, 3), b = randomUnit(nb, d, 4);
-  const qc = packSigns(q, d), bc = packSigns(b, d), bytes = d / 8;
+  const q = randomUnit(nq, d, 3),
+    b = randomUnit(nb, d, 4);
+  const qc = packSigns(q, d),
+    bc = packSigns(b, d),
+    bytes = d / 8;
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-bin-'));
   try {
     writeNpy(join(dir, 'q.npy'), qc, [nq, bytes], 'uint8');
@@ -39,8 +43,12 @@ export async function run(nq = 1000, nb = 50000, d = 512, k = 10) {
     const ts = best(1, () => hammingKnnJs(qc.subarray(0, tenth * bytes), bc, bytes, k));
     const tsSeconds = (ts.seconds * nq) / tenth;
     const sameAsTs = ts.result.labels.every((x, i) => x === n1.result.labels[i]) && ts.result.distances.every((x, i) => x === n1.result.distances[i]);
-    let top1 = 0, all = 0;
-    for (let i = 0; i < nq * k; i++) { all += n1.result.distances[i]!; if (i % k === 0) top1 += n1.result.distances[i]!; }
+    let top1 = 0,
+      all = 0;
+    for (let i = 0; i < nq * k; i++) {
+      all += n1.result.distances[i]!;
+      if (i % k === 0) top1 += n1.result.distances[i]!;
+    }
     const idx = indexFactory(d, 'Flat', 'ip');
     idx.add(b);
     const fl = best(1, () => idx.search(q, k));
@@ -48,12 +56,19 @@ export async function run(nq = 1000, nb = 50000, d = 512, k = 10) {
     const py1 = runPython('faiss_binary.py', [join(dir, 'q.npy'), join(dir, 'b.npy'), String(k), '1']);
     const pyN = runPython('faiss_binary.py', [join(dir, 'q.npy'), join(dir, 'b.npy'), String(k), String(threads)]);
     return {
-      name: 'binary_search', shape: `${nq} x ${nb} x ${d} bits, k=${k}`, threads,
-      xling_native_1thread_seconds: n1.seconds, xling_native_seconds: nN.seconds,
-      python_faiss_1thread_seconds: py1.seconds!, python_faiss_seconds: pyN.seconds!,
-      xling_typescript_1thread_seconds: tsSeconds, xling_float_flat_seconds: fl.seconds,
-      ratio_vs_faiss_1thread: py1.seconds! / n1.seconds, ratio_vs_faiss: pyN.seconds! / nN.seconds,
-      ratio_vs_typescript_1thread: tsSeconds / n1.seconds, ratio_vs_float_flat: fl.seconds / nN.seconds,
+      name: 'binary_search',
+      shape: `${nq} x ${nb} x ${d} bits, k=${k}`,
+      threads,
+      xling_native_1thread_seconds: n1.seconds,
+      xling_native_seconds: nN.seconds,
+      python_faiss_1thread_seconds: py1.seconds!,
+      python_faiss_seconds: pyN.seconds!,
+      xling_typescript_1thread_seconds: tsSeconds,
+      xling_float_flat_seconds: fl.seconds,
+      ratio_vs_faiss_1thread: py1.seconds! / n1.seconds,
+      ratio_vs_faiss: pyN.seconds! / nN.seconds,
+      ratio_vs_typescript_1thread: tsSeconds / n1.seconds,
+      ratio_vs_float_flat: fl.seconds / nN.seconds,
       code_bytes_ratio: (d * 4) / bytes,
       same_results: top1 === py1.checksum && top1 === pyN.checksum && all === py1.checksum_all && all === pyN.checksum_all && sameThreads && sameAsTs,
     };

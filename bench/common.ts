@@ -30,12 +30,17 @@ export function threadsArg(): number {
   return i > 0 ? Number(process.argv[i + 1]) : 2;
 }
 
-export function jsonMode(): boolean { return process.argv.includes('--json'); }
+export function jsonMode(): boolean {
+  return process.argv.includes('--json');
+}
 
 /** Deterministic small PRNG for synthetic batches (identical on both sides via JSON). */
 export function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 4294967296; };
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
 }
 
 /**
@@ -48,7 +53,23 @@ export function benchModel(tmp: string): string {
   if (i > 0) return process.argv[i + 1]!;
   const repo = join(benchRoot, '..');
   const out = join(tmp, 'model');
-  const t = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'train', '--config', join(repo, 'configs', 'fast-1h.json'), '--data', join(repo, 'data', 'sample', 'gettext.train.tsv.gz'), '--out', out, '--budget-pairs', '8192', '--quiet'], { encoding: 'utf8' });
+  const t = spawnSync(
+    process.execPath,
+    [
+      join(repo, 'dist', 'src', 'cli', 'main.js'),
+      'train',
+      '--config',
+      join(repo, 'configs', 'fast-1h.json'),
+      '--data',
+      join(repo, 'data', 'sample', 'gettext.train.tsv.gz'),
+      '--out',
+      out,
+      '--budget-pairs',
+      '8192',
+      '--quiet',
+    ],
+    { encoding: 'utf8' },
+  );
   if (t.status !== 0) throw new Error(`training the bench model failed: ${t.stderr.slice(-2000)}`);
   return out;
 }

@@ -23,27 +23,32 @@ function roundsArg(): number {
 
 /** Wall and CPU seconds (all threads) to embed all sentences (one call, as xling embed's batches). */
 function timeEmbed(m: SentenceEncoderModel, sentences: string[]): { wall: number; cpu: number } {
-  const c0 = process.cpuUsage(), t0 = performance.now();
+  const c0 = process.cpuUsage(),
+    t0 = performance.now();
   m.embed(sentences);
   const c = process.cpuUsage(c0);
   return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
 }
 
 export async function run() {
-  const threads = threadsArg(), rounds = roundsArg();
+  const threads = threadsArg(),
+    rounds = roundsArg();
   setNumThreads(threads);
   const { cfg, task, sentences } = await fastDualOnSample();
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-'));
   try {
-    const fp32Dir = join(dir, 'fp32'), int8Dir = join(dir, 'int8');
+    const fp32Dir = join(dir, 'fp32'),
+      int8Dir = join(dir, 'int8');
     writeModelFiles(fp32Dir, 'dual', task, cfg, null);
     task.module.dispose();
     exportCompact(fp32Dir, int8Dir, { dtype: 'int8' });
-    const fp32 = loadSentenceEncoder(fp32Dir), int8 = loadSentenceEncoder(int8Dir);
+    const fp32 = loadSentenceEncoder(fp32Dir),
+      int8 = loadSentenceEncoder(int8Dir);
     for (const m of [fp32, int8]) m.embed(sentences.slice(0, 500)); // warm-up
     // best wall time of the rounds, and the least CPU time (on a shared machine the CPU seconds
     // move less than the wall time: other processes take cores, not cycles)
-    const best = { fp32: Infinity, int8: Infinity }, cpu = { fp32: Infinity, int8: Infinity };
+    const best = { fp32: Infinity, int8: Infinity },
+      cpu = { fp32: Infinity, int8: Infinity };
     for (let r = 0; r < rounds; r++) {
       // alternate which goes first: a load change mid-run hits both
       const order: ('fp32' | 'int8')[] = r % 2 ? ['int8', 'fp32'] : ['fp32', 'int8'];
@@ -53,14 +58,28 @@ export async function run() {
         cpu[k] = Math.min(cpu[k], t.cpu);
       }
     }
-    writeFileSync(join(dir, 'e.json'), JSON.stringify({ threads, buckets: cfg.features.buckets, dim: cfg.features.dim, outDim: cfg.encoder.outDim, ngrams: cfg.features.ngrams, sentences }));
+    writeFileSync(
+      join(dir, 'e.json'),
+      JSON.stringify({ threads, buckets: cfg.features.buckets, dim: cfg.features.dim, outDim: cfg.encoder.outDim, ngrams: cfg.features.ngrams, sentences }),
+    );
     const py = runPython('embed_dual.py', [join(dir, 'e.json')]);
-    const n = sentences.length, x = n / best.fp32, i8 = n / best.int8;
+    const n = sentences.length,
+      x = n / best.fp32,
+      i8 = n / best.int8;
     return {
-      name: 'embed_dual', sentences: n, threads, rounds,
-      xling_sents_per_s: x, int8_sents_per_s: i8, torch_sents_per_s: py.sents_per_s!,
-      ratio: x / py.sents_per_s!, int8_vs_fp32_ratio: i8 / x, int8_vs_torch_ratio: i8 / py.sents_per_s!,
-      fp32_cpu_s: cpu.fp32, int8_cpu_s: cpu.int8, int8_vs_fp32_cpu_ratio: cpu.fp32 / cpu.int8,
+      name: 'embed_dual',
+      sentences: n,
+      threads,
+      rounds,
+      xling_sents_per_s: x,
+      int8_sents_per_s: i8,
+      torch_sents_per_s: py.sents_per_s!,
+      ratio: x / py.sents_per_s!,
+      int8_vs_fp32_ratio: i8 / x,
+      int8_vs_torch_ratio: i8 / py.sents_per_s!,
+      fp32_cpu_s: cpu.fp32,
+      int8_cpu_s: cpu.int8,
+      int8_vs_fp32_cpu_ratio: cpu.fp32 / cpu.int8,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -69,5 +88,9 @@ export async function run() {
 
 if (process.argv[1]?.endsWith('embed-dual.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `embedding ${r.sentences} sentences with the averaging dual encoder (${r.threads} threads, best of ${r.rounds}): xling fp32 ${r.xling_sents_per_s.toFixed(0)}/s, its int8 export ${r.int8_sents_per_s.toFixed(0)}/s (${r.int8_vs_fp32_ratio.toFixed(2)}×), reference ${r.torch_sents_per_s.toFixed(0)}/s → fp32 ${r.ratio.toFixed(2)}×, int8 ${r.int8_vs_torch_ratio.toFixed(2)}×`);
+  console.log(
+    jsonMode()
+      ? JSON.stringify(r)
+      : `embedding ${r.sentences} sentences with the averaging dual encoder (${r.threads} threads, best of ${r.rounds}): xling fp32 ${r.xling_sents_per_s.toFixed(0)}/s, its int8 export ${r.int8_sents_per_s.toFixed(0)}/s (${r.int8_vs_fp32_ratio.toFixed(2)}×), reference ${r.torch_sents_per_s.toFixed(0)}/s → fp32 ${r.ratio.toFixed(2)}×, int8 ${r.int8_vs_torch_ratio.toFixed(2)}×`,
+  );
 }

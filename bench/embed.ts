@@ -12,9 +12,13 @@ export async function run(n = 20000) {
   const threads = threadsArg();
   setNumThreads(threads);
   manualSeed(0);
-  const V = 16000, rnd = lcg(5);
+  const V = 16000,
+    rnd = lcg(5);
   // gettext-like lengths: 5–40 tokens, skewed short
-  const sents = Array.from({ length: n }, () => { const L = 5 + Math.floor(35 * rnd() * rnd()); return [...Array.from({ length: L - 1 }, () => 4 + Math.floor(rnd() * (V - 4))), 3]; });
+  const sents = Array.from({ length: n }, () => {
+    const L = 5 + Math.floor(35 * rnd() * rnd());
+    return [...Array.from({ length: L - 1 }, () => 4 + Math.floor(rnd() * (V - 4))), 3];
+  });
   const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: V, targetLangs: ['en'] }).eval();
   const tok = { vocabSize: V, padId: 0, unkId: 1, bosId: 2, eosId: 3, encode: () => new Int32Array() };
   const m = new SentenceEncoderModel(new LaserSentenceEncoder(enc, 0), tok);
@@ -36,5 +40,9 @@ export async function run(n = 20000) {
 
 if (process.argv[1]?.endsWith('embed.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `embedding ${r.sentences} sentences (${r.threads} threads): xling ${r.xling_sents_per_s.toFixed(0)}/s vs reference ${r.torch_sents_per_s.toFixed(0)}/s → ${r.ratio.toFixed(2)}×`);
+  console.log(
+    jsonMode()
+      ? JSON.stringify(r)
+      : `embedding ${r.sentences} sentences (${r.threads} threads): xling ${r.xling_sents_per_s.toFixed(0)}/s vs reference ${r.torch_sents_per_s.toFixed(0)}/s → ${r.ratio.toFixed(2)}×`,
+  );
 }

@@ -13,7 +13,11 @@ export function randomUnit(n: number, d: number, seed: number): Float32Array {
   const x = new Float32Array(n * d);
   for (let i = 0; i < n; i++) {
     let s = 0;
-    for (let j = 0; j < d; j++) { const v = rng.normal(); x[i * d + j] = v; s += v * v; }
+    for (let j = 0; j < d; j++) {
+      const v = rng.normal();
+      x[i * d + j] = v;
+      s += v * v;
+    }
     const inv = 1 / Math.sqrt(s);
     for (let j = 0; j < d; j++) x[i * d + j]! *= inv;
   }
@@ -23,7 +27,8 @@ export function randomUnit(n: number, d: number, seed: number): Float32Array {
 export async function run(nq = 10000, nb = 100000, d = 1024, k = 10) {
   const threads = threadsArg();
   setFaissThreads(threads);
-  const q = randomUnit(nq, d, 1), b = randomUnit(nb, d, 2);
+  const q = randomUnit(nq, d, 1),
+    b = randomUnit(nb, d, 2);
   const dir = mkdtempSync(join(tmpdir(), 'xling-bench-'));
   try {
     writeNpy(join(dir, 'q.npy'), q, [nq, d]);
@@ -40,7 +45,16 @@ export async function run(nq = 10000, nb = 100000, d = 1024, k = 10) {
     let checksum = 0;
     for (let i = 0; i < nq; i++) checksum += Number(r.labels[i * k]!);
     const py = runPython('faiss_knn.py', ['flat', join(dir, 'q.npy'), join(dir, 'b.npy'), String(k), String(threads)]);
-    return { name: 'faiss_flat_ip', shape: `${nq} x ${nb} x ${d}, k=${k}`, threads, xling_seconds: xs, xling_knn_seconds: xk, python_seconds: py.seconds!, ratio: py.seconds! / xs, same_results: checksum === py.checksum };
+    return {
+      name: 'faiss_flat_ip',
+      shape: `${nq} x ${nb} x ${d}, k=${k}`,
+      threads,
+      xling_seconds: xs,
+      xling_knn_seconds: xk,
+      python_seconds: py.seconds!,
+      ratio: py.seconds! / xs,
+      same_results: checksum === py.checksum,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -48,5 +62,9 @@ export async function run(nq = 10000, nb = 100000, d = 1024, k = 10) {
 
 if (process.argv[1]?.endsWith('faiss-flat.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `faiss Flat IP ${r.shape} (${r.threads} threads): xling ${r.xling_seconds.toFixed(2)}s (knn() ${r.xling_knn_seconds.toFixed(2)}s), Python faiss ${r.python_seconds.toFixed(2)}s, speed ratio ${r.ratio.toFixed(3)}, same results ${r.same_results}`);
+  console.log(
+    jsonMode()
+      ? JSON.stringify(r)
+      : `faiss Flat IP ${r.shape} (${r.threads} threads): xling ${r.xling_seconds.toFixed(2)}s (knn() ${r.xling_knn_seconds.toFixed(2)}s), Python faiss ${r.python_seconds.toFixed(2)}s, speed ratio ${r.ratio.toFixed(3)}, same results ${r.same_results}`,
+  );
 }

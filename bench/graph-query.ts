@@ -34,7 +34,10 @@ import { Rng } from '../src/util/rng.js';
 import { jsonMode, runPython, threadsArg } from './common.js';
 import { generate } from './ivfpq-1m.js';
 
-const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
 const log = (s: string) => process.stderr.write(`[graph-query] ${s}\n`);
 
 /** The HNSW layouts' lists: this many × √N (--hnsw-lists; 8 by default). */
@@ -51,12 +54,20 @@ export const LAYOUTS: Record<string, (n: number, d: number) => string> = {
   // the same codes as the default with the HNSW quantizer but no OPQ (no rotation to train at 512 dimensions)
   'hnsw-pq': (n, d) => `IVF${pow2(hnswLists() * Math.sqrt(n))}_HNSW32,PQ${d / 8}`,
 };
-function pow2(x: number): number { return 2 ** Math.round(Math.log2(x)); }
+function pow2(x: number): number {
+  return 2 ** Math.round(Math.log2(x));
+}
 
 /** The base as the graph holds it: one float16 tensor [n, d] (converted in blocks of rows). */
 function float16Base(base: Float32Array, n: number, d: number): Tensor {
   const t = keep(empty([n, d], 'float16'));
-  noGrad(() => { for (let a = 0; a < n; a += 100000) tidy(() => { const b = Math.min(n, a + 100000); t.narrow(0, a, b - a).copy_(fromArray(base.subarray(a * d, b * d), [b - a, d])); }); });
+  noGrad(() => {
+    for (let a = 0; a < n; a += 100000)
+      tidy(() => {
+        const b = Math.min(n, a + 100000);
+        t.narrow(0, a, b - a).copy_(fromArray(base.subarray(a * d, b * d), [b - a, d]));
+      });
+  });
   return t;
 }
 
@@ -67,16 +78,29 @@ function float16Base(base: Float32Array, n: number, d: number): Tensor {
  * languages); `byIds` counts ids alone. The returned ids are scored here from the float32 base, not
  * by the float16 re-ranking that chose them.
  */
-function recallAt10(truth: SearchResult, got: { ids: Int32Array }, base: Float32Array, q: Float32Array, d: number, n: number): { recall: number; byIds: number } {
-  let hit = 0, byIds = 0;
+function recallAt10(
+  truth: SearchResult,
+  got: { ids: Int32Array },
+  base: Float32Array,
+  q: Float32Array,
+  d: number,
+  n: number,
+): { recall: number; byIds: number } {
+  let hit = 0,
+    byIds = 0;
   for (let i = 0; i < n; i++) {
     const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + 10), Number));
     const kth = truth.distances[i * truth.k + 9]!;
     for (let j = 0; j < 10; j++) {
       const id = got.ids[i * 10 + j]!;
       if (id < 0) continue;
-      if (t.has(id)) { byIds++; hit++; continue; }
-      const row = base.subarray(id * d, (id + 1) * d), qi = q.subarray(i * d, (i + 1) * d);
+      if (t.has(id)) {
+        byIds++;
+        hit++;
+        continue;
+      }
+      const row = base.subarray(id * d, (id + 1) * d),
+        qi = q.subarray(i * d, (i + 1) * d);
       let s = 0;
       for (let c = 0; c < d; c++) s += row[c]! * qi[c]!;
       if (s >= kth - TIE_TOLERANCE) hit++;
@@ -90,7 +114,9 @@ export async function run(): Promise<Record<string, unknown>> {
   setNumThreads(threads);
   setFaissThreads(threads);
   const nq = Number(arg('queries', '1000'));
-  const cand0 = Number(arg('candidates', '64')), candMax = Number(arg('max-candidates', '512')), target = Number(arg('target', '0.9'));
+  const cand0 = Number(arg('candidates', '64')),
+    candMax = Number(arg('max-candidates', '512')),
+    target = Number(arg('target', '0.9'));
   const only = arg('only', Object.keys(LAYOUTS).join(',')).split(',');
   for (const o of only) if (!LAYOUTS[o]) throw new Error(`--only: unknown layout ${o} (known: ${Object.keys(LAYOUTS).join(', ')})`);
   const real = arg('vectors', '');
@@ -100,12 +126,15 @@ export async function run(): Promise<Record<string, unknown>> {
     // real sentence vectors (e.g. a graph's vectors.npy, float16): a seeded sample of rows are the
     // queries, the other rows the base
     const r = NpyRowReader.open(real);
-    d = r.cols; n = r.rows - nq;
-    const all = r.readRows(0, r.rows); r.close();
+    d = r.cols;
+    n = r.rows - nq;
+    const all = r.readRows(0, r.rows);
+    r.close();
     const isQuery = new Uint8Array(r.rows);
     const picked = new Rng(11).sample(r.rows, nq);
     for (const i of picked) isQuery[i] = 1;
-    base = new Float32Array(n * d); xq = new Float32Array(nq * d);
+    base = new Float32Array(n * d);
+    xq = new Float32Array(nq * d);
     // the queries in the sample's (random) order: the first 200 tune nprobe, and a collection's
     // rows come in the order of its sources (here short gettext strings first, long package
     // descriptions last), so queries in row order would tune on the easiest part
@@ -115,10 +144,13 @@ export async function run(): Promise<Record<string, unknown>> {
     dir = join(arg('dir', '/tmp/xling-graph-query'), 'real');
     mkdirSync(dir, { recursive: true });
     qFile = join(dir, 'queries.npy');
-    const w = NpyWriter.open(qFile, d, 'float32'); w.append(xq); w.close();
+    const w = NpyWriter.open(qFile, d, 'float32');
+    w.append(xq);
+    w.close();
     log(`${real}: ${n} base + ${nq} query vectors of ${d} dimensions`);
   } else {
-    n = Number(arg('n', '1000000')); d = Number(arg('d', '128'));
+    n = Number(arg('n', '1000000'));
+    d = Number(arg('d', '128'));
     dir = join(arg('dir', '/tmp/xling-graph-query'), `${n}x${d}`);
     mkdirSync(dir, { recursive: true });
     const baseFile = join(dir, 'base.npy');
@@ -127,8 +159,12 @@ export async function run(): Promise<Record<string, unknown>> {
       generate(dir, n, nq, d);
       log(`generated ${n} + ${nq} vectors of ${d} dimensions in ${((performance.now() - t) / 1000).toFixed(0)}s`);
     }
-    const br = NpyRowReader.open(baseFile); base = br.readRows(0, n); br.close();
-    const qr = NpyRowReader.open(qFile); xq = new Float32Array(qr.readRows(0, nq)); qr.close();
+    const br = NpyRowReader.open(baseFile);
+    base = br.readRows(0, n);
+    br.close();
+    const qr = NpyRowReader.open(qFile);
+    xq = new Float32Array(qr.readRows(0, nq));
+    qr.close();
   }
   t = performance.now();
   const truth = await knnAsync(xq, base, d, 10, 'ip');
@@ -142,7 +178,10 @@ export async function run(): Promise<Record<string, unknown>> {
   for (const name of only) {
     const factory = LAYOUTS[name]!(n, d);
     const file = join(dir, `${name}.faiss`);
-    let index: FaissIndex, trainSeconds: number | null = null, addSeconds: number | null = null, m = 0;
+    let index: FaissIndex,
+      trainSeconds: number | null = null,
+      addSeconds: number | null = null,
+      m = 0;
     if (process.argv.includes('--reuse') && existsSync(file)) {
       index = readIndex(file);
       if (index.ntotal !== n || index.d !== d) throw new Error(`--reuse: ${file} holds ${index.ntotal} × ${index.d}, not ${n} × ${d}`);
@@ -164,25 +203,36 @@ export async function run(): Promise<Record<string, unknown>> {
     }
     const nlist = index.info.nlist;
     const bytes = statSync(file).size / n;
-    if (trainSeconds !== null) log(`${name} ${factory}: trained on ${m} in ${trainSeconds.toFixed(0)}s, added in ${addSeconds!.toFixed(0)}s, ${bytes.toFixed(1)} bytes/vector`);
+    if (trainSeconds !== null)
+      log(`${name} ${factory}: trained on ${m} in ${trainSeconds.toFixed(0)}s, added in ${addSeconds!.toFixed(0)}s, ${bytes.toFixed(1)} bytes/vector`);
     // the smallest nprobe that reaches the target on the tuning queries; where doubling nprobe
     // stops helping (the codes cannot rank the true neighbours into the candidates), twice the
     // candidates re-ranked (up to --max-candidates) and on from that nprobe
-    let nprobe = 1, rec = 0, prev = -1, cand = cand0;
-    const tq = xq.subarray(0, tuneN * d), tt: SearchResult = { ...truth, n: tuneN };
+    let nprobe = 1,
+      rec = 0,
+      prev = -1,
+      cand = cand0;
+    const tq = xq.subarray(0, tuneN * d),
+      tt: SearchResult = { ...truth, n: tuneN };
     while (nprobe <= nlist) {
       index.setNprobe(nprobe);
       rec = recallAt10(tt, rerank(tq, await index.searchAsync(tq, cand)), base, tq, d, tuneN).recall;
       log(`  nprobe ${nprobe}, ${cand} candidates: recall@10 ${rec.toFixed(3)} on ${tuneN} queries`);
       if (rec >= target) break;
-      if (prev >= 0 && rec - prev < 0.005 && cand * 2 <= candMax) { cand *= 2; prev = -1; continue; }
+      if (prev >= 0 && rec - prev < 0.005 && cand * 2 <= candMax) {
+        cand *= 2;
+        prev = -1;
+        continue;
+      }
       prev = rec;
       nprobe *= 2;
     }
     nprobe = Math.min(nprobe, nlist);
     index.setNprobe(nprobe);
-    await index.searchAsync(xq.subarray(0, 50 * d), cand);   // warm-up
-    let best = Infinity, rerankSeconds = 0, res!: SearchResult;
+    await index.searchAsync(xq.subarray(0, 50 * d), cand); // warm-up
+    let best = Infinity,
+      rerankSeconds = 0,
+      res!: SearchResult;
     for (let rep = 0; rep < 2; rep++) {
       t = performance.now();
       res = await index.searchAsync(xq, cand);
@@ -205,7 +255,12 @@ export async function run(): Promise<Record<string, unknown>> {
       t = performance.now();
       const pids = rerank(xq, pr);
       const prs = (performance.now() - t) / 1000;
-      paper = { paper_nprobe: pp, paper_candidates: cand0, paper_recall_at_10: +recallAt10(truth, pids, base, xq, d, nq).recall.toFixed(4), paper_query_ms_per_sentence: +(((ps + prs) / nq) * 1e3).toFixed(4) };
+      paper = {
+        paper_nprobe: pp,
+        paper_candidates: cand0,
+        paper_recall_at_10: +recallAt10(truth, pids, base, xq, d, nq).recall.toFixed(4),
+        paper_query_ms_per_sentence: +(((ps + prs) / nq) * 1e3).toFixed(4),
+      };
       log(`  ${name} at the research's 1/32 of the lists (nprobe ${pp}): recall@10 ${paper.paper_recall_at_10}, ${paper.paper_query_ms_per_sentence} ms/query`);
       index.setNprobe(nprobe);
     }
@@ -213,25 +268,56 @@ export async function run(): Promise<Record<string, unknown>> {
     const py = runPython('ivfpq_search.py', [file, qFile, String(cand), String(threads), String(nprobe), '2']);
     const pyQps = py[String(nprobe)]!;
     const row = {
-      layout: name, factory, nlist, nprobe, candidates: cand, recall_at_10: +recall.toFixed(4), recall_at_10_by_ids: +byIds.toFixed(4), train_seconds: trainSeconds === null ? null : +trainSeconds.toFixed(1), add_seconds: addSeconds === null ? null : +addSeconds.toFixed(1),
-      bytes_per_vector: +bytes.toFixed(1), search_ms_per_query: +((best / nq) * 1e3).toFixed(4), rerank_ms_per_query: +((rerankSeconds / nq) * 1e3).toFixed(4),
-      query_ms_per_sentence: +(((best + rerankSeconds) / nq) * 1e3).toFixed(4), python_search_ms_per_query: +((1 / pyQps) * 1e3).toFixed(4), python_ratio: +((nq / best) / pyQps).toFixed(3),
+      layout: name,
+      factory,
+      nlist,
+      nprobe,
+      candidates: cand,
+      recall_at_10: +recall.toFixed(4),
+      recall_at_10_by_ids: +byIds.toFixed(4),
+      train_seconds: trainSeconds === null ? null : +trainSeconds.toFixed(1),
+      add_seconds: addSeconds === null ? null : +addSeconds.toFixed(1),
+      bytes_per_vector: +bytes.toFixed(1),
+      search_ms_per_query: +((best / nq) * 1e3).toFixed(4),
+      rerank_ms_per_query: +((rerankSeconds / nq) * 1e3).toFixed(4),
+      query_ms_per_sentence: +(((best + rerankSeconds) / nq) * 1e3).toFixed(4),
+      python_search_ms_per_query: +((1 / pyQps) * 1e3).toFixed(4),
+      python_ratio: +(nq / best / pyQps).toFixed(3),
       ...paper,
     };
-    log(`  ${name}: nprobe ${nprobe}, recall@10 ${recall.toFixed(3)} (by ids ${byIds.toFixed(3)}), ${row.query_ms_per_sentence} ms/query (search ${row.search_ms_per_query}, re-rank ${row.rerank_ms_per_query}); Python faiss search ${row.python_search_ms_per_query} ms/query (xling/Python speed ${row.python_ratio})`);
+    log(
+      `  ${name}: nprobe ${nprobe}, recall@10 ${recall.toFixed(3)} (by ids ${byIds.toFixed(3)}), ${row.query_ms_per_sentence} ms/query (search ${row.search_ms_per_query}, re-rank ${row.rerank_ms_per_query}); Python faiss search ${row.python_search_ms_per_query} ms/query (xling/Python speed ${row.python_ratio})`,
+    );
     rows.push(row);
     if (!process.argv.includes('--keep')) rmSync(file, { force: true });
   }
   const def = rows.find((r) => r.layout === 'default');
   if (def) for (const r of rows) r.cost_ratio_default_over_this = +((def.query_ms_per_sentence as number) / (r.query_ms_per_sentence as number)).toFixed(2);
-  return { name: 'graph_query', data: real ? 'real vectors' : 'synthetic clustered (4,000 centres)', n, d, queries: nq, candidates: cand0, max_candidates: candMax, target, threads, exact_ms_per_query: +((exactSeconds / nq) * 1e3).toFixed(3), layouts: rows };
+  return {
+    name: 'graph_query',
+    data: real ? 'real vectors' : 'synthetic clustered (4,000 centres)',
+    n,
+    d,
+    queries: nq,
+    candidates: cand0,
+    max_candidates: candMax,
+    target,
+    threads,
+    exact_ms_per_query: +((exactSeconds / nq) * 1e3).toFixed(3),
+    layouts: rows,
+  };
 }
 
 if (process.argv[1]?.endsWith('graph-query.js')) {
   const res = await run();
   if (jsonMode()) console.log(JSON.stringify(res));
   else {
-    console.log(`graph query step, ${res.n} × ${res.d}, ${res.threads} threads, recall@10 ≥ ${res.target} after re-ranking ${res.candidates} candidates (exact search: ${res.exact_ms_per_query} ms/query)`);
-    for (const r of res.layouts as Record<string, number | string>[]) console.log(`  ${String(r.layout).padEnd(8)} ${String(r.factory).padEnd(30)} nprobe ${r.nprobe} recall ${r.recall_at_10}: ${r.query_ms_per_sentence} ms/query (${r.cost_ratio_default_over_this ?? '-'}× cheaper than default), ${r.bytes_per_vector} B/vector, train ${r.train_seconds}s add ${r.add_seconds}s; xling/Python faiss search speed ${r.python_ratio}`);
+    console.log(
+      `graph query step, ${res.n} × ${res.d}, ${res.threads} threads, recall@10 ≥ ${res.target} after re-ranking ${res.candidates} candidates (exact search: ${res.exact_ms_per_query} ms/query)`,
+    );
+    for (const r of res.layouts as Record<string, number | string>[])
+      console.log(
+        `  ${String(r.layout).padEnd(8)} ${String(r.factory).padEnd(30)} nprobe ${r.nprobe} recall ${r.recall_at_10}: ${r.query_ms_per_sentence} ms/query (${r.cost_ratio_default_over_this ?? '-'}× cheaper than default), ${r.bytes_per_vector} B/vector, train ${r.train_seconds}s add ${r.add_seconds}s; xling/Python faiss search speed ${r.python_ratio}`,
+      );
   }
 }

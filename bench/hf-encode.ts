@@ -28,7 +28,12 @@ function devSentences(perLang: number): string[] {
   const out: string[] = [];
   for (const l of LANGS) {
     const c = cols.indexOf(l);
-    out.push(...rows.map((r) => r.split('\t')[c] ?? '').filter((s) => s.trim()).slice(0, perLang));
+    out.push(
+      ...rows
+        .map((r) => r.split('\t')[c] ?? '')
+        .filter((s) => s.trim())
+        .slice(0, perLang),
+    );
   }
   return out;
 }
@@ -49,7 +54,9 @@ export async function run() {
   try {
     const snap = join(tmp, 'snapshot');
     py(['make', snap, join(repo, 'test', 'fixtures', 'hf', 'bert', 'tokenizer.json')]);
-    const imp = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'import', 'hf', '--from', snap, '-o', join(tmp, 'xling')], { encoding: 'utf8' });
+    const imp = spawnSync(process.execPath, [join(repo, 'dist', 'src', 'cli', 'main.js'), 'import', 'hf', '--from', snap, '-o', join(tmp, 'xling')], {
+      encoding: 'utf8',
+    });
     if (imp.status !== 0) throw new Error(`xling import hf failed: ${imp.stderr}`);
     const sentences = devSentences(perLang);
     const m = loadSentenceEncoder(join(tmp, 'xling'));
@@ -78,12 +85,18 @@ export async function run() {
     const bv = m.embed(sentences, { normalize: false, maxSentences });
     const xlingBf16 = sentences.length / ((performance.now() - t0) / 1000);
     net.precision = 'fp32';
-    let bf16MinCos = 1, bf16MaxDiff = 0;
+    let bf16MinCos = 1,
+      bf16MaxDiff = 0;
     for (let k = 0; k < sentences.length; k++) {
-      const a = xv.subarray(k * dim, (k + 1) * dim), b = bv.subarray(k * dim, (k + 1) * dim);
-      const na = Math.hypot(...a), nb = Math.hypot(...b);
+      const a = xv.subarray(k * dim, (k + 1) * dim),
+        b = bv.subarray(k * dim, (k + 1) * dim);
+      const na = Math.hypot(...a),
+        nb = Math.hypot(...b);
       let c = 0;
-      for (let j = 0; j < dim; j++) { c += a[j]! * b[j]!; bf16MaxDiff = Math.max(bf16MaxDiff, Math.abs(a[j]! / na - b[j]! / nb)); }
+      for (let j = 0; j < dim; j++) {
+        c += a[j]! * b[j]!;
+        bf16MaxDiff = Math.max(bf16MaxDiff, Math.abs(a[j]! / na - b[j]! / nb));
+      }
       bf16MinCos = Math.min(bf16MinCos, c / (na * nb));
     }
 
@@ -95,12 +108,18 @@ export async function run() {
     // transformers.js on onnxruntime-node: the same groups of sentences, its own tokenizer and mean
     // pooling; its vectors are compared with xling's (the same model: they must agree)
     // and, as its users would batch it at best, groups of ≤ 16 length-sorted sentences (little padding)
-    let js = NaN, jsTight = NaN, jsError: string | null = null, maxAbsDiff = NaN;
+    let js = NaN,
+      jsTight = NaN,
+      jsError: string | null = null,
+      maxAbsDiff = NaN;
     try {
       const tjs = await import('@huggingface/transformers');
       tjs.env.allowRemoteModels = false;
       tjs.env.localModelPath = tmp;
-      const extractor = await tjs.pipeline('feature-extraction', 'snapshot', { dtype: 'fp32', session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 } } as never);
+      const extractor = await tjs.pipeline('feature-extraction', 'snapshot', {
+        dtype: 'fp32',
+        session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+      } as never);
       const groups = batches.map((b) => b.map((k) => sentences[k]!));
       await extractor(groups[0]!.slice(0, 16), { pooling: 'mean' });
       const outs: Float32Array[] = [];
@@ -112,9 +131,11 @@ export async function run() {
       for (const g of tight) await extractor(g, { pooling: 'mean' });
       jsTight = sentences.length / ((performance.now() - t0) / 1000);
       maxAbsDiff = 0;
-      batches.forEach((b, i) => b.forEach((k, r) => {
-        for (let j = 0; j < dim; j++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(outs[i]![r * dim + j]! - xv[k * dim + j]!));
-      }));
+      batches.forEach((b, i) =>
+        b.forEach((k, r) => {
+          for (let j = 0; j < dim; j++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(outs[i]![r * dim + j]! - xv[k * dim + j]!));
+        }),
+      );
       await extractor.dispose();
     } catch (e) {
       // recorded, not fatal: the other two figures stand
@@ -122,14 +143,33 @@ export async function run() {
     }
     const padded = batches.reduce((a, b) => a + b.length * Math.max(...b.map((k) => ids[k]!.length)), 0);
     return {
-      name: 'hf_encode', model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling', sentences: sentences.length, languages: LANGS.length, tokens, padded_tokens: padded, batches: batches.length, max_sentences: maxSentences, threads,
-      xling_sents_per_s: xling, transformers_js_sents_per_s: js, torch_sents_per_s: torch,
-      ratio_vs_transformers_js: xling / js, ratio_vs_torch: xling / torch, max_abs_diff_vs_transformers_js: maxAbsDiff, transformers_js_error: jsError,
+      name: 'hf_encode',
+      model: 'BERT-base shape (12×768, 12 heads, FFN 3072), mean pooling',
+      sentences: sentences.length,
+      languages: LANGS.length,
+      tokens,
+      padded_tokens: padded,
+      batches: batches.length,
+      max_sentences: maxSentences,
+      threads,
+      xling_sents_per_s: xling,
+      transformers_js_sents_per_s: js,
+      torch_sents_per_s: torch,
+      ratio_vs_transformers_js: xling / js,
+      ratio_vs_torch: xling / torch,
+      max_abs_diff_vs_transformers_js: maxAbsDiff,
+      transformers_js_error: jsError,
       // each engine at its best batching: xling's packed batches against transformers.js on groups of ≤ 16
-      transformers_js_tight_sents_per_s: jsTight, ratio_vs_transformers_js_tight: xling / jsTight,
+      transformers_js_tight_sents_per_s: jsTight,
+      ratio_vs_transformers_js_tight: xling / jsTight,
       // bfloat16 matrices (xling embed --precision bf16): speed and distance from the fp32 vectors
-      xling_bf16_sents_per_s: xlingBf16, ratio_bf16_vs_transformers_js: xlingBf16 / js, ratio_bf16_vs_transformers_js_tight: xlingBf16 / jsTight,
-      ratio_bf16_vs_torch: xlingBf16 / torch, ratio_bf16_vs_fp32: xlingBf16 / xling, bf16_min_cosine_vs_fp32: bf16MinCos, bf16_max_abs_diff_vs_fp32: bf16MaxDiff,
+      xling_bf16_sents_per_s: xlingBf16,
+      ratio_bf16_vs_transformers_js: xlingBf16 / js,
+      ratio_bf16_vs_transformers_js_tight: xlingBf16 / jsTight,
+      ratio_bf16_vs_torch: xlingBf16 / torch,
+      ratio_bf16_vs_fp32: xlingBf16 / xling,
+      bf16_min_cosine_vs_fp32: bf16MinCos,
+      bf16_max_abs_diff_vs_fp32: bf16MaxDiff,
       cpu_bf16_native: cpuHasBf16(),
     };
   } finally {
@@ -139,6 +179,10 @@ export async function run() {
 
 if (process.argv[1]?.endsWith('hf-encode.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `${r.model}, ${r.sentences} sentences of ${r.languages} languages, ${r.threads} threads: xling ${r.xling_sents_per_s.toFixed(1)}/s, transformers.js ${r.transformers_js_sents_per_s.toFixed(1)}/s, PyTorch ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio_vs_transformers_js.toFixed(2)}× transformers.js, ${r.ratio_vs_torch.toFixed(2)}× PyTorch; transformers.js in groups of ≤ 16 ${r.transformers_js_tight_sents_per_s.toFixed(1)}/s (${r.ratio_vs_transformers_js_tight.toFixed(2)}×); xling bf16 ${r.xling_bf16_sents_per_s.toFixed(1)}/s (${r.ratio_bf16_vs_transformers_js_tight.toFixed(2)}× the tight transformers.js, min cosine to fp32 ${r.bf16_min_cosine_vs_fp32.toFixed(5)})`);
+  console.log(
+    jsonMode()
+      ? JSON.stringify(r)
+      : `${r.model}, ${r.sentences} sentences of ${r.languages} languages, ${r.threads} threads: xling ${r.xling_sents_per_s.toFixed(1)}/s, transformers.js ${r.transformers_js_sents_per_s.toFixed(1)}/s, PyTorch ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio_vs_transformers_js.toFixed(2)}× transformers.js, ${r.ratio_vs_torch.toFixed(2)}× PyTorch; transformers.js in groups of ≤ 16 ${r.transformers_js_tight_sents_per_s.toFixed(1)}/s (${r.ratio_vs_transformers_js_tight.toFixed(2)}×); xling bf16 ${r.xling_bf16_sents_per_s.toFixed(1)}/s (${r.ratio_bf16_vs_transformers_js_tight.toFixed(2)}× the tight transformers.js, min cosine to fp32 ${r.bf16_min_cosine_vs_fp32.toFixed(5)})`,
+  );
   process.exit(0);
 }

@@ -17,13 +17,18 @@ import { NpyRowReader, NpyWriter } from '../src/io/npy.js';
 import { embedding, manualSeed, normalize, randint, randn, setNumThreads, tidy } from '../src/tensor/index.js';
 import { benchRoot, jsonMode, python, threadsArg } from './common.js';
 
-const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1]! : dflt; };
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
 const log = (s: string) => process.stderr.write(`[ivfpq-1m] ${s}\n`);
 
 /** Writes base.npy (n rows) and queries.npy (nq rows) of d-dim clustered unit vectors into dir. */
 export function generate(dir: string, n: number, nq: number, d: number): void {
   manualSeed(1234);
-  const latent = 64, clusters = 4000, chunk = 50000;
+  const latent = 64,
+    clusters = 4000,
+    chunk = 50000;
   const centres = randn([clusters, latent]);
   const proj = randn([latent, d]).div(Math.sqrt(latent));
   const write = (file: string, rows: number) => {
@@ -40,11 +45,13 @@ export function generate(dir: string, n: number, nq: number, d: number): void {
   };
   write(join(dir, 'base.npy'), n);
   write(join(dir, 'queries.npy'), nq);
-  centres.dispose(); proj.dispose();
+  centres.dispose();
+  proj.dispose();
 }
 
 export function recall(truth: SearchResult, got: SearchResult, k: number): { tenAt10: number; oneAt10: number } {
-  let inter = 0, first = 0;
+  let inter = 0,
+    first = 0;
   for (let i = 0; i < truth.n; i++) {
     const t = new Set(Array.from(truth.labels.subarray(i * truth.k, i * truth.k + k)));
     const g = Array.from(got.labels.subarray(i * got.k, i * got.k + k));
@@ -58,11 +65,16 @@ export async function run() {
   const threads = threadsArg();
   setNumThreads(threads);
   setFaissThreads(threads);
-  const n = Number(arg('n', '1000000')), nq = Number(arg('queries', '2000')), d = 1024, k = 10;
+  const n = Number(arg('n', '1000000')),
+    nq = Number(arg('queries', '2000')),
+    d = 1024,
+    k = 10;
   const dir = arg('dir', '/tmp/xling-ivfpq');
   const factory = 'OPQ32,IVF4096,PQ32';
   mkdirSync(dir, { recursive: true });
-  const base = join(dir, 'base.npy'), queries = join(dir, 'queries.npy'), indexFile = join(dir, 'corpus.faiss');
+  const base = join(dir, 'base.npy'),
+    queries = join(dir, 'queries.npy'),
+    indexFile = join(dir, 'corpus.faiss');
   if (!existsSync(base) || NpyRowReader.open(base).rows !== n) {
     const t = performance.now();
     generate(dir, n, nq, d);
@@ -85,8 +97,11 @@ export async function run() {
   // build exactly as a user would
   t = performance.now();
   const cli = join(benchRoot, '..', 'dist', 'src', 'cli', 'main.js');
-  const b = spawnSync(process.execPath, [cli, 'index', 'build', '--factory', factory, '--metric', 'ip', '--train-sample', '200000', base, '-o', indexFile],
-    { encoding: 'utf8', env: { ...process.env, XLING_THREADS: String(threads) }, stdio: ['ignore', 'inherit', 'pipe'] });
+  const b = spawnSync(process.execPath, [cli, 'index', 'build', '--factory', factory, '--metric', 'ip', '--train-sample', '200000', base, '-o', indexFile], {
+    encoding: 'utf8',
+    env: { ...process.env, XLING_THREADS: String(threads) },
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
   const buildSeconds = (performance.now() - t) / 1000;
   if (b.status !== 0) throw new Error(`index build failed: ${b.stderr.slice(-2000)}`);
   const trainSeconds = Number(/trained .* in ([\d.]+)s/.exec(b.stderr)?.[1] ?? NaN);
@@ -109,16 +124,37 @@ export async function run() {
   const py = spawnSync(python, [join(benchRoot, 'py', 'ivfpq_search.py'), indexFile, queries, String(k), String(threads), '16,64,256'], { encoding: 'utf8' });
   if (py.status !== 0) throw new Error(`python side failed: ${py.stderr.slice(-2000)}`);
   const pyQps = JSON.parse(py.stdout.trim().split('\n').pop()!) as Record<string, number>;
-  for (const row of rows) { row.python_qps = pyQps[String(row.nprobe)]!; row.ratio = row.qps! / row.python_qps; }
+  for (const row of rows) {
+    row.python_qps = pyQps[String(row.nprobe)]!;
+    row.ratio = row.qps! / row.python_qps;
+  }
   if (!process.argv.includes('--keep')) rmSync(indexFile, { force: true });
-  return { name: 'ivfpq_1m', factory, n, d, queries: nq, threads, build_seconds: buildSeconds, train_seconds: trainSeconds, bytes_per_vector_file: bytesPerVector, code_bytes_per_vector: 32, id_bytes_per_vector: 8, search: rows };
+  return {
+    name: 'ivfpq_1m',
+    factory,
+    n,
+    d,
+    queries: nq,
+    threads,
+    build_seconds: buildSeconds,
+    train_seconds: trainSeconds,
+    bytes_per_vector_file: bytesPerVector,
+    code_bytes_per_vector: 32,
+    id_bytes_per_vector: 8,
+    search: rows,
+  };
 }
 
 if (process.argv[1]?.endsWith('ivfpq-1m.js')) {
   const res = await run();
   if (jsonMode()) console.log(JSON.stringify(res));
   else {
-    console.log(`${res.factory}, ${res.n} × ${res.d}, ${res.threads} threads: build ${res.build_seconds.toFixed(0)} s (train ${res.train_seconds} s), ${res.bytes_per_vector_file.toFixed(1)} bytes/vector on disk`);
-    for (const r of res.search) console.log(`  nprobe ${r.nprobe}: ${r.qps!.toFixed(0)} q/s (Python faiss ${r.python_qps!.toFixed(0)} q/s, ${r.ratio!.toFixed(2)}×), 10-recall@10 ${r.recall_10at10!.toFixed(3)}, 1-recall@10 ${r.recall_1at10!.toFixed(3)}`);
+    console.log(
+      `${res.factory}, ${res.n} × ${res.d}, ${res.threads} threads: build ${res.build_seconds.toFixed(0)} s (train ${res.train_seconds} s), ${res.bytes_per_vector_file.toFixed(1)} bytes/vector on disk`,
+    );
+    for (const r of res.search)
+      console.log(
+        `  nprobe ${r.nprobe}: ${r.qps!.toFixed(0)} q/s (Python faiss ${r.python_qps!.toFixed(0)} q/s, ${r.ratio!.toFixed(2)}×), 10-recall@10 ${r.recall_10at10!.toFixed(3)}, 1-recall@10 ${r.recall_1at10!.toFixed(3)}`,
+      );
   }
 }

@@ -20,7 +20,11 @@ function devSentences(perLang: number): string[] {
   const repo = join(benchRoot, '..');
   const shared = join(repo, '..', 'shared', 'data', 'gettext', 'dev.tsv.gz');
   const file = existsSync(shared) ? shared : join(repo, 'data', 'sample', 'gettext.dev.tsv.gz');
-  const [head, ...rows] = gunzipSync(readFileSync(file)).toString('utf8').trimEnd().split('\n').map((l) => l.split('\t'));
+  const [head, ...rows] = gunzipSync(readFileSync(file))
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split('\t'));
   const out: string[] = [];
   for (const l of LANGS) {
     const j = head!.indexOf(l);
@@ -47,11 +51,14 @@ export async function run(perLang = Number(process.argv.find((a) => a.startsWith
     writeFileSync(join(dir, 'cfg.json'), JSON.stringify({ threads, checkpoint: ckpt, spm, sents, out: join(dir, 'torch.npy') }));
     // xling and PyTorch alternate, best of `rounds` each: on a shared machine the load drifts
     // (CPU seconds of each side too: on a loaded machine they say more than the wall clock)
-    let secs = Infinity, cpu = Infinity, v: Float32Array = new Float32Array(0);
+    let secs = Infinity,
+      cpu = Infinity,
+      v: Float32Array = new Float32Array(0);
     let py: Record<string, number> = { sents_per_s: 0 };
     let pyCpu = Infinity;
     for (let r = 0; r < rounds; r++) {
-      const t0 = performance.now(), c0 = process.cpuUsage();
+      const t0 = performance.now(),
+        c0 = process.cpuUsage();
       v = m.embed(sents, { center: false });
       const c = process.cpuUsage(c0);
       secs = Math.min(secs, (performance.now() - t0) / 1000);
@@ -64,13 +71,24 @@ export async function run(perLang = Number(process.argv.find((a) => a.startsWith
     let worst = 0;
     const d = m.dim;
     for (let i = 0; i < sents.length; i++) {
-      const r = ref.subarray(i * d, (i + 1) * d), n = Math.hypot(...r);
+      const r = ref.subarray(i * d, (i + 1) * d),
+        n = Math.hypot(...r);
       for (let j = 0; j < d; j++) worst = Math.max(worst, Math.abs(v[i * d + j]! - r[j]! / n));
     }
     return {
-      name: 'laser_import', model: 'BiLSTM 5×512×2, 320-d embeddings, 50004 rows', sentences: sents.length, languages: LANGS.length, threads, rounds,
-      xling_sents_per_s: sents.length / secs, torch_sents_per_s: py.sents_per_s!, torch_tokenize_seconds: py.tokenize_seconds!,
-      ratio: sents.length / secs / py.sents_per_s!, xling_cpu_seconds: cpu, torch_cpu_seconds: pyCpu, max_abs_diff_normalised: worst,
+      name: 'laser_import',
+      model: 'BiLSTM 5×512×2, 320-d embeddings, 50004 rows',
+      sentences: sents.length,
+      languages: LANGS.length,
+      threads,
+      rounds,
+      xling_sents_per_s: sents.length / secs,
+      torch_sents_per_s: py.sents_per_s!,
+      torch_tokenize_seconds: py.tokenize_seconds!,
+      ratio: sents.length / secs / py.sents_per_s!,
+      xling_cpu_seconds: cpu,
+      torch_cpu_seconds: pyCpu,
+      max_abs_diff_normalised: worst,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -79,5 +97,9 @@ export async function run(perLang = Number(process.argv.find((a) => a.startsWith
 
 if (process.argv[1]?.endsWith('laser-import.js')) {
   const r = await run();
-  console.log(jsonMode() ? JSON.stringify(r) : `imported LASER2-sized BiLSTM, ${r.sentences} sentences of ${r.languages} languages (${r.threads} threads): xling ${r.xling_sents_per_s.toFixed(1)}/s vs PyTorch (laser_encoders) ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio.toFixed(2)}× (CPU seconds ${r.xling_cpu_seconds.toFixed(2)} vs ${r.torch_cpu_seconds.toFixed(2)}; max abs difference ${r.max_abs_diff_normalised.toExponential(1)})`);
+  console.log(
+    jsonMode()
+      ? JSON.stringify(r)
+      : `imported LASER2-sized BiLSTM, ${r.sentences} sentences of ${r.languages} languages (${r.threads} threads): xling ${r.xling_sents_per_s.toFixed(1)}/s vs PyTorch (laser_encoders) ${r.torch_sents_per_s.toFixed(1)}/s → ${r.ratio.toFixed(2)}× (CPU seconds ${r.xling_cpu_seconds.toFixed(2)} vs ${r.torch_cpu_seconds.toFixed(2)}; max abs difference ${r.max_abs_diff_normalised.toExponential(1)})`,
+  );
 }

@@ -37,14 +37,16 @@ type Embed = (s: string[]) => Promise<unknown> | unknown;
 
 /** Wall and CPU seconds (all threads) of one call over all sentences. */
 async function timeOnce(f: Embed, sentences: string[]): Promise<{ wall: number; cpu: number }> {
-  const c0 = process.cpuUsage(), t0 = performance.now();
+  const c0 = process.cpuUsage(),
+    t0 = performance.now();
   await f(sentences);
   const c = process.cpuUsage(c0);
   return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
 }
 
 export async function run() {
-  const threads = threadsArg(), rounds = Math.max(1, Number(arg('--rounds') ?? 3));
+  const threads = threadsArg(),
+    rounds = Math.max(1, Number(arg('--rounds') ?? 3));
   setNumThreads(threads);
   const load0 = loadavg()[0]!;
   const { cfg, task, sentences } = await fastDualOnSample();
@@ -52,15 +54,23 @@ export async function run() {
   const opened: LoadedLiteModel[] = [];
   try {
     const user = arg('--model');
-    const fp32Dir = join(dir, 'fp32'), int8Dir = join(dir, 'int8');
-    if (user) exportEncoder(user, fp32Dir); else writeModelFiles(fp32Dir, 'dual', task, cfg, null);
+    const fp32Dir = join(dir, 'fp32'),
+      int8Dir = join(dir, 'int8');
+    if (user) exportEncoder(user, fp32Dir);
+    else writeModelFiles(fp32Dir, 'dual', task, cfg, null);
     task.module.dispose();
     exportCompact(fp32Dir, int8Dir, { dtype: 'int8' });
     const paths: Record<string, { f: Embed; sents: string[] }> = {};
-    for (const [dt, d] of [['fp32', fp32Dir], ['int8', int8Dir]] as const) {
+    for (const [dt, d] of [
+      ['fp32', fp32Dir],
+      ['int8', int8Dir],
+    ] as const) {
       const native = loadSentenceEncoder(d);
       paths[`native_${dt}`] = { f: (s) => native.embed(s, { center: false }), sents: sentences };
-      for (const [key, o] of [[`lite_${dt}_2workers`, { threads: 2 }], [`lite_${dt}_1thread`, {}]] as const) {
+      for (const [key, o] of [
+        [`lite_${dt}_2workers`, { threads: 2 }],
+        [`lite_${dt}_1thread`, {}],
+      ] as const) {
         const m = await loadModel(d, o);
         opened.push(m);
         if (m.kernel !== 'wasm-simd') throw new Error(`bench lite: ${key} embeds with ${m.kernel}, not the WebAssembly kernels`);
@@ -75,7 +85,10 @@ export async function run() {
       // a product-quantised export (xling export --dtype pq): lite sums coordinates (embedBatchPq)
       const native = loadSentenceEncoder(pq);
       paths.native_pq = { f: (s) => native.embed(s, { center: false }), sents: sentences };
-      for (const [key, o] of [['lite_pq_2workers', { threads: 2 }], ['lite_pq_1thread', {}]] as const) {
+      for (const [key, o] of [
+        ['lite_pq_2workers', { threads: 2 }],
+        ['lite_pq_1thread', {}],
+      ] as const) {
         const m = await loadModel(pq, o);
         opened.push(m);
         if (m.dtype !== 'pq') throw new Error(`bench lite: --pq ${pq} is not a product-quantised export (dtype ${m.dtype})`);
@@ -84,7 +97,8 @@ export async function run() {
       }
     }
     for (const p of Object.values(paths)) await p.f(p.sents.slice(0, 2000)); // warm-up
-    const wall = new Map<string, number>(), cpu = new Map<string, number>();
+    const wall = new Map<string, number>(),
+      cpu = new Map<string, number>();
     const keys = Object.keys(paths);
     for (let r = 0; r < rounds; r++) {
       // alternate the order: a change of load mid-run hits every path
@@ -94,7 +108,14 @@ export async function run() {
         cpu.set(k, Math.min(cpu.get(k) ?? Infinity, t.cpu));
       }
     }
-    const r: Record<string, number | string> = { name: 'lite', sentences: sentences.length, model: user ? 'given' : 'fast-1h shapes, random weights', native_threads: threads, rounds, load_avg_start: load0 };
+    const r: Record<string, number | string> = {
+      name: 'lite',
+      sentences: sentences.length,
+      model: user ? 'given' : 'fast-1h shapes, random weights',
+      native_threads: threads,
+      rounds,
+      load_avg_start: load0,
+    };
     for (const k of keys) {
       r[`${k}_sents_per_s`] = paths[k]!.sents.length / wall.get(k)!;
       r[`${k}_sents_per_cpu_s`] = paths[k]!.sents.length / cpu.get(k)!;
@@ -124,11 +145,20 @@ if (process.argv[1]?.endsWith('lite.js')) {
   if (jsonMode()) console.log(JSON.stringify(r));
   else {
     const f = (k: string) => `${Math.round(r[`${k}_sents_per_s`] as number)}/s (${Math.round(r[`${k}_sents_per_cpu_s`] as number)}/CPU-s)`;
-    console.log(`embedding ${r.sentences} sentences (load average ${(r.load_avg_start as number).toFixed(1)} → ${(r.load_avg_end as number).toFixed(1)} on this machine):`);
+    console.log(
+      `embedding ${r.sentences} sentences (load average ${(r.load_avg_start as number).toFixed(1)} → ${(r.load_avg_end as number).toFixed(1)} on this machine):`,
+    );
     for (const dt of ['fp32', 'int8']) {
-      console.log(`  ${dt}: native ${f(`native_${dt}`)}, lite 2 workers ${f(`lite_${dt}_2workers`)} → ${(r[`lite_${dt}_ratio`] as number).toFixed(2)}× (per CPU-second ${(r[`lite_${dt}_cpu_ratio`] as number).toFixed(2)}×), lite 1 thread ${f(`lite_${dt}_1thread`)}, pure TypeScript ${f(`lite_${dt}_js`)}`);
+      console.log(
+        `  ${dt}: native ${f(`native_${dt}`)}, lite 2 workers ${f(`lite_${dt}_2workers`)} → ${(r[`lite_${dt}_ratio`] as number).toFixed(2)}× (per CPU-second ${(r[`lite_${dt}_cpu_ratio`] as number).toFixed(2)}×), lite 1 thread ${f(`lite_${dt}_1thread`)}, pure TypeScript ${f(`lite_${dt}_js`)}`,
+      );
     }
-    if (r.native_pq_sents_per_s) console.log(`  pq: native ${f('native_pq')}, lite 2 workers ${f('lite_pq_2workers')} → ${(r.lite_pq_ratio as number).toFixed(2)}×, lite 1 thread ${f('lite_pq_1thread')}`);
-    console.log(`  lite int8 on 2 workers: ${Math.round(r.lite_int8_2workers_sents_per_s as number)}/s against the ${BAR}/s goal (${(r.lite_int8_vs_bar_ratio as number).toFixed(2)}×)`);
+    if (r.native_pq_sents_per_s)
+      console.log(
+        `  pq: native ${f('native_pq')}, lite 2 workers ${f('lite_pq_2workers')} → ${(r.lite_pq_ratio as number).toFixed(2)}×, lite 1 thread ${f('lite_pq_1thread')}`,
+      );
+    console.log(
+      `  lite int8 on 2 workers: ${Math.round(r.lite_int8_2workers_sents_per_s as number)}/s against the ${BAR}/s goal (${(r.lite_int8_vs_bar_ratio as number).toFixed(2)}×)`,
+    );
   }
 }

@@ -37,7 +37,12 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
   const table = await loadTable(join(benchRoot, '..', 'data', 'sample', 'gettext.train.tsv.gz'));
   let tok: TextTokenizer;
   if (kind === 'averaging') tok = dualFamily.fixedTokenizer!(cfg)!;
-  else tok = Tokenizer.train(new Map(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)])), { vocabSize: cfg.vocab.size, sampleSentences: cfg.vocab.sampleSentences, seed: 1 });
+  else
+    tok = Tokenizer.train(new Map(table.langs.map((l) => [l, table.rows.map((r) => r.get(l)).filter((s): s is string => !!s)])), {
+      vocabSize: cfg.vocab.size,
+      sampleSentences: cfg.vocab.sampleSentences,
+      seed: 1,
+    });
   const corpus = encodeTable(table, tok);
   manualSeed(cfg.seed);
   const task = dualFamily.createTask(cfg, tok, corpus, () => {});
@@ -49,22 +54,30 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
   });
   const sparse = task.sparseParameters!;
   const dense = task.module.parameters().filter((p) => !sparse.includes(p));
-  const opt = new Adam(dense, { lr: cfg.optim.lr, betas: cfg.optim.betas }), sopt = new SparseAdam(sparse, { lr: cfg.optim.sparseLr || cfg.optim.lr, betas: cfg.optim.betas });
+  const opt = new Adam(dense, { lr: cfg.optim.lr, betas: cfg.optim.betas }),
+    sopt = new SparseAdam(sparse, { lr: cfg.optim.sparseLr || cfg.optim.lr, betas: cfg.optim.betas });
   // the step of the trainer (src/train/trainer.ts) with this family's loss (src/models/dual/family.ts)
-  const step = (b: { src: Int32Array[]; trg: Int32Array[] }) => tidy(() => {
-    opt.zeroGrad(); sopt.zeroGrad();
-    const B = b.src.length;
-    const v = normalize(enc.forward([...b.src, ...b.trg]), 1);
-    const loss = additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), cfg.loss);
-    loss.backward();
-    sopt.step(); opt.step();
-    return loss.item();
-  });
+  const step = (b: { src: Int32Array[]; trg: Int32Array[] }) =>
+    tidy(() => {
+      opt.zeroGrad();
+      sopt.zeroGrad();
+      const B = b.src.length;
+      const v = normalize(enc.forward([...b.src, ...b.trg]), 1);
+      const loss = additiveMarginLoss(v.narrow(0, 0, B), v.narrow(0, B, B), cfg.loss);
+      loss.backward();
+      sopt.step();
+      opt.step();
+      return loss.item();
+    });
   task.module.train();
   for (const b of batches.slice(0, warmup)) step(b);
   const t0 = performance.now();
   let pairs = 0;
-  for (const b of batches.slice(warmup)) { step(b); pairs += b.src.length; await new Promise((r) => setImmediate(r)); }
+  for (const b of batches.slice(warmup)) {
+    step(b);
+    pairs += b.src.length;
+    await new Promise((r) => setImmediate(r));
+  }
   const seconds = (performance.now() - t0) / 1000;
   const xlingRate = pairs / seconds;
   process.stderr.write(`[bench] xling dual ${kind}: ${xlingRate.toFixed(0)} pairs/s\n`);
@@ -82,19 +95,44 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
     };
     const side = (seqs: Int32Array[]) => {
       const b = enc.featureBags(seqs);
-      return { ids: put(b.ids), offsets: put(b.offsets), weights: put(b.weights), ...(kind === 'transformer' ? { lengths: put(Int32Array.from(seqs, (s) => Math.max(1, s.length))) } : {}) };
+      return {
+        ids: put(b.ids),
+        offsets: put(b.offsets),
+        weights: put(b.weights),
+        ...(kind === 'transformer' ? { lengths: put(Int32Array.from(seqs, (s) => Math.max(1, s.length))) } : {}),
+      };
     };
     const f = join(dir, 'batches.json');
     const mc = enc.cfg;
     const sides = batches.map((b) => ({ src: side(b.src), trg: side(b.trg) }));
     writeFileSync(join(dir, 'batches.bin'), Buffer.concat(chunks));
-    writeFileSync(f, JSON.stringify({
-      kind, threads, warmup, lr: cfg.optim.lr, margin: cfg.loss.margin, scale: cfg.loss.scale,
-      rows: enc.embed.numEmbeddings, model: { dim: mc.dim, outDim: mc.outDim, initStd: mc.initStd, dropout: mc.dropout, maxLen: mc.maxLen, heads: mc.heads, ff: mc.ff, layers: mc.layers },
-      data: 'batches.bin', batches: sides,
-    }));
+    writeFileSync(
+      f,
+      JSON.stringify({
+        kind,
+        threads,
+        warmup,
+        lr: cfg.optim.lr,
+        margin: cfg.loss.margin,
+        scale: cfg.loss.scale,
+        rows: enc.embed.numEmbeddings,
+        model: { dim: mc.dim, outDim: mc.outDim, initStd: mc.initStd, dropout: mc.dropout, maxLen: mc.maxLen, heads: mc.heads, ff: mc.ff, layers: mc.layers },
+        data: 'batches.bin',
+        batches: sides,
+      }),
+    );
     const torch = runPython('train_dual.py', [f]);
-    return { name: `train_step_dual_${kind}`, threads, batch: cfg.batch.size, steps, xling_pairs_per_s: xlingRate, torch_pairs_per_s: torch.pairs_per_s!, ratio: xlingRate / torch.pairs_per_s!, xling_params: task.module.numParameters(), torch_params: torch.params! };
+    return {
+      name: `train_step_dual_${kind}`,
+      threads,
+      batch: cfg.batch.size,
+      steps,
+      xling_pairs_per_s: xlingRate,
+      torch_pairs_per_s: torch.pairs_per_s!,
+      ratio: xlingRate / torch.pairs_per_s!,
+      xling_params: task.module.numParameters(),
+      torch_params: torch.params!,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     task.module.dispose();
@@ -102,9 +140,17 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
 }
 
 if (process.argv[1]?.endsWith('train-dual.js')) {
-  const kinds: DualBenchKind[] = process.argv.includes('--transformer') ? ['transformer'] : process.argv.includes('--averaging') ? ['averaging'] : ['averaging', 'transformer'];
+  const kinds: DualBenchKind[] = process.argv.includes('--transformer')
+    ? ['transformer']
+    : process.argv.includes('--averaging')
+      ? ['averaging']
+      : ['averaging', 'transformer'];
   for (const k of kinds) {
     const r = await benchTrainDual(k);
-    console.log(jsonMode() ? JSON.stringify(r) : `train step dual ${k} (batch ${r.batch}, ${r.threads} threads): xling ${r.xling_pairs_per_s.toFixed(0)} pairs/s, PyTorch ${r.torch_pairs_per_s.toFixed(0)} pairs/s, ratio ${r.ratio.toFixed(3)} (params ${r.xling_params} vs ${r.torch_params})`);
+    console.log(
+      jsonMode()
+        ? JSON.stringify(r)
+        : `train step dual ${k} (batch ${r.batch}, ${r.threads} threads): xling ${r.xling_pairs_per_s.toFixed(0)} pairs/s, PyTorch ${r.torch_pairs_per_s.toFixed(0)} pairs/s, ratio ${r.ratio.toFixed(3)} (params ${r.xling_params} vs ${r.torch_params})`,
+    );
   }
 }

@@ -19,7 +19,8 @@ function makeBatches(n: number, B: number, seed: number) {
   const batches: { src: number[][]; tgt: number[][] }[] = [];
   for (let i = 0; i < n; i++) {
     const base = 6 + Math.floor(rnd() * 30); // gettext strings: 4–60 words → ~6–36 BPE tokens
-    const src: number[][] = [], tgt: number[][] = [];
+    const src: number[][] = [],
+      tgt: number[][] = [];
     for (let j = 0; j < B; j++) {
       const ls = Math.max(2, base + Math.floor(rnd() * 5) - 2);
       const lt = Math.max(2, Math.min(63, Math.round(ls * (0.8 + 0.4 * rnd()))));
@@ -46,8 +47,13 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
     step = (b) => {
       const src = padBatch(b.src);
       const loss = model.loss([src], [{ seqs: b.tgt, lang: 0 }], 2);
-      opt.zeroGrad(); loss.backward(); clipGradNorm(params, 5); opt.step();
-      const v = loss.item(); loss.dispose(); src.ids.dispose();
+      opt.zeroGrad();
+      loss.backward();
+      clipGradNorm(params, 5);
+      opt.step();
+      const v = loss.item();
+      loss.dispose();
+      src.ids.dispose();
       return v;
     };
   } else {
@@ -57,7 +63,11 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
   const t0 = performance.now();
   let pairs = 0;
   const losses: number[] = [];
-  for (const b of batches.slice(warmup)) { losses.push(step(b)); pairs += b.src.length; await new Promise((r) => setImmediate(r)); }
+  for (const b of batches.slice(warmup)) {
+    losses.push(step(b));
+    pairs += b.src.length;
+    await new Promise((r) => setImmediate(r));
+  }
   const seconds = (performance.now() - t0) / 1000;
   const xling = { pairs_per_s: pairs / seconds, seconds, first_loss: losses[0]!, last_loss: losses.at(-1)!, params: nParams };
   process.stderr.write(`[bench] xling ${kind}: ${xling.pairs_per_s.toFixed(1)} pairs/s\n`);
@@ -67,7 +77,17 @@ export async function benchTrainStep(kind: 'laser' | 'dual', threads = threadsAr
     const f = join(dir, 'batches.json');
     writeFileSync(f, JSON.stringify({ kind, threads, vocab: V, warmup, batches }));
     const torch = runPython('train_step.py', [f]);
-    return { name: `train_step_${kind}`, threads, batch: B, steps, xling_pairs_per_s: xling.pairs_per_s, torch_pairs_per_s: torch.pairs_per_s!, ratio: xling.pairs_per_s / torch.pairs_per_s!, xling_params: xling.params, torch_params: torch.params! };
+    return {
+      name: `train_step_${kind}`,
+      threads,
+      batch: B,
+      steps,
+      xling_pairs_per_s: xling.pairs_per_s,
+      torch_pairs_per_s: torch.pairs_per_s!,
+      ratio: xling.pairs_per_s / torch.pairs_per_s!,
+      xling_params: xling.params,
+      torch_params: torch.params!,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -77,6 +97,10 @@ if (process.argv[1]?.endsWith('train-step.js')) {
   const kinds = process.argv.includes('--laser') ? ['laser'] : process.argv.includes('--dual') ? ['dual'] : ['dual', 'laser'];
   for (const k of kinds) {
     const r = await benchTrainStep(k as 'laser' | 'dual');
-    console.log(jsonMode() ? JSON.stringify(r) : `train step ${k} (batch ${r.batch}, ${r.threads} threads): xling ${r.xling_pairs_per_s.toFixed(1)} pairs/s, PyTorch ${r.torch_pairs_per_s.toFixed(1)} pairs/s, ratio ${r.ratio.toFixed(3)} (params ${r.xling_params} vs ${r.torch_params})`);
+    console.log(
+      jsonMode()
+        ? JSON.stringify(r)
+        : `train step ${k} (batch ${r.batch}, ${r.threads} threads): xling ${r.xling_pairs_per_s.toFixed(1)} pairs/s, PyTorch ${r.torch_pairs_per_s.toFixed(1)} pairs/s, ratio ${r.ratio.toFixed(3)} (params ${r.xling_params} vs ${r.torch_params})`,
+    );
   }
 }

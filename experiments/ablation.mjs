@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const [train = 'data/sample/gettext.train.tsv.gz', dev = 'data/sample/gettext.dev.tsv.gz', pairs = '24000', baseCfg = 'configs/tiny-sample.json'] = process.argv.slice(2);
+const [train = 'data/sample/gettext.train.tsv.gz', dev = 'data/sample/gettext.dev.tsv.gz', pairs = '24000', baseCfg = 'configs/tiny-sample.json'] =
+  process.argv.slice(2);
 const base = JSON.parse(readFileSync(baseCfg, 'utf8'));
 const variants = {
   'BiLSTM-max, 1:1': {},
@@ -23,7 +24,11 @@ for (const [name, over] of Object.entries(variants)) {
   const cfg = { ...base, ...over, budget: { pairs: Number(pairs) }, validate: { ...base.validate, every: 0 } };
   writeFileSync(join(dir, 'config.in.json'), JSON.stringify(cfg, null, 1));
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'train', '--config', join(dir, 'config.in.json'), '--data', train, '--dev', dev, '--out', dir, '--resume'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const r = spawnSync(
+    process.execPath,
+    ['dist/src/cli/main.js', 'train', '--config', join(dir, 'config.in.json'), '--data', train, '--dev', dev, '--out', dir, '--resume'],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   if (r.status !== 0) process.exit(r.status ?? 1);
   if (!tok && existsSync(join(dir, 'tokenizer.json'))) tok = join(dir, 'tokenizer.json');
   const x = JSON.parse(readFileSync(join(dir, 'dev-xsim.json'), 'utf8'));

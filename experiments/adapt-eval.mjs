@@ -7,11 +7,17 @@ import { defaultConfig, devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } 
 import { DIALOGUE_LANGS } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
 const maxRows = Number(opt('--max-rows', '200'));
 const jsonFile = opt('--json', null);
 const [modelDir] = args;
-if (!modelDir || args.length > 1 || !(maxRows > 0)) { console.error('usage: node experiments/adapt-eval.mjs MODEL_DIR [--max-rows N] [--json OUT.json]'); process.exit(2); }
+if (!modelDir || args.length > 1 || !(maxRows > 0)) {
+  console.error('usage: node experiments/adapt-eval.mjs MODEL_DIR [--max-rows N] [--json OUT.json]');
+  process.exit(2);
+}
 
 // the sets of experiments/dev-sets.mjs (coreDevSets), cut to maxRows rows per language
 const sets = {

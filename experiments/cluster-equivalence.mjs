@@ -12,10 +12,19 @@ import { startLocalRedis } from '../dist/src/cluster/local-redis.js';
 import { readNpy } from 'xling';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : def; };
-const model = opt('--model'), n = Number(opt('--n', '100000')), workers = Number(opt('--workers', '4')), shards = opt('--shards', '8');
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : def;
+};
+const model = opt('--model'),
+  n = Number(opt('--n', '100000')),
+  workers = Number(opt('--workers', '4')),
+  shards = opt('--shards', '8');
 const dir = opt('--dir', join(tmpdir(), `xling-equivalence-${process.pid}`));
-if (!model) { console.error('usage: node experiments/cluster-equivalence.mjs --model DIR [--n 100000] [--workers 4] [--shards 8] [--dir DIR]'); process.exit(2); }
+if (!model) {
+  console.error('usage: node experiments/cluster-equivalence.mjs --model DIR [--n 100000] [--workers 4] [--shards 8] [--dir DIR]');
+  process.exit(2);
+}
 const cli = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 const p = (f) => join(dir, f);
 const log = (l) => process.stderr.write(`[equivalence] ${l}\n`);
@@ -38,16 +47,39 @@ writeFileSync(p('corpus.txt'), lines.join('\n') + '\n');
 log(`${lines.length} sentences`);
 
 const redis = await startLocalRedis(p('redis'));
-const procs = Array.from({ length: workers }, (_, i) => spawn(process.execPath, [cli, 'worker', '--redis', redis.url, '--threads', '1', '--name', `w${i}`, '--quiet'], { stdio: 'ignore' }));
+const procs = Array.from({ length: workers }, (_, i) =>
+  spawn(process.execPath, [cli, 'worker', '--redis', redis.url, '--threads', '1', '--name', `w${i}`, '--quiet'], { stdio: 'ignore' }),
+);
 const out = { sentences: lines.length, workers, shards: Number(shards) };
 try {
   const q = ['--redis', redis.url, '--shards', shards];
   // embed
   out.embed_single_s = run(['embed', '--model', model, '--lang', 'en', '--input', p('corpus.txt'), '-o', p('single.npy')]);
-  out.embed_cluster_s = run(['cluster', 'embed', '--model', model, '--lang', 'en', '--input', p('corpus.txt'), '-o', p('cluster.npy'), ...q, '--work', p('work-embed'), '--quiet']);
-  const a = readNpy(p('single.npy')), b = readNpy(p('cluster.npy'));
-  let maxDiff = 0, same = 0;
-  for (let i = 0; i < a.data.length; i++) { const d = Math.abs(a.data[i] - b.data[i]); if (d > maxDiff) maxDiff = d; if (d === 0) same++; }
+  out.embed_cluster_s = run([
+    'cluster',
+    'embed',
+    '--model',
+    model,
+    '--lang',
+    'en',
+    '--input',
+    p('corpus.txt'),
+    '-o',
+    p('cluster.npy'),
+    ...q,
+    '--work',
+    p('work-embed'),
+    '--quiet',
+  ]);
+  const a = readNpy(p('single.npy')),
+    b = readNpy(p('cluster.npy'));
+  let maxDiff = 0,
+    same = 0;
+  for (let i = 0; i < a.data.length; i++) {
+    const d = Math.abs(a.data[i] - b.data[i]);
+    if (d > maxDiff) maxDiff = d;
+    if (d === 0) same++;
+  }
   Object.assign(out, { embed_shape_equal: a.shape.join() === b.shape.join(), embed_max_abs_diff: maxDiff, embed_identical_share: same / a.data.length });
   log(`embed: max abs difference ${maxDiff}`);
   // index (from the single-process vectors)
@@ -60,7 +92,8 @@ try {
   const gr = ['--model', model, '--data', `en=${p('corpus.txt')}`];
   out.graph_single_s = run(['graph', 'build', ...gr, '--out', p('graph-single'), '--quiet']);
   out.graph_cluster_s = run(['cluster', 'graph', ...gr, '--out', p('graph-cluster'), ...q, '--work', p('work-graph'), '--quiet']);
-  for (const f of ['vectors.npy', 'index.faiss', 'neighbours.npy', 'distances.npy', 'sentences.txt']) out[`graph_${f}_identical`] = readFileSync(join(p('graph-single'), f)).equals(readFileSync(join(p('graph-cluster'), f)));
+  for (const f of ['vectors.npy', 'index.faiss', 'neighbours.npy', 'distances.npy', 'sentences.txt'])
+    out[`graph_${f}_identical`] = readFileSync(join(p('graph-single'), f)).equals(readFileSync(join(p('graph-cluster'), f)));
   log('graph: compared');
 } finally {
   for (const w of procs) w.kill('SIGTERM');

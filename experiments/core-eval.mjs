@@ -8,12 +8,18 @@ import { loadSentenceEncoder, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
 const jsonFile = opt('--json', null);
 const [modelDir] = args;
-if (!modelDir || args.length > 1) { console.error('usage: node experiments/core-eval.mjs MODEL_DIR [--json OUT.json]'); process.exit(2); }
+if (!modelDir || args.length > 1) {
+  console.error('usage: node experiments/core-eval.mjs MODEL_DIR [--json OUT.json]');
+  process.exit(2);
+}
 
 const sets = await coreDevSets(devFile, dialogueFile);
 const model = loadSentenceEncoder(modelDir);

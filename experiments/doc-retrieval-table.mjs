@@ -11,8 +11,13 @@ import { documentRetrieval, documentVectors, loadSentenceEncoder, readParallelDo
 const args = process.argv.slice(2);
 const di = args.indexOf('--dir');
 const dir = di >= 0 ? args.splice(di, 2)[1] : '../shared/data/ddtp';
-if (!args.length) { console.error('usage: node experiments/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp]'); process.exit(2); }
-const files = readdirSync(dir).filter((f) => /^docs\.dev\..+-en\.tsv\.gz$/.test(f)).sort();
+if (!args.length) {
+  console.error('usage: node experiments/doc-retrieval-table.mjs MODEL_DIR [MODEL_DIR2 …] [--dir ../shared/data/ddtp]');
+  process.exit(2);
+}
+const files = readdirSync(dir)
+  .filter((f) => /^docs\.dev\..+-en\.tsv\.gz$/.test(f))
+  .sort();
 const pct = (x) => (100 * x).toFixed(1);
 for (const modelDir of args) {
   const model = loadSentenceEncoder(modelDir);
@@ -21,10 +26,14 @@ for (const modelDir of args) {
   for (const f of files) {
     const xx = f.split('.')[2].replace(/-en$/, '');
     const { src, trg } = await readParallelDocs(join(dir, f));
-    const X = documentVectors(model, src, { lang: xx }), Y = documentVectors(model, trg, { lang: 'en' });
-    const cos = documentRetrieval(X, Y, model.dim), mar = documentRetrieval(X, Y, model.dim, { margin: true });
+    const X = documentVectors(model, src, { lang: xx }),
+      Y = documentVectors(model, trg, { lang: 'en' });
+    const cos = documentRetrieval(X, Y, model.dim),
+      mar = documentRetrieval(X, Y, model.dim, { margin: true });
     const row = [cos.forward.p1, cos.backward.p1, mar.forward.p1, mar.backward.p1];
-    row.forEach((v, i) => { avg[i] += v / files.length; });
+    row.forEach((v, i) => {
+      avg[i] += v / files.length;
+    });
     console.log(`| ${xx} | ${src.length} | ${row.map(pct).join(' | ')} |`);
   }
   console.log(`| **average** | | ${avg.map(pct).join(' | ')} |`);

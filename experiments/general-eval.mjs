@@ -10,14 +10,20 @@ import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
 const generalFile = opt('--general', null);
 const minRows = Number(opt('--min-rows', '200'));
 const jsonFile = opt('--json', null);
 const [modelDir] = args;
-if (!modelDir || args.length > 1 || !generalFile) { console.error('usage: node experiments/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json]'); process.exit(2); }
+if (!modelDir || args.length > 1 || !generalFile) {
+  console.error('usage: node experiments/general-eval.mjs MODEL_DIR --general DEV.tsv.gz [--json OUT.json]');
+  process.exit(2);
+}
 
 const sets = await coreDevSets(devFile, dialogueFile);
 const general = await loadNWayTsv(generalFile);
@@ -28,7 +34,14 @@ const round = (x) => +x.toFixed(2);
 const out = {};
 for (const [name, set] of Object.entries(sets)) {
   const r = xsimOnDev(model, set, { center: false });
-  out[name] = { error: round(r.average), langs: Object.fromEntries(Object.entries(r.langs).map(([l, v]) => [l, { n: v.n, error: round((v.l2en + v.en2l) / 2) }])) };
-  console.log(`${name}: ${out[name].error}%  (${Object.entries(out[name].langs).map(([l, v]) => `${l} ${v.error}`).join(', ')})`);
+  out[name] = {
+    error: round(r.average),
+    langs: Object.fromEntries(Object.entries(r.langs).map(([l, v]) => [l, { n: v.n, error: round((v.l2en + v.en2l) / 2) }])),
+  };
+  console.log(
+    `${name}: ${out[name].error}%  (${Object.entries(out[name].langs)
+      .map(([l, v]) => `${l} ${v.error}`)
+      .join(', ')})`,
+  );
 }
 if (jsonFile) writeFileSync(jsonFile, JSON.stringify(out, null, 1) + '\n');

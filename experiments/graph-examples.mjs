@@ -8,10 +8,17 @@ import { writeFileSync } from 'node:fs';
 import { GraphReader, loadSentenceEncoder, minimaxPath, neighboursOfText, openGraphIndex as openIndex, snap } from 'xling';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
-const modelDir = opt('--model', undefined), k = Number(opt('-k', '12'));
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
+const modelDir = opt('--model', undefined),
+  k = Number(opt('-k', '12'));
 const [graphDir, out] = args;
-if (!graphDir || !out) { console.error('usage: node experiments/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]'); process.exit(2); }
+if (!graphDir || !out) {
+  console.error('usage: node experiments/graph-examples.mjs GRAPH_DIR OUT.md [--model DIR] [-k 12]');
+  process.exit(2);
+}
 
 const paraphraseQueries = [
   'The file could not be saved because the disk is full.',
@@ -32,7 +39,8 @@ const trajectories = [
 const g = new GraphReader(graphDir);
 const model = loadSentenceEncoder(modelDir ?? g.meta.model.dir);
 const index = openIndex(graphDir);
-const md = [], json = { paraphrases: [], trajectories: [] };
+const md = [],
+  json = { paraphrases: [], trajectories: [] };
 const cell = (s) => s.replace(/\|/g, '\\|');
 md.push(`Graph \`${graphDir}\`: ${g.size} sentences, k = ${g.meta.k}. Distances are cosine distances (1 − cos) of the centred, normalised vectors.`, '');
 md.push('### Multilingual paraphrases', '');
@@ -46,11 +54,19 @@ for (const q of paraphraseQueries) {
 md.push('### Minimax trajectories', '');
 for (const [a, b] of trajectories) {
   const ends = [snap(g, model, index, a), snap(g, model, index, b)];
-  const p = minimaxPath((i) => g.undirectedRow(i), g.size, ends[0], ends[1]);   // edges both ways (xling graph path --undirected)
-  if (!p) { md.push(`"${a}" → "${b}": no path along the graph's edges`, ''); continue; }
+  const p = minimaxPath((i) => g.undirectedRow(i), g.size, ends[0], ends[1]); // edges both ways (xling graph path --undirected)
+  if (!p) {
+    md.push(`"${a}" → "${b}": no path along the graph's edges`, '');
+    continue;
+  }
   const steps = p.steps.map((s) => ({ ...s, text: g.store.text(s.id), lang: g.store.lang(s.id) }));
   json.trajectories.push({ from: a, to: b, maxStep: p.maxStep, visited: p.visited, steps });
-  md.push(`**"${a}" → "${b}"** (snapped to #${ends[0]} and #${ends[1]}; largest step ${p.maxStep.toFixed(3)}, ${steps.length - 1} steps, ${p.visited} sentences visited)`, '', '| step | distance | lang | sentence |', '|---|---|---|---|');
+  md.push(
+    `**"${a}" → "${b}"** (snapped to #${ends[0]} and #${ends[1]}; largest step ${p.maxStep.toFixed(3)}, ${steps.length - 1} steps, ${p.visited} sentences visited)`,
+    '',
+    '| step | distance | lang | sentence |',
+    '|---|---|---|---|',
+  );
   steps.forEach((s, i) => md.push(`| ${i} | ${i ? s.distance.toFixed(3) : ''} | ${s.lang} | ${cell(s.text)} |`));
   md.push('');
 }

@@ -9,16 +9,30 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLASSIFIER_DEFAULTS, documentVectors, evaluateClassifier as evaluate, loadSentenceEncoder, predictClasses as predict, readLabelledDocs, trainClassifier } from 'xling';
+import {
+  CLASSIFIER_DEFAULTS,
+  documentVectors,
+  evaluateClassifier as evaluate,
+  loadSentenceEncoder,
+  predictClasses as predict,
+  readLabelledDocs,
+  trainClassifier,
+} from 'xling';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
 const data = opt('--data', '../shared/data/gettext/train.tsv.gz');
 const dev = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const ddtp = opt('--ddtp', '../shared/data/ddtp');
 const only = opt('--only', '').split(',').filter(Boolean);
 const [minutes, outDir] = args;
-if (!minutes || !outDir) { console.error('usage: node experiments/jmt-ablation.mjs MINUTES OUT_DIR [--only a,b]'); process.exit(2); }
+if (!minutes || !outDir) {
+  console.error('usage: node experiments/jmt-ablation.mjs MINUTES OUT_DIR [--only a,b]');
+  process.exit(2);
+}
 const variants = {
   'Sent-Avg': { encoder: { type: 'avg' }, skipgram: { enabled: false } },
   'JMT-Sent-Avg': { encoder: { type: 'avg' } },
@@ -34,22 +48,39 @@ const results = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, '
 const accuracy = async (model, trainDocs, testFile, testLang, trainLang, select = () => true) => {
   const t = await readLabelledDocs(testFile);
   const keep = t.labels.map((_, i) => select(i));
-  const texts = t.texts.filter((_, i) => keep[i]), labels = t.labels.filter((_, i) => keep[i]);
+  const texts = t.texts.filter((_, i) => keep[i]),
+    labels = t.labels.filter((_, i) => keep[i]);
   // the classes of both sides: a class missing from a small training half is then a wrong answer, not a crash
   const classes = [...new Set([...trainDocs.labels, ...labels])].sort();
-  const clf = trainClassifier(documentVectors(model, trainDocs.texts, { lang: trainLang }), Int32Array.from(trainDocs.labels, (l) => classes.indexOf(l)), classes, CLASSIFIER_DEFAULTS);
-  return evaluate(Int32Array.from(labels, (l) => classes.indexOf(l)), predict(clf, documentVectors(model, texts, { lang: testLang })), classes).accuracy;
+  const clf = trainClassifier(
+    documentVectors(model, trainDocs.texts, { lang: trainLang }),
+    Int32Array.from(trainDocs.labels, (l) => classes.indexOf(l)),
+    classes,
+    CLASSIFIER_DEFAULTS,
+  );
+  return evaluate(
+    Int32Array.from(labels, (l) => classes.indexOf(l)),
+    predict(clf, documentVectors(model, texts, { lang: testLang })),
+    classes,
+  ).accuracy;
 };
 
 for (const [name, over] of Object.entries(variants)) {
   if (only.length > 0 && !only.includes(name)) continue;
-  if (results[name]) { console.error(`${name}: done`); continue; }
+  if (results[name]) {
+    console.error(`${name}: done`);
+    continue;
+  }
   const dir = join(outDir, 'runs', name.replace(/[^a-z0-9]+/gi, '-'));
   const cfg = { model: 'jmt', seed: 1, ...over, center: { perLang: 1000 } };
   writeFileSync(`${dir}.json`, JSON.stringify(cfg, null, 1));
   // a variant trained before (the evaluation failed or was stopped) is evaluated, not trained again
   if (!existsSync(join(dir, 'dev-xsim.json'))) {
-    const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'train', '--config', `${dir}.json`, '--data', data, '--dev', dev, '--out', dir, '--budget-minutes', minutes, '--quiet'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const r = spawnSync(
+      process.execPath,
+      ['dist/src/cli/main.js', 'train', '--config', `${dir}.json`, '--data', data, '--dev', dev, '--out', dir, '--budget-minutes', minutes, '--quiet'],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
     if (r.status !== 0) process.exit(r.status ?? 1);
   }
   const model = loadSentenceEncoder(dir);
@@ -67,5 +98,8 @@ for (const [name, over] of Object.entries(variants)) {
 }
 const pct = (x) => (100 * x).toFixed(1);
 const rows = Object.entries(results).map(([n, r]) => `| ${n} | ${pct(r.en_de)} | ${pct(r.de_en)} | ${r.xsim.toFixed(2)} |`);
-writeFileSync(join(outDir, 'TABLE.md'), `JMT ablation, ${minutes} CPU minutes each (2 threads)\n\n| variant | en→de accuracy | de→en accuracy | dev similarity-search error % |\n|---|---|---|---|\n${rows.join('\n')}\n`);
+writeFileSync(
+  join(outDir, 'TABLE.md'),
+  `JMT ablation, ${minutes} CPU minutes each (2 threads)\n\n| variant | en→de accuracy | de→en accuracy | dev similarity-search error % |\n|---|---|---|---|\n${rows.join('\n')}\n`,
+);
 console.log(readFileSync(join(outDir, 'TABLE.md'), 'utf8'));

@@ -16,9 +16,17 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
-const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
+const opt = (k, d) => {
+  const i = args.indexOf(k);
+  return i >= 0 ? args[i + 1] : d;
+};
 const model = args[0];
-if (!model || model.startsWith('--')) { console.error('usage: node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]'); process.exit(2); }
+if (!model || model.startsWith('--')) {
+  console.error(
+    'usage: node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]',
+  );
+  process.exit(2);
+}
 const mining = opt('--mining', '../shared/data/gettext/mining');
 const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');
@@ -27,44 +35,131 @@ const tables = args.includes('--gold-tables') ? [] : ['--tables', parallel];
 const assignment = ['--assignment', opt('--assignment', 'greedy')];
 mkdirSync(join(work, 'halves'), { recursive: true });
 
-const half = (id) => createHash('sha1').update(id).digest()[0] & 1 ? 'b' : 'a';
-const read = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t'));
-const pairs = readdirSync(mining).filter((f) => f.endsWith('.gold')).map((f) => f.split('.')[0]).sort();
+const half = (id) => (createHash('sha1').update(id).digest()[0] & 1 ? 'b' : 'a');
+const read = (f) =>
+  readFileSync(f, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('\t'));
+const pairs = readdirSync(mining)
+  .filter((f) => f.endsWith('.gold'))
+  .map((f) => f.split('.')[0])
+  .sort();
 for (const p of pairs) {
   const [sl, tl] = p.split('-');
-  const split = readdirSync(mining).find((f) => f.startsWith(`${p}.`) && f.endsWith('.gold')).split('.')[1];
-  const S = read(join(mining, `${p}.${split}.${sl}`)), T = read(join(mining, `${p}.${split}.${tl}`)), G = read(join(mining, `${p}.${split}.gold`));
+  const split = readdirSync(mining)
+    .find((f) => f.startsWith(`${p}.`) && f.endsWith('.gold'))
+    .split('.')[1];
+  const S = read(join(mining, `${p}.${split}.${sl}`)),
+    T = read(join(mining, `${p}.${split}.${tl}`)),
+    G = read(join(mining, `${p}.${split}.gold`));
   const trgHalf = new Map(G.map(([s, t]) => [t, half(s)]));
   for (const h of ['a', 'b']) {
-    writeFileSync(join(work, 'halves', `${p}.${h}.${sl}`), S.filter(([id]) => half(id) === h).map((r) => r.join('\t')).join('\n') + '\n');
-    writeFileSync(join(work, 'halves', `${p}.${h}.${tl}`), T.filter(([id]) => (trgHalf.get(id) ?? half(id)) === h).map((r) => r.join('\t')).join('\n') + '\n');
-    writeFileSync(join(work, 'halves', `${p}.${h}.gold`), G.filter(([s]) => half(s) === h).map((r) => r.join('\t')).join('\n') + '\n');
+    writeFileSync(
+      join(work, 'halves', `${p}.${h}.${sl}`),
+      S.filter(([id]) => half(id) === h)
+        .map((r) => r.join('\t'))
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      join(work, 'halves', `${p}.${h}.${tl}`),
+      T.filter(([id]) => (trgHalf.get(id) ?? half(id)) === h)
+        .map((r) => r.join('\t'))
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      join(work, 'halves', `${p}.${h}.gold`),
+      G.filter(([s]) => half(s) === h)
+        .map((r) => r.join('\t'))
+        .join('\n') + '\n',
+    );
   }
 }
 
 function xling(a) {
   const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...a], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) { console.error(`xling ${a.join(' ')}\n${r.stderr}`); process.exit(1); }
+  if (r.status !== 0) {
+    console.error(`xling ${a.join(' ')}\n${r.stderr}`);
+    process.exit(1);
+  }
   return r;
 }
 const langPairs = pairs.map((p) => p).join(',');
 const pairModel = args.includes('--pair-model');
 // the pair model's other options, passed on as given
-const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca', '--pair-context'].flatMap((o) => (args.includes(o) ? [o, opt(o, '')] : []));
+const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca', '--pair-context'].flatMap((o) =>
+  args.includes(o) ? [o, opt(o, '')] : [],
+);
 for (const f of ['--pair-match', '--siblings']) if (args.includes(f)) pairPassed.push(f);
 // --self-head: both scorers also fit the self-tables regression (xling scorer train --self-head)
 const selfHead = args.includes('--self-head') ? ['--self-head'] : [];
 const pairTrain = pairModel ? ['--pair-model', '--pair-rows', opt('--pair-rows', '15000'), ...pairPassed] : [];
 const pairFrom = pairModel ? ['--pair-from', join(work, 'scorer-parallel')] : [];
-xling(['scorer', 'train', '--model', model, '--parallel', parallel, '--pairs', langPairs, '--rows', rows, ...tables, ...pairTrain, ...selfHead, '-o', join(work, 'scorer-parallel'), '--json', join(work, 'scorer-parallel.json')]);
-xling(['scorer', 'train', '--model', model, '--bucc', join(work, 'halves'), '--split', 'a', ...tables, ...pairFrom, ...selfHead, '-o', join(work, 'scorer-gold'), '--json', join(work, 'scorer-gold.json')]);
+xling([
+  'scorer',
+  'train',
+  '--model',
+  model,
+  '--parallel',
+  parallel,
+  '--pairs',
+  langPairs,
+  '--rows',
+  rows,
+  ...tables,
+  ...pairTrain,
+  ...selfHead,
+  '-o',
+  join(work, 'scorer-parallel'),
+  '--json',
+  join(work, 'scorer-parallel.json'),
+]);
+xling([
+  'scorer',
+  'train',
+  '--model',
+  model,
+  '--bucc',
+  join(work, 'halves'),
+  '--split',
+  'a',
+  ...tables,
+  ...pairFrom,
+  ...selfHead,
+  '-o',
+  join(work, 'scorer-gold'),
+  '--json',
+  join(work, 'scorer-gold.json'),
+]);
 
 const table = [];
 for (const p of pairs) {
   const [sl, tl] = p.split('-');
-  const base = ['--src', join(work, 'halves', `${p}.b.${sl}`), '--trg', join(work, 'halves', `${p}.b.${tl}`), '--gold', join(work, 'halves', `${p}.b.gold`), '--model', model, '--src-lang', sl, '--trg-lang', tl];
-  const f1 = (extra, name) => { xling(['eval', 'bucc', ...base, ...extra, '--json', join(work, `${p}.${name}.json`)]); return JSON.parse(readFileSync(join(work, `${p}.${name}.json`), 'utf8')).f1; };
-  table.push({ pair: p, cosine: f1(['--margin', 'absolute'], 'cosine'), margin: f1([], 'margin'), gold: f1(['--scorer', join(work, 'scorer-gold'), ...assignment], 'gold'), parallel: f1(['--scorer', join(work, 'scorer-parallel'), ...assignment], 'parallel') });
+  const base = [
+    '--src',
+    join(work, 'halves', `${p}.b.${sl}`),
+    '--trg',
+    join(work, 'halves', `${p}.b.${tl}`),
+    '--gold',
+    join(work, 'halves', `${p}.b.gold`),
+    '--model',
+    model,
+    '--src-lang',
+    sl,
+    '--trg-lang',
+    tl,
+  ];
+  const f1 = (extra, name) => {
+    xling(['eval', 'bucc', ...base, ...extra, '--json', join(work, `${p}.${name}.json`)]);
+    return JSON.parse(readFileSync(join(work, `${p}.${name}.json`), 'utf8')).f1;
+  };
+  table.push({
+    pair: p,
+    cosine: f1(['--margin', 'absolute'], 'cosine'),
+    margin: f1([], 'margin'),
+    gold: f1(['--scorer', join(work, 'scorer-gold'), ...assignment], 'gold'),
+    parallel: f1(['--scorer', join(work, 'scorer-parallel'), ...assignment], 'parallel'),
+  });
 }
 const pct = (x) => (100 * x).toFixed(1);
 console.log('| pair (half b) | cosine only | margin only | scorer, gold half a | scorer, parallel TSV |');

@@ -13,15 +13,27 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
-const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
-const usage = 'usage: node experiments/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]';
+const opt = (k, d) => {
+  const i = args.indexOf(k);
+  return i >= 0 ? args[i + 1] : d;
+};
+const usage =
+  'usage: node experiments/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]';
 const [model, sets] = args;
-if (!model || !sets || model.startsWith('--') || sets.startsWith('--')) { console.error(usage); process.exit(2); }
-const scorers = args.flatMap((a, i) => (a === '--scorer' ? [args[i + 1] ?? ''] : [])).map((s) => {
-  const j = s.indexOf('=');
-  if (j <= 0 || j === s.length - 1 || s.slice(0, j) === 'margin') { console.error(`--scorer: expected NAME=DIR (NAME not 'margin'), got '${s}'\n${usage}`); process.exit(2); }
-  return { name: s.slice(0, j), dir: s.slice(j + 1) };
-});
+if (!model || !sets || model.startsWith('--') || sets.startsWith('--')) {
+  console.error(usage);
+  process.exit(2);
+}
+const scorers = args
+  .flatMap((a, i) => (a === '--scorer' ? [args[i + 1] ?? ''] : []))
+  .map((s) => {
+    const j = s.indexOf('=');
+    if (j <= 0 || j === s.length - 1 || s.slice(0, j) === 'margin') {
+      console.error(`--scorer: expected NAME=DIR (NAME not 'margin'), got '${s}'\n${usage}`);
+      process.exit(2);
+    }
+    return { name: s.slice(0, j), dir: s.slice(j + 1) };
+  });
 const cal = opt('--calibration');
 const noSelf = args.includes('--no-self-tables');
 const work = opt('--work', join(sets, 'transfer'));
@@ -29,22 +41,51 @@ mkdirSync(work, { recursive: true });
 
 function xling(a) {
   const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...a], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) { console.error(`xling ${a.join(' ')}\n${r.stderr}`); process.exit(1); }
+  if (r.status !== 0) {
+    console.error(`xling ${a.join(' ')}\n${r.stderr}`);
+    process.exit(1);
+  }
   return r.stderr;
 }
-const golds = readdirSync(sets).filter((f) => /^[a-z_]+-[a-z_]+\.[^.]+\.gold$/.test(f)).sort();
-if (!golds.length) { console.error(`${sets}: no xx-yy.<split>.gold files`); process.exit(1); }
+const golds = readdirSync(sets)
+  .filter((f) => /^[a-z_]+-[a-z_]+\.[^.]+\.gold$/.test(f))
+  .sort();
+if (!golds.length) {
+  console.error(`${sets}: no xx-yy.<split>.gold files`);
+  process.exit(1);
+}
 const table = [];
 for (const g of golds) {
   const [p, split] = g.split('.');
   const [sl, tl] = p.split('-');
-  const base = ['eval', 'bucc', '--src', join(sets, `${p}.${split}.${sl}`), '--trg', join(sets, `${p}.${split}.${tl}`), '--gold', join(sets, g), '--model', model, '--src-lang', sl, '--trg-lang', tl];
+  const base = [
+    'eval',
+    'bucc',
+    '--src',
+    join(sets, `${p}.${split}.${sl}`),
+    '--trg',
+    join(sets, `${p}.${split}.${tl}`),
+    '--gold',
+    join(sets, g),
+    '--model',
+    model,
+    '--src-lang',
+    sl,
+    '--trg-lang',
+    tl,
+  ];
   const row = { pair: p };
   for (const s of [{ name: 'margin', dir: null }, ...scorers]) {
     const json = join(work, `${p}.${s.name}.json`);
     const calFile = cal ? join(cal, `${p}.${s.name === 'margin' ? 'margin' : s.name}.json`) : null;
     const useCal = calFile && existsSync(calFile);
-    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir, ...(noSelf ? ['--no-self-tables'] : [])] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
+    const err = xling([
+      ...base,
+      ...(s.dir ? ['--scorer', s.dir, ...(noSelf ? ['--no-self-tables'] : [])] : []),
+      ...(useCal ? ['--threshold-from', calFile] : []),
+      '--json',
+      json,
+    ]);
     const r = JSON.parse(readFileSync(json, 'utf8'));
     row[s.name] = { f1: r.f1, threshold: r.threshold, at: r.at_threshold ?? null, tables: !/has no word tables/.test(err) };
   }
@@ -60,6 +101,11 @@ for (const r of table) {
   console.log(`| ${r.pair} | ${[...cells, ...calCells].join(' | ')} |`);
 }
 const mean = (f) => table.reduce((s, r) => s + f(r), 0) / table.length;
-console.log(`| mean | ${names.map((n) => pct(mean((r) => r[n].f1))).join(' | ')}${cal ? ` | ${names.map((n) => (table.every((r) => r[n].at) ? pct(mean((r) => r[n].at.f1)) : '—')).join(' | ')}` : ''} |`);
-if (table.some((r) => scorers.some((s) => !r[s.name].tables))) console.log(`\n\\* the scorer has no word tables for that pair (${noSelf ? 'its word-alignment features are empty' : 'they are trained on the set\'s own pairs: --self-tables'}).`);
+console.log(
+  `| mean | ${names.map((n) => pct(mean((r) => r[n].f1))).join(' | ')}${cal ? ` | ${names.map((n) => (table.every((r) => r[n].at) ? pct(mean((r) => r[n].at.f1)) : '—')).join(' | ')}` : ''} |`,
+);
+if (table.some((r) => scorers.some((s) => !r[s.name].tables)))
+  console.log(
+    `\n\\* the scorer has no word tables for that pair (${noSelf ? 'its word-alignment features are empty' : "they are trained on the set's own pairs: --self-tables"}).`,
+  );
 writeFileSync(join(work, 'table.json'), JSON.stringify(table, null, 1) + '\n');

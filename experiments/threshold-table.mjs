@@ -11,7 +11,10 @@ const args = process.argv.slice(2);
 const si = args.indexOf('--systems');
 const systems = si >= 0 ? args[si + 1].split(',') : ['parallel', 'gold'];
 const dirs = args.filter((a, i) => !a.startsWith('--') && (si < 0 || i !== si + 1));
-if (!dirs.length) { console.error('usage: node experiments/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]'); process.exit(2); }
+if (!dirs.length) {
+  console.error('usage: node experiments/threshold-table.mjs DIR [DIR …] [--systems parallel,gold]');
+  process.exit(2);
+}
 
 const pct = (x) => (x === undefined || x === null ? '—' : (100 * x).toFixed(1));
 /** F1 of the candidates scoring at least t, from the JSON's cuts ([threshold, precision, recall], best first). */
@@ -23,7 +26,9 @@ function f1At(j, t) {
 
 for (const dir of dirs) {
   for (const sys of systems) {
-    const files = readdirSync(dir).filter((f) => f.endsWith(`.${sys}.json`) && /^[\w]+-[\w]+\./.test(f)).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(`.${sys}.json`) && /^[\w]+-[\w]+\./.test(f))
+      .sort();
     if (!files.length) continue;
     const rows = files.map((f) => {
       const j = JSON.parse(readFileSync(join(dir, f), 'utf8'));
@@ -35,8 +40,22 @@ for (const dir of dirs) {
     console.log(`\n${dir}, ${sys} scorer\n`);
     console.log(`| pair | F1-optimal (threshold) | at 0.5 | at --threshold auto (threshold) |${hasCal ? ' at the dev-calibrated threshold |' : ''}`);
     console.log(`|---|---|---|---|${hasCal ? '---|' : ''}`);
-    for (const r of rows) console.log(`| ${r.pair} | ${pct(r.opt)} (${r.optT.toFixed(2)}) | ${pct(r.half)} | ${pct(r.auto)} (${r.autoT.toFixed(2)}) |${hasCal ? ` ${pct(r.cal)} |` : ''}`);
+    for (const r of rows)
+      console.log(
+        `| ${r.pair} | ${pct(r.opt)} (${r.optT.toFixed(2)}) | ${pct(r.half)} | ${pct(r.auto)} (${r.autoT.toFixed(2)}) |${hasCal ? ` ${pct(r.cal)} |` : ''}`,
+      );
     const mean = (k, rs = rows) => rs.reduce((s, r) => s + r[k], 0) / rs.length;
-    console.log(`| mean | ${pct(mean('opt'))} | ${pct(mean('half'))} | ${pct(mean('auto'))} |${hasCal ? ` ${pct(mean('cal', rows.filter((r) => r.cal !== undefined)))} (its pairs) |` : ''}`);
+    console.log(
+      `| mean | ${pct(mean('opt'))} | ${pct(mean('half'))} | ${pct(mean('auto'))} |${
+        hasCal
+          ? ` ${pct(
+              mean(
+                'cal',
+                rows.filter((r) => r.cal !== undefined),
+              ),
+            )} (its pairs) |`
+          : ''
+      }`,
+    );
   }
 }

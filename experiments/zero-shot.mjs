@@ -7,22 +7,36 @@ import { writeFileSync } from 'node:fs';
 import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : def; };
-const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz'), json = opt('--json', null);
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : def;
+};
+const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz'),
+  json = opt('--json', null);
 const [modelDir, heldOut, related] = args;
-if (!modelDir || !heldOut || !related) { console.error('usage: node experiments/zero-shot.mjs MODEL_DIR held,out related,langs [--dev TSV] [--json OUT]'); process.exit(2); }
+if (!modelDir || !heldOut || !related) {
+  console.error('usage: node experiments/zero-shot.mjs MODEL_DIR held,out related,langs [--dev TSV] [--json OUT]');
+  process.exit(2);
+}
 const model = loadSentenceEncoder(modelDir);
 const table = await loadNWayTsv(devFile);
 const rows = [];
-for (const [group, langs] of [['held out', heldOut.split(',')], ['trained', related.split(',')]]) {
+for (const [group, langs] of [
+  ['held out', heldOut.split(',')],
+  ['trained', related.split(',')],
+]) {
   for (const l of langs) {
     const dev = devSetOf(table, [l], 200, 1000);
-    const raw = xsimOnDev(model, dev, { center: false }), centred = xsimOnDev(model, dev);
+    const raw = xsimOnDev(model, dev, { center: false }),
+      centred = xsimOnDev(model, dev);
     rows.push({ lang: l, group, pairs: dev.pairs.get(l)?.src.length ?? 0, xsim: +raw.average.toFixed(2), xsimCentred: +centred.average.toFixed(2) });
     console.error(`${l} (${group}): ${raw.average.toFixed(2)}% (centred ${centred.average.toFixed(2)}%)`);
   }
 }
-const table_ = ['| language | in training | dev pairs | error % (X→en, en→X) | centred |', '|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.lang} | ${r.group === 'trained' ? 'yes' : '**no**'} | ${r.pairs} | ${r.xsim.toFixed(2)} | ${r.xsimCentred.toFixed(2)} |`)].join('\n');
+const table_ = [
+  '| language | in training | dev pairs | error % (X→en, en→X) | centred |',
+  '|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.lang} | ${r.group === 'trained' ? 'yes' : '**no**'} | ${r.pairs} | ${r.xsim.toFixed(2)} | ${r.xsimCentred.toFixed(2)} |`),
+].join('\n');
 console.log(table_);
 if (json) writeFileSync(json, JSON.stringify({ model: modelDir, dev: devFile, rows }, null, 1) + '\n');

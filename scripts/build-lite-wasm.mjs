@@ -19,7 +19,9 @@ async function compile(extra) {
   const out = [];
   const { error } = await asc.main([source, ...common, ...extra, '--outFile', 'k.wasm'], {
     baseDir: root,
-    writeFile(name, contents) { if (name.endsWith('.wasm')) wasm = contents; },
+    writeFile(name, contents) {
+      if (name.endsWith('.wasm')) wasm = contents;
+    },
     stdout: { write: (s) => out.push(String(s)) },
     stderr: { write: (s) => out.push(String(s)) },
   });
@@ -37,7 +39,10 @@ export const KERNELS_WASM_PLAIN = '${plain}';
 `;
 if (process.argv.includes('--check')) {
   const now = readFileSync(target, 'utf8');
-  if (now !== text) { console.error(`${target} is not what ${source} compiles to: run node scripts/build-lite-wasm.mjs`); process.exit(1); }
+  if (now !== text) {
+    console.error(`${target} is not what ${source} compiles to: run node scripts/build-lite-wasm.mjs`);
+    process.exit(1);
+  }
   console.log(`${target}: up to date`);
 } else {
   writeFileSync(target, text);

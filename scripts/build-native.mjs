@@ -7,7 +7,9 @@ const require = createRequire(import.meta.url);
 // node-gyp: the dev dependency in a checkout; in an installed package (no dev dependencies) the one
 // npm runs lifecycle scripts with (npm_config_node_gyp)
 function nodeGyp() {
-  try { return require.resolve('node-gyp/bin/node-gyp.js'); } catch (e) {
+  try {
+    return require.resolve('node-gyp/bin/node-gyp.js');
+  } catch (e) {
     if (process.env.npm_config_node_gyp && existsSync(process.env.npm_config_node_gyp)) return process.env.npm_config_node_gyp;
     throw e;
   }

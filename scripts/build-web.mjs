@@ -10,5 +10,14 @@ const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), 
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 mkdirSync('dist/web', { recursive: true });
 // xling/lite is bundled in ("embed in this tab"); its Node-only branches import node:* lazily, left external
-await build({ entryPoints: ['web/app.ts'], bundle: true, format: 'esm', target: 'es2020', outfile: 'dist/web/app.js', logLevel: 'warning', platform: 'browser', external: ['node:*'] });
+await build({
+  entryPoints: ['web/app.ts'],
+  bundle: true,
+  format: 'esm',
+  target: 'es2020',
+  outfile: 'dist/web/app.js',
+  logLevel: 'warning',
+  platform: 'browser',
+  external: ['node:*'],
+});
 copyFileSync('web/index.html', 'dist/web/index.html');

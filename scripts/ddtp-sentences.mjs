@@ -11,21 +11,42 @@ const args = process.argv.slice(2);
 const out = args[0];
 const i = args.indexOf('--ddtp');
 const D = i >= 0 ? args[i + 1] : '../shared/data/ddtp';
-if (!out || out.startsWith('--')) { console.error('usage: node scripts/ddtp-sentences.mjs OUT [--ddtp DIR]'); process.exit(2); }
+if (!out || out.startsWith('--')) {
+  console.error('usage: node scripts/ddtp-sentences.mjs OUT [--ddtp DIR]');
+  process.exit(2);
+}
 mkdirSync(out, { recursive: true });
 const by = new Map();
 const add = (lang, doc) => {
   if (!by.has(lang)) by.set(lang, new Set());
-  for (const s of splitSentences(doc)) { const t = s.trim().replace(/\s+/g, ' '); if (t) by.get(lang).add(t); }
+  for (const s of splitSentences(doc)) {
+    const t = s.trim().replace(/\s+/g, ' ');
+    if (t) by.get(lang).add(t);
+  }
 };
 for (const f of readdirSync(D).sort()) {
   let m;
   if ((m = f.match(/^docs\.dev\.(\w+)-en\.tsv\.gz$/))) {
-    for (const l of gunzipSync(readFileSync(join(D, f))).toString('utf8').split('\n')) { const c = l.split('\t'); if (c.length >= 3) { add(m[1], c[1]); add('en', c[2]); } }
+    for (const l of gunzipSync(readFileSync(join(D, f)))
+      .toString('utf8')
+      .split('\n')) {
+      const c = l.split('\t');
+      if (c.length >= 3) {
+        add(m[1], c[1]);
+        add('en', c[2]);
+      }
+    }
   } else if ((m = f.match(/^classify\.(?:dev|train)\.(\w+)\.tsv$/) ?? f.match(/^classify\.dev\.(en)-for-\w+\.tsv$/))) {
-    for (const l of readFileSync(join(D, f), 'utf8').split('\n')) { const c = l.split('\t'); if (c.length >= 3) add(m[1], c[2]); }
+    for (const l of readFileSync(join(D, f), 'utf8').split('\n')) {
+      const c = l.split('\t');
+      if (c.length >= 3) add(m[1], c[2]);
+    }
   }
 }
 let total = 0;
-for (const [lang, s] of [...by].sort()) { total += s.size; writeFileSync(join(out, `ddtp.${lang}.txt`), [...s].join('\n') + '\n'); console.log(`${lang}\t${s.size}`); }
+for (const [lang, s] of [...by].sort()) {
+  total += s.size;
+  writeFileSync(join(out, `ddtp.${lang}.txt`), [...s].join('\n') + '\n');
+  console.log(`${lang}\t${s.size}`);
+}
 console.log(`total\t${total}`);

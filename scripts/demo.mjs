@@ -27,11 +27,15 @@ const d = model.dim;
 const queries = dev.rows.slice(0, 4).map((r) => r.get('en'));
 const qv = model.embed(queries, { lang: 'en' }); // unit vectors, centred with the model's English mean
 const nearest = (v, i, cv, n) => {
-  let best = -2, arg = -1;
+  let best = -2,
+    arg = -1;
   for (let j = 0; j < n; j++) {
     let s = 0;
     for (let k = 0; k < d; k++) s += v[i * d + k] * cv[j * d + k];
-    if (s > best) { best = s; arg = j; }
+    if (s > best) {
+      best = s;
+      arg = j;
+    }
   }
   return { arg, best };
 };
@@ -46,14 +50,27 @@ for (const lang of ['de', 'fr', 'zh', 'ru']) {
 }
 
 // 3. mining: margin-scored German-English pairs among 600 + 600 sentences (BUCC layout: id<TAB>sentence)
-const src = 'data/sample/de-en.sample.de', trg = 'data/sample/de-en.sample.en', gold = 'data/sample/de-en.sample.gold';
+const src = 'data/sample/de-en.sample.de',
+  trg = 'data/sample/de-en.sample.en',
+  gold = 'data/sample/de-en.sample.gold';
 cli(['mine', '--src', src, '--trg', trg, '--src-lang', 'de', '--trg-lang', 'en', '-o', `${out}/mined.tsv`]);
-const text = (f) => new Map(readFileSync(f, 'utf8').trimEnd().split('\n').map((l) => l.split('\t')));
-const de = text(src), en = text(trg);
+const text = (f) =>
+  new Map(
+    readFileSync(f, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t')),
+  );
+const de = text(src),
+  en = text(trg);
 const goldPairs = new Set(readFileSync(gold, 'utf8').trimEnd().split('\n'));
-const mined = readFileSync(`${out}/mined.tsv`, 'utf8').trimEnd().split('\n').map((l) => l.split('\t'));
+const mined = readFileSync(`${out}/mined.tsv`, 'utf8')
+  .trimEnd()
+  .split('\n')
+  .map((l) => l.split('\t'));
 console.log(`\nthe best of ${mined.length} mined pairs (✓: a gold pair of the sample):`);
-for (const [score, s, t] of mined.slice(0, 6)) console.log(`  ${goldPairs.has(`${s}\t${t}`) ? '✓' : ' '} ${Number(score).toFixed(3)}  ${de.get(s)}  →  ${en.get(t)}`);
+for (const [score, s, t] of mined.slice(0, 6))
+  console.log(`  ${goldPairs.has(`${s}\t${t}`) ? '✓' : ' '} ${Number(score).toFixed(3)}  ${de.get(s)}  →  ${en.get(t)}`);
 cli(['eval', 'bucc', '--src', src, '--trg', trg, '--gold', gold, '--src-lang', 'de', '--trg-lang', 'en', '--json', `${out}/bucc.json`]);
 
 console.log(`\nheat map ${out}/xsim.svg (the table above); mined pairs ${out}/mined.tsv`);

@@ -6,8 +6,11 @@ const path = require('path');
 const { execSync } = require('child_process');
 
 function multiarch() {
-  try { return execSync('gcc -print-multiarch', { encoding: 'utf8' }).trim() || 'x86_64-linux-gnu'; }
-  catch { return 'x86_64-linux-gnu'; }
+  try {
+    return execSync('gcc -print-multiarch', { encoding: 'utf8' }).trim() || 'x86_64-linux-gnu';
+  } catch {
+    return 'x86_64-linux-gnu';
+  }
 }
 const libdir = `/usr/lib/${multiarch()}`;
 const torch = process.env.LIBTORCH;
@@ -27,8 +30,16 @@ function libs() {
   const faissLib = faiss ? [`${faiss}/lib`, `${faiss}/lib64`] : [libdir];
   let faissFound = false;
   for (const d of faissLib) {
-    if (fs.existsSync(path.join(d, 'libfaiss.a'))) { out.push(path.join(d, 'libfaiss.a')); faissFound = true; break; }
-    if (fs.existsSync(path.join(d, 'libfaiss.so'))) { out.push(`-L${d}`, `-Wl,-rpath,${d}`, '-lfaiss'); faissFound = true; break; }
+    if (fs.existsSync(path.join(d, 'libfaiss.a'))) {
+      out.push(path.join(d, 'libfaiss.a'));
+      faissFound = true;
+      break;
+    }
+    if (fs.existsSync(path.join(d, 'libfaiss.so'))) {
+      out.push(`-L${d}`, `-Wl,-rpath,${d}`, '-lfaiss');
+      faissFound = true;
+      break;
+    }
   }
   if (!faissFound) throw new Error(`libfaiss not found in ${faissLib.join(', ')} (install libfaiss-dev or set FAISS_HOME)`);
   if (torch) {
@@ -49,7 +60,8 @@ function missing() {
   const lib = torch ? `${torch}/lib/libtorch.so` : path.join(libdir, 'libtorch.so');
   if (!fs.existsSync(lib) || !fs.existsSync(header)) out.push(`libtorch (no ${fs.existsSync(lib) ? header : lib})`);
   const faissDirs = faiss ? [`${faiss}/lib`, `${faiss}/lib64`] : [libdir];
-  if (!faissDirs.some((d) => fs.existsSync(path.join(d, 'libfaiss.a')) || fs.existsSync(path.join(d, 'libfaiss.so')))) out.push(`faiss (no libfaiss in ${faissDirs.join(', ')})`);
+  if (!faissDirs.some((d) => fs.existsSync(path.join(d, 'libfaiss.a')) || fs.existsSync(path.join(d, 'libfaiss.so'))))
+    out.push(`faiss (no libfaiss in ${faissDirs.join(', ')})`);
   return out;
 }
 
@@ -59,5 +71,8 @@ if (require.main === module) {
   const what = process.argv[2];
   if (what === 'include') console.log(includes().join(' '));
   else if (what === 'libs') console.log(libs().join(' '));
-  else { console.error('usage: gyp-flags.cjs include|libs'); process.exit(2); }
+  else {
+    console.error('usage: gyp-flags.cjs include|libs');
+    process.exit(2);
+  }
 }

@@ -10,7 +10,9 @@ import { PreTrainedTokenizer } from '@huggingface/transformers';
 
 const [file, sentencesFile, maxLength, prompt = ''] = process.argv.slice(2);
 const tok = new PreTrainedTokenizer(JSON.parse(readFileSync(file, 'utf8')), {});
-const lines = readFileSync(sentencesFile, 'utf8').split('\n').filter((l) => l.length);
+const lines = readFileSync(sentencesFile, 'utf8')
+  .split('\n')
+  .filter((l) => l.length);
 const max = Number(maxLength);
 const ids = lines.map((s) => {
   const x = tok(prompt + s, { return_tensor: false }).input_ids;

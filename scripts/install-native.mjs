@@ -25,7 +25,10 @@ if (skip && skip !== '0' && skip.toLowerCase() !== 'false') {
 }
 
 /** Whether a command runs (exit 0) with these arguments. */
-const runs = (cmd, args) => { const r = spawnSync(cmd, args, { stdio: 'ignore' }); return !r.error && r.status === 0; };
+const runs = (cmd, args) => {
+  const r = spawnSync(cmd, args, { stdio: 'ignore' });
+  return !r.error && r.status === 0;
+};
 
 const missing = [];
 const cxx = process.env.CXX || 'g++';
@@ -34,7 +37,12 @@ if (!runs('make', ['--version'])) missing.push('make');
 if (!runs(process.env.npm_config_python || 'python3', ['--version'])) missing.push('python3 (for node-gyp)');
 missing.push(...require('./gyp-flags.cjs').missing());
 let gypFound = !!process.env.npm_config_node_gyp;
-try { require.resolve('node-gyp/bin/node-gyp.js'); gypFound = true; } catch { /* npm's own, if any */ }
+try {
+  require.resolve('node-gyp/bin/node-gyp.js');
+  gypFound = true;
+} catch {
+  /* npm's own, if any */
+}
 if (!gypFound) missing.push('node-gyp (run this through npm: npm rebuild xling)');
 if (missing.length) {
   say(`native backend not built: missing ${missing.join(', ')}. To add it: ${HOW}. ${PORTABLE}`);

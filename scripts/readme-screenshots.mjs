@@ -7,15 +7,28 @@ import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 
 const [model, graph, query, outDir = 'docs/img'] = process.argv.slice(2);
-if (!model || !graph || !query) { console.error('usage: node scripts/readme-screenshots.mjs MODEL_DIR GRAPH_DIR "query" [OUT_DIR]'); process.exit(2); }
+if (!model || !graph || !query) {
+  console.error('usage: node scripts/readme-screenshots.mjs MODEL_DIR GRAPH_DIR "query" [OUT_DIR]');
+  process.exit(2);
+}
 mkdirSync(outDir, { recursive: true });
-const server = spawn(process.execPath, ['dist/src/cli/main.js', 'serve', '--model', model, '--graph', graph, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(process.execPath, ['dist/src/cli/main.js', 'serve', '--model', model, '--graph', graph, '--port', '0'], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 const url = await new Promise((resolve, reject) => {
   let err = '';
-  server.stderr.on('data', (b) => { err += b; const m = /listening on (http:\/\/\S+)/.exec(err); if (m) resolve(m[1]); });
+  server.stderr.on('data', (b) => {
+    err += b;
+    const m = /listening on (http:\/\/\S+)/.exec(err);
+    if (m) resolve(m[1]);
+  });
   server.once('exit', (code) => reject(new Error(`xling serve exited (${code}): ${err}`)));
 });
-const browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+const browser = await puppeteer.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });

@@ -23,7 +23,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_SECONDS = 30;
 
 const argv = process.argv.slice(2);
-let concurrency = 2, record = null;
+let concurrency = 2,
+  record = null;
 const given = [];
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -31,10 +32,17 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--record') record = resolve(argv[++i] ?? '');
   else given.push(resolve(a));
 }
-if (!(Number.isInteger(concurrency) && concurrency >= 1)) { console.error(`--concurrency: expected an integer >= 1`); process.exit(2); }
+if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+  console.error(`--concurrency: expected an integer >= 1`);
+  process.exit(2);
+}
 
 const dir = join(root, 'dist', 'test');
-const files = given.length ? given : readdirSync(dir).filter((f) => f.endsWith('.test.js')).map((f) => join(dir, f));
+const files = given.length
+  ? given
+  : readdirSync(dir)
+      .filter((f) => f.endsWith('.test.js'))
+      .map((f) => join(dir, f));
 const durationsFile = join(root, 'test', 'durations.json');
 const known = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
 const seconds = (f) => known[basename(f).replace(/\.js$/, '.ts')] ?? DEFAULT_SECONDS;
@@ -49,11 +57,19 @@ if (record) {
 }
 
 const stream = run({ files, concurrency });
-stream.on('test:fail', () => { process.exitCode = 1; });
+stream.on('test:fail', () => {
+  process.exitCode = 1;
+});
 stream.compose(process.stdout.isTTY ? spec : tap).pipe(process.stdout);
 stream.on('end', () => {
   if (!timings) return;
-  const lines = existsSync(timings) ? readFileSync(timings, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  const lines = existsSync(timings)
+    ? readFileSync(timings, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
   const cost = (t) => t.cpu ?? t.seconds;
   const out = Object.fromEntries(lines.sort((a, b) => cost(b) - cost(a)).map((t) => [t.file.replace(/\.js$/, '.ts'), +cost(t).toFixed(1)]));
   writeFileSync(record, JSON.stringify(out, null, 2) + '\n');

@@ -15,7 +15,9 @@ if (out && /\.test\.js$/.test(file)) {
       // fields after the command name: utime, stime, cutime, cstime are the 12th–15th, in clock ticks (100 a second)
       const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
       cpu = +([11, 12, 13, 14].reduce((s, i) => s + Number(f[i]), 0) / 100).toFixed(1);
-    } catch { /* not Linux */ }
+    } catch {
+      /* not Linux */
+    }
     appendFileSync(out, JSON.stringify({ file: basename(file), seconds: (Date.now() - t0) / 1000, cpu }) + '\n');
   });
 }

@@ -28,7 +28,16 @@ export { mine, marginScore, unify } from './mine/mine.js';
 export { knnChunked, exactSearch, recallVsExact, rescoreExact } from './index/exact.js';
 export type { MarginKind, Retrieval, Candidate } from './mine/mine.js';
 // The second-stage mining scorer (src/mine/scorer/): train one, load one, score candidates or given pairs, mine with it; a whole mining run.
-export { trainScorerRun, loadScorer, saveScorer, openScorer, scoreCandidate, mineWithScorer, mineTablesWithScorer, scoreGivenPairs } from './mine/scorer/index.js';
+export {
+  trainScorerRun,
+  loadScorer,
+  saveScorer,
+  openScorer,
+  scoreCandidate,
+  mineWithScorer,
+  mineTablesWithScorer,
+  scoreGivenPairs,
+} from './mine/scorer/index.js';
 export type { ScorerModel, ScorerTrainRun, ScorerTrainSummary, Assignment, Picked } from './mine/scorer/index.js';
 export { scorerTrainSettings, mineSettings, SCORER_TRAIN_DEFAULTS, MINE_DEFAULTS } from './mine/settings.js';
 export type { ScorerTrainSettings, MineSettings } from './mine/settings.js';

@@ -13,5 +13,5 @@ export function formatJoinRows(v: Float32Array, d: number, parts: string[]): Buf
  */
 export function formatJoinRowsAsync(v: Float32Array, d: number, parts: string[]): Promise<Buffer> {
   const f = native.format.joinRowsAsync;
-  return f ? f(v, d, parts) as Promise<Buffer> : Promise.resolve(formatJoinRows(v, d, parts));
+  return f ? (f(v, d, parts) as Promise<Buffer>) : Promise.resolve(formatJoinRows(v, d, parts));
 }

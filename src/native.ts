@@ -80,11 +80,19 @@ export function nativeAddon(): NativeAddon {
 
 /** Why the addon is not there (null: it is, now loaded); never throws for a missing backend. */
 export function nativeProblem(): NativeBackendMissing | null {
-  try { nativeAddon(); return null; } catch (e) { if (e instanceof NativeBackendMissing) return e; throw e; }
+  try {
+    nativeAddon();
+    return null;
+  } catch (e) {
+    if (e instanceof NativeBackendMissing) return e;
+    throw e;
+  }
 }
 
 /** Whether the addon is there (loads it if not yet loaded). */
-export function nativeAvailable(): boolean { return nativeProblem() === null; }
+export function nativeAvailable(): boolean {
+  return nativeProblem() === null;
+}
 
 const PARTS = ['torch', 'faiss', 'format', 'hamming'] as const;
 

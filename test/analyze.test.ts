@@ -12,14 +12,30 @@ import { cli, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 /** Path lengths between the leaves of a tree. */
 function leafDistances(t: TreeNode): Map<string, Map<string, number>> {
   const adj = new Map<TreeNode, [TreeNode, number][]>();
-  const link = (a: TreeNode, b: TreeNode, l: number) => { adj.set(a, [...(adj.get(a) ?? []), [b, l]]); adj.set(b, [...(adj.get(b) ?? []), [a, l]]); };
-  const walk = (n: TreeNode) => { for (const c of n.children) { link(n, c.node, c.length); walk(c.node); } };
+  const link = (a: TreeNode, b: TreeNode, l: number) => {
+    adj.set(a, [...(adj.get(a) ?? []), [b, l]]);
+    adj.set(b, [...(adj.get(b) ?? []), [a, l]]);
+  };
+  const walk = (n: TreeNode) => {
+    for (const c of n.children) {
+      link(n, c.node, c.length);
+      walk(c.node);
+    }
+  };
   walk(t);
   const leaves = [...adj.keys()].filter((n) => !n.children.length);
   const out = new Map<string, Map<string, number>>();
   for (const s of leaves) {
-    const d = new Map<TreeNode, number>([[s, 0]]), stack = [s];
-    while (stack.length) { const u = stack.pop()!; for (const [v, l] of adj.get(u)!) if (!d.has(v)) { d.set(v, d.get(u)! + l); stack.push(v); } }
+    const d = new Map<TreeNode, number>([[s, 0]]),
+      stack = [s];
+    while (stack.length) {
+      const u = stack.pop()!;
+      for (const [v, l] of adj.get(u)!)
+        if (!d.has(v)) {
+          d.set(v, d.get(u)! + l);
+          stack.push(v);
+        }
+    }
     out.set(s.name!, new Map(leaves.map((x) => [x.name!, d.get(x)!])));
   }
   return out;
@@ -45,7 +61,13 @@ describe('neighbour joining', () => {
   it('gives the textbook tree of the five-taxon example', () => {
     // the example of Saitou & Nei's method on Wikipedia: d(a,b)=5, d(a,c)=9 ...
     const names = ['a', 'b', 'c', 'd', 'e'];
-    const D = [[0, 5, 9, 9, 8], [5, 0, 10, 10, 9], [9, 10, 0, 8, 7], [9, 10, 8, 0, 3], [8, 9, 7, 3, 0]];
+    const D = [
+      [0, 5, 9, 9, 8],
+      [5, 0, 10, 10, 9],
+      [9, 10, 0, 8, 7],
+      [9, 10, 8, 0, 3],
+      [8, 9, 7, 3, 0],
+    ];
     const t = neighbourJoining(names, D);
     assert.equal(toNewick(t), '((c:4,(a:2,b:3):3):1,(d:2,e:1):1);');
     const d = leafDistances(t);
@@ -59,9 +81,16 @@ describe('neighbour joining', () => {
       const n = 4 + rng.int(9);
       let pool: TreeNode[] = Array.from({ length: n }, (_, i) => ({ name: `t${i}`, children: [] }));
       while (pool.length > 1) {
-        const i = rng.int(pool.length); const a = pool.splice(i, 1)[0]!;
-        const j = rng.int(pool.length); const b = pool.splice(j, 1)[0]!;
-        pool.push({ children: [{ node: a, length: 0.1 + rng.next() }, { node: b, length: 0.1 + rng.next() }] });
+        const i = rng.int(pool.length);
+        const a = pool.splice(i, 1)[0]!;
+        const j = rng.int(pool.length);
+        const b = pool.splice(j, 1)[0]!;
+        pool.push({
+          children: [
+            { node: a, length: 0.1 + rng.next() },
+            { node: b, length: 0.1 + rng.next() },
+          ],
+        });
       }
       const truth = pool[0]!;
       const names = Array.from({ length: n }, (_, i) => `t${i}`);
@@ -75,7 +104,14 @@ describe('neighbour joining', () => {
   });
 
   it('draws every leaf, marks the marked ones, and refuses fewer than two taxa', () => {
-    const t = neighbourJoining(['en', 'ru', 'de'], [[0, 3, 1], [3, 0, 3], [1, 3, 0]]);
+    const t = neighbourJoining(
+      ['en', 'ru', 'de'],
+      [
+        [0, 3, 1],
+        [3, 0, 3],
+        [1, 3, 0],
+      ],
+    );
     const svg = treeSvg(t, { title: 'tree', marked: new Set(['ru']) });
     for (const l of ['en', 'de']) assert.match(svg, new RegExp(`>${l}<`));
     assert.match(svg, />ru \*</);
@@ -84,12 +120,18 @@ describe('neighbour joining', () => {
 });
 
 describe('token distributions', () => {
-  const lt = (lang: string, c: Record<number, number>): LangTokens => ({ lang, counts: new Map(Object.entries(c).map(([k, v]) => [+k, v])), total: Object.values(c).reduce((s, x) => s + x, 0) });
+  const lt = (lang: string, c: Record<number, number>): LangTokens => ({
+    lang,
+    counts: new Map(Object.entries(c).map(([k, v]) => [+k, v])),
+    total: Object.values(c).reduce((s, x) => s + x, 0),
+  });
 
   it('symmetrised KL with add-alpha smoothing over the union of types, by hand', () => {
-    const a = lt('a', { 4: 3, 5: 1 }), b = lt('b', { 4: 1, 6: 1 });
+    const a = lt('a', { 4: 3, 5: 1 }),
+      b = lt('b', { 4: 1, 6: 1 });
     // union {4,5,6}, alpha 1: p = (4,2,1)/7, q = (2,1,2)/5
-    const p = [4 / 7, 2 / 7, 1 / 7], q = [2 / 5, 1 / 5, 2 / 5];
+    const p = [4 / 7, 2 / 7, 1 / 7],
+      q = [2 / 5, 1 / 5, 2 / 5];
     const want = p.reduce((s, pi, i) => s + pi * Math.log(pi / q[i]!) + q[i]! * Math.log(q[i]! / pi), 0);
     assert.ok(Math.abs(symmetricKL(a, b, 1) - want) < 1e-12);
     assert.ok(Math.abs(symmetricKL(b, a, 1) - want) < 1e-12, 'symmetric');
@@ -109,21 +151,43 @@ describe('token distributions', () => {
 describe('xling analyze vocab', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-vocab-'));
   const model = join(dir, 'model');
-  before(() => { tinyDualModel(dir, model); });
+  before(() => {
+    tinyDualModel(dir, model);
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writes per-language counts, a symmetric divergence matrix, Newick and SVG; related languages are nearest', () => {
     const out = (f: string) => join(dir, f);
-    const r = cli(['analyze', 'vocab', '--model', model, '--data', 'data/sample/gettext.train.tsv.gz', '--sample', '2000', '--json', out('v.json'), '--newick', out('v.nwk'), '--svg', out('v.svg')]);
+    const r = cli([
+      'analyze',
+      'vocab',
+      '--model',
+      model,
+      '--data',
+      'data/sample/gettext.train.tsv.gz',
+      '--sample',
+      '2000',
+      '--json',
+      out('v.json'),
+      '--newick',
+      out('v.nwk'),
+      '--svg',
+      out('v.svg'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
-    const j = JSON.parse(readFileSync(out('v.json'), 'utf8')) as { languages: { lang: string; sentences: number; types: number }[]; symmetric_kl: Record<string, Record<string, number>>; newick: string };
+    const j = JSON.parse(readFileSync(out('v.json'), 'utf8')) as {
+      languages: { lang: string; sentences: number; types: number }[];
+      symmetric_kl: Record<string, Record<string, number>>;
+      newick: string;
+    };
     const langs = j.languages.map((l) => l.lang);
     assert.equal(langs.length, 13);
     for (const l of j.languages) assert.ok(l.sentences > 100 && l.sentences <= 2000 && l.types > 0, JSON.stringify(l));
-    for (const x of langs) for (const y of langs) {
-      assert.equal(j.symmetric_kl[x]![y], j.symmetric_kl[y]![x]);
-      assert.ok(x === y ? j.symmetric_kl[x]![y] === 0 : j.symmetric_kl[x]![y]! > 0);
-    }
+    for (const x of langs)
+      for (const y of langs) {
+        assert.equal(j.symmetric_kl[x]![y], j.symmetric_kl[y]![x]);
+        assert.ok(x === y ? j.symmetric_kl[x]![y] === 0 : j.symmetric_kl[x]![y]! > 0);
+      }
     const nearest = (x: string) => langs.filter((y) => y !== x).sort((p, q) => j.symmetric_kl[x]![p]! - j.symmetric_kl[x]![q]!)[0];
     assert.equal(nearest('zh'), 'ja', 'Han characters');
     assert.ok(['es', 'it', 'fr'].includes(nearest('pt_br')!), `pt_br nearest ${nearest('pt_br')}`);

@@ -11,7 +11,9 @@ describe('async inference', () => {
     const lengths = Array.from({ length: 64 }, (_, i) => 10 + (i % 50));
     const sync = noGrad(() => tidy(() => lstm.forward(x, { lengths, paddingValue: -1 }).output.toArray()));
     let ticks = 0;
-    const timer = setInterval(() => { ticks++; }, 1);
+    const timer = setInterval(() => {
+      ticks++;
+    }, 1);
     const t0 = performance.now();
     const r = await lstmForwardAsync(lstm, x, { lengths, paddingValue: -1 });
     const ms = performance.now() - t0;
@@ -21,6 +23,10 @@ describe('async inference', () => {
     for (let i = 0; i < sync.length; i++) assert.ok(Math.abs(asyncOut[i]! - sync[i]!) < 1e-5, `element ${i}`);
     // the kernel ran for many milliseconds while the 1 ms timer kept firing
     assert.ok(ticks >= Math.min(5, ms / 4), `timer ticked ${ticks} times during a ${ms.toFixed(0)} ms call`);
-    r.output.dispose(); r.h.dispose(); r.c.dispose(); x.dispose(); lstm.dispose();
+    r.output.dispose();
+    r.h.dispose();
+    r.c.dispose();
+    x.dispose();
+    lstm.dispose();
   });
 });

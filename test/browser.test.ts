@@ -29,7 +29,12 @@ const MODEL = join(PKG, 'models/default');
 declare const document: { querySelectorAll(s: string): { length: number } };
 const STRICT = "default-src 'self'; script-src 'self'";
 
-const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 
 /** The bundle, built now from the current sources (the build refuses a bundle with a Node module or eval in it). */
 function buildBundle(): void {
@@ -49,13 +54,17 @@ describe('xling/lite browser bundle (no browser)', () => {
     // self-contained: no static or dynamic import (a page loads one file)
     assert.doesNotMatch(text, /^\s*import\s/m);
     assert.doesNotMatch(text, /\bimport\s*\(/);
-    const exported = /^export\s*\{([^}]*)\}/m.exec(text)?.[1]?.split(',').map((s) => s.trim().replace(/^\w+ as /, '')).sort();
+    const exported = /^export\s*\{([^}]*)\}/m
+      .exec(text)?.[1]
+      ?.split(',')
+      .map((s) => s.trim().replace(/^\w+ as /, ''))
+      .sort();
     assert.deepEqual(exported, ['LiteModel', 'defaultModelUrl', 'loadModel']);
     // the Node entry's worker threads and file reading are not in it
     assert.doesNotMatch(text, /worker_threads|WorkerPool|readShared/);
   });
 
-  it('finds the default model from its own URL: the bundle (dist/browser/) and tsc\'s output (dist/src/lite/) name the same models/default/', async () => {
+  it("finds the default model from its own URL: the bundle (dist/browser/) and tsc's output (dist/src/lite/) name the same models/default/", async () => {
     const want = pathToFileURL(join(root, 'models/default')).href + '/';
     const bundled = (await import(pathToFileURL(BUNDLE).href)) as typeof import('../src/lite/browser.js');
     const compiled = await import('../src/lite/browser.js');
@@ -63,7 +72,7 @@ describe('xling/lite browser bundle (no browser)', () => {
     assert.equal(compiled.defaultModelUrl().href, want);
   });
 
-  it('the browser entry\'s compiled import graph reaches no Node module and not the Node entry', () => {
+  it("the browser entry's compiled import graph reaches no Node module and not the Node entry", () => {
     const seen = new Set<string>();
     const walk = (f: string) => {
       if (seen.has(f)) return;
@@ -83,13 +92,22 @@ describe('xling/lite browser bundle (no browser)', () => {
 
 /** A static server of the package folder on 127.0.0.1 (a random port), with this CSP header on every response when set. */
 function serve(dir: string, log: string[], csp: { value: string | null }): Promise<Server> {
-  const types: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.md': 'text/markdown; charset=utf-8' };
+  const types: Record<string, string> = {
+    '.html': 'text/html; charset=utf-8',
+    '.js': 'text/javascript; charset=utf-8',
+    '.css': 'text/css; charset=utf-8',
+    '.json': 'application/json',
+    '.md': 'text/markdown; charset=utf-8',
+  };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     log.push(path);
     const file = normalize(join(dir, path));
     if (csp.value) res.setHeader('content-security-policy', csp.value);
-    if (!(file === dir || file.startsWith(dir + sep)) || !existsSync(file) || !statSync(file).isFile()) { res.writeHead(404).end('not found'); return; }
+    if (!(file === dir || file.startsWith(dir + sep)) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
     res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
     createReadStream(file).pipe(res);
   });
@@ -97,12 +115,29 @@ function serve(dir: string, log: string[], csp: { value: string | null }): Promi
 }
 
 describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no Chromium at /usr/bin/chromium (scripts/setup.sh --test installs it)' }, () => {
-  type Example = { dim: number; dtype: string; kernel: string; languages: string[]; sentences: string[]; vectors: number[]; embed(t: string[], o?: { lang?: string | null }): Promise<number[]> };
+  type Example = {
+    dim: number;
+    dtype: string;
+    kernel: string;
+    languages: string[];
+    sentences: string[];
+    vectors: number[];
+    embed(t: string[], o?: { lang?: string | null }): Promise<number[]>;
+  };
   type InPage = { xlingExample: Example };
   const log: string[] = [];
   const csp: { value: string | null } = { value: null };
-  let server: Server, browser: Browser, origin = '', profile = '', node: LoadedLiteModel;
-  const dev = gunzipSync(readFileSync(join(root, 'data/sample/gettext.dev.tsv.gz'))).toString('utf8').split('\n').slice(1, 201).flatMap((l) => l.split('\t')).filter(Boolean);
+  let server: Server,
+    browser: Browser,
+    origin = '',
+    profile = '',
+    node: LoadedLiteModel;
+  const dev = gunzipSync(readFileSync(join(root, 'data/sample/gettext.dev.tsv.gz')))
+    .toString('utf8')
+    .split('\n')
+    .slice(1, 201)
+    .flatMap((l) => l.split('\t'))
+    .filter(Boolean);
   const extra = ['Die Datei wurde nicht gefunden.', 'Le fichier est introuvable.', 'ファイルが見つかりません', 'Ünïcödé “quotes” — ﬁ', ''];
 
   before(async () => {
@@ -113,8 +148,18 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     profile = mkdtempSync(join(tmpdir(), 'xling-chromium-'));
     browser = await puppeteer.launch({
-      executablePath: CHROMIUM, headless: true, userDataDir: profile,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+      executablePath: CHROMIUM,
+      headless: true,
+      userDataDir: profile,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+      ],
     });
   });
   after(async () => {
@@ -128,7 +173,8 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
   async function open(policy: string | null): Promise<{ page: Page; requests: string[]; errors: string[] }> {
     csp.value = policy;
     const page = await browser.newPage();
-    const requests: string[] = [], errors: string[] = [];
+    const requests: string[] = [],
+      errors: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${origin}/examples/browser/index.html`, { waitUntil: 'load' });
@@ -140,7 +186,10 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
 
   /** The page's vectors equal Node's xling/lite on the same sentences, with each lang. */
   async function sameAsNode(page: Page): Promise<void> {
-    const ex = await page.evaluate(() => { const e = (globalThis as unknown as InPage).xlingExample; return { dim: e.dim, dtype: e.dtype, kernel: e.kernel, sentences: e.sentences, vectors: e.vectors, languages: e.languages }; });
+    const ex = await page.evaluate(() => {
+      const e = (globalThis as unknown as InPage).xlingExample;
+      return { dim: e.dim, dtype: e.dtype, kernel: e.kernel, sentences: e.sentences, vectors: e.vectors, languages: e.languages };
+    });
     const kernel = ex.kernel;
     assert.equal(ex.dim, node.dim);
     assert.equal(ex.dtype, node.dtype);
@@ -160,11 +209,17 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
       const e = (globalThis as unknown as InPage).xlingExample;
       await e.embed(t, { lang: null });
       let best = 0;
-      for (let r = 0; r < 3; r++) { const t0 = performance.now(); await e.embed(t, { lang: null }); best = Math.max(best, t.length / ((performance.now() - t0) / 1000)); }
+      for (let r = 0; r < 3; r++) {
+        const t0 = performance.now();
+        await e.embed(t, { lang: null });
+        best = Math.max(best, t.length / ((performance.now() - t0) / 1000));
+      }
       return best;
     }, dev);
     assert.ok(rate > 0);
-    console.log(`# ${ex.sentences.length + extra.length} sentences, ${kernel} in Chromium vs Node's xling/lite: max |Δ| ${worst.toExponential(2)}; ${dev.length} dev sentences at ${rate.toFixed(0)} sentences/s (busy machine)`);
+    console.log(
+      `# ${ex.sentences.length + extra.length} sentences, ${kernel} in Chromium vs Node's xling/lite: max |Δ| ${worst.toExponential(2)}; ${dev.length} dev sentences at ${rate.toFixed(0)} sentences/s (busy machine)`,
+    );
   }
 
   it('the example page loads the bundle and the default model from the package and embeds as Node does (WebAssembly SIMD)', async () => {
@@ -177,38 +232,70 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
       const n = await page.evaluate(() => (globalThis as unknown as InPage).xlingExample.sentences.length);
       const cells = await page.$$eval('#similarities td', (tds) => tds.map((t) => Number(t.textContent)));
       assert.equal(cells.length, n * n);
-      cells.forEach((c, i) => { assert.ok(c >= -1 && c <= 1, `cell ${i}: ${c}`); if (i % (n + 1) === 0) assert.equal(c, 1, 'a sentence with itself'); });
+      cells.forEach((c, i) => {
+        assert.ok(c >= -1 && c <= 1, `cell ${i}: ${c}`);
+        if (i % (n + 1) === 0) assert.equal(c, 1, 'a sentence with itself');
+      });
       assert.equal((await page.$$('#nearest li')).length, n);
       // what was fetched: the page, the bundle and the default model beside it, all from this origin
-      for (const f of ['/examples/browser/index.html', '/examples/browser/main.js', '/dist/browser/xling-lite.js', '/models/default/config.json', '/models/default/model.safetensors', '/models/default/lid.json']) assert.ok(log.includes(f), `${f} requested (${log.join(' ')})`);
-      assert.deepEqual(requests.filter((u) => !u.startsWith(origin + '/')), [], 'only the page\'s origin');
+      for (const f of [
+        '/examples/browser/index.html',
+        '/examples/browser/main.js',
+        '/dist/browser/xling-lite.js',
+        '/models/default/config.json',
+        '/models/default/model.safetensors',
+        '/models/default/lid.json',
+      ])
+        assert.ok(log.includes(f), `${f} requested (${log.join(' ')})`);
+      assert.deepEqual(
+        requests.filter((u) => !u.startsWith(origin + '/')),
+        [],
+        "only the page's origin",
+      );
       // offline once loaded: the model needs no network
       await page.setOfflineMode(true);
       try {
         const off = await page.evaluate((t) => (globalThis as unknown as InPage).xlingExample.embed(t, {}), extra);
         assert.ok(maxDiff(off, await node.embed(extra, {})) <= 1e-5, 'offline');
-      } finally { await page.setOfflineMode(false); }
+      } finally {
+        await page.setOfflineMode(false);
+      }
       // clicking Embed again after an edit: the table follows the text area
-      await page.$eval('#sentences', (e) => { (e as unknown as { value: string }).value = 'Open the file\nDatei öffnen\n'; });
+      await page.$eval('#sentences', (e) => {
+        (e as unknown as { value: string }).value = 'Open the file\nDatei öffnen\n';
+      });
       await page.click('#embed');
       await page.waitForFunction(() => document.querySelectorAll('#similarities td').length === 4, { timeout: 30000 });
       assert.deepEqual(errors, []);
-    } finally { await page.close(); }
+    } finally {
+      await page.close();
+    }
   });
 
-  it('under a strict Content-Security-Policy without \'wasm-unsafe-eval\' the page still embeds (TypeScript kernels), with it WebAssembly', async () => {
+  it("under a strict Content-Security-Policy without 'wasm-unsafe-eval' the page still embeds (TypeScript kernels), with it WebAssembly", async () => {
     const strict = await open(STRICT);
     try {
-      assert.equal(await strict.page.evaluate(() => (globalThis as unknown as InPage).xlingExample.kernel), 'js', 'WebAssembly refused by the policy: the TypeScript path');
+      assert.equal(
+        await strict.page.evaluate(() => (globalThis as unknown as InPage).xlingExample.kernel),
+        'js',
+        'WebAssembly refused by the policy: the TypeScript path',
+      );
       await sameAsNode(strict.page);
       assert.deepEqual(strict.errors, []);
-      assert.deepEqual(strict.requests.filter((u) => !u.startsWith(origin + '/')), []);
-    } finally { await strict.page.close(); }
+      assert.deepEqual(
+        strict.requests.filter((u) => !u.startsWith(origin + '/')),
+        [],
+      );
+    } finally {
+      await strict.page.close();
+    }
     const wasm = await open(`${STRICT} 'wasm-unsafe-eval'`);
     try {
       assert.equal(await wasm.page.evaluate(() => (globalThis as unknown as InPage).xlingExample.kernel), 'wasm-simd');
       await sameAsNode(wasm.page);
-    } finally { await wasm.page.close(); }
+    } finally {
+      await wasm.page.close();
+    }
   });
 
   it('a model URL that is not there: loadModel rejects naming the URL', async () => {
@@ -216,9 +303,16 @@ describe('xling/lite browser bundle in Chromium', { skip: CHROMIUM ? false : 'no
     try {
       const message = await page.evaluate(async (o) => {
         const lite = (await import(`${o}/dist/browser/xling-lite.js`)) as { loadModel(u?: string): Promise<unknown> };
-        try { await lite.loadModel(`${o}/no-such-model/`); return 'loaded'; } catch (e) { return (e as Error).message; }
+        try {
+          await lite.loadModel(`${o}/no-such-model/`);
+          return 'loaded';
+        } catch (e) {
+          return (e as Error).message;
+        }
       }, origin);
       assert.match(message, /\/no-such-model\/(model\.safetensors|config\.json): HTTP 404/);
-    } finally { await page.close(); }
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -17,25 +17,39 @@ for (let i = 0; i < 41; i++) rows.push([`english ${i}`, i % 5 === 4 ? '' : `deut
 const tsv = join(dir, 'par.tsv.gz');
 writeFileSync(tsv, gzipSync(['en\tde\tfr', ...rows.map((r) => r.join('\t'))].join('\n') + '\n'));
 const run = (...a: string[]) => spawnSync(process.execPath, ['scripts/bucc-sets.mjs', ...a], { encoding: 'utf8' });
-const read = (f: string) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t') as [string, string]);
+const read = (f: string) =>
+  readFileSync(f, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('\t') as [string, string]);
 
 describe('scripts/bucc-sets.mjs', () => {
   it('deals the rows translated into both languages into gold pairs and sentences of one side only', () => {
     const out = join(dir, 'sets');
     const r = run(tsv, out, '--langs', 'de,fr', '--split', 'test');
     assert.equal(r.status, 0, r.stderr);
-    for (const [xx, n] of [['de', 33], ['fr', 41]] as const) {
-      const S = read(join(out, `${xx}-en.test.${xx}`)), T = read(join(out, `${xx}-en.test.en`)), G = read(join(out, `${xx}-en.test.gold`));
-      const g = Math.floor(n / 4), u = Math.floor((n - g) / 2);
+    for (const [xx, n] of [
+      ['de', 33],
+      ['fr', 41],
+    ] as const) {
+      const S = read(join(out, `${xx}-en.test.${xx}`)),
+        T = read(join(out, `${xx}-en.test.en`)),
+        G = read(join(out, `${xx}-en.test.gold`));
+      const g = Math.floor(n / 4),
+        u = Math.floor((n - g) / 2);
       assert.equal(G.length, g);
       assert.equal(S.length, g + u);
       assert.equal(T.length, g + u);
       // ids unique, files ordered by id
       for (const side of [S, T]) {
         assert.equal(new Set(side.map(([id]) => id)).size, side.length);
-        assert.deepEqual(side.map(([id]) => id), side.map(([id]) => id).sort());
+        assert.deepEqual(
+          side.map(([id]) => id),
+          side.map(([id]) => id).sort(),
+        );
       }
-      const src = new Map(S), trg = new Map(T);
+      const src = new Map(S),
+        trg = new Map(T);
       // a gold pair is one row's two sentences; every sentence comes from a row that has both
       const row = (s: string) => Number(s.split(' ').pop());
       for (const [s, t] of G) assert.equal(row(src.get(s)!), row(trg.get(t)!));
@@ -51,7 +65,8 @@ describe('scripts/bucc-sets.mjs', () => {
   });
 
   it('is deterministic and refuses a language the TSV lacks', () => {
-    const a = join(dir, 'a'), b = join(dir, 'b');
+    const a = join(dir, 'a'),
+      b = join(dir, 'b');
     assert.equal(run(tsv, a, '--langs', 'de').status, 0);
     assert.equal(run(tsv, b, '--langs', 'de').status, 0);
     for (const f of ['de-en.dev.de', 'de-en.dev.en', 'de-en.dev.gold']) assert.equal(readFileSync(join(a, f), 'utf8'), readFileSync(join(b, f), 'utf8'));
@@ -65,7 +80,9 @@ describe('scripts/bucc-sets.mjs', () => {
     const out = join(dir, 'pivot');
     const r = run(tsv, out, '--langs', 'de', '--pivot', 'fr');
     assert.equal(r.status, 0, r.stderr);
-    const S = new Map(read(join(out, 'de-fr.dev.de'))), T = new Map(read(join(out, 'de-fr.dev.fr'))), G = read(join(out, 'de-fr.dev.gold'));
+    const S = new Map(read(join(out, 'de-fr.dev.de'))),
+      T = new Map(read(join(out, 'de-fr.dev.fr'))),
+      G = read(join(out, 'de-fr.dev.gold'));
     assert.equal(G.length, Math.floor(33 / 4));
     for (const [s, t] of G) {
       assert.match(S.get(s)!, /^deutsch /);

@@ -20,11 +20,17 @@ test('SpreadSample: every step-th non-blank line over the whole input, whatever 
   const lines = Array.from({ length: 10000 }, (_, i) => (i % 7 === 3 ? ' ' : `line ${i}`));
   const all = spreadSample(lines, 100);
   assert.ok(all.length > 50 && all.length <= 100, `${all.length} kept`);
-  assert.ok(all.every((l) => l.trim()), 'blank lines never sampled');
+  assert.ok(
+    all.every((l) => l.trim()),
+    'blank lines never sampled',
+  );
   const nonBlank = lines.filter((l) => l.trim());
   const pos = all.map((l) => nonBlank.indexOf(l));
   const step = pos[1]! - pos[0]!;
-  assert.ok(pos.every((p, i) => p === i * step), 'evenly spaced from the first line');
+  assert.ok(
+    pos.every((p, i) => p === i * step),
+    'evenly spaced from the first line',
+  );
   assert.ok(pos.at(-1)! + step >= nonBlank.length, 'reaches the end of the input');
   // fed in any pieces, the same sample; a short input is kept whole
   const s = new SpreadSample(100);

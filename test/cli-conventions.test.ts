@@ -32,8 +32,16 @@ function cliIn(args: string[], input: string | Buffer): CliResult {
 }
 /** `xling ...args` in this process (help, version, groups, and command lines refused before any work). */
 async function inProcess(args: string[]): Promise<CliResult> {
-  let stdout = '', stderr = '';
-  const status = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
+  let stdout = '',
+    stderr = '';
+  const status = await runCli(args, {
+    out: (t) => {
+      stdout += t;
+    },
+    err: (t) => {
+      stderr += t;
+    },
+  });
   return { status, stdout, stderr };
 }
 /** cli(), once per distinct command line (the table's runs are shared by its checks). */
@@ -52,7 +60,9 @@ function ok(r: CliResult, what: string): CliResult {
 const model = f('model');
 tinyDualModel(dir, model);
 const n = 30;
-const de = devColumn('de').slice(0, n), en = devColumn('en').slice(0, n), fr = devColumn('fr').slice(0, n);
+const de = devColumn('de').slice(0, n),
+  en = devColumn('en').slice(0, n),
+  fr = devColumn('fr').slice(0, n);
 const text = (lines: string[]) => lines.join('\n') + '\n';
 writeFileSync(f('de.txt'), text(de));
 writeFileSync(f('en.txt'), text(en));
@@ -66,10 +76,15 @@ writeFileSync(f('docs-de.tsv'), text(de.map((s, i) => `${i % 2 ? 'net' : 'text'}
 writeFileSync(f('docs.de-en.tsv'), text(de.map((s, i) => `d${i}\t${s}\t${en[i]}`)));
 writeFileSync(f('labelled.tsv'), text(de.map((s, i) => `${s}\t${i % 2 ? en[(i + 3) % n] : en[i]}\t${i % 2 ? 0 : 1}`)));
 {
-  const rng = new Rng(3), d = 16;
+  const rng = new Rng(3),
+    d = 16;
   const v = Float32Array.from({ length: n * d }, () => rng.normal());
   writeNpy(f('a.npy'), v, [n, d]);
-  writeNpy(f('b.npy'), v.map((x) => x + 0.1 * rng.normal()), [n, d]);
+  writeNpy(
+    f('b.npy'),
+    v.map((x) => x + 0.1 * rng.normal()),
+    [n, d],
+  );
 }
 ok(cli(['classify', 'train', '--model', model, '--data', f('docs-en.tsv'), '-o', f('clf'), '--epochs', '2']), 'classify train');
 ok(cli(['graph', 'build', '--model', model, '--data', f('nway.tsv'), '--out', f('graph'), '--min-words', '0', '-k', '5', '--quiet']), 'graph build');
@@ -130,7 +145,10 @@ describe('CLI conventions: --json - and --svg -', () => {
     const j = JSON.parse(readFileSync(f('x.json'), 'utf8')) as { errors: (number | null)[][]; overall: number; row_avg: (number | null)[] };
     const values = j.errors.flat().filter((x): x is number => x !== null);
     assert.equal(values.length, 6, 'three languages: six pairs');
-    assert.ok(values.every((x) => x >= 0 && x <= 1), 'error rates as fractions');
+    assert.ok(
+      values.every((x) => x >= 0 && x <= 1),
+      'error rates as fractions',
+    );
     const shown = Number(/overall average: ([\d.]+)%/.exec(r.stdout)![1]);
     assert.ok(Math.abs(100 * j.overall - shown) < 0.006, `JSON ${j.overall} vs table ${shown}%`);
   });
@@ -170,7 +188,13 @@ describe('CLI conventions: help, version, command groups, suggestions', () => {
   });
 
   it('a mistyped command suggests the nearest one (exit 2)', async () => {
-    for (const [typed, want] of [[['embd'], 'xling embed'], [['eval', 'xsm'], 'xling eval xsim'], [['graph', 'neighbors'], 'xling graph neighbours'], [['grph'], 'xling graph'], [['help', 'serv'], 'xling serve']] as const) {
+    for (const [typed, want] of [
+      [['embd'], 'xling embed'],
+      [['eval', 'xsm'], 'xling eval xsim'],
+      [['graph', 'neighbors'], 'xling graph neighbours'],
+      [['grph'], 'xling graph'],
+      [['help', 'serv'], 'xling serve'],
+    ] as const) {
       const r = await inProcess([...typed, '--model', model]);
       assert.equal(r.status, 2, r.stderr);
       assert.ok(r.stderr.includes(`did you mean '${want}'?`), `${typed.join(' ')}: ${r.stderr}`);
@@ -187,21 +211,57 @@ describe('CLI conventions: standard input and output', () => {
     { name: 'mine --src', args: (i) => ['mine', '--src', i, '--trg', f('en.txt'), '--model', model, '-o', '-'], file: f('de.txt') },
     { name: 'mine --trg', args: (i) => ['mine', '--src', f('de.txt'), '--trg', i, '--model', model, '-o', '-'], file: f('en.txt') },
     { name: 'eval bucc --gold', args: (i) => ['eval', 'bucc', ...bucc.map((x) => (x === f('gold') ? i : x)), '--json', '-'], file: f('gold') },
-    { name: 'eval retrieval --src-ids', args: (i) => ['eval', 'retrieval', '--src-vectors', f('a.npy'), '--trg-vectors', f('b.npy'), '--src-ids', i, '--trg-ids', f('ids'), '--json', '-'], file: f('ids') },
-    { name: 'eval retrieval --docs', args: (i) => ['eval', 'retrieval', '--docs', i, '--src-lang', 'de', '--trg-lang', 'en', '--model', model, '--json', '-'], file: f('docs.de-en.tsv') },
+    {
+      name: 'eval retrieval --src-ids',
+      args: (i) => ['eval', 'retrieval', '--src-vectors', f('a.npy'), '--trg-vectors', f('b.npy'), '--src-ids', i, '--trg-ids', f('ids'), '--json', '-'],
+      file: f('ids'),
+    },
+    {
+      name: 'eval retrieval --docs',
+      args: (i) => ['eval', 'retrieval', '--docs', i, '--src-lang', 'de', '--trg-lang', 'en', '--model', model, '--json', '-'],
+      file: f('docs.de-en.tsv'),
+    },
     { name: 'eval xsim --data', args: (i) => ['eval', 'xsim', ...xsim.map((x) => (x === f('nway.tsv') ? i : x)), '--json', '-'], file: f('nway.tsv') },
-    { name: 'classify eval --data', args: (i) => ['classify', 'eval', '--model', model, '--classifier', f('clf'), '--data', i, '--json', '-'], file: f('docs-de.tsv') },
-    { name: 'classify train --data', args: (i) => ['classify', 'train', '--model', model, '--data', i, '-o', 'OUT', '--epochs', '2'], file: f('docs-en.tsv'), out: '/weights.safetensors' },
-    { name: 'analyze vocab --data', args: (i) => ['analyze', 'vocab', '--model', model, '--data', i, '--min-sentences', '5', '--json', '-'], file: f('nway.tsv') },
-    { name: 'probe code-switch --data', args: (i) => ['probe', 'code-switch', ...probe.map((x) => (x === f('nway.tsv') ? i : x)), '--json', '-'], file: f('nway.tsv') },
-    { name: 'graph build --data LANG=-', args: (i) => ['graph', 'build', '--model', model, '--data', `de=${i}`, '--out', 'OUT', '--min-words', '0', '-k', '3', '--quiet', '--factory', 'Flat'], file: f('de.txt'), out: '/neighbours.npy' },
+    {
+      name: 'classify eval --data',
+      args: (i) => ['classify', 'eval', '--model', model, '--classifier', f('clf'), '--data', i, '--json', '-'],
+      file: f('docs-de.tsv'),
+    },
+    {
+      name: 'classify train --data',
+      args: (i) => ['classify', 'train', '--model', model, '--data', i, '-o', 'OUT', '--epochs', '2'],
+      file: f('docs-en.tsv'),
+      out: '/weights.safetensors',
+    },
+    {
+      name: 'analyze vocab --data',
+      args: (i) => ['analyze', 'vocab', '--model', model, '--data', i, '--min-sentences', '5', '--json', '-'],
+      file: f('nway.tsv'),
+    },
+    {
+      name: 'probe code-switch --data',
+      args: (i) => ['probe', 'code-switch', ...probe.map((x) => (x === f('nway.tsv') ? i : x)), '--json', '-'],
+      file: f('nway.tsv'),
+    },
+    {
+      name: 'graph build --data LANG=-',
+      args: (i) => ['graph', 'build', '--model', model, '--data', `de=${i}`, '--out', 'OUT', '--min-words', '0', '-k', '3', '--quiet', '--factory', 'Flat'],
+      file: f('de.txt'),
+      out: '/neighbours.npy',
+    },
   ];
   let k = 0;
   for (const t of stdinTable) {
     it(`${t.name} -: the same output as from the file`, () => {
       const outs = [0, 1].map(() => f(`stdin-${k++}${t.out?.startsWith('.') ? t.out : ''}`));
       const a = ok(t.out ? cli(t.args(t.file).map((x) => (x === 'OUT' ? outs[0]! : x))) : cliOnce(t.args(t.file)), `${t.name} FILE`);
-      const b = ok(cliIn(t.args('-').map((x) => (x === 'OUT' ? outs[1]! : x)), readFileSync(t.file)), `${t.name} -`);
+      const b = ok(
+        cliIn(
+          t.args('-').map((x) => (x === 'OUT' ? outs[1]! : x)),
+          readFileSync(t.file),
+        ),
+        `${t.name} -`,
+      );
       if (t.out) {
         const [x, y] = outs.map((o) => readFileSync(t.out!.startsWith('/') ? o + t.out : o));
         assert.ok(x!.equals(y!), `${t.name}: outputs differ`);
@@ -214,7 +274,14 @@ describe('CLI conventions: standard input and output', () => {
   }
 
   it('pipes and process substitution (/dev/fd/N) are read like files, even when read twice (language sample, then lines)', () => {
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${mainJs}" embed --model "${model}" --input <(cat "${f('de.txt')}") -o "${f('psub.npy')}" && cat "${f('de.txt')}" | "${process.execPath}" "${mainJs}" embed --model "${model}" --input /dev/stdin -o "${f('pipe.npy')}"`], { encoding: 'utf8' });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `"${process.execPath}" "${mainJs}" embed --model "${model}" --input <(cat "${f('de.txt')}") -o "${f('psub.npy')}" && cat "${f('de.txt')}" | "${process.execPath}" "${mainJs}" embed --model "${model}" --input /dev/stdin -o "${f('pipe.npy')}"`,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /input language identified as/);
     ok(cli(['embed', '--model', model, '--input', f('de.txt'), '-o', f('file.npy'), '--quiet']), 'embed file');
@@ -299,7 +366,12 @@ describe('CLI conventions: one process writes an output at a time', () => {
   const held = (out: string, pid = process.pid) => writeFileSync(`${out}.lock`, JSON.stringify({ pid, host: hostname(), started: 'then', command: 'xling …' }));
   const refused = (r: CliResult, flag: string, out: string) => {
     assert.equal(r.status, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`${flag} \\S*${out.split('/').at(-1)!.replace(/\./g, '\\.')} is being written by another process \\(pid ${process.pid}, since then: xling …\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${flag} \\S*${out.split('/').at(-1)!.replace(/\./g, '\\.')} is being written by another process \\(pid ${process.pid}, since then: xling …\\)`,
+      ),
+    );
   };
   it('train, distill, scorer train and scorer score refuse an output that a running process writes, before any work', () => {
     writeFileSync(f('tiny.json'), JSON.stringify(TINY_DUAL));
@@ -319,10 +391,13 @@ describe('CLI conventions: one process writes an output at a time', () => {
     refused(r, '--output \\(its work directory\\)', 'busy.tsv.partial');
     assert.ok(!existsSync(f('busy.tsv')));
   });
-  it("a lock whose process is gone (killed: no exit hook ran) is taken over; a finished run leaves none", () => {
+  it('a lock whose process is gone (killed: no exit hook ran) is taken over; a finished run leaves none', () => {
     const gone = Number(spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout);
     held(f('scored.tsv.partial'), gone);
-    const r = ok(cli(['scorer', 'score', '--input', f('docs.de-en.tsv'), '--src-col', '2', '--trg-col', '3', '--model', model, '-o', f('scored.tsv')]), 'scorer score over a stale lock');
+    const r = ok(
+      cli(['scorer', 'score', '--input', f('docs.de-en.tsv'), '--src-col', '2', '--trg-col', '3', '--model', model, '-o', f('scored.tsv')]),
+      'scorer score over a stale lock',
+    );
     assert.equal(readFileSync(f('scored.tsv'), 'utf8').trim().split('\n').length, n, r.stderr);
     assert.ok(!existsSync(f('scored.tsv.partial.lock')) && !existsSync(f('scored.tsv.partial')));
   });
@@ -342,10 +417,28 @@ describe('CLI conventions: eval xsim and classify eval figures', () => {
     assert.match(one.stderr, /needs two or more/);
   });
 
-  it('eval xsim --data LANG=FILE (line-aligned files, as LASER\'s xsim) gives the N-way TSV\'s matrix', () => {
+  it("eval xsim --data LANG=FILE (line-aligned files, as LASER's xsim) gives the N-way TSV's matrix", () => {
     writeFileSync(f('fr.txt'), text(fr));
     const tsv = ok(cliOnce(['eval', 'xsim', ...xsim, '--json', '-']), 'xsim TSV');
-    const files = ok(cli(['eval', 'xsim', '--model', model, '--data', `en=${f('en.txt')}`, '--data', `de=${f('de.txt')}`, '--data', `fr=${f('fr.txt')}`, '--min-rows', '5', '--json', '-']), 'xsim LANG=FILE');
+    const files = ok(
+      cli([
+        'eval',
+        'xsim',
+        '--model',
+        model,
+        '--data',
+        `en=${f('en.txt')}`,
+        '--data',
+        `de=${f('de.txt')}`,
+        '--data',
+        `fr=${f('fr.txt')}`,
+        '--min-rows',
+        '5',
+        '--json',
+        '-',
+      ]),
+      'xsim LANG=FILE',
+    );
     assert.deepEqual(JSON.parse(files.stdout), JSON.parse(tsv.stdout));
     writeFileSync(f('en-short.txt'), text(en.slice(0, 10)));
     const bad = cli(['eval', 'xsim', '--model', model, '--data', `en=${f('en-short.txt')}`, '--data', `de=${f('de.txt')}`, '--min-rows', '5']);
@@ -365,7 +458,12 @@ describe('CLI conventions: eval xsim and classify eval figures', () => {
 
   it('classify eval reports it and its JSON carries macro_f1 and per_class', () => {
     const r = ok(cliOnce(['classify', 'eval', '--model', model, '--classifier', f('clf'), '--data', f('docs-de.tsv'), '--json', '-']), 'classify eval');
-    const j = JSON.parse(r.stdout) as { macro_f1: number; macro_classes: number; per_class: { f1: number; support: number; label: string }[]; confusion: number[][] };
+    const j = JSON.parse(r.stdout) as {
+      macro_f1: number;
+      macro_classes: number;
+      per_class: { f1: number; support: number; label: string }[];
+      confusion: number[][];
+    };
     const predicted = j.per_class.map((_, c) => j.confusion.reduce((s, row) => s + row[c]!, 0));
     const used = j.per_class.filter((p, c) => p.support > 0 || predicted[c]! > 0);
     assert.equal(j.macro_classes, used.length);
@@ -376,7 +474,8 @@ describe('CLI conventions: eval xsim and classify eval figures', () => {
 
 describe('argument parser: long aliases and implicit values', () => {
   const spec = {
-    name: 'xling t', options: {
+    name: 'xling t',
+    options: {
       out: { type: 'string', long: 'output', aliases: ['out-file'], alias: 'o' },
       json: { type: 'string', implicit: '-' },
     },
@@ -388,7 +487,7 @@ describe('argument parser: long aliases and implicit values', () => {
     assert.throws(() => parseArgs(spec, ['--outptu', 'x', 'p']), /did you mean --output\?/);
   });
   it('a bare flag with an implicit value; a value taken from a required positional goes back', () => {
-    assert.deepEqual([parseArgs(spec, ['p', '--json']).json, parseArgs(spec, ['p', '--json']). _], ['-', ['p']]);
+    assert.deepEqual([parseArgs(spec, ['p', '--json']).json, parseArgs(spec, ['p', '--json'])._], ['-', ['p']]);
     assert.deepEqual([parseArgs(spec, ['p', '--json', 'f.json']).json, parseArgs(spec, ['p', '--json', 'f.json'])._], ['f.json', ['p']]);
     assert.deepEqual([parseArgs(spec, ['--json', 'p']).json, parseArgs(spec, ['--json', 'p'])._], ['-', ['p']]);
     assert.deepEqual([parseArgs(spec, ['--json', '-o', 'x', 'p']).json, parseArgs(spec, ['--json', '-o', 'x', 'p'])._], ['-', ['p']]);

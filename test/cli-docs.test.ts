@@ -14,7 +14,10 @@ describe('docs/cli.md', () => {
   const generated = cliHelpMarkdown(commands);
 
   it('equals the page generated from the command specs', () => {
-    assert.ok(page === generated, 'docs/cli.md is out of date with the command specs: run `npm run build:ts && node scripts/gen-cli-docs.mjs` and commit docs/cli.md');
+    assert.ok(
+      page === generated,
+      'docs/cli.md is out of date with the command specs: run `npm run build:ts && node scripts/gen-cli-docs.mjs` and commit docs/cli.md',
+    );
   });
 
   it('has every command under its own heading, in the commands list order, with its help text', () => {

@@ -16,7 +16,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const p = (f: string) => join(dir, f);
 const model = p('m');
 tinyDualModel(dir, model);
-const de = devColumn('de'), fr = devColumn('fr'), en = devColumn('en');
+const de = devColumn('de'),
+  fr = devColumn('fr'),
+  en = devColumn('en');
 
 function embed(input: string, out: string, args: string[] = []) {
   const r = cli(['embed', '--model', model, '--input', p(input), '-o', p(out), ...args]);
@@ -38,7 +40,11 @@ describe('CLI: embed', () => {
     const runs = [10, 37, 100000].map((chunk) => ({ chunk, ...embed('mix.txt', `mix-${chunk}.npy`, ['--chunk', String(chunk)]) }));
     const langs = runs.map((r) => identified(r.stderr));
     assert.ok(langs[0], runs[0]!.stderr);
-    assert.deepEqual(langs, langs.map(() => langs[0]), `identified per --chunk: ${langs}`);
+    assert.deepEqual(
+      langs,
+      langs.map(() => langs[0]),
+      `identified per --chunk: ${langs}`,
+    );
     // the same rows whatever the chunking (up to float rounding of other batch shapes) …
     for (const r of runs.slice(1)) assertClose(r.v, runs[0]!.v, `--chunk ${r.chunk} vs 10`);
     // … and byte for byte the same for the same --chunk
@@ -49,8 +55,15 @@ describe('CLI: embed', () => {
   it('blank lines keep their rows, are counted in a warning, and never vote for the language', () => {
     const lines = de.slice(0, 10);
     writeFileSync(p('de10.txt'), lines.join('\n') + '\n');
-    writeFileSync(p('de10-blank.txt'), lines.map((l) => [l, '', '', ' ', '', '', '']).flat().join('\n') + '\n');
-    const plain = embed('de10.txt', 'de10.npy'), blank = embed('de10-blank.txt', 'de10-blank.npy');
+    writeFileSync(
+      p('de10-blank.txt'),
+      lines
+        .map((l) => [l, '', '', ' ', '', '', ''])
+        .flat()
+        .join('\n') + '\n',
+    );
+    const plain = embed('de10.txt', 'de10.npy'),
+      blank = embed('de10-blank.txt', 'de10-blank.npy');
     assert.equal(identified(blank.stderr), identified(plain.stderr), blank.stderr);
     assert.match(blank.stderr, /warning: .*de10-blank\.txt: 60 blank lines/);
     assert.doesNotMatch(plain.stderr, /blank/);
@@ -76,17 +89,47 @@ describe('CLI: embed', () => {
     embed('t.txt', 't.npy', ['--quiet']);
     symlinkSync(p('s.txt'), p('s-link.txt'));
     linkSync(p('s.txt'), p('s-hard.txt'));
-    writeFileSync(p('s.bucc'), de.slice(0, 20).map((s, i) => `de-${i}\t${s}`).join('\n') + '\n');
-    writeFileSync(p('t.bucc'), en.slice(0, 20).map((s, i) => `en-${i}\t${s}`).join('\n') + '\n');
-    writeFileSync(p('gold'), de.slice(0, 20).map((_, i) => `de-${i}\ten-${i}`).join('\n') + '\n');
-    const snapshot = () => Object.fromEntries(readdirSync(dir).filter((f) => statSync(p(f)).isFile()).map((f) => [f, readFileSync(p(f)).toString('base64')]));
-    const before = snapshot(), modelBefore = readFileSync(join(model, 'model.safetensors'));
+    writeFileSync(
+      p('s.bucc'),
+      de
+        .slice(0, 20)
+        .map((s, i) => `de-${i}\t${s}`)
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      p('t.bucc'),
+      en
+        .slice(0, 20)
+        .map((s, i) => `en-${i}\t${s}`)
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      p('gold'),
+      de
+        .slice(0, 20)
+        .map((_, i) => `de-${i}\ten-${i}`)
+        .join('\n') + '\n',
+    );
+    const snapshot = () =>
+      Object.fromEntries(
+        readdirSync(dir)
+          .filter((f) => statSync(p(f)).isFile())
+          .map((f) => [f, readFileSync(p(f)).toString('base64')]),
+      );
+    const before = snapshot(),
+      modelBefore = readFileSync(join(model, 'model.safetensors'));
     const cases: [string[], RegExp][] = [
       [['embed', '--model', model, '--input', p('s.txt'), '-o', p('s-link.txt')], /--output .*s-link\.txt would overwrite the input --input/],
       [['embed', '--model', model, '--input', p('s-link.txt'), '-o', p('s-hard.txt')], /--output .*s-hard\.txt would overwrite the input --input/],
       [['embed', '--model', model, '--input', p('s.txt'), '-o', join(model, 'model.safetensors')], /would overwrite the input --model .* \(it is inside it\)/],
-      [['eval', 'bucc', '--src', p('s.bucc'), '--trg', p('t.bucc'), '--gold', p('gold'), '--model', model, '--json', p('x.json'), '--svg', p('x.json')], /--json and --svg name the same file/],
-      [['train', '--config', p('s.txt'), '--data', join(model, 'config.json'), '--out', model], /--out .*m would replace the directory holding the input --data/],
+      [
+        ['eval', 'bucc', '--src', p('s.bucc'), '--trg', p('t.bucc'), '--gold', p('gold'), '--model', model, '--json', p('x.json'), '--svg', p('x.json')],
+        /--json and --svg name the same file/,
+      ],
+      [
+        ['train', '--config', p('s.txt'), '--data', join(model, 'config.json'), '--out', model],
+        /--out .*m would replace the directory holding the input --data/,
+      ],
     ];
     for (const [args, re] of cases) {
       const r = cli(args);
@@ -100,42 +143,80 @@ describe('CLI: embed', () => {
 
   it('mine and eval bucc --model use the vectors xling embed gives the same files', () => {
     // s.txt / t.txt and s.npy / t.npy (xling embed's defaults: identified language, centred) from above
-    const viaVectors = cli(['mine', '--src', p('s.txt'), '--trg', p('t.txt'), '--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy'), '--margin', 'absolute', '-o', '-']);
+    const viaVectors = cli([
+      'mine',
+      '--src',
+      p('s.txt'),
+      '--trg',
+      p('t.txt'),
+      '--src-vectors',
+      p('s.npy'),
+      '--trg-vectors',
+      p('t.npy'),
+      '--margin',
+      'absolute',
+      '-o',
+      '-',
+    ]);
     const viaModel = cli(['mine', '--src', p('s.txt'), '--trg', p('t.txt'), '--model', model, '--margin', 'absolute', '-o', '-']);
     assert.equal(viaModel.status, 0, viaModel.stderr);
     assert.match(viaModel.stderr, /--src .*s\.txt: input language identified as/);
     assert.match(viaModel.stderr, /--trg .*t\.txt: input language identified as/);
-    const rows = (out: string) => out.trim().split('\n').map((l) => l.split('\t'));
-    const a = rows(viaVectors.stdout), b = rows(viaModel.stdout);
-    assert.deepEqual(b.map((r) => r.slice(1)), a.map((r) => r.slice(1)), 'the same pairs');
+    const rows = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'));
+    const a = rows(viaVectors.stdout),
+      b = rows(viaModel.stdout);
+    assert.deepEqual(
+      b.map((r) => r.slice(1)),
+      a.map((r) => r.slice(1)),
+      'the same pairs',
+    );
     b.forEach((r, i) => assert.ok(Math.abs(Number(r[0]) - Number(a[i]![0])) < 2e-6, `pair ${i}: cosine ${r[0]} vs ${a[i]![0]}`));
     const bucc = (extra: string[]) => {
       const r = cli(['eval', 'bucc', '--src', p('s.bucc'), '--trg', p('t.bucc'), '--gold', p('gold'), '--json', '-', ...extra]);
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as Record<string, number>;
     };
-    const bv = bucc(['--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy')]), bm = bucc(['--model', model]);
+    const bv = bucc(['--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy')]),
+      bm = bucc(['--model', model]);
     for (const k of ['precision', 'recall', 'f1', 'tp', 'predicted', 'candidates']) assert.equal(bm[k], bv[k], k);
     assert.ok(Math.abs(bm.threshold! - bv.threshold!) < 2e-6);
     // and the settings' embed.center false / --src-lang give plain or named-language vectors, as xling embed's options do
-    const settingsFile = (name: string, v: unknown) => { writeFileSync(p(`cfg-${name}.json`), JSON.stringify(v)); return p(`cfg-${name}.json`); };
+    const settingsFile = (name: string, v: unknown) => {
+      writeFileSync(p(`cfg-${name}.json`), JSON.stringify(v));
+      return p(`cfg-${name}.json`);
+    };
     embed('s.txt', 's-plain.npy', ['--no-center', '--quiet']);
     embed('t.txt', 't-plain.npy', ['--no-center', '--quiet']);
-    const plainV = bucc(['--src-vectors', p('s-plain.npy'), '--trg-vectors', p('t-plain.npy')]), plainM = bucc(['--model', model, '--config', settingsFile('no-center', { embed: { center: false } })]);
+    const plainV = bucc(['--src-vectors', p('s-plain.npy'), '--trg-vectors', p('t-plain.npy')]),
+      plainM = bucc(['--model', model, '--config', settingsFile('no-center', { embed: { center: false } })]);
     assert.ok(Math.abs(plainM.threshold! - plainV.threshold!) < 2e-6);
   });
 
   it('eval retrieval --docs: documents from sentence vectors, found across languages far above chance, by cosine and by margin', () => {
-    const docs = Array.from({ length: Math.floor(de.length / 3) }, (_, i) => `d${i}\t${de.slice(3 * i, 3 * i + 3).join(' ')}\t${en.slice(3 * i, 3 * i + 3).join(' ')}`);
+    const docs = Array.from(
+      { length: Math.floor(de.length / 3) },
+      (_, i) => `d${i}\t${de.slice(3 * i, 3 * i + 3).join(' ')}\t${en.slice(3 * i, 3 * i + 3).join(' ')}`,
+    );
     writeFileSync(p('docs.de-en.tsv'), docs.join('\n') + '\n');
     // a larger tiny model, trained ten times longer than the others here: documents need usable sentence
     // vectors (the settings of test/docalign.test.ts's model: one training for both under npm test)
     tinyDualModel(dir, p('m-docs'), { features: { buckets: 65536, dim: 64 }, encoder: { outDim: 64 }, batch: { size: 128 }, budget: { pairs: 20000 } });
     const r = cli(['eval', 'retrieval', '--docs', p('docs.de-en.tsv'), '--model', p('m-docs'), '--json', p('docs.json')]);
     assert.equal(r.status, 0, r.stderr);
-    const j = JSON.parse(readFileSync(p('docs.json'), 'utf8')) as { documents: number; src_lang: string; trg_lang: string; cosine: Record<string, { p1: number }>; margin: Record<string, { p1: number }> };
+    const j = JSON.parse(readFileSync(p('docs.json'), 'utf8')) as {
+      documents: number;
+      src_lang: string;
+      trg_lang: string;
+      cosine: Record<string, { p1: number }>;
+      margin: Record<string, { p1: number }>;
+    };
     assert.deepEqual([j.documents, j.src_lang, j.trg_lang], [docs.length, 'de', 'en'], 'languages from the file name');
-    for (const s of ['cosine', 'margin'] as const) for (const dir of ['forward', 'backward']) assert.ok(j[s][dir]!.p1 > 0.5, `${s} ${dir} P@1 ${j[s][dir]!.p1} (chance ${(1 / docs.length).toFixed(3)})`);
+    for (const s of ['cosine', 'margin'] as const)
+      for (const dir of ['forward', 'backward']) assert.ok(j[s][dir]!.p1 > 0.5, `${s} ${dir} P@1 ${j[s][dir]!.p1} (chance ${(1 / docs.length).toFixed(3)})`);
     // margin scoring discounts hub documents: it finds more than plain cosine
     assert.ok(j.margin.forward!.p1 + j.margin.backward!.p1 > j.cosine.forward!.p1 + j.cosine.backward!.p1, JSON.stringify(j));
     assert.match(r.stdout, /documents, de→en and back, P@1: cosine/);
@@ -143,14 +224,34 @@ describe('CLI: embed', () => {
 
   it('-k: 0 and negative values are usage errors; above the number of sentences it is capped, said and reported', () => {
     for (const k of ['0', '-3']) {
-      for (const cmd of [['mine', '-o', p('k.tsv')], ['eval', 'bucc', '--gold', p('gold')]]) {
+      for (const cmd of [
+        ['mine', '-o', p('k.tsv')],
+        ['eval', 'bucc', '--gold', p('gold')],
+      ]) {
         const r = cli([...cmd, '--src', p('s.bucc'), '--trg', p('t.bucc'), '--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy'), '-k', k]);
         assert.equal(r.status, 2, r.stderr);
         assert.match(r.stderr, new RegExp(`-k must be an integer >= 1, got '${k}'`));
       }
     }
     assert.ok(!existsSync(p('k.tsv')));
-    const r = cli(['eval', 'bucc', '--src', p('s.bucc'), '--trg', p('t.bucc'), '--gold', p('gold'), '--src-vectors', p('s.npy'), '--trg-vectors', p('t.npy'), '-k', '50', '--json', p('k.json')]);
+    const r = cli([
+      'eval',
+      'bucc',
+      '--src',
+      p('s.bucc'),
+      '--trg',
+      p('t.bucc'),
+      '--gold',
+      p('gold'),
+      '--src-vectors',
+      p('s.npy'),
+      '--trg-vectors',
+      p('t.npy'),
+      '-k',
+      '50',
+      '--json',
+      p('k.json'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /-k 50 is more than the 20 source sentences; using k=20/);
     assert.match(r.stdout, /k=20\)/);
@@ -163,7 +264,10 @@ describe('CLI: embed', () => {
   });
 
   it("a model's config.json with unknown keys in its model or train section is refused", () => {
-    for (const [section, key] of [['model', 'outDimm'], ['train', 'seeed']] as const) {
+    for (const [section, key] of [
+      ['model', 'outDimm'],
+      ['train', 'seeed'],
+    ] as const) {
       const copy = p(`m-${section}`);
       cpSync(model, copy, { recursive: true });
       const cfg = JSON.parse(readFileSync(join(copy, 'config.json'), 'utf8'));
@@ -171,7 +275,10 @@ describe('CLI: embed', () => {
       writeFileSync(join(copy, 'config.json'), JSON.stringify(cfg));
       const r = cli(['embed', '--model', copy, '--input', p('s.txt'), '-o', p('u.npy')]);
       assert.equal(r.status, 1, r.stderr);
-      assert.match(r.stderr, section === 'model' ? /config\.json: unknown key 'model\.outDimm' for a dual model/ : /config\.json: 'train': unknown setting 'seeed'/);
+      assert.match(
+        r.stderr,
+        section === 'model' ? /config\.json: unknown key 'model\.outDimm' for a dual model/ : /config\.json: 'train': unknown setting 'seeed'/,
+      );
       assert.ok(!existsSync(p('u.npy')));
     }
   });
@@ -183,7 +290,9 @@ describe('CLI: embed', () => {
     const interrupt = async (args: string[], signal: NodeJS.Signals, ready: () => boolean) => {
       const child = cliAsync(args);
       let stderr = '';
-      child.stderr.on('data', (b) => { stderr += b; });
+      child.stderr.on('data', (b) => {
+        stderr += b;
+      });
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       const t0 = Date.now();
       while (!ready()) {
@@ -194,8 +303,15 @@ describe('CLI: embed', () => {
       return { code: await exited, stderr };
     };
     const tmpSeen = () => temporariesIn(sig).length > 0;
-    for (const [signal, code, extra] of [['SIGINT', 130, []], ['SIGTERM', 143, ['--raw-f32']]] as const) {
-      const r = await interrupt(['embed', '--model', model, '--input', join(sig, 'big.txt'), '-o', join(sig, 'v.npy'), '--chunk', '2000', '--quiet', ...extra], signal, tmpSeen);
+    for (const [signal, code, extra] of [
+      ['SIGINT', 130, []],
+      ['SIGTERM', 143, ['--raw-f32']],
+    ] as const) {
+      const r = await interrupt(
+        ['embed', '--model', model, '--input', join(sig, 'big.txt'), '-o', join(sig, 'v.npy'), '--chunk', '2000', '--quiet', ...extra],
+        signal,
+        tmpSeen,
+      );
       assert.equal(r.code, code, r.stderr);
       assert.match(r.stderr, new RegExp(`xling embed: interrupted \\(${signal}\\)`));
       assert.deepEqual(temporariesIn(sig), [], `${signal}: temporaries left`);
@@ -204,7 +320,11 @@ describe('CLI: embed', () => {
     // training: a checkpoint is never half written, and the run resumes
     writeFileSync(join(sig, 'long.json'), JSON.stringify({ ...TINY_DUAL, budget: { pairs: 50_000_000 }, checkpointEvery: 3 }));
     const out = join(sig, 'model');
-    const r = await interrupt(['train', '--config', join(sig, 'long.json'), '--data', 'data/sample/gettext.train.tsv.gz', '--out', out, '--quiet'], 'SIGTERM', () => existsSync(join(`${out}.partial`, 'checkpoint', 'state.json')));
+    const r = await interrupt(
+      ['train', '--config', join(sig, 'long.json'), '--data', 'data/sample/gettext.train.tsv.gz', '--out', out, '--quiet'],
+      'SIGTERM',
+      () => existsSync(join(`${out}.partial`, 'checkpoint', 'state.json')),
+    );
     assert.equal(r.code, 143, r.stderr);
     assert.deepEqual(temporariesIn(sig), []);
     assert.ok(existsSync(join(`${out}.partial`, 'checkpoint', 'state.json')) && !existsSync(out));

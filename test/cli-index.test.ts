@@ -18,7 +18,8 @@ const dir = mkdtempSync(join(tmpdir(), 'xling-cli-index-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const p = (f: string) => join(dir, f);
 
-const n = 300, d = 16;
+const n = 300,
+  d = 16;
 const rng = new Rng(12);
 const base = Float32Array.from({ length: n * d }, () => rng.normal());
 writeNpy(p('base.npy'), base, [n, d]);
@@ -27,7 +28,10 @@ writeNpy(p('q.npy'), base.slice(0, 20 * d), [20, d]);
 /** Rank-1 ids per query row of a search TSV (query_row, rank, id, score). */
 function top1(tsv: string): Map<number, number> {
   const m = new Map<number, number>();
-  for (const l of tsv.trim().split('\n')) { const [q, r, id] = l.split('\t').map(Number); if (r === 0) m.set(q!, id!); }
+  for (const l of tsv.trim().split('\n')) {
+    const [q, r, id] = l.split('\t').map(Number);
+    if (r === 0) m.set(q!, id!);
+  }
   return m;
 }
 const selfHits = (t: Map<number, number>) => [...t].filter(([q, id]) => q === id).length;
@@ -56,7 +60,8 @@ describe('CLI: every index factory builds, searches, saves and loads', () => {
     it(f, async () => {
       const out = `${f.replace(/,/g, '_')}.faiss`;
       const build = ['index', 'build', '--factory', f, 'base.npy', '-o', out];
-      if (trains(f)) okProcess(build); else await ok(build);
+      if (trains(f)) okProcess(build);
+      else await ok(build);
       const idx = readIndex(p(out));
       assert.equal(idx.ntotal, n);
       assert.equal(idx.d, d);
@@ -84,12 +89,24 @@ describe('CLI: every index factory builds, searches, saves and loads', () => {
     for (const f of ['IVF4,Flat', 'Flat']) {
       const tag = f.replace(/,/g, '_');
       const trainOnly = ['index', 'build', '--factory', f, '--train-only', 'base.npy', '-o', `${tag}-empty.faiss`];
-      if (trains(f)) okProcess(trainOnly); else await ok(trainOnly);
+      if (trains(f)) okProcess(trainOnly);
+      else await ok(trainOnly);
       for (const s of [0, 1]) await ok(['index', 'build', '--trained', `${tag}-empty.faiss`, '--shard', `${s}/2`, 'base.npy', '-o', `${tag}-sh${s}.faiss`]);
       // queries from the second shard: found under their global row numbers
       writeNpy(p('q2.npy'), base.slice(200 * d, 220 * d), [20, d]);
       await ok(['index', 'merge', `${tag}-sh0.faiss`, `${tag}-sh1.faiss`, '-o', `${tag}-all.faiss`]);
-      const r = await ok(['search', '--index', `${tag}-all.faiss`, '--queries', 'q2.npy', '-k', '1', '-o', '-', ...(f.includes('IVF') ? ['--nprobe', '4'] : [])]);
+      const r = await ok([
+        'search',
+        '--index',
+        `${tag}-all.faiss`,
+        '--queries',
+        'q2.npy',
+        '-k',
+        '1',
+        '-o',
+        '-',
+        ...(f.includes('IVF') ? ['--nprobe', '4'] : []),
+      ]);
       const hits = [...top1(r.stdout)].filter(([q, id]) => id === q + 200).length;
       assert.ok(hits >= 18, `${f}: ${hits}/20 rows of shard 1 found under their global ids`);
     }
@@ -131,24 +148,45 @@ describe('CLI: every index factory builds, searches, saves and loads', () => {
       assert.equal(r.status, 0, r.stderr);
     }
     // a plain Flat index numbers rows itself: it cannot take the ids of shard 1
-    const r = await cliInProcess(['index', 'build', '--trained', 'Flat.faiss', '--allow-duplicate-ids', '--shard', '0/3', 'base.npy', '-o', 'x.faiss'], { cwd: dir });
+    const r = await cliInProcess(['index', 'build', '--trained', 'Flat.faiss', '--allow-duplicate-ids', '--shard', '0/3', 'base.npy', '-o', 'x.faiss'], {
+      cwd: dir,
+    });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /numbers its vectors itself/);
   });
 
   it('eval retrieval --index: the index must hold the target vectors (dimension and count; other mismatches: cli-bad-input)', async () => {
-    const r = await cliInProcess(['eval', 'retrieval', '--src-vectors', 'q.npy', '--trg-vectors', 'q.npy', '--index', 'Flat.faiss', '--json', 'r.json'], { cwd: dir });
+    const r = await cliInProcess(['eval', 'retrieval', '--src-vectors', 'q.npy', '--trg-vectors', 'q.npy', '--index', 'Flat.faiss', '--json', 'r.json'], {
+      cwd: dir,
+    });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /--index Flat\.faiss holds 300 vectors, but --trg-vectors q\.npy has 20/);
     assert.ok(!existsSync(p('r.json')));
-    const ok1 = await ok(['eval', 'retrieval', '--src-vectors', 'base.npy', '--trg-vectors', 'base.npy', '--index', 'IVF4_Flat.faiss', '--nprobe', '4', '--json', '-']);
+    const ok1 = await ok([
+      'eval',
+      'retrieval',
+      '--src-vectors',
+      'base.npy',
+      '--trg-vectors',
+      'base.npy',
+      '--index',
+      'IVF4_Flat.faiss',
+      '--nprobe',
+      '4',
+      '--json',
+      '-',
+    ]);
     assert.equal(JSON.parse(ok1.stdout).forward_index.recall_vs_exact, 1, 'standard output holds only the JSON');
   });
 
   it('faiss errors name the option or file; -o - is standard output for text, refused for indexes', async () => {
     const cases: [string[], number, RegExp][] = [
       [['index', 'build', '--factory', 'NoSuchIndex', 'base.npy', '-o', 'e.faiss'], 1, /--factory 'NoSuchIndex': /],
-      [['index', 'build', '--factory', 'IVF64,Flat', '--train-sample', '30', 'base.npy', '-o', 'e.faiss'], 1, /training IVF64,Flat on 30 rows of base\.npy \(--train-sample\): /],
+      [
+        ['index', 'build', '--factory', 'IVF64,Flat', '--train-sample', '30', 'base.npy', '-o', 'e.faiss'],
+        1,
+        /training IVF64,Flat on 30 rows of base\.npy \(--train-sample\): /,
+      ],
       [['search', '--index', 'base.npy', '--queries', 'q.npy', '-o', 'e.faiss'], 1, /--index base\.npy: cannot read it as a faiss index: /],
       [['search', '--index', 'Flat.faiss', '--nprobe', '4', '--queries', 'q.npy', '-o', 'e.faiss'], 1, /--nprobe: --index Flat\.faiss is not an IVF index/],
       [['index', 'merge', 'Flat.faiss', 'HNSW16.faiss', '-o', 'e.faiss'], 1, /HNSW16\.faiss: faiss cannot merge HNSW/],
@@ -171,17 +209,27 @@ describe('CLI: xling search outputs, metrics and search parameters', () => {
   it("writes faiss's D and I as .npy (0-based ids and ranks, the same as the TSV); -o FILE.npy is refused with a hint", async () => {
     await ok(['index', 'build', '--factory', 'Flat', 'base.npy', '-o', 's-flat.faiss']);
     const r = await ok(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '-k', '4', '-o', '-', '--distances', 'D.npy', '--ids', 'I.npy']);
-    const D = readNpy(p('D.npy')), I = readNpy(p('I.npy'));
-    assert.deepEqual(D.shape, [20, 4]); assert.deepEqual(I.shape, [20, 4]);
-    assert.equal(D.dtype, 'float32'); assert.equal(I.dtype, 'int64');
-    const lines = r.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const D = readNpy(p('D.npy')),
+      I = readNpy(p('I.npy'));
+    assert.deepEqual(D.shape, [20, 4]);
+    assert.deepEqual(I.shape, [20, 4]);
+    assert.equal(D.dtype, 'float32');
+    assert.equal(I.dtype, 'int64');
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     assert.equal(lines.length, 80);
     for (const [q, rank, id, score] of lines) {
       const at = Number(q) * 4 + Number(rank);
       assert.equal(BigInt(id!), (I.data as BigInt64Array)[at]);
       assert.ok(Math.abs(Number(score) - (D.data as Float32Array)[at]!) < 1e-5);
     }
-    assert.deepEqual(lines.filter((l) => l[0] === '3').map((l) => l[1]), ['0', '1', '2', '3'], 'ranks from 0');
+    assert.deepEqual(
+      lines.filter((l) => l[0] === '3').map((l) => l[1]),
+      ['0', '1', '2', '3'],
+      'ranks from 0',
+    );
     assert.equal((I.data as BigInt64Array)[3 * 4], 3n, 'query 3 (row 3 of the base) finds row 3 first: ids from 0');
     const bad = await cliInProcess(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '-o', 'out.npy'], { cwd: dir });
     assert.equal(bad.status, 2, bad.stderr);
@@ -194,11 +242,13 @@ describe('CLI: xling search outputs, metrics and search parameters', () => {
     const qs = Float32Array.from(base.subarray(0, 20 * d), (v, i) => v * (1 + (Math.floor(i / d) % 5)));
     writeNpy(p('qs.npy'), qs, [20, d]);
     await ok(['search', '--base', 'base.npy', '--queries', 'qs.npy', '-k', '3', '--metric', 'cosine', '--distances', 'Dc.npy', '--ids', 'Ic.npy']);
-    const Dc = readNpy(p('Dc.npy')).data as Float32Array, Ic = readNpy(p('Ic.npy')).data as BigInt64Array;
+    const Dc = readNpy(p('Dc.npy')).data as Float32Array,
+      Ic = readNpy(p('Ic.npy')).data as BigInt64Array;
     const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
     for (let i = 0; i < 20; i++) {
       assert.equal(Ic[i * 3], BigInt(i), `query ${i} finds its own row`);
-      const a = qs.subarray(i * d, (i + 1) * d), b = base.subarray(Number(Ic[i * 3 + 1]) * d, (Number(Ic[i * 3 + 1]) + 1) * d);
+      const a = qs.subarray(i * d, (i + 1) * d),
+        b = base.subarray(Number(Ic[i * 3 + 1]) * d, (Number(Ic[i * 3 + 1]) + 1) * d);
       const cos = a.reduce((s, x, j) => s + x * b[j]!, 0) / (norm(a) * norm(b));
       assert.ok(Math.abs(Dc[i * 3 + 1]! - cos) < 1e-4, `cosine of the second hit: ${Dc[i * 3 + 1]} vs ${cos}`);
       assert.ok(Math.abs(Dc[i * 3]! - 1) < 1e-4);
@@ -208,9 +258,13 @@ describe('CLI: xling search outputs, metrics and search parameters', () => {
     for (let i = 0; i < 20; i++) assert.ok(Dl[i * 2]! < 1e-4 && Dl[i * 2 + 1]! > Dl[i * 2]!, 'ascending squared distances, 0 to itself');
     // an index for inner products takes cosine (queries normalised), not l2
     await ok(['search', '--index', 's-flat.faiss', '--queries', 'qs.npy', '-k', '1', '--metric', 'cosine', '--distances', 'Di.npy']);
-    assert.ok(Array.from(readNpy(p('Di.npy')).data as Float32Array).every((v) => Math.abs(v - 1) < 1e-4), 'normalised queries against normalised rows: cosine 1');
+    assert.ok(
+      Array.from(readNpy(p('Di.npy')).data as Float32Array).every((v) => Math.abs(v - 1) < 1e-4),
+      'normalised queries against normalised rows: cosine 1',
+    );
     const r = await cliInProcess(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '--metric', 'l2', '-o', '-'], { cwd: dir });
-    assert.equal(r.status, 1); assert.match(r.stderr, /--metric l2: --index s-flat\.faiss is built for inner products/);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /--metric l2: --index s-flat\.faiss is built for inner products/);
   });
 
   it('HNSW efSearch is settable (refused for other indexes); IVF nprobe defaults to the recall target on a sample', async () => {
@@ -219,7 +273,8 @@ describe('CLI: xling search outputs, metrics and search parameters', () => {
     const Ih = readNpy(p('Ih.npy')).data as BigInt64Array;
     for (let i = 0; i < 20; i++) assert.equal(Ih[i * 5], BigInt(i));
     let r = await cliInProcess(['search', '--index', 's-flat.faiss', '--queries', 'q.npy', '--ef-search', '64', '-o', '-'], { cwd: dir });
-    assert.equal(r.status, 1); assert.match(r.stderr, /--ef-search: --index s-flat\.faiss is not an HNSW index/);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /--ef-search: --index s-flat\.faiss is not an HNSW index/);
     const b = okProcess(['index', 'build', '--factory', 'IVF16,Flat', 'base.npy', '-o', 's-ivf.faiss']);
     // faiss's small-training-set warning folded into one line; its k-means iterations as progress
     assert.doesNotMatch(b.stderr, /WARNING clustering/);

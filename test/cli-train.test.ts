@@ -34,13 +34,25 @@ describe('CLI: training never corrupts a model directory', () => {
   const configBefore = readFileSync(join(model, 'config.json'), 'utf8');
   const intact = () => {
     assert.equal(readFileSync(join(model, 'config.json'), 'utf8'), configBefore);
-    assert.deepEqual(embedBytes(model), before, 'xling embed gives the old model\'s vectors');
+    assert.deepEqual(embedBytes(model), before, "xling embed gives the old model's vectors");
   };
 
   it('a re-training that fails leaves the old model intact', () => {
     // another model shape, and a dev file that fails to load after the work directory was made
     writeFileSync(p('bad-dev.tsv'), Buffer.concat([Buffer.from('en\tde\nok\tgut\n'), Buffer.from([0xc3, 0x28, 0x09, 0x61, 0x0a])]));
-    const r = cli(['train', '--config', config('other.json', { seed: 2, encoder: { outDim: 16 } }), '--data', DATA, '--dev', p('bad-dev.tsv'), '--out', model, '--quiet', '--force']);
+    const r = cli([
+      'train',
+      '--config',
+      config('other.json', { seed: 2, encoder: { outDim: 16 } }),
+      '--data',
+      DATA,
+      '--dev',
+      p('bad-dev.tsv'),
+      '--out',
+      model,
+      '--quiet',
+      '--force',
+    ]);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /bad-dev\.tsv:3: invalid UTF-8/);
     intact();
@@ -59,12 +71,32 @@ describe('CLI: training never corrupts a model directory', () => {
     await new Promise((r) => child.on('exit', r));
     intact();
     // the checkpoint in m.partial has outDim 16: resuming with outDim 32 must not load it
-    let r = cli(['train', '--config', config('long32.json', { seed: 3, budget: { pairs: 50_000_000 } }), '--data', DATA, '--out', model, '--resume', '--quiet']);
+    let r = cli([
+      'train',
+      '--config',
+      config('long32.json', { seed: 3, budget: { pairs: 50_000_000 } }),
+      '--data',
+      DATA,
+      '--out',
+      model,
+      '--resume',
+      '--quiet',
+    ]);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /--resume: the checkpoint in .*m\.partial.checkpoint was made with another tokenizer or model configuration/);
     intact();
     // the configuration it was made with resumes (budget and checkpoints are run settings)
-    r = cli(['train', '--config', config('short.json', { seed: 3, encoder: { outDim: 16 }, budget: { pairs: 1 } }), '--data', DATA, '--out', model, '--resume', '--quiet']);
+    r = cli([
+      'train',
+      '--config',
+      config('short.json', { seed: 3, encoder: { outDim: 16 }, budget: { pairs: 1 } }),
+      '--data',
+      DATA,
+      '--out',
+      model,
+      '--resume',
+      '--quiet',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /resumed from step \d+/);
     assert.equal(JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')).model.outDim, 16);
@@ -103,7 +135,12 @@ describe('CLI: training settings are checked before any work', () => {
     ['--budget-pairs -5', ['--budget-pairs', '-5'], 2, /--budget-pairs must be an integer >= 1, got '-5'/],
     ['--budget-minutes 0', ['--budget-minutes', '0'], 2, /--budget-minutes must be a number > 0/],
     ['--threads 0', ['--threads', '0'], 2, /--threads must be an integer >= 1/],
-    ['a negative budget in the config', ['--config', config('neg.json', { budget: { pairs: -5 } })], 1, /neg\.json: 'budget\.pairs' must be an integer >= 0, got -5/],
+    [
+      'a negative budget in the config',
+      ['--config', config('neg.json', { budget: { pairs: -5 } })],
+      1,
+      /neg\.json: 'budget\.pairs' must be an integer >= 0, got -5/,
+    ],
     ['a zero budget in the config', ['--config', config('zero.json', { budget: { pairs: 0 } })], 1, /zero\.json: 'budget' needs pairs > 0 or minutes > 0/],
     ['lr 0', ['--config', config('lr.json', { optim: { lr: 0 } })], 1, /lr\.json: 'optim\.lr' must be a number > 0, got 0/],
     ['a family setting out of range', ['--config', config('dim.json', { encoder: { outDim: 0 } })], 1, /dim\.json: 'encoder\.outDim' must be an integer >= 1/],
@@ -153,7 +190,10 @@ describe('CLI: a finished model directory holds only the model', () => {
     r = cli(['train', '--config', config('seed7.json', { seed: 7 }), '--data', DATA, '--out', model, '--resume', '--budget-pairs', String(kept.pairs + 640)]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`resumed from step ${kept.step} \\(${kept.pairs} pairs\\)`));
-    const log = readFileSync(join(model, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; pairs: number });
+    const log = readFileSync(join(model, 'train-log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; pairs: number });
     assert.equal(log.at(-1)!.pairs, kept.pairs + 640);
     assert.equal(log.length, kept.step + 10, 'the log goes on from the checkpoint');
     // without --keep-checkpoint this run's checkpoint (and the old one) is gone
@@ -169,7 +209,10 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     const long = config('sigint.json', { seed: 5, budget: { pairs: 50_000_000 }, checkpointEvery: 1_000_000, logEvery: 1 });
     const out = p('interrupted');
     const child = cliAsync(['train', '--config', long, '--data', DATA, '--out', out]);
-    let stderr = '', firstStep = 0, sentAt = 0, second: ReturnType<typeof cli> | null = null;
+    let stderr = '',
+      firstStep = 0,
+      sentAt = 0,
+      second: ReturnType<typeof cli> | null = null;
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (s: string) => {
@@ -191,7 +234,10 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     assert.ok(seconds < 20, `exited ${seconds.toFixed(1)} s after SIGINT`);
     console.log(`# SIGINT at step ${firstStep}: exit 130 after ${seconds.toFixed(2)} s`);
     assert.equal(second!.status, 1, second!.stderr);
-    assert.match(second!.stderr, new RegExp(`--out .*interrupted is being written by another process \\(pid ${child.pid}, since \\S+: xling train --config .*sigint\\.json`));
+    assert.match(
+      second!.stderr,
+      new RegExp(`--out .*interrupted is being written by another process \\(pid ${child.pid}, since \\S+: xling train --config .*sigint\\.json`),
+    );
     assert.ok(!/resumed|starting a new model/.test(second!.stderr), second!.stderr);
     // the lock went with the process that held it
     assert.ok(!existsSync(`${out}.lock`));
@@ -204,7 +250,10 @@ describe('CLI: SIGINT stops training promptly with a checkpoint', () => {
     const r = cli(['train', '--config', long, '--data', DATA, '--out', out, '--resume', '--budget-pairs', String(state.pairs + 320), '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`resumed from step ${state.step} \\(${state.pairs} pairs\\)`));
-    const log = readFileSync(join(out, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; pairs: number });
+    const log = readFileSync(join(out, 'train-log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; pairs: number });
     assert.equal(log.length, state.step + 5);
     assert.ok(!existsSync(`${out}.partial`));
   });

@@ -20,7 +20,10 @@ import { cli, cliAsync, devColumn, tinyDualModel } from './fixtures/cli.js';
 const dir = mkdtempSync(join(tmpdir(), 'xling-cluster-'));
 const p = (f: string) => join(dir, f);
 /** A settings file (--config) holding `s`. */
-const settings = (name: string, s: unknown) => { writeFileSync(p(`cfg-${name}.json`), JSON.stringify(s)); return p(`cfg-${name}.json`); };
+const settings = (name: string, s: unknown) => {
+  writeFileSync(p(`cfg-${name}.json`), JSON.stringify(s));
+  return p(`cfg-${name}.json`);
+};
 const model = p('m');
 tinyDualModel(dir, model);
 const children: ChildProcess[] = [];
@@ -29,7 +32,14 @@ const children: ChildProcess[] = [];
 function waitFor(c: ChildProcess, re: RegExp, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const on = (b: Buffer) => { seen += b.toString(); if (re.test(seen)) { c.stderr?.off('data', on); c.stdout?.off('data', on); resolve(); } };
+    const on = (b: Buffer) => {
+      seen += b.toString();
+      if (re.test(seen)) {
+        c.stderr?.off('data', on);
+        c.stdout?.off('data', on);
+        resolve();
+      }
+    };
     c.stderr?.on('data', on);
     c.stdout?.on('data', on);
     c.once('exit', (code) => reject(new Error(`${what} exited (${code}) before printing ${re}: ${seen.slice(-2000)}`)));
@@ -71,7 +81,10 @@ after(async () => {
 /** Lines of the dev sample in several languages, repeated (with a counter) to `n` lines. */
 function corpus(file: string, n: number): void {
   const base = [...devColumn('de'), ...devColumn('fr'), '', ...devColumn('en')];
-  writeFileSync(p(file), Array.from({ length: n }, (_, i) => (base[i % base.length] ? `${base[i % base.length]} ${Math.floor(i / base.length)}` : '')).join('\n') + '\n');
+  writeFileSync(
+    p(file),
+    Array.from({ length: n }, (_, i) => (base[i % base.length] ? `${base[i % base.length]} ${Math.floor(i / base.length)}` : '')).join('\n') + '\n',
+  );
 }
 function single(input: string, out: string): Float32Array {
   const r = cli(['embed', '--model', model, '--input', p(input), '-o', p(out), '--quiet']);
@@ -84,11 +97,24 @@ function assertSame(a: Float32Array, b: Float32Array, what: string): void {
   for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
   assert.ok(worst <= 1e-5, `${what}: max abs difference ${worst}`);
 }
-const clusterEmbed = (input: string, out: string, extra: string[] = []) =>
-  ['cluster', 'embed', '--model', model, '--input', p(input), '-o', p(out), '--redis', url, '--work', p('work'), ...extra];
+const clusterEmbed = (input: string, out: string, extra: string[] = []) => [
+  'cluster',
+  'embed',
+  '--model',
+  model,
+  '--input',
+  p(input),
+  '-o',
+  p(out),
+  '--redis',
+  url,
+  '--work',
+  p('work'),
+  ...extra,
+];
 
 describe('xling cluster embed on BullMQ + Redis', () => {
-  it('three workers give xling embed\'s vectors; the same command again reuses the completed flow', async () => {
+  it("three workers give xling embed's vectors; the same command again reuses the completed flow", async () => {
     corpus('small.txt', 5000);
     const want = single('small.txt', 'small-single.npy');
     const ws = [await startWorker('a1'), await startWorker('a2'), await startWorker('a3')];
@@ -100,7 +126,10 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const flow = /flow (embed-[0-9a-f]+)/.exec(r.stderr)![1]!;
     const st = (await flowStatus(url, flow))!;
     assert.equal(st.state, 'completed');
-    assert.deepEqual(st.shards.map((s) => [s.state, s.done, s.attempts]), [1000, 1000, 1000, 1000, 1000].map((n) => ['completed', n, 1]));
+    assert.deepEqual(
+      st.shards.map((s) => [s.state, s.done, s.attempts]),
+      [1000, 1000, 1000, 1000, 1000].map((n) => ['completed', n, 1]),
+    );
     for (const s of st.shards) assert.match(s.worker ?? '', /^a[123]$/);
     const mtime = statSync(p('small.npy')).mtimeMs;
     const again = await runAsync(clusterEmbed('small.txt', 'small.npy', ['--shards', '5', '--chunk', '300']));
@@ -140,7 +169,11 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const st = (await flowStatus(url, flow))!;
     assert.equal(st.shards[killed.shard]!.worker, 'k2', 'the killed shard was finished by k2');
     const flowDir = join(p('work'), flow);
-    assert.deepEqual(readdirSync(flowDir).filter((f) => f.includes('.tmp-')), [], 'no temporaries left after the merge');
+    assert.deepEqual(
+      readdirSync(flowDir).filter((f) => f.includes('.tmp-')),
+      [],
+      'no temporaries left after the merge',
+    );
     await stop(k2);
   });
 
@@ -180,12 +213,18 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
     assert.equal(st.status, 0, st.stderr);
     assert.equal((JSON.parse(st.stdout) as { state: string }).state, 'completed');
-    const a = readNpy(p('g-single/vectors.npy')), b = readNpy(p('g-cluster/vectors.npy'));
+    const a = readNpy(p('g-single/vectors.npy')),
+      b = readNpy(p('g-cluster/vectors.npy'));
     assert.deepEqual(b.shape, a.shape);
     assert.deepEqual(Buffer.from((b.data as Uint16Array).buffer), Buffer.from((a.data as Uint16Array).buffer), 'float16 vectors bit-identical');
     assert.ok(readFileSync(p('g-cluster/index.faiss')).equals(readFileSync(p('g-single/index.faiss'))), 'index files identical');
-    for (const f of ['neighbours.npy', 'distances.npy']) assert.ok(readFileSync(p(`g-cluster/${f}`)).equals(readFileSync(p(`g-single/${f}`))), `${f} identical`);
-    const meta = JSON.parse(readFileSync(p('g-cluster/graph.json'), 'utf8')) as { recall_at_10: number; nprobe: number; steps: Record<string, { shards?: number }> };
+    for (const f of ['neighbours.npy', 'distances.npy'])
+      assert.ok(readFileSync(p(`g-cluster/${f}`)).equals(readFileSync(p(`g-single/${f}`))), `${f} identical`);
+    const meta = JSON.parse(readFileSync(p('g-cluster/graph.json'), 'utf8')) as {
+      recall_at_10: number;
+      nprobe: number;
+      steps: Record<string, { shards?: number }>;
+    };
     assert.equal(meta.nprobe, (JSON.parse(readFileSync(p('g-single/graph.json'), 'utf8')) as { nprobe: number }).nprobe);
     assert.ok(meta.recall_at_10 > 0.9, `recall ${meta.recall_at_10}`);
     assert.equal(meta.steps.query?.shards, 3);
@@ -195,7 +234,7 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     for (const w of ws) await stop(w);
   });
 
-  it('xling cluster graph with the default (exact search below the crossover) gives xling graph build\'s graph', async () => {
+  it("xling cluster graph with the default (exact search below the crossover) gives xling graph build's graph", async () => {
     corpus('ge.txt', 2500);
     const common = ['--model', model, '--data', `de=${p('ge.txt')}`, '--min-words', '1', '-k', '5'];
     const one = cli(['graph', 'build', ...common, '--out', p('ge-single'), '--quiet']);
@@ -204,7 +243,8 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const r = await runAsync(['cluster', 'graph', ...common, '--out', p('ge-cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal((JSON.parse(readFileSync(p('ge-cluster/graph.json'), 'utf8')) as { factory: string }).factory, 'exact');
-    for (const f of ['vectors.npy', 'neighbours.npy', 'distances.npy']) assert.ok(readFileSync(p(`ge-cluster/${f}`)).equals(readFileSync(p(`ge-single/${f}`))), `${f} identical`);
+    for (const f of ['vectors.npy', 'neighbours.npy', 'distances.npy'])
+      assert.ok(readFileSync(p(`ge-cluster/${f}`)).equals(readFileSync(p(`ge-single/${f}`))), `${f} identical`);
     for (const w of ws) await stop(w);
   });
 
@@ -223,8 +263,10 @@ describe('xling cluster embed on BullMQ + Redis', () => {
       const st = (await stagedFlowStatus(url, flow))!;
       assert.ok(t < 3000 && st.state !== 'completed', 'gk1 never got inside a shard');
       const active = st.stage > 0 ? st.jobs.find((j) => j.shard !== null && j.state === 'active') : undefined;
-      if (active) { await stop(w1, 'SIGKILL'); killedIn = active.id; }
-      else await new Promise((r) => setTimeout(r, 10));
+      if (active) {
+        await stop(w1, 'SIGKILL');
+        killedIn = active.id;
+      } else await new Promise((r) => setTimeout(r, 10));
     }
     const w2 = await startWorker('gk2');
     const r = await runAsync(['cluster', 'graph', ...common, '--out', p('gk-cluster'), '--redis', url, '--work', p('work'), '--shards', '4']);
@@ -236,9 +278,13 @@ describe('xling cluster embed on BullMQ + Redis', () => {
   });
 
   it('xling cluster index gives the index file xling index build writes (train once, add in shards, merge)', async () => {
-    const n = 6000, d = 32;
+    const n = 6000,
+      d = 32;
     let seed = 7;
-    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648 - 0.5;
+    };
     writeNpy(p('iv.npy'), Float32Array.from({ length: n * d }, rand), [n, d]);
     const common = ['--factory', 'IVF16,PQ8', '--train-sample', '3000'];
     const one = cli(['index', 'build', p('iv.npy'), ...common, '-o', p('iv-single.faiss')]);
@@ -249,7 +295,13 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.match(r.stderr, /submitted from the train stage, 4 shards/);
     assert.ok(readFileSync(p('iv-cluster.faiss')).equals(readFileSync(p('iv-single.faiss'))), 'index files identical');
     const flow = /flow (index-[0-9a-f]+)/.exec(r.stderr)![1]!;
-    assert.deepEqual(readdirSync(join(p('work'), flow)).filter((f) => f !== 'flow.json').sort(), ['trained.faiss'], 'shard files removed after the merge');
+    assert.deepEqual(
+      readdirSync(join(p('work'), flow))
+        .filter((f) => f !== 'flow.json')
+        .sort(),
+      ['trained.faiss'],
+      'shard files removed after the merge',
+    );
     for (const w of ws) await stop(w);
   });
 
@@ -271,41 +323,111 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     // xling mine's filters (the language identifier by filters.lidModel: no --model here), a threshold
     // calibrated on a dev pair, the header, --stats and --keep-all: the same files from the merge
     writeFileSync(p('m-calib.json'), JSON.stringify({ threshold: 1.01, margin: 'ratio', k: 4 }));
-    const filtered = ['--config', settings('filters', { header: true, filters: { minChars: 25, maxLengthRatio: 2, dedup: 'all', dropIdentical: true, minLetterShare: 0.6, lid: true, lidModel: model } }),
-      '--src-lang', 'de', '--trg-lang', 'en', '--threshold-from', p('m-calib.json')];
+    const filtered = [
+      '--config',
+      settings('filters', {
+        header: true,
+        filters: { minChars: 25, maxLengthRatio: 2, dedup: 'all', dropIdentical: true, minLetterShare: 0.6, lid: true, lidModel: model },
+      }),
+      '--src-lang',
+      'de',
+      '--trg-lang',
+      'en',
+      '--threshold-from',
+      p('m-calib.json'),
+    ];
     const files = (tag: string) => ['-o', p(`mf-${tag}.tsv`), '--stats', p(`mf-${tag}.json`), '--keep-all', p(`mf-${tag}.rejected.tsv`)];
     const oneF = cli(['mine', ...common, ...filtered, ...files('single')]);
     assert.equal(oneF.status, 0, oneF.stderr);
     const rf = await runAsync(['cluster', 'mine', ...common, ...filtered, ...files('cluster'), '--redis', url, '--work', p('work'), '--shards', '3']);
     assert.equal(rf.code, 0, rf.stderr);
-    for (const ext of ['tsv', 'json', 'rejected.tsv']) assert.equal(readFileSync(p(`mf-cluster.${ext}`), 'utf8'), readFileSync(p(`mf-single.${ext}`), 'utf8'), ext);
-    const stats = JSON.parse(readFileSync(p('mf-cluster.json'), 'utf8')) as { pairs: number; candidates_before_filters: number; threshold: number; rejected: Record<string, number> };
+    for (const ext of ['tsv', 'json', 'rejected.tsv'])
+      assert.equal(readFileSync(p(`mf-cluster.${ext}`), 'utf8'), readFileSync(p(`mf-single.${ext}`), 'utf8'), ext);
+    const stats = JSON.parse(readFileSync(p('mf-cluster.json'), 'utf8')) as {
+      pairs: number;
+      candidates_before_filters: number;
+      threshold: number;
+      rejected: Record<string, number>;
+    };
     assert.equal(stats.threshold, 1.01);
     for (const reason of ['too_short', 'length_ratio', 'src_language']) assert.ok(stats.rejected[reason]! > 0, JSON.stringify(stats));
     assert.ok(stats.pairs > 0 && stats.pairs < stats.candidates_before_filters, JSON.stringify(stats));
     assert.match(readFileSync(p('mf-cluster.tsv'), 'utf8'), /^# xling mine: model=vectors margin=ratio retrieval=max k=4 scorer=none threshold=1.01\n/);
     assert.equal(readFileSync(p('mf-cluster.rejected.tsv'), 'utf8').trimEnd().split('\n').length, stats.candidates_before_filters - stats.pairs);
     // with a second-stage scorer (its pair model reading the words through --model): the merge scores the candidates as xling mine --scorer
-    writeFileSync(p('m-par.tsv'), 'de\ten\n' + devColumn('de').map((d, i) => `${d}\t${en[i]}`).join('\n') + '\n');
-    const sc = cli(['scorer', 'train', '--model', model, '--parallel', p('m-par.tsv'), '--rows', '150', '--pair-model', '--config', settings('pm', { pairModel: { rows: 200, hidden: 16, pca: 16, epochs: 1 } }), '-o', p('m-scorer')]);
+    writeFileSync(
+      p('m-par.tsv'),
+      'de\ten\n' +
+        devColumn('de')
+          .map((d, i) => `${d}\t${en[i]}`)
+          .join('\n') +
+        '\n',
+    );
+    const sc = cli([
+      'scorer',
+      'train',
+      '--model',
+      model,
+      '--parallel',
+      p('m-par.tsv'),
+      '--rows',
+      '150',
+      '--pair-model',
+      '--config',
+      settings('pm', { pairModel: { rows: 200, hidden: 16, pca: 16, epochs: 1 } }),
+      '-o',
+      p('m-scorer'),
+    ]);
     assert.equal(sc.status, 0, sc.stderr);
     const scored = ['--scorer', p('m-scorer'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en'];
-    for (const [tag, extra] of [['s', ['--config', settings('header', { header: true })]], ['auto', ['--threshold', 'auto', '--config', settings('exchange', { header: true, assignment: 'exchange' })]]] as const) {
+    for (const [tag, extra] of [
+      ['s', ['--config', settings('header', { header: true })]],
+      ['auto', ['--threshold', 'auto', '--config', settings('exchange', { header: true, assignment: 'exchange' })]],
+    ] as const) {
       const oneS = cli(['mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-single.tsv`), '--stats', p(`ms-${tag}-single.json`)]);
       assert.equal(oneS.status, 0, oneS.stderr);
-      const rs = await runAsync(['cluster', 'mine', ...common, ...scored, ...extra, '-o', p(`ms-${tag}-cluster.tsv`), '--stats', p(`ms-${tag}-cluster.json`), '--redis', url, '--work', p('work'), '--shards', '3']);
+      const rs = await runAsync([
+        'cluster',
+        'mine',
+        ...common,
+        ...scored,
+        ...extra,
+        '-o',
+        p(`ms-${tag}-cluster.tsv`),
+        '--stats',
+        p(`ms-${tag}-cluster.json`),
+        '--redis',
+        url,
+        '--work',
+        p('work'),
+        '--shards',
+        '3',
+      ]);
       assert.equal(rs.code, 0, rs.stderr);
-      for (const ext of ['tsv', 'json']) assert.equal(readFileSync(p(`ms-${tag}-cluster.${ext}`), 'utf8'), readFileSync(p(`ms-${tag}-single.${ext}`), 'utf8'), `${tag}.${ext}`);
+      for (const ext of ['tsv', 'json'])
+        assert.equal(readFileSync(p(`ms-${tag}-cluster.${ext}`), 'utf8'), readFileSync(p(`ms-${tag}-single.${ext}`), 'utf8'), `${tag}.${ext}`);
     }
     const withScorer = readFileSync(p('ms-s-cluster.tsv'), 'utf8').trimEnd().split('\n');
-    assert.equal(withScorer[0], `# xling mine: model=${model} margin=ratio retrieval=scorer k=4 scorer=${p('m-scorer')} word_tables=scorer threshold=0.5 columns=probability,margin,src,trg`);
-    const de = devColumn('de'), right = withScorer.slice(1).filter((l) => { const c = l.split('\t'); return de.indexOf(c[2]!) === en.indexOf(c[3]!); }).length;
+    assert.equal(
+      withScorer[0],
+      `# xling mine: model=${model} margin=ratio retrieval=scorer k=4 scorer=${p('m-scorer')} word_tables=scorer threshold=0.5 columns=probability,margin,src,trg`,
+    );
+    const de = devColumn('de'),
+      right = withScorer.slice(1).filter((l) => {
+        const c = l.split('\t');
+        return de.indexOf(c[2]!) === en.indexOf(c[3]!);
+      }).length;
     assert.ok(withScorer.length > 20 && withScorer.slice(1).every((l) => Number(l.split('\t')[0]) >= 0.5), `${withScorer.length} rows`);
     assert.ok(right >= 0.8 * (withScorer.length - 1), `${right} of ${withScorer.length - 1} pairs translations`);
     assert.ok(JSON.parse(readFileSync(p('ms-auto-cluster.json'), 'utf8')).threshold_auto.threshold > 0);
     // refused before anything is queued: a threshold only a scorer gives, a stats file on standard output, a filter without its language, a pair model without its encoder
-    for (const [extra, msg] of [[['--threshold', 'auto'], /--threshold auto goes with --scorer/], [['--stats', '-'], /--stats -: only text outputs/], [['--config', settings('lid', { filters: { lid: true } }), '--src-lang', 'de'], /cfg-lid\.json: 'filters\.lid' needs 'filters\.lidModel'/],
-      [['--scorer', p('m-scorer')], /has a pair model, which reads the sentences' words through the sentence encoder: give --model/], [['--config', settings('exchange-only', { assignment: 'exchange' })], /'assignment' goes with --scorer/]] as const) {
+    for (const [extra, msg] of [
+      [['--threshold', 'auto'], /--threshold auto goes with --scorer/],
+      [['--stats', '-'], /--stats -: only text outputs/],
+      [['--config', settings('lid', { filters: { lid: true } }), '--src-lang', 'de'], /cfg-lid\.json: 'filters\.lid' needs 'filters\.lidModel'/],
+      [['--scorer', p('m-scorer')], /has a pair model, which reads the sentences' words through the sentence encoder: give --model/],
+      [['--config', settings('exchange-only', { assignment: 'exchange' })], /'assignment' goes with --scorer/],
+    ] as const) {
       const bad = await runAsync(['cluster', 'mine', ...common, ...extra, '-o', p('m-bad.tsv'), '--redis', url, '--work', p('work'), '--shards', '2']);
       assert.equal(bad.code, 2, bad.stderr);
       assert.match(bad.stderr, msg);
@@ -317,12 +439,30 @@ describe('xling cluster embed on BullMQ + Redis', () => {
   it('a graph flow whose sentences are bad fails in its store stage, naming the file and line, without retrying', async () => {
     writeFileSync(p('gbad.txt'), Buffer.concat([Buffer.from('ein guter Satz hier\nnoch ein Satz hier\n'), Buffer.from([0xc3, 0x28, 10])]));
     const w = await startWorker('gb');
-    const r = await runAsync(['cluster', 'graph', '--model', model, '--data', `de=${p('gbad.txt')}`, '--out', p('g-bad'), '--redis', url, '--work', p('work'), '--shards', '2']);
+    const r = await runAsync([
+      'cluster',
+      'graph',
+      '--model',
+      model,
+      '--data',
+      `de=${p('gbad.txt')}`,
+      '--out',
+      p('g-bad'),
+      '--redis',
+      url,
+      '--work',
+      p('work'),
+      '--shards',
+      '2',
+    ]);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /failed in its store stage: graph store: .*gbad\.txt:3: invalid UTF-8\n$/);
     const flow = /flow (graph-[0-9a-f]+)/.exec(r.stderr)![1]!;
     const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
-    assert.deepEqual((JSON.parse(st.stdout) as { jobs: { attempts: number }[] }).jobs.map((j) => j.attempts), [1]);
+    assert.deepEqual(
+      (JSON.parse(st.stdout) as { jobs: { attempts: number }[] }).jobs.map((j) => j.attempts),
+      [1],
+    );
     assert.equal(existsSync(p('g-bad')), false, 'no graph directory left');
     await stop(w);
   });
@@ -334,7 +474,10 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     const flow = sub.stdout.trim();
     const st = cli(['cluster', 'status', '--redis', url, '--flow', flow, '--json', '-']);
     assert.equal(st.status, 0, st.stderr);
-    assert.deepEqual((JSON.parse(st.stdout) as { shards: { state: string }[] }).shards.map((s) => s.state), ['waiting', 'waiting']);
+    assert.deepEqual(
+      (JSON.parse(st.stdout) as { shards: { state: string }[] }).shards.map((s) => s.state),
+      ['waiting', 'waiting'],
+    );
     const c = cli(['cluster', 'cancel', '--redis', url, '--flow', flow]);
     assert.equal(c.status, 0, c.stderr);
     assert.match(c.stderr, /cancelled and removed/);
@@ -354,9 +497,14 @@ describe('xling cluster embed on BullMQ + Redis', () => {
 function runAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> & { started(re: RegExp): Promise<void> } {
   const c = cliAsync(args);
   children.push(c);
-  let stdout = '', stderr = '';
-  c.stdout!.on('data', (b: Buffer) => { stdout += b.toString(); });
-  c.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+  let stdout = '',
+    stderr = '';
+  c.stdout!.on('data', (b: Buffer) => {
+    stdout += b.toString();
+  });
+  c.stderr!.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
   const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => c.once('exit', (code) => resolve({ code, stdout, stderr })));
   return Object.assign(done, { started: (re: RegExp) => waitFor(c, re, args.slice(0, 2).join(' ')) });
 }

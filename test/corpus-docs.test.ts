@@ -10,7 +10,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SourceProblem } from '../src/corpus/types.js';
-import { emptyDocumentSetStats, findDocumentSets, isDocumentSet, looksUntranslated, pairSentences, readDocumentSet, singleGapPairs, splitSentences, type DocSetContext } from '../src/corpus/docs.js';
+import {
+  emptyDocumentSetStats,
+  findDocumentSets,
+  isDocumentSet,
+  looksUntranslated,
+  pairSentences,
+  readDocumentSet,
+  singleGapPairs,
+  splitSentences,
+  type DocSetContext,
+} from '../src/corpus/docs.js';
 import { htmlBlocks, xmlBlocks } from '../src/corpus/doc-blocks.js';
 import type { SentenceEmbedder } from '../src/docalign/align.js';
 import { hashSeed, Rng } from '../src/util/rng.js';
@@ -20,7 +30,10 @@ const fx = (...p: string[]): string => path.join(FIX, ...p);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'xling-corpus-docs-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
-interface Plain { texts: Record<string, string>; doc?: string }
+interface Plain {
+  texts: Record<string, string>;
+  doc?: string;
+}
 
 async function readAll(root: string, extra: Partial<DocSetContext> = {}) {
   const problems: SourceProblem[] = [];
@@ -49,18 +62,39 @@ test('layouts: per-language folders (C/ or en/) and NAME.<lang>.html files are d
   fs.mkdirSync(path.join(tmp, 'only-en', 'de'));
   fs.writeFileSync(path.join(tmp, 'only-en', 'de', 'b.html'), '<p>Hallo.</p>');
   assert.equal(isDocumentSet(path.join(tmp, 'only-en')), false);
-  assert.deepEqual(findDocumentSets(FIX).map((p) => path.relative(FIX, p)).sort(), ['docbook', 'html', 'mallard']);
+  assert.deepEqual(
+    findDocumentSets(FIX)
+      .map((p) => path.relative(FIX, p))
+      .sort(),
+    ['docbook', 'html', 'mallard'],
+  );
 });
 
 test('Mallard: units through English with every language of a block; info, screens, code-only items, generated link text and untranslated paragraphs left out; a broken page reported', async () => {
   const { units, problems, stats, sources } = await readAll(fx('mallard'), { source: 'gnome-user-docs' });
   assert.deepEqual([...sources], ['gnome-user-docs']);
   assert.deepEqual(units, [
-    { doc: 'help/intro.page', texts: { en: 'Learn how the desktop works.', de: 'Erfahren Sie, wie die Arbeitsumgebung funktioniert.', fr: 'Découvrez comment fonctionne le bureau.' } },
+    {
+      doc: 'help/intro.page',
+      texts: { en: 'Learn how the desktop works.', de: 'Erfahren Sie, wie die Arbeitsumgebung funktioniert.', fr: 'Découvrez comment fonctionne le bureau.' },
+    },
     { doc: 'help/intro.page', texts: { en: 'Getting started', de: 'Erste Schritte', fr: 'Premiers pas' } },
-    { doc: 'help/intro.page', texts: { en: 'Open the Activities overview.', de: 'Öffnen Sie die Übersicht Aktivitäten.', fr: 'Ouvrez la vue d’ensemble des Activités.' } },
-    { doc: 'help/intro.page', texts: { en: 'Then type settings and press Enter.', de: 'Geben Sie dann settings ein und drücken Sie die Eingabetaste.', fr: 'Saisissez ensuite settings et appuyez sur Entrée.' } },
-    { doc: 'help/intro.page', texts: { en: 'Click Network in the sidebar.', de: 'Klicken Sie in der Seitenleiste auf Netzwerk.', fr: 'Cliquez sur Réseau dans la barre latérale.' } },
+    {
+      doc: 'help/intro.page',
+      texts: { en: 'Open the Activities overview.', de: 'Öffnen Sie die Übersicht Aktivitäten.', fr: 'Ouvrez la vue d’ensemble des Activités.' },
+    },
+    {
+      doc: 'help/intro.page',
+      texts: {
+        en: 'Then type settings and press Enter.',
+        de: 'Geben Sie dann settings ein und drücken Sie die Eingabetaste.',
+        fr: 'Saisissez ensuite settings et appuyez sur Entrée.',
+      },
+    },
+    {
+      doc: 'help/intro.page',
+      texts: { en: 'Click Network in the sidebar.', de: 'Klicken Sie in der Seitenleiste auf Netzwerk.', fr: 'Cliquez sur Réseau dans la barre latérale.' },
+    },
     // sections.page: the "suspend" section has two paragraphs in English, one in German: the
     // page title and the "battery" section still pair (their id scopes have the same blocks), and
     // so does the section's title (before the paragraph that is missing); which English paragraph
@@ -85,23 +119,29 @@ test('Mallard: units through English with every language of a block; info, scree
   assert.equal(stats.skippedUntranslated, 2); // the last paragraph, in de and fr
   assert.equal(stats.sentencesDropped, 2); // the note naming a link by its generated text, in de and fr
   assert.equal(stats.units, units.length);
-  assert.match(problems.at(-1)!.message, /^document set: 9 units from 3 files in 2 languages; translated blocks paired \d+, skipped 6 \(structure differs 2, code only 2, same as English 2, sentences not pairable 0\)/);
+  assert.match(
+    problems.at(-1)!.message,
+    /^document set: 9 units from 3 files in 2 languages; translated blocks paired \d+, skipped 6 \(structure differs 2, code only 2, same as English 2, sentences not pairable 0\)/,
+  );
 });
 
 test('DocBook: info metadata and translator credits skipped, footnotes their own block, programlisting, filename-only items and xref sentences left out; a DOCTYPE declaring entities refused', async () => {
   const { units, problems } = await readAll(fx('docbook'));
-  assert.deepEqual(units.map((u) => u.texts), [
-    { en: 'Backup guide', de: 'Leitfaden zur Datensicherung' },
-    { en: 'How to keep copies of your files.', de: 'Wie Sie Kopien Ihrer Dateien aufbewahren.' },
-    { en: 'Why backups matter', de: 'Warum Sicherungen wichtig sind' },
-    { en: 'Disks fail without warning.', de: 'Festplatten fallen ohne Vorwarnung aus.' },
-    { en: 'A copy on another disk keeps your work safe.', de: 'Eine Kopie auf einer anderen Festplatte schützt Ihre Arbeit.' },
-    { en: 'Or every day.', de: 'Oder jeden Tag.' },
-    { en: 'Run tar once a week and keep the archive elsewhere.', de: 'Führen Sie tar einmal pro Woche aus und bewahren Sie das Archiv woanders auf.' },
-    { en: 'Use an external disk.', de: 'Verwenden Sie eine externe Festplatte.' },
-    { en: 'Restoring files', de: 'Dateien wiederherstellen' },
-    { en: 'Unpack the archive into an empty folder.', de: 'Entpacken Sie das Archiv in einen leeren Ordner.' },
-  ]);
+  assert.deepEqual(
+    units.map((u) => u.texts),
+    [
+      { en: 'Backup guide', de: 'Leitfaden zur Datensicherung' },
+      { en: 'How to keep copies of your files.', de: 'Wie Sie Kopien Ihrer Dateien aufbewahren.' },
+      { en: 'Why backups matter', de: 'Warum Sicherungen wichtig sind' },
+      { en: 'Disks fail without warning.', de: 'Festplatten fallen ohne Vorwarnung aus.' },
+      { en: 'A copy on another disk keeps your work safe.', de: 'Eine Kopie auf einer anderen Festplatte schützt Ihre Arbeit.' },
+      { en: 'Or every day.', de: 'Oder jeden Tag.' },
+      { en: 'Run tar once a week and keep the archive elsewhere.', de: 'Führen Sie tar einmal pro Woche aus und bewahren Sie das Archiv woanders auf.' },
+      { en: 'Use an external disk.', de: 'Verwenden Sie eine externe Festplatte.' },
+      { en: 'Restoring files', de: 'Dateien wiederherstellen' },
+      { en: 'Unpack the archive into an empty folder.', de: 'Entpacken Sie das Archiv in einen leeren Ordner.' },
+    ],
+  );
   assert.ok(units.every((u) => u.doc === 'guide.xml'));
   const bomb = problems.find((p) => p.file.endsWith(path.join('de', 'entities.xml')));
   assert.ok(bomb, JSON.stringify(problems));
@@ -112,7 +152,10 @@ test('HTML (NAME.<lang>.html): head, nav, footer, pre and code-only blocks left 
   const { units, stats } = await readAll(fx('html'));
   assert.deepEqual(units, [
     { doc: 'printing.html', texts: { en: 'Printing a document', de: 'Ein Dokument drucken' } },
-    { doc: 'printing.html', texts: { en: 'Choose File then Print. The print dialog opens.', de: 'Wählen Sie Datei und dann Drucken, um den Druckdialog zu öffnen.' } },
+    {
+      doc: 'printing.html',
+      texts: { en: 'Choose File then Print. The print dialog opens.', de: 'Wählen Sie Datei und dann Drucken, um den Druckdialog zu öffnen.' },
+    },
     { doc: 'printing.html', texts: { en: 'Pick a printer.', de: 'Wählen Sie einen Drucker.' } },
     { doc: 'printing.html', texts: { en: 'Set the number of copies.', de: 'Legen Sie die Anzahl der Kopien fest.' } },
     { doc: 'printing.html', texts: { en: 'Paper sizes', de: 'Papierformate' } },
@@ -133,7 +176,14 @@ test('reads sharing a stats object add their counts to it; each read reports its
   const stats = emptyDocumentSetStats();
   const reports: string[] = [];
   for (const set of ['mallard', 'html']) {
-    for await (const _ of readDocumentSet(fx(set), { onProblem: (p) => { if (p.message.startsWith('document set:')) reports.push(p.message); }, stats })) { /* read */ }
+    for await (const _ of readDocumentSet(fx(set), {
+      onProblem: (p) => {
+        if (p.message.startsWith('document set:')) reports.push(p.message);
+      },
+      stats,
+    })) {
+      /* read */
+    }
   }
   assert.equal(stats.units, 9 + 6);
   assert.equal(stats.files, 3 + 1);
@@ -161,7 +211,13 @@ test('a file whose bytes are not its encoding, and a page of another XML vocabul
   fs.writeFileSync(path.join(root, 'en', 'y.page'), page('Screen', 'Set the brightness.'));
   fs.writeFileSync(path.join(root, 'de', 'y.page'), page('Bildschirm', 'Stellen Sie die Helligkeit ein.'));
   const { units, problems } = await readAll(root);
-  assert.deepEqual(units.map((u) => u.texts), [{ en: 'Screen', de: 'Bildschirm' }, { en: 'Set the brightness.', de: 'Stellen Sie die Helligkeit ein.' }]);
+  assert.deepEqual(
+    units.map((u) => u.texts),
+    [
+      { en: 'Screen', de: 'Bildschirm' },
+      { en: 'Set the brightness.', de: 'Stellen Sie die Helligkeit ein.' },
+    ],
+  );
   assert.match(problems.find((p) => p.file === path.join(root, 'de', 'x.page'))!.message, /not valid utf-8/);
   assert.match(problems.find((p) => p.file === path.join(root, 'fr', 'x.page'))!.message, /neither Mallard .* nor DocBook/);
 });
@@ -173,34 +229,63 @@ test('blocks: nested blocks close before their parent, inline text kept, LibreOf
     <span class="switch"><span hidden="true" id="CALC2"><p>Only in Calc.</p></span></span>
     <div class="para">Publican puts paragraphs in divisions.</div>
     <h2>6.2.1. Initialization</h2></body></html>`;
-  assert.deepEqual(htmlBlocks(html).map((b) => [b.path.replace('html/body/', ''), b.text]), [
-    ['ul/li/ul/li', 'Pick an item.'],
-    ['ul/li', 'Open the menu and close it.'],
-    ['p', 'Press Ctrl+O.'],
-    ['p', 'Only in Calc.'],
-    ['div', 'Publican puts paragraphs in divisions.'],
-    ['h2', 'Initialization'],
-  ]);
+  assert.deepEqual(
+    htmlBlocks(html).map((b) => [b.path.replace('html/body/', ''), b.text]),
+    [
+      ['ul/li/ul/li', 'Pick an item.'],
+      ['ul/li', 'Open the menu and close it.'],
+      ['p', 'Press Ctrl+O.'],
+      ['p', 'Only in Calc.'],
+      ['div', 'Publican puts paragraphs in divisions.'],
+      ['h2', 'Initialization'],
+    ],
+  );
   const { format, blocks } = xmlBlocks(`<page xmlns="http://projectmallard.org/1.0/"><section id="sect-power"><p>Run <code>ls</code> now.</p><code>ls -l</code>
     <p>Press <keyseq><key>Ctrl</key><key>P</key></keyseq> or choose <guiseq><gui>File</gui> <gui>Print</gui></guiseq>.</p></section></page>`);
   assert.equal(format, 'mallard');
-  assert.deepEqual(blocks.map((b) => [b.path, b.scope, b.text, b.code]), [
-    ['page/section/p', 'sect-power', 'Run ls now.', false],
-    ['page/section/p', 'sect-power', 'Press Ctrl+P or choose File ▸ Print.', false],
-  ]);
+  assert.deepEqual(
+    blocks.map((b) => [b.path, b.scope, b.text, b.code]),
+    [
+      ['page/section/p', 'sect-power', 'Run ls now.', false],
+      ['page/section/p', 'sect-power', 'Press Ctrl+P or choose File ▸ Print.', false],
+    ],
+  );
   // ids a formatter numbers by position make no scope
-  assert.deepEqual(htmlBlocks('<body id="top"><div id="id-1.9.17"><p>Text.</p></div><p id="par_id3145090">More.</p></body>').map((b) => b.scope), ['top', 'par_id3145090']);
+  assert.deepEqual(
+    htmlBlocks('<body id="top"><div id="id-1.9.17"><p>Text.</p></div><p id="par_id3145090">More.</p></body>').map((b) => b.scope),
+    ['top', 'par_id3145090'],
+  );
 });
 
 test('blocks around one run added or removed pair; where the structure cannot say which blocks changed, they do not', () => {
   const g = (a: string, b: string) => singleGapPairs([...a], [...b]);
-  assert.deepEqual(g('abc', 'abc'), [[0, 0], [1, 1], [2, 2]]);
+  assert.deepEqual(g('abc', 'abc'), [
+    [0, 0],
+    [1, 1],
+    [2, 2],
+  ]);
   // a list item (L) removed between paragraphs: all the others pair
-  assert.deepEqual(g('hpLp', 'hpp'), [[0, 0], [1, 1], [3, 2]]);
-  assert.deepEqual(g('hpULp', 'hpUp'), [[0, 0], [1, 1], [2, 2], [4, 3]]);
+  assert.deepEqual(g('hpLp', 'hpp'), [
+    [0, 0],
+    [1, 1],
+    [3, 2],
+  ]);
+  assert.deepEqual(g('hpULp', 'hpUp'), [
+    [0, 0],
+    [1, 1],
+    [2, 2],
+    [4, 3],
+  ]);
   // one of two paragraphs removed: the heading pairs, the paragraphs are ambiguous
-  assert.deepEqual(g('hppt', 'hpt'), [[0, 0], [3, 2]]);
-  assert.deepEqual(g('tpptp', 'tptp'), [[0, 0], [3, 2], [4, 3]]);
+  assert.deepEqual(g('hppt', 'hpt'), [
+    [0, 0],
+    [3, 2],
+  ]);
+  assert.deepEqual(g('tpptp', 'tptp'), [
+    [0, 0],
+    [3, 2],
+    [4, 3],
+  ]);
   // changes in two places, or a substitution: nothing
   assert.deepEqual(g('hpqr', 'hqpr'), []);
   assert.deepEqual(g('hLpLp', 'hpp'), []);
@@ -209,23 +294,52 @@ test('blocks around one run added or removed pair; where the structure cannot sa
 test('sentences: Intl.Segmenter by language; equal counts pair one to one, short paragraphs whole, long ones not at all without an aligner', async () => {
   assert.deepEqual(splitSentences('Das ist z.B. gut. Ja!', 'de'), ['Das ist z.B. gut.', 'Ja!']);
   assert.deepEqual(splitSentences('打开设置。点击网络。', 'zh'), ['打开设置。', '点击网络。']);
-  assert.deepEqual(await pairSentences(['A b.', 'C d.'], ['E f.', 'G h.'], 'de', undefined), [{ start: 0, end: 1, text: 'E f.' }, { start: 1, end: 2, text: 'G h.' }]);
+  assert.deepEqual(await pairSentences(['A b.', 'C d.'], ['E f.', 'G h.'], 'de', undefined), [
+    { start: 0, end: 1, text: 'E f.' },
+    { start: 1, end: 2, text: 'G h.' },
+  ]);
   assert.deepEqual(await pairSentences(['A b.', 'C d.'], ['打开。', '设置。', '网络。'], 'zh', undefined), [{ start: 0, end: 2, text: '打开。设置。网络。' }]);
   assert.equal(await pairSentences(['1.', '2.', '3.', '4.'], ['1.', '2.', '3.'], 'de', undefined), undefined);
-  assert.equal(looksUntranslated('The database must be refreshed with the apt update command (Section 6.2.1).', 'The database must be refreshed with the apt update command (Bagian 6.2.1).'), true);
+  assert.equal(
+    looksUntranslated(
+      'The database must be refreshed with the apt update command (Section 6.2.1).',
+      'The database must be refreshed with the apt update command (Bagian 6.2.1).',
+    ),
+    true,
+  );
   assert.equal(looksUntranslated('Check the tray first.', 'Prüfen Sie zuerst das Fach.'), false);
 });
 
 // A German word has its English word's direction (plus a little noise of its own); a text is the
 // normalised sum of its words: a translation and its source point the same way.
 const LEXICON: Record<string, string> = {
-  der: 'the', das: 'the', den: 'the', drucker: 'printer', braucht: 'needs', papier: 'paper', prüfen: 'check',
-  zuerst: 'first', fach: 'tray', reinigen: 'clean', glas: 'glass', schließen: 'close', deckel: 'lid',
-  drucken: 'print', dann: 'then', erneut: 'again', wählen: 'choose', datei: 'file', druckdialog: 'dialog', öffnen: 'opens',
+  der: 'the',
+  das: 'the',
+  den: 'the',
+  drucker: 'printer',
+  braucht: 'needs',
+  papier: 'paper',
+  prüfen: 'check',
+  zuerst: 'first',
+  fach: 'tray',
+  reinigen: 'clean',
+  glas: 'glass',
+  schließen: 'close',
+  deckel: 'lid',
+  drucken: 'print',
+  dann: 'then',
+  erneut: 'again',
+  wählen: 'choose',
+  datei: 'file',
+  druckdialog: 'dialog',
+  öffnen: 'opens',
 };
 
 function lexiconEmbedder(d = 32, noise = 0.1): SentenceEmbedder {
-  const unit = (w: string) => { const r = new Rng(hashSeed(w)); return Float32Array.from({ length: d }, () => r.normal()); };
+  const unit = (w: string) => {
+    const r = new Rng(hashSeed(w));
+    return Float32Array.from({ length: d }, () => r.normal());
+  };
   return {
     dim: d,
     async embed(texts) {
@@ -233,7 +347,8 @@ function lexiconEmbedder(d = 32, noise = 0.1): SentenceEmbedder {
       texts.forEach((t, k) => {
         for (const w of t.toLowerCase().match(/\p{L}+/gu) ?? []) {
           if (w === 'sie' || w === 'and') continue;
-          const base = unit(LEXICON[w] ?? w), own = unit(`own:${w}`);
+          const base = unit(LEXICON[w] ?? w),
+            own = unit(`own:${w}`);
           for (let x = 0; x < d; x++) out[k * d + x]! += base[x]! + noise * own[x]!;
         }
         let s = 0;
@@ -248,15 +363,21 @@ function lexiconEmbedder(d = 32, noise = 0.1): SentenceEmbedder {
 test('with an embedder, a paragraph of 4 English and 5 German sentences is aligned: 1:1 groups and a 1:2 group joined with a space', async () => {
   const { units, stats } = await readAll(fx('html'), { align: lexiconEmbedder() });
   const printer = units.filter((u) => /printer needs|tray|glass|print again/.test(u.texts['en']!));
-  assert.deepEqual(printer.map((u) => u.texts), [
-    { en: 'The printer needs paper.', de: 'Der Drucker braucht Papier.' },
-    { en: 'Check the tray first.', de: 'Prüfen Sie zuerst das Fach.' },
-    { en: 'Clean the glass and close the lid.', de: 'Reinigen Sie das Glas. Schließen Sie den Deckel.' },
-    { en: 'Then print again.', de: 'Drucken Sie dann erneut.' },
-  ]);
+  assert.deepEqual(
+    printer.map((u) => u.texts),
+    [
+      { en: 'The printer needs paper.', de: 'Der Drucker braucht Papier.' },
+      { en: 'Check the tray first.', de: 'Prüfen Sie zuerst das Fach.' },
+      { en: 'Clean the glass and close the lid.', de: 'Reinigen Sie das Glas. Schließen Sie den Deckel.' },
+      { en: 'Then print again.', de: 'Drucken Sie dann erneut.' },
+    ],
+  );
   assert.equal(stats.skippedSentences, 0);
   // the paragraph of 2 English sentences and 1 German one aligns as one 2:1 group: the whole-paragraph rule's unit
-  assert.deepEqual(units.find((u) => u.texts['en']!.startsWith('Choose'))!.texts, { en: 'Choose File then Print. The print dialog opens.', de: 'Wählen Sie Datei und dann Drucken, um den Druckdialog zu öffnen.' });
+  assert.deepEqual(units.find((u) => u.texts['en']!.startsWith('Choose'))!.texts, {
+    en: 'Choose File then Print. The print dialog opens.',
+    de: 'Wählen Sie Datei und dann Drucken, um den Druckdialog zu öffnen.',
+  });
   // a threshold no group meets keeps none of the aligned paragraphs' sentences
   const strict = await readAll(fx('html'), { align: lexiconEmbedder(), alignMaxCost: -1 });
   assert.equal(strict.units.filter((u) => /printer needs|tray|glass|print again/.test(u.texts['en']!)).length, 0);

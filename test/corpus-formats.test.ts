@@ -21,7 +21,12 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'xling-corpus-formats-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 const t = (...p: string[]): string => path.join(tmp, ...p);
 
-interface Plain { texts: Record<string, string>; source: string; doc?: string; kind: string }
+interface Plain {
+  texts: Record<string, string>;
+  source: string;
+  doc?: string;
+  kind: string;
+}
 const plain = (u: TranslationUnit): Plain => ({ texts: Object.fromEntries(u.texts), source: u.source, doc: u.doc, kind: u.kind });
 
 async function readAll(reader: SourceReader, file: string, source?: string): Promise<{ units: Plain[]; problems: SourceProblem[] }> {
@@ -66,7 +71,10 @@ test('TMX: units of three languages, inline codes dropped, <hi> kept, entities d
 test('TMX: a fault repeated in every <tu> is reported ten times, then counted once', async () => {
   const file = t('mono.tmx');
   const tus = Array.from({ length: 25 }, (_, i) => `<tu><tuv xml:lang="en"><seg>Line ${i}</seg></tuv></tu>`).join('\n');
-  fs.writeFileSync(file, `<tmx version="1.4"><header/><body>\n${tus}\n<tu><tuv xml:lang="en"><seg>a</seg></tuv><tuv xml:lang="x-none"><seg>b</seg></tuv></tu>\n</body></tmx>\n`);
+  fs.writeFileSync(
+    file,
+    `<tmx version="1.4"><header/><body>\n${tus}\n<tu><tuv xml:lang="en"><seg>a</seg></tuv><tuv xml:lang="x-none"><seg>b</seg></tuv></tu>\n</body></tmx>\n`,
+  );
   const { units, problems } = await readAll(tmxReader, file);
   assert.deepEqual(units, []);
   assert.deepEqual(problems, [
@@ -81,16 +89,25 @@ test('TMX: gzip and UTF-16 files read the same units', async () => {
   const want = (await readAll(tmxReader, file)).units.map((u) => u.texts);
   const gz = t('sample.tmx.gz');
   fs.writeFileSync(gz, gzipSync(fs.readFileSync(file)));
-  assert.deepEqual((await readAll(tmxReader, gz)).units.map((u) => u.texts), want);
+  assert.deepEqual(
+    (await readAll(tmxReader, gz)).units.map((u) => u.texts),
+    want,
+  );
   const utf16 = t('utf16.tmx');
   const text = fs.readFileSync(file, 'utf8').replace('encoding="UTF-8"', 'encoding="UTF-16"');
   fs.writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
-  assert.deepEqual((await readAll(tmxReader, utf16)).units.map((u) => u.texts), want);
+  assert.deepEqual(
+    (await readAll(tmxReader, utf16)).units.map((u) => u.texts),
+    want,
+  );
   assert.equal(rootElement(readHead(utf16)), 'tmx');
   // a declaration saying UTF-16 over UTF-8 bytes (no BOM) is read as UTF-8
   const mislabelled = t('mislabelled.tmx');
   fs.writeFileSync(mislabelled, text);
-  assert.deepEqual((await readAll(tmxReader, mislabelled)).units.map((u) => u.texts), want);
+  assert.deepEqual(
+    (await readAll(tmxReader, mislabelled)).units.map((u) => u.texts),
+    want,
+  );
 });
 
 test('XLIFF 1.2: trans-units with targets, <g>/<mrk> text kept, codes dropped, alt-trans and untranslated skipped', async () => {
@@ -118,7 +135,10 @@ test('XLIFF 2.0: a unit per segment, <pc>/<mrk> text kept, <ph/>/<sc/>/<ec/> and
 
 test('XLIFF: a target in no language, a bad language code and a missing source-language are errors naming the file and line', async () => {
   const noTrg = t('no-trg.xlf');
-  fs.writeFileSync(noTrg, '<xliff version="1.2">\n<file original="a" source-language="en">\n<body>\n<trans-unit id="1">\n<source>A</source>\n<target>B</target>\n</trans-unit>\n</body>\n</file>\n</xliff>\n');
+  fs.writeFileSync(
+    noTrg,
+    '<xliff version="1.2">\n<file original="a" source-language="en">\n<body>\n<trans-unit id="1">\n<source>A</source>\n<target>B</target>\n</trans-unit>\n</body>\n</file>\n</xliff>\n',
+  );
   await refused(xliffReader, noTrg, new RegExp(`^${esc(noTrg)}:6: a <target> in no language`));
   const badLang = t('bad-lang.xlf');
   fs.writeFileSync(badLang, '<xliff version="2.0" srcLang="en" trgLang="not a code">\n<file id="f"/>\n</xliff>\n');
@@ -132,7 +152,8 @@ test('XLIFF: a target in no language, a bad language code and a missing source-l
 });
 
 test('Moses: NAME.L1-L2 pairs and NAME.L1/NAME.L2 sets read once, from the first language, line by line', async () => {
-  const de = fx('moses', 'books.de-en.de'), en = fx('moses', 'books.de-en.en');
+  const de = fx('moses', 'books.de-en.de'),
+    en = fx('moses', 'books.de-en.en');
   assert.equal(mosesReader.accepts(de, readHead(de)), true);
   assert.equal(mosesReader.accepts(en, readHead(en)), false); // read with books.de-en.de
   const { units, problems } = await readAll(mosesReader, de);
@@ -164,16 +185,27 @@ test('Moses: gzip members, mismatched line counts and invalid UTF-8 refused nami
   fs.mkdirSync(t('gz'));
   fs.writeFileSync(t('gz', 'c.en-fr.en'), gzipSync('one\ntwo\n'));
   fs.writeFileSync(t('gz', 'c.en-fr.fr.gz'), gzipSync('un\ndeux\n'));
-  assert.deepEqual((await readAll(mosesReader, t('gz', 'c.en-fr.en'))).units.map((u) => u.texts), [{ en: 'one', fr: 'un' }, { en: 'two', fr: 'deux' }]);
+  assert.deepEqual(
+    (await readAll(mosesReader, t('gz', 'c.en-fr.en'))).units.map((u) => u.texts),
+    [
+      { en: 'one', fr: 'un' },
+      { en: 'two', fr: 'deux' },
+    ],
+  );
 
   fs.mkdirSync(t('bad'));
   fs.writeFileSync(t('bad', 'm.en-fr.en'), 'one\ntwo\nthree\n');
   fs.writeFileSync(t('bad', 'm.en-fr.fr'), 'un\ndeux\n');
   let seen = 0;
-  await assert.rejects((async () => { for await (const _ of mosesReader.read(t('bad', 'm.en-fr.en'), { onProblem() {} })) seen++; })(), (e: Error) => {
-    assert.equal(e.message, `line counts differ: ${t('bad', 'm.en-fr.en')} has 3 lines, ${t('bad', 'm.en-fr.fr')} has 2 lines`);
-    return true;
-  });
+  await assert.rejects(
+    (async () => {
+      for await (const _ of mosesReader.read(t('bad', 'm.en-fr.en'), { onProblem() {} })) seen++;
+    })(),
+    (e: Error) => {
+      assert.equal(e.message, `line counts differ: ${t('bad', 'm.en-fr.en')} has 3 lines, ${t('bad', 'm.en-fr.fr')} has 2 lines`);
+      return true;
+    },
+  );
   assert.equal(seen, 0, 'no unit is given before the counts are compared');
 
   fs.writeFileSync(t('bad', 'u.en-fr.en'), 'one\ntwo\n');
@@ -215,7 +247,11 @@ test('CLDR: tts names paired with en.xml of the same folder; root, English and f
 test('CLDR: a folder without en.xml is one clear error', async () => {
   fs.mkdirSync(t('annotations'));
   fs.copyFileSync(fx('cldr', 'annotations', 'de.xml'), t('annotations', 'de.xml'));
-  await refused(cldrReader, t('annotations', 'de.xml'), new RegExp(`^${esc(t('annotations', 'en.xml'))}: no such file; CLDR annotations are paired with the English names of en.xml`));
+  await refused(
+    cldrReader,
+    t('annotations', 'de.xml'),
+    new RegExp(`^${esc(t('annotations', 'en.xml'))}: no such file; CLDR annotations are paired with the English names of en.xml`),
+  );
 });
 
 test('accepts: by extension and root element', () => {
@@ -241,11 +277,17 @@ test('bad XML refused naming the file and line: truncated, entity declarations, 
   await refused(tmxReader, truncated, new RegExp(`^${esc(truncated)}:20:\\d+: unclosed tag`));
 
   const bomb = t('bomb.tmx');
-  fs.writeFileSync(bomb, '<?xml version="1.0"?>\n<!DOCTYPE tmx [\n <!ENTITY a "aaaaaaaaaa">\n <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">\n]>\n<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>&c;</seg></tuv><tuv xml:lang="de"><seg>&c;</seg></tuv></tu></body></tmx>\n');
+  fs.writeFileSync(
+    bomb,
+    '<?xml version="1.0"?>\n<!DOCTYPE tmx [\n <!ENTITY a "aaaaaaaaaa">\n <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">\n]>\n<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>&c;</seg></tuv><tuv xml:lang="de"><seg>&c;</seg></tuv></tu></body></tmx>\n',
+  );
   await refused(tmxReader, bomb, new RegExp(`^${esc(bomb)}:6: the DOCTYPE declares entities; refused`));
 
   const external = t('external.xlf');
-  fs.writeFileSync(external, '<?xml version="1.0"?>\n<!DOCTYPE xliff [ <!ENTITY secret SYSTEM "file:///etc/passwd"> ]>\n<xliff version="1.2"><file original="a" source-language="en" target-language="de"><body><trans-unit id="1"><source>&secret;</source><target>x</target></trans-unit></body></file></xliff>\n');
+  fs.writeFileSync(
+    external,
+    '<?xml version="1.0"?>\n<!DOCTYPE xliff [ <!ENTITY secret SYSTEM "file:///etc/passwd"> ]>\n<xliff version="1.2"><file original="a" source-language="en" target-language="de"><body><trans-unit id="1"><source>&secret;</source><target>x</target></trans-unit></body></file></xliff>\n',
+  );
   await refused(xliffReader, external, new RegExp(`^${esc(external)}:2: the DOCTYPE declares entities; refused`));
 
   const undef = t('undef.tmx');
@@ -274,8 +316,10 @@ test('TMX: 200,000 units streamed in bounded memory, all given before the (trunc
   const out = fs.createWriteStream(big);
   out.write('<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4"><header srclang="en"/><body>\n');
   for (let i = 0; i < N; i++) {
-    const ok = out.write(`<tu tuid="${i}"><tuv xml:lang="en"><seg>Sentence number ${i} with <ph>&lt;b/&gt;</ph>some padding text to make it longer.</seg></tuv>`
-      + `<tuv xml:lang="de"><seg>Satz Nummer ${i} mit etwas F&#252;lltext, damit er l&#228;nger wird.</seg></tuv></tu>\n`);
+    const ok = out.write(
+      `<tu tuid="${i}"><tuv xml:lang="en"><seg>Sentence number ${i} with <ph>&lt;b/&gt;</ph>some padding text to make it longer.</seg></tuv>` +
+        `<tuv xml:lang="de"><seg>Satz Nummer ${i} mit etwas F&#252;lltext, damit er l&#228;nger wird.</seg></tuv></tu>\n`,
+    );
     if (!ok) await once(out, 'drain');
   }
   out.end('</body>\n'); // no </tmx>: the error at the end comes after every unit was given
@@ -286,17 +330,33 @@ test('TMX: 200,000 units streamed in bounded memory, all given before the (trunc
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const base = process.memoryUsage().heapUsed;
-  let n = 0, peak = 0;
+  let n = 0,
+    peak = 0;
   const t0 = Date.now();
-  await assert.rejects(async () => {
-    for await (const u of tmxReader.read(big, { onProblem: (p) => assert.fail(p.message) })) {
-      if (n === 0) assert.deepEqual(Object.fromEntries(u.texts), { en: 'Sentence number 0 with some padding text to make it longer.', de: 'Satz Nummer 0 mit etwas Fülltext, damit er länger wird.' });
-      n++;
-      if (n % 20_000 === 0) { gc?.(); peak = Math.max(peak, process.memoryUsage().heapUsed - base); }
-    }
-  }, (e: Error) => { assert.match(e.message, new RegExp(`^${esc(big)}:${N + 4}:\\d+: unclosed tag: tmx`)); return true; });
+  await assert.rejects(
+    async () => {
+      for await (const u of tmxReader.read(big, { onProblem: (p) => assert.fail(p.message) })) {
+        if (n === 0)
+          assert.deepEqual(Object.fromEntries(u.texts), {
+            en: 'Sentence number 0 with some padding text to make it longer.',
+            de: 'Satz Nummer 0 mit etwas Fülltext, damit er länger wird.',
+          });
+        n++;
+        if (n % 20_000 === 0) {
+          gc?.();
+          peak = Math.max(peak, process.memoryUsage().heapUsed - base);
+        }
+      }
+    },
+    (e: Error) => {
+      assert.match(e.message, new RegExp(`^${esc(big)}:${N + 4}:\\d+: unclosed tag: tmx`));
+      return true;
+    },
+  );
   assert.equal(n, N);
-  console.log(`read ${N} units (${(size / 1e6).toFixed(0)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s; heap grew by at most ${(peak / 1e6).toFixed(1)} MB`);
+  console.log(
+    `read ${N} units (${(size / 1e6).toFixed(0)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s; heap grew by at most ${(peak / 1e6).toFixed(1)} MB`,
+  );
   // the file's text alone is > 40 MB (UTF-16 in memory: twice that); one unit and one 64 KiB chunk's events are a few MB
   assert.ok(peak < 16e6, `heap grew by ${(peak / 1e6).toFixed(1)} MB while reading a ${(size / 1e6).toFixed(0)} MB TMX`);
 });

@@ -28,7 +28,10 @@ function assemble(messages: [number, Buffer | null][][]): Buffer {
   const parts: Buffer[] = [];
   for (const m of messages) {
     for (const [tag, data] of m) {
-      if (tag === 5) { parts.push(Buffer.from([tag]), data!); continue; } // obsolete field: four bytes, no length
+      if (tag === 5) {
+        parts.push(Buffer.from([tag]), data!);
+        continue;
+      } // obsolete field: four bytes, no length
       const len = Buffer.alloc(4);
       len.writeUInt32BE(data === null ? 0xffffffff : data.length);
       parts.push(Buffer.from([tag]), len, data ?? Buffer.alloc(0));
@@ -47,16 +50,50 @@ test('a .qm file written by msgfmt --qt: source texts paired with translations, 
   const { units, problems } = await read(join(FIX, 'app_de.qm'));
   assert.deepEqual(problems, []);
   const got = units.map((u) => JSON.stringify(u)).sort();
-  assert.deepEqual(got, [
-    { texts: [['en', 'Where is the station?'], ['de', 'Wo ist der Bahnhof?']], doc: 'TravelDialog', kind: 'message' },
-    { texts: [['en', 'Open the file now'], ['de', 'Die Datei jetzt öffnen']], doc: 'MainWindow', kind: 'message' },
-    // no context: one of 1,000 slices by the English text (the same in every language)
-    { texts: [['en', 'Tom wants to sing with us.'], ['de', 'Tom möchte mit uns singen.']], doc: units.find((u) => u.texts[0]![1].startsWith('Tom'))!.doc, kind: 'message' },
-  ].map((u) => JSON.stringify(u)).sort());
+  assert.deepEqual(
+    got,
+    [
+      {
+        texts: [
+          ['en', 'Where is the station?'],
+          ['de', 'Wo ist der Bahnhof?'],
+        ],
+        doc: 'TravelDialog',
+        kind: 'message',
+      },
+      {
+        texts: [
+          ['en', 'Open the file now'],
+          ['de', 'Die Datei jetzt öffnen'],
+        ],
+        doc: 'MainWindow',
+        kind: 'message',
+      },
+      // no context: one of 1,000 slices by the English text (the same in every language)
+      {
+        texts: [
+          ['en', 'Tom wants to sing with us.'],
+          ['de', 'Tom möchte mit uns singen.'],
+        ],
+        doc: units.find((u) => u.texts[0]![1].startsWith('Tom'))!.doc,
+        kind: 'message',
+      },
+    ]
+      .map((u) => JSON.stringify(u))
+      .sort(),
+  );
   assert.match(units.find((u) => u.texts[0]![1].startsWith('Tom'))!.doc!, /^#\d+$/);
   // the same English text without a context has the same document in another language's file
   const zh = await read(join(FIX, 'zh_TW.qm'));
-  assert.deepEqual(zh.units.map((u) => u.texts), [[['en', 'Where is the station?'], ['zh_tw', '車站在哪裡？']]]);
+  assert.deepEqual(
+    zh.units.map((u) => u.texts),
+    [
+      [
+        ['en', 'Where is the station?'],
+        ['zh_tw', '車站在哪裡？'],
+      ],
+    ],
+  );
 });
 
 test('.qm languages: the Language section, else the file name; English variants give nothing', async () => {
@@ -77,13 +114,38 @@ test('.qm languages: the Language section, else the file name; English variants 
 
 test('numerus messages are left out; a message without a translation is skipped', async () => {
   const file = join(tmp, 'app_fr.qm');
-  writeFileSync(file, assemble([
-    [[6, Buffer.from('You have one new message')], [3, u16('Vous avez un nouveau message')], [3, u16('Vous avez des nouveaux messages')]],
-    [[6, Buffer.from('Nothing here yet')], [3, null]],
-    [[7, Buffer.from('Dialog')], [6, Buffer.from('Close the window')], [8, Buffer.from('a button')], [5, Buffer.alloc(4)], [3, u16('Fermer la fenêtre')]],
-  ]));
+  writeFileSync(
+    file,
+    assemble([
+      [
+        [6, Buffer.from('You have one new message')],
+        [3, u16('Vous avez un nouveau message')],
+        [3, u16('Vous avez des nouveaux messages')],
+      ],
+      [
+        [6, Buffer.from('Nothing here yet')],
+        [3, null],
+      ],
+      [
+        [7, Buffer.from('Dialog')],
+        [6, Buffer.from('Close the window')],
+        [8, Buffer.from('a button')],
+        [5, Buffer.alloc(4)],
+        [3, u16('Fermer la fenêtre')],
+      ],
+    ]),
+  );
   const { units } = await read(file);
-  assert.deepEqual(units, [{ texts: [['en', 'Close the window'], ['fr', 'Fermer la fenêtre']], doc: 'Dialog', kind: 'message' }]);
+  assert.deepEqual(units, [
+    {
+      texts: [
+        ['en', 'Close the window'],
+        ['fr', 'Fermer la fenêtre'],
+      ],
+      doc: 'Dialog',
+      kind: 'message',
+    },
+  ]);
 });
 
 test('bad .qm files are errors naming the file and the byte; a stripped file is refused; the corpus run goes on', async () => {
@@ -96,10 +158,23 @@ test('bad .qm files are errors naming the file and the byte; a stripped file is 
   assert.equal(qmReader.accepts(magic, readFileSync(magic)), false);
   await assert.rejects(read(magic), /magic_de\.qm: not a Qt \.qm file/);
   const unknown = join(tmp, 'tag_de.qm');
-  writeFileSync(unknown, assemble([[[6, Buffer.from('Hello there, friend')], [42, Buffer.alloc(0)]]]));
+  writeFileSync(
+    unknown,
+    assemble([
+      [
+        [6, Buffer.from('Hello there, friend')],
+        [42, Buffer.alloc(0)],
+      ],
+    ]),
+  );
   await assert.rejects(read(unknown), /tag_de\.qm: unknown message field tag 42 at byte 45/);
   const long = join(tmp, 'long_de.qm');
-  const l = assemble([[[6, Buffer.from('Hello there, friend')], [3, u16('Hallo, mein Freund')]]]);
+  const l = assemble([
+    [
+      [6, Buffer.from('Hello there, friend')],
+      [3, u16('Hallo, mein Freund')],
+    ],
+  ]);
   l.writeUInt32BE(0x7fffffff, 21 + 1 + 4 + 19 + 1);
   writeFileSync(long, l);
   await assert.rejects(read(long), /long_de\.qm: message field at byte \d+ runs past its section/);

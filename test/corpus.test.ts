@@ -29,15 +29,38 @@ async function units(file: string): Promise<[string, string][][]> {
 function tsv(path: string): string[][] {
   const raw = readFileSync(path);
   const text = raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
-  return text.split('\n').filter((l) => l).map((l) => l.split('\t'));
+  return text
+    .split('\n')
+    .filter((l) => l)
+    .map((l) => l.split('\t'));
 }
 
 test('language codes of catalogs, headers and CLDR normalised to the corpus codes', () => {
   const cases: [string, string | undefined][] = [
-    ['pt_BR', 'pt_br'], ['pt-BR', 'pt_br'], ['zh_CN', 'zh'], ['zh_Hans', 'zh'], ['zh_TW', 'zh_tw'], ['zh_HK', 'zh_tw'], ['zh_Hant', 'zh_tw'],
-    ['es_ES', 'es'], ['de_DE.UTF-8', 'de'], ['de_DE@euro', 'de'], ['sr@latin', 'sr_latn'], ['sr_Latn', 'sr_latn'], ['en_US', 'en'],
-    ['en_GB', 'en_gb'], ['en@quot', 'en_quot'], ['ca@valencia', 'ca_valencia'], ['no', 'nb'], ['nb_NO', 'nb'], ['C', undefined], ['LC_MESSAGES', undefined],
-    ['kok@roman', 'kok_roman'], ['kok_roman', 'kok_roman'], ['uz_Cyrl', 'uz'], ['LC_MESSAGES', undefined],
+    ['pt_BR', 'pt_br'],
+    ['pt-BR', 'pt_br'],
+    ['zh_CN', 'zh'],
+    ['zh_Hans', 'zh'],
+    ['zh_TW', 'zh_tw'],
+    ['zh_HK', 'zh_tw'],
+    ['zh_Hant', 'zh_tw'],
+    ['es_ES', 'es'],
+    ['de_DE.UTF-8', 'de'],
+    ['de_DE@euro', 'de'],
+    ['sr@latin', 'sr_latn'],
+    ['sr_Latn', 'sr_latn'],
+    ['en_US', 'en'],
+    ['en_GB', 'en_gb'],
+    ['en@quot', 'en_quot'],
+    ['ca@valencia', 'ca_valencia'],
+    ['no', 'nb'],
+    ['nb_NO', 'nb'],
+    ['C', undefined],
+    ['LC_MESSAGES', undefined],
+    ['kok@roman', 'kok_roman'],
+    ['kok_roman', 'kok_roman'],
+    ['uz_Cyrl', 'uz'],
+    ['LC_MESSAGES', undefined],
   ];
   for (const [raw, want] of cases) assert.equal(normalizeLang(raw), want, raw);
   // every code normalises to itself
@@ -65,25 +88,63 @@ test('cleaning: accelerators, markup, placeholders, whitespace', () => {
 test('a .po catalog: plural forms, contexts, fuzzy, obsolete and untranslated entries, markup, accelerators, placeholders', async () => {
   const got = await units(`${FIX}/po/de.po`);
   assert.deepEqual(got, [
-    [['en', 'Open the file'], ['de', 'Datei öffnen']],
-    [['en', 'Save the document now'], ['de', 'Das Dokument jetzt speichern']],
-    [['en', 'The door is locked. You need a key.'], ['de', 'Die Tür ist verschlossen. Du brauchst einen Schlüssel.']],
-    [['en', 'One apple is on the table'], ['de', 'Ein Apfel liegt auf dem Tisch']],
-    [['en', 'Many apples are on the table'], ['de', 'Viele Äpfel liegen auf dem Tisch']],
-    [['en', 'Where is the station?'], ['de', 'Wo ist der Bahnhof?']], // msgctxt greeting
-    [['en', 'Where is the station?'], ['de', 'Wo ist der Bahnhof?']], // msgctxt question
+    [
+      ['en', 'Open the file'],
+      ['de', 'Datei öffnen'],
+    ],
+    [
+      ['en', 'Save the document now'],
+      ['de', 'Das Dokument jetzt speichern'],
+    ],
+    [
+      ['en', 'The door is locked. You need a key.'],
+      ['de', 'Die Tür ist verschlossen. Du brauchst einen Schlüssel.'],
+    ],
+    [
+      ['en', 'One apple is on the table'],
+      ['de', 'Ein Apfel liegt auf dem Tisch'],
+    ],
+    [
+      ['en', 'Many apples are on the table'],
+      ['de', 'Viele Äpfel liegen auf dem Tisch'],
+    ],
+    [
+      ['en', 'Where is the station?'],
+      ['de', 'Wo ist der Bahnhof?'],
+    ], // msgctxt greeting
+    [
+      ['en', 'Where is the station?'],
+      ['de', 'Wo ist der Bahnhof?'],
+    ], // msgctxt question
   ]);
 });
 
 test('a .mo catalog (msgfmt) reads as its .po; the language from the path; one-form plurals pair the singular', async () => {
   const got = await units(`${FIX}/locale/ja/LC_MESSAGES/demo.mo`);
   const sorted = got.map((u) => JSON.stringify(u)).sort();
-  assert.deepEqual(sorted, [
-    [['en', 'One apple is on the table'], ['ja', 'テーブルの上にリンゴがある']],
-    [['en', 'Open the file'], ['ja', 'ファイルを開く']],
-    [['en', 'The door is locked. You need a key.'], ['ja', 'ドアには鍵がかかっている。鍵が必要だ。']],
-    [['en', 'Where is the station?'], ['ja', '駅はどこですか？']],
-  ].map((u) => JSON.stringify(u)).sort());
+  assert.deepEqual(
+    sorted,
+    [
+      [
+        ['en', 'One apple is on the table'],
+        ['ja', 'テーブルの上にリンゴがある'],
+      ],
+      [
+        ['en', 'Open the file'],
+        ['ja', 'ファイルを開く'],
+      ],
+      [
+        ['en', 'The door is locked. You need a key.'],
+        ['ja', 'ドアには鍵がかかっている。鍵が必要だ。'],
+      ],
+      [
+        ['en', 'Where is the station?'],
+        ['ja', '駅はどこですか？'],
+      ],
+    ]
+      .map((u) => JSON.stringify(u))
+      .sort(),
+  );
 });
 
 test('bad catalogs are reported and skipped; the run goes on', async () => {
@@ -93,13 +154,31 @@ test('bad catalogs are reported and skipped; the run goes on', async () => {
   mkdirSync(join(dir, 'locale', 'ru', 'LC_MESSAGES'), { recursive: true });
   const mo = readFileSync(`${FIX}/locale/ja/LC_MESSAGES/demo.mo`);
   writeFileSync(join(dir, 'locale', 'ru', 'LC_MESSAGES', 'demo.mo'), mo.subarray(0, 40)); // truncated
-  writeFileSync(join(dir, 'po', 'nolang.po'), 'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "A string without a language"\nmsgstr "Eine Zeichenkette"\n');
+  writeFileSync(
+    join(dir, 'po', 'nolang.po'),
+    'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "A string without a language"\nmsgstr "Eine Zeichenkette"\n',
+  );
   const problems: string[] = [];
-  const s = await buildCorpus({ sources: [dir], out: join(tmp, 'bad.tsv'), quiet: true, minLangRows: 1, onProblem: (p) => problems.push(`${p.file}: ${p.message}`) });
+  const s = await buildCorpus({
+    sources: [dir],
+    out: join(tmp, 'bad.tsv'),
+    quiet: true,
+    minLangRows: 1,
+    onProblem: (p) => problems.push(`${p.file}: ${p.message}`),
+  });
   assert.equal(problems.length, 3, problems.join('\n'));
-  assert.ok(problems.some((p) => /it\.po.*gettext catalog/.test(p)), problems.join('\n'));
-  assert.ok(problems.some((p) => /ru\/LC_MESSAGES\/demo\.mo/.test(p)), problems.join('\n'));
-  assert.ok(problems.some((p) => /nolang\.po.*no language/.test(p)), problems.join('\n'));
+  assert.ok(
+    problems.some((p) => /it\.po.*gettext catalog/.test(p)),
+    problems.join('\n'),
+  );
+  assert.ok(
+    problems.some((p) => /ru\/LC_MESSAGES\/demo\.mo/.test(p)),
+    problems.join('\n'),
+  );
+  assert.ok(
+    problems.some((p) => /nolang\.po.*no language/.test(p)),
+    problems.join('\n'),
+  );
   assert.deepEqual(s.langs, ['en', 'de', 'fr', 'ja']);
   assert.ok(s.rows > 0);
 });
@@ -114,7 +193,13 @@ test('N-way TSV through English: grouped by the English text, sentences split wh
   assert.deepEqual(byEn.get('Open the file'), ['Open the file', 'Datei öffnen', 'Ouvrir le fichier', 'ファイルを開く', src]);
   assert.deepEqual(byEn.get('Where is the station?'), ['Where is the station?', 'Wo ist der Bahnhof?', 'Où est la gare ?', '駅はどこですか？', src]);
   // two sentences in every language: two rows
-  assert.deepEqual(byEn.get('The door is locked.'), ['The door is locked.', 'Die Tür ist verschlossen.', 'La porte est fermée à clé.', 'ドアには鍵がかかっている。', src]);
+  assert.deepEqual(byEn.get('The door is locked.'), [
+    'The door is locked.',
+    'Die Tür ist verschlossen.',
+    'La porte est fermée à clé.',
+    'ドアには鍵がかかっている。',
+    src,
+  ]);
   assert.deepEqual(byEn.get('You need a key.'), ['You need a key.', 'Du brauchst einen Schlüssel.', 'Il te faut une clé.', '鍵が必要だ。', src]);
   assert.equal(byEn.has('The door is locked. You need a key.'), false);
   assert.deepEqual(byEn.get('Many apples are on the table'), ['Many apples are on the table', 'Viele Äpfel liegen auf dem Tisch', '', '', src]);
@@ -125,7 +210,11 @@ test('N-way TSV through English: grouped by the English text, sentences split wh
   const it = readNWayTsv(out);
   let n = 0;
   let r = await it.next();
-  while (!r.done) { n++; assert.equal(r.value.cells.has('#source'), false); r = await it.next(); }
+  while (!r.done) {
+    n++;
+    assert.equal(r.value.cells.has('#source'), false);
+    r = await it.next();
+  }
   assert.deepEqual(r.value.langs, ['en', 'de', 'fr', 'ja']);
   assert.equal(n, 7);
 });
@@ -136,7 +225,10 @@ test('pairs format; merging an N-way TSV with a catalog; dev rows held out by do
   const rows = tsv(out);
   assert.deepEqual(rows[0], ['lang1', 'lang2', 'text1', 'text2', '#source']);
   assert.ok(rows.some((r) => r[0] === 'en' && r[1] === 'de' && r[2] === 'Open the file' && r[3] === 'Datei öffnen'));
-  assert.ok(rows.every((r, i) => i === 0 || r[0] === 'en' || r[1] === 'en'), 'through English');
+  assert.ok(
+    rows.every((r, i) => i === 0 || r[0] === 'en' || r[1] === 'en'),
+    'through English',
+  );
 
   // an N-way TSV merged with the catalogs: a row of the TSV and a catalog entry with the same English text become one row
   const extra = join(tmp, 'extra.tsv');
@@ -145,20 +237,33 @@ test('pairs format; merging an N-way TSV with a catalog; dev rows held out by do
   await buildCorpus({ sources: [extra, `${FIX}/po`], out: merged, quiet: true, minLangRows: 1 });
   const m = tsv(merged);
   assert.deepEqual(m[0], ['en', 'de', 'fr', 'it', '#source']);
-  assert.deepEqual(m.find((r) => r[0] === 'Open the file'), ['Open the file', 'Datei öffnen', 'Ouvrir le fichier', 'Apri il file', 'extra.tsv,po']);
+  assert.deepEqual(
+    m.find((r) => r[0] === 'Open the file'),
+    ['Open the file', 'Datei öffnen', 'Ouvrir le fichier', 'Apri il file', 'extra.tsv,po'],
+  );
 
   // dev: a document (the message's program file) is held out whole, in every language
-  const dev = join(tmp, 'dev.tsv'), train = join(tmp, 'train.tsv');
+  const dev = join(tmp, 'dev.tsv'),
+    train = join(tmp, 'train.tsv');
   const s = await buildCorpus({ sources: [FIX], out: train, devOut: dev, devFraction: 0.5, quiet: true, minLangRows: 1 });
-  const d = tsv(dev), t = tsv(train);
+  const d = tsv(dev),
+    t = tsv(train);
   assert.ok(s.devRows > 0 && s.rows > 0, `dev ${s.devRows}, train ${s.rows}`);
-  const trainTexts = new Set(t.slice(1).flatMap((r) => r.slice(0, -1).filter((c) => c).map((c) => c.toLowerCase())));
+  const trainTexts = new Set(
+    t.slice(1).flatMap((r) =>
+      r
+        .slice(0, -1)
+        .filter((c) => c)
+        .map((c) => c.toLowerCase()),
+    ),
+  );
   for (const r of d.slice(1)) for (const c of r.slice(0, -1)) if (c) assert.equal(trainTexts.has(c.toLowerCase()), false, c);
   assert.equal(d.length - 1 + t.length - 1, 7);
 });
 
 test('xling corpus: summary, --stats, usage and input errors with no output', () => {
-  const out = join(tmp, 'cli.tsv'), stats = join(tmp, 'cli.json');
+  const out = join(tmp, 'cli.tsv'),
+    stats = join(tmp, 'cli.json');
   const r = spawnSync(process.execPath, [CLI, 'corpus', FIX, '-o', out, '--stats', stats, '--min-lang-rows', '1', '--quiet'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /\[corpus\] 3 files, \d+ units → 7 rows, 4 languages/);
@@ -180,11 +285,55 @@ test('xling corpus: summary, --stats, usage and input errors with no output', ()
 });
 
 test('the general harvest names no held-out package', () => {
-  const list = readFileSync('configs/general-corpus.txt', 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => l);
-  const shared = ['apt', 'aptitude-common', 'cinnamon-l10n', 'coreutils', 'debconf-i18n', 'diffutils', 'dpkg', 'e2fsprogs-l10n', 'evolution-data-server-common', 'findutils',
-    'freeciv-data', 'gcc-12-locales', 'gedit-common', 'gettext', 'gimp', 'gimp-data', 'git-man', 'gnome-control-center-data', 'gnucash-common', 'gnupg-l10n', 'grep', 'inkscape',
-    'kdevelop-l10n', 'krita-l10n', 'libc-l10n', 'libosinfo-l10n', 'libvirt-l10n', 'make', 'minetest-data', 'nano', 'nautilus-data', 'sed', 'supertuxkart-data', 'tar',
-    'util-linux-locales', 'vim-runtime', 'vlc-l10n', 'warzone2100-data', 'wget', 'widelands-data', 'xfce4-session', 'wesnoth-data', 'freedroidrpg-data'];
+  const list = readFileSync('configs/general-corpus.txt', 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter((l) => l);
+  const shared = [
+    'apt',
+    'aptitude-common',
+    'cinnamon-l10n',
+    'coreutils',
+    'debconf-i18n',
+    'diffutils',
+    'dpkg',
+    'e2fsprogs-l10n',
+    'evolution-data-server-common',
+    'findutils',
+    'freeciv-data',
+    'gcc-12-locales',
+    'gedit-common',
+    'gettext',
+    'gimp',
+    'gimp-data',
+    'git-man',
+    'gnome-control-center-data',
+    'gnucash-common',
+    'gnupg-l10n',
+    'grep',
+    'inkscape',
+    'kdevelop-l10n',
+    'krita-l10n',
+    'libc-l10n',
+    'libosinfo-l10n',
+    'libvirt-l10n',
+    'make',
+    'minetest-data',
+    'nano',
+    'nautilus-data',
+    'sed',
+    'supertuxkart-data',
+    'tar',
+    'util-linux-locales',
+    'vim-runtime',
+    'vlc-l10n',
+    'warzone2100-data',
+    'wget',
+    'widelands-data',
+    'xfce4-session',
+    'wesnoth-data',
+    'freedroidrpg-data',
+  ];
   assert.ok(list.length >= 5);
   for (const spec of list) {
     const p = spec.replace(/:.*$/, '');
@@ -193,4 +342,3 @@ test('the general harvest names no held-out package', () => {
     assert.match(p, /^[a-z0-9][a-z0-9+.-]+$/);
   }
 });
-

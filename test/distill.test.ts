@@ -17,18 +17,45 @@ import { cli, devColumn, root } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-distill-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const train = join(root, 'data/sample/gettext.train.tsv.gz'), dev = join(root, 'data/sample/gettext.dev.tsv.gz');
+const train = join(root, 'data/sample/gettext.train.tsv.gz'),
+  dev = join(root, 'data/sample/gettext.dev.tsv.gz');
 const teacherDir = join(dir, 'teacher');
 // the student: a quarter of the teacher's buckets, half its feature width
-const STUDENT = { model: 'dual', vocab: { type: 'none' }, features: { buckets: 4096, ngrams: [1, 4], dim: 32 }, batch: { size: 128 }, optim: { lr: 0.003, sparseLr: 0.05 }, budget: { pairs: 30000 }, center: { perLang: 100 }, checkpointEvery: 100 };
+const STUDENT = {
+  model: 'dual',
+  vocab: { type: 'none' },
+  features: { buckets: 4096, ngrams: [1, 4], dim: 32 },
+  batch: { size: 128 },
+  optim: { lr: 0.003, sparseLr: 0.05 },
+  budget: { pairs: 30000 },
+  center: { perLang: 100 },
+  checkpointEvery: 100,
+};
 const quiet = () => {};
 let full: DistillResult;
 
 describe('xling distill', () => {
   before(async () => {
-    const teacher = parseConfig({ model: 'dual', features: { buckets: 16384, dim: 64 }, encoder: { outDim: 64 }, batch: { size: 128 }, optim: { lr: 0.003, sparseLr: 0.05 }, budget: { pairs: 20000 }, center: { perLang: 100 } });
+    const teacher = parseConfig({
+      model: 'dual',
+      features: { buckets: 16384, dim: 64 },
+      encoder: { outDim: 64 },
+      batch: { size: 128 },
+      optim: { lr: 0.003, sparseLr: 0.05 },
+      budget: { pairs: 20000 },
+      center: { perLang: 100 },
+    });
     await trainModel({ config: teacher, data: train, out: teacherDir, log: quiet, quiet: true });
-    full = await distillModel({ teacher: teacherDir, config: parseConfig(STUDENT), data: [], parallel: train, dev, out: join(dir, 'S'), log: quiet, quiet: true });
+    full = await distillModel({
+      teacher: teacherDir,
+      config: parseConfig(STUDENT),
+      data: [],
+      parallel: train,
+      dev,
+      out: join(dir, 'S'),
+      log: quiet,
+      quiet: true,
+    });
   });
 
   it('the student beats chance by a wide margin and approaches its teacher (dev similarity-search error)', () => {
@@ -47,7 +74,7 @@ describe('xling distill', () => {
     assert.ok(h.after.mse < h.before.mse / 2, `MSE ${h.before.mse} → ${h.after.mse}`);
   });
 
-  it('writes an ordinary small dual model (the teacher\'s dimension, per-language means, identifier, report)', () => {
+  it("writes an ordinary small dual model (the teacher's dimension, per-language means, identifier, report)", () => {
     const s = join(dir, 'S');
     const m = loadSentenceEncoder(s);
     assert.equal(m.dim, 64);
@@ -63,14 +90,31 @@ describe('xling distill', () => {
 
   it('a hash-embedding student (features.hashes 2) records its spec; its exports and a spec-less config.json tokenise as it was trained', async () => {
     const out = join(dir, 'H');
-    const r = await distillModel({ teacher: teacherDir, config: parseConfig({ ...STUDENT, features: { ...STUDENT.features, hashes: 2, maxFeatures: 4096 }, budget: { pairs: 12000 } }), data: [], parallel: train, dev, out, log: quiet, quiet: true });
+    const r = await distillModel({
+      teacher: teacherDir,
+      config: parseConfig({ ...STUDENT, features: { ...STUDENT.features, hashes: 2, maxFeatures: 4096 }, budget: { pairs: 12000 } }),
+      data: [],
+      parallel: train,
+      dev,
+      out,
+      log: quiet,
+      quiet: true,
+    });
     const spec = (d: string) => (JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { tokenizerSpec?: { hashes?: number } }).tokenizerSpec;
     assert.equal(spec(out)?.hashes, 2);
     const texts = devColumn('de').slice(0, 40);
     const m = loadSentenceEncoder(out);
     assert.equal(m.tokenizer.encode('Datei öffnen').length, 2 * loadSentenceEncoder(join(dir, 'S')).tokenizer.encode('Datei öffnen').length);
     const ref = m.embed(texts, { center: false });
-    const minCos = (v: Float32Array) => { let w = 1; for (let i = 0; i < texts.length; i++) { let c = 0; for (let j = 0; j < m.dim; j++) c += v[i * m.dim + j]! * ref[i * m.dim + j]!; w = Math.min(w, c); } return w; };
+    const minCos = (v: Float32Array) => {
+      let w = 1;
+      for (let i = 0; i < texts.length; i++) {
+        let c = 0;
+        for (let j = 0; j < m.dim; j++) c += v[i * m.dim + j]! * ref[i * m.dim + j]!;
+        w = Math.min(w, c);
+      }
+      return w;
+    };
     // int8: the same tokens, rows within their quantisation error
     const i8 = join(dir, 'H-int8');
     exportCompact(out, i8, { dtype: 'int8' });
@@ -87,26 +131,42 @@ describe('xling distill', () => {
   });
 
   it('a killed run resumes from its checkpoint with the cached teacher vectors, giving the same student', async () => {
-    const out = join(dir, 'R'), work = `${out}.partial`;
+    const out = join(dir, 'R'),
+      work = `${out}.partial`;
     await distillModel({ teacher: teacherDir, config: parseConfig(STUDENT), data: [], parallel: train, out, log: quiet, quiet: true, stopAfterSteps: 120 });
     assert.ok(existsSync(join(work, 'checkpoint', 'state.json')));
     const cache = join(work, 'teacher', 'vectors.npy');
     assert.deepEqual(readNpyHeader(cache).shape, [4000, 64]);
     assert.equal(readNpyHeader(cache).dtype, 'float16');
     const lines: string[] = [];
-    await distillModel({ teacher: teacherDir, config: parseConfig(STUDENT), data: [], parallel: train, out, log: (l) => lines.push(l), quiet: true, resume: true });
-    assert.ok(lines.some((l) => /resumed from step 100/.test(l)), lines.join('\n'));
+    await distillModel({
+      teacher: teacherDir,
+      config: parseConfig(STUDENT),
+      data: [],
+      parallel: train,
+      out,
+      log: (l) => lines.push(l),
+      quiet: true,
+      resume: true,
+    });
+    assert.ok(
+      lines.some((l) => /resumed from step 100/.test(l)),
+      lines.join('\n'),
+    );
     assert.ok(!lines.some((l) => /computing them again/.test(l)));
-    const a = loadSentenceEncoder(join(dir, 'S')), b = loadSentenceEncoder(out);
+    const a = loadSentenceEncoder(join(dir, 'S')),
+      b = loadSentenceEncoder(out);
     const texts = devColumn('fr').slice(0, 50);
-    const va = a.embed(texts, { center: false }), vb = b.embed(texts, { center: false });
+    const va = a.embed(texts, { center: false }),
+      vb = b.embed(texts, { center: false });
     let maxDiff = 0;
     for (let i = 0; i < va.length; i++) maxDiff = Math.max(maxDiff, Math.abs(va[i]! - vb[i]!));
     assert.ok(maxDiff < 1e-5, `resumed student differs by ${maxDiff}`);
   });
 
   it('refuses bad options before any work (exit 1/2, naming the argument)', async () => {
-    const cfg = join(dir, 'student.json'), laserCfg = join(dir, 'laser.json');
+    const cfg = join(dir, 'student.json'),
+      laserCfg = join(dir, 'laser.json');
     writeFileSync(cfg, JSON.stringify(STUDENT));
     writeFileSync(laserCfg, JSON.stringify({ model: 'laser' }));
     // the CLI's own checks (child processes are slow: the rest in-process below, and test/cli-bad-input.test.ts)

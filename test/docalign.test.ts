@@ -29,7 +29,14 @@ const shown = (g: readonly Group[]) => g.map((x) => `${x.src.join(',')}-${x.trg.
 
 /** A cost model from a table of group costs `i,j,dx,dy` (others: 1:1 `one`, larger groups 5), deletions `del`. */
 function tableCosts(n: number, m: number, table: Record<string, number>, one = 1, del = 0.6): CostModel {
-  return { n, m, types: alignmentTypes(4), cost: (i, j, dx, dy) => table[`${i},${j},${dx},${dy}`] ?? (dx === 1 && dy === 1 ? one : 5), delSrc: () => del, delTrg: () => del };
+  return {
+    n,
+    m,
+    types: alignmentTypes(4),
+    cost: (i, j, dx, dy) => table[`${i},${j},${dx},${dy}`] ?? (dx === 1 && dy === 1 ? one : 5),
+    delSrc: () => del,
+    delTrg: () => del,
+  };
 }
 
 /** The cheapest total over every path (exhaustive), for small cost models. */
@@ -61,36 +68,58 @@ describe('alignment DP on hand-made costs', () => {
     assert.deepEqual(groupsOf(alignDp(tableCosts(5, 3, { '2,2,2,2': 0.3, '5,3,3,1': 0.2 }))), ['0-2:0-2', '2-5:2-3']);
     // the group costs add up to the path's total
     const g = alignDp(tableCosts(3, 2, { '2,1,2,1': 0.2, '3,2,1,1': 0.1 }));
-    assert.deepEqual(g.map((x) => +x.cost.toFixed(9)), [0.2, 0.1]);
+    assert.deepEqual(
+      g.map((x) => +x.cost.toFixed(9)),
+      [0.2, 0.1],
+    );
   });
 
   it('is the cheapest of all paths (every path of 60 random small cases enumerated)', () => {
     const rng = new Rng(7);
     for (let t = 0; t < 60; t++) {
-      const n = rng.int(5), m = rng.int(5), table: Record<string, number> = {};
+      const n = rng.int(5),
+        m = rng.int(5),
+        table: Record<string, number> = {};
       for (let i = 1; i <= n; i++) for (let j = 1; j <= m; j++) for (const [dx, dy] of alignmentTypes(4)) table[`${i},${j},${dx},${dy}`] = rng.next() * dx * dy;
       const c = tableCosts(n, m, table, 1, 0.1 + rng.next());
       const g = alignDp(c);
       const total = g.reduce((s, x) => s + x.cost, 0);
       assert.ok(Math.abs(total - bruteForce(c)) < 1e-9, `case ${t} (${n}×${m}): DP ${total}, best ${bruteForce(c)}`);
       // the groups tile both documents in order
-      if (g.length) assert.deepEqual([g.map((x) => x.srcStart), g.map((x) => x.trgStart)], [[0, ...g.slice(0, -1).map((x) => x.srcEnd)], [0, ...g.slice(0, -1).map((x) => x.trgEnd)]]);
+      if (g.length)
+        assert.deepEqual(
+          [g.map((x) => x.srcStart), g.map((x) => x.trgStart)],
+          [
+            [0, ...g.slice(0, -1).map((x) => x.srcEnd)],
+            [0, ...g.slice(0, -1).map((x) => x.trgEnd)],
+          ],
+        );
       if (g.length) assert.deepEqual([g.at(-1)!.srcEnd, g.at(-1)!.trgEnd], [n, m]);
       else assert.deepEqual([n, m], [0, 0]);
     }
   });
 
   it('inside a band around the best path finds that path; a band around a wrong path still reaches the end', () => {
-    const rng = new Rng(11), n = 80, m = 90, table: Record<string, number> = {};
+    const rng = new Rng(11),
+      n = 80,
+      m = 90,
+      table: Record<string, number> = {};
     // a diagonal of cheap 1:1 pairs with a drift, the rest noisy
-    for (let i = 1; i <= n; i++) for (let j = 1; j <= m; j++) table[`${i},${j},1,1`] = Math.abs(j - Math.round((i * m) / n)) < 1 ? 0.1 * rng.next() : 0.5 + rng.next();
+    for (let i = 1; i <= n; i++)
+      for (let j = 1; j <= m; j++) table[`${i},${j},1,1`] = Math.abs(j - Math.round((i * m) / n)) < 1 ? 0.1 * rng.next() : 0.5 + rng.next();
     const c = tableCosts(n, m, table);
     const full = alignDp(c);
     const band = bandAround(pathRanges(full, n, m), n, m, 3);
     assert.ok(bandCells(band) < 0.2 * (n + 1) * (m + 1), `band of ${bandCells(band)} cells`);
     assert.deepEqual(groupsOf(alignDp(c, band)), groupsOf(full));
     // a band around the in-order path (1:1 then insertions): a path, never cheaper than the best
-    const order: DpGroup[] = inOrderAlignment(n, m).map((x) => ({ srcStart: x.src[0] ?? n, srcEnd: x.src.length ? x.src[0]! + 1 : n, trgStart: x.trg[0]!, trgEnd: x.trg[0]! + 1, cost: 0 }));
+    const order: DpGroup[] = inOrderAlignment(n, m).map((x) => ({
+      srcStart: x.src[0] ?? n,
+      srcEnd: x.src.length ? x.src[0]! + 1 : n,
+      trgStart: x.trg[0]!,
+      trgEnd: x.trg[0]! + 1,
+      cost: 0,
+    }));
     const narrow = alignDp(c, bandAround(pathRanges(order, n, m), n, m, 1));
     assert.ok(narrow.reduce((s, x) => s + x.cost, 0) >= full.reduce((s, x) => s + x.cost, 0) - 1e-9);
     assert.throws(() => alignDp(c, { lo: new Int32Array(n + 1), hi: new Int32Array(n + 1) }), /must contain \(0, 0\) and \(n, m\)/);
@@ -98,7 +127,8 @@ describe('alignment DP on hand-made costs', () => {
 
   it('Gale–Church: lengths alone find a merge and a split', () => {
     // 40+38 characters ↔ one of 80; 100 ↔ 48+50; the rest 1:1
-    const src = [20, 40, 38, 100, 30], trg = [21, 80, 48, 50, 31];
+    const src = [20, 40, 38, 100, 30],
+      trg = [21, 80, 48, 50, 31];
     const g = alignDp(galeChurchCosts(src, trg));
     assert.deepEqual(groupsOf(g), ['0-1:0-1', '1-3:1-2', '3-4:2-4', '4-5:4-5']);
     assert.deepEqual(shown(lengthAlignment(['a'.repeat(20), 'b'.repeat(40), 'c'.repeat(38)], ['x'.repeat(21), 'y'.repeat(80)])), ['0-0', '1,2-1']);
@@ -107,8 +137,19 @@ describe('alignment DP on hand-made costs', () => {
 
 describe("vecalign's scores and line format", () => {
   it('strict and lax precision, recall and F1 as vecalign counts them', () => {
-    const gold: Group[] = [{ src: [0], trg: [0] }, { src: [1, 2], trg: [1] }, { src: [3], trg: [] }, { src: [4], trg: [2] }];
-    const test: Group[] = [{ src: [0], trg: [0] }, { src: [1], trg: [1] }, { src: [2], trg: [] }, { src: [3], trg: [] }, { src: [4], trg: [2] }];
+    const gold: Group[] = [
+      { src: [0], trg: [0] },
+      { src: [1, 2], trg: [1] },
+      { src: [3], trg: [] },
+      { src: [4], trg: [2] },
+    ];
+    const test: Group[] = [
+      { src: [0], trg: [0] },
+      { src: [1], trg: [1] },
+      { src: [2], trg: [] },
+      { src: [3], trg: [] },
+      { src: [4], trg: [2] },
+    ];
     const s = scoreAlignments([gold], [test]);
     // precision over the 5 test groups: 3 exact ([0]:[0], [3]:[], [4]:[2]), [1]:[1] lax, [2]:[] not
     assert.equal(s.precisionStrict, 3 / 5);
@@ -123,10 +164,19 @@ describe("vecalign's scores and line format", () => {
   });
 
   it('[0, 1]:[2]:0.123456 lines written and read back; bad lines named', () => {
-    const g = [{ src: [0, 1], trg: [2], cost: 0.1234564 }, { src: [], trg: [3], cost: 0.5 }];
+    const g = [
+      { src: [0, 1], trg: [2], cost: 0.1234564 },
+      { src: [], trg: [3], cost: 0.5 },
+    ];
     assert.deepEqual(g.map(vecalignLine), ['[0, 1]:[2]:0.123456', '[]:[3]:0.500000']);
-    assert.deepEqual(parseVecalign(g.map(vecalignLine).join('\n') + '\n'), [{ src: [0, 1], trg: [2] }, { src: [], trg: [3] }]);
-    assert.deepEqual(parseVecalign('[0]:[0]\n[1,2]:[1]\n'), [{ src: [0], trg: [0] }, { src: [1, 2], trg: [1] }]);
+    assert.deepEqual(parseVecalign(g.map(vecalignLine).join('\n') + '\n'), [
+      { src: [0, 1], trg: [2] },
+      { src: [], trg: [3] },
+    ]);
+    assert.deepEqual(parseVecalign('[0]:[0]\n[1,2]:[1]\n'), [
+      { src: [0], trg: [0] },
+      { src: [1, 2], trg: [1] },
+    ]);
     assert.throws(() => parseVecalign('[0]:[0]\n[x]:[1]\n', 'gold.txt'), /gold\.txt:2: '\[x\]'/);
   });
 });
@@ -137,14 +187,18 @@ describe("vecalign's scores and line format", () => {
  * normalised sum of theirs (so an overlap of two sentences matches their merged translation).
  */
 function tokenEmbedder(d = 24, noise = 0.35): SentenceEmbedder {
-  const unit = (seed: number) => { const r = new Rng(seed); return Float32Array.from({ length: d }, () => r.normal()); };
+  const unit = (seed: number) => {
+    const r = new Rng(seed);
+    return Float32Array.from({ length: d }, () => r.normal());
+  };
   return {
     dim: d,
     async embed(texts) {
       const out = new Float32Array(texts.length * d);
       texts.forEach((t, k) => {
         for (const tok of t.split(' ').filter(Boolean)) {
-          const base = unit(hashSeed(tok.slice(1))), own = unit(hashSeed(tok));
+          const base = unit(hashSeed(tok.slice(1))),
+            own = unit(hashSeed(tok));
           for (let x = 0; x < d; x++) out[k * d + x]! += base[x]! + noise * own[x]!;
         }
         let s = 0;
@@ -156,14 +210,19 @@ function tokenEmbedder(d = 24, noise = 0.35): SentenceEmbedder {
   };
 }
 
-const tokenDoc = (rows: number, seed: number, o: SyntheticOptions = {}) => syntheticDocument(Array.from({ length: rows }, (_, i) => [`a${i}`, `b${i}`] as [string, string]), { seed, ...o });
+const tokenDoc = (rows: number, seed: number, o: SyntheticOptions = {}) =>
+  syntheticDocument(
+    Array.from({ length: rows }, (_, i) => [`a${i}`, `b${i}`] as [string, string]),
+    { seed, ...o },
+  );
 
 describe('vecalign search', () => {
   const emb = tokenEmbedder();
 
-  it('long documents: the coarse-to-fine search gives the exact DP\'s alignment, searching cells linear in the length', async () => {
+  it("long documents: the coarse-to-fine search gives the exact DP's alignment, searching cells linear in the length", async () => {
     const doc = tokenDoc(500, 3);
-    const exactLevels: LevelInfo[] = [], fastLevels: LevelInfo[] = [];
+    const exactLevels: LevelInfo[] = [],
+      fastLevels: LevelInfo[] = [];
     const exact = await alignSentences(doc.src, doc.trg, emb, { maxFullDp: 1000, levels: exactLevels });
     const fast = await alignSentences(doc.src, doc.trg, emb, { maxFullDp: 40, levels: fastLevels });
     assert.equal(exactLevels.length, 1);
@@ -177,7 +236,8 @@ describe('vecalign search', () => {
     const clean = tokenDoc(500, 3, { deletion: 0, insertion: 0 });
     assert.ok(scoreAlignments([clean.gold], [await alignSentences(clean.src, clean.trg, emb, { maxFullDp: 40 })]).f1Strict > 0.97);
     // a document of 6000 sentences: every level's band is linear in n + m (no n·m matrix)
-    const big = tokenDoc(6000, 4), levels: LevelInfo[] = [];
+    const big = tokenDoc(6000, 4),
+      levels: LevelInfo[] = [];
     const t0 = performance.now();
     const g = await alignSentences(big.src, big.trg, emb, { levels });
     const top = levels.at(-1)!;
@@ -185,25 +245,45 @@ describe('vecalign search', () => {
     assert.ok(top.cells < 40 * (top.n + top.m), `${top.cells} cells for ${top.n} × ${top.m}`);
     for (const l of levels) assert.ok(l.exact ? l.n * l.m <= 300 * 300 : l.cells < 40 * (l.n + l.m + 2), JSON.stringify(l));
     assert.ok(scoreAlignments([big.gold], [g]).f1Strict > 0.85);
-    console.log(`# ${big.src.length} × ${big.trg.length} sentences aligned in ${((performance.now() - t0) / 1000).toFixed(1)}s; levels ${levels.map((l) => `${l.n}×${l.m}:${l.cells}`).join(' ')}`);
+    console.log(
+      `# ${big.src.length} × ${big.trg.length} sentences aligned in ${((performance.now() - t0) / 1000).toFixed(1)}s; levels ${levels.map((l) => `${l.n}×${l.m}:${l.cells}`).join(' ')}`,
+    );
   });
 
   it('is deterministic, returns normalised costs, and covers every sentence once', async () => {
     const doc = tokenDoc(120, 5);
-    const a = await alignSentences(doc.src, doc.trg, emb), b = await alignSentences(doc.src, doc.trg, emb);
+    const a = await alignSentences(doc.src, doc.trg, emb),
+      b = await alignSentences(doc.src, doc.trg, emb);
     assert.deepEqual(a, b);
-    assert.deepEqual(a.flatMap((x) => x.src), doc.src.map((_, i) => i));
-    assert.deepEqual(a.flatMap((x) => x.trg), doc.trg.map((_, i) => i));
+    assert.deepEqual(
+      a.flatMap((x) => x.src),
+      doc.src.map((_, i) => i),
+    );
+    assert.deepEqual(
+      a.flatMap((x) => x.trg),
+      doc.trg.map((_, i) => i),
+    );
     for (const x of a) assert.ok(x.cost >= 0 && Number.isFinite(x.cost));
     // groups of matching sentences cost less than deletions
-    const dels = a.filter((x) => !x.src.length || !x.trg.length), pairs = a.filter((x) => x.src.length && x.trg.length);
+    const dels = a.filter((x) => !x.src.length || !x.trg.length),
+      pairs = a.filter((x) => x.src.length && x.trg.length);
     assert.ok(dels.length > 0 && pairs.length > 0);
-    assert.ok(Math.max(...pairs.map((x) => x.cost).sort((p, q) => p - q).slice(0, pairs.length >> 1)) < dels[0]!.cost);
+    assert.ok(
+      Math.max(
+        ...pairs
+          .map((x) => x.cost)
+          .sort((p, q) => p - q)
+          .slice(0, pairs.length >> 1),
+      ) < dels[0]!.cost,
+    );
     // 1:1 only (maxGroup 2): merges become a 1:1 and a deletion
     const ones = await alignSentences(doc.src, doc.trg, emb, { maxGroup: 2 });
     assert.ok(ones.every((x) => x.src.length <= 1 && x.trg.length <= 1));
     // empty documents: the other side's sentences unaligned
-    assert.deepEqual(await alignSentences([], ['x', 'y'], emb), [{ src: [], trg: [0], cost: 0 }, { src: [], trg: [1], cost: 0 }]);
+    assert.deepEqual(await alignSentences([], ['x', 'y'], emb), [
+      { src: [], trg: [0], cost: 0 },
+      { src: [], trg: [1], cost: 0 },
+    ]);
     assert.deepEqual(await alignSentences([], [], emb), []);
   });
 });
@@ -215,7 +295,9 @@ tinyDualModel(dir, model, { features: { buckets: 65536, dim: 64 }, encoder: { ou
 /** Sentences of the GNOME help page fixture, split with Intl.Segmenter. */
 function pageSentences(lang: string): string[] {
   const seg = new Intl.Segmenter(lang, { granularity: 'sentence' });
-  return readFileSync(join(root, `test/fixtures/align/user-goodpassword.${lang}.txt`), 'utf8').trim().split('\n')
+  return readFileSync(join(root, `test/fixtures/align/user-goodpassword.${lang}.txt`), 'utf8')
+    .trim()
+    .split('\n')
     .flatMap((block) => [...seg.segment(block)].map((s) => s.segment.trim()).filter(Boolean));
 }
 
@@ -224,9 +306,15 @@ describe('xling align with a trained model', () => {
   const emb = embedderOf(m);
 
   it('synthetic documents of held-out rows (merges, splits, deletions): F1 well above the length and in-order baselines', async () => {
-    for (const [s, t] of [['de', 'en'], ['fr', 'en']] as const) {
+    for (const [s, t] of [
+      ['de', 'en'],
+      ['fr', 'en'],
+    ] as const) {
       const rows = devColumn(s).map((x, i) => [x, devColumn(t)[i]!] as [string, string]);
-      const gold: Group[][] = [], ours: AlignedGroup[][] = [], len: Group[][] = [], order: Group[][] = [];
+      const gold: Group[][] = [],
+        ours: AlignedGroup[][] = [],
+        len: Group[][] = [],
+        order: Group[][] = [];
       for (let d = 0; d < 3; d++) {
         const doc = syntheticDocument(rows.slice(d * 100, d * 100 + 100), { seed: d });
         gold.push(doc.gold);
@@ -236,7 +324,9 @@ describe('xling align with a trained model', () => {
       }
       const [v, l, o] = [ours, len, order].map((x) => scoreAlignments(gold, x));
       const pct = (x: number) => (100 * x).toFixed(1);
-      console.log(`# ${s}-${t}: strict/lax F1 vecalign ${pct(v!.f1Strict)}/${pct(v!.f1Lax)}, length ${pct(l!.f1Strict)}/${pct(l!.f1Lax)}, in order ${pct(o!.f1Strict)}/${pct(o!.f1Lax)}`);
+      console.log(
+        `# ${s}-${t}: strict/lax F1 vecalign ${pct(v!.f1Strict)}/${pct(v!.f1Lax)}, length ${pct(l!.f1Strict)}/${pct(l!.f1Lax)}, in order ${pct(o!.f1Strict)}/${pct(o!.f1Lax)}`,
+      );
       assert.ok(v!.f1Strict > 0.6 && v!.f1Lax > 0.9, `${s}-${t}: vecalign ${JSON.stringify(v)}`);
       assert.ok(v!.f1Strict > l!.f1Strict + 0.1 && v!.f1Lax > l!.f1Lax + 0.1, `${s}-${t}: length baseline ${JSON.stringify(l)}`);
       assert.ok(v!.f1Strict > o!.f1Strict + 0.3, `${s}-${t}: in order ${JSON.stringify(o)}`);
@@ -244,7 +334,8 @@ describe('xling align with a trained model', () => {
   });
 
   it('a translated GNOME help page (English → German): the hand-verified groups', async () => {
-    const en = pageSentences('en'), de = pageSentences('de');
+    const en = pageSentences('en'),
+      de = pageSentences('de');
     assert.deepEqual([en.length, de.length], [27, 30]);
     // verified by hand: the German splits three sentences in two (7, 15, 25), the rest is 1:1
     const expected: Group[] = [];
@@ -258,8 +349,11 @@ describe('xling align with a trained model', () => {
     const key = (x: Group) => `${x.src.join(',')}-${x.trg.join(',')}`;
     const found = new Set(g.map(key));
     const hits = expected.filter((x) => found.has(key(x)));
-    const s = scoreAlignments([expected], [g]), base = scoreAlignments([expected], [lengthAlignment(en, de)]);
-    console.log(`# GNOME page: ${hits.length} of ${expected.length} hand-verified groups found; strict/lax F1 ${s.f1Strict.toFixed(3)}/${s.f1Lax.toFixed(3)} (length baseline ${base.f1Strict.toFixed(3)}/${base.f1Lax.toFixed(3)})`);
+    const s = scoreAlignments([expected], [g]),
+      base = scoreAlignments([expected], [lengthAlignment(en, de)]);
+    console.log(
+      `# GNOME page: ${hits.length} of ${expected.length} hand-verified groups found; strict/lax F1 ${s.f1Strict.toFixed(3)}/${s.f1Lax.toFixed(3)} (length baseline ${base.f1Strict.toFixed(3)}/${base.f1Lax.toFixed(3)})`,
+    );
     assert.ok(hits.length >= 20, `found ${shown(g).join(' ')}`);
     assert.ok(found.has('15-16,17'), 'the 1:2 split of “The most common password is …”');
     // (Gale–Church gets this page exactly right: a close translation of plain prose, where lengths say it all)
@@ -269,33 +363,91 @@ describe('xling align with a trained model', () => {
   it('the command: one pair as TSV (also from standard input), many pairs as vecalign lines, the same groups as the library', async () => {
     const rows = devColumn('de').map((x, i) => [x, devColumn('en')[i]!] as [string, string]);
     const docs = [0, 1].map((d) => syntheticDocument(rows.slice(200 + d * 40, 240 + d * 40), { seed: 10 + d }));
-    docs.forEach((d, k) => { writeFileSync(f(`d${k}.de`), d.src.join('\n') + '\n'); writeFileSync(f(`d${k}.en`), d.trg.join('\n') + '\n'); });
+    docs.forEach((d, k) => {
+      writeFileSync(f(`d${k}.de`), d.src.join('\n') + '\n');
+      writeFileSync(f(`d${k}.en`), d.trg.join('\n') + '\n');
+    });
     const lib = await Promise.all(docs.map((d) => alignSentences(d.src, d.trg, emb, { srcLang: 'de', trgLang: 'en' })));
     // in this process (runCli, as main.js runs it); standard input below as a real process
-    const r = await cliInProcess(['align', '--src', f('d0.de'), '--trg', f('d0.en'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', f('one.tsv')]);
+    const r = await cliInProcess([
+      'align',
+      '--src',
+      f('d0.de'),
+      '--trg',
+      f('d0.en'),
+      '--model',
+      model,
+      '--src-lang',
+      'de',
+      '--trg-lang',
+      'en',
+      '-o',
+      f('one.tsv'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /\d+ × \d+ sentences → \d+ groups, \d+ unaligned sentences/);
     const tsv = readFileSync(f('one.tsv'), 'utf8');
     assert.equal(tsv, formatAlignment(lib[0]!, docs[0]!.src, docs[0]!.trg, { format: 'tsv', deletions: false }));
     const lines = tsv.trimEnd().split('\n');
     assert.equal(lines[0], TSV_HEADER);
-    const first = lines[1]!.split('\t'), g0 = lib[0]!.find((x) => x.src.length && x.trg.length)!;
+    const first = lines[1]!.split('\t'),
+      g0 = lib[0]!.find((x) => x.src.length && x.trg.length)!;
     assert.deepEqual(first.slice(1, 3), [g0.src.join(','), g0.trg.join(',')]);
     assert.equal(first[3], g0.src.map((i) => docs[0]!.src[i]).join(' '));
     assert.ok(lines.slice(1).every((l) => l.split('\t').length === 5 && l.split('\t')[1] !== '' && l.split('\t')[2] !== ''));
     // --deletions keeps the rows of unaligned sentences; standard input for --src
-    const p = spawnSync(process.execPath, [join(root, 'dist/src/cli/main.js'), 'align', '--src', '-', '--trg', f('d0.en'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '-o', '-', '--deletions'], { input: readFileSync(f('d0.de')), encoding: 'utf8' });
+    const p = spawnSync(
+      process.execPath,
+      [
+        join(root, 'dist/src/cli/main.js'),
+        'align',
+        '--src',
+        '-',
+        '--trg',
+        f('d0.en'),
+        '--model',
+        model,
+        '--src-lang',
+        'de',
+        '--trg-lang',
+        'en',
+        '-o',
+        '-',
+        '--deletions',
+      ],
+      { input: readFileSync(f('d0.de')), encoding: 'utf8' },
+    );
     assert.equal(p.status, 0, p.stderr);
     assert.equal(p.stdout, formatAlignment(lib[0]!, docs[0]!.src, docs[0]!.trg, { format: 'tsv', deletions: true }));
     assert.ok(p.stdout.split('\n').slice(1, -1).length === lib[0]!.length);
     // many pairs: a list relative to its folder, one named output, one default name
     writeFileSync(f('list.tsv'), `d0.de\td0.en\tfirst.align\n\n${f('d1.de')}\td1.en\n`);
-    const many = await cliInProcess(['align', '--pairs', f('list.tsv'), '--model', model, '--src-lang', 'de', '--trg-lang', 'en', '--format', 'vecalign', '-o', f('out/aligned')]);
+    const many = await cliInProcess([
+      'align',
+      '--pairs',
+      f('list.tsv'),
+      '--model',
+      model,
+      '--src-lang',
+      'de',
+      '--trg-lang',
+      'en',
+      '--format',
+      'vecalign',
+      '-o',
+      f('out/aligned'),
+    ]);
     assert.equal(many.status, 0, many.stderr);
     assert.match(many.stderr, /2 document pairs/);
-    for (const [k, name] of [[0, 'first.align'], [1, 'd1.de.align']] as const) {
+    for (const [k, name] of [
+      [0, 'first.align'],
+      [1, 'd1.de.align'],
+    ] as const) {
       const text = readFileSync(f(`out/aligned/${name}`), 'utf8');
-      assert.deepEqual(parseVecalign(text), lib[k]!.map((x) => ({ src: x.src, trg: x.trg })));
+      assert.deepEqual(
+        parseVecalign(text),
+        lib[k]!.map((x) => ({ src: x.src, trg: x.trg })),
+      );
       assert.equal(text, lib[k]!.map((x) => vecalignLine(x) + '\n').join(''));
     }
   });
@@ -325,11 +477,26 @@ describe('xling align: bad input', () => {
     await refused([...good, '-o', f('p.de')], 2, /would overwrite the input --src/);
     await refused([...good, '--max-group', '1', '-o', f('x6.tsv')], 2, /--max-group must be/, f('x6.tsv'));
     writeFileSync(f('bad-list.tsv'), 'p.de\tp.en\np.de\n');
-    await refused(['align', '--pairs', f('bad-list.tsv'), '--model', model, '-o', f('x7')], 1, /bad-list\.tsv:2: expected src_path<TAB>trg_path/, join(f('x7'), 'p.de.tsv'));
+    await refused(
+      ['align', '--pairs', f('bad-list.tsv'), '--model', model, '-o', f('x7')],
+      1,
+      /bad-list\.tsv:2: expected src_path<TAB>trg_path/,
+      join(f('x7'), 'p.de.tsv'),
+    );
     writeFileSync(f('gap-list.tsv'), 'p.de\tp.en\tone.tsv\np.de\tnowhere.en\ttwo.tsv\n');
-    await refused(['align', '--pairs', f('gap-list.tsv'), '--model', model, '-o', f('x8')], 1, /gap-list\.tsv:2: target .*nowhere\.en: no such file/, join(f('x8'), 'one.tsv'));
+    await refused(
+      ['align', '--pairs', f('gap-list.tsv'), '--model', model, '-o', f('x8')],
+      1,
+      /gap-list\.tsv:2: target .*nowhere\.en: no such file/,
+      join(f('x8'), 'one.tsv'),
+    );
     writeFileSync(f('empty-list.tsv'), 'p.de\tp.en\tone.tsv\nempty.txt\tp.en\ttwo.tsv\n');
-    await refused(['align', '--pairs', f('empty-list.tsv'), '--model', model, '-o', f('x9')], 1, /empty-list\.tsv:2: source .*empty\.txt: empty document/, join(f('x9'), 'one.tsv'));
+    await refused(
+      ['align', '--pairs', f('empty-list.tsv'), '--model', model, '-o', f('x9')],
+      1,
+      /empty-list\.tsv:2: source .*empty\.txt: empty document/,
+      join(f('x9'), 'one.tsv'),
+    );
     mkdirSync(f('sub'), { recursive: true });
     writeFileSync(f('sub/p.de'), 'Hallo\n');
     writeFileSync(f('twin-list.tsv'), 'p.de\tp.en\nsub/p.de\tp.en\n');
@@ -338,7 +505,8 @@ describe('xling align: bad input', () => {
   });
 
   it('embedderOf: vectors as xling embed makes them, whatever the chunk', async () => {
-    const m = loadSentenceEncoder(model), texts = devColumn('de').slice(0, 50);
+    const m = loadSentenceEncoder(model),
+      texts = devColumn('de').slice(0, 50);
     const whole = await embedderOf(m).embed(texts, 'de');
     assert.deepEqual(whole, m.embed(texts, { lang: 'de' }));
     assert.deepEqual(await embedderOf(m, { chunk: 7 }).embed(texts, 'de'), whole);

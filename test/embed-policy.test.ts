@@ -17,9 +17,14 @@ import { arenaMemory, Arena, instantiateKernel, kernelModule, planArena, WasmMem
 import { CenterPolicy, finishRows } from '../src/util/embed-policy.js';
 import { devColumn, tinyDualModel } from './fixtures/cli.js';
 
-const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 
-describe('finishRows: normalise, subtract the row\'s mean, normalise again', () => {
+describe("finishRows: normalise, subtract the row's mean, normalise again", () => {
   it('works rows of 2 values as by hand, centred rows only renormalised, normalize false keeps centred rows unnormalised', () => {
     const mu = Float32Array.from([0.6, 0]);
     // rows (3, 4) and (0, 2): unit rows (0.6, 0.8) and (0, 1); the first minus mu is (0, 0.8) → (0, 1)
@@ -28,7 +33,10 @@ describe('finishRows: normalise, subtract the row\'s mean, normalise again', () 
     assert.deepEqual(Array.from(rows), [0, 1, 0, 1]);
     const raw = Float32Array.from([3, 4, 0, 2]);
     finishRows(raw, 2, [mu, null], false);
-    assert.deepEqual(Array.from(raw).map((x) => Math.round(x * 1e6) / 1e6), [0, 0.8, 0, 1]);
+    assert.deepEqual(
+      Array.from(raw).map((x) => Math.round(x * 1e6) / 1e6),
+      [0, 0.8, 0, 1],
+    );
     // nothing centred, not asked: left as the encoder gave them
     const plain = Float32Array.from([3, 4]);
     finishRows(plain, 2, null, false);
@@ -40,7 +48,12 @@ describe('finishRows: normalise, subtract the row\'s mean, normalise again', () 
   });
 
   it('plans by the one rule: off, negligible means, a given code, an unknown one', () => {
-    const big = new CenterPolicy(new Map([['de', Float32Array.from([0.3, 0])], ['fr', Float32Array.from([0, 0.3])]]));
+    const big = new CenterPolicy(
+      new Map([
+        ['de', Float32Array.from([0.3, 0])],
+        ['fr', Float32Array.from([0, 0.3])],
+      ]),
+    );
     assert.equal(big.centerPlan(['x'], { lang: 'de' }), 'de');
     assert.equal(big.centerPlan(['x'], { lang: 'de', center: false }), null);
     assert.equal(big.centerPlan(['x'], { lang: 'es' }), null);
@@ -54,13 +67,15 @@ describe('finishRows: normalise, subtract the row\'s mean, normalise again', () 
 });
 
 describe('xling/lite and the native embed path share one policy', () => {
-  let dir = '', fp32 = '';
+  let dir = '',
+    fp32 = '';
   const sents = [...devColumn('de').slice(0, 30), ...devColumn('ja').slice(0, 30), ...devColumn('ru').slice(0, 30), '', '  '];
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-policy-'));
     const model = join(dir, 'tiny');
     tinyDualModel(dir, model, { features: { buckets: 65536, dim: 32 } });
-    fp32 = join(dir, 'fp32'); exportEncoder(model, fp32);
+    fp32 = join(dir, 'fp32');
+    exportEncoder(model, fp32);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -68,7 +83,8 @@ describe('xling/lite and the native embed path share one policy', () => {
   async function wasmModel(path: string): Promise<LiteModel> {
     const module = await kernelModule(false);
     assert.ok(module, 'this Node has WebAssembly SIMD');
-    let arena: Arena | null = null, memory: WasmMemory | null = null;
+    let arena: Arena | null = null,
+      memory: WasmMemory | null = null;
     const { bytes, config, where, lid } = await readModelBytes(path, undefined, (size, headerLen) => {
       arena = planArena(size, headerLen, 1, false);
       memory = arena && arenaMemory(arena);
@@ -80,7 +96,7 @@ describe('xling/lite and the native embed path share one policy', () => {
     return m;
   }
 
-  it('the same plan for the same options, and lite as the SentenceEncoder of the native embed path gives lite\'s own vectors', async () => {
+  it("the same plan for the same options, and lite as the SentenceEncoder of the native embed path gives lite's own vectors", async () => {
     const native = loadSentenceEncoder(fp32);
     const portable = loadPortableSentenceEncoder(fp32);
     const js = portable.encoder as LiteModel;
@@ -89,7 +105,13 @@ describe('xling/lite and the native embed path share one policy', () => {
     const wasm = await wasmModel(fp32);
     assert.deepEqual(js.languages, native.languages);
     for (const lite of [js, wasm]) {
-      for (const [lang, center] of [['auto', 'force'], ['auto-per-sentence', 'force'], ['de', true], ['ja', 'force'], ['auto', true]] as const) {
+      for (const [lang, center] of [
+        ['auto', 'force'],
+        ['auto-per-sentence', 'force'],
+        ['de', true],
+        ['ja', 'force'],
+        ['auto', true],
+      ] as const) {
         const plan = lite.centerPlan(sents, { lang, center });
         assert.deepEqual(plan, native.centerPlan(sents, { lang, center }), `${lang} ${center}`);
         // the native embed path (its batching and finishing) over lite's encode(), against lite's own embed

@@ -28,23 +28,35 @@ import { encodeRows, syntheticCorpus } from './fixtures/synthetic.js';
 
 /** The first k of d columns of rows (as `xling export --dims k` cuts the vectors), normalised when asked. */
 function firstColumns(rows: Float32Array, d: number, k: number, normalize = false): Float32Array {
-  const n = rows.length / d, out = new Float32Array(n * k);
+  const n = rows.length / d,
+    out = new Float32Array(n * k);
   for (let i = 0; i < n; i++) out.set(rows.subarray(i * d, i * d + k), i * k);
   if (normalize) l2normalizeRows(out, k);
   return out;
 }
 
-const maxDiff = (a: Float32Array, b: Float32Array) => { let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 
 /** Rows of the bundled sample: sentences of `lang` (dev split, unseen in training) and of the training split. */
 function sample(file: string, lang: string, n: number): string[] {
-  const lines = gunzipSync(readFileSync(join(root, 'data/sample', file))).toString('utf8').split('\n').filter(Boolean);
+  const lines = gunzipSync(readFileSync(join(root, 'data/sample', file)))
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean);
   const col = lines[0]!.split('\t').indexOf(lang);
-  return lines.slice(1, 1 + n).map((l) => l.split('\t')[col] ?? '').filter(Boolean);
+  return lines
+    .slice(1, 1 + n)
+    .map((l) => l.split('\t')[col] ?? '')
+    .filter(Boolean);
 }
 
 describe('compact exports', () => {
-  let dir = '', model = '';
+  let dir = '',
+    model = '';
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-export-'));
     model = join(dir, 'tiny');
@@ -57,7 +69,8 @@ describe('compact exports', () => {
   const exp = (name: string, o?: CompactExportOptions) => {
     const out = join(dir, name);
     const lines: string[] = [];
-    if (o) exportCompact(model, out, { ...o, log: (l) => lines.push(l) }); else exportEncoder(model, out);
+    if (o) exportCompact(model, out, { ...o, log: (l) => lines.push(l) });
+    else exportEncoder(model, out);
     return { out, stderr: lines.join('\n') };
   };
 
@@ -85,7 +98,11 @@ describe('compact exports', () => {
       assert.ok(d > 0 && d < (dtype === 'fp16' ? 2e-3 : 3e-2), `${dtype}: ${d}`);
       // the same neighbours: each German row's nearest Chinese row is unchanged for nearly all
       let cos = 0;
-      for (let i = 0; i < sents.length; i++) { let c = 0; for (let j = 0; j < full.dim; j++) c += v[i * full.dim + j]! * ref[i * full.dim + j]!; cos += c; }
+      for (let i = 0; i < sents.length; i++) {
+        let c = 0;
+        for (let j = 0; j < full.dim; j++) c += v[i * full.dim + j]! * ref[i * full.dim + j]!;
+        cos += c;
+      }
       assert.ok(cos / sents.length > (dtype === 'fp16' ? 0.99999 : 0.999), `${dtype}: mean cosine to fp32 ${cos / sents.length}`);
     }
     sizes.fp32 = statSync(join(fp32.out, 'model.safetensors')).size;
@@ -94,7 +111,8 @@ describe('compact exports', () => {
     const d16 = exp('d16', { dtype: 'fp32', dims: 16 });
     const cut = loadSentenceEncoder(d16.out);
     assert.equal(cut.dim, 16);
-    const raw = full.embed(sents, { normalize: false, center: false }), got = cut.embed(sents, { center: false });
+    const raw = full.embed(sents, { normalize: false, center: false }),
+      got = cut.embed(sents, { center: false });
     for (let i = 0; i < sents.length; i++) {
       const r = raw.subarray(i * 32, i * 32 + 16);
       const n = Math.hypot(...r);
@@ -106,18 +124,33 @@ describe('compact exports', () => {
     const r = cli(['embed', '--model', join(dir, 'int8'), '--input', input, '-o', join(dir, 'int8.npy'), '--lang', 'de', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(maxDiff(readNpy(join(dir, 'int8.npy')).data as Float32Array, loadSentenceEncoder(join(dir, 'int8')).embed(sents, { lang: 'de' })) < 1e-6);
-    const x = cli(['eval', 'xsim', '--model', join(dir, 'int8'), '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--json', join(dir, 'x.json')]);
+    const x = cli([
+      'eval',
+      'xsim',
+      '--model',
+      join(dir, 'int8'),
+      '--data',
+      'data/sample/gettext.dev.tsv.gz',
+      '--langs',
+      'en,de,fr',
+      '--json',
+      join(dir, 'x.json'),
+    ]);
     assert.equal(x.status, 0, x.stderr);
   });
 
   it('int8 exports stay int8 in memory (no float copy of the table) and embed as the dequantise-at-load path (≤ 1e-5)', async () => {
     const sents = [...sample('gettext.dev.tsv.gz', 'de', 60), ...sample('gettext.dev.tsv.gz', 'ja', 60), '', 'ꙮ'];
-    for (const [name, o] of [['i8mem', { dtype: 'int8' }], ['i8mem-pruned', { dtype: 'int8', prune: true, fallback: 64 }]] as const) {
+    for (const [name, o] of [
+      ['i8mem', { dtype: 'int8' }],
+      ['i8mem-pruned', { dtype: 'int8', prune: true, fallback: 64 }],
+    ] as const) {
       const { out } = exp(name, o);
       const m8 = loadSentenceEncoder(out);
       // the model holds the int8 rows and their scales; no float32 tensor of the table's size
       const net = (m8.encoder as DualSentenceEncoder).net;
-      const rows = net.embed.numEmbeddings, dim = net.embed.dim;
+      const rows = net.embed.numEmbeddings,
+        dim = net.embed.dim;
       assert.equal(net.embed.weight.dtype, 'int8');
       assert.deepEqual(net.embed.weight.shape, [rows, dim]);
       assert.equal(net.embed.scale?.dtype, 'float32');
@@ -131,16 +164,25 @@ describe('compact exports', () => {
       for (const [k, t] of Object.entries(st.tensors)) {
         if (k.startsWith('scale.')) continue;
         const sc = st.tensors[`scale.${k}`];
-        if (!sc) { tensors[k] = t; continue; }
-        const q = rawToArray(t) as Int8Array, scale = rawToArray(sc) as Float32Array, d = t.shape[1]!;
-        tensors[k] = rawFromArray(Float32Array.from(q, (x, i) => Math.fround(x * scale[Math.floor(i / d)]!)), t.shape);
+        if (!sc) {
+          tensors[k] = t;
+          continue;
+        }
+        const q = rawToArray(t) as Int8Array,
+          scale = rawToArray(sc) as Float32Array,
+          d = t.shape[1]!;
+        tensors[k] = rawFromArray(
+          Float32Array.from(q, (x, i) => Math.fround(x * scale[Math.floor(i / d)]!)),
+          t.shape,
+        );
       }
       writeSafetensors(file, tensors, st.metadata);
       const ref = loadSentenceEncoder(deq);
       assert.equal((ref.encoder as DualSentenceEncoder).net.embed.weight.dtype, 'float32');
       for (const opt of [{ lang: 'de' }, { center: false, normalize: false }] as const) {
         const want = ref.embed(sents, opt);
-        const got = m8.embed(sents, opt), gotAsync = await m8.embedAsync(sents, opt);
+        const got = m8.embed(sents, opt),
+          gotAsync = await m8.embedAsync(sents, opt);
         console.log(`# ${name} ${JSON.stringify(opt)}: int8 kernel vs dequantised table, max |Δ| ${maxDiff(got, want).toExponential(2)}`);
         assert.ok(maxDiff(got, want) <= 1e-5, `${name}: ${maxDiff(got, want)}`);
         assert.deepEqual(gotAsync, got, `${name}: embedAsync = embed`);
@@ -163,15 +205,21 @@ describe('compact exports', () => {
     assert.match(stderr, /buckets touched in training/);
     // 2000 pairs of the sample touch most, but not all, of 65536 buckets (93.6%)
     assert.ok(p.kept > 1000 && p.kept < 65536, JSON.stringify(p));
-    const full = loadSentenceEncoder(model), pruned = loadSentenceEncoder(out);
+    const full = loadSentenceEncoder(model),
+      pruned = loadSentenceEncoder(out);
     // sentences whose features all fall in kept buckets (trained rows) keep their vectors
-    const kept = new Set(readSafetensors(join(out, 'model.safetensors')).tensors['prune.buckets'] ? Array.from(new Int32Array(Uint8Array.from(readSafetensors(join(out, 'model.safetensors')).tensors['prune.buckets']!.data).buffer)) : []);
+    const kept = new Set(
+      readSafetensors(join(out, 'model.safetensors')).tensors['prune.buckets']
+        ? Array.from(new Int32Array(Uint8Array.from(readSafetensors(join(out, 'model.safetensors')).tensors['prune.buckets']!.data).buffer))
+        : [],
+    );
     const seen = sample('gettext.train.tsv.gz', 'fr', 400).filter((s) => Array.from(full.tokenizer.encode(s)).every((id) => kept.has(id - 4)));
     assert.ok(seen.length >= 5, `${seen.length} sentences with only kept buckets`);
     assert.ok(maxDiff(pruned.embed(seen, { lang: 'fr' }), full.embed(seen, { lang: 'fr' })) < 1e-6);
     // a string of unseen characters: only fallback rows, the same vector on every load
     const odd = ['ꙮꙮꙮ ᚠᚢᚦ 𝔵𝔶𝔷'];
-    const v1 = pruned.embed(odd), v2 = loadSentenceEncoder(out).embed(odd);
+    const v1 = pruned.embed(odd),
+      v2 = loadSentenceEncoder(out).embed(odd);
     assert.deepEqual(Array.from(v1), Array.from(v2));
     assert.ok(v1.every(Number.isFinite));
     // smaller on disk
@@ -199,27 +247,34 @@ describe('compact exports', () => {
     const st = readSafetensors(join(out, 'model.safetensors')).tensors;
     assert.equal(st['encoder.embed.weight'], undefined);
     const f32 = (k: string) => rawToArray(st[k]!) as Float32Array;
-    const codes = st['pq.codes']!, widths = Array.from(rawToArray(st['pq.widths']!) as Int32Array);
+    const codes = st['pq.codes']!,
+      widths = Array.from(rawToArray(st['pq.widths']!) as Int32Array);
     const rows = 4 + 65536;
     assert.deepEqual([codes.dtype, codes.shape, widths], ['U8', [rows, 16], Array(16).fill(2)]);
     // the basis is orthonormal (principal directions)
-    const basis = f32('pq.basis'), mean = f32('pq.mean'), cb = f32('pq.codebooks');
-    for (let a = 0; a < 32; a++) for (let b = a; b < 32; b++) {
-      let d = 0;
-      for (let i = 0; i < 32; i++) d += basis[i * 32 + a]! * basis[i * 32 + b]!;
-      assert.ok(Math.abs(d - (a === b ? 1 : 0)) < 1e-4, `basis columns ${a}, ${b}: ${d}`);
-    }
+    const basis = f32('pq.basis'),
+      mean = f32('pq.mean'),
+      cb = f32('pq.codebooks');
+    for (let a = 0; a < 32; a++)
+      for (let b = a; b < 32; b++) {
+        let d = 0;
+        for (let i = 0; i < 32; i++) d += basis[i * 32 + a]! * basis[i * 32 + b]!;
+        assert.ok(Math.abs(d - (a === b ? 1 : 0)) < 1e-4, `basis columns ${a}, ${b}: ${d}`);
+      }
     // the loaded table is mean + basis · z, z the centroids the bytes name (an independent float64 read-back)
     const table = noGrad(() => tidy(() => (loadSentenceEncoder(out).encoder as DualSentenceEncoder).net.embed.weight.toFloat32Array()));
     const orig = noGrad(() => tidy(() => (full.encoder as DualSentenceEncoder).net.embed.weight.toFloat32Array()));
-    let worst = 0, err2 = 0, norm2 = 0;
+    let worst = 0,
+      err2 = 0,
+      norm2 = 0;
     for (const row of [4, 5, 1000, 40000, rows - 1]) {
       const z = Array.from({ length: 32 }, (_, k) => cb[codes.data[row * 16 + (k >> 1)]! * 32 + k]!);
       for (let i = 0; i < 32; i++) {
         let x = mean[i]!;
         for (let k = 0; k < 32; k++) x += basis[i * 32 + k]! * z[k]!;
         worst = Math.max(worst, Math.abs(x - table[row * 32 + i]!));
-        err2 += (x - orig[row * 32 + i]!) ** 2; norm2 += orig[row * 32 + i]! ** 2;
+        err2 += (x - orig[row * 32 + i]!) ** 2;
+        norm2 += orig[row * 32 + i]! ** 2;
       }
     }
     assert.ok(worst < 1e-5, `read-back ${worst}`);
@@ -228,7 +283,11 @@ describe('compact exports', () => {
     // the vectors: close to the fp32 model's (the bag averages the rows' errors)
     const v = loadSentenceEncoder(out).embed(sents, { center: false });
     let cos = 0;
-    for (let i = 0; i < sents.length; i++) { let c = 0; for (let j = 0; j < 32; j++) c += v[i * 32 + j]! * ref[i * 32 + j]!; cos += c; }
+    for (let i = 0; i < sents.length; i++) {
+      let c = 0;
+      for (let j = 0; j < 32; j++) c += v[i * 32 + j]! * ref[i * 32 + j]!;
+      cos += c;
+    }
     console.log(`# pq, 16 bytes over 32 components: mean cosine to fp32 ${(cos / sents.length).toFixed(5)}`);
     assert.ok(cos / sents.length > 0.98, `mean cosine to fp32 ${cos / sents.length}`);
     // half the components (the default K = 2 × bytes): fewer bytes, a smaller file
@@ -240,7 +299,23 @@ describe('compact exports', () => {
     // to the fp32 model's (4 bytes over all 32 components: 8 coordinates a byte, a coarse code)
     const coarse = exp('pq4', { dtype: 'pq', pqBytes: 4, pqDims: 32 });
     const refit = join(dir, 'pq4r');
-    const rr = cli(['export', '--model', model, '-o', refit, '--dtype', 'pq', '--pq-bytes', '4', '--pq-dims', '32', '--pq-data', 'data/sample/gettext.train.tsv.gz:de,ja,en,fr', '--pq-sentences', '3000']);
+    const rr = cli([
+      'export',
+      '--model',
+      model,
+      '-o',
+      refit,
+      '--dtype',
+      'pq',
+      '--pq-bytes',
+      '4',
+      '--pq-dims',
+      '32',
+      '--pq-data',
+      'data/sample/gettext.train.tsv.gz:de,ja,en,fr',
+      '--pq-sentences',
+      '3000',
+    ]);
     assert.equal(rr.status, 0, rr.stderr);
     assert.match(rr.stderr, /3000 of \d+ sentences of --pq-data/);
     const m = /codebooks refit on 3000 sentences \(\d+ features\): their pooled coordinates' mean relative error ([\d.]+) → ([\d.]+)/.exec(rr.stderr);
@@ -256,7 +331,10 @@ describe('compact exports', () => {
     assert.ok(refitCos > plainCos, `${refitCos} vs ${plainCos}`);
     // uneven widths: 20 components over 8 bytes, the narrow subspaces first
     const uneven = exp('pq-uneven', { dtype: 'pq', pqBytes: 8, pqDims: 20 });
-    assert.deepEqual(Array.from(rawToArray(readSafetensors(join(uneven.out, 'model.safetensors')).tensors['pq.widths']!) as Int32Array), [2, 2, 2, 2, 3, 3, 3, 3]);
+    assert.deepEqual(
+      Array.from(rawToArray(readSafetensors(join(uneven.out, 'model.safetensors')).tensors['pq.widths']!) as Int32Array),
+      [2, 2, 2, 2, 3, 3, 3, 3],
+    );
     assert.equal(loadSentenceEncoder(uneven.out).embed(['ein Satz'], {}).length, 32);
     // refused before any work (usage: status 2; what the model rules out: 1): options without
     // --dtype pq, out of range, with pruning, a second quantisation
@@ -275,7 +353,19 @@ describe('compact exports', () => {
       assert.ok(!existsSync(join(dir, 'pq-bad')));
     }
     // the options are checked against the model before --pq-data is read
-    const early = cli(['export', '--model', model, '-o', join(dir, 'pq-bad'), '--dtype', 'pq', '--pq-bytes', '99', '--pq-data', 'data/sample/gettext.train.tsv.gz']);
+    const early = cli([
+      'export',
+      '--model',
+      model,
+      '-o',
+      join(dir, 'pq-bad'),
+      '--dtype',
+      'pq',
+      '--pq-bytes',
+      '99',
+      '--pq-data',
+      'data/sample/gettext.train.tsv.gz',
+    ]);
     assert.equal(early.status, 1);
     assert.match(early.stderr, /--pq-bytes: must be an integer in \[1, 32\]/);
     assert.doesNotMatch(early.stderr, /sentences of --pq-data/);
@@ -286,7 +376,8 @@ describe('compact exports', () => {
     const bad = join(dir, 'pq-corrupt');
     cpSync(out, bad, { recursive: true });
     const t = readSafetensors(join(bad, 'model.safetensors'));
-    const w = Int32Array.from(widths); w[0] = 3;
+    const w = Int32Array.from(widths);
+    w[0] = 3;
     writeSafetensors(join(bad, 'model.safetensors'), { ...t.tensors, 'pq.widths': rawFromArray(w, [16]) }, t.metadata);
     assert.throws(() => loadSentenceEncoder(bad), /pq\.widths sum to 33, the codebooks have 32 columns/);
   });
@@ -302,18 +393,30 @@ describe('compact exports', () => {
     const p = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).export.prune;
     assert.deepEqual([p.kept, p.touched, p.buckets], [K, touched, 65536]);
     const ids = (d: string) => Array.from(new Int32Array(Uint8Array.from(readSafetensors(join(d, 'model.safetensors')).tensors['prune.buckets']!.data).buffer));
-    const kept = ids(out), touchedIds = new Set(ids(all.out));
+    const kept = ids(out),
+      touchedIds = new Set(ids(all.out));
     assert.equal(kept.length, K);
-    assert.ok(kept.every((b) => touchedIds.has(b)), 'every kept bucket was touched');
+    assert.ok(
+      kept.every((b) => touchedIds.has(b)),
+      'every kept bucket was touched',
+    );
     // the kept buckets moved at least as far as every dropped touched one (the initial draw redrawn as the trainer does)
     const cfg = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8'));
     const table = readSafetensors(join(model, 'model.safetensors')).tensors['encoder.embed.weight']!;
-    const w = new Float32Array(Uint8Array.from(table.data).buffer), dim = table.shape[1]!;
+    const w = new Float32Array(Uint8Array.from(table.data).buffer),
+      dim = table.shape[1]!;
     manualSeed(cfg.train.seed);
     const init = new EmbeddingBag(table.shape[0]!, dim, cfg.train.features.initStd);
     const w0 = noGrad(() => init.weight.toFloat32Array());
     init.weight.dispose();
-    const move = (b: number) => { let d = 0; for (let j = 0; j < dim; j++) { const x = w[(4 + b) * dim + j]! - w0[(4 + b) * dim + j]!; d += x * x; } return d; };
+    const move = (b: number) => {
+      let d = 0;
+      for (let j = 0; j < dim; j++) {
+        const x = w[(4 + b) * dim + j]! - w0[(4 + b) * dim + j]!;
+        d += x * x;
+      }
+      return d;
+    };
     const keptSet = new Set(kept);
     const minKept = Math.min(...kept.map(move));
     const maxDropped = Math.max(...[...touchedIds].filter((b) => !keptSet.has(b)).map(move));
@@ -338,7 +441,8 @@ describe('compact exports', () => {
     const f = m.embed(sents, { lang: 'en' });
     const r1 = cli(['embed', '--model', model, '--input', input, '-o', join(dir, 'q8.npy'), '--lang', 'en', '--dtype', 'int8', '--quiet']);
     assert.equal(r1.status, 0, r1.stderr);
-    const q = readNpy(join(dir, 'q8.npy')), ranges = readNpy(join(dir, 'q8.npy.ranges.npy'));
+    const q = readNpy(join(dir, 'q8.npy')),
+      ranges = readNpy(join(dir, 'q8.npy.ranges.npy'));
     assert.equal(q.dtype, 'int8');
     assert.deepEqual(q.shape, [sents.length, 32]);
     assert.deepEqual(ranges.shape, [2, 32]);
@@ -346,13 +450,29 @@ describe('compact exports', () => {
     const lo = Array.from({ length: 32 }, (_, j) => Math.min(...sents.map((_, i) => f[i * 32 + j]!)));
     const hi = Array.from({ length: 32 }, (_, j) => Math.max(...sents.map((_, i) => f[i * 32 + j]!)));
     const data = q.data as Int8Array;
-    for (let i = 0; i < sents.length; i++) for (let j = 0; j < 32; j++) {
-      const want = Math.trunc((f[i * 32 + j]! - lo[j]!) / ((hi[j]! - lo[j]!) / 255) - 128);
-      assert.ok(Math.abs(data[i * 32 + j]! - want) <= 1, `${i},${j}: ${data[i * 32 + j]} vs ${want}`);
-    }
+    for (let i = 0; i < sents.length; i++)
+      for (let j = 0; j < 32; j++) {
+        const want = Math.trunc((f[i * 32 + j]! - lo[j]!) / ((hi[j]! - lo[j]!) / 255) - 128);
+        assert.ok(Math.abs(data[i * 32 + j]! - want) <= 1, `${i},${j}: ${data[i * 32 + j]} vs ${want}`);
+      }
     assert.ok(data.includes(-128) && data.includes(127));
     // queries quantised with the corpus's ranges
-    const r2 = cli(['embed', '--model', model, '--input', input, '-o', join(dir, 'q8b.npy'), '--lang', 'en', '--dtype', 'int8', '--ranges', join(dir, 'q8.npy.ranges.npy'), '--quiet']);
+    const r2 = cli([
+      'embed',
+      '--model',
+      model,
+      '--input',
+      input,
+      '-o',
+      join(dir, 'q8b.npy'),
+      '--lang',
+      'en',
+      '--dtype',
+      'int8',
+      '--ranges',
+      join(dir, 'q8.npy.ranges.npy'),
+      '--quiet',
+    ]);
     assert.equal(r2.status, 0, r2.stderr);
     assert.deepEqual(Array.from(readNpy(join(dir, 'q8b.npy')).data as Int8Array), Array.from(data));
     const r3 = cli(['embed', '--model', model, '--input', input, '-o', join(dir, 'qb.npy'), '--lang', 'en', '--dtype', 'ubinary', '--quiet']);
@@ -361,11 +481,15 @@ describe('compact exports', () => {
     assert.equal(b.dtype, 'uint8');
     assert.deepEqual(b.shape, [sents.length, 4]);
     const bits = b.data as Uint8Array;
-    for (let i = 0; i < sents.length; i++) for (let j = 0; j < 32; j++) assert.equal((bits[i * 4 + (j >> 3)]! >> (7 - (j & 7))) & 1, f[i * 32 + j]! > 0 ? 1 : 0);
+    for (let i = 0; i < sents.length; i++)
+      for (let j = 0; j < 32; j++) assert.equal((bits[i * 4 + (j >> 3)]! >> (7 - (j & 7))) & 1, f[i * 32 + j]! > 0 ? 1 : 0);
     // numpy.packbits pads the last byte with zeros; 'binary' is ubinary − 128
     const odd = quantizeEmbeddings(Float32Array.from([1, -1, 1, 1, -1, -1, -1, -1, 1, 1]), 10, 'ubinary');
     assert.deepEqual(Array.from(odd), [0b10110000, 0b11000000]);
-    assert.deepEqual(Array.from(quantizeEmbeddings(Float32Array.from([1, -1, 1, 1, -1, -1, -1, -1, 1, 1]), 10, 'binary')), [0b10110000 - 128, 0b11000000 - 128]);
+    assert.deepEqual(Array.from(quantizeEmbeddings(Float32Array.from([1, -1, 1, 1, -1, -1, -1, -1, 1, 1]), 10, 'binary')), [
+      0b10110000 - 128,
+      0b11000000 - 128,
+    ]);
     assert.deepEqual(Array.from(embeddingRanges(Float32Array.from([1, 5, -2, 3]), 2)), [-2, 3, 1, 5]);
     const bad = cli(['embed', '--model', model, '--input', input, '-o', join(dir, 'x.npy'), '--dtype', 'ubinary', '--ranges', join(dir, 'q8.npy.ranges.npy')]);
     assert.equal(bad.status, 2);
@@ -387,8 +511,17 @@ describe('int8 rows', () => {
 describe('Matryoshka loss', () => {
   const { cells } = syntheticCorpus(900, 1);
   const base = {
-    model: 'dual', seed: 2, paths: [{ kind: '1:1', src: '*', trg: ['en'] }], features: { buckets: 4096, dim: 32, ngrams: [1, 4] },
-    encoder: { outDim: 32 }, loss: { scale: 10 }, batch: { size: 64 }, optim: { lr: 0.01 }, budget: { pairs: 64 * 40 }, checkpointEvery: 1000, logEvery: 1000,
+    model: 'dual',
+    seed: 2,
+    paths: [{ kind: '1:1', src: '*', trg: ['en'] }],
+    features: { buckets: 4096, dim: 32, ngrams: [1, 4] },
+    encoder: { outDim: 32 },
+    loss: { scale: 10 },
+    batch: { size: 64 },
+    optim: { lr: 0.01 },
+    budget: { pairs: 64 * 40 },
+    checkpointEvery: 1000,
+    logEvery: 1000,
   };
 
   it('is the sum of the losses of the nested prefixes (config checked)', () => {
@@ -403,17 +536,30 @@ describe('Matryoshka loss', () => {
     const got = noGrad(() => tidy(() => task.loss(b, 1).item()));
     // by hand: the same batch through the encoder, each prefix re-normalised
     const ex = (b as { batch: { examples: { src: string[]; trg: string[]; row: number }[] } }).batch.examples;
-    const src = ex.map((e) => corpus.ids.get(e.src[0]!)![e.row]!), trg = ex.map((e) => corpus.ids.get(e.trg[0]!)![e.row]!);
+    const src = ex.map((e) => corpus.ids.get(e.src[0]!)![e.row]!),
+      trg = ex.map((e) => corpus.ids.get(e.trg[0]!)![e.row]!);
     const enc = (task.module as unknown as { encoder: { forward(s: Int32Array[]): import('../src/tensor/index.js').Tensor } }).encoder;
-    const want = noGrad(() => tidy(() => {
-      const raw = enc.forward([...src, ...trg]);
-      let sum = 0;
-      for (const d of [32, 8]) {
-        const v = normalize(raw.narrow(1, 0, d), 1);
-        sum += additiveMarginLoss(v.narrow(0, 0, src.length), v.narrow(0, src.length, src.length), { margin: 0.3, scale: 10, bidirectional: true }, null, collisions(src, trg, ex.map((e) => e.row))).item();
-      }
-      return sum;
-    }));
+    const want = noGrad(() =>
+      tidy(() => {
+        const raw = enc.forward([...src, ...trg]);
+        let sum = 0;
+        for (const d of [32, 8]) {
+          const v = normalize(raw.narrow(1, 0, d), 1);
+          sum += additiveMarginLoss(
+            v.narrow(0, 0, src.length),
+            v.narrow(0, src.length, src.length),
+            { margin: 0.3, scale: 10, bidirectional: true },
+            null,
+            collisions(
+              src,
+              trg,
+              ex.map((e) => e.row),
+            ),
+          ).item();
+        }
+        return sum;
+      }),
+    );
     assert.ok(Math.abs(got - want) < 1e-4 * Math.abs(want), `${got} vs ${want}`);
     task.module.dispose();
   });
@@ -421,7 +567,10 @@ describe('Matryoshka loss', () => {
   it('training with it keeps 4-dimensional prefixes far better than without', async () => {
     const dev: DevSet = { pairs: new Map(['xx', 'yy'].map((l) => [l, { src: cells.get(l)!.slice(700, 900), en: cells.get('en')!.slice(700, 900) }])) };
     const err: Record<string, { full: number; cut: number }> = {};
-    for (const [name, loss] of [['plain', { scale: 10 }], ['matryoshka', { scale: 10, matryoshka: [32, 4] }]] as const) {
+    for (const [name, loss] of [
+      ['plain', { scale: 10 }],
+      ['matryoshka', { scale: 10, matryoshka: [32, 4] }],
+    ] as const) {
       const cfg = parseConfig({ ...base, loss }, 'm.json');
       const tok = dualFamily.fixedTokenizer!(cfg)!;
       const d = mkdtempSync(join(tmpdir(), 'xling-mrl-'));
@@ -429,10 +578,18 @@ describe('Matryoshka loss', () => {
         const { task } = await train({ config: cfg, corpus: encodeRows(cells, tok as never, 0, 700), tokenizer: tok, outDir: d, log: () => {} });
         const enc = task.encoder();
         // the first 4 dimensions of the raw vectors, as --dims 4 would export them
-        const cut = { dim: 4, encode: (s: Int32Array[], o?: EncodeOptions) => firstColumns(enc.encode(s), enc.dim, 4, o?.normalize), encodeAsync: async () => { throw new Error('unused'); } };
+        const cut = {
+          dim: 4,
+          encode: (s: Int32Array[], o?: EncodeOptions) => firstColumns(enc.encode(s), enc.dim, 4, o?.normalize),
+          encodeAsync: async () => {
+            throw new Error('unused');
+          },
+        };
         err[name] = { full: xsimOnDev(new SentenceEncoderModel(enc, tok), dev).average, cut: xsimOnDev(new SentenceEncoderModel(cut, tok), dev).average };
         task.module.dispose();
-      } finally { rmSync(d, { recursive: true, force: true }); }
+      } finally {
+        rmSync(d, { recursive: true, force: true });
+      }
     }
     console.log(`# matryoshka: ${JSON.stringify(err)}`);
     assert.ok(err.matryoshka!.cut < err.plain!.cut - 5, JSON.stringify(err));

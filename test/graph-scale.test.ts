@@ -16,7 +16,9 @@ import { tinyDualModel } from './fixtures/cli.js';
 
 /** n unit vectors around 40 centres in a 8-d latent space, projected to d (seeded). */
 function clustered(n: number, d: number, seed: number): Float32Array {
-  const rng = new Rng(seed), L = 8, C = 40;
+  const rng = new Rng(seed),
+    L = 8,
+    C = 40;
   const centres = Float32Array.from({ length: C * L }, () => rng.normal());
   const proj = Float32Array.from({ length: L * d }, () => rng.normal());
   const x = new Float32Array(n * d);
@@ -24,7 +26,12 @@ function clustered(n: number, d: number, seed: number): Float32Array {
     const c = Math.floor(rng.next() * C);
     const z = Array.from({ length: L }, (_, j) => centres[c * L + j]! + 0.5 * rng.normal());
     let s = 0;
-    for (let j = 0; j < d; j++) { let v = 0.05 * rng.normal(); for (let l = 0; l < L; l++) v += z[l]! * proj[l * d + j]!; x[i * d + j] = v; s += v * v; }
+    for (let j = 0; j < d; j++) {
+      let v = 0.05 * rng.normal();
+      for (let l = 0; l < L; l++) v += z[l]! * proj[l * d + j]!;
+      x[i * d + j] = v;
+      s += v * v;
+    }
     for (let j = 0; j < d; j++) x[i * d + j]! /= Math.sqrt(s);
   }
   return x;
@@ -52,8 +59,10 @@ function rerankedRecall(x: Float32Array, d: number, q: Float32Array, r: SearchRe
 describe('fast-scan and HNSW coarse quantizers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-graph-scale-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const d = 32, n = 6000;
-  const x = clustered(n, d, 3), q = x.slice(0, 200 * d);
+  const d = 32,
+    n = 6000;
+  const x = clustered(n, d, 3),
+    q = x.slice(0, 200 * d);
   const truth = knn(q, x, d, 10, 'ip');
 
   it('fast-scan from a 4-bit IVF-PQ: the same search after a sharded add and merge; recall against exact after re-ranking', () => {
@@ -70,12 +79,15 @@ describe('fast-scan and HNSW coarse quantizers', () => {
       ix.addWithIds(x.slice(a * d, b * d), ids(a, b));
       return ix;
     });
-    shards[0]!.mergeFrom(shards[1]!); shards[0]!.mergeFrom(shards[2]!);
-    const fsOne = one.toFastScan(), fsMerged = shards[0]!.toFastScan();
+    shards[0]!.mergeFrom(shards[1]!);
+    shards[0]!.mergeFrom(shards[2]!);
+    const fsOne = one.toFastScan(),
+      fsMerged = shards[0]!.toFastScan();
     assert.equal(fsOne.ntotal, n);
     assert.equal(one.ntotal, n, 'the IVF-PQ is left as it was');
     for (const ix of [fsOne, fsMerged]) ix.setNprobe(8);
-    const a = fsOne.search(q, 40), b = fsMerged.search(q, 40);
+    const a = fsOne.search(q, 40),
+      b = fsMerged.search(q, 40);
     assert.deepEqual(Array.from(b.labels), Array.from(a.labels), 'the same candidates from shards');
     assert.deepEqual(Array.from(b.distances), Array.from(a.distances));
     const recall = rerankedRecall(x, d, q, a, truth);
@@ -100,10 +112,17 @@ describe('fast-scan and HNSW coarse quantizers', () => {
     const recallAt = (f: string, nprobe: number) => {
       const ix = FaissIndex.create(d, f, 'ip');
       ix.setTrainingParams({ polysemous: false });
-      ix.train(x); ix.add(x); ix.setNprobe(nprobe);
-      try { return rerankedRecall(x, d, q, ix.search(q, 40), truth); } finally { ix.dispose(); }
+      ix.train(x);
+      ix.add(x);
+      ix.setNprobe(nprobe);
+      try {
+        return rerankedRecall(x, d, q, ix.search(q, 40), truth);
+      } finally {
+        ix.dispose();
+      }
     };
-    const hnsw = recallAt('IVF512_HNSW32,PQ16', 8), flat = recallAt('IVF512,PQ16', 8);
+    const hnsw = recallAt('IVF512_HNSW32,PQ16', 8),
+      flat = recallAt('IVF512,PQ16', 8);
     assert.ok(hnsw >= 0.9, `HNSW quantizer, 8 of 512 lists: recall ${hnsw}`);
     assert.ok(hnsw >= flat - 0.02, `HNSW quantizer ${hnsw} vs exact quantizer ${flat}`);
   });
@@ -117,12 +136,18 @@ describe('fast-scan and HNSW coarse quantizers', () => {
       const ix = FaissIndex.create(d, 'IVF512_HNSW32,PQ16x4', 'ip');
       try {
         ix.setTrainingParams({ polysemous: false });
-        ix.train(x); ix.write(`${file}.trained`);
-        ix.add(x); ix.write(file);
-      } finally { ix.dispose(); setFaissThreads(threads); }
+        ix.train(x);
+        ix.write(`${file}.trained`);
+        ix.add(x);
+        ix.write(file);
+      } finally {
+        ix.dispose();
+        setFaissThreads(threads);
+      }
       return [readFileSync(`${file}.trained`), readFileSync(file)];
     };
-    const [t1, f1] = build(1, join(dir, 'hnsw-1.faiss')), [t4, f4] = build(4, join(dir, 'hnsw-4.faiss'));
+    const [t1, f1] = build(1, join(dir, 'hnsw-1.faiss')),
+      [t4, f4] = build(4, join(dir, 'hnsw-4.faiss'));
     assert.ok(t1!.equals(t4!), 'the same trained index with 1 and 4 threads');
     assert.ok(f1!.equals(f4!), 'the same lists filled with 1 and 4 threads');
   });
@@ -138,10 +163,21 @@ describe('a graph with an HNSW coarse quantizer and fast-scan', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-graph-fs-'));
   const model = join(dir, 'model');
   const base = (out: string): GraphBuildOptions => ({
-    model, out, sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }], k: 10, factory: 'IVF64_HNSW32,PQ16x4fs', candidates: 32, trainSample: 5000,
-    recallTarget: 0.95, filter: { minWords: 4, maxWords: 60, dedup: true }, quiet: true, log: () => {},
+    model,
+    out,
+    sources: [{ tsv: 'data/sample/gettext.dev.tsv.gz' }],
+    k: 10,
+    factory: 'IVF64_HNSW32,PQ16x4fs',
+    candidates: 32,
+    trainSample: 5000,
+    recallTarget: 0.95,
+    filter: { minWords: 4, maxWords: 60, dedup: true },
+    quiet: true,
+    log: () => {},
   });
-  before(() => { tinyDualModel(dir, model); });
+  before(() => {
+    tinyDualModel(dir, model);
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('the same graph in one go and in shards; recall against exact search ≥ 0.9', async () => {
@@ -166,7 +202,8 @@ describe('a graph with an HNSW coarse quantizer and fast-scan', () => {
     const m = readGraphMeta(two);
     assert.equal(m.factory, 'IVF64_HNSW32,PQ16x4fs');
     assert.deepEqual([m.nprobe, m.candidates], [one.nprobe, one.candidates], 'the same nprobe and candidates tuned');
-    const a = readNpy(join(dir, 'one', 'neighbours.npy')), b = readNpy(join(two, 'neighbours.npy'));
+    const a = readNpy(join(dir, 'one', 'neighbours.npy')),
+      b = readNpy(join(two, 'neighbours.npy'));
     assert.deepEqual(Array.from(b.data as Int32Array), Array.from(a.data as Int32Array), 'the same neighbours');
   });
 });

@@ -27,7 +27,11 @@ function ok(args: string[]): { stdout: string; stderr: string } {
 function waitFor(c: ChildProcess, re: RegExp, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let err = '';
-    c.stderr!.on('data', (d: Buffer) => { err += d.toString(); const m = re.exec(err); if (m) resolve(m[1] ?? m[0]); });
+    c.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = re.exec(err);
+      if (m) resolve(m[1] ?? m[0]);
+    });
     c.on('exit', (code) => reject(new Error(`${what} exited ${code}: ${err}`)));
   });
 }
@@ -35,7 +39,8 @@ function waitFor(c: ChildProcess, re: RegExp, what: string): Promise<string> {
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'xling-hf-cli-'));
   ok(['import', 'hf', '--from', join(root, 'test/fixtures/hf/xlmr'), '-o', model()]);
-  const de = devColumn('de').slice(0, 40), en = devColumn('en').slice(0, 40);
+  const de = devColumn('de').slice(0, 40),
+    en = devColumn('en').slice(0, 40);
   writeFileSync(p('s.txt'), de.join('\n') + '\n');
   writeFileSync(p('t.txt'), en.join('\n') + '\n');
   writeFileSync(p('s.bucc'), de.map((s, i) => `de-${i}\t${s}`).join('\n') + '\n');
@@ -52,7 +57,7 @@ after(() => {
 });
 
 describe('every command on an imported Hugging Face model', () => {
-  test('embed: the model\'s own vectors (L2-normalised), no centring by default', () => {
+  test("embed: the model's own vectors (L2-normalised), no centring by default", () => {
     ok(['embed', '--model', model(), '--input', p('s.txt'), '-o', p('s.npy')]);
     ok(['embed', '--model', model(), '--input', p('t.txt'), '-o', p('t.npy')]);
     const v = readNpy(p('s.npy'));
@@ -60,7 +65,9 @@ describe('every command on an imported Hugging Face model', () => {
     const want = m.embed(readFileSync(p('s.txt'), 'utf8').trimEnd().split('\n'));
     assert.deepEqual(v.shape, [40, 32]);
     let worst = 0;
-    (v.data as Float32Array).forEach((x, i) => { worst = Math.max(worst, Math.abs(x - want[i]!)); });
+    (v.data as Float32Array).forEach((x, i) => {
+      worst = Math.max(worst, Math.abs(x - want[i]!));
+    });
     assert.ok(worst <= 1e-6, `embed vs in-process: ${worst}`);
     assert.equal(m.centers.size, 0);
   });
@@ -74,15 +81,18 @@ describe('every command on an imported Hugging Face model', () => {
     assert.ok(JSON.parse(readFileSync(p('r.json'), 'utf8')));
   });
 
-  test('mine: with the model; each pair\'s score is the cosine of the embed command\'s vectors', () => {
+  test("mine: with the model; each pair's score is the cosine of the embed command's vectors", () => {
     const out = ok(['mine', '--src', p('s.txt'), '--trg', p('t.txt'), '--model', model(), '--margin', 'absolute', '-o', '-']).stdout;
-    const src = readFileSync(p('s.txt'), 'utf8').trimEnd().split('\n'), trg = readFileSync(p('t.txt'), 'utf8').trimEnd().split('\n');
-    const sv = readNpy(p('s.npy')).data as Float32Array, tv = readNpy(p('t.npy')).data as Float32Array;
+    const src = readFileSync(p('s.txt'), 'utf8').trimEnd().split('\n'),
+      trg = readFileSync(p('t.txt'), 'utf8').trimEnd().split('\n');
+    const sv = readNpy(p('s.npy')).data as Float32Array,
+      tv = readNpy(p('t.npy')).data as Float32Array;
     const lines = out.trimEnd().split('\n');
     assert.ok(lines.length >= 5, out);
     for (const line of lines) {
       const [score, a, b] = line.split('\t');
-      const i = src.indexOf(a!), j = trg.indexOf(b!);
+      const i = src.indexOf(a!),
+        j = trg.indexOf(b!);
       assert.ok(i >= 0 && j >= 0, line);
       let dot = 0;
       for (let k = 0; k < 32; k++) dot += sv[i * 32 + k]! * tv[j * 32 + k]!;
@@ -102,16 +112,20 @@ describe('every command on an imported Hugging Face model', () => {
     assert.ok(JSON.parse(readFileSync(p('c.json'), 'utf8')));
   });
 
-  test('serve: /info names the imported model, /embed gives the embed command\'s vectors', async () => {
+  test("serve: /info names the imported model, /embed gives the embed command's vectors", async () => {
     const s = cliAsync(['serve', '--model', model(), '--port', '0']);
     children.push(s);
     const url = await waitFor(s, /listening on (http:\/\/\S+)/, 'serve');
-    const info = await (await fetch(url + '/info')).json() as Record<string, unknown>;
+    const info = (await (await fetch(url + '/info')).json()) as Record<string, unknown>;
     assert.match(JSON.stringify(info), /hf-xlm-roberta/);
     const first = readFileSync(p('s.txt'), 'utf8').split('\n')[0]!;
-    const r = await fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [first], truncate: true }) });
+    const r = await fetch(url + '/embed', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [first], truncate: true }),
+    });
     assert.equal(r.status, 200);
-    const [v] = await r.json() as number[][];
+    const [v] = (await r.json()) as number[][];
     const want = (readNpy(p('s.npy')).data as Float32Array).subarray(0, 32);
     v!.forEach((x, i) => assert.ok(Math.abs(x - want[i]!) <= 1e-5));
     assert.equal(info.model_dtype, 'float32');
@@ -125,20 +139,28 @@ describe('every command on an imported Hugging Face model', () => {
     const s = cliAsync(['serve', '--model', model(), '--port', '0', '--precision', 'bf16']);
     children.push(s);
     const url = await waitFor(s, /listening on (http:\/\/\S+)/, 'serve');
-    const info = await (await fetch(url + '/info')).json() as Record<string, unknown>;
+    const info = (await (await fetch(url + '/info')).json()) as Record<string, unknown>;
     assert.equal(info.model_dtype, 'bfloat16');
     const first = readFileSync(p('s.txt'), 'utf8').split('\n')[0]!;
-    const r = await fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [first], truncate: true }) });
-    const [v] = await r.json() as number[][];
-    const b16 = (readNpy(p('s16.npy')).data as Float32Array).subarray(0, 32), f32 = (readNpy(p('s.npy')).data as Float32Array).subarray(0, 32);
+    const r = await fetch(url + '/embed', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [first], truncate: true }),
+    });
+    const [v] = (await r.json()) as number[][];
+    const b16 = (readNpy(p('s16.npy')).data as Float32Array).subarray(0, 32),
+      f32 = (readNpy(p('s.npy')).data as Float32Array).subarray(0, 32);
     v!.forEach((x, i) => assert.ok(Math.abs(x - b16[i]!) <= 1e-5));
-    assert.ok(f32.some((x, i) => Math.abs(x - b16[i]!) > 1e-5), 'the bf16 vectors equal the fp32 ones');
+    assert.ok(
+      f32.some((x, i) => Math.abs(x - b16[i]!) > 1e-5),
+      'the bf16 vectors equal the fp32 ones',
+    );
     const gone = new Promise((resolve) => s.once('exit', resolve));
     s.kill('SIGTERM');
     await gone;
   });
 
-  test('cluster embed: a worker gives the embed command\'s vectors, at --precision bf16 too', async () => {
+  test("cluster embed: a worker gives the embed command's vectors, at --precision bf16 too", async () => {
     let redis: LocalRedis | null = null;
     try {
       redis = await startLocalRedis(p('redis'), 0);
@@ -146,19 +168,45 @@ describe('every command on an imported Hugging Face model', () => {
       children.push(w);
       await waitFor(w, /ready on/, 'worker');
       ok(['cluster', 'embed', '--model', model(), '--input', p('s.txt'), '-o', p('c.npy'), '--redis', redis.url, '--work', p('work'), '--shards', '2']);
-      const a = readNpy(p('c.npy')).data as Float32Array, b = readNpy(p('s.npy')).data as Float32Array;
+      const a = readNpy(p('c.npy')).data as Float32Array,
+        b = readNpy(p('s.npy')).data as Float32Array;
       let worst = 0;
-      a.forEach((x, i) => { worst = Math.max(worst, Math.abs(x - b[i]!)); });
+      a.forEach((x, i) => {
+        worst = Math.max(worst, Math.abs(x - b[i]!));
+      });
       assert.ok(worst <= 1e-5, `cluster vs embed: ${worst}`);
       // --precision bf16 travels with the flow's jobs: the worker (started without it) answers as
       // xling embed --precision bf16 does, not with its fp32 model
       if (!existsSync(p('s16.npy'))) ok(['embed', '--model', model(), '--input', p('s.txt'), '-o', p('s16.npy'), '--precision', 'bf16']);
-      ok(['cluster', 'embed', '--model', model(), '--input', p('s.txt'), '-o', p('c16.npy'), '--redis', redis.url, '--work', p('work'), '--shards', '2', '--precision', 'bf16']);
-      const c16 = readNpy(p('c16.npy')).data as Float32Array, s16 = readNpy(p('s16.npy')).data as Float32Array;
+      ok([
+        'cluster',
+        'embed',
+        '--model',
+        model(),
+        '--input',
+        p('s.txt'),
+        '-o',
+        p('c16.npy'),
+        '--redis',
+        redis.url,
+        '--work',
+        p('work'),
+        '--shards',
+        '2',
+        '--precision',
+        'bf16',
+      ]);
+      const c16 = readNpy(p('c16.npy')).data as Float32Array,
+        s16 = readNpy(p('s16.npy')).data as Float32Array;
       let worst16 = 0;
-      c16.forEach((x, i) => { worst16 = Math.max(worst16, Math.abs(x - s16[i]!)); });
+      c16.forEach((x, i) => {
+        worst16 = Math.max(worst16, Math.abs(x - s16[i]!));
+      });
       assert.ok(worst16 <= 1e-5, `cluster bf16 vs embed bf16: ${worst16}`);
-      assert.ok(c16.some((x, i) => Math.abs(x - a[i]!) > 1e-5), 'the bf16 flow gave the fp32 vectors');
+      assert.ok(
+        c16.some((x, i) => Math.abs(x - a[i]!) > 1e-5),
+        'the bf16 flow gave the fp32 vectors',
+      );
       const gone = new Promise((resolve) => w.once('exit', resolve));
       w.kill('SIGTERM');
       await gone;

@@ -17,7 +17,9 @@ import { packedEncoderLayers } from '../src/tensor/kernels.js';
 import { cli, root } from './fixtures/cli.js';
 
 const FIX = join(root, 'test/fixtures/hf');
-const sentences = readFileSync(join(FIX, 'sentences.txt'), 'utf8').split('\n').filter((l) => l.length);
+const sentences = readFileSync(join(FIX, 'sentences.txt'), 'utf8')
+  .split('\n')
+  .filter((l) => l.length);
 let dir: string;
 
 function ref(name: string, key = 'vectors'): { v: Float32Array; dim: number } {
@@ -39,11 +41,17 @@ async function importFixture(name: string, extra: string[] = [], out = join(dir,
   return out;
 }
 
-before(() => { dir = mkdtempSync(join(tmpdir(), 'xling-hf-')); });
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'xling-hf-'));
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('xling import hf: parity with the PyTorch reference', () => {
-  for (const [name, extra] of [['bert', []], ['xlmr', []], ['distilbert', ['--prompt', 'query']]] as const) {
+  for (const [name, extra] of [
+    ['bert', []],
+    ['xlmr', []],
+    ['distilbert', ['--prompt', 'query']],
+  ] as const) {
     test(`${name}: vectors within 1e-5 of the reference at batch sizes 1, 7 and all`, async () => {
       const out = await importFixture(name, [...extra]);
       const m = loadSentenceEncoder(out);
@@ -60,7 +68,8 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       const e = m.embed(sentences.slice(0, 5));
       const norm = (x: Float32Array) => Math.hypot(...x);
       for (let i = 0; i < 5; i++) {
-        const a = r.v.subarray(i * r.dim, (i + 1) * r.dim), b = e.subarray(i * r.dim, (i + 1) * r.dim);
+        const a = r.v.subarray(i * r.dim, (i + 1) * r.dim),
+          b = e.subarray(i * r.dim, (i + 1) * r.dim);
         const n = norm(a);
         for (let j = 0; j < r.dim; j++) assert.ok(Math.abs(a[j]! / n - b[j]!) < 1e-5);
       }
@@ -122,7 +131,10 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       // async: the same kernel on a worker thread; its promise cannot settle before the event loop
       // turns (a computation on the main thread would have settled it within the microtasks)
       let settled = false;
-      const p = enc.encodeAsync(ids).then((t) => { settled = true; return t; });
+      const p = enc.encodeAsync(ids).then((t) => {
+        settled = true;
+        return t;
+      });
       for (let i = 0; i < 10; i++) await Promise.resolve();
       assert.equal(settled, false);
       const t = await p;
@@ -150,7 +162,10 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       assert.deepEqual(okB.shape, [3, 8]);
       okB.dispose();
       assert.throws(() => packedEncoderLayers(x, [3], [b16[0]!, ...layer.slice(1)], 2, 1e-12, 'gelu'), /layer 0 W_o must be bfloat16 \[8, 8\]/);
-      assert.throws(() => packedEncoderLayers(x, [3], [b16[0]!, b16[1]!, b16[2]!, ...b16.slice(3).map((t, i) => (i === 0 ? t.to('bfloat16') : t))], 2, 1e-12, 'gelu'), /layer 0 b_o must be float32 \[8\]/);
+      assert.throws(
+        () => packedEncoderLayers(x, [3], [b16[0]!, b16[1]!, b16[2]!, ...b16.slice(3).map((t, i) => (i === 0 ? t.to('bfloat16') : t))], 2, 1e-12, 'gelu'),
+        /layer 0 b_o must be float32 \[8\]/,
+      );
       for (const i of [0, 2, 6, 8]) b16[i]!.dispose();
     });
     for (const t of [x, ...layer]) t.dispose();
@@ -168,7 +183,8 @@ describe('xling import hf: parity with the PyTorch reference', () => {
       const v = m.embedIds(ids, { normalize: false, maxSentences: 16 });
       let minCos = 1;
       for (let i = 0; i < sentences.length; i++) {
-        const a = v.subarray(i * r.dim, (i + 1) * r.dim), b = r.v.subarray(i * r.dim, (i + 1) * r.dim);
+        const a = v.subarray(i * r.dim, (i + 1) * r.dim),
+          b = r.v.subarray(i * r.dim, (i + 1) * r.dim);
         let dot = 0;
         for (let j = 0; j < r.dim; j++) dot += a[j]! * b[j]!;
         minCos = Math.min(minCos, dot / (Math.hypot(...a) * Math.hypot(...b)));
@@ -222,35 +238,106 @@ describe('xling import hf: bad snapshots', () => {
     await assert.rejects(importHfCommand.run(['--from', from, '-o', out, ...extra]), pattern);
     assert.ok(!existsSync(out), 'no partial output');
   }
-  const editJson = (f: string, fn: (j: Record<string, unknown>) => void) => { const j = JSON.parse(readFileSync(f, 'utf8')); fn(j); writeFileSync(f, JSON.stringify(j)); };
+  const editJson = (f: string, fn: (j: Record<string, unknown>) => void) => {
+    const j = JSON.parse(readFileSync(f, 'utf8'));
+    fn(j);
+    writeFileSync(f, JSON.stringify(j));
+  };
 
   test('another model_type names the supported ones (exit status 1, nothing written)', async () => {
     const out = join(dir, 'out-gpt2');
-    const r = cli(['import', 'hf', '--from', snapshot('gpt2cli', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), '-o', out]);
+    const r = cli([
+      'import',
+      'hf',
+      '--from',
+      snapshot('gpt2cli', (d) =>
+        editJson(join(d, 'config.json'), (j) => {
+          j.model_type = 'gpt2';
+        }),
+      ),
+      '-o',
+      out,
+    ]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
     assert.ok(!existsSync(out));
-    await fails(snapshot('gpt2', (d) => editJson(join(d, 'config.json'), (j) => { j.model_type = 'gpt2'; })), /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/);
+    await fails(
+      snapshot('gpt2', (d) =>
+        editJson(join(d, 'config.json'), (j) => {
+          j.model_type = 'gpt2';
+        }),
+      ),
+      /model_type "gpt2" is not supported \(supported: bert, xlm-roberta, distilbert\)/,
+    );
   });
   test('pytorch_model.bin: a broken file or one naming a Python global off the allow-list is refused, naming the file', async () => {
-    await fails(snapshot('bin', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), 'PK'); }), /pytorch_model\.bin/);
+    await fails(
+      snapshot('bin', (d) => {
+        rmSync(join(d, 'model.safetensors'));
+        writeFileSync(join(d, 'pytorch_model.bin'), 'PK');
+      }),
+      /pytorch_model\.bin/,
+    );
     // a legacy pickle that would call os.system: refused, nothing executed
-    const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from('cos\nsystem\n(S\'true\'\ntR.', 'latin1')]);
-    await fails(snapshot('evil', (d) => { rmSync(join(d, 'model.safetensors')); writeFileSync(join(d, 'pytorch_model.bin'), evil); }), /pytorch_model\.bin.*os\.system|os\.system.*pytorch_model\.bin/s);
-    await fails(snapshot('none', (d) => rmSync(join(d, 'model.safetensors'))), /no model\.safetensors or pytorch_model\.bin/);
+    const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from("cos\nsystem\n(S'true'\ntR.", 'latin1')]);
+    await fails(
+      snapshot('evil', (d) => {
+        rmSync(join(d, 'model.safetensors'));
+        writeFileSync(join(d, 'pytorch_model.bin'), evil);
+      }),
+      /pytorch_model\.bin.*os\.system|os\.system.*pytorch_model\.bin/s,
+    );
+    await fails(
+      snapshot('none', (d) => rmSync(join(d, 'model.safetensors'))),
+      /no model\.safetensors or pytorch_model\.bin/,
+    );
   });
   test('no tokenizer.json, no config.json, no directory', async () => {
-    await fails(snapshot('notok', (d) => rmSync(join(d, 'tokenizer.json'))), /no tokenizer\.json/);
-    await fails(snapshot('nocfg', (d) => rmSync(join(d, 'config.json'))), /no config\.json/);
+    await fails(
+      snapshot('notok', (d) => rmSync(join(d, 'tokenizer.json'))),
+      /no tokenizer\.json/,
+    );
+    await fails(
+      snapshot('nocfg', (d) => rmSync(join(d, 'config.json'))),
+      /no config\.json/,
+    );
     await fails(join(dir, 'nowhere'), /--from .*nowhere/);
   });
   test('weights that do not match the config: named', async () => {
-    await fails(snapshot('shape', (d) => editJson(join(d, 'config.json'), (j) => { j.intermediate_size = 48; })), /intermediate\.dense\.weight' has shape \[64, 32\], the config gives \[48, 32\]/);
-    await fails(snapshot('layers', (d) => editJson(join(d, 'config.json'), (j) => { j.num_hidden_layers = 3; })), /missing weights .*encoder\.layer\.2\./);
+    await fails(
+      snapshot('shape', (d) =>
+        editJson(join(d, 'config.json'), (j) => {
+          j.intermediate_size = 48;
+        }),
+      ),
+      /intermediate\.dense\.weight' has shape \[64, 32\], the config gives \[48, 32\]/,
+    );
+    await fails(
+      snapshot('layers', (d) =>
+        editJson(join(d, 'config.json'), (j) => {
+          j.num_hidden_layers = 3;
+        }),
+      ),
+      /missing weights .*encoder\.layer\.2\./,
+    );
   });
   test('unsupported modules and pooling modes: named', async () => {
-    await fails(snapshot('wmean', (d) => editJson(join(d, '1_Pooling/config.json'), (j) => { j.pooling_mode_weightedmean_tokens = true; })), /pooling_mode_weightedmean_tokens is not supported/);
-    await fails(snapshot('module', (d) => editJson(join(d, 'modules.json'), (j) => { (j as unknown as { type: string }[])[3]!.type = 'sentence_transformers.models.LayerNorm'; })), /module sentence_transformers\.models\.LayerNorm is not supported/);
+    await fails(
+      snapshot('wmean', (d) =>
+        editJson(join(d, '1_Pooling/config.json'), (j) => {
+          j.pooling_mode_weightedmean_tokens = true;
+        }),
+      ),
+      /pooling_mode_weightedmean_tokens is not supported/,
+    );
+    await fails(
+      snapshot('module', (d) =>
+        editJson(join(d, 'modules.json'), (j) => {
+          (j as unknown as { type: string }[])[3]!.type = 'sentence_transformers.models.LayerNorm';
+        }),
+      ),
+      /module sentence_transformers\.models\.LayerNorm is not supported/,
+    );
   });
   test('an output that is not a model directory is not replaced', async () => {
     const o = join(dir, 'userdir');

@@ -42,9 +42,13 @@ describe('HF tokenizer.json: ids identical to transformers.js', () => {
       try {
         const ids = ours.encodeBatch(sentences);
         const js = new PreTrainedTokenizer(JSON.parse(readFileSync(file, 'utf8')), {});
-        const same = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.prototype.every.call(a, (x: number, j: number) => x === b[j]);
-        let diff = 0, known = 0, first = '';
-        let unk = 0, tokens = 0;
+        const same = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+          a.length === b.length && Array.prototype.every.call(a, (x: number, j: number) => x === b[j]);
+        let diff = 0,
+          known = 0,
+          first = '';
+        let unk = 0,
+          tokens = 0;
         sentences.forEach((s, i) => {
           const want = js.encode(s) as number[];
           const got = ids[i]!;
@@ -52,7 +56,10 @@ describe('HF tokenizer.json: ids identical to transformers.js', () => {
           for (const t of got) if (t === ours.unkId) unk++;
           if (same(got, want)) return;
           // transformers.js's known deviation: only with the trigger, and gone without it
-          if (trigger.test(s) && same(ours.encode(neutral(s)), js.encode(neutral(s)) as number[])) { known++; return; }
+          if (trigger.test(s) && same(ours.encode(neutral(s)), js.encode(neutral(s)) as number[])) {
+            known++;
+            return;
+          }
           if (!diff) first = `${JSON.stringify(s)}: ${Array.from(got).join(',')} vs ${want.join(',')}`;
           diff++;
         });

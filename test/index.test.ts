@@ -16,7 +16,11 @@ function clustered(n: number, d: number, clusters: number, seed: number, spread 
   for (let i = 0; i < n; i++) {
     const c = centres[rng.int(clusters)]!;
     let norm = 0;
-    for (let j = 0; j < d; j++) { const v = c[j]! + spread * rng.normal(); x[i * d + j] = v; norm += v * v; }
+    for (let j = 0; j < d; j++) {
+      const v = c[j]! + spread * rng.normal();
+      x[i * d + j] = v;
+      norm += v * v;
+    }
     norm = Math.sqrt(norm);
     for (let j = 0; j < d; j++) x[i * d + j]! /= norm;
   }
@@ -34,7 +38,10 @@ function recallAt(exact: BigInt64Array, approx: BigInt64Array, n: number, k: num
 
 describe('faiss indexes', () => {
   setFaissThreads(2);
-  const d = 32, nb = 20000, nq = 200, k = 10;
+  const d = 32,
+    nb = 20000,
+    nq = 200,
+    k = 10;
   const xb = clustered(nb, d, 100, 1);
   const xq = clustered(nq, d, 100, 2);
   const flat = indexFactory(d, 'Flat', 'ip');
@@ -55,8 +62,16 @@ describe('faiss indexes', () => {
 
   it('Flat search equals brute force, and knn() equals Flat', async () => {
     // brute force for query 0
-    const scores = Array.from({ length: nb }, (_, j) => { let s = 0; for (let t = 0; t < d; t++) s += xq[t]! * xb[j * d + t]!; return s; });
-    const best = scores.map((s, j) => [s, j] as const).sort((a, b) => b[0] - a[0]).slice(0, k).map(([, j]) => BigInt(j));
+    const scores = Array.from({ length: nb }, (_, j) => {
+      let s = 0;
+      for (let t = 0; t < d; t++) s += xq[t]! * xb[j * d + t]!;
+      return s;
+    });
+    const best = scores
+      .map((s, j) => [s, j] as const)
+      .sort((a, b) => b[0] - a[0])
+      .slice(0, k)
+      .map(([, j]) => BigInt(j));
     assert.deepEqual(Array.from(exact.labels.subarray(0, k)), best);
     const r = knn(xq, xb, d, k, 'ip');
     assert.deepEqual(Array.from(r.labels), Array.from(exact.labels));
@@ -95,11 +110,12 @@ describe('faiss indexes', () => {
     for (const i of [ivf, pq, hnsw]) i.dispose();
   });
 
-  it('IVF search assigns all queries at once (parallel_mode 3): the results of faiss\'s default split (0), sync and async', async () => {
+  it("IVF search assigns all queries at once (parallel_mode 3): the results of faiss's default split (0), sync and async", async () => {
     const idx = trainedOpqIvfPq().clone();
     idx.add(xb);
     idx.setNprobe(8);
-    const ours = idx.search(xq, k), oursAsync = await idx.searchAsync(xq, k);
+    const ours = idx.search(xq, k),
+      oursAsync = await idx.searchAsync(xq, k);
     idx.setParams('parallel_mode=0');
     const faiss0 = idx.search(xq, k);
     assert.deepEqual(Array.from(ours.labels), Array.from(faiss0.labels));
@@ -124,14 +140,17 @@ describe('faiss indexes', () => {
     assert.ok(first / nq >= 0.8, `OPQ8,IVF32,PQ8 1-recall@10: ${first / nq}`);
     const flatOnly = indexFactory(d, 'Flat', 'ip');
     assert.deepEqual(flatOnly.setTrainingParams({ opqIters: 3 }), {}, 'nothing to set on Flat');
-    idx.dispose(); flatOnly.dispose();
+    idx.dispose();
+    flatOnly.dispose();
   });
 
   it('write → read round trip (also mmap) gives identical results', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'xling-faiss-'));
     try {
       const idx = indexFactory(d, 'IVF32,SQ8', 'ip');
-      idx.train(xb); idx.add(xb); idx.setNprobe(8);
+      idx.train(xb);
+      idx.add(xb);
+      idx.setNprobe(8);
       const before = idx.search(xq, k);
       idx.write(join(dir, 'a.faiss'));
       assert.ok(existsSync(join(dir, 'a.faiss')));
@@ -154,11 +173,18 @@ describe('faiss indexes', () => {
   it('sharded build + merge equals a single build (OPQ + IVF-PQ)', () => {
     const trained = trainedOpqIvfPq();
     const single = trained.clone();
-    single.addWithIds(xb, BigInt64Array.from({ length: nb }, (_, i) => BigInt(i)));
+    single.addWithIds(
+      xb,
+      BigInt64Array.from({ length: nb }, (_, i) => BigInt(i)),
+    );
     const shards = [0, 1, 2].map((s) => {
       const sh = trained.clone();
-      const lo = Math.floor((s * nb) / 3), hi = Math.floor(((s + 1) * nb) / 3);
-      sh.addWithIds(xb.subarray(lo * d, hi * d), BigInt64Array.from({ length: hi - lo }, (_, i) => BigInt(lo + i)));
+      const lo = Math.floor((s * nb) / 3),
+        hi = Math.floor(((s + 1) * nb) / 3);
+      sh.addWithIds(
+        xb.subarray(lo * d, hi * d),
+        BigInt64Array.from({ length: hi - lo }, (_, i) => BigInt(lo + i)),
+      );
       return sh;
     });
     const merged = shards[0]!;
@@ -166,7 +192,8 @@ describe('faiss indexes', () => {
     merged.mergeFrom(shards[2]!);
     assert.equal(merged.ntotal, nb);
     for (const ix of [single, merged]) ix.setNprobe(8);
-    const a = single.search(xq, k), b = merged.search(xq, k);
+    const a = single.search(xq, k),
+      b = merged.search(xq, k);
     assert.deepEqual(Array.from(b.labels), Array.from(a.labels));
     assert.deepEqual(Array.from(b.distances), Array.from(a.distances));
     for (const ix of [single, ...shards]) ix.dispose();
@@ -174,9 +201,17 @@ describe('faiss indexes', () => {
 
   it('k-means recovers well-separated clusters', () => {
     const rng = new Rng(3);
-    const centres = [[10, 0], [0, 10], [-10, -10]];
+    const centres = [
+      [10, 0],
+      [0, 10],
+      [-10, -10],
+    ];
     const x = new Float32Array(3000 * 2);
-    for (let i = 0; i < 3000; i++) { const c = centres[i % 3]!; x[2 * i] = c[0]! + rng.normal(); x[2 * i + 1] = c[1]! + rng.normal(); }
+    for (let i = 0; i < 3000; i++) {
+      const c = centres[i % 3]!;
+      x[2 * i] = c[0]! + rng.normal();
+      x[2 * i + 1] = c[1]! + rng.normal();
+    }
     const { centroids, objective } = kmeans(x, 2, 3, { niter: 20 });
     for (const c of centres) {
       const dmin = Math.min(...[0, 1, 2].map((j) => Math.hypot(centroids[2 * j]! - c[0]!, centroids[2 * j + 1]! - c[1]!)));
@@ -215,12 +250,25 @@ describe('faiss indexes', () => {
     for (let i = 0; i < 300; i++) {
       const fn = F[names[rng.int(names.length)]!]!;
       const args = Array.from({ length: rng.int(6) }, () => vals[rng.int(vals.length)]);
-      try { const r = fn(...args); if (r instanceof Promise) await r.catch(() => { errors++; }); } catch (e) { assert.ok(e instanceof Error); errors++; }
+      try {
+        const r = fn(...args);
+        if (r instanceof Promise)
+          await r.catch(() => {
+            errors++;
+          });
+      } catch (e) {
+        assert.ok(e instanceof Error);
+        errors++;
+      }
     }
     assert.ok(errors > 150, `most random calls fail cleanly (${errors})`);
   });
 
-  it('cleanup', () => { flat.dispose(); opqIvfPq?.dispose(); assert.ok(FaissIndex); });
+  it('cleanup', () => {
+    flat.dispose();
+    opqIvfPq?.dispose();
+    assert.ok(FaissIndex);
+  });
 });
 
 /**
@@ -252,7 +300,13 @@ describe('progress of index training (faiss verbose lines → TrainingLog)', () 
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', progressChild], { encoding: 'utf8', maxBuffer: 1 << 26 });
     assert.equal(child.status, 0, child.stderr);
     // between markers: faiss may print lines of its own to standard output too
-    const { set, text, faissLines, trained, labels } = JSON.parse(/<result>(.*)<\/result>/s.exec(child.stdout)![1]!) as { set: { opqIters?: number }; text: string; faissLines: string[]; trained: boolean; labels: number };
+    const { set, text, faissLines, trained, labels } = JSON.parse(/<result>(.*)<\/result>/s.exec(child.stdout)![1]!) as {
+      set: { opqIters?: number };
+      text: string;
+      faissLines: string[];
+      trained: boolean;
+      labels: number;
+    };
     assert.equal(set.opqIters, 3);
     assert.ok(trained);
     // a line per iteration as it happens (intervalMs 0), then the phase's final line
@@ -260,12 +314,17 @@ describe('progress of index training (faiss verbose lines → TrainingLog)', () 
     assert.match(text, /t: OPQ4 rotation on 2000 vectors in 32D: 3\/3 iterations \(100\.0%\) .* in /);
     assert.match(text, /t: k-means, 8 centroids from 2000 vectors in 32D: 10\/10 iterations \(100\.0%\)/);
     assert.match(text, /t: product quantizer 4×256 on 2000 vectors: 4\/4 slices \(100\.0%\)/);
-    assert.ok(text.indexOf('OPQ4 rotation') < text.indexOf('k-means, 8 centroids') && text.indexOf('k-means, 8 centroids') < text.indexOf('product quantizer'), 'in training order');
+    assert.ok(
+      text.indexOf('OPQ4 rotation') < text.indexOf('k-means, 8 centroids') && text.indexOf('k-means, 8 centroids') < text.indexOf('product quantizer'),
+      'in training order',
+    );
     // 2000 points for 256 centroids: faiss warns at every PQ training (each OPQ iteration's and the index's own)
     const warned = faissLines.filter((l) => l.startsWith('WARNING clustering')).length;
     assert.ok(warned >= 4 * 4, `${warned} warnings from faiss`);
     const folded = text.split('\n').filter((l) => /faiss warned/.test(l));
-    assert.deepEqual(folded, [`t: faiss warned ${warned}× about a small training set: k-means of 2000 points into 256 centroids (faiss asks for at least 9984 training points)`]);
+    assert.deepEqual(folded, [
+      `t: faiss warned ${warned}× about a small training set: k-means of 2000 points into 256 centroids (faiss asks for at least 9984 training points)`,
+    ]);
     // the index still trains and searches as without progress
     assert.equal(labels, 1);
   });

@@ -13,7 +13,12 @@ import { after, before, describe, it } from 'node:test';
 import { readNpy } from '../src/io/npy.js';
 import { devColumn, mainJs, root } from './fixtures/cli.js';
 
-const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 // no variable of this process's own set-up leaks into the installed package's runs
 const { XLING_SKIP_NATIVE: _skip, XLING_ADDON: _addon, ...baseEnv } = process.env;
 const npmEnv = { ...baseEnv, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
@@ -24,7 +29,9 @@ function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = n
 }
 
 describe('npm install of the packed package without the native backend', { timeout: 600_000 }, () => {
-  let dir = '', project = '', input = '';
+  let dir = '',
+    project = '',
+    input = '';
   const sents = [...devColumn('de').slice(0, 30), ...devColumn('zh').slice(0, 30), 'Open the file'];
   before(() => {
     assert.ok(existsSync(join(root, 'models/default/config.json')), 'models/default is missing: the package ships it');
@@ -38,7 +45,10 @@ describe('npm install of the packed package without the native backend', { timeo
     project = join(dir, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'xling-install-test', version: '1.0.0', private: true }));
-    const inst = sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], project, { ...npmEnv, XLING_SKIP_NATIVE: '1' });
+    const inst = sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], project, {
+      ...npmEnv,
+      XLING_SKIP_NATIVE: '1',
+    });
     assert.equal(inst.status, 0, `npm install failed: ${inst.stderr}`);
     console.log(`# npm pack ${((t1 - t0) / 1000).toFixed(1)} s, npm install ${((performance.now() - t1) / 1000).toFixed(1)} s`);
     input = join(dir, 'in.txt');
@@ -58,7 +68,10 @@ describe('npm install of the packed package without the native backend', { timeo
     const r = sh('npx', ['--no-install', 'xling', 'embed', '--input', input, '-o', out], project, baseEnv);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /using the default model .*node_modules\/xling\/models\/default/);
-    assert.match(r.stderr, /the native backend is not available \(the addon was not built: no build\/Release\/xling\.node\): embedding on the portable runtime \(xling\/lite\)/);
+    assert.match(
+      r.stderr,
+      /the native backend is not available \(the addon was not built: no build\/Release\/xling\.node\): embedding on the portable runtime \(xling\/lite\)/,
+    );
     const ref = join(dir, 'native.npy');
     const n = sh(process.execPath, [mainJs, 'embed', '--model', join(root, 'models/default'), '--input', input, '-o', ref, '--quiet'], root, baseEnv);
     assert.equal(n.status, 0, n.stderr);
@@ -68,9 +81,27 @@ describe('npm install of the packed package without the native backend', { timeo
   });
 
   it('npx xling train exits 1 with one line naming the missing backend and how to add it', () => {
-    const r = sh('npx', ['--no-install', 'xling', 'train', '--config', join(project, 'node_modules/xling/configs/tiny-sample.json'), '--data', join(root, 'data/sample/gettext.train.tsv.gz'), '-o', join(dir, 'model')], project, baseEnv);
+    const r = sh(
+      'npx',
+      [
+        '--no-install',
+        'xling',
+        'train',
+        '--config',
+        join(project, 'node_modules/xling/configs/tiny-sample.json'),
+        '--data',
+        join(root, 'data/sample/gettext.train.tsv.gz'),
+        '-o',
+        join(dir, 'model'),
+      ],
+      project,
+      baseEnv,
+    );
     assert.equal(r.status, 1, r.stderr);
-    assert.match(r.stderr, /^xling train: this needs xling's native backend \(libtorch \+ faiss\), which is not available \(the addon was not built: no build\/Release\/xling\.node\); .*apt install libtorch-dev libfaiss-dev.*npm rebuild xling/);
+    assert.match(
+      r.stderr,
+      /^xling train: this needs xling's native backend \(libtorch \+ faiss\), which is not available \(the addon was not built: no build\/Release\/xling\.node\); .*apt install libtorch-dev libfaiss-dev.*npm rebuild xling/,
+    );
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.ok(!existsSync(join(dir, 'model')) && !existsSync(join(dir, 'model.partial')));
   });
@@ -81,7 +112,12 @@ describe('npm install of the packed package without the native backend', { timeo
     assert.equal(r.status, 0, r.stderr);
     const lite = Float32Array.from(JSON.parse(r.stdout) as number[]);
     const ref = join(dir, 'native-nc.npy');
-    const n = sh(process.execPath, [mainJs, 'embed', '--model', join(root, 'models/default'), '--input', input, '-o', ref, '--no-center', '--quiet'], root, baseEnv);
+    const n = sh(
+      process.execPath,
+      [mainJs, 'embed', '--model', join(root, 'models/default'), '--input', input, '-o', ref, '--no-center', '--quiet'],
+      root,
+      baseEnv,
+    );
     assert.equal(n.status, 0, n.stderr);
     const d = maxDiff(lite, readNpy(ref).data as Float32Array);
     console.log(`# installed xling/lite vs native: max |Δ| ${d.toExponential(2)}`);

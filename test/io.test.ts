@@ -5,30 +5,58 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  readNpy, writeNpy, readNpyHeader, NpyRowReader, NpyRowWriter, NpyWriter, writeRawF32, readRawF32, type NpyArray, type NpyDType,
+  readNpy,
+  writeNpy,
+  readNpyHeader,
+  NpyRowReader,
+  NpyRowWriter,
+  NpyWriter,
+  writeRawF32,
+  readRawF32,
+  type NpyArray,
+  type NpyDType,
 } from '../src/io/npy.js';
 import {
-  writeSafetensors, readSafetensors, readSafetensorsHeader, rawFromArray, rawToArray, toSafetensorsDtype, fromSafetensorsDtype,
+  writeSafetensors,
+  readSafetensors,
+  readSafetensorsHeader,
+  rawFromArray,
+  rawToArray,
+  toSafetensorsDtype,
+  fromSafetensorsDtype,
   type RawTensor,
 } from '../src/io/safetensors.js';
 import { readLines } from '../src/io/lines.js';
-import {
-  floatToHalfBits, halfBitsToFloat, float32ToFloat16, float16ToFloat32, floatToBf16Bits, bf16BitsToFloat,
-} from '../src/io/half.js';
+import { floatToHalfBits, halfBitsToFloat, float32ToFloat16, float16ToFloat32, floatToBf16Bits, bf16BitsToFloat } from '../src/io/half.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'xling-io-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 const p = (name: string): string => path.join(tmp, name);
 const noTemps = (): void => {
-  assert.deepEqual(fs.readdirSync(tmp).filter((f) => f.includes('.tmp-')), []);
+  assert.deepEqual(
+    fs.readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+    [],
+  );
 };
 
 // Known binary16 bit patterns.
 const HALF_CASES: [number, number][] = [
-  [0, 0x0000], [-0, 0x8000], [1, 0x3c00], [-2, 0xc000], [0.5, 0x3800], [65504, 0x7bff],
-  [2 ** -14, 0x0400], [2 ** -24, 0x0001], [0.333251953125, 0x3555], [Infinity, 0x7c00], [-Infinity, 0xfc00],
-  [1e6, 0x7c00], [1 + 2 ** -11, 0x3c00] /* tie → even */, [1 + 3 * 2 ** -11, 0x3c02] /* tie → even (up) */,
-  [2 ** -26, 0x0000], [0.1, 0x2e66],
+  [0, 0x0000],
+  [-0, 0x8000],
+  [1, 0x3c00],
+  [-2, 0xc000],
+  [0.5, 0x3800],
+  [65504, 0x7bff],
+  [2 ** -14, 0x0400],
+  [2 ** -24, 0x0001],
+  [0.333251953125, 0x3555],
+  [Infinity, 0x7c00],
+  [-Infinity, 0xfc00],
+  [1e6, 0x7c00],
+  [1 + 2 ** -11, 0x3c00] /* tie → even */,
+  [1 + 3 * 2 ** -11, 0x3c02] /* tie → even (up) */,
+  [2 ** -26, 0x0000],
+  [0.1, 0x2e66],
 ];
 
 test('float16 conversions match known bit patterns', () => {
@@ -228,7 +256,10 @@ test('NpyRowWriter fills row ranges of a preallocated file in any order', () => 
   w.close();
   const r = readNpy(f);
   assert.deepEqual(r.shape, [5, 3]);
-  assert.deepEqual([...r.data as Float32Array], Array.from({ length: 15 }, (_, i) => i));
+  assert.deepEqual(
+    [...(r.data as Float32Array)],
+    Array.from({ length: 15 }, (_, i) => i),
+  );
   NpyRowWriter.create(p('rows16.npy'), 2, 2, 'float16');
   const h = NpyRowWriter.open(p('rows16.npy'));
   h.write(1, float32ToFloat16([1, 2]));
@@ -236,19 +267,29 @@ test('NpyRowWriter fills row ranges of a preallocated file in any order', () => 
   assert.deepEqual([...float16ToFloat32(readNpy(p('rows16.npy')).data as Uint16Array)], [0, 0, 1, 2]);
 });
 
-test('readLines gives each line\'s byte offset, and starts at one', async () => {
+test("readLines gives each line's byte offset, and starts at one", async () => {
   const f = p('lines.txt');
   fs.writeFileSync(f, '\ufeffé one\r\ntwo\n\nfour ü\nfive');
   const all = [];
   for await (const l of readLines(f)) all.push(l);
-  assert.deepEqual(all.map((l) => l.line), ['é one', 'two', '', 'four ü', 'five']);
-  assert.deepEqual(all.map((l) => l.offset), [0, 11, 15, 16, 24]); // BOM 3 + 'é one' 6 + CRLF; é and ü are 2 bytes
+  assert.deepEqual(
+    all.map((l) => l.line),
+    ['é one', 'two', '', 'four ü', 'five'],
+  );
+  assert.deepEqual(
+    all.map((l) => l.offset),
+    [0, 11, 15, 16, 24],
+  ); // BOM 3 + 'é one' 6 + CRLF; é and ü are 2 bytes
   const tail = [];
   for await (const l of readLines(f, { startByte: 15, firstLine: 3 })) tail.push(l);
   assert.deepEqual(tail, all.slice(2));
   // gzip is known by its magic bytes (not the name): a gzip stream has no byte offsets to start at
   fs.writeFileSync(p('lines.gz-by-bytes'), gzipSync('one\ntwo\n'));
-  await assert.rejects(async () => { for await (const _ of readLines(p('lines.gz-by-bytes'), { startByte: 3 })) { /* */ } }, /cannot be read from a byte offset/);
+  await assert.rejects(async () => {
+    for await (const _ of readLines(p('lines.gz-by-bytes'), { startByte: 3 })) {
+      /* */
+    }
+  }, /cannot be read from a byte offset/);
 });
 
 test('raw float32 (LASER) files', () => {
@@ -335,12 +376,32 @@ test('safetensors validation errors', () => {
     return f;
   };
   assert.throws(() => readSafetensors(mk({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, 4, 'trunc.st')), /trunc\.st: tensor 'a': truncated data/);
-  assert.throws(() => readSafetensors(mk({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, 8, 'len.st')), /len\.st: tensor 'a': data_offsets \[0, 8\] span 8 bytes but shape \[3\] F32 needs 12/);
-  assert.throws(() => readSafetensors(mk({ a: { dtype: 'C64', shape: [1], data_offsets: [0, 8] } }, 8, 'dt.st')), /dt\.st: tensor 'a': unsupported dtype "C64"/);
-  assert.throws(() => readSafetensors(mk({
-    a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] },
-  }, 8, 'ov.st')), /ov\.st: tensor 'b'.*overlap/);
-  assert.throws(() => readSafetensors(mk({ a: { dtype: 'U8', shape: [1], data_offsets: [1, 2] } }, 2, 'hole.st')), /hole\.st: hole in the byte buffer before tensor 'a'/);
+  assert.throws(
+    () => readSafetensors(mk({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, 8, 'len.st')),
+    /len\.st: tensor 'a': data_offsets \[0, 8\] span 8 bytes but shape \[3\] F32 needs 12/,
+  );
+  assert.throws(
+    () => readSafetensors(mk({ a: { dtype: 'C64', shape: [1], data_offsets: [0, 8] } }, 8, 'dt.st')),
+    /dt\.st: tensor 'a': unsupported dtype "C64"/,
+  );
+  assert.throws(
+    () =>
+      readSafetensors(
+        mk(
+          {
+            a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+            b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] },
+          },
+          8,
+          'ov.st',
+        ),
+      ),
+    /ov\.st: tensor 'b'.*overlap/,
+  );
+  assert.throws(
+    () => readSafetensors(mk({ a: { dtype: 'U8', shape: [1], data_offsets: [1, 2] } }, 2, 'hole.st')),
+    /hole\.st: hole in the byte buffer before tensor 'a'/,
+  );
   assert.throws(() => readSafetensors(mk({ a: { dtype: 'U8', shape: [1], data_offsets: [0, 1] } }, 3, 'trail.st')), /trail\.st: 2 unexpected trailing bytes/);
   assert.throws(() => readSafetensors(mk({ __metadata__: { a: 1 } }, 0, 'meta.st')), /meta\.st: __metadata__\['a'\] must be a string/);
   fs.writeFileSync(p('tiny.st'), Buffer.alloc(3));
@@ -357,7 +418,10 @@ test('safetensors validation errors', () => {
   const ok = mk({ a: { dtype: 'U8', shape: [2], data_offsets: [0, 2] } }, 2, 'unpadded.st', false);
   assert.deepEqual(readSafetensors(ok).tensors.a!.shape, [2]);
 
-  assert.throws(() => writeSafetensors(p('w.st'), { a: { dtype: 'F32', shape: [2], data: new Uint8Array(7) } }), /w\.st: tensor 'a': shape \[2\] F32 needs 8 bytes, data has 7/);
+  assert.throws(
+    () => writeSafetensors(p('w.st'), { a: { dtype: 'F32', shape: [2], data: new Uint8Array(7) } }),
+    /w\.st: tensor 'a': shape \[2\] F32 needs 8 bytes, data has 7/,
+  );
   assert.throws(() => writeSafetensors(p('w.st'), { a: { dtype: 'X9', shape: [2], data: new Uint8Array(8) } }), /unsupported safetensors dtype 'X9'/);
   assert.throws(() => writeSafetensors(p('w.st'), { __metadata__: { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }), /reserved/);
   assert.ok(!fs.existsSync(p('w.st')));

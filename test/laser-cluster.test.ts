@@ -19,7 +19,9 @@ let redis: LocalRedis | null = null;
 
 function run(c: ChildProcess): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';
-  c.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+  c.stderr!.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
   return new Promise((resolve) => c.once('exit', (code) => resolve({ code, stderr })));
 }
 function startWorker(name: string): Promise<void> {
@@ -27,7 +29,10 @@ function startWorker(name: string): Promise<void> {
   children.push(w);
   return new Promise((resolve, reject) => {
     let seen = '';
-    w.stderr!.on('data', (b: Buffer) => { seen += b.toString(); if (/ready on/.test(seen)) resolve(); });
+    w.stderr!.on('data', (b: Buffer) => {
+      seen += b.toString();
+      if (/ready on/.test(seen)) resolve();
+    });
     w.once('exit', (code) => reject(new Error(`worker ${name} exited (${code}): ${seen.slice(-2000)}`)));
   });
 }
@@ -49,7 +54,7 @@ after(async () => {
 });
 
 describe('xling cluster embed with an imported LASER model', () => {
-  it('two workers over three shards give xling embed\'s vectors and LASER\'s reference vectors', async () => {
+  it("two workers over three shards give xling embed's vectors and LASER's reference vectors", async () => {
     const ref = JSON.parse(readFileSync(join(fx, 'ref.json'), 'utf8')) as { sentences: string[] };
     const refVecs = readNpy(join(fx, 'ref-vectors.npy'));
     const D = refVecs.shape[1]!;
@@ -60,7 +65,24 @@ describe('xling cluster embed with an imported LASER model', () => {
     assert.equal(single.status, 0, single.stderr);
 
     await Promise.all([startWorker('w1'), startWorker('w2')]);
-    const sub = cliAsync(['cluster', 'embed', '--model', p('model'), '--input', p('in.txt'), '-o', p('cluster.npy'), '--redis', redis!.url, '--work', p('work'), '--shards', '3', '--chunk', '16']);
+    const sub = cliAsync([
+      'cluster',
+      'embed',
+      '--model',
+      p('model'),
+      '--input',
+      p('in.txt'),
+      '-o',
+      p('cluster.npy'),
+      '--redis',
+      redis!.url,
+      '--work',
+      p('work'),
+      '--shards',
+      '3',
+      '--chunk',
+      '16',
+    ]);
     children.push(sub);
     const r = await run(sub);
     assert.equal(r.code, 0, r.stderr);
@@ -68,10 +90,14 @@ describe('xling cluster embed with an imported LASER model', () => {
 
     const got = readNpy(p('cluster.npy'));
     assert.deepEqual(got.shape, [idx.length, D]);
-    const a = got.data as Float32Array, b = readNpy(p('single.npy')).data as Float32Array, want = refVecs.data as Float32Array;
-    let vsSingle = 0, vsRef = 0;
+    const a = got.data as Float32Array,
+      b = readNpy(p('single.npy')).data as Float32Array,
+      want = refVecs.data as Float32Array;
+    let vsSingle = 0,
+      vsRef = 0;
     idx.forEach(([, i], row) => {
-      const w = want.subarray(i * D, (i + 1) * D), n = Math.hypot(...w);
+      const w = want.subarray(i * D, (i + 1) * D),
+        n = Math.hypot(...w);
       for (let j = 0; j < D; j++) {
         vsSingle = Math.max(vsSingle, Math.abs(a[row * D + j]! - b[row * D + j]!));
         vsRef = Math.max(vsRef, Math.abs(a[row * D + j]! - w[j]! / n));

@@ -63,7 +63,13 @@ describe('xling import laser: parity with LASER (PyTorch)', () => {
     idx.forEach(([, i], row) => {
       const w = want.subarray(i * D, (i + 1) * D);
       const n = Math.hypot(...w);
-      assert.ok(maxAbs(got.subarray(row * D, (row + 1) * D), Array.from(w, (x) => x / n)) <= 1e-5, `row ${row}`);
+      assert.ok(
+        maxAbs(
+          got.subarray(row * D, (row + 1) * D),
+          Array.from(w, (x) => x / n),
+        ) <= 1e-5,
+        `row ${row}`,
+      );
     });
     const cfg = JSON.parse(readFileSync(p('zip/config.json'), 'utf8')) as { kind: string; model: { source: { checkpoint: string } } };
     assert.equal(cfg.kind, 'laser-lstm');
@@ -79,7 +85,8 @@ describe('xling import laser: bad input', () => {
     assert.match(r.stderr, re);
     assert.ok(!existsSync(p('bad')), 'no partial output');
   };
-  it('a checkpoint without a dictionary needs --vocab', () => fails(['--checkpoint', join(fx, 'tiny-legacy.pt'), ...base], /tiny-legacy\.pt: the checkpoint holds no dictionary: give .*--vocab/));
+  it('a checkpoint without a dictionary needs --vocab', () =>
+    fails(['--checkpoint', join(fx, 'tiny-legacy.pt'), ...base], /tiny-legacy\.pt: the checkpoint holds no dictionary: give .*--vocab/));
   it('a disallowed global is refused by name', () => fails(['--checkpoint', join(fx, 'evil.pt'), ...base], /evil\.pt.*posix\.system.*allow-list/));
   it('not a checkpoint / not a SentencePiece model / a bad dictionary line', () => {
     fails(['--checkpoint', join(fx, 'tiny.cvocab'), ...base], /tiny\.cvocab: not a PyTorch checkpoint/);
@@ -92,9 +99,21 @@ describe('xling import laser: bad input', () => {
 
 describe('every command on the imported model', () => {
   const model = p('zip');
-  const de = devColumn('de').slice(0, 60), en = devColumn('en').slice(0, 60);
+  const de = devColumn('de').slice(0, 60),
+    en = devColumn('en').slice(0, 60);
   it('--center fits per-language means from a sample', () => {
-    const stderr = importOk(['--checkpoint', join(fx, 'tiny.pt'), '--spm', join(fx, 'spm-unigram.model'), '--center', join(root, 'data/sample/gettext.dev.tsv.gz'), '--center-sentences', '50', '-o', p('centred')]);
+    const stderr = importOk([
+      '--checkpoint',
+      join(fx, 'tiny.pt'),
+      '--spm',
+      join(fx, 'spm-unigram.model'),
+      '--center',
+      join(root, 'data/sample/gettext.dev.tsv.gz'),
+      '--center-sentences',
+      '50',
+      '-o',
+      p('centred'),
+    ]);
     assert.match(stderr, /per-language means of \d+ languages/);
     const m = loadSentenceEncoder(p('centred'));
     assert.ok(m.centers.has('de') && m.centers.has('en'));
@@ -105,7 +124,20 @@ describe('every command on the imported model', () => {
     assert.equal(r.status, 0, r.stderr);
     const x = JSON.parse(readFileSync(p('x.json'), 'utf8')) as Record<string, unknown>;
     assert.ok(Object.keys(x).length > 0);
-    r = cli(['eval', 'bucc', '--src', 'data/sample/de-en.sample.de', '--trg', 'data/sample/de-en.sample.en', '--gold', 'data/sample/de-en.sample.gold', '--model', model, '--json', p('b.json')]);
+    r = cli([
+      'eval',
+      'bucc',
+      '--src',
+      'data/sample/de-en.sample.de',
+      '--trg',
+      'data/sample/de-en.sample.en',
+      '--gold',
+      'data/sample/de-en.sample.gold',
+      '--model',
+      model,
+      '--json',
+      p('b.json'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
     writeFileSync(p('de.txt'), de.join('\n') + '\n');
     writeFileSync(p('en.txt'), en.join('\n') + '\n');
@@ -135,13 +167,21 @@ describe('every command on the imported model', () => {
     const app = await buildServer({ model: m, modelDir: model, maxConcurrentRequests: 4 });
     try {
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
-      const info = await (await fetch(base + '/info')).json() as { model_id: string; xling: { kind: string; dim: number } };
+      const info = (await (await fetch(base + '/info')).json()) as { model_id: string; xling: { kind: string; dim: number } };
       assert.equal(info.model_id, 'zip');
       assert.equal(info.xling.kind, 'laser-lstm');
       assert.equal(info.xling.dim, D);
-      const v = await (await fetch(base + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [ref.sentences[0]] }) })).json() as number[][];
-      const w = (refVecs.data as Float32Array).subarray(0, D), n = Math.hypot(...w);
-      assert.ok(maxAbs(v[0]!, Array.from(w, (x) => x / n)) <= 1e-5);
+      const v = (await (
+        await fetch(base + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [ref.sentences[0]] }) })
+      ).json()) as number[][];
+      const w = (refVecs.data as Float32Array).subarray(0, D),
+        n = Math.hypot(...w);
+      assert.ok(
+        maxAbs(
+          v[0]!,
+          Array.from(w, (x) => x / n),
+        ) <= 1e-5,
+      );
     } finally {
       await app.close();
     }

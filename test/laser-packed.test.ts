@@ -20,13 +20,16 @@ function atenEncoder(o: Partial<typeof LASER_DEFAULTS> & { vocabSize: number }):
     assert.equal(enc.lstm.impl, 'aten');
     return enc;
   } finally {
-    if (was === undefined) delete process.env.XLING_LSTM; else process.env.XLING_LSTM = was;
+    if (was === undefined) delete process.env.XLING_LSTM;
+    else process.env.XLING_LSTM = was;
   }
 }
 
 function seqsOf(n: number, maxLen: number, vocab: number, seed: number): Int32Array[] {
   // unsorted lengths 1..maxLen, so sorting and order restoring are exercised
-  return Array.from({ length: n }, (_, i) => Int32Array.from({ length: 1 + ((i * 7 + seed) % maxLen) }, (_, j) => 4 + ((i * 31 + j * 17 + seed) % (vocab - 4))));
+  return Array.from({ length: n }, (_, i) =>
+    Int32Array.from({ length: 1 + ((i * 7 + seed) % maxLen) }, (_, j) => 4 + ((i * 31 + j * 17 + seed) % (vocab - 4))),
+  );
 }
 
 function worst(a: Float32Array, b: Float32Array): number {
@@ -37,27 +40,32 @@ function worst(a: Float32Array, b: Float32Array): number {
 }
 
 describe('packed multi-layer LSTM inference (lstmStackEncode)', () => {
-  it('gives aten::lstm\'s sentence vectors: 1–3 layers, bi- and unidirectional, max/last pooling, 1, 2 and 4 threads, sync and async', async () => {
+  it("gives aten::lstm's sentence vectors: 1–3 layers, bi- and unidirectional, max/last pooling, 1, 2 and 4 threads, sync and async", async () => {
     manualSeed(5);
     const threads0 = getNumThreads();
     try {
-      for (const layers of [1, 3]) for (const bidirectional of [true, false]) for (const pooling of ['max', 'last'] as const) {
-        const enc = atenEncoder({ vocabSize: 300, hidden: 24, embedDim: 16, layers, bidirectional, pooling });
-        const seqs = seqsOf(29, 13, 300, layers);
-        const b = padBatch(seqs, 0);
-        const ref = noGrad(() => enc.forward(b)).toFloat32Array();
-        for (const threads of [1, 2, 4]) {
-          setNumThreads(threads);
-          const got = encodePacked(enc, seqs).toFloat32Array();
-          const gotAsync = (await encodePackedAsync(enc, seqs)).toFloat32Array();
-          const what = `layers=${layers} bi=${bidirectional} ${pooling} threads=${threads}`;
-          assert.ok(worst(ref, got) <= 1e-6, `${what}: ${worst(ref, got)}`);
-          // (a libuv worker keeps the thread count it first saw, so async may take the other mode)
-          assert.ok(worst(ref, gotAsync) <= 1e-6, `${what} async: ${worst(ref, gotAsync)}`);
-        }
-        b.ids.dispose(); enc.dispose();
-      }
-    } finally { setNumThreads(threads0); }
+      for (const layers of [1, 3])
+        for (const bidirectional of [true, false])
+          for (const pooling of ['max', 'last'] as const) {
+            const enc = atenEncoder({ vocabSize: 300, hidden: 24, embedDim: 16, layers, bidirectional, pooling });
+            const seqs = seqsOf(29, 13, 300, layers);
+            const b = padBatch(seqs, 0);
+            const ref = noGrad(() => enc.forward(b)).toFloat32Array();
+            for (const threads of [1, 2, 4]) {
+              setNumThreads(threads);
+              const got = encodePacked(enc, seqs).toFloat32Array();
+              const gotAsync = (await encodePackedAsync(enc, seqs)).toFloat32Array();
+              const what = `layers=${layers} bi=${bidirectional} ${pooling} threads=${threads}`;
+              assert.ok(worst(ref, got) <= 1e-6, `${what}: ${worst(ref, got)}`);
+              // (a libuv worker keeps the thread count it first saw, so async may take the other mode)
+              assert.ok(worst(ref, gotAsync) <= 1e-6, `${what} async: ${worst(ref, gotAsync)}`);
+            }
+            b.ids.dispose();
+            enc.dispose();
+          }
+    } finally {
+      setNumThreads(threads0);
+    }
   });
 
   it('many rows (input gates computed in several chunks of steps) and ids wider than the lengths', () => {
@@ -73,12 +81,14 @@ describe('packed multi-layer LSTM inference (lstmStackEncode)', () => {
     const v = lstmStackEncode(one, [3, 2], enc.embed.weight, w, 2, true, 'max').toFloat32Array();
     const r = noGrad(() => enc.forward(padBatch([Int32Array.from([7, 8, 9]), Int32Array.from([5, 6])], 0))).toFloat32Array();
     assert.ok(worst(r, v) <= 1e-6);
-    b.ids.dispose(); enc.dispose();
+    b.ids.dispose();
+    enc.dispose();
   });
 
   it('rejects bad input with a clear error', () => {
     const enc = atenEncoder({ vocabSize: 50, hidden: 8, embedDim: 8, layers: 2 });
-    const w = enc.lstm.flatWeights(), e = enc.embed.weight;
+    const w = enc.lstm.flatWeights(),
+      e = enc.embed.weight;
     const ids = fromArray(Int32Array.from([4, 5, 60, 4, 1, 1]), [2, 3]);
     assert.throws(() => lstmStackEncode(ids, [3, 1], e, w, 2, true, 'max'), /token id 60 out of range \[0, 50\)/);
     assert.throws(() => lstmStackEncode(ids, [1, 3], e, w, 2, true, 'max'), /sorted by decreasing length/);
@@ -87,6 +97,7 @@ describe('packed multi-layer LSTM inference (lstmStackEncode)', () => {
     assert.throws(() => lstmStackEncode(ids, [2, 1], e, w, 2, false, 'max'), /weights for 2 layers × 1 directions/);
     assert.throws(() => lstmStackEncode(ids, [2, 1], e, [w[2]!, ...w.slice(1)], 2, true, 'max'), /weight 0 \(layer 0, direction 0\) must be float32 \[32, 8\]/);
     assert.throws(() => lstmStackEncode(ids, [2, 1], e, w, 2, true, 'mean' as never), /pooling must be/);
-    ids.dispose(); enc.dispose();
+    ids.dispose();
+    enc.dispose();
   });
 });

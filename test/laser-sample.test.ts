@@ -34,7 +34,11 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.equal(r.status, 0, r.stderr);
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'loss.svg']) assert.ok(existsSync(join(model, f)), f);
     const enc = loadSentenceEncoder(model);
-    assert.deepEqual([...enc.centers.keys()].sort(), ['cs', 'de', 'en', 'es', 'fr', 'it', 'ja', 'pl', 'pt_br', 'ru', 'sv', 'tr', 'zh'], 'a mean vector per training language');
+    assert.deepEqual(
+      [...enc.centers.keys()].sort(),
+      ['cs', 'de', 'en', 'es', 'fr', 'it', 'ja', 'pl', 'pt_br', 'ru', 'sv', 'tr', 'zh'],
+      'a mean vector per training language',
+    );
     const dev = devSetOf(await loadNWayTsv(join(root, 'data/sample/gettext.dev.tsv.gz')), ['de', 'fr', 'es', 'it', 'pt_br'], 200, 200);
     const raw = xsimOnDev(enc, dev, { center: false });
     const x = xsimOnDev(enc, dev);
@@ -54,7 +58,7 @@ describe('LASER on the gettext sample (CLI)', () => {
   });
 
   it('embed writes .npy / fp16 / raw float32 / document vectors equal to the library', async () => {
-    const sents = ['Cannot open file', 'Datei kann nicht geöffnet werden', '', 'Impossible d\'ouvrir le fichier'];
+    const sents = ['Cannot open file', 'Datei kann nicht geöffnet werden', '', "Impossible d'ouvrir le fichier"];
     writeFileSync(join(dir, 'in.txt'), sents.join('\n') + '\n');
     let r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'v.npy'), '--no-center', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
@@ -73,18 +77,32 @@ describe('LASER on the gettext sample (CLI)', () => {
     const id = enc.identifyLanguage(sents)!;
     assert.equal(id.lang, said![1]);
     assert.match(r.stderr, id.confidence >= 0.5 ? /centred with the \S+ mean vector/ : /below the confidence of 0\.5 needed to centre: not centred/);
-    const vauto = readNpy(join(dir, 'vauto.npy')).data as Float32Array, libAuto = enc.embed(sents, id.confidence >= 0.5 ? { lang: said![1] } : { center: false });
+    const vauto = readNpy(join(dir, 'vauto.npy')).data as Float32Array,
+      libAuto = enc.embed(sents, id.confidence >= 0.5 ? { lang: said![1] } : { center: false });
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(vauto[i]! - libAuto[i]!) < 1e-5);
     // --lang: the language's mean vector is subtracted, then rows are re-normalised
     r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vde.npy'), '--lang', 'de', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
-    const vde = readNpy(join(dir, 'vde.npy')).data as Float32Array, mu = enc.centers.get('de')!;
+    const vde = readNpy(join(dir, 'vde.npy')).data as Float32Array,
+      mu = enc.centers.get('de')!;
     for (let i = 0; i < 4; i++) {
       const c = a.subarray(i * enc.dim, (i + 1) * enc.dim).map((x, j) => x - mu[j]!);
       const n = Math.hypot(...c);
       for (let j = 0; j < enc.dim; j++) assert.ok(Math.abs(vde[i * enc.dim + j]! - c[j]! / n) < 1e-5);
     }
-    r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vnc.npy'), '--lang', 'de', '--no-center', '--quiet']);
+    r = await cliInProcess([
+      'embed',
+      '--model',
+      model,
+      '--input',
+      join(dir, 'in.txt'),
+      '--output',
+      join(dir, 'vnc.npy'),
+      '--lang',
+      'de',
+      '--no-center',
+      '--quiet',
+    ]);
     assert.deepEqual(Array.from(readNpy(join(dir, 'vnc.npy')).data as Float32Array), Array.from(a), '--no-center: plain vectors');
     r = await cliInProcess(['embed', '--model', model, '--input', join(dir, 'in.txt'), '--output', join(dir, 'vxx.npy'), '--lang', 'xx', '--quiet']);
     assert.notEqual(r.status, 0, 'an unknown language is refused, not written uncentred');
@@ -118,7 +136,20 @@ describe('LASER on the gettext sample (CLI)', () => {
   });
 
   it('eval xsim prints the matrix and writes JSON + SVG; export keeps only the encoder', async () => {
-    const r = await cliInProcess(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--json', join(dir, 'x.json'), '--svg', join(dir, 'x.svg')]);
+    const r = await cliInProcess([
+      'eval',
+      'xsim',
+      '--model',
+      model,
+      '--data',
+      'data/sample/gettext.dev.tsv.gz',
+      '--langs',
+      'en,de,fr',
+      '--json',
+      join(dir, 'x.json'),
+      '--svg',
+      join(dir, 'x.svg'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /overall average/);
     const m = JSON.parse(readFileSync(join(dir, 'x.json'), 'utf8')) as { langs: string[]; errors: (number | null)[][] };
@@ -126,7 +157,19 @@ describe('LASER on the gettext sample (CLI)', () => {
     assert.equal(m.errors[0]![0], null);
     assert.ok(readFileSync(join(dir, 'x.svg'), 'utf8').startsWith('<svg'));
     // --identify centres each column with the language found in it, as xling embed does by default
-    const r2 = await cliInProcess(['eval', 'xsim', '--model', model, '--data', 'data/sample/gettext.dev.tsv.gz', '--langs', 'en,de,fr', '--identify', '--json', join(dir, 'x2.json')]);
+    const r2 = await cliInProcess([
+      'eval',
+      'xsim',
+      '--model',
+      model,
+      '--data',
+      'data/sample/gettext.dev.tsv.gz',
+      '--langs',
+      'en,de,fr',
+      '--identify',
+      '--json',
+      join(dir, 'x2.json'),
+    ]);
     assert.equal(r2.status, 0, r2.stderr);
     const found = [...r2.stderr.matchAll(/column (\w+): identified as (\w+)/g)].map((x) => [x[1], x[2]]);
     assert.equal(found.length, 3, r2.stderr);
@@ -135,7 +178,8 @@ describe('LASER on the gettext sample (CLI)', () => {
     const e = await cliInProcess(['export', '--model', model, '-o', join(dir, 'enc')]);
     assert.equal(e.status, 0, e.stderr);
     assert.ok(statSync(join(dir, 'enc', 'model.safetensors')).size < statSync(join(model, 'model.safetensors')).size / 2);
-    const a = loadSentenceEncoder(model).embed(['hello'], { lang: 'fr' }), b = loadSentenceEncoder(join(dir, 'enc')).embed(['hello'], { lang: 'fr' });
+    const a = loadSentenceEncoder(model).embed(['hello'], { lang: 'fr' }),
+      b = loadSentenceEncoder(join(dir, 'enc')).embed(['hello'], { lang: 'fr' });
     assert.deepEqual(Array.from(a), Array.from(b), 'the exported encoder keeps the mean vectors');
     const bad = await cliInProcess(['train', '--config', join(dir, 'missing.json'), '--data', 'x', '--out', join(dir, 'o')]);
     assert.equal(bad.status, 1);

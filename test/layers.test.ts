@@ -33,16 +33,19 @@ describe('layering rules', () => {
         'src/train/trainer.ts': 'export const t = 1;\n',
         'src/serve/server.ts': 'export const s = 1;\n',
         'src/tensor/tensor.ts': "import { native } from '../native.js';\nexport const x = native;\n",
-        'src/embed/model.ts': "import { t } from '../train/trainer.js';\nexport const e = t;\n",          // embed ↛ train
-        'src/graph/build.ts': "import { s } from '../serve/server.js';\nexport const g = s;\n",          // graph ↛ serve
-        'src/text/normalize.ts': "import { x } from '../tensor/tensor.js';\nexport const n = x;\n",      // text ↛ tensor
-        'src/nn/layers.ts': "import { native } from '../native.js';\nexport const l = native;\n",         // addon outside its wrappers
+        'src/embed/model.ts': "import { t } from '../train/trainer.js';\nexport const e = t;\n", // embed ↛ train
+        'src/graph/build.ts': "import { s } from '../serve/server.js';\nexport const g = s;\n", // graph ↛ serve
+        'src/text/normalize.ts': "import { x } from '../tensor/tensor.js';\nexport const n = x;\n", // text ↛ tensor
+        'src/nn/layers.ts': "import { native } from '../native.js';\nexport const l = native;\n", // addon outside its wrappers
         'src/util/fmt.ts': "import { k } from '../kernels.js';\nexport const f = k;\n",
-        'src/lite/model.ts': "import { f } from '../util/fmt.js';\nexport const m = f;\n",               // lite → util → kernels → native
-        'src/models/encoder.ts': "import { x } from '../tensor/tensor.js';\nexport type E = typeof x;\n",  // the inference interface naming a tensor
-        'src/newlayer/a.ts': "import { f } from '../util/fmt.js';\nexport const a = f;\n",                                                   // a folder without a rank
+        'src/lite/model.ts': "import { f } from '../util/fmt.js';\nexport const m = f;\n", // lite → util → kernels → native
+        'src/models/encoder.ts': "import { x } from '../tensor/tensor.js';\nexport type E = typeof x;\n", // the inference interface naming a tensor
+        'src/newlayer/a.ts': "import { f } from '../util/fmt.js';\nexport const a = f;\n", // a folder without a rank
       };
-      for (const [f, text] of Object.entries(files)) { mkdirSync(dirname(join(dir, f)), { recursive: true }); writeFileSync(join(dir, f), text); }
+      for (const [f, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, f)), { recursive: true });
+        writeFileSync(join(dir, f), text);
+      }
       const r = cruise(dir);
       assert.notEqual(r.status, 0, r.out);
       for (const [rule, from, to] of [
@@ -52,7 +55,8 @@ describe('layering rules', () => {
         ['native-behind-wrappers', 'src/nn/layers.ts', 'src/native.ts'],
         ['lite-without-native', 'src/lite/model.ts', 'src/kernels.ts'],
         ['encoder-interface-without-tensors', 'src/models/encoder.ts', 'src/tensor/tensor.ts'],
-      ]) assert.match(r.out, new RegExp(`${rule}: ${from.replace(/\./g, '\\.')} → ${to.replace(/\./g, '\\.')}`), `${rule} not reported:\n${r.out}`);
+      ])
+        assert.match(r.out, new RegExp(`${rule}: ${from.replace(/\./g, '\\.')} → ${to.replace(/\./g, '\\.')}`), `${rule} not reported:\n${r.out}`);
       assert.match(r.out, /no-unknown-layer: src\/newlayer\/a\.ts/, r.out);
       // the allowed directions stay allowed
       assert.doesNotMatch(r.out, /src\/tensor\/tensor\.ts → src\/native\.ts/);

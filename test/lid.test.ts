@@ -26,7 +26,10 @@ describe('LanguageIdentifier', () => {
 
   it('identifies held-out sentences far better than chance, and its confidence is informative', () => {
     assert.deepEqual(lid.languages, [...LANGS].sort());
-    let n = 0, ok = 0, confident = 0, confidentOk = 0;
+    let n = 0,
+      ok = 0,
+      confident = 0,
+      confidentOk = 0;
     const per: Record<string, number> = {};
     for (const l of LANGS) {
       const col = devColumn(l).slice(0, 100);
@@ -34,8 +37,14 @@ describe('LanguageIdentifier', () => {
         const r = lid.identify(t);
         n++;
         const right = r?.lang === l;
-        if (right) { ok++; per[l] = (per[l] ?? 0) + 1; }
-        if (r && r.confidence >= LID_CONFIDENCE) { confident++; if (right) confidentOk++; }
+        if (right) {
+          ok++;
+          per[l] = (per[l] ?? 0) + 1;
+        }
+        if (r && r.confidence >= LID_CONFIDENCE) {
+          confident++;
+          if (right) confidentOk++;
+        }
         if (r) assert.ok(r.confidence > 0 && r.confidence <= 1);
       }
     }
@@ -45,7 +54,8 @@ describe('LanguageIdentifier', () => {
     // a whole file of one language: its mean posterior
     for (const l of ['de', 'ja', 'ru', 'pt_br']) {
       const f = lid.identifyAll(devColumn(l).slice(100, 200))!;
-      assert.equal(f.lang, l); assert.ok(f.confidence >= LID_CONFIDENCE, `${l}: ${f.confidence}`);
+      assert.equal(f.lang, l);
+      assert.ok(f.confidence >= LID_CONFIDENCE, `${l}: ${f.confidence}`);
     }
     // no evidence: blank, digits and spaces
     assert.equal(lid.identify('   '), null);
@@ -59,12 +69,15 @@ describe('LanguageIdentifier', () => {
       assert.equal(loadLanguageIdentifier(dir), null, 'a directory without one');
       lid.save(dir);
       const back = loadLanguageIdentifier(dir)!;
-      for (const t of ['Datei kann nicht geöffnet werden', 'Impossible d\'ouvrir le fichier', 'ファイルを開けません']) assert.deepEqual(back.posteriors(t), lid.posteriors(t));
+      for (const t of ['Datei kann nicht geöffnet werden', "Impossible d'ouvrir le fichier", 'ファイルを開けません'])
+        assert.deepEqual(back.posteriors(t), lid.posteriors(t));
       writeFileSync(join(dir, 'lid.json'), JSON.stringify({ ...lid.toJSON(), temperature: -1 }));
       assert.throws(() => loadLanguageIdentifier(dir), /lid\.json: 'temperature' must be a positive number/);
       writeFileSync(join(dir, 'lid.json'), '{"format":"xling-lid"');
       assert.throws(() => loadLanguageIdentifier(dir), /lid\.json: not valid JSON/);
-    } finally { rmSync(dir, { recursive: true, force: true }); }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('needs two languages', () => {
@@ -74,7 +87,7 @@ describe('LanguageIdentifier', () => {
 
 describe('language codes', () => {
   const known = ['de', 'en', 'pt', 'pt_br', 'zh', 'zh_tw'];
-  it('are matched to the model\'s codes whatever their case and separator', () => {
+  it("are matched to the model's codes whatever their case and separator", () => {
     assert.equal(resolveLangCode('DE', known, '--lang'), 'de');
     assert.equal(resolveLangCode('pt-BR', known, '--lang'), 'pt_br');
     assert.equal(resolveLangCode('pt_BR', known, '--lang'), 'pt_br');
@@ -86,7 +99,10 @@ describe('language codes', () => {
     assert.equal(resolveLangOption('none', known, '--lang'), null);
   });
   it('are refused, naming the option, when the model has no such language or the code is malformed', () => {
-    assert.throws(() => resolveLangCode('xx', known, '--src-lang'), /--src-lang 'xx': the model has no language of that code \(it knows de en pt pt_br zh zh_tw\)/);
+    assert.throws(
+      () => resolveLangCode('xx', known, '--src-lang'),
+      /--src-lang 'xx': the model has no language of that code \(it knows de en pt pt_br zh zh_tw\)/,
+    );
     assert.throws(() => resolveLangCode('', known, 'lang'), /lang '': not a language code/);
     assert.throws(() => resolveLangCode('de/en', known, '--lang'), /not a language code/);
     assert.equal(resolveLangCode('FR', [], '--lang'), 'fr', 'a model without languages: a well-formed code is kept');
@@ -97,7 +113,10 @@ describe('the centring rule (CLI and library)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'xling-lid-cli-'));
   const modelDir = join(dir, 'model');
   let model: SentenceEncoderModel;
-  before(() => { tinyDualModel(dir, modelDir); model = loadSentenceEncoder(modelDir); });
+  before(() => {
+    tinyDualModel(dir, modelDir);
+    model = loadSentenceEncoder(modelDir);
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('xling train stores an identifier with the model; the loaded model exposes it', () => {
@@ -107,15 +126,22 @@ describe('the centring rule (CLI and library)', () => {
   });
 
   it('centres only with a given language or a confident identification', () => {
-    assert.equal(meansNegligible(model.centers), false, 'the tiny model\'s means are large (mean norm near 1)');
+    assert.equal(meansNegligible(model.centers), false, "the tiny model's means are large (mean norm near 1)");
     assert.deepEqual(model.chooseCenter('auto', true, { lang: 'de', confidence: 0.9 }).lang, 'de');
     const unsure = model.chooseCenter('auto', true, { lang: 'de', confidence: LID_CONFIDENCE - 0.01 });
-    assert.equal(unsure.lang, null); assert.equal(unsure.reason, 'unsure');
+    assert.equal(unsure.lang, null);
+    assert.equal(unsure.reason, 'unsure');
     assert.equal(model.chooseCenter('auto', true, null).reason, 'no-evidence');
     assert.equal(model.chooseCenter('de', false).reason, 'off');
     assert.equal(model.chooseCenter('de', true).lang, 'de');
     // means too small to matter: not centred unless forced
-    const small = new SentenceEncoderModel(model.encoder, model.tokenizer, new Map([...model.centers].map(([l, m]) => [l, m.map((x) => x * 0.01)])), null, model.lid);
+    const small = new SentenceEncoderModel(
+      model.encoder,
+      model.tokenizer,
+      new Map([...model.centers].map(([l, m]) => [l, m.map((x) => x * 0.01)])),
+      null,
+      model.lid,
+    );
     assert.equal(small.chooseCenter('de', true).reason, 'negligible');
     assert.equal(small.chooseCenter('de', 'force').lang, 'de');
     // without an identifier, 'auto' centres nothing
@@ -132,7 +158,8 @@ describe('the centring rule (CLI and library)', () => {
   });
 
   it('xling embed: --lang normalised or refused; no evidence → not centred, and said', () => {
-    const de = join(dir, 'de.txt'), out = join(dir, 'v.npy');
+    const de = join(dir, 'de.txt'),
+      out = join(dir, 'v.npy');
     writeFileSync(de, devColumn('de').slice(0, 60).join('\n') + '\n');
     let r = cli(['embed', '--model', modelDir, '--input', de, '-o', out, '--lang', 'DE']);
     assert.equal(r.status, 0, r.stderr);

@@ -13,28 +13,47 @@ import { exportEncoder, loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { loadModel } from '../src/lite/index.js';
 import { devColumn, root, tinyDualModel } from './fixtures/cli.js';
 
-const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 
 describe('xling/lite WebAssembly kernels', () => {
   let dir = '';
   const dirs: Record<string, string> = {};
   // several batches of 16 and a tail that is not a multiple of 4; blank and odd inputs among them
-  const sents = [...devColumn('de').slice(0, 60), ...devColumn('ja').slice(0, 45), ...devColumn('ru').slice(0, 30), '', '   ', 'Ünïcödé “quotes” — dash… ﬁ ＡＢＣ', 'x'.repeat(5000)];
+  const sents = [
+    ...devColumn('de').slice(0, 60),
+    ...devColumn('ja').slice(0, 45),
+    ...devColumn('ru').slice(0, 30),
+    '',
+    '   ',
+    'Ünïcödé “quotes” — dash… ﬁ ＡＢＣ',
+    'x'.repeat(5000),
+  ];
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-lite-wasm-'));
     const model = join(dir, 'tiny');
     // the model test/lite.test.ts trains (the same settings: one training with XLING_TEST_CACHE)
     tinyDualModel(dir, model, { features: { buckets: 65536, dim: 32 } });
-    dirs.fp32 = join(dir, 'fp32'); exportEncoder(model, dirs.fp32);
-    dirs.fp16 = join(dir, 'fp16'); exportCompact(model, dirs.fp16, { dtype: 'fp16' });
-    dirs.int8 = join(dir, 'int8'); exportCompact(model, dirs.int8, { dtype: 'int8' });
-    dirs.pruned = join(dir, 'pruned'); exportCompact(model, dirs.pruned, { dtype: 'int8', prune: true, fallback: 64 });
+    dirs.fp32 = join(dir, 'fp32');
+    exportEncoder(model, dirs.fp32);
+    dirs.fp16 = join(dir, 'fp16');
+    exportCompact(model, dirs.fp16, { dtype: 'fp16' });
+    dirs.int8 = join(dir, 'int8');
+    exportCompact(model, dirs.int8, { dtype: 'int8' });
+    dirs.pruned = join(dir, 'pruned');
+    exportCompact(model, dirs.pruned, { dtype: 'int8', prune: true, fallback: 64 });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('gives the pure-TypeScript vectors (≤ 1e-6; centred: ≤ 1e-6 / |v − μ|) on fp32, fp16, int8 and pruned int8 exports, plain and centred, on 1 and 2 threads', async () => {
     for (const [name, d] of Object.entries(dirs)) {
-      const js = await loadModel(d, { kernel: 'js' }), wasm = await loadModel(d, { kernel: 'wasm' }), pool = await loadModel(d, { threads: 2 });
+      const js = await loadModel(d, { kernel: 'js' }),
+        wasm = await loadModel(d, { kernel: 'wasm' }),
+        pool = await loadModel(d, { threads: 2 });
       try {
         assert.equal(js.kernel, 'js');
         assert.equal(wasm.kernel, 'wasm-simd', 'Node 20 has WebAssembly SIMD');
@@ -42,21 +61,29 @@ describe('xling/lite WebAssembly kernels', () => {
         assert.equal(wasm.dtype, name === 'pruned' ? 'int8' : name);
         // centring divides by |v − μ|: the float32 rounding of v (~3e-8) grows by 1 / |v − μ| for a
         // sentence near a mean (as in test/lite.test.ts); the bound for centred rows takes the least |v − μ|
-        const plain = await js.embed(sents, { lang: null }), centers = loadSentenceEncoder(d).centers;
+        const plain = await js.embed(sents, { lang: null }),
+          centers = loadSentenceEncoder(d).centers;
         const minNorm = (langs: string[]) => {
           let m = Infinity;
-          for (const l of langs) for (let i = 0; i < sents.length; i++) m = Math.min(m, Math.hypot(...Array.from({ length: js.dim }, (_, j) => plain[i * js.dim + j]! - centers.get(l)![j]!)));
+          for (const l of langs)
+            for (let i = 0; i < sents.length; i++)
+              m = Math.min(m, Math.hypot(...Array.from({ length: js.dim }, (_, j) => plain[i * js.dim + j]! - centers.get(l)![j]!)));
           return m;
         };
         const bound = { plain: 1e-6, de: 1e-6 / Math.min(1, minNorm(['de'])), all: 1e-6 / Math.min(1, minNorm([...centers.keys()])) };
         const many = Array.from({ length: 700 }, (_, i) => sents[i % sents.length]! + (i % 5 ? '' : ` ${i}`)); // enough for the pool to split
-        for (const [o, tol] of [[{ lang: null }, bound.plain], [{ lang: 'de', center: 'force' as const }, bound.de], [{ lang: 'auto-per-sentence', center: 'force' as const }, bound.all]] as const) {
+        for (const [o, tol] of [
+          [{ lang: null }, bound.plain],
+          [{ lang: 'de', center: 'force' as const }, bound.de],
+          [{ lang: 'auto-per-sentence', center: 'force' as const }, bound.all],
+        ] as const) {
           const ref = await js.embed(sents, o);
           const a = await wasm.embed(sents, o);
           const dd = maxDiff(a, ref);
           console.log(`# ${name} ${JSON.stringify(o)}: max |wasm − js| ${dd.toExponential(2)} (bound ${tol.toExponential(2)})`);
           assert.ok(dd <= tol, `${name} ${JSON.stringify(o)}: ${dd}`);
-          const p = await pool.embed(many, o), pr = await js.embed(many, o);
+          const p = await pool.embed(many, o),
+            pr = await js.embed(many, o);
           assert.ok(maxDiff(p, pr) <= tol, `${name} on 2 worker threads`);
           // the same bits on one thread and on the pool (the same kernel, the same batches' arithmetic per sentence)
           assert.deepEqual(Array.from(p), Array.from(await wasm.embed(many, o)), `${name}: pool and one thread`);

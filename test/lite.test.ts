@@ -15,32 +15,47 @@ import { exportEncoder, loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { loadModel } from '../src/lite/index.js';
 import { root, tinyDualModel } from './fixtures/cli.js';
 
-const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 
 /** Columns of an N-way TSV(.gz): language → sentences (the first `rows` rows). */
 function columns(file: string, rows = Infinity): Map<string, string[]> {
   const lines = gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter(Boolean);
   const langs = lines[0]!.split('\t');
   const out = new Map<string, string[]>(langs.map((l) => [l, []]));
-  for (const line of lines.slice(1, 1 + Math.min(rows, lines.length))) line.split('\t').forEach((c, i) => { if (c) out.get(langs[i]!)?.push(c); });
+  for (const line of lines.slice(1, 1 + Math.min(rows, lines.length)))
+    line.split('\t').forEach((c, i) => {
+      if (c) out.get(langs[i]!)?.push(c);
+    });
   return out;
 }
 
 describe('xling/lite', () => {
-  let dir = '', model = '', fp32 = '', int8 = '', pruned = '';
+  let dir = '',
+    model = '',
+    fp32 = '',
+    int8 = '',
+    pruned = '';
   const dev = columns(join(root, 'data/sample/gettext.dev.tsv.gz'), 80);
   const sents = [...dev.get('de')!, ...dev.get('ja')!, ...dev.get('ru')!, '', '   ', 'Ünïcödé “quotes” — dash… ﬁ ＡＢＣ'];
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-lite-'));
     model = join(dir, 'tiny');
     tinyDualModel(dir, model, { features: { buckets: 65536, dim: 32 } });
-    fp32 = join(dir, 'fp32'); exportEncoder(model, fp32);
-    int8 = join(dir, 'int8'); exportCompact(model, int8, { dtype: 'int8' });
-    pruned = join(dir, 'pruned'); exportCompact(model, pruned, { dtype: 'int8', prune: true, fallback: 64 });
+    fp32 = join(dir, 'fp32');
+    exportEncoder(model, fp32);
+    int8 = join(dir, 'int8');
+    exportCompact(model, int8, { dtype: 'int8' });
+    pruned = join(dir, 'pruned');
+    exportCompact(model, pruned, { dtype: 'int8', prune: true, fallback: 64 });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("embeds as xling embed: fp32 ≤ 1e-6, int8 and pruned int8 as their native loads and within the quantisation error", async () => {
+  it('embeds as xling embed: fp32 ≤ 1e-6, int8 and pruned int8 as their native loads and within the quantisation error', async () => {
     const native = loadSentenceEncoder(fp32);
     const lite = await loadModel(fp32);
     assert.equal(lite.dim, native.dim);
@@ -55,7 +70,8 @@ describe('xling/lite', () => {
       for (const lang of ['de', 'ja']) {
         const mu = n.centers.get(lang)!;
         let minNorm = Infinity;
-        for (let i = 0; i < sents.length; i++) minNorm = Math.min(minNorm, Math.hypot(...Array.from({ length: n.dim }, (_, j) => plain[i * n.dim + j]! - mu[j]!)));
+        for (let i = 0; i < sents.length; i++)
+          minNorm = Math.min(minNorm, Math.hypot(...Array.from({ length: n.dim }, (_, j) => plain[i * n.dim + j]! - mu[j]!)));
         const d = maxDiff(await m.embed(sents, { lang }), n.embed(sents, { lang }));
         console.log(`# ${what}, lang ${lang}: max |Δ| ${d.toExponential(2)} (min |v − μ| ${minNorm.toFixed(3)})`);
         assert.ok(d <= 1e-6 / Math.min(1, minNorm), `${what}, lang ${lang}: ${d}`);
@@ -64,7 +80,8 @@ describe('xling/lite', () => {
     await parity(lite, native, 'fp32');
     const ref = native.embed(sents, { lang: 'de' });
     for (const dir8 of [int8, pruned]) {
-      const l8 = await loadModel(dir8), n8 = loadSentenceEncoder(dir8);
+      const l8 = await loadModel(dir8),
+        n8 = loadSentenceEncoder(dir8);
       assert.equal(l8.dtype, 'int8');
       await parity(l8, n8, dir8 === int8 ? 'int8' : 'pruned int8');
       const v = await l8.embed(sents, { lang: 'de' });
@@ -82,12 +99,20 @@ describe('xling/lite', () => {
   it('a product-quantised export (--dtype pq): lite sums the rows as coordinates (WebAssembly and TypeScript) and embeds as the native read-back (≤ 1e-5)', async () => {
     const pq = join(dir, 'pq');
     exportCompact(model, pq, { dtype: 'pq', pqBytes: 8, pqDims: 20 });
-    const native = loadSentenceEncoder(pq), lite = await loadModel(pq), single = await loadModel(join(pq, 'model.safetensors'));
+    const native = loadSentenceEncoder(pq),
+      lite = await loadModel(pq),
+      single = await loadModel(join(pq, 'model.safetensors'));
     const js = await loadModel(pq, { kernel: 'js' });
     assert.equal(lite.dtype, 'pq');
     // the WebAssembly kernel (embedBatchPq) where the engine has SIMD, the pure-TypeScript path on request
     assert.deepEqual([lite.kernel, js.kernel], ['wasm-simd', 'js']);
-    for (const [m, lang] of [[lite, null], [lite, 'ja'], [single, 'de'], [js, null], [js, 'ja']] as const) {
+    for (const [m, lang] of [
+      [lite, null],
+      [lite, 'ja'],
+      [single, 'de'],
+      [js, null],
+      [js, 'ja'],
+    ] as const) {
       const d = maxDiff(await m.embed(sents, { lang }), native.embed(sents, lang ? { lang } : { center: false }));
       console.log(`# pq (${m.kernel}), lang ${lang}: max |Δ| ${d.toExponential(2)}`);
       assert.ok(d <= 1e-5, `pq (${m.kernel}), lang ${lang}: ${d}`);
@@ -101,7 +126,9 @@ describe('xling/lite', () => {
   });
 
   it("lang 'auto' (the default) and 'auto-per-sentence' centre as the native path: the same identified language, the same vectors", async () => {
-    const native = loadSentenceEncoder(fp32), lite = await loadModel(fp32), pool = await loadModel(fp32, { threads: 2 });
+    const native = loadSentenceEncoder(fp32),
+      lite = await loadModel(fp32),
+      pool = await loadModel(fp32, { threads: 2 });
     assert.ok(native.lid, 'the model has a language identifier');
     try {
       for (const lang of ['de', 'ja', 'ru']) {
@@ -112,7 +139,10 @@ describe('xling/lite', () => {
           assert.ok(maxDiff(await pool.embed(col, { lang: 'auto', center }), ref) <= 1e-5, `${lang} auto on 2 threads, center ${center}`);
         }
         // forced, the identified language's mean is really subtracted
-        assert.ok(maxDiff(native.embed(col, { lang: 'auto', center: 'force' }), native.embed(col, { center: false })) > 1e-3, `${lang}: centring changes the vectors`);
+        assert.ok(
+          maxDiff(native.embed(col, { lang: 'auto', center: 'force' }), native.embed(col, { center: false })) > 1e-3,
+          `${lang}: centring changes the vectors`,
+        );
       }
       // mixed input, each sentence identified on its own (on 2 threads too: the plan is made over the whole input)
       const mixed = [...dev.get('de')!.slice(0, 40), ...dev.get('ja')!.slice(0, 40), ...dev.get('ru')!.slice(0, 60), '', '  '];
@@ -128,13 +158,16 @@ describe('xling/lite', () => {
     const file = resolve(root, '..', 'shared/data/gettext/dev.tsv.gz');
     const cols = existsSync(file) ? columns(file, 400) : columns(join(root, 'data/sample/gettext.dev.tsv.gz'));
     if (existsSync(file)) assert.equal(cols.size, 40);
-    const native = loadSentenceEncoder(int8).tokenizer, lite = await loadModel(int8);
+    const native = loadSentenceEncoder(int8).tokenizer,
+      lite = await loadModel(int8);
     let n = 0;
-    for (const [lang, col] of cols) for (const s of col) {
-      const a = lite.tokenize(s), b = native.encode(s);
-      if (a.length !== b.length || a.some((x, i) => x !== b[i])) assert.fail(`${lang}: '${s}' tokenised differently`);
-      n++;
-    }
+    for (const [lang, col] of cols)
+      for (const s of col) {
+        const a = lite.tokenize(s),
+          b = native.encode(s);
+        if (a.length !== b.length || a.some((x, i) => x !== b[i])) assert.fail(`${lang}: '${s}' tokenised differently`);
+        n++;
+      }
     console.log(`# ${n} sentences of ${cols.size} languages tokenised alike`);
   });
 
@@ -143,13 +176,16 @@ describe('xling/lite', () => {
     tinyDualModel(dir, h2, { features: { buckets: 65536, dim: 32, hashes: 2, maxFeatures: 4096 } });
     const cfg = JSON.parse(readFileSync(join(h2, 'config.json'), 'utf8')) as { tokenizerSpec: { hashes?: number } };
     assert.equal(cfg.tokenizerSpec.hashes, 2);
-    const f32 = join(dir, 'h2-fp32'), i8 = join(dir, 'h2-int8');
+    const f32 = join(dir, 'h2-fp32'),
+      i8 = join(dir, 'h2-int8');
     exportEncoder(h2, f32);
     exportCompact(h2, i8, { dtype: 'int8' });
     for (const d of [f32, i8]) {
-      const native = loadSentenceEncoder(d), lite = await loadModel(d);
+      const native = loadSentenceEncoder(d),
+        lite = await loadModel(d);
       for (const s of sents) {
-        const a = lite.tokenize(s), b = native.tokenizer.encode(s);
+        const a = lite.tokenize(s),
+          b = native.tokenizer.encode(s);
         assert.deepEqual(Array.from(a), Array.from(b), `'${s}' tokenised differently`);
       }
       // two ids per n-gram and word
@@ -168,11 +204,19 @@ describe('xling/lite', () => {
       // /keyed/…: only with the key (a server started with --api-key), as the explorer's /lite/ files
       let path = decodeURIComponent(req.url!.split('?')[0]!);
       if (path.startsWith('/keyed/')) {
-        if (req.headers.authorization !== 'Bearer k3y') { res.statusCode = 401; res.end(); return; }
+        if (req.headers.authorization !== 'Bearer k3y') {
+          res.statusCode = 401;
+          res.end();
+          return;
+        }
         path = path.slice('/keyed'.length);
       }
       const f = join(dir, path);
-      if (!f.startsWith(dir) || !existsSync(f) || statSync(f).isDirectory()) { res.statusCode = 404; res.end(); return; }
+      if (!f.startsWith(dir) || !existsSync(f) || statSync(f).isDirectory()) {
+        res.statusCode = 404;
+        res.end();
+        return;
+      }
       res.end(readFileSync(f));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -188,7 +232,8 @@ describe('xling/lite', () => {
       assert.ok(existsSync(join(int8, 'lid.json')), 'the export has a language identifier');
       const keyed = await loadModel(`http://127.0.0.1:${port}/keyed/int8`, { headers: { authorization: 'Bearer k3y' } });
       // identified and centred sentence by sentence: only with lid.json (without it, no centring)
-      const local = await loadModel(int8), centred = { lang: 'auto-per-sentence', center: 'force' } as const;
+      const local = await loadModel(int8),
+        centred = { lang: 'auto-per-sentence', center: 'force' } as const;
       const want = await local.embed(sents, centred);
       assert.notDeepEqual(Array.from(want), Array.from(await local.embed(sents, { lang: null })), 'the identifier changes the vectors');
       assert.deepEqual(Array.from(await keyed.embed(sents, centred)), Array.from(want), 'with its language identifier (lid.json) too');
@@ -201,11 +246,13 @@ describe('xling/lite', () => {
     const pool = await loadModel(int8, { threads: 2 });
     try {
       assert.deepEqual(Array.from(await pool.embed(many, { lang: 'ru' })), Array.from(await single.embed(many, { lang: 'ru' })));
-    } finally { await pool.close(); }
+    } finally {
+      await pool.close();
+    }
     await assert.rejects(loadModel(join(dir, 'missing')), /no such model/);
   });
 
-  it("imports nothing native: the import graph, and a process where the addon cannot load", () => {
+  it('imports nothing native: the import graph, and a process where the addon cannot load', () => {
     // the static import graph of dist/src/lite/index.js: no tensor layer, no addon, no Node module (browser)
     const seen = new Set<string>();
     const walk = (f: string) => {
@@ -225,7 +272,11 @@ describe('xling/lite', () => {
     // a child process whose addon cannot load: xling's main entry imports (the addon loads on first
     // use) and its first native call fails, naming why; xling/lite embeds
     const env = { ...process.env, XLING_ADDON: join(dir, 'no-such-addon.node') };
-    const full = spawnSync(process.execPath, ['--input-type=module', '-e', `const x = await import('xling'); console.log('imported'); x.loadSentenceEncoder(${JSON.stringify(int8)});`], { cwd: root, env, encoding: 'utf8' });
+    const full = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `const x = await import('xling'); console.log('imported'); x.loadSentenceEncoder(${JSON.stringify(int8)});`],
+      { cwd: root, env, encoding: 'utf8' },
+    );
     assert.notEqual(full.status, 0);
     assert.equal(full.stdout.trim(), 'imported');
     assert.match(full.stderr, /XLING_ADDON=.*does not exist/);

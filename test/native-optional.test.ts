@@ -23,15 +23,29 @@ function run(args: string[], env: Record<string, string> = {}, cwd = root) {
 }
 const xling = (args: string[], env: Record<string, string> = {}) => run([mainJs, ...args], env);
 const rows = (file: string) => readNpy(file).data as Float32Array;
-const maxDiff = (a: Float32Array, b: Float32Array) => { assert.equal(a.length, b.length); let m = 0; for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!)); return m; };
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+};
 /** The one-line message of a missing native backend: what is missing and the install line, no stack. */
 function assertMissingMessage(stderr: string, cmd: string): void {
-  assert.match(stderr, new RegExp(`^xling ${cmd}: this needs xling's native backend \\(libtorch \\+ faiss\\), which is not available \\(XLING_SKIP_NATIVE is set\\); .*apt install libtorch-dev libfaiss-dev.*npm rebuild xling`, 'm'), stderr);
+  assert.match(
+    stderr,
+    new RegExp(
+      `^xling ${cmd}: this needs xling's native backend \\(libtorch \\+ faiss\\), which is not available \\(XLING_SKIP_NATIVE is set\\); .*apt install libtorch-dev libfaiss-dev.*npm rebuild xling`,
+      'm',
+    ),
+    stderr,
+  );
   assert.doesNotMatch(stderr, /\n\s+at |Error:|require\(/, stderr);
 }
 
 describe('the native backend is optional', () => {
-  let dir = '', input = '', tiny = '';
+  let dir = '',
+    input = '',
+    tiny = '';
   before(() => {
     assert.ok(existsSync(join(DEFAULT_MODEL, 'config.json')), `${DEFAULT_MODEL}: the default model is missing`);
     dir = mkdtempSync(join(tmpdir(), 'xling-native-'));
@@ -61,7 +75,8 @@ describe('the native backend is optional', () => {
   });
 
   it('xling embed without --model uses the default model (said once on stderr): the same vectors as --model models/default', () => {
-    const a = join(dir, 'default.npy'), b = join(dir, 'given.npy');
+    const a = join(dir, 'default.npy'),
+      b = join(dir, 'given.npy');
     const r = xling(['embed', '--input', input, '-o', a]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr.split('\n').filter((l) => l.includes('using the default model')).length, 1, r.stderr);
@@ -72,7 +87,7 @@ describe('the native backend is optional', () => {
     assert.match(xling(['embed', '--help']).stdout, /--model DIR[\s\S]*default: the model that comes with xling/);
   });
 
-  it('without the addon xling embed runs on the portable runtime (said once): the native vectors within the export\'s bound', () => {
+  it("without the addon xling embed runs on the portable runtime (said once): the native vectors within the export's bound", () => {
     const cases: [string, string[], number][] = [
       // the default model: a product-quantised table (xling/lite's bound for pq: 1e-5)
       ['default', [], 1e-5],
@@ -81,7 +96,8 @@ describe('the native backend is optional', () => {
       ['tiny fp32, de', ['--model', tiny, '--lang', 'de', '--force-center'], 1e-5],
     ];
     for (const [what, args, bound] of cases) {
-      const n = join(dir, 'native.npy'), p = join(dir, 'portable.npy');
+      const n = join(dir, 'native.npy'),
+        p = join(dir, 'portable.npy');
       const rn = xling(['embed', '--input', input, '-o', n, ...args]);
       assert.equal(rn.status, 0, rn.stderr);
       assert.doesNotMatch(rn.stderr, /portable runtime/);
@@ -114,7 +130,8 @@ describe('the native backend is optional', () => {
       assert.equal(r.status, 0, r.stderr);
       return { stderr: r.stderr, errors: (JSON.parse(readFileSync(json, 'utf8')) as { errors: number[][] }).errors };
     };
-    const n = errors({}, join(dir, 'xsim-native.json')), p = errors(SKIP, join(dir, 'xsim-portable.json'));
+    const n = errors({}, join(dir, 'xsim-native.json')),
+      p = errors(SKIP, join(dir, 'xsim-portable.json'));
     assert.match(p.stderr, /embedding on the portable runtime/);
     assert.deepEqual(p.errors, n.errors);
   });
@@ -140,7 +157,10 @@ describe('the native backend is optional', () => {
     const script = join(root, 'scripts/install-native.mjs');
     let r = run([script], { LIBTORCH: join(dir, 'no-libtorch'), FAISS_HOME: join(dir, 'no-faiss') });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^xling: native backend not built: missing libtorch \(no .*no-libtorch.*\), faiss \(no libfaiss in .*no-faiss.*\)\. To add it: apt install libtorch-dev libfaiss-dev \(or set LIBTORCH \/ FAISS_HOME\), then `npm rebuild xling`\. xling embed, xling eval xsim and xling\/lite work without it/);
+    assert.match(
+      r.stderr,
+      /^xling: native backend not built: missing libtorch \(no .*no-libtorch.*\), faiss \(no libfaiss in .*no-faiss.*\)\. To add it: apt install libtorch-dev libfaiss-dev \(or set LIBTORCH \/ FAISS_HOME\), then `npm rebuild xling`\. xling embed, xling eval xsim and xling\/lite work without it/,
+    );
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     r = run([script], SKIP);
     assert.equal(r.status, 0, r.stderr);
@@ -149,7 +169,8 @@ describe('the native backend is optional', () => {
 
   it("xling/lite's loadModel() without a source loads the default model: the vectors of loadModel('models/default')", async () => {
     const sents = devColumn('fr').slice(0, 20);
-    const a = await loadModel(), b = await loadModel(DEFAULT_MODEL);
+    const a = await loadModel(),
+      b = await loadModel(DEFAULT_MODEL);
     assert.equal(a.dim, b.dim);
     assert.deepEqual(await a.embed(sents), await b.embed(sents));
   });

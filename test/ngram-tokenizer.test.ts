@@ -41,14 +41,21 @@ function refExtra(h: number, i: number): number {
   return Number(x ^ (x >> 16n));
 }
 function refEncode(s: string, o: NgramOptions, norm: NormalizeOptions): number[] {
-  const { ngrams: [lo, hi], buckets, words, maxFeatures } = o;
+  const {
+    ngrams: [lo, hi],
+    buckets,
+    words,
+    maxFeatures,
+  } = o;
   const hashes = o.hashes ?? 1;
   let text = refNormalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, norm);
   if (text.length > maxFeatures) text = text.slice(0, maxFeatures);
   const t = ` ${text} `;
   const out: number[] = [];
   // a feature's ids: its FNV bucket, then its extra hashes' buckets (while there is room)
-  const feature = (h: number) => { for (let j = 0; j < hashes && out.length < maxFeatures; j++) out.push(4 + ((j ? refExtra(h, j) : h) % buckets)); };
+  const feature = (h: number) => {
+    for (let j = 0; j < hashes && out.length < maxFeatures; j++) out.push(4 + ((j ? refExtra(h, j) : h) % buckets));
+  };
   for (let i = 0; i < t.length && out.length < maxFeatures; i++) {
     for (let n = lo; n <= Math.min(hi, t.length - i) && out.length < maxFeatures; n++) feature(fnv(t, i, i + n));
   }
@@ -61,16 +68,40 @@ function refEncode(s: string, o: NgramOptions, norm: NormalizeOptions): number[]
 
 /** Every cell of the bundled sample's dev TSV (13 languages) and, where it is present, of the first 2,000 rows of the shared gettext dev set (40 languages). */
 function devCells(): string[] {
-  const cells = (file: string, rows: number) => gunzipSync(readFileSync(file)).toString('utf8').trimEnd().split('\n').slice(1, 1 + rows).flatMap((l) => l.split('\t'));
+  const cells = (file: string, rows: number) =>
+    gunzipSync(readFileSync(file))
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(1, 1 + rows)
+      .flatMap((l) => l.split('\t'));
   const shared = resolve(root, '..', 'shared/data/gettext/dev.tsv.gz');
   return [...cells(join(root, 'data/sample/gettext.dev.tsv.gz'), Infinity), ...(existsSync(shared) ? cells(shared, 2000) : [])];
 }
 
 const EDGE = [
-  '', ' ', '\t\n', 'a', 'A  B\tC\n\nd', '  leading and trailing  ', 'don`t “quote” ‘single’ «guillemets» – dash — em … dots',
-  'nbsp\u00A0thin\u2009ideo\u3000space', 'zero\u200Bwidth\uFEFFjoin\u2060', 'ctrl\u0001\u0007\u007F\u0085x', 'ﬁ ligature ① ＡＢＣ ｶﾞ',
-  'Ελληνικά ΚΕΦΑΛΑΙΑ Ωραία', 'Русский ТЕКСТ ёжик', '日本語のテキスト、句読点。', '😀 emoji 𝔵𝔶𝔷 surrogates', 'İstanbul ß ǅ',
-  'x'.repeat(3000), 'word '.repeat(700), 'Tab\tseparated\tCOLUMNS', 'e\u0301 combining', 'Ǆ digraph', 'ASCII only: Open the file (Ctrl+O) [100%] {x} ~/a_b-c.d?!',
+  '',
+  ' ',
+  '\t\n',
+  'a',
+  'A  B\tC\n\nd',
+  '  leading and trailing  ',
+  'don`t “quote” ‘single’ «guillemets» – dash — em … dots',
+  'nbsp\u00A0thin\u2009ideo\u3000space',
+  'zero\u200Bwidth\uFEFFjoin\u2060',
+  'ctrl\u0001\u0007\u007F\u0085x',
+  'ﬁ ligature ① ＡＢＣ ｶﾞ',
+  'Ελληνικά ΚΕΦΑΛΑΙΑ Ωραία',
+  'Русский ТЕКСТ ёжик',
+  '日本語のテキスト、句読点。',
+  '😀 emoji 𝔵𝔶𝔷 surrogates',
+  'İstanbul ß ǅ',
+  'x'.repeat(3000),
+  'word '.repeat(700),
+  'Tab\tseparated\tCOLUMNS',
+  'e\u0301 combining',
+  'Ǆ digraph',
+  'ASCII only: Open the file (Ctrl+O) [100%] {x} ~/a_b-c.d?!',
 ];
 
 describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
@@ -78,7 +109,10 @@ describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
   const configs: [NgramOptions, NormalizeOptions][] = [
     [{ ngrams: [1, 5], buckets: 1 << 20, words: true, maxFeatures: 512 }, { lowercase: true }],
     [{ ngrams: [2, 4], buckets: 1000, words: false, maxFeatures: 64 }, { lowercase: false }],
-    [{ ngrams: [1, 3], buckets: 4096, words: true, maxFeatures: 9 }, { lowercase: true, romanize: true }],
+    [
+      { ngrams: [1, 3], buckets: 4096, words: true, maxFeatures: 9 },
+      { lowercase: true, romanize: true },
+    ],
     // hash embeddings: 2 and 3 ids per feature (a power-of-two table and another)
     [{ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 1024, hashes: 2 }, { lowercase: true }],
     [{ ngrams: [2, 4], buckets: 1000, words: true, maxFeatures: 64, hashes: 3 }, { lowercase: false }],
@@ -92,7 +126,8 @@ describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
 
   it('encode() and encodeBatch() = the reference ids (and the same truncation counts)', () => {
     for (const [o, norm] of configs) {
-      const a = new HashedNgramTokenizer(o, norm), b = new HashedNgramTokenizer(o, norm);
+      const a = new HashedNgramTokenizer(o, norm),
+        b = new HashedNgramTokenizer(o, norm);
       const batch = b.encodeBatch(cells);
       assert.equal(batch.length, cells.length);
       cells.forEach((s, i) => {
@@ -106,16 +141,26 @@ describe('hashed n-gram tokenizer: fast paths = the plain algorithm', () => {
     }
   });
 
-  it('hashes: each feature\'s first id is its one-hash id, the others differ from it; out-of-range counts refused', () => {
+  it("hashes: each feature's first id is its one-hash id, the others differ from it; out-of-range counts refused", () => {
     const one = new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 4096 }, {});
     const two = new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 1 << 18, words: true, maxFeatures: 4096, hashes: 2 }, {});
-    let differ = 0, total = 0;
+    let differ = 0,
+      total = 0;
     for (const s of cells.slice(0, 500)) {
-      const a = one.encode(s), b = two.encode(s);
+      const a = one.encode(s),
+        b = two.encode(s);
       assert.equal(b.length, 2 * a.length);
-      a.forEach((id, i) => { assert.equal(b[2 * i], id); total++; if (b[2 * i + 1] !== id) differ++; });
+      a.forEach((id, i) => {
+        assert.equal(b[2 * i], id);
+        total++;
+        if (b[2 * i + 1] !== id) differ++;
+      });
     }
     assert.ok(total > 1000 && differ / total > 0.99, `${differ} of ${total} extra ids differ from the first`);
-    for (const h of [0, 9, 1.5]) assert.throws(() => new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 8, words: true, maxFeatures: 8, hashes: h }, {}), /hashes must be an integer from 1 to 8/);
+    for (const h of [0, 9, 1.5])
+      assert.throws(
+        () => new HashedNgramTokenizer({ ngrams: [1, 5], buckets: 8, words: true, maxFeatures: 8, hashes: h }, {}),
+        /hashes must be an integer from 1 to 8/,
+      );
   });
 });

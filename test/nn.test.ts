@@ -5,10 +5,47 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import {
-  Adam, AdamW, AttentionPool, clipGradNorm, Embedding, LayerNorm, Linear, loadModule, loadTensors, LSTM, maxPool, meanPool,
-  firstToken, lastToken, Module, PlateauDecay, saveModule, SGD, TransformerEncoder, TransformerEncoderLayer, warmupInvSqrt, stepDecay,
+  Adam,
+  AdamW,
+  AttentionPool,
+  clipGradNorm,
+  Embedding,
+  LayerNorm,
+  Linear,
+  loadModule,
+  loadTensors,
+  LSTM,
+  maxPool,
+  meanPool,
+  firstToken,
+  lastToken,
+  Module,
+  PlateauDecay,
+  saveModule,
+  SGD,
+  TransformerEncoder,
+  TransformerEncoderLayer,
+  warmupInvSqrt,
+  stepDecay,
 } from '../src/nn/index.js';
-import { crossEntropy, getNumThreads, gradCheck, keep, lstmRecurrence, manualSeed, memoryStats, noGrad, randn, randint, setDefaultDtype, setNumThreads, tensor, Tensor, tidy, zeros } from '../src/tensor/index.js';
+import {
+  crossEntropy,
+  getNumThreads,
+  gradCheck,
+  keep,
+  lstmRecurrence,
+  manualSeed,
+  memoryStats,
+  noGrad,
+  randn,
+  randint,
+  setDefaultDtype,
+  setNumThreads,
+  tensor,
+  Tensor,
+  tidy,
+  zeros,
+} from '../src/tensor/index.js';
 import { encoderTables, LASER_DEFAULTS, LaserEncoder, LaserSentenceEncoder } from '../src/models/laser/model.js';
 import { padBatch } from '../src/data/batch.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
@@ -18,7 +55,8 @@ const fixture = join(root, 'test', 'fixtures', 'parity.safetensors');
 
 function maxDiff(a: Tensor, b: Tensor): number {
   assert.deepEqual(a.shape, b.shape);
-  const x = a.toArray(), y = b.toArray();
+  const x = a.toArray(),
+    y = b.toArray();
   return x.reduce((m, v, i) => Math.max(m, Math.abs(v - y[i]!)), 0);
 }
 
@@ -56,8 +94,12 @@ describe('parity with PyTorch (fixed weights, fixture from test/fixtures/make_pa
     enc.dispose();
   });
   it('embedding + layer norm + linear + cross entropy', () => {
-    const emb = new Embedding(11, 4, 0), ln = new LayerNorm(4), lin = new Linear(4, 11);
-    emb.loadStateDict(pick(F, 'emb')); ln.loadStateDict(pick(F, 'ln')); lin.loadStateDict(pick(F, 'lin'));
+    const emb = new Embedding(11, 4, 0),
+      ln = new LayerNorm(4),
+      lin = new Linear(4, 11);
+    emb.loadStateDict(pick(F, 'emb'));
+    ln.loadStateDict(pick(F, 'ln'));
+    lin.loadStateDict(pick(F, 'lin'));
     tidy(() => {
       const logits = lin.forward(ln.forward(emb.forward(F.get('misc.ids')!)));
       assert.ok(maxDiff(logits, F.get('misc.logits')!) < 1e-5);
@@ -90,11 +132,27 @@ describe('finite-difference gradients of layers (float64)', () => {
 
       const layer = new TransformerEncoderLayer({ dim: 8, heads: 2, ff: 12, dropout: 0 });
       const xt = keep(randn([2, 4, 8]).requiresGrad_());
-      const mask = keep(tensor([[0, 0, 1, 1], [0, 0, 0, 0]], 'bool'));
+      const mask = keep(
+        tensor(
+          [
+            [0, 0, 1, 1],
+            [0, 0, 0, 0],
+          ],
+          'bool',
+        ),
+      );
       gradCheck(() => layer.forward(xt, mask).pow(2).mean(), [xt, ...layer.parameters()], { samples: 4 });
 
       const h = keep(randn([2, 4, 3]).requiresGrad_());
-      const valid = keep(tensor([[1, 1, 0, 0], [1, 1, 1, 1]], 'bool'));
+      const valid = keep(
+        tensor(
+          [
+            [1, 1, 0, 0],
+            [1, 1, 1, 1],
+          ],
+          'bool',
+        ),
+      );
       const ap = new AttentionPool(3);
       gradCheck(() => maxPool(h, valid).sum(), [h]);
       gradCheck(() => meanPool(h, valid).pow(2).sum(), [h]);
@@ -122,7 +180,11 @@ describe('optimizers and schedules', () => {
   it('SGD with momentum matches the hand-computed update', () => {
     const p = tensor([1.0]).requiresGrad_();
     const opt = new SGD([p], { lr: 0.1, momentum: 0.9 });
-    for (let i = 0; i < 2; i++) { opt.zeroGrad(); tidy(() => p.mul(p).sum().backward()); opt.step(); }
+    for (let i = 0; i < 2; i++) {
+      opt.zeroGrad();
+      tidy(() => p.mul(p).sum().backward());
+      opt.step();
+    }
     // g1 = 2, b = 2, p = 0.8; g2 = 1.6, b = 0.9*2+1.6 = 3.4, p = 0.8 - 0.34 = 0.46
     assert.ok(Math.abs(p.item() - 0.46) < 1e-6, String(p.item()));
   });
@@ -175,7 +237,11 @@ describe('optimizers and schedules', () => {
     assert.ok(Math.abs(f(400) - 5e-4) < 1e-12);
     assert.equal(stepDecay(1, 10, 0.5)(25), 0.25);
     const pl = new PlateauDecay(1, 0.5, 1);
-    pl.observe(10); pl.observe(11); assert.equal(pl.lr, 1); pl.observe(12); assert.equal(pl.lr, 0.5);
+    pl.observe(10);
+    pl.observe(11);
+    assert.equal(pl.lr, 1);
+    pl.observe(12);
+    assert.equal(pl.lr, 0.5);
   });
 });
 
@@ -187,13 +253,23 @@ describe('state dicts and safetensors', () => {
         a = this.module('a', new Linear(3, 2));
         e = this.module('e', new Embedding(5, 3, 0));
       }
-      const n1 = new Net(), n2 = new Net();
+      const n1 = new Net(),
+        n2 = new Net();
       saveModule(n1, join(dir, 'w.safetensors'));
       loadModule(n2, join(dir, 'w.safetensors'));
       for (const [k, t] of n1.stateDict()) assert.equal(maxDiff(t, n2.stateDict().get(k)!), 0, k);
       const other = new Linear(3, 3);
       assert.throws(() => loadModule(other, join(dir, 'w.safetensors')), /missing|unexpected/);
-      assert.throws(() => other.loadStateDict(new Map([['weight', zeros([2, 2])], ['bias', zeros([3])]])), /shape/);
+      assert.throws(
+        () =>
+          other.loadStateDict(
+            new Map([
+              ['weight', zeros([2, 2])],
+              ['bias', zeros([3])],
+            ]),
+          ),
+        /shape/,
+      );
       for (const m of [n1, n2, other]) m.dispose();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -209,22 +285,26 @@ describe('memory stays bounded', () => {
     const out = new Linear(32, 50);
     const params = [...emb.parameters(), ...lstm.parameters(), ...out.parameters()];
     const opt = new Adam(params, { lr: 1e-3 });
-    const step = () => tidy(() => {
-      const ids = randint(1, 50, [8, 6]);
-      const h = lstm.forward(emb.forward(ids), { lengths: [6, 5, 4, 6, 3, 2, 6, 1] }).output;
-      const loss = crossEntropy(out.forward(h).reshape([-1, 50]), ids.reshape([-1]));
-      opt.zeroGrad();
-      loss.backward();
-      clipGradNorm(params, 1);
-      opt.step();
-    });
+    const step = () =>
+      tidy(() => {
+        const ids = randint(1, 50, [8, 6]);
+        const h = lstm.forward(emb.forward(ids), { lengths: [6, 5, 4, 6, 3, 2, 6, 1] }).output;
+        const loss = crossEntropy(out.forward(h).reshape([-1, 50]), ids.reshape([-1]));
+        opt.zeroGrad();
+        loss.backward();
+        clipGradNorm(params, 1);
+        opt.step();
+      });
     for (let i = 0; i < 200; i++) step();
     global.gc?.();
     const handles0 = memoryStats().handles;
     const rss0 = process.memoryUsage().rss;
     // N-API finalizers of collected handles run from the event loop: a training loop that
     // never yields would defer them, so yield now and then (the trainer does, reading data).
-    for (let i = 0; i < 4800; i++) { step(); if (i % 50 === 0) await new Promise((r) => setImmediate(r)); }
+    for (let i = 0; i < 4800; i++) {
+      step();
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
     global.gc?.();
     const handles1 = memoryStats().handles;
     const rss1 = process.memoryUsage().rss;
@@ -235,34 +315,38 @@ describe('memory stays bounded', () => {
 });
 
 describe('token-table LSTM inference (per-vocabulary input projections)', () => {
-  it('gives forward()\'s sentence vectors for max/last pooling, bi- and unidirectional, sync and async', async () => {
+  it("gives forward()'s sentence vectors for max/last pooling, bi- and unidirectional, sync and async", async () => {
     manualSeed(11);
-    for (const pooling of ['max', 'last'] as const) for (const bidirectional of [true, false]) {
-      const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 300, hidden: 24, embedDim: 16, pooling, bidirectional, targetLangs: ['en'] }).eval();
-      // unsorted lengths 1..13, so the kernel's sorting and order restoring are exercised
-      const seqs = Array.from({ length: 29 }, (_, i) => Int32Array.from({ length: 1 + ((i * 7) % 13) }, (_, j) => 4 + ((i * 31 + j * 17) % 290)));
-      const b = padBatch(seqs, 0);
-      const ref = noGrad(() => enc.forward(b)).toFloat32Array();
-      const tables = encoderTables(enc)!;
-      // 2 threads: directions run side by side (oneDNN GEMMs); 1 thread: one after the other
-      const threads0 = getNumThreads();
-      for (const threads of [1, 2]) {
-        setNumThreads(threads);
-        const viaTables = tables.encode(b.ids, b.lengths, pooling).toFloat32Array();
-        const viaAsync = (await tables.encodeAsync(b.ids, b.lengths, pooling)).toFloat32Array();
-        for (let i = 0; i < ref.length; i++) {
-          assert.ok(Math.abs(ref[i]! - viaTables[i]!) < 1e-5, `${pooling} bi=${bidirectional} threads=${threads} [${i}]: ${ref[i]} vs ${viaTables[i]}`);
-          assert.ok(Math.abs(ref[i]! - viaAsync[i]!) < 1e-5);
+    for (const pooling of ['max', 'last'] as const)
+      for (const bidirectional of [true, false]) {
+        const enc = new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 300, hidden: 24, embedDim: 16, pooling, bidirectional, targetLangs: ['en'] }).eval();
+        // unsorted lengths 1..13, so the kernel's sorting and order restoring are exercised
+        const seqs = Array.from({ length: 29 }, (_, i) => Int32Array.from({ length: 1 + ((i * 7) % 13) }, (_, j) => 4 + ((i * 31 + j * 17) % 290)));
+        const b = padBatch(seqs, 0);
+        const ref = noGrad(() => enc.forward(b)).toFloat32Array();
+        const tables = encoderTables(enc)!;
+        // 2 threads: directions run side by side (oneDNN GEMMs); 1 thread: one after the other
+        const threads0 = getNumThreads();
+        for (const threads of [1, 2]) {
+          setNumThreads(threads);
+          const viaTables = tables.encode(b.ids, b.lengths, pooling).toFloat32Array();
+          const viaAsync = (await tables.encodeAsync(b.ids, b.lengths, pooling)).toFloat32Array();
+          for (let i = 0; i < ref.length; i++) {
+            assert.ok(Math.abs(ref[i]! - viaTables[i]!) < 1e-5, `${pooling} bi=${bidirectional} threads=${threads} [${i}]: ${ref[i]} vs ${viaTables[i]}`);
+            assert.ok(Math.abs(ref[i]! - viaAsync[i]!) < 1e-5);
+          }
         }
+        setNumThreads(threads0);
+        // and the model-level embedder picks them for big jobs with the same result
+        const m = new SentenceEncoderModel(new LaserSentenceEncoder(enc, 0), { vocabSize: 300, padId: 0 } as never);
+        const big = Array.from({ length: 60 }, (_, i) => seqs[i % seqs.length]!);
+        const a = m.embedIds(big, { fastPath: false }),
+          t = m.embedIds(big, { fastPath: true });
+        for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - t[i]!) < 1e-5);
+        tables.dispose();
+        enc.dispose();
+        b.ids.dispose();
       }
-      setNumThreads(threads0);
-      // and the model-level embedder picks them for big jobs with the same result
-      const m = new SentenceEncoderModel(new LaserSentenceEncoder(enc, 0), { vocabSize: 300, padId: 0 } as never);
-      const big = Array.from({ length: 60 }, (_, i) => seqs[i % seqs.length]!);
-      const a = m.embedIds(big, { fastPath: false }), t = m.embedIds(big, { fastPath: true });
-      for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - t[i]!) < 1e-5);
-      tables.dispose(); enc.dispose(); b.ids.dispose();
-    }
   });
 
   it('rejects bad input with a clear error', () => {
@@ -272,25 +356,36 @@ describe('token-table LSTM inference (per-vocabulary input projections)', () => 
     assert.throws(() => tables.encode(b.ids, b.lengths, 'max'), /token id 60 out of range/);
     assert.throws(() => tables.encode(b.ids, [3, 9], 'max'), /length 9 out of range/);
     assert.throws(() => tables.encode(b.ids, b.lengths, 'mean' as never), /pooling must be/);
-    assert.equal(encoderTables(new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 50, hidden: 8, embedDim: 8, layers: 2, targetLangs: ['en'] })), null, '2-layer encoders take the aten::lstm path');
-    tables.dispose(); enc.dispose();
+    assert.equal(
+      encoderTables(new LaserEncoder({ ...LASER_DEFAULTS, vocabSize: 50, hidden: 8, embedDim: 8, layers: 2, targetLangs: ['en'] })),
+      null,
+      '2-layer encoders take the aten::lstm path',
+    );
+    tables.dispose();
+    enc.dispose();
   });
 });
 
 describe('LSTM recurrence node (native lstmRecurrence) against aten::lstm', () => {
   // Same weights and inputs through both implementations: outputs, final states and the gradients
   // of every input and weight must agree (float32 rounding only).
-  const run = (m: LSTM, impl: 'aten' | 'recurrence', x: Tensor, o: { lengths?: number[]; h0?: [Tensor, Tensor]; rowInput?: Tensor }) => tidy(() => {
-    m.impl = impl;
-    const leaves = [x, ...(o.h0 ?? []), ...(o.rowInput ? [o.rowInput] : []), ...m.parameters()];
-    for (const t of leaves) t.zeroGrad();
-    const r = m.forward(x, { ...o, paddingValue: -2 });
-    // a loss that reads every output, including padded steps (their value is fixed: no gradient)
-    const w = randn(r.output.shape);
-    r.output.mul(w).sum().add(r.h.pow(2).sum()).add(r.c.sum().mul(0.5)).backward();
-    const grads = leaves.map((t) => { const g = t.grad!; const a = g.toFloat32Array(); g.dispose(); return a; });
-    return { out: r.output.toFloat32Array(), h: r.h.toFloat32Array(), c: r.c.toFloat32Array(), grads };
-  });
+  const run = (m: LSTM, impl: 'aten' | 'recurrence', x: Tensor, o: { lengths?: number[]; h0?: [Tensor, Tensor]; rowInput?: Tensor }) =>
+    tidy(() => {
+      m.impl = impl;
+      const leaves = [x, ...(o.h0 ?? []), ...(o.rowInput ? [o.rowInput] : []), ...m.parameters()];
+      for (const t of leaves) t.zeroGrad();
+      const r = m.forward(x, { ...o, paddingValue: -2 });
+      // a loss that reads every output, including padded steps (their value is fixed: no gradient)
+      const w = randn(r.output.shape);
+      r.output.mul(w).sum().add(r.h.pow(2).sum()).add(r.c.sum().mul(0.5)).backward();
+      const grads = leaves.map((t) => {
+        const g = t.grad!;
+        const a = g.toFloat32Array();
+        g.dispose();
+        return a;
+      });
+      return { out: r.output.toFloat32Array(), h: r.h.toFloat32Array(), c: r.c.toFloat32Array(), grads };
+    });
   const close = (a: Float32Array, b: Float32Array, what: string) => {
     assert.equal(a.length, b.length, what);
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - b[i]!) < 2e-5 * (1 + Math.abs(b[i]!)), `${what}[${i}]: ${a[i]} vs ${b[i]}`);
@@ -308,10 +403,16 @@ describe('LSTM recurrence node (native lstmRecurrence) against aten::lstm', () =
       setNumThreads(threads);
       for (const c of cases) {
         manualSeed(21);
-        const I = 5, H = 8, B = 7, T = 9, D = c.bi ? 2 : 1;
+        const I = 5,
+          H = 8,
+          B = 7,
+          T = 9,
+          D = c.bi ? 2 : 1;
         const m = new LSTM(I + c.row, H, { bidirectional: c.bi, numLayers: c.layers });
         const x = keep(randn([B, T, I]).requiresGrad_());
-        const h0: [Tensor, Tensor] | undefined = c.h0 ? [keep(randn([c.layers * D, B, H]).requiresGrad_()), keep(randn([c.layers * D, B, H]).requiresGrad_())] : undefined;
+        const h0: [Tensor, Tensor] | undefined = c.h0
+          ? [keep(randn([c.layers * D, B, H]).requiresGrad_()), keep(randn([c.layers * D, B, H]).requiresGrad_())]
+          : undefined;
         const rowInput = c.row ? keep(randn([B, c.row]).requiresGrad_()) : undefined;
         manualSeed(5);
         const a = run(m, 'aten', x, { lengths: c.lengths, h0, rowInput });
@@ -322,7 +423,10 @@ describe('LSTM recurrence node (native lstmRecurrence) against aten::lstm', () =
         close(r.h, a.h, `${what} h_n`);
         close(r.c, a.c, `${what} c_n`);
         a.grads.forEach((g, i) => close(r.grads[i]!, g, `${what} gradient of leaf ${i}`));
-        m.dispose(); x.dispose(); h0?.forEach((t) => t.dispose()); rowInput?.dispose();
+        m.dispose();
+        x.dispose();
+        h0?.forEach((t) => t.dispose());
+        rowInput?.dispose();
       }
     }
     setNumThreads(threads0);
@@ -335,7 +439,9 @@ describe('LSTM recurrence node (native lstmRecurrence) against aten::lstm', () =
   });
 
   it('rejects bad input with a clear error instead of crashing', () => {
-    const x = zeros([4, 2, 12]), whh = zeros([1, 12, 3]), h = zeros([1, 2, 3]);
+    const x = zeros([4, 2, 12]),
+      whh = zeros([1, 12, 3]),
+      h = zeros([1, 2, 3]);
     assert.throws(() => lstmRecurrence(x, whh, h, h, [5, 1]), /length 5 out of range \[1, 4\]/);
     assert.throws(() => lstmRecurrence(x, whh, h, h, [1]), /1 lengths for a batch of 2/);
     assert.throws(() => lstmRecurrence(x, zeros([1, 12, 4]), h, h, []), /w_hh must be \[D, 4H, H\]/);

@@ -20,32 +20,47 @@ function fnv1a(s: string): number {
 }
 
 function devSentences(): string[] {
-  const rows = gunzipSync(fs.readFileSync(join(root, '..', 'shared', 'data', 'gettext', 'dev.tsv.gz'))).toString('utf8').split('\n').filter((l) => l.length).map((l) => l.split('\t'));
-  const header = rows[0]!, body = rows.slice(1);
+  const rows = gunzipSync(fs.readFileSync(join(root, '..', 'shared', 'data', 'gettext', 'dev.tsv.gz')))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.length)
+    .map((l) => l.split('\t'));
+  const header = rows[0]!,
+    body = rows.slice(1);
   const out: string[] = [];
   for (let j = 0; j < header.length; j++) for (const r of body) out.push(r[j] ?? '');
   return out;
 }
 
 const expected = JSON.parse(gunzipSync(fs.readFileSync(join(dir, 'spm-ids.json.gz'))).toString('utf8')) as {
-  langs: string[]; rows: number; full: number; unigram: { hash: string; ids: string[] }; bpe: { hash: string; ids: string[] };
+  langs: string[];
+  rows: number;
+  full: number;
+  unigram: { hash: string; ids: string[] };
+  bpe: { hash: string; ids: string[] };
 };
 const devPath = join(root, '..', 'shared', 'data', 'gettext', 'dev.tsv.gz');
 
 for (const kind of ['unigram', 'bpe'] as const) {
-  test(`${kind}: ids identical to python3-sentencepiece on every dev sentence of all 40 languages`, { skip: !fs.existsSync(devPath) && 'shared dev set absent' }, () => {
+  test(`${kind}: ids identical to python3-sentencepiece on every dev sentence of all 40 languages`, {
+    skip: !fs.existsSync(devPath) && 'shared dev set absent',
+  }, () => {
     const sp = new SentencePieceProcessor(fs.readFileSync(join(dir, `spm-${kind}.model`)), kind);
     assert.equal(sp.proto.modelType, kind);
     const sents = devSentences();
     assert.equal(sents.length, expected.langs.length * expected.rows);
     assert.equal(expected.langs.length, 40);
     const exp = expected[kind];
-    let full = 0, bad = 0;
+    let full = 0,
+      bad = 0;
     const firstBad: string[] = [];
     sents.forEach((s, i) => {
       const got = sp.encode(s).ids.join(' ');
       if (i % expected.rows < expected.full) assert.equal(got, exp.ids[full++], `sentence ${i} ${JSON.stringify(s)}`);
-      if (fnv1a(got).toString(16).padStart(8, '0') !== exp.hash.slice(8 * i, 8 * i + 8)) { bad++; if (firstBad.length < 3) firstBad.push(`${i}: ${JSON.stringify(s)} → ${got}`); }
+      if (fnv1a(got).toString(16).padStart(8, '0') !== exp.hash.slice(8 * i, 8 * i + 8)) {
+        bad++;
+        if (firstBad.length < 3) firstBad.push(`${i}: ${JSON.stringify(s)} → ${got}`);
+      }
     });
     assert.equal(bad, 0, firstBad.join('\n'));
   });

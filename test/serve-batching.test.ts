@@ -32,14 +32,20 @@ before(async () => {
   app = await buildServer({ model, modelDir, bodyLimit: BODY_LIMIT });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
-after(async () => { if (app) await closeGracefully(app, 500); rmSync(dir, { recursive: true, force: true }); });
+after(async () => {
+  if (app) await closeGracefully(app, 500);
+  rmSync(dir, { recursive: true, force: true });
+});
 
-const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const batches = async () => Number(/^xling_batch_sentences_count (\d+)$/m.exec(await (await fetch(base + '/metrics')).text())![1]);
 
 describe('xling serve: pooled requests', () => {
   it('requests with different options in one batch each get exactly their answer alone', async () => {
-    const de = devColumn('de').slice(0, 6), fr = devColumn('fr').slice(0, 6), ja = devColumn('ja').slice(0, 3);
+    const de = devColumn('de').slice(0, 6),
+      fr = devColumn('fr').slice(0, 6),
+      ja = devColumn('ja').slice(0, 3);
     const ids = Array.from(model.tokenizer.encode(de[0]!));
     const requests: [string, Record<string, unknown>][] = [
       ['/embed', { inputs: [...de.slice(0, 3), ...fr.slice(0, 3), ...ja] }],
@@ -55,7 +61,12 @@ describe('xling serve: pooled requests', () => {
       ['/embed', { inputs: 'Open file' }],
       ['/embed', { inputs: ['', '   ', 'x'] }],
     ];
-    const answer = async (r: Response) => ({ status: r.status, lang: r.headers.get('x-xling-lang'), center: r.headers.get('x-xling-center'), body: await r.text() });
+    const answer = async (r: Response) => ({
+      status: r.status,
+      lang: r.headers.get('x-xling-lang'),
+      center: r.headers.get('x-xling-center'),
+      body: await r.text(),
+    });
     const alone: Awaited<ReturnType<typeof answer>>[] = [];
     for (const [path, body] of requests) alone.push(await answer(await post(path, body)));
     for (const a of alone) assert.equal(a.status, 200, a.body);
@@ -64,16 +75,20 @@ describe('xling serve: pooled requests', () => {
     for (let attempt = 0; attempt < 20 && !pooled; attempt++) {
       const before = await batches();
       const together = await Promise.all(requests.map(([path, body]) => post(path, body).then(answer)));
-      pooled = await batches() - before < requests.length;
+      pooled = (await batches()) - before < requests.length;
       together.forEach((t, i) => assert.deepEqual(t, alone[i], `request ${i} (${JSON.stringify(requests[i]![1]).slice(0, 60)})`));
     }
     assert.ok(pooled, 'some requests shared a batch');
   });
 
-  it('the formatter\'s worker-thread variant writes the synchronous one\'s bytes', async () => {
+  it("the formatter's worker-thread variant writes the synchronous one's bytes", async () => {
     assert.equal(typeof native.format.joinRowsAsync, 'function', 'the addon has joinRowsAsync (npm run build:native)');
-    const d = 5, rows = new Float32Array(4 * d + 3).map((_, i) => Math.sin(i * 1.7) * 10 ** ((i % 9) - 4));
-    rows[3] = NaN; rows[8] = Infinity; rows[9] = -0; rows[11] = 1e-45;
+    const d = 5,
+      rows = new Float32Array(4 * d + 3).map((_, i) => Math.sin(i * 1.7) * 10 ** ((i % 9) - 4));
+    rows[3] = NaN;
+    rows[8] = Infinity;
+    rows[9] = -0;
+    rows[11] = 1e-45;
     const view = rows.subarray(3, 3 + 4 * d);
     const parts = ['{"a":[', ',', '],"é":[', ',', ']}'];
     assert.deepEqual(await formatJoinRowsAsync(view, d, parts), formatJoinRows(view, d, parts));
@@ -86,19 +101,35 @@ describe('xling serve: pooled requests', () => {
 /** Sends a request head, then `body` in chunks (each written before the next, with pauses), and collects everything the server writes until it closes. */
 async function slowUpload(head: string, chunks: Buffer[], o: { waitFor100?: boolean } = {}): Promise<{ response: string; writeErrors: string[] }> {
   const { port } = new URL(base);
-  const s = await new Promise<Socket>((resolve, reject) => { const c = connect(Number(port), '127.0.0.1', () => resolve(c)); c.once('error', reject); });
+  const s = await new Promise<Socket>((resolve, reject) => {
+    const c = connect(Number(port), '127.0.0.1', () => resolve(c));
+    c.once('error', reject);
+  });
   let response = '';
   const writeErrors: string[] = [];
   const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
   s.on('error', (e) => writeErrors.push((e as NodeJS.ErrnoException).code ?? e.message));
   let seen100: () => void = () => {};
-  const got100 = new Promise<void>((resolve) => { seen100 = resolve; });
-  s.on('data', (b: Buffer) => { response += b.toString('latin1'); if (/^HTTP\/1\.1 100 /.test(response)) seen100(); });
+  const got100 = new Promise<void>((resolve) => {
+    seen100 = resolve;
+  });
+  s.on('data', (b: Buffer) => {
+    response += b.toString('latin1');
+    if (/^HTTP\/1\.1 100 /.test(response)) seen100();
+  });
   s.write(head);
-  if (o.waitFor100) { await got100; response = response.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ''); }
+  if (o.waitFor100) {
+    await got100;
+    response = response.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+  }
   for (const [i, c] of chunks.entries()) {
     if (s.destroyed) break;
-    await new Promise<void>((resolve) => s.write(c, (e) => { if (e) writeErrors.push((e as NodeJS.ErrnoException).code ?? e.message); resolve(); }));
+    await new Promise<void>((resolve) =>
+      s.write(c, (e) => {
+        if (e) writeErrors.push((e as NodeJS.ErrnoException).code ?? e.message);
+        resolve();
+      }),
+    );
     await new Promise((r) => (i % 8 === 7 ? setTimeout(r, 2) : setImmediate(r)));
   }
   await closed;
@@ -118,7 +149,10 @@ describe('xling serve: an oversized body still being sent', () => {
   };
 
   it('with Content-Length: read to its end, then 413', async () => {
-    expect413(await slowUpload(`POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, pieces(body)), 'Content-Length');
+    expect413(
+      await slowUpload(`POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, pieces(body)),
+      'Content-Length',
+    );
   });
 
   it('chunked: read to its end, then 413', async () => {
@@ -128,7 +162,14 @@ describe('xling serve: an oversized body still being sent', () => {
   });
 
   it('after 100 Continue: read to its end, then 413', async () => {
-    expect413(await slowUpload(`POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`, pieces(body), { waitFor100: true }), '100-continue');
+    expect413(
+      await slowUpload(
+        `POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
+        pieces(body),
+        { waitFor100: true },
+      ),
+      '100-continue',
+    );
   });
 
   it('a body declared over the bound is answered 413 at once, without its bytes; the server keeps answering', async () => {

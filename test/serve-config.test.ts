@@ -13,14 +13,21 @@ import { cli, cliAsync, root } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-serve-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 describe('xling serve --config', () => {
   it('configs/serve.json holds the defaults', () => {
     const c = loadServeConfig(join(root, 'configs/serve.json'));
     assert.deepEqual(c, {
-      bodyLimit: SERVE_DEFAULTS.bodyLimit, requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs, headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
-      keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs, maxConnections: 1024,
+      bodyLimit: SERVE_DEFAULTS.bodyLimit,
+      requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs,
+      headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
+      keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs,
+      maxConnections: 1024,
     });
     const dummy = {} as ServeOptions;
     assert.deepEqual(resolveSettings({ ...dummy, ...c }), resolveSettings(dummy), 'the same settings as none at all');
@@ -68,24 +75,29 @@ describe('xling serve --config', () => {
     }
   });
 
-  it('a good file sets the server\'s limits (GET /info, 413 past the body limit); SIGTERM still exits 0', async () => {
+  it("a good file sets the server's limits (GET /info, 413 past the body limit); SIGTERM still exits 0", async () => {
     const good = file('serve.json', JSON.stringify({ maxBodyBytes: 4096, requestTimeout: 7, headersTimeout: 3, keepAliveTimeout: 2, maxConnections: 50 }));
     const p = cliAsync(['serve', '--port', '0', '--config', good]);
     let err = '';
     const code = new Promise<number | null>((resolve) => p.on('exit', resolve));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        p.stderr.on('data', (d: Buffer) => { err += d.toString(); const m = /listening on (http:\/\/\S+)/.exec(err); if (m) resolve(m[1]!); });
+        p.stderr.on('data', (d: Buffer) => {
+          err += d.toString();
+          const m = /listening on (http:\/\/\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
         p.on('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
       });
-      const info = await (await fetch(url + '/info')).json() as { xling: { limits: Record<string, unknown> } };
+      const info = (await (await fetch(url + '/info')).json()) as { xling: { limits: Record<string, unknown> } };
       const l = info.xling.limits;
       assert.deepEqual([l.body_bytes, l.request_timeout_s, l.headers_timeout_s, l.keep_alive_timeout_s, l.max_connections], [4096, 7, 3, 2, 50]);
-      const post = (inputs: string[]) => fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+      const post = (inputs: string[]) =>
+        fetch(url + '/embed', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
       assert.equal((await post(['a small body'])).status, 200);
       const big = await post(['x'.repeat(5000)]);
       assert.equal(big.status, 413);
-      assert.match((await big.json() as { error: string }).error, /body limit is 4096 bytes/);
+      assert.match(((await big.json()) as { error: string }).error, /body limit is 4096 bytes/);
     } finally {
       p.kill('SIGTERM');
     }

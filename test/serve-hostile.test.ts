@@ -25,7 +25,11 @@ const modelDir = join(dir, 'model');
 let model: SentenceEncoderModel;
 let flat: FaissIndex, ivf: FaissIndex;
 let vectors: Float32Array;
-const rows = ['de', 'fr', 'en'].flatMap((l) => devColumn(l).slice(0, 40).map((s) => [l, s] as const));
+const rows = ['de', 'fr', 'en'].flatMap((l) =>
+  devColumn(l)
+    .slice(0, 40)
+    .map((s) => [l, s] as const),
+);
 const servers: FastifyInstance[] = [];
 
 async function serve(o: Partial<ServeOptions> = {}): Promise<string> {
@@ -34,7 +38,11 @@ async function serve(o: Partial<ServeOptions> = {}): Promise<string> {
   return app.listen({ port: 0, host: '127.0.0.1' });
 }
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) });
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function metric(base: string, name: string): Promise<number> {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(base + '/metrics')).text());
@@ -48,17 +56,30 @@ async function until(f: () => Promise<boolean>, what: string, ms = 20000): Promi
     await sleep(5);
   }
 }
-const open = (base: string) => new Promise<Socket>((resolve, reject) => { const s = connect(Number(new URL(base).port), '127.0.0.1', () => resolve(s)); s.on('error', reject); });
+const open = (base: string) =>
+  new Promise<Socket>((resolve, reject) => {
+    const s = connect(Number(new URL(base).port), '127.0.0.1', () => resolve(s));
+    s.on('error', reject);
+  });
 /** Everything the server writes to a socket until it closes it (or ms pass: then null). */
-const untilClosed = (s: Socket, ms: number) => new Promise<{ text: string; ms: number } | null>((resolve) => {
-  const t0 = performance.now();
-  let text = '';
-  s.on('data', (d: Buffer) => { text += d.toString(); });
-  s.on('error', () => {});
-  const t = setTimeout(() => { s.destroy(); resolve(null); }, ms);
-  s.on('close', () => { clearTimeout(t); resolve({ text, ms: performance.now() - t0 }); });
-});
-const errorOf = async (r: Response) => await r.json() as { error: string; error_type: string };
+const untilClosed = (s: Socket, ms: number) =>
+  new Promise<{ text: string; ms: number } | null>((resolve) => {
+    const t0 = performance.now();
+    let text = '';
+    s.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    s.on('error', () => {});
+    const t = setTimeout(() => {
+      s.destroy();
+      resolve(null);
+    }, ms);
+    s.on('close', () => {
+      clearTimeout(t);
+      resolve({ text, ms: performance.now() - t0 });
+    });
+  });
+const errorOf = async (r: Response) => (await r.json()) as { error: string; error_type: string };
 
 before(async () => {
   tinyDualModel(dir, modelDir);
@@ -85,9 +106,9 @@ describe('xling serve: slots come back when clients go away', () => {
     for (let round = 0; round < 5; round++) {
       const socks = await Promise.all(Array.from({ length: 10 }, () => open(base)));
       for (const s of socks) s.write('POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"inputs": ["half a bo');
-      await until(async () => await inflight() === 10, 'ten requests in flight');
+      await until(async () => (await inflight()) === 10, 'ten requests in flight');
       for (const s of socks) s.destroy();
-      await until(async () => await inflight() === 0, 'the slots of aborted bodies released');
+      await until(async () => (await inflight()) === 0, 'the slots of aborted bodies released');
     }
     // mid-handler: whole /mine requests (hundreds of sentences each, the batcher busy), the
     // clients leave while their inputs are queued or being embedded
@@ -96,10 +117,19 @@ describe('xling serve: slots come back when clients go away', () => {
     for (let round = 0; round < 5; round++) {
       const socks = await Promise.all(Array.from({ length: 10 }, () => open(base)));
       const answered: boolean[] = [];
-      socks.forEach((s, i) => { s.on('data', () => { answered[i] = true; }); s.on('error', () => {}); s.write(`POST /mine HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`); });
-      await until(async () => await inflight() === 10 - answered.filter(Boolean).length && await metric(base, 'xling_queue_sentences') > 0, 'mine requests waiting for the batcher');
+      socks.forEach((s, i) => {
+        s.on('data', () => {
+          answered[i] = true;
+        });
+        s.on('error', () => {});
+        s.write(`POST /mine HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      });
+      await until(
+        async () => (await inflight()) === 10 - answered.filter(Boolean).length && (await metric(base, 'xling_queue_sentences')) > 0,
+        'mine requests waiting for the batcher',
+      );
       for (const s of socks) s.destroy();
-      await until(async () => await inflight() === 0, 'the slots of aborted handlers released');
+      await until(async () => (await inflight()) === 0, 'the slots of aborted handlers released');
     }
     assert.equal((await fetch(base + '/health')).status, 200);
     assert.equal(await inflight(), 0);
@@ -117,9 +147,10 @@ describe('xling serve: per-request search parameters', () => {
     const ids = async (body: Record<string, unknown>) => {
       const r = await post(base + '/search', { vector: q, k: 100, ...body });
       assert.equal(r.status, 200);
-      return (await r.json() as { results: { id: number }[] }).results.map((x) => x.id);
+      return ((await r.json()) as { results: { id: number }[] }).results.map((x) => x.id);
     };
-    const plain = await ids({}), all = await ids({ nprobe: 3 });
+    const plain = await ids({}),
+      all = await ids({ nprobe: 3 });
     assert.equal(all.length, 100, 'every list probed');
     assert.ok(plain.length < all.length, `one list probed by default: ${plain.length}`);
     assert.deepEqual(await ids({}), plain, 'a later request without nprobe is unchanged');
@@ -127,10 +158,12 @@ describe('xling serve: per-request search parameters', () => {
     mixed.forEach((m, i) => assert.deepEqual(m, i % 2 ? all : plain, `request ${i}`));
     // the addon's per-call parameters, also under a pre-transform: the results of setNprobe, the index untouched
     const pca = indexFactory(model.dim, 'PCA16,IVF3,Flat');
-    pca.train(vectors); pca.add(vectors);
+    pca.train(vectors);
+    pca.add(vectors);
     const qs = vectors.subarray(0, 4 * model.dim);
-    const def = pca.search(qs, 50), per = await pca.searchAsync(qs, 50, { nprobe: 3 });
-    assert.deepEqual(pca.search(qs, 50).labels, def.labels, 'the index\'s own nprobe unchanged');
+    const def = pca.search(qs, 50),
+      per = await pca.searchAsync(qs, 50, { nprobe: 3 });
+    assert.deepEqual(pca.search(qs, 50).labels, def.labels, "the index's own nprobe unchanged");
     pca.setNprobe(3);
     assert.deepEqual(pca.search(qs, 50).labels, per.labels);
     assert.notDeepEqual(def.labels, per.labels);
@@ -147,7 +180,8 @@ describe('xling serve: per-request search parameters', () => {
 
 describe('xling serve: the explorer map cache', () => {
   it('follows the index and store content at the same path; an unwritable cache answers 200 from memory', async () => {
-    const idxPath = join(dir, 'map-index.faiss'), storePath = join(dir, 'map-store.tsv');
+    const idxPath = join(dir, 'map-index.faiss'),
+      storePath = join(dir, 'map-store.tsv');
     const build = async (off: number) => {
       const sub = rows.slice(off, off + 30);
       writeFileSync(storePath, sub.map(([l, s]) => `${l}\t${s}`).join('\n') + '\n');
@@ -156,25 +190,40 @@ describe('xling serve: the explorer map cache', () => {
       ix.write(idxPath);
       return { index: ix, store: await loadStore(storePath), indexPath: idxPath, mapSample: 20 };
     };
-    const texts = async (base: string) => { const r = await fetch(base + '/map'); assert.equal(r.status, 200, await r.clone().text()); return new Set((await r.json() as { points: { text: string }[] }).points.map((p) => p.text)); };
+    const texts = async (base: string) => {
+      const r = await fetch(base + '/map');
+      assert.equal(r.status, 200, await r.clone().text());
+      return new Set(((await r.json()) as { points: { text: string }[] }).points.map((p) => p.text));
+    };
     const a = await texts(await serve(await build(0)));
     assert.ok([...a].every((t) => rows.slice(0, 30).some(([, s]) => s === t)));
     // the same path and the same number of sentences, other sentences: a new map
     const b = await texts(await serve(await build(60)));
-    assert.ok([...b].every((t) => rows.slice(60, 90).some(([, s]) => s === t)), 'the map of the new index, not the cached one');
+    assert.ok(
+      [...b].every((t) => rows.slice(60, 90).some(([, s]) => s === t)),
+      'the map of the new index, not the cached one',
+    );
     // a directory where the cache file goes: 200 (twice, the same map), no paths in any answer
     rmSync(`${idxPath}.map.json`, { force: true });
     mkdirSync(`${idxPath}.map.json`);
-    const writes: string[] = [], write = process.stderr.write;
-    process.stderr.write = ((s: string) => { writes.push(String(s)); return true; }) as typeof process.stderr.write;
+    const writes: string[] = [],
+      write = process.stderr.write;
+    process.stderr.write = ((s: string) => {
+      writes.push(String(s));
+      return true;
+    }) as typeof process.stderr.write;
     try {
       const base = await serve(await build(30));
-      const r1 = await fetch(base + '/map'), r2 = await fetch(base + '/map');
-      assert.equal(r1.status, 200); assert.equal(r2.status, 200);
+      const r1 = await fetch(base + '/map'),
+        r2 = await fetch(base + '/map');
+      assert.equal(r1.status, 200);
+      assert.equal(r2.status, 200);
       const t1 = await r1.text();
       assert.equal(t1, await r2.text());
       assert.ok(!t1.includes(dir));
-    } finally { process.stderr.write = write; }
+    } finally {
+      process.stderr.write = write;
+    }
     assert.equal(writes.filter((w) => /map could not be cached/.test(w)).length, 1, 'logged once');
     assert.ok(!writes.join('').includes(dir), 'no absolute path in the log line');
   });
@@ -183,7 +232,8 @@ describe('xling serve: the explorer map cache', () => {
 describe('xling serve: bounded work and time', () => {
   it('/mine bounds k and (src + trg) × k; deep JSON is refused before parsing', async () => {
     const base = await serve();
-    const src = devColumn('de').slice(0, 10), trg = devColumn('en').slice(0, 10);
+    const src = devColumn('de').slice(0, 10),
+      trg = devColumn('en').slice(0, 10);
     assert.equal((await post(base + '/mine', { src, trg, k: 1000 })).status, 422);
     const big = Array.from({ length: 1024 }, (_, i) => `s${i}`);
     const r = await post(base + '/mine', { src: big, trg: big, k: 32 });
@@ -213,12 +263,17 @@ describe('xling serve: bounded work and time', () => {
     const codes = answers.map((r) => r.status);
     assert.ok(codes.includes(503), `${codes}`);
     // (on a loaded machine a request can also run out of time while its body is still arriving: 408)
-    assert.ok(codes.every((c) => c === 200 || c === 503 || c === 408), `${codes}`);
+    assert.ok(
+      codes.every((c) => c === 200 || c === 503 || c === 408),
+      `${codes}`,
+    );
     for (const r of answers.filter((x) => x.status !== 200)) assert.equal((await errorOf(r)).error_type, 'Timeout');
     // body trickle: a byte every 50 ms
     let s = await open(base);
     s.write('POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
-    let tick = setInterval(() => { if (!s.destroyed) s.write(' '); }, 50);
+    let tick = setInterval(() => {
+      if (!s.destroyed) s.write(' ');
+    }, 50);
     let got = await untilClosed(s, 10000);
     clearInterval(tick);
     assert.ok(got, 'closed by the server');
@@ -229,7 +284,9 @@ describe('xling serve: bounded work and time', () => {
     s = await open(base);
     s.write('GET /health HTTP/1.1\r\nHost: x\r\n');
     let n = 0;
-    tick = setInterval(() => { if (!s.destroyed) s.write(`X-H${n++}: y\r\n`); }, 50);
+    tick = setInterval(() => {
+      if (!s.destroyed) s.write(`X-H${n++}: y\r\n`);
+    }, 50);
     got = await untilClosed(s, 10000);
     clearInterval(tick);
     assert.ok(got, 'closed by the server');
@@ -249,7 +306,13 @@ describe('xling serve: bounded work and time', () => {
       assert.ok(got && !got.text.startsWith('HTTP/1.1 200'), 'not served');
     }
     for (const s of socks) s.destroy();
-    await until(async () => { try { return (await fetch(base + '/health')).status === 200; } catch { return false; } }, 'a free connection');
+    await until(async () => {
+      try {
+        return (await fetch(base + '/health')).status === 200;
+      } catch {
+        return false;
+      }
+    }, 'a free connection');
     // keep-alive: the server closes an idle connection after keepAliveTimeout
     const s = await open(base);
     s.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -263,19 +326,25 @@ describe('xling serve: TEI/OpenAI API gaps', () => {
   it('dimensions: the first N dimensions re-normalised; bad values 422', async () => {
     const base = await serve();
     const texts = devColumn('de').slice(0, 3);
-    const full = await (await post(base + '/embed', { inputs: texts, lang: 'de' })).json() as number[][];
+    const full = (await (await post(base + '/embed', { inputs: texts, lang: 'de' })).json()) as number[][];
     const r = await post(base + '/embed', { inputs: texts, lang: 'de', dimensions: 8 });
     assert.equal(r.status, 200);
-    const cut = await r.json() as number[][];
+    const cut = (await r.json()) as number[][];
     cut.forEach((v, i) => {
       assert.equal(v.length, 8);
-      const w = full[i]!.slice(0, 8), n = Math.hypot(...w);
+      const w = full[i]!.slice(0, 8),
+        n = Math.hypot(...w);
       v.forEach((x, j) => assert.ok(Math.abs(x - w[j]! / n) < 1e-5));
       assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5);
     });
-    const o = await (await post(base + '/v1/embeddings', { input: texts, lang: 'de', dimensions: 8 })).json() as { data: { embedding: number[] }[] };
-    assert.deepEqual(o.data.map((e) => e.embedding), cut);
-    const b = await (await post(base + '/v1/embeddings', { input: texts[0], lang: 'de', dimensions: 8, encoding_format: 'base64' })).json() as { data: { embedding: string }[] };
+    const o = (await (await post(base + '/v1/embeddings', { input: texts, lang: 'de', dimensions: 8 })).json()) as { data: { embedding: number[] }[] };
+    assert.deepEqual(
+      o.data.map((e) => e.embedding),
+      cut,
+    );
+    const b = (await (await post(base + '/v1/embeddings', { input: texts[0], lang: 'de', dimensions: 8, encoding_format: 'base64' })).json()) as {
+      data: { embedding: string }[];
+    };
     const buf = Buffer.from(b.data[0]!.embedding, 'base64');
     assert.equal(buf.byteLength, 8 * 4);
     for (const bad of [0, -1, 1.5, 'x', model.dim + 1]) {
@@ -288,11 +357,17 @@ describe('xling serve: TEI/OpenAI API gaps', () => {
     const base = await serve();
     const texts = devColumn('fr').slice(0, 2);
     const ids = texts.map((t) => Array.from(model.tokenizer.encode(t)));
-    const want = await (await post(base + '/embed', { inputs: texts, lang: 'fr' })).json() as number[][];
+    const want = (await (await post(base + '/embed', { inputs: texts, lang: 'fr' })).json()) as number[][];
     assert.deepEqual(await (await post(base + '/embed', { inputs: ids, lang: 'fr' })).json(), want);
     assert.deepEqual(await (await post(base + '/embed', { inputs: ids[0], lang: 'fr' })).json(), [want[0]]);
-    const o = await (await post(base + '/v1/embeddings', { input: ids, lang: 'fr' })).json() as { data: { embedding: number[] }[]; usage: { prompt_tokens: number } };
-    assert.deepEqual(o.data.map((e) => e.embedding), want);
+    const o = (await (await post(base + '/v1/embeddings', { input: ids, lang: 'fr' })).json()) as {
+      data: { embedding: number[] }[];
+      usage: { prompt_tokens: number };
+    };
+    assert.deepEqual(
+      o.data.map((e) => e.embedding),
+      want,
+    );
     assert.equal(o.usage.prompt_tokens, ids[0]!.length + ids[1]!.length);
     assert.equal((await post(base + '/embed', { inputs: [[model.tokenizer.vocabSize]] })).status, 422);
     assert.equal((await post(base + '/embed', { inputs: [[-1]] })).status, 422);
@@ -300,7 +375,9 @@ describe('xling serve: TEI/OpenAI API gaps', () => {
 
   it('one over-length rule on /embed and /v1/embeddings: 413 unless truncate (or --auto-truncate)', async () => {
     const base = await serve();
-    const long = Array.from({ length: 2500 }, (_, i) => `w${i % 10}`).join(' ').slice(0, 10000);
+    const long = Array.from({ length: 2500 }, (_, i) => `w${i % 10}`)
+      .join(' ')
+      .slice(0, 10000);
     assert.equal((await post(base + '/embed', { inputs: [long] })).status, 413);
     assert.equal((await post(base + '/v1/embeddings', { input: [long] })).status, 413);
     assert.equal((await post(base + '/v1/embeddings', { input: [long], truncate: true })).status, 200);
@@ -330,7 +407,10 @@ describe('xling serve: TEI/OpenAI API gaps', () => {
     const base = await serve({ bodyLimit: 64 << 10 });
     const body = JSON.stringify({ inputs: devColumn('de').slice(0, 3), lang: 'de' });
     const want = await (await post(base + '/embed', body)).json();
-    for (const [enc, z] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {
+    for (const [enc, z] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+    ] as const) {
       const r = await post(base + '/embed', z(body), { 'content-encoding': enc });
       assert.equal(r.status, 200, `${enc}: ${await r.clone().text()}`);
       assert.deepEqual(await r.json(), want);
@@ -357,7 +437,8 @@ describe('xling serve: auth', () => {
     r = await fetch(base + '/info', { headers: { authorization: 'Bearer nope' } });
     assert.equal(r.status, 401);
     assert.match(r.headers.get('www-authenticate')!, /^Bearer.*invalid_token/);
-    for (const scheme of ['Bearer', 'bearer', 'BEARER']) assert.equal((await fetch(base + '/info', { headers: { authorization: `${scheme} s3cret` } })).status, 200, scheme);
+    for (const scheme of ['Bearer', 'bearer', 'BEARER'])
+      assert.equal((await fetch(base + '/info', { headers: { authorization: `${scheme} s3cret` } })).status, 200, scheme);
     assert.equal((await fetch(base + '/info', { headers: { authorization: 's3cret' } })).status, 401);
     assert.equal((await fetch(base + '/info', { headers: { authorization: 'Bearer s3cret2' } })).status, 401);
     assert.equal((await fetch(base + '/metrics')).status, 401);

@@ -1,9 +1,37 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  arange, cat, crossEntropy, dropout, embedding, fromArray, gradCheck, keep, layerNorm, manualSeed, memoryStats,
-  noGrad, normalize, cosineSimilarity, randn, setDefaultDtype, stack, tensor, Tensor, tidy, where, zeros, isGradEnabled, callOp, callOpAsync, opId, ones, randint,
-  linear, rowLinear, rowLinearAsync,
+  arange,
+  cat,
+  crossEntropy,
+  dropout,
+  embedding,
+  fromArray,
+  gradCheck,
+  keep,
+  layerNorm,
+  manualSeed,
+  memoryStats,
+  noGrad,
+  normalize,
+  cosineSimilarity,
+  randn,
+  setDefaultDtype,
+  stack,
+  tensor,
+  Tensor,
+  tidy,
+  where,
+  zeros,
+  isGradEnabled,
+  callOp,
+  callOpAsync,
+  opId,
+  ones,
+  randint,
+  linear,
+  rowLinear,
+  rowLinearAsync,
 } from '../src/tensor/index.js';
 
 const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-5) => {
@@ -36,7 +64,13 @@ describe('tensor creation and export', () => {
       const bf = tensor([1, 2]).to('bfloat16');
       assert.equal(bf.dtype, 'bfloat16');
       assert.deepEqual(Array.from(bf.data() as Uint16Array), [0x3f80, 0x4000]);
-      assert.deepEqual(tensor([[1, 2], [3, 4]]).shape, [2, 2]);
+      assert.deepEqual(
+        tensor([
+          [1, 2],
+          [3, 4],
+        ]).shape,
+        [2, 2],
+      );
     });
   });
   it('rejects byte-length mismatches and ragged arrays', () => {
@@ -48,7 +82,10 @@ describe('tensor creation and export', () => {
 describe('ops', () => {
   it('computes shapes, broadcasting, reductions, indexing', () => {
     tidy(() => {
-      const a = tensor([[1, 2, 3], [4, 5, 6]]);
+      const a = tensor([
+        [1, 2, 3],
+        [4, 5, 6],
+      ]);
       close(a.add(tensor([10, 20, 30])).toArray(), [11, 22, 33, 14, 25, 36]);
       close(a.sum(1).toArray(), [6, 15]);
       close(a.mean(0).toArray(), [2.5, 3.5, 4.5]);
@@ -86,7 +123,11 @@ describe('ops', () => {
   });
   it('cross entropy honours ignore_index', () => {
     tidy(() => {
-      const logits = tensor([[2, 0, 0], [0, 3, 0], [0, 0, 9]]);
+      const logits = tensor([
+        [2, 0, 0],
+        [0, 3, 0],
+        [0, 0, 9],
+      ]);
       const full = crossEntropy(logits, tensor([0, 1, 2], 'int64'), { reduction: 'none' }).toArray();
       const ign = crossEntropy(logits, tensor([0, 1, -100], 'int64')).item();
       close([ign], [(full[0]! + full[1]!) / 2]);
@@ -105,7 +146,11 @@ describe('ops', () => {
       assert.ok(zerosN > 400 && zerosN < 600, `dropout zeros ${zerosN}`);
       assert.ok(d.every((v) => v === 0 || v === 2));
       assert.deepEqual(dropout(ones([3]), 0.5, false).toArray(), [1, 1, 1]);
-      const w = tensor([[0, 0], [1, 2], [3, 4]]);
+      const w = tensor([
+        [0, 0],
+        [1, 2],
+        [3, 4],
+      ]);
       assert.deepEqual(embedding(w, tensor([2, 1], 'int64')).toArray(), [3, 4, 1, 2]);
     });
   });
@@ -136,7 +181,10 @@ describe('autograd', () => {
     close(x.grad!.toArray(), [4, 8, 12]); // accumulates
     x.zeroGrad();
     assert.equal(x.grad, null);
-    const y = noGrad(() => { assert.equal(isGradEnabled(), false); return x.mul(2); });
+    const y = noGrad(() => {
+      assert.equal(isGradEnabled(), false);
+      return x.mul(2);
+    });
     assert.equal(isGradEnabled(), true);
     assert.equal(y.requiresGrad, false);
     assert.throws(() => y.sum().backward(), /does not require grad/);
@@ -149,7 +197,15 @@ describe('autograd', () => {
       manualSeed(7);
       const a = keep(randn([3, 4]).requiresGrad_());
       const b = keep(randn([4, 2]).requiresGrad_());
-      const ids = keep(tensor([[1, 2], [0, 1]], 'int64'));
+      const ids = keep(
+        tensor(
+          [
+            [1, 2],
+            [0, 1],
+          ],
+          'int64',
+        ),
+      );
       const ops: [string, () => Tensor][] = [
         ['matmul+tanh', () => a.matmul(b).tanh().sum()],
         ['softmax/log', () => a.softmax(1).mul(a).sum()],
@@ -162,14 +218,35 @@ describe('autograd', () => {
         ['cross entropy', () => crossEntropy(a, tensor([0, 3, 1], 'int64'))],
         ['normalize', () => normalize(a).matmul(b).sum()],
         ['embedding', () => embedding(a, ids).mul(embedding(a, ids)).sum()],
-        ['cat/transpose', () => cat([a, a.mul(2)], 0).t().matmul(cat([a, a], 0)).sum()],
+        [
+          'cat/transpose',
+          () =>
+            cat([a, a.mul(2)], 0)
+              .t()
+              .matmul(cat([a, a], 0))
+              .sum(),
+        ],
         ['where/masked', () => where(a.gt(0), a.mul(a), a.mul(-3)).sum()],
       ];
       for (const [name, f] of ops) {
-        const r = gradCheck(f, [a, b].filter((t) => tidy(() => { const o = f(); o.backward(); const used = t.grad !== null; a.zeroGrad(); b.zeroGrad(); return used; })));
+        const r = gradCheck(
+          f,
+          [a, b].filter((t) =>
+            tidy(() => {
+              const o = f();
+              o.backward();
+              const used = t.grad !== null;
+              a.zeroGrad();
+              b.zeroGrad();
+              return used;
+            }),
+          ),
+        );
         assert.ok(r.checked > 0, name);
       }
-      a.dispose(); b.dispose(); ids.dispose();
+      a.dispose();
+      b.dispose();
+      ids.dispose();
     } finally {
       setDefaultDtype('float32');
     }
@@ -181,7 +258,11 @@ describe('memory', () => {
     const before = memoryStats().handles;
     const kept = tidy(() => {
       const a = randn([10, 10]);
-      const inner = tidy(() => { const t = a.mul(2); a.add(1); return t; });
+      const inner = tidy(() => {
+        const t = a.mul(2);
+        a.add(1);
+        return t;
+      });
       a.sub(3);
       return { inner, list: [a.exp()] };
     });
@@ -198,7 +279,14 @@ describe('memory', () => {
   });
   it('tidy disposes on throw and refuses async functions', () => {
     const before = memoryStats().handles;
-    assert.throws(() => tidy(() => { zeros([3]); throw new Error('boom'); }), /boom/);
+    assert.throws(
+      () =>
+        tidy(() => {
+          zeros([3]);
+          throw new Error('boom');
+        }),
+      /boom/,
+    );
     assert.equal(memoryStats().handles, before);
     assert.throws(() => tidy((() => Promise.resolve(1)) as () => unknown), /synchronous/);
   });
@@ -207,23 +295,47 @@ describe('memory', () => {
 describe('rowLinear: a linear map whose rows do not depend on the batch', () => {
   it('is x·Wᵀ + b; a row gives the same bits alone, in any batch, at any position, sync or async', async () => {
     manualSeed(5);
-    for (const [K, N] of [[96, 80], [7, 35], [256, 512]]) {
-      const W = keep(randn([N, K])), b = keep(randn([N])), X = keep(randn([300, K]));
+    for (const [K, N] of [
+      [96, 80],
+      [7, 35],
+      [256, 512],
+    ]) {
+      const W = keep(randn([N, K])),
+        b = keep(randn([N])),
+        X = keep(randn([300, K]));
       const x = X.toFloat32Array();
       const all = noGrad(() => tidy(() => rowLinear(X, W, b).toFloat32Array()));
-      close(all, noGrad(() => tidy(() => linear(X, W, b).toFloat32Array())), 1e-4);  // another summation order than BLAS
-      for (const [a, z] of [[0, 1], [5, 6], [3, 300], [101, 257], [299, 300]]) {
+      close(
+        all,
+        noGrad(() => tidy(() => linear(X, W, b).toFloat32Array())),
+        1e-4,
+      ); // another summation order than BLAS
+      for (const [a, z] of [
+        [0, 1],
+        [5, 6],
+        [3, 300],
+        [101, 257],
+        [299, 300],
+      ]) {
         const part = noGrad(() => tidy(() => rowLinear(fromArray(x.slice(a * K, z * K), [z - a, K]), W, b).toFloat32Array()));
         assert.deepEqual(Array.from(part), Array.from(all.subarray(a * N, z * N)), `K ${K} N ${N} rows ${a}..${z}`);
       }
       const t = await noGrad(() => rowLinearAsync(X, W, null));
-      close(t.toFloat32Array(), noGrad(() => tidy(() => linear(X, W).toFloat32Array())), 1e-4);
-      t.dispose(); W.dispose(); b.dispose(); X.dispose();
+      close(
+        t.toFloat32Array(),
+        noGrad(() => tidy(() => linear(X, W).toFloat32Array())),
+        1e-4,
+      );
+      t.dispose();
+      W.dispose();
+      b.dispose();
+      X.dispose();
     }
   });
   it('bad shapes, dtypes and gradients are Errors', () => {
     tidy(() => {
-      const x = randn([4, 3]), w = randn([5, 3]);
+      const x = randn([4, 3]),
+        w = randn([5, 3]);
       assert.throws(() => rowLinear(x, randn([5, 4])), /weight must be a float32 \[N, 3\]/);
       assert.throws(() => rowLinear(x, w, randn([4])), /bias must be float32 \[5\]/);
       assert.throws(() => rowLinear(x.to('float64'), w), /x must be a 2-D float32/);
@@ -247,9 +359,36 @@ describe('bad input never crashes the process', () => {
     });
   });
   it('survives a few hundred random bad calls', () => {
-    const rnd = (() => { let s = 99; return () => { s = (s * 16807) % 2147483647; return s / 2147483647; }; })();
+    const rnd = (() => {
+      let s = 99;
+      return () => {
+        s = (s * 16807) % 2147483647;
+        return s / 2147483647;
+      };
+    })();
     const pool: unknown[] = [undefined, null, 1, -1, 2.5, NaN, 'x', {}, [], [1, -2], [[]], true, () => 0, 1e20, -1e20, [1.5]];
-    const names = ['add', 'matmul', 'reshape', 'view', 'softmax', 'index_select', 'gather', 'cat', 'embedding', 'layer_norm', 'lstm', 'cross_entropy_loss', 'topk', 'narrow', 'expand', 'zeros', 'full', 'randn', 'masked_fill', 'sum'];
+    const names = [
+      'add',
+      'matmul',
+      'reshape',
+      'view',
+      'softmax',
+      'index_select',
+      'gather',
+      'cat',
+      'embedding',
+      'layer_norm',
+      'lstm',
+      'cross_entropy_loss',
+      'topk',
+      'narrow',
+      'expand',
+      'zeros',
+      'full',
+      'randn',
+      'masked_fill',
+      'sum',
+    ];
     const overloads: Record<string, string> = { add: 'Tensor', softmax: 'int', masked_fill: 'Scalar', lstm: 'input', sum: 'dim_IntList' };
     let errors = 0;
     tidy(() => {
@@ -262,7 +401,9 @@ describe('bad input never crashes the process', () => {
         const n = Math.floor(rnd() * 6);
         const args = Array.from({ length: n }, () => vals[Math.floor(rnd() * vals.length)]);
         try {
-          tidy(() => { callOp(opId(name, overloads[name] ?? ''), args); });
+          tidy(() => {
+            callOp(opId(name, overloads[name] ?? ''), args);
+          });
         } catch (e) {
           assert.ok(e instanceof Error, 'an Error');
           errors++;

@@ -28,7 +28,24 @@ function copyWith(m: string, edit: (c: Record<string, unknown>) => void): string
 describe('tokenizer spec in config.json', () => {
   it('is derived from the legacy fields of directories written before it', () => {
     const dual = readModelConfig(join(fx, 'dual')).tokenizerSpec!;
-    assert.deepEqual({ ...dual }, { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ngrams: [1, 5], buckets: 1024, words: true, maxFeatures: 2048, special: { pad: 0, unk: 1, bos: 2, eos: 3 }, addBos: false, addEos: false, maxLength: 2048, lowercase: true, romanize: false });
+    assert.deepEqual(
+      { ...dual },
+      {
+        type: 'hashed-ngrams',
+        hash: 'fnv1a32-utf16',
+        file: null,
+        ngrams: [1, 5],
+        buckets: 1024,
+        words: true,
+        maxFeatures: 2048,
+        special: { pad: 0, unk: 1, bos: 2, eos: 3 },
+        addBos: false,
+        addEos: false,
+        maxLength: 2048,
+        lowercase: true,
+        romanize: false,
+      },
+    );
     const laser = readModelConfig(join(fx, 'laser')).tokenizerSpec!;
     assert.equal(laser.type, 'xling-subword');
     assert.equal(laser.file, 'tokenizer.json');
@@ -43,14 +60,20 @@ describe('tokenizer spec in config.json', () => {
   it('a directory with a spec and no training configuration embeds as before (loading never reads train)', () => {
     for (const m of ['dual', 'laser', 'jmt']) {
       const spec = readModelConfig(join(fx, m)).tokenizerSpec;
-      const lean = copyWith(m, (c) => { delete c.train; c.tokenizerSpec = spec; });
+      const lean = copyWith(m, (c) => {
+        delete c.train;
+        c.tokenizerSpec = spec;
+      });
       const want = loadSentenceEncoder(join(fx, m)).embed(sentences, { center: false });
       const got = loadSentenceEncoder(lean).embed(sentences, { center: false });
       assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(want.buffer), m);
     }
     // romanisation comes from the spec: without it the LASER fixture tokenises differently
     const spec = readModelConfig(join(fx, 'laser')).tokenizerSpec!;
-    const plain = copyWith('laser', (c) => { delete c.train; c.tokenizerSpec = { ...spec, romanize: false }; });
+    const plain = copyWith('laser', (c) => {
+      delete c.train;
+      c.tokenizerSpec = { ...spec, romanize: false };
+    });
     const ru = sentences.filter((s) => /[а-я]/i.test(s));
     assert.notDeepEqual(loadSentenceEncoder(plain).tokenize(ru), loadSentenceEncoder(join(fx, 'laser')).tokenize(ru));
   });
@@ -58,13 +81,17 @@ describe('tokenizer spec in config.json', () => {
   it('a bad spec is refused, naming config.json and the key', () => {
     const spec = readModelConfig(join(fx, 'dual')).tokenizerSpec!;
     const bad = (edit: Record<string, unknown>, re: RegExp) => {
-      const d = copyWith('dual', (c) => { c.tokenizerSpec = { ...spec, ...edit }; });
+      const d = copyWith('dual', (c) => {
+        c.tokenizerSpec = { ...spec, ...edit };
+      });
       assert.throws(() => loadSentenceEncoder(d), re);
     };
     bad({ type: 'wordpiece' }, /config\.json: 'tokenizerSpec'\.type must be one of hashed-ngrams, xling-subword, laser-spm, hf-tokenizer \(got "wordpiece"\)/);
     bad({ buckets: -1 }, /config\.json: 'tokenizerSpec'\.buckets must be a count/);
     bad({ type: 'xling-subword', file: 'tokenizer.json' }, /'tokenizerSpec\.file' \("tokenizer\.json"\) and 'tokenizer' \(null\) name different files/);
-    const noFeatures = copyWith('dual', (c) => { delete (c.train as Record<string, unknown>).features; });
+    const noFeatures = copyWith('dual', (c) => {
+      delete (c.train as Record<string, unknown>).features;
+    });
     assert.throws(() => loadSentenceEncoder(noFeatures), /neither 'tokenizerSpec' nor 'train\.features'/);
   });
 });

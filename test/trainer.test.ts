@@ -16,18 +16,25 @@ import { encodeRows as encode, syntheticCorpus, WordTokenizer } from './fixtures
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
 
-const tinyConfig = (pairs: number) => parseConfig({
-  seed: 3,
-  encoder: { embedDim: 32, hidden: 64 },
-  decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
-  paths: [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['xx'] }],
-  batch: { size: 32 },
-  optim: { lr: 0.01 },
-  budget: { pairs },
-  checkpointEvery: 10,
-  logEvery: 1000,
-  validate: { every: 0 },
-}, 'test config');
+const tinyConfig = (pairs: number) =>
+  parseConfig(
+    {
+      seed: 3,
+      encoder: { embedDim: 32, hidden: 64 },
+      decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
+      paths: [
+        { kind: '1:1', src: '*', trg: ['en'] },
+        { kind: '1:1', src: ['en'], trg: ['xx'] },
+      ],
+      batch: { size: 32 },
+      optim: { lr: 0.01 },
+      budget: { pairs },
+      checkpointEvery: 10,
+      logEvery: 1000,
+      validate: { every: 0 },
+    },
+    'test config',
+  );
 
 describe('LASER trainer', () => {
   const { cells, words } = syntheticCorpus(900, 1);
@@ -42,58 +49,99 @@ describe('LASER trainer', () => {
   });
 
   it('builds examples per path and length-sorted batches', () => {
-    const ex = buildExamples(trainSet, [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:N', src: ['xx'], trg: ['en', 'yy'] }, { kind: 'M:1', src: ['xx', 'yy'], trg: ['en'] }]);
+    const ex = buildExamples(trainSet, [
+      { kind: '1:1', src: '*', trg: ['en'] },
+      { kind: '1:N', src: ['xx'], trg: ['en', 'yy'] },
+      { kind: 'M:1', src: ['xx', 'yy'], trg: ['en'] },
+    ]);
     assert.equal(ex.filter((e) => e.kind === '1:1').length, 1400);
     assert.equal(ex.filter((e) => e.kind === '1:N').length, 700);
     assert.equal(ex.filter((e) => e.kind === 'M:1').length, 700);
     const bs = epochBatches(ex, trainSet, 1, 0, 32, 10, 0);
-    assert.equal(bs.reduce((a, b) => a + b.examples.length, 0), ex.length);
+    assert.equal(
+      bs.reduce((a, b) => a + b.examples.length, 0),
+      ex.length,
+    );
     for (const b of bs) assert.ok(b.examples.every((e) => e.kind === b.kind));
-    assert.deepEqual(epochBatches(ex, trainSet, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row), bs.map((b) => b.examples[0]!.row), 'deterministic');
+    assert.deepEqual(
+      epochBatches(ex, trainSet, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row),
+      bs.map((b) => b.examples[0]!.row),
+      'deterministic',
+    );
     assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['de'], trg: ['en'] }]), /'de' is not in the corpus/);
-    const weighted = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 }]);
+    const weighted = buildExamples(trainSet, [
+      { kind: '1:1', src: ['xx'], trg: ['en'] },
+      { kind: '1:1', src: ['en'], trg: ['yy'], weight: 2.5 },
+    ]);
     assert.equal(weighted.filter((e) => e.src[0] === 'en').length, 1750, 'weight 2.5 → 2.5× the examples');
     // trg '*': every two languages of a row once, the earlier column as the source
     const all = buildExamples(trainSet, [{ kind: '1:1', src: '*', trg: '*' }]);
     let want = 0;
-    for (let r = 0; r < trainSet.rows; r++) { const k = trainSet.langs.filter((l) => trainSet.ids.get(l)![r]).length; want += (k * (k - 1)) / 2; }
+    for (let r = 0; r < trainSet.rows; r++) {
+      const k = trainSet.langs.filter((l) => trainSet.ids.get(l)![r]).length;
+      want += (k * (k - 1)) / 2;
+    }
     assert.ok(want > 700);
     assert.equal(all.length, want);
     assert.equal(new Set(all.map((e) => `${e.row} ${e.src[0]} ${e.trg[0]}`)).size, want, 'each pair once');
     assert.ok(all.every((e) => trainSet.langs.indexOf(e.src[0]!) < trainSet.langs.indexOf(e.trg[0]!)));
     assert.throws(() => buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: '*' }]), /trg '\*' needs kind 1:1 and src '\*'/);
-    assert.throws(() => parseConfig({ paths: [{ kind: '1:N', src: '*', trg: '*' }] }, 'c.json'), /c\.json: paths\[0\]: trg '\*' .*needs kind '1:1' and src '\*'/);
+    assert.throws(
+      () => parseConfig({ paths: [{ kind: '1:N', src: '*', trg: '*' }] }, 'c.json'),
+      /c\.json: paths\[0\]: trg '\*' .*needs kind '1:1' and src '\*'/,
+    );
     assert.throws(() => parseConfig({ model: 'laser', paths: [{ kind: '1:1', src: '*', trg: '*' }] }, 'c.json'), /a laser path names its target languages/);
     // a weighted path of 10⁵+ examples (the gettext corpus has 531k X→en): no call-stack overflow
-    const rows = 300_000, ids = Int32Array.from([1]);
-    const big = { langs: ['xx', 'en'], rows, ids: new Map([['xx', new Array(rows).fill(ids)], ['en', new Array(rows).fill(ids)]]) };
+    const rows = 300_000,
+      ids = Int32Array.from([1]);
+    const big = {
+      langs: ['xx', 'en'],
+      rows,
+      ids: new Map([
+        ['xx', new Array(rows).fill(ids)],
+        ['en', new Array(rows).fill(ids)],
+      ]),
+    };
     assert.equal(buildExamples(big, [{ kind: '1:1', src: ['xx'], trg: ['en'], weight: 2 }]).length, 2 * rows);
   });
 
   it('samples one language pair per batch with a temperature', () => {
     // xx→en has 700 examples, en→yy only 70: T = 1 keeps the 10:1 ratio, T = 100 is near 1:1
-    const ex = buildExamples(trainSet, [{ kind: '1:1', src: ['xx'], trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 }]);
+    const ex = buildExamples(trainSet, [
+      { kind: '1:1', src: ['xx'], trg: ['en'] },
+      { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 },
+    ]);
     const share = (T: number) => {
-      let small = 0, n = 0;
+      let small = 0,
+        n = 0;
       for (let epoch = 0; epoch < 20; epoch++) {
         const bs = epochPairBatches(ex, trainSet, 1, epoch, 8, 10, 0, T);
         assert.equal(bs.length, Math.ceil(700 / 8) + Math.ceil(70 / 8), 'an epoch has as many batches as the pairs have');
         for (const b of bs) {
           assert.equal(new Set(b.examples.map(pairKey)).size, 1, 'one language pair per batch');
-          n++; if (b.examples[0]!.src[0] === 'en') small++;
+          n++;
+          if (b.examples[0]!.src[0] === 'en') small++;
         }
       }
       return small / n;
     };
-    const s1 = share(1), s100 = share(100);
+    const s1 = share(1),
+      s100 = share(100);
     assert.ok(Math.abs(s1 - 70 / 770) < 0.03, `T=1: share of the small pair ${s1.toFixed(3)}`);
     assert.ok(Math.abs(s100 - 0.5) < 0.05, `T=100: share of the small pair ${s100.toFixed(3)}`);
     // deterministic and resumable from the stream state (an epoch here has 97 batches)
-    const key = (st: BatchStream) => st.next().examples.map((e) => e.row).join();
+    const key = (st: BatchStream) =>
+      st
+        .next()
+        .examples.map((e) => e.row)
+        .join();
     const a = new BatchStream(ex, trainSet, 1, 8, 10, 0, undefined, { pairTemperature: 5 });
     const seen: string[] = [];
     let at = a.state;
-    for (let i = 0; i < 150; i++) { if (i === 120) at = a.state; seen.push(key(a)); }
+    for (let i = 0; i < 150; i++) {
+      if (i === 120) at = a.state;
+      seen.push(key(a));
+    }
     const b = new BatchStream(ex, trainSet, 1, 8, 10, 0, at, { pairTemperature: 5 });
     for (let i = 120; i < 150; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
   });
@@ -139,17 +187,37 @@ describe('LASER trainer', () => {
     // test/fixtures/laser-loss-curve.json: losses of the LASER-only trainer of commit 716c599 on this
     // corpus with this config (1:1 and 1:N paths, language-pair batches, dropout, unigram bias)
     const golden = JSON.parse(readFileSync(join(fixtures, 'laser-loss-curve.json'), 'utf8')) as { losses: number[]; pairs: number[] };
-    const cfg = parseConfig({
-      seed: 3, encoder: { embedDim: 32, hidden: 64 }, decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
-      paths: [{ kind: '1:1', src: '*', trg: ['en'] }, { kind: '1:1', src: ['en'], trg: ['xx'] }, { kind: '1:N', src: ['yy'], trg: ['en', 'xx'] }],
-      batch: { size: 32, pairTemperature: 2 }, optim: { lr: 0.01 }, dropout: 0.1, budget: { pairs: 32 * 40 },
-      checkpointEvery: 10, logEvery: 1000, validate: { every: 0 },
-    }, 'golden');
+    const cfg = parseConfig(
+      {
+        seed: 3,
+        encoder: { embedDim: 32, hidden: 64 },
+        decoder: { embedDim: 32, hidden: 96, langEmbedDim: 8 },
+        paths: [
+          { kind: '1:1', src: '*', trg: ['en'] },
+          { kind: '1:1', src: ['en'], trg: ['xx'] },
+          { kind: '1:N', src: ['yy'], trg: ['en', 'xx'] },
+        ],
+        batch: { size: 32, pairTemperature: 2 },
+        optim: { lr: 0.01 },
+        dropout: 0.1,
+        budget: { pairs: 32 * 40 },
+        checkpointEvery: 10,
+        logEvery: 1000,
+        validate: { every: 0 },
+      },
+      'golden',
+    );
     const dir = mkdtempSync(join(tmpdir(), 'xling-golden-'));
     try {
       const { task, log } = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: dir, log: () => {} });
-      assert.deepEqual(log.map((e) => e.pairs), golden.pairs, 'same batches');
-      log.forEach((e, i) => assert.ok(Math.abs(e.loss - golden.losses[i]!) < 1e-4 * Math.max(1, golden.losses[i]!), `step ${i + 1}: ${e.loss} vs ${golden.losses[i]}`));
+      assert.deepEqual(
+        log.map((e) => e.pairs),
+        golden.pairs,
+        'same batches',
+      );
+      log.forEach((e, i) =>
+        assert.ok(Math.abs(e.loss - golden.losses[i]!) < 1e-4 * Math.max(1, golden.losses[i]!), `step ${i + 1}: ${e.loss} vs ${golden.losses[i]}`),
+      );
       task.module.dispose();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -172,12 +240,24 @@ describe('LASER trainer', () => {
       mkdirSync(join(b, 'checkpoint.tmp-99999-0badf00d'));
       writeFileSync(join(b, 'checkpoint.tmp-99999-0badf00d', 'model.safetensors.tmp-99999-deadbeef'), 'half');
       const resumed = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, resume: true, log: () => {} });
-      const la = full.log.map((e) => e.loss), lb = readFileSync(join(b, 'train-log.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { loss: number }).loss);
+      const la = full.log.map((e) => e.loss),
+        lb = readFileSync(join(b, 'train-log.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { loss: number }).loss);
       assert.equal(lb.length, la.length);
       for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
-      assert.deepEqual(readdirSync(b).filter((f) => f.startsWith('checkpoint')), ['checkpoint'], 'no temporaries, no checkpoint.old');
-      full.task.module.dispose(); resumed.task.module.dispose();
-      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: join(b, 'none'), resume: true, log: () => {} }), /--resume: no checkpoint in/);
+      assert.deepEqual(
+        readdirSync(b).filter((f) => f.startsWith('checkpoint')),
+        ['checkpoint'],
+        'no temporaries, no checkpoint.old',
+      );
+      full.task.module.dispose();
+      resumed.task.module.dispose();
+      await assert.rejects(
+        train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: join(b, 'none'), resume: true, log: () => {} }),
+        /--resume: no checkpoint in/,
+      );
     } finally {
       rmSync(a, { recursive: true, force: true });
       rmSync(b, { recursive: true, force: true });
@@ -194,22 +274,36 @@ describe('LASER trainer', () => {
       const full = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: a, log: () => {} });
       const stop = new AbortController();
       const seen: number[] = [];
-      const log = (l: string) => { const m = /^step (\d+) pairs/.exec(l); if (m) { seen.push(+m[1]!); if (+m[1]! === 13) stop.abort(); } };
-      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, log, signal: stop.signal }), (e) => e instanceof TrainingInterrupted && e.step === 13);
+      const log = (l: string) => {
+        const m = /^step (\d+) pairs/.exec(l);
+        if (m) {
+          seen.push(+m[1]!);
+          if (+m[1]! === 13) stop.abort();
+        }
+      };
+      await assert.rejects(
+        train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, log, signal: stop.signal }),
+        (e) => e instanceof TrainingInterrupted && e.step === 13,
+      );
       assert.equal(Math.max(...seen), 13, 'no step after the abort');
       assert.equal((JSON.parse(readFileSync(join(b, 'checkpoint', 'state.json'), 'utf8')) as { step: number }).step, 13, 'a checkpoint of the last step');
       assert.ok(existsSync(join(b, 'loss.svg')), 'the curves of the steps so far');
       const resumed = await train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: b, resume: true, log: () => {} });
-      const la = full.log.map((e) => e.loss), lb = resumed.log.map((e) => e.loss);
+      const la = full.log.map((e) => e.loss),
+        lb = resumed.log.map((e) => e.loss);
       assert.equal(lb.length, la.length);
       for (let i = 0; i < la.length; i++) assert.ok(Math.abs(la[i]! - lb[i]!) < 1e-6, `step ${i + 1}: ${la[i]} vs ${lb[i]}`);
       // an abort before the first step still leaves a checkpoint (step 0) for --resume
       const c = join(b, 'early');
       const early = new AbortController();
       early.abort();
-      await assert.rejects(train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: c, log: () => {}, signal: early.signal }), (e) => e instanceof TrainingInterrupted && e.step === 0);
+      await assert.rejects(
+        train({ config: cfg, corpus: trainSet, tokenizer: tok, outDir: c, log: () => {}, signal: early.signal }),
+        (e) => e instanceof TrainingInterrupted && e.step === 0,
+      );
       assert.ok(existsSync(join(c, 'checkpoint', 'state.json')));
-      full.task.module.dispose(); resumed.task.module.dispose();
+      full.task.module.dispose();
+      resumed.task.module.dispose();
     } finally {
       rmSync(a, { recursive: true, force: true });
       rmSync(b, { recursive: true, force: true });

@@ -15,7 +15,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('partial translations', () => {
   it('a partial translation: the first 40–70% of the words, cut at a word end, in scripts with and without spaces', () => {
     const rng = new Rng('truncated');
-    for (const [text, words] of [['Save the current document under a new name.', 8], ['現在のドキュメントを新しい名前で保存します', 0], ['Сохранить текущий документ под новым именем.', 6]] as const) {
+    for (const [text, words] of [
+      ['Save the current document under a new name.', 8],
+      ['現在のドキュメントを新しい名前で保存します', 0],
+      ['Сохранить текущий документ под новым именем.', 6],
+    ] as const) {
       const n = words || [...new Intl.Segmenter(undefined, { granularity: 'word' }).segment(text)].filter((w) => w.isWordLike).length;
       for (let i = 0; i < 20; i++) {
         const t = truncated(text, rng)!;
@@ -33,12 +37,25 @@ describe('partial translations', () => {
     writeFileSync(join(dir, 't.tsv'), 'fr\ten\n' + rows.map((r) => r.join('\t')).join('\n') + '\n');
     const [plain] = await parallelSets(join(dir, 't.tsv'), [['fr', 'en']], 100, 1, 50);
     const [tr] = await parallelSets(join(dir, 't.tsv'), [['fr', 'en']], 100, 1, 50, { truncated: true });
-    const gt = (s: typeof plain) => [...s!.gold].map((g) => g.split('\t').map(Number)).map(([a, b]) => `${s!.src[a!]}\t${s!.trg[b!]}`).sort();
+    const gt = (s: typeof plain) =>
+      [...s!.gold]
+        .map((g) => g.split('\t').map(Number))
+        .map(([a, b]) => `${s!.src[a!]}\t${s!.trg[b!]}`)
+        .sort();
     assert.deepEqual(gt(tr), gt(plain), 'the same gold pairs');
-    const extraSrc = tr!.src.filter((s) => !plain!.src.includes(s)), extraTrg = tr!.trg.filter((t) => !plain!.trg.includes(t));
+    const extraSrc = tr!.src.filter((s) => !plain!.src.includes(s)),
+      extraTrg = tr!.trg.filter((t) => !plain!.trg.includes(t));
     // every target-only row (20) gets a partial source, every source-only row a partial target, and about a quarter of the pairs one more
     assert.equal(extraSrc.length, 20);
     assert.ok(extraTrg.length >= 25 && extraTrg.length <= 45, `${extraTrg.length} partial targets`);
-    for (const [side, extra] of [[0, extraSrc], [1, extraTrg]] as const) for (const x of extra) assert.ok(rows.some((r) => r[side]!.startsWith(x) && r[side] !== x), x);
+    for (const [side, extra] of [
+      [0, extraSrc],
+      [1, extraTrg],
+    ] as const)
+      for (const x of extra)
+        assert.ok(
+          rows.some((r) => r[side]!.startsWith(x) && r[side] !== x),
+          x,
+        );
   });
 });

@@ -30,13 +30,29 @@ test('atomic writes: success renames, failure leaves nothing', async () => {
   writeFileAtomicSync(f, new Uint8Array([104, 105]));
   assert.equal(fs.readFileSync(f, 'utf8'), 'hi');
 
-  const r = await atomicOutput(f, async (p) => { fs.writeFileSync(p, 'v3'); return 7; });
+  const r = await atomicOutput(f, async (p) => {
+    fs.writeFileSync(p, 'v3');
+    return 7;
+  });
   assert.equal(r, 7);
   assert.equal(fs.readFileSync(f, 'utf8'), 'v3');
 
-  await assert.rejects(atomicOutput(f, async (p) => { fs.writeFileSync(p, 'partial'); throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    atomicOutput(f, async (p) => {
+      fs.writeFileSync(p, 'partial');
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(fs.readFileSync(f, 'utf8'), 'v3', 'target untouched on failure');
-  assert.throws(() => atomicOutputSync(path.join(tmp, 'b.txt'), (p) => { fs.writeFileSync(p, 'x'); throw new Error('sync boom'); }), /sync boom/);
+  assert.throws(
+    () =>
+      atomicOutputSync(path.join(tmp, 'b.txt'), (p) => {
+        fs.writeFileSync(p, 'x');
+        throw new Error('sync boom');
+      }),
+    /sync boom/,
+  );
   assert.ok(!fs.existsSync(path.join(tmp, 'b.txt')));
   await assert.rejects(writeFileAtomic(path.join(tmp, 'no-such-dir', 'c.txt'), 'x'), /ENOENT/);
   assert.deepEqual(temps(), []);
@@ -57,9 +73,20 @@ test('output lock: one holder at a time; released on release and when the holder
   assert.ok(!fs.existsSync(lock.path));
   lock.release(); // idempotent
   // withOutputLock releases however its function ends
-  assert.equal(await withOutputLock(out, '--out', async () => { assert.ok(fs.existsSync(lockPathOf(out))); return 7; }), 7);
+  assert.equal(
+    await withOutputLock(out, '--out', async () => {
+      assert.ok(fs.existsSync(lockPathOf(out)));
+      return 7;
+    }),
+    7,
+  );
   assert.ok(!fs.existsSync(lockPathOf(out)));
-  await assert.rejects(withOutputLock(out, '--out', async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    withOutputLock(out, '--out', async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.ok(!fs.existsSync(lockPathOf(out)));
   // the parent directory is made when missing; no temporary is left beside the lock
   const deep = path.join(tmp, 'new', 'dir', 'model');
@@ -89,7 +116,10 @@ test('output lock: a live process of another pid is refused; a dead one is stale
   third.release();
   assert.ok(fs.existsSync(lock.path));
   // the parent of this process runs: refused, with its pid and command
-  assert.throws(() => lockOutput(out, '--out'), new RegExp(`--out .*other-model is being written by another process \\(pid ${process.ppid}, since now: xling train --out x\\)`));
+  assert.throws(
+    () => lockOutput(out, '--out'),
+    new RegExp(`--out .*other-model is being written by another process \\(pid ${process.ppid}, since now: xling train --out x\\)`),
+  );
   // another host's lock cannot be checked: refused, with how to remove it
   fs.writeFileSync(lockPathOf(out), JSON.stringify({ pid: 1, host: 'elsewhere', started: 'now', command: 'xling train' }));
   assert.throws(() => lockOutput(out, '--out'), /locked by process 1 of host elsewhere .* remove .*other-model\.lock if it no longer runs/);
@@ -108,7 +138,14 @@ test('output lock: a live process of another pid is refused; a dead one is stale
 // ---------------------------------------------------------------- progress
 
 function fakeStream(tty: boolean): { isTTY: boolean; out: string[]; write(s: string): boolean } {
-  return { isTTY: tty, out: [], write(s: string) { this.out.push(s); return true; } };
+  return {
+    isTTY: tty,
+    out: [],
+    write(s: string) {
+      this.out.push(s);
+      return true;
+    },
+  };
 }
 
 test('formatDuration / formatCount', () => {
@@ -176,8 +213,14 @@ test('Rng is deterministic and well-behaved', () => {
   const a = new Rng(42);
   const b = new Rng(42);
   const xs = Array.from({ length: 5 }, () => a.nextU32());
-  assert.deepEqual(xs, Array.from({ length: 5 }, () => b.nextU32()));
-  assert.notDeepEqual(xs, Array.from({ length: 5 }, () => new Rng(43).nextU32()));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 5 }, () => b.nextU32()),
+  );
+  assert.notDeepEqual(
+    xs,
+    Array.from({ length: 5 }, () => new Rng(43).nextU32()),
+  );
   assert.deepEqual(new Rng('bucc').next(), new Rng(hashSeed('bucc')).next());
 
   const r = new Rng(1);
@@ -203,7 +246,10 @@ test('Rng is deterministic and well-behaved', () => {
 
   const arr = Array.from({ length: 50 }, (_, i) => i);
   const sh = new Rng(7).shuffle([...arr]);
-  assert.deepEqual([...sh].sort((x, y) => x - y), arr);
+  assert.deepEqual(
+    [...sh].sort((x, y) => x - y),
+    arr,
+  );
   assert.notDeepEqual(sh, arr);
   assert.deepEqual(new Rng(7).shuffle([...arr]), sh);
 
@@ -234,7 +280,10 @@ const spec = defineCommand({
     metric: { type: 'string', choices: ['ip', 'l2'], default: 'ip' },
     batchSize: { type: 'number', range: {} },
   },
-  positionals: [{ name: 'queries', required: true, help: 'query embeddings (.npy)' }, { name: 'index', help: 'index file' }],
+  positionals: [
+    { name: 'queries', required: true, help: 'query embeddings (.npy)' },
+    { name: 'index', help: 'index file' },
+  ],
   examples: ['xling search q.npy idx.faiss -k 4 -o out.tsv'],
 });
 
@@ -269,7 +318,10 @@ test('parseArgs: forms, defaults and typed results', () => {
 
 test('parseArgs: UsageError names the argument', () => {
   const err = (argv: string[], re: RegExp): void => {
-    assert.throws(() => parseArgs(spec, argv), (e: unknown) => e instanceof UsageError && re.test(e.message));
+    assert.throws(
+      () => parseArgs(spec, argv),
+      (e: unknown) => e instanceof UsageError && re.test(e.message),
+    );
   };
   err(['q', '-o', 'x', '--top-kk', '3'], /unknown option '--top-kk' \(did you mean --top-k\?\)/);
   err(['q', '-o', 'x', '-z'], /unknown option '-z'/);
@@ -299,7 +351,10 @@ test('formatHelp lists usage, arguments, options with defaults', () => {
   assert.match(h, /-h, --help +show this help/);
   assert.match(h, /Arguments:\n {2}queries +query embeddings \(\.npy\)/);
   assert.match(h, /Examples:\n {2}xling search q\.npy/);
-  assert.ok(h.split('\n').every((l) => l.length <= 80), 'fits 80 columns');
+  assert.ok(
+    h.split('\n').every((l) => l.length <= 80),
+    'fits 80 columns',
+  );
   assert.throws(() => defineCommand({ name: 'x', options: { a: { type: 'string', alias: 'ab' } } }), /alias must be one character/);
   assert.throws(() => defineCommand({ name: 'x', options: { n: { type: 'number' } } }), /a number option needs a range/);
   assert.throws(() => defineCommand({ name: 'x', options: { n: { type: 'number', default: 0, range: { min: 1 } } } }), /default 0 is outside its range/);
@@ -338,8 +393,22 @@ test('charts render well-formed, escaped SVG', () => {
     xLabel: 'step',
     yLabel: 'loss',
     series: [
-      { name: 'train', points: [[0, 3], [100, 2], [200, NaN], [300, 1]] },
-      { name: 'dev "x"', points: [[0, 3.5], [300, 1.5]] },
+      {
+        name: 'train',
+        points: [
+          [0, 3],
+          [100, 2],
+          [200, NaN],
+          [300, 1],
+        ],
+      },
+      {
+        name: 'dev "x"',
+        points: [
+          [0, 3.5],
+          [300, 1.5],
+        ],
+      },
     ],
     hlines: [{ y: 1.2, label: 'baseline' }],
   });
@@ -348,7 +417,16 @@ test('charts render well-formed, escaped SVG', () => {
   assert.ok(lc.includes('dev &quot;x&quot;'));
   assert.equal((lc.match(/<path /g) ?? []).length, 2, 'NaN breaks the train line: 1 path + lone point, plus dev');
 
-  const hm = heatmap({ rows: ['en', 'de'], cols: ['en', 'd<e'], values: [[0, 0.25], [0.5, NaN]], title: 'xsim', colors: 'reds' });
+  const hm = heatmap({
+    rows: ['en', 'de'],
+    cols: ['en', 'd<e'],
+    values: [
+      [0, 0.25],
+      [0.5, NaN],
+    ],
+    title: 'xsim',
+    colors: 'reds',
+  });
   wellFormed(hm);
   assert.equal((hm.match(/<rect x="[^"]+" y="[^"]+" width="\d+" height="\d+" fill="#[0-9a-f]{6}" stroke/g) ?? []).length, 4);
   assert.ok(hm.includes('>.25<') && hm.includes('>.50<') && hm.includes('>–<'));
@@ -362,7 +440,16 @@ test('charts render well-formed, escaped SVG', () => {
   const custom = heatmap({ rows: ['a'], cols: ['b'], values: [[0.123]], format: (v) => `${(v * 100).toFixed(1)}%` });
   assert.ok(custom.includes('>12.3%<'));
 
-  const pr = prCurve({ points: [[0, 1], [0.5, 0.9], [1, 0.4]], ap: 0.8123, title: 'PR', mark: { recall: 0.5, precision: 0.9, label: 't=1.05' } });
+  const pr = prCurve({
+    points: [
+      [0, 1],
+      [0.5, 0.9],
+      [1, 0.4],
+    ],
+    ap: 0.8123,
+    title: 'PR',
+    mark: { recall: 0.5, precision: 0.9, label: 't=1.05' },
+  });
   wellFormed(pr);
   assert.ok(pr.includes('AP = 0.812'));
 
@@ -376,17 +463,22 @@ test('charts render well-formed, escaped SVG', () => {
 // ---------------------------------------------------------------- Set64
 
 test('Set64: a set of 64-bit keys as a JavaScript Set of them holds them, through growth, with the key 0', () => {
-  const s = new Set64(), ref = new Set<bigint>();
+  const s = new Set64(),
+    ref = new Set<bigint>();
   const rng = new Rng('set64');
   // random keys, some repeated, small and large, and 0
   for (let i = 0; i < 20000; i++) {
     const k = i % 7 === 0 ? BigInt(i % 50) : (BigInt(Math.floor(rng.next() * 2 ** 32)) << 32n) | BigInt(Math.floor(rng.next() * 2 ** 32));
     assert.equal(s.has(k), ref.has(k));
-    s.add(k); ref.add(k);
+    s.add(k);
+    ref.add(k);
   }
   assert.equal(s.size, ref.size);
   for (const k of ref) assert.ok(s.has(k));
-  for (let i = 0; i < 2000; i++) { const k = BigInt(1e6 + i) << 20n; assert.equal(s.has(k), ref.has(k)); }
+  for (let i = 0; i < 2000; i++) {
+    const k = BigInt(1e6 + i) << 20n;
+    assert.equal(s.has(k), ref.has(k));
+  }
   // hash64: the same text the same key, another text another
   assert.equal(hash64('Datei öffnen'), hash64('Datei öffnen'));
   assert.notEqual(hash64('Datei öffnen'), hash64('Datei öffnen!'));

@@ -31,7 +31,10 @@ const CLI_ARGS: Record<Variant, string[]> = {
 };
 /** The same requests to the server's /embed (TEI: 'auto' identifies each input on its own, null: no centring). */
 const SERVER_BODY: Record<Exclude<Variant, 'docs'>, Record<string, unknown>> = {
-  plain: { lang: null }, auto: { lang: 'auto' }, raw: { lang: null, normalize: false }, de: { lang: 'de' },
+  plain: { lang: null },
+  auto: { lang: 'auto' },
+  raw: { lang: null, normalize: false },
+  de: { lang: 'de' },
 };
 const variantsOf = (m: string): Variant[] => (m === 'laser-lstm' ? ['plain', 'auto', 'raw', 'docs'] : ['plain', 'auto', 'raw', 'de', 'docs']);
 
@@ -43,13 +46,25 @@ type Route = 'cli' | 'server' | 'cluster';
 function tolerance(route: Route, m: string, v: Variant, against: 'expected' | 'cli'): { max: number; why: string } | undefined {
   const lstm = m === 'laser' || m === 'laser-lstm';
   if (route === 'cluster' && lstm)
-    return { max: 1e-6, why: 'the worker encodes with encodeAsync: the BiLSTM runs on a worker thread through another kernel than encode\'s, so sums are rounded in another order (float32 rounding, a few ulp)' };
+    return {
+      max: 1e-6,
+      why: "the worker encodes with encodeAsync: the BiLSTM runs on a worker thread through another kernel than encode's, so sums are rounded in another order (float32 rounding, a few ulp)",
+    };
   if (route === 'server' && lstm)
-    return { max: 1e-6, why: 'the server encodes through its dynamic batcher (other batches than xling embed\'s: BLAS rounding of the BiLSTM depends on the batch) and always with the fast path (LASER\'s token tables); encoder-level, the rows are then processed by the same embed-path functions' };
+    return {
+      max: 1e-6,
+      why: "the server encodes through its dynamic batcher (other batches than xling embed's: BLAS rounding of the BiLSTM depends on the batch) and always with the fast path (LASER's token tables); encoder-level, the rows are then processed by the same embed-path functions",
+    };
   if (against === 'expected' && m === 'laser-lstm')
-    return { max: 1e-6, why: 'issue 26 replaced the imported LASER encoder\'s forward by one native call over packed sequences (lstmStackEncode: input GEMMs over real tokens only, both directions side by side), so sums are rounded in another order (a few ulp; the PyTorch parity tests hold it to the reference)' };
+    return {
+      max: 1e-6,
+      why: "issue 26 replaced the imported LASER encoder's forward by one native call over packed sequences (lstmStackEncode: input GEMMs over real tokens only, both directions side by side), so sums are rounded in another order (a few ulp; the PyTorch parity tests hold it to the reference)",
+    };
   if (against === 'expected')
-    return { max: 1e-6, why: 'the committed vectors were written on one CPU (the issue-25 session\'s, where xling embed reproduced them bit for bit); libtorch, OpenBLAS and oneDNN pick their GEMM and reduction kernels by the instruction set, so on another CPU sums round in another order (an AMD EPYC with AVX-512: ≤ 1.2e-7 before centring, ≤ 6.1e-7 after; there the old code of 0aeb77a and this version write the same bits for uncentred vectors of the trained families and differ by the stated ulps elsewhere: bench/RESULTS.md, issue 25); the routes still agree with this machine\'s xling embed bit for bit, CPU or not. Also: issue 25 re-normalises centred and document vectors with the one embed-path normaliser (≤ 1 ulp)' };
+    return {
+      max: 1e-6,
+      why: "the committed vectors were written on one CPU (the issue-25 session's, where xling embed reproduced them bit for bit); libtorch, OpenBLAS and oneDNN pick their GEMM and reduction kernels by the instruction set, so on another CPU sums round in another order (an AMD EPYC with AVX-512: ≤ 1.2e-7 before centring, ≤ 6.1e-7 after; there the old code of 0aeb77a and this version write the same bits for uncentred vectors of the trained families and differ by the stated ulps elsewhere: bench/RESULTS.md, issue 25); the routes still agree with this machine's xling embed bit for bit, CPU or not. Also: issue 25 re-normalises centred and document vectors with the one embed-path normaliser (≤ 1 ulp)",
+    };
   return undefined;
 }
 
@@ -64,18 +79,32 @@ function expected(m: string, v: Variant): Float32Array {
 /** Bit-identical rows, or within the tolerance stated for this case. */
 function assertMatches(got: Float32Array, want: Float32Array, what: string, tol?: { max: number; why: string }): void {
   assert.equal(got.length, want.length, `${what}: ${got.length} values, ${want.length} expected`);
-  const a = new Uint32Array(got.buffer, got.byteOffset, got.length), b = new Uint32Array(want.buffer, want.byteOffset, want.length);
-  let diff = 0, worst = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) { diff++; worst = Math.max(worst, Math.abs(got[i]! - want[i]!)); }
+  const a = new Uint32Array(got.buffer, got.byteOffset, got.length),
+    b = new Uint32Array(want.buffer, want.byteOffset, want.length);
+  let diff = 0,
+    worst = 0;
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i]) {
+      diff++;
+      worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
+    }
   // XLING_REPORT=1: list every difference instead of failing (for finding where routes diverge)
-  if (process.env.XLING_REPORT) { if (diff) console.log(`DIFF ${what}: ${diff}/${a.length} max ${worst}`); return; }
+  if (process.env.XLING_REPORT) {
+    if (diff) console.log(`DIFF ${what}: ${diff}/${a.length} max ${worst}`);
+    return;
+  }
   if (!tol) assert.equal(diff, 0, `${what}: ${diff} of ${a.length} values differ (max abs ${worst})`);
   else assert.ok(worst <= tol.max, `${what}: max abs difference ${worst} > ${tol.max} (${tol.why})`);
 }
 
 async function xling(args: string[]): Promise<void> {
   let err = '';
-  const code = await runCli(args, { out: () => {}, err: (t) => { err += t; } });
+  const code = await runCli(args, {
+    out: () => {},
+    err: (t) => {
+      err += t;
+    },
+  });
   assert.equal(code, 0, `xling ${args.join(' ')}: ${err}`);
 }
 
@@ -98,7 +127,7 @@ describe('vectors of before the restructuring (issue 25)', () => {
     assertMatches(readNpy(p('proc.npy')).data as Float32Array, cliVectors.get('laser.auto')!, 'xling embed as a process vs in-process');
   });
 
-  it('the server\'s /embed gives xling embed\'s vectors bit for bit', async () => {
+  it("the server's /embed gives xling embed's vectors bit for bit", async () => {
     for (const m of MODELS) {
       const app = await buildServer({ model: loadSentenceEncoder(join(fx, m)), modelDir: join(fx, m), maxClientBatchSize: 64 });
       try {
@@ -125,7 +154,10 @@ describe('vectors of before the restructuring (issue 25)', () => {
       worker = cliAsync(['worker', '--redis', redis.url, '--name', 'v1']);
       await new Promise<void>((resolve, reject) => {
         let seen = '';
-        worker!.stderr!.on('data', (b: Buffer) => { seen += b.toString(); if (/ready on/.test(seen)) resolve(); });
+        worker!.stderr!.on('data', (b: Buffer) => {
+          seen += b.toString();
+          if (/ready on/.test(seen)) resolve();
+        });
         worker!.once('exit', (c) => reject(new Error(`worker exited (${c}): ${seen}`)));
       });
     });
@@ -138,12 +170,29 @@ describe('vectors of before the restructuring (issue 25)', () => {
       await redis?.stop();
     });
 
-    it('xling cluster embed (one shard: the same batches as xling embed) gives xling embed\'s vectors bit for bit', async () => {
+    it("xling cluster embed (one shard: the same batches as xling embed) gives xling embed's vectors bit for bit", async () => {
       for (const m of MODELS) {
         for (const v of variantsOf(m)) {
           if (v === 'docs') continue;
           const out = p(`cluster-${m}.${v}.npy`);
-          await xling(['cluster', 'embed', '--model', join(fx, m), '--input', join(fx, 'sentences.txt'), '-o', out, '--redis', redis!.url, '--work', p('work'), '--shards', '1', '--quiet', ...CLI_ARGS[v]]);
+          await xling([
+            'cluster',
+            'embed',
+            '--model',
+            join(fx, m),
+            '--input',
+            join(fx, 'sentences.txt'),
+            '-o',
+            out,
+            '--redis',
+            redis!.url,
+            '--work',
+            p('work'),
+            '--shards',
+            '1',
+            '--quiet',
+            ...CLI_ARGS[v],
+          ]);
           const got = readNpy(out).data as Float32Array;
           assertMatches(got, expected(m, v), `cluster ${m} ${v}`, tolerance('cluster', m, v, 'expected'));
           assertMatches(got, cliVectors.get(`${m}.${v}`)!, `cluster vs xling embed, ${m} ${v}`, tolerance('cluster', m, v, 'cli'));

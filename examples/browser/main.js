@@ -23,22 +23,37 @@ const SENTENCES = [
 const LANG = 'auto-per-sentence';
 
 const $ = (id) => document.getElementById(id);
-const status = (text) => { $('status').textContent = text; };
+const status = (text) => {
+  $('status').textContent = text;
+};
 
 function show(sentences, v, dim) {
-  const n = sentences.length, cos = (i, j) => { let s = 0; for (let k = 0; k < dim; k++) s += v[i * dim + k] * v[j * dim + k]; return s; };
+  const n = sentences.length,
+    cos = (i, j) => {
+      let s = 0;
+      for (let k = 0; k < dim; k++) s += v[i * dim + k] * v[j * dim + k];
+      return s;
+    };
   const table = $('similarities');
   table.replaceChildren();
   const head = table.insertRow();
   head.appendChild(document.createElement('th'));
-  for (let j = 0; j < n; j++) { const th = document.createElement('th'); th.textContent = String(j + 1); th.title = sentences[j]; head.appendChild(th); }
+  for (let j = 0; j < n; j++) {
+    const th = document.createElement('th');
+    th.textContent = String(j + 1);
+    th.title = sentences[j];
+    head.appendChild(th);
+  }
   for (let i = 0; i < n; i++) {
     const row = table.insertRow();
     const th = document.createElement('th');
-    th.className = 'row'; th.textContent = `${i + 1}. ${sentences[i]}`; th.title = sentences[i];
+    th.className = 'row';
+    th.textContent = `${i + 1}. ${sentences[i]}`;
+    th.title = sentences[i];
     row.appendChild(th);
     for (let j = 0; j < n; j++) {
-      const c = cos(i, j), td = row.insertCell();
+      const c = cos(i, j),
+        td = row.insertCell();
       td.textContent = c.toFixed(2);
       // CSSOM, not a style attribute: allowed under a strict Content-Security-Policy
       td.style.background = `rgba(40, 110, 200, ${Math.max(0, c).toFixed(3)})`;
@@ -62,17 +77,24 @@ async function main() {
   const loadMs = performance.now() - t0;
   const embed = async (sentences, o = { lang: LANG }) => Array.from(await model.embed(sentences, o));
   const run = async () => {
-    const sentences = $('sentences').value.split('\n').map((s) => s.trim()).filter(Boolean);
+    const sentences = $('sentences')
+      .value.split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const t = performance.now();
     const v = await model.embed(sentences, { lang: LANG });
     show(sentences, v, model.dim);
-    status(`${model.dim}-d ${model.dtype} model loaded in ${loadMs.toFixed(0)} ms, embedding with ${model.kernel === 'wasm-simd' ? 'WebAssembly SIMD' : 'TypeScript'} kernels; ${sentences.length} sentences in ${(performance.now() - t).toFixed(1)} ms`);
+    status(
+      `${model.dim}-d ${model.dtype} model loaded in ${loadMs.toFixed(0)} ms, embedding with ${model.kernel === 'wasm-simd' ? 'WebAssembly SIMD' : 'TypeScript'} kernels; ${sentences.length} sentences in ${(performance.now() - t).toFixed(1)} ms`,
+    );
     return { sentences, vectors: Array.from(v) };
   };
   $('sentences').value = SENTENCES.join('\n');
   const first = await run();
   $('embed').disabled = false;
-  $('embed').addEventListener('click', () => { run().catch(fail); });
+  $('embed').addEventListener('click', () => {
+    run().catch(fail);
+  });
   globalThis.xlingExample = { dim: model.dim, dtype: model.dtype, kernel: model.kernel, languages: model.languages, ...first, embed };
   document.body.dataset.state = 'ready';
 }

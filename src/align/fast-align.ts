@@ -18,7 +18,10 @@ export interface AlignOptions {
 }
 
 /** A sentence pair as word ids of each side (ids per side are independent). */
-export interface IdPair { src: Int32Array; trg: Int32Array }
+export interface IdPair {
+  src: Int32Array;
+  trg: Int32Array;
+}
 
 /**
  * The (source word, target word) cells of a set of sentence pairs: every pair's target position i
@@ -37,9 +40,12 @@ interface Cells {
 function cellsOf(pairs: IdPair[], srcVocab: number, trgVocab: number): Cells {
   const NULL = srcVocab;
   const start = new Int32Array(pairs.length + 1);
-  pairs.forEach((p, k) => { start[k + 1] = start[k]! + p.trg.length * (p.src.length + 1); });
+  pairs.forEach((p, k) => {
+    start[k + 1] = start[k]! + p.trg.length * (p.src.length + 1);
+  });
   const ids = new Int32Array(start[pairs.length]!);
-  const dense = new Map<number, number>(), srcOf: number[] = [];
+  const dense = new Map<number, number>(),
+    srcOf: number[] = [];
   let at = 0;
   for (const { src, trg } of pairs) {
     for (const e of trg) {
@@ -47,7 +53,11 @@ function cellsOf(pairs: IdPair[], srcVocab: number, trgVocab: number): Cells {
         const f = j === 0 ? NULL : src[j - 1]!;
         const key = f * trgVocab + e;
         let id = dense.get(key);
-        if (id === undefined) { id = srcOf.length; dense.set(key, id); srcOf.push(f); }
+        if (id === undefined) {
+          id = srcOf.length;
+          dense.set(key, id);
+          srcOf.push(f);
+        }
         ids[at++] = id;
       }
     }
@@ -64,22 +74,28 @@ function diagonal(i: number, j: number, m: number, n: number, tension: number): 
  * null): t[c] of each cell id of `cells`. IBM Model 1 starts from t = 1 on every co-occurring word pair.
  */
 function trainAlignment(pairs: IdPair[], cells: Cells, srcVocab: number, o: AlignOptions): Float64Array {
-  const m1 = o.model1Iterations ?? 2, m2 = o.iterations ?? 4;
-  const tension = o.tension ?? 4, p0 = o.nullProb ?? 0.08;
+  const m1 = o.model1Iterations ?? 2,
+    m2 = o.iterations ?? 4;
+  const tension = o.tension ?? 4,
+    p0 = o.nullProb ?? 0.08;
   const { start, ids, srcOf } = cells;
   const t = new Float64Array(srcOf.length).fill(1);
-  const counts = new Float64Array(srcOf.length), totals = new Float64Array(srcVocab + 1);
+  const counts = new Float64Array(srcOf.length),
+    totals = new Float64Array(srcVocab + 1);
   for (let it = 0; it < m1 + m2; it++) {
     const useDiag = it >= m1;
-    counts.fill(0); totals.fill(0);
+    counts.fill(0);
+    totals.fill(0);
     pairs.forEach(({ src, trg }, k) => {
-      const n = src.length, m = trg.length;
+      const n = src.length,
+        m = trg.length;
       const post = new Float64Array(n + 1);
       for (let i = 0; i < m; i++) {
         const row = start[k]! + i * (n + 1);
         let z = 0;
         const a0 = useDiag ? p0 : 1 / (n + 1);
-        post[0] = a0 * t[ids[row]!]!; z += post[0]!;
+        post[0] = a0 * t[ids[row]!]!;
+        z += post[0]!;
         let dz = 0;
         if (useDiag) for (let j = 0; j < n; j++) dz += diagonal(i, j, m, n, tension);
         for (let j = 0; j < n; j++) {
@@ -88,7 +104,8 @@ function trainAlignment(pairs: IdPair[], cells: Cells, srcVocab: number, o: Alig
           z += post[j + 1]!;
         }
         for (let j = 0; j <= n; j++) {
-          const c = post[j]! / z, id = ids[row + j]!;
+          const c = post[j]! / z,
+            id = ids[row + j]!;
           counts[id]! += c;
           totals[srcOf[id]!]! += c;
         }
@@ -102,9 +119,11 @@ function trainAlignment(pairs: IdPair[], cells: Cells, srcVocab: number, o: Alig
 
 /** For each target word of pair k, the best source position (−1: null), under t and the diagonal prior. */
 function align(pair: IdPair, row0: number, ids: Int32Array, t: Float64Array, o: AlignOptions): Int32Array {
-  const tension = o.tension ?? 4, p0 = o.nullProb ?? 0.08;
+  const tension = o.tension ?? 4,
+    p0 = o.nullProb ?? 0.08;
   const { src, trg } = pair;
-  const n = src.length, m = trg.length;
+  const n = src.length,
+    m = trg.length;
   const out = new Int32Array(m).fill(-1);
   for (let i = 0; i < m; i++) {
     const row = row0 + i * (n + 1);
@@ -112,8 +131,11 @@ function align(pair: IdPair, row0: number, ids: Int32Array, t: Float64Array, o: 
     for (let j = 0; j < n; j++) dz += diagonal(i, j, m, n, tension);
     let best = p0 * t[ids[row]!]!;
     for (let j = 0; j < n; j++) {
-      const s = ((1 - p0) * diagonal(i, j, m, n, tension)) / dz * t[ids[row + j + 1]!]!;
-      if (s > best) { best = s; out[i] = j; }
+      const s = (((1 - p0) * diagonal(i, j, m, n, tension)) / dz) * t[ids[row + j + 1]!]!;
+      if (s > best) {
+        best = s;
+        out[i] = j;
+      }
     }
   }
   return out;
@@ -125,14 +147,17 @@ function align(pair: IdPair, row0: number, ids: Int32Array, t: Float64Array, o: 
  */
 export function alignBothWays(pairs: IdPair[], srcVocab: number, trgVocab: number, o: AlignOptions = {}): [number, number][][] {
   const revPairs = pairs.map((p) => ({ src: p.trg, trg: p.src }));
-  const fc = cellsOf(pairs, srcVocab, trgVocab), rc = cellsOf(revPairs, trgVocab, srcVocab);
+  const fc = cellsOf(pairs, srcVocab, trgVocab),
+    rc = cellsOf(revPairs, trgVocab, srcVocab);
   const fwd = trainAlignment(pairs, fc, srcVocab, o);
   const rev = trainAlignment(revPairs, rc, trgVocab, o);
   return pairs.map((p, k) => {
-    const a = align(p, fc.start[k]!, fc.ids, fwd, o);                // trg i → src a[i]
-    const b = align(revPairs[k]!, rc.start[k]!, rc.ids, rev, o);     // src j → trg b[j]
+    const a = align(p, fc.start[k]!, fc.ids, fwd, o); // trg i → src a[i]
+    const b = align(revPairs[k]!, rc.start[k]!, rc.ids, rev, o); // src j → trg b[j]
     const links: [number, number][] = [];
-    a.forEach((j, i) => { if (j >= 0 && b[j] === i) links.push([j, i]); });
+    a.forEach((j, i) => {
+      if (j >= 0 && b[j] === i) links.push([j, i]);
+    });
     return links;
   });
 }

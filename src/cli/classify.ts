@@ -19,64 +19,130 @@ const MODEL_OPTIONS = {
   threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
 } as const;
 
-export const classifyTrainCommand = command(['classify', 'train'], {
-  name: 'xling classify train',
-  summary: 'train a document classifier on document vectors',
-  options: {
-    ...MODEL_OPTIONS,
-    output: { type: 'string', alias: 'o', required: true, metavar: 'DIR', help: 'classifier directory (classifier.json, weights.safetensors)' },
-    classifierType: { type: 'string', default: 'mlp', choices: ['mlp', 'perceptron'], help: 'MLP (tanh hidden layers, dropout, Adam; best held-out epoch) or averaged perceptron' },
-    hidden: { type: 'list', default: ['64'], help: 'MLP hidden layer widths' },
-    dropout: { type: 'number', default: CLASSIFIER_DEFAULTS.dropout, range: { min: 0, below: 1 } },
-    epochs: { type: 'number', default: CLASSIFIER_DEFAULTS.epochs, range: { int: true, min: 1 } },
-    lr: { type: 'number', default: CLASSIFIER_DEFAULTS.lr, range: { above: 0 } },
-    heldOut: { type: 'number', default: CLASSIFIER_DEFAULTS.heldOut, range: { min: 0, below: 1 }, help: 'share of the training documents held out to choose the MLP epoch' },
-    seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+export const classifyTrainCommand = command(
+  ['classify', 'train'],
+  {
+    name: 'xling classify train',
+    summary: 'train a document classifier on document vectors',
+    options: {
+      ...MODEL_OPTIONS,
+      output: { type: 'string', alias: 'o', required: true, metavar: 'DIR', help: 'classifier directory (classifier.json, weights.safetensors)' },
+      classifierType: {
+        type: 'string',
+        default: 'mlp',
+        choices: ['mlp', 'perceptron'],
+        help: 'MLP (tanh hidden layers, dropout, Adam; best held-out epoch) or averaged perceptron',
+      },
+      hidden: { type: 'list', default: ['64'], help: 'MLP hidden layer widths' },
+      dropout: { type: 'number', default: CLASSIFIER_DEFAULTS.dropout, range: { min: 0, below: 1 } },
+      epochs: { type: 'number', default: CLASSIFIER_DEFAULTS.epochs, range: { int: true, min: 1 } },
+      lr: { type: 'number', default: CLASSIFIER_DEFAULTS.lr, range: { above: 0 } },
+      heldOut: {
+        type: 'number',
+        default: CLASSIFIER_DEFAULTS.heldOut,
+        range: { min: 0, below: 1 },
+        help: 'share of the training documents held out to choose the MLP epoch',
+      },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+    },
+    examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
   },
-  examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
-}, async (a) => {
-  checkPaths([['--model', a.model, 'in-dir'], ['--data', a.data, 'in-text'], ['--output', a.output, 'out-dir']]);
-  const hidden = a.hidden.map((h) => { const v = Number(h); if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`); return v; });
-  if (a.threads) setNumThreads(a.threads);
-  const m = loadSentenceEncoder(a.model);
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
-  const docs = await readLabelledDocs(a.data);
-  const labels = [...new Set(docs.labels)].sort();
-  job.identify(spreadSample(docs.texts));
-  const x = documentVectors(m, docs.texts, job.embedOptions());
-  const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
-  const clf = trainClassifier(x, y, labels, { ...CLASSIFIER_DEFAULTS, type: a.classifierType as ClassifierType, hidden, dropout: a.dropout, epochs: a.epochs, lr: a.lr, heldOut: a.heldOut, seed: a.seed });
-  clf.save(a.output);
-  const train = evaluate(y, predict(clf, x), labels);
-  process.stderr.write(`[classify] ${docs.texts.length} documents, ${labels.length} classes: ${clf.info}; training accuracy ${(100 * train.accuracy).toFixed(1)}% → ${a.output}\n`);
-});
+  async (a) => {
+    checkPaths([
+      ['--model', a.model, 'in-dir'],
+      ['--data', a.data, 'in-text'],
+      ['--output', a.output, 'out-dir'],
+    ]);
+    const hidden = a.hidden.map((h) => {
+      const v = Number(h);
+      if (!Number.isInteger(v) || v < 1) usage(`--hidden: widths must be integers >= 1, got '${h}'`);
+      return v;
+    });
+    if (a.threads) setNumThreads(a.threads);
+    const m = loadSentenceEncoder(a.model);
+    const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
+    const docs = await readLabelledDocs(a.data);
+    const labels = [...new Set(docs.labels)].sort();
+    job.identify(spreadSample(docs.texts));
+    const x = documentVectors(m, docs.texts, job.embedOptions());
+    const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
+    const clf = trainClassifier(x, y, labels, {
+      ...CLASSIFIER_DEFAULTS,
+      type: a.classifierType as ClassifierType,
+      hidden,
+      dropout: a.dropout,
+      epochs: a.epochs,
+      lr: a.lr,
+      heldOut: a.heldOut,
+      seed: a.seed,
+    });
+    clf.save(a.output);
+    const train = evaluate(y, predict(clf, x), labels);
+    process.stderr.write(
+      `[classify] ${docs.texts.length} documents, ${labels.length} classes: ${clf.info}; training accuracy ${(100 * train.accuracy).toFixed(1)}% → ${a.output}\n`,
+    );
+  },
+);
 
-export const classifyEvalCommand = command(['classify', 'eval'], {
-  name: 'xling classify eval',
-  summary: 'accuracy and macro-F1 of a document classifier on labelled documents',
-  options: {
-    ...MODEL_OPTIONS,
-    classifier: { type: 'string', required: true, metavar: 'DIR', help: 'from xling classify train' },
-    json: { type: 'string', metavar: 'FILE', help: 'accuracy, macro_f1 (fractions), per-class figures, confusion matrix' },
-    svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted; - for standard output)' },
+export const classifyEvalCommand = command(
+  ['classify', 'eval'],
+  {
+    name: 'xling classify eval',
+    summary: 'accuracy and macro-F1 of a document classifier on labelled documents',
+    options: {
+      ...MODEL_OPTIONS,
+      classifier: { type: 'string', required: true, metavar: 'DIR', help: 'from xling classify train' },
+      json: { type: 'string', metavar: 'FILE', help: 'accuracy, macro_f1 (fractions), per-class figures, confusion matrix' },
+      svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted; - for standard output)' },
+    },
+    examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
   },
-  examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
-}, async (a) => {
-  checkPaths([['--model', a.model, 'in-dir'], ['--classifier', a.classifier, 'in-dir'], ['--data', a.data, 'in-text'], ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
-  if (a.threads) setNumThreads(a.threads);
-  const clf = loadClassifier(a.classifier);
-  const m = loadSentenceEncoder(a.model);
-  if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
-  const docs = await readLabelledDocs(a.data);
-  const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
-  if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
-  job.identify(spreadSample(docs.texts));
-  const x = documentVectors(m, docs.texts, job.embedOptions());
-  const r = evaluate(Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)), predict(clf, x), clf.labels);
-  const say = summaryWriter(a.json, a.svg);
-  say(`accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}% over ${r.macro_classes} classes (gold or predicted)  (${r.n} documents)\n`);
-  for (const p of r.perClass) say(`  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`);
-  if (a.json) writeJsonOutput(a.json, r);
-  if (a.svg) writeTextOutput(a.svg, heatmap({ rows: r.labels, cols: r.labels, values: r.confusion, title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`, colors: 'viridis', showValues: true, rowLabel: 'gold', colLabel: 'predicted', format: (v) => String(v) }));
-});
+  async (a) => {
+    checkPaths([
+      ['--model', a.model, 'in-dir'],
+      ['--classifier', a.classifier, 'in-dir'],
+      ['--data', a.data, 'in-text'],
+      ['--json', a.json, 'out-text'],
+      ['--svg', a.svg, 'out-text'],
+    ]);
+    if (a.threads) setNumThreads(a.threads);
+    const clf = loadClassifier(a.classifier);
+    const m = loadSentenceEncoder(a.model);
+    if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
+    const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
+    const docs = await readLabelledDocs(a.data);
+    const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
+    if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
+    job.identify(spreadSample(docs.texts));
+    const x = documentVectors(m, docs.texts, job.embedOptions());
+    const r = evaluate(
+      Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)),
+      predict(clf, x),
+      clf.labels,
+    );
+    const say = summaryWriter(a.json, a.svg);
+    say(
+      `accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}% over ${r.macro_classes} classes (gold or predicted)  (${r.n} documents)\n`,
+    );
+    for (const p of r.perClass)
+      say(
+        `  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`,
+      );
+    if (a.json) writeJsonOutput(a.json, r);
+    if (a.svg)
+      writeTextOutput(
+        a.svg,
+        heatmap({
+          rows: r.labels,
+          cols: r.labels,
+          values: r.confusion,
+          title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`,
+          colors: 'viridis',
+          showValues: true,
+          rowLabel: 'gold',
+          colLabel: 'predicted',
+          format: (v) => String(v),
+        }),
+      );
+  },
+);

@@ -18,24 +18,39 @@ export interface CliCommand {
  */
 export function withConventions<S extends CommandSpec>(spec: S): S {
   const options: Record<string, OptionDef> = { ...spec.options };
-  const shortTaken = new Set(Object.values(options).map((d) => d.alias).filter((x) => x !== undefined));
+  const shortTaken = new Set(
+    Object.values(options)
+      .map((d) => d.alias)
+      .filter((x) => x !== undefined),
+  );
   for (const [key, d] of Object.entries(options)) {
     if (d.type !== 'string') continue;
-    if (key === 'out') options[key] = { ...d, long: 'output', aliases: [...(d.aliases ?? []), 'out'], alias: d.alias ?? (shortTaken.has('o') ? undefined : 'o') };
+    if (key === 'out')
+      options[key] = { ...d, long: 'output', aliases: [...(d.aliases ?? []), 'out'], alias: d.alias ?? (shortTaken.has('o') ? undefined : 'o') };
     else if (key === 'output' && !('out' in options)) options[key] = { ...d, aliases: [...(d.aliases ?? []), 'out'] };
   }
   return { ...spec, options };
 }
 
 /** Builds a command whose run() parses argv by spec (printing --help when asked). */
-export function command<const S extends CommandSpec>(path: string[], given: S, run: (a: ParsedArgs<S>) => Promise<void>, o: { ownSignals?: boolean; native?: boolean } = {}): CliCommand {
+export function command<const S extends CommandSpec>(
+  path: string[],
+  given: S,
+  run: (a: ParsedArgs<S>) => Promise<void>,
+  o: { ownSignals?: boolean; native?: boolean } = {},
+): CliCommand {
   const spec = withConventions(given);
   defineCommand(spec); // refuses a malformed spec (e.g. a number option without a range) when the CLI loads
   return {
-    path, spec, ownSignals: o.ownSignals,
+    path,
+    spec,
+    ownSignals: o.ownSignals,
     async run(argv) {
       const a = parseArgs(spec, argv);
-      if (a.help) { process.stdout.write(formatHelp(spec) + '\n'); return; }
+      if (a.help) {
+        process.stdout.write(formatHelp(spec) + '\n');
+        return;
+      }
       // o.native: the command cannot run without the native backend; said before it starts any work
       if (o.native) requireNative();
       await run(a);
@@ -43,4 +58,6 @@ export function command<const S extends CommandSpec>(path: string[], given: S, r
   };
 }
 
-export function usage(msg: string): never { throw new UsageError(msg); }
+export function usage(msg: string): never {
+  throw new UsageError(msg);
+}

@@ -5,7 +5,15 @@ import { CliCommand } from './command.js';
 import { corpusCommand } from './corpus.js';
 import { classifyEvalCommand, classifyTrainCommand } from './classify.js';
 import { probeCodeSwitchCommand } from './probe.js';
-import { clusterCancelCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, workerCommand } from './cluster.js';
+import {
+  clusterCancelCommand,
+  clusterEmbedCommand,
+  clusterGraphCommand,
+  clusterIndexCommand,
+  clusterMineCommand,
+  clusterStatusCommand,
+  workerCommand,
+} from './cluster.js';
 import { serveCommand } from './serve.js';
 import { graphBuildCommand, graphMergeCommand, graphNeighboursCommand, graphPathCommand, graphStatsCommand } from './graph.js';
 import { distillCommand } from './distill.js';
@@ -24,9 +32,39 @@ import { trainCommand } from './train.js';
 import { trainLidCommand } from './train-lid.js';
 
 export const commands: CliCommand[] = [
-  trainCommand, trainLidCommand, embedCommand, exportCommand, evalXsimCommand, evalBuccCommand, evalRetrievalCommand,
-  mineCommand, scorerTrainCommand, scorerScoreCommand, indexBuildCommand, indexMergeCommand, searchCommand, classifyTrainCommand, classifyEvalCommand, serveCommand,
-  graphBuildCommand, graphMergeCommand, graphStatsCommand, graphNeighboursCommand, graphPathCommand, analyzeVocabCommand,
-  probeCodeSwitchCommand, workerCommand, importLaserCommand, importHfCommand, clusterEmbedCommand, clusterGraphCommand, clusterIndexCommand, clusterMineCommand, clusterStatusCommand, clusterCancelCommand,
-  distillCommand, corpusCommand, alignCommand,
+  trainCommand,
+  trainLidCommand,
+  embedCommand,
+  exportCommand,
+  evalXsimCommand,
+  evalBuccCommand,
+  evalRetrievalCommand,
+  mineCommand,
+  scorerTrainCommand,
+  scorerScoreCommand,
+  indexBuildCommand,
+  indexMergeCommand,
+  searchCommand,
+  classifyTrainCommand,
+  classifyEvalCommand,
+  serveCommand,
+  graphBuildCommand,
+  graphMergeCommand,
+  graphStatsCommand,
+  graphNeighboursCommand,
+  graphPathCommand,
+  analyzeVocabCommand,
+  probeCodeSwitchCommand,
+  workerCommand,
+  importLaserCommand,
+  importHfCommand,
+  clusterEmbedCommand,
+  clusterGraphCommand,
+  clusterIndexCommand,
+  clusterMineCommand,
+  clusterStatusCommand,
+  clusterCancelCommand,
+  distillCommand,
+  corpusCommand,
+  alignCommand,
 ];

@@ -6,13 +6,26 @@ import { createHash } from 'node:crypto';
 import { readLines } from '../io/lines.js';
 
 /** A pair of the corpus: the line as written back (its score appended), its sides, and with --label-col whether it is good. */
-export interface Row { line: string; src: string; trg: string; label?: boolean }
+export interface Row {
+  line: string;
+  src: string;
+  trg: string;
+  label?: boolean;
+}
 
 /** The corpus, read again for each pass (standard input and pipes are spooled on the first: readLines). */
-export interface CorpusSource { name: string; rows(): AsyncGenerator<Row> }
+export interface CorpusSource {
+  name: string;
+  rows(): AsyncGenerator<Row>;
+}
 
 /** What the first pass found: the lines, those with both sides, the labels, and the digests of the lines (by chunks of DIGEST_LINES) that later passes must read again. */
-export interface Scan { n: number; full: number; label?: Uint8Array; digests: string[] }
+export interface Scan {
+  n: number;
+  full: number;
+  label?: Uint8Array;
+  digests: string[];
+}
 
 /** Lines a digest covers: a later pass notices a changed file within as many lines. */
 export const DIGEST_LINES = 8192;
@@ -28,7 +41,10 @@ export function columnsSource(file: string, sc: number, tc: number, lc?: number)
       let any = false;
       for await (const { line, no } of readLines(file)) {
         const cols = line.split('\t');
-        if (cols.length < need) throw new Error(`${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`);
+        if (cols.length < need)
+          throw new Error(
+            `${file}:${no}: ${cols.length} tab-separated column${cols.length > 1 ? 's' : ''}, but --src-col ${sc + 1} and --trg-col ${tc + 1}${lc !== undefined ? ` and --label-col ${lc + 1}` : ''} need ${need}`,
+          );
         let label: boolean | undefined;
         if (lc !== undefined) {
           const l = cols[lc]!.trim();
@@ -48,7 +64,8 @@ export function alignedSource(srcFile: string, trgFile: string): CorpusSource {
   return {
     name: `--src ${srcFile} / --trg ${trgFile}`,
     async *rows() {
-      const si = readLines(srcFile), ti = readLines(trgFile);
+      const si = readLines(srcFile),
+        ti = readLines(trgFile);
       let n = 0;
       for (;;) {
         const [x, y] = await Promise.all([si.next(), ti.next()]);
@@ -74,13 +91,22 @@ export function alignedSource(srcFile: string, trgFile: string): CorpusSource {
 export async function scanCorpus(source: CorpusSource): Promise<Scan> {
   const digests: string[] = [];
   let h = createHash('sha256');
-  let n = 0, full = 0, label: Uint8Array | undefined;
+  let n = 0,
+    full = 0,
+    label: Uint8Array | undefined;
   for await (const r of source.rows()) {
     h.update(r.line).update('\n');
-    if ((n + 1) % DIGEST_LINES === 0) { digests.push(h.digest('hex')); h = createHash('sha256'); }
+    if ((n + 1) % DIGEST_LINES === 0) {
+      digests.push(h.digest('hex'));
+      h = createHash('sha256');
+    }
     if (r.label !== undefined) {
       if (!label) label = new Uint8Array(1024);
-      if (n >= label.length) { const l = new Uint8Array(2 * label.length); l.set(label); label = l; }
+      if (n >= label.length) {
+        const l = new Uint8Array(2 * label.length);
+        l.set(label);
+        label = l;
+      }
       label[n] = r.label ? 1 : 0;
     }
     if (hasBothSides(r)) full++;
@@ -110,11 +136,18 @@ export async function* linesOf(source: CorpusSource, scan: Scan): AsyncGenerator
 
 /** The blocks of lines with both sides, `size` at a time (the last the rest): each block's line numbers and sides. */
 export async function* blocksOf(source: CorpusSource, size: number, scan: Scan): AsyncGenerator<{ b: number; lines: number[]; sides: [string, string][] }> {
-  let b = 0, lines: number[] = [], sides: [string, string][] = [];
+  let b = 0,
+    lines: number[] = [],
+    sides: [string, string][] = [];
   for await (const { i, row } of linesOf(source, scan)) {
     if (!hasBothSides(row)) continue;
-    lines.push(i); sides.push([row.src, row.trg]);
-    if (lines.length === size) { yield { b: b++, lines, sides }; lines = []; sides = []; }
+    lines.push(i);
+    sides.push([row.src, row.trg]);
+    if (lines.length === size) {
+      yield { b: b++, lines, sides };
+      lines = [];
+      sides = [];
+    }
   }
   if (lines.length) yield { b, lines, sides };
 }

@@ -14,55 +14,96 @@ function lazyEmbedder(model: string | undefined): () => Promise<SentenceEmbedder
   return async () => (e ??= embedderOf(loadEncoderForRuntime(modelOrDefault(model))));
 }
 
-export const corpusCommand = command(['corpus'], {
-  name: 'xling corpus',
-  summary: 'build an N-way parallel TSV (through English) or a pairwise TSV from translation sources',
-  description: 'SOURCE: a file or a folder (walked whole: an extracted package, a po/ folder, a folder per language of translated documents) or a .deb file; --debian fetches packages by name with apt-get download. Units are cleaned (markup, accelerators, placeholders, whitespace), paired through English, deduplicated (the most frequent translation per language), and written with a #source column; a summary of rows per source and language goes to stderr (--stats: JSON). Bad files are reported and skipped.',
-  positionals: [{ name: 'sources', variadic: true, help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations, document sets; .deb files' }],
-  options: {
-    out: { type: 'string', required: true, metavar: 'TSV', help: 'the corpus (.gz compresses)' },
-    format: { type: 'string', default: 'nway', choices: ['nway', 'pairs'], help: 'nway: one row per English text, a column per language; pairs: lang1, lang2, text1, text2' },
-    debian: { type: 'list', metavar: 'PKG', help: 'Debian packages to fetch with apt-get download (nothing is installed) and read; PKG:FOLDER reads one folder of the package' },
-    cache: { type: 'string', metavar: 'DIR', help: 'where --debian keeps downloaded packages (default ~/.cache/xling/debian)' },
-    devOut: { type: 'string', metavar: 'TSV', help: 'write a dev set of held-out documents here (with --dev-fraction)' },
-    devFraction: { type: 'number', range: { min: 0, max: 0.5 }, help: 'share of documents held out for --dev-out (default 0.02)' },
-    minWords: { type: 'number', range: { int: true, min: 1 }, help: 'fewest English words a row keeps (default by kind: 3; phrases 1)' },
-    maxWords: { type: 'number', range: { int: true, min: 1 }, help: 'most English words a row keeps (default by kind: messages 60, prose 80)' },
-    minLangRows: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'languages with fewer rows are left out' },
-    model: { type: 'string', metavar: 'DIR', help: 'the encoder aligning document paragraphs whose sentence counts differ (default: xling\'s default model)' },
-    noAlign: { type: 'boolean', default: false, help: 'pair only paragraphs with equal sentence counts (no encoder)' },
-    stats: { type: 'string', metavar: 'JSON', help: 'the summary as JSON' },
-    quiet: { type: 'boolean', default: false, help: 'no progress lines' },
+export const corpusCommand = command(
+  ['corpus'],
+  {
+    name: 'xling corpus',
+    summary: 'build an N-way parallel TSV (through English) or a pairwise TSV from translation sources',
+    description:
+      'SOURCE: a file or a folder (walked whole: an extracted package, a po/ folder, a folder per language of translated documents) or a .deb file; --debian fetches packages by name with apt-get download. Units are cleaned (markup, accelerators, placeholders, whitespace), paired through English, deduplicated (the most frequent translation per language), and written with a #source column; a summary of rows per source and language goes to stderr (--stats: JSON). Bad files are reported and skipped.',
+    positionals: [
+      { name: 'sources', variadic: true, help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations, document sets; .deb files' },
+    ],
+    options: {
+      out: { type: 'string', required: true, metavar: 'TSV', help: 'the corpus (.gz compresses)' },
+      format: {
+        type: 'string',
+        default: 'nway',
+        choices: ['nway', 'pairs'],
+        help: 'nway: one row per English text, a column per language; pairs: lang1, lang2, text1, text2',
+      },
+      debian: {
+        type: 'list',
+        metavar: 'PKG',
+        help: 'Debian packages to fetch with apt-get download (nothing is installed) and read; PKG:FOLDER reads one folder of the package',
+      },
+      cache: { type: 'string', metavar: 'DIR', help: 'where --debian keeps downloaded packages (default ~/.cache/xling/debian)' },
+      devOut: { type: 'string', metavar: 'TSV', help: 'write a dev set of held-out documents here (with --dev-fraction)' },
+      devFraction: { type: 'number', range: { min: 0, max: 0.5 }, help: 'share of documents held out for --dev-out (default 0.02)' },
+      minWords: { type: 'number', range: { int: true, min: 1 }, help: 'fewest English words a row keeps (default by kind: 3; phrases 1)' },
+      maxWords: { type: 'number', range: { int: true, min: 1 }, help: 'most English words a row keeps (default by kind: messages 60, prose 80)' },
+      minLangRows: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'languages with fewer rows are left out' },
+      model: { type: 'string', metavar: 'DIR', help: "the encoder aligning document paragraphs whose sentence counts differ (default: xling's default model)" },
+      noAlign: { type: 'boolean', default: false, help: 'pair only paragraphs with equal sentence counts (no encoder)' },
+      stats: { type: 'string', metavar: 'JSON', help: 'the summary as JSON' },
+      quiet: { type: 'boolean', default: false, help: 'no progress lines' },
+    },
+    examples: [
+      'xling corpus po/ -o corpus.tsv.gz',
+      'xling corpus --debian cataclysm-dda-data gnome-user-docs -o general.tsv.gz --dev-out general.dev.tsv.gz --dev-fraction 0.02',
+      'xling corpus memory.tmx --format pairs -o pairs.tsv',
+    ],
   },
-  examples: [
-    'xling corpus po/ -o corpus.tsv.gz',
-    'xling corpus --debian cataclysm-dda-data gnome-user-docs -o general.tsv.gz --dev-out general.dev.tsv.gz --dev-fraction 0.02',
-    'xling corpus memory.tmx --format pairs -o pairs.tsv',
-  ],
-}, async (a) => {
-  if (!a._.length && !a.debian.length) usage('give at least one SOURCE or --debian PACKAGE');
-  if (a.devFraction !== undefined && a.devOut === undefined) usage('--dev-fraction needs --dev-out');
-  if (a.noAlign && a.model !== undefined) usage('--no-align and --model exclude each other');
-  if (a.minWords !== undefined && a.maxWords !== undefined && a.minWords > a.maxWords) usage('--min-words is larger than --max-words');
-  for (const s of a._) if (!existsSync(s)) throw new Error(`cannot read ${s}: no such file or folder`);
-  checkPaths([...a._.map((s) => ['<sources>', s, statSync(s).isDirectory() ? 'in-dir' : 'in'] as const), ['--out', a.out, 'out'], ['--dev-out', a.devOut, 'out'], ['--stats', a.stats, 'out'], ['--model', a.model, 'in-dir']]);
-  const problems: string[] = [];
-  const summary = await buildCorpus({
-    sources: a._, out: a.out, format: a.format as 'nway' | 'pairs', debian: a.debian, cacheDir: a.cache,
-    devOut: a.devOut, devFraction: a.devOut !== undefined ? a.devFraction ?? 0.02 : undefined,
-    align: a.noAlign ? undefined : lazyEmbedder(a.model),
-    minWords: a.minWords, maxWords: a.maxWords, minLangRows: a.minLangRows, quiet: a.quiet,
-    onProblem: (p) => { const m = `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`; problems.push(m); process.stderr.write(`[corpus] skipped ${m}\n`); },
-  });
-  const lines = [`[corpus] ${summary.files} files, ${summary.units} units → ${summary.rows} rows${a.devOut ? ` (+ ${summary.devRows} dev rows in ${a.devOut})` : ''}, ${summary.langs.length} languages → ${a.out}`];
-  const srcs = Object.keys(summary.bySource).sort();
-  for (const s of srcs) {
-    const m = summary.bySource[s]!;
-    lines.push(`  ${s}: ${Object.entries(m).sort((x, y) => y[1] - x[1]).map(([l, n]) => `${l} ${n}`).join(', ')}`);
-  }
-  const dropped = Object.entries(summary.dropped).sort((x, y) => y[1] - x[1]);
-  if (dropped.length) lines.push(`  left out: ${dropped.map(([w, n]) => `${w} ${n}`).join('; ')}`);
-  if (summary.problems) lines.push(`  ${summary.problems} files skipped (above)`);
-  process.stderr.write(lines.join('\n') + '\n');
-  if (a.stats) writeJsonOutput(a.stats, { ...summary, skipped: problems });
-});
+  async (a) => {
+    if (!a._.length && !a.debian.length) usage('give at least one SOURCE or --debian PACKAGE');
+    if (a.devFraction !== undefined && a.devOut === undefined) usage('--dev-fraction needs --dev-out');
+    if (a.noAlign && a.model !== undefined) usage('--no-align and --model exclude each other');
+    if (a.minWords !== undefined && a.maxWords !== undefined && a.minWords > a.maxWords) usage('--min-words is larger than --max-words');
+    for (const s of a._) if (!existsSync(s)) throw new Error(`cannot read ${s}: no such file or folder`);
+    checkPaths([
+      ...a._.map((s) => ['<sources>', s, statSync(s).isDirectory() ? 'in-dir' : 'in'] as const),
+      ['--out', a.out, 'out'],
+      ['--dev-out', a.devOut, 'out'],
+      ['--stats', a.stats, 'out'],
+      ['--model', a.model, 'in-dir'],
+    ]);
+    const problems: string[] = [];
+    const summary = await buildCorpus({
+      sources: a._,
+      out: a.out,
+      format: a.format as 'nway' | 'pairs',
+      debian: a.debian,
+      cacheDir: a.cache,
+      devOut: a.devOut,
+      devFraction: a.devOut !== undefined ? (a.devFraction ?? 0.02) : undefined,
+      align: a.noAlign ? undefined : lazyEmbedder(a.model),
+      minWords: a.minWords,
+      maxWords: a.maxWords,
+      minLangRows: a.minLangRows,
+      quiet: a.quiet,
+      onProblem: (p) => {
+        const m = `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`;
+        problems.push(m);
+        process.stderr.write(`[corpus] skipped ${m}\n`);
+      },
+    });
+    const lines = [
+      `[corpus] ${summary.files} files, ${summary.units} units → ${summary.rows} rows${a.devOut ? ` (+ ${summary.devRows} dev rows in ${a.devOut})` : ''}, ${summary.langs.length} languages → ${a.out}`,
+    ];
+    const srcs = Object.keys(summary.bySource).sort();
+    for (const s of srcs) {
+      const m = summary.bySource[s]!;
+      lines.push(
+        `  ${s}: ${Object.entries(m)
+          .sort((x, y) => y[1] - x[1])
+          .map(([l, n]) => `${l} ${n}`)
+          .join(', ')}`,
+      );
+    }
+    const dropped = Object.entries(summary.dropped).sort((x, y) => y[1] - x[1]);
+    if (dropped.length) lines.push(`  left out: ${dropped.map(([w, n]) => `${w} ${n}`).join('; ')}`);
+    if (summary.problems) lines.push(`  ${summary.problems} files skipped (above)`);
+    process.stderr.write(lines.join('\n') + '\n');
+    if (a.stats) writeJsonOutput(a.stats, { ...summary, skipped: problems });
+  },
+);

@@ -38,21 +38,27 @@ function quantizedSink(path: string, dim: number, precision: Exclude<VectorPreci
       if (!binary && !ranges) {
         const all = new Float32Array(held.reduce((a, r) => a + r.length, 0));
         let at = 0;
-        for (const r of held) { all.set(r, at); at += r.length; }
+        for (const r of held) {
+          all.set(r, at);
+          at += r.length;
+        }
         const r = embeddingRanges(all, dim);
         w.append(quantizeEmbeddings(all, dim, precision, r));
         writeNpy(rangesOut, r, [2, dim], 'float32');
       }
       w.close();
     },
-    abort() { w.abort(); },
+    abort() {
+      w.abort();
+    },
   };
 }
 
 /** --ranges FILE: a [2, dim] float32/float64 .npy (mins, maxes), as OUTPUT.ranges.npy or numpy's vstack((min, max)). */
 function readRanges(file: string, dim: number): Float32Array {
   const r = readNpy(file);
-  if (r.shape.length !== 2 || r.shape[0] !== 2 || r.shape[1] !== dim || !(r.dtype === 'float32' || r.dtype === 'float64')) throw new Error(`--ranges ${file}: expected a [2, ${dim}] float array (mins, maxes), got ${r.dtype} [${r.shape.join(', ')}]`);
+  if (r.shape.length !== 2 || r.shape[0] !== 2 || r.shape[1] !== dim || !(r.dtype === 'float32' || r.dtype === 'float64'))
+    throw new Error(`--ranges ${file}: expected a [2, ${dim}] float array (mins, maxes), got ${r.dtype} [${r.shape.join(', ')}]`);
   return Float32Array.from(r.data as Float32Array);
 }
 
@@ -61,9 +67,23 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Vecto
     const tmp = tempPathFor(path);
     const fd = openSync(tmp, 'w');
     return {
-      append(rows) { writeSync(fd, new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength)); },
-      close() { closeSync(fd); renameSync(tmp, path); releaseTemp(tmp); },
-      abort() { try { closeSync(fd); } catch { /* closed */ } rmSync(tmp, { force: true }); releaseTemp(tmp); },
+      append(rows) {
+        writeSync(fd, new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength));
+      },
+      close() {
+        closeSync(fd);
+        renameSync(tmp, path);
+        releaseTemp(tmp);
+      },
+      abort() {
+        try {
+          closeSync(fd);
+        } catch {
+          /* closed */
+        }
+        rmSync(tmp, { force: true });
+        releaseTemp(tmp);
+      },
     };
   }
   return npySink(path, dim, fp16 ? 'float16' : 'float32');
@@ -72,82 +92,148 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Vecto
 // --fp16 of the other commands that embed files is --dtype float16 here (one option for what is written)
 const { fp16: _fp16, ...FILE_OPTIONS } = EMBED_FILE_OPTIONS;
 
-export const embedCommand = command(['embed'], {
-  name: 'xling embed',
-  summary: 'embed sentences (or documents) into vectors (.npy)',
-  options: {
-    ...FILE_OPTIONS,
-    model: DEFAULTED_MODEL_OPTION,
-    input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array' },
-    output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
-    rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
-    dtype: { type: 'string', choices: ['float32', 'float16', 'int8', 'uint8', 'binary', 'ubinary'], default: 'float32', help: "the vectors' type: float16 halves the file; int8/uint8/binary/ubinary are quantised (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8" },
-    ranges: { type: 'string', metavar: 'FILE', help: 'with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus\'s OUTPUT.ranges.npy)' },
-    docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
-    chunk: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)' },
-    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
-    quiet: { type: 'boolean', default: false },
+export const embedCommand = command(
+  ['embed'],
+  {
+    name: 'xling embed',
+    summary: 'embed sentences (or documents) into vectors (.npy)',
+    options: {
+      ...FILE_OPTIONS,
+      model: DEFAULTED_MODEL_OPTION,
+      input: {
+        type: 'string',
+        required: true,
+        metavar: 'FILE',
+        help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array',
+      },
+      output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
+      rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
+      dtype: {
+        type: 'string',
+        choices: ['float32', 'float16', 'int8', 'uint8', 'binary', 'ubinary'],
+        default: 'float32',
+        help: "the vectors' type: float16 halves the file; int8/uint8/binary/ubinary are quantised (sentence-transformers' quantize_embeddings): int8/uint8 per-dimension buckets over [min, max] ranges (--ranges, else from the vectors themselves, written to OUTPUT.ranges.npy); ubinary: one bit per dimension (x > 0) packed 8 to a byte (numpy.packbits), binary: that byte − 128 as int8",
+      },
+      ranges: {
+        type: 'string',
+        metavar: 'FILE',
+        help: "with --dtype int8/uint8: the [2, dim] .npy of per-dimension mins and maxes to quantise with (e.g. the corpus's OUTPUT.ranges.npy)",
+      },
+      docs: { type: 'boolean', default: false, help: 'input is doc_id<TAB>sentence; output one averaged vector per document (ids in OUTPUT.ids)' },
+      chunk: {
+        type: 'number',
+        default: 50000,
+        range: { int: true, min: 1 },
+        help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)',
+      },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      quiet: { type: 'boolean', default: false },
+    },
   },
-}, async (a) => {
-  const fp16 = a.dtype === 'float16';
-  const precision = (fp16 ? 'float32' : a.dtype) as VectorPrecision;
-  if (a.rawF32 && a.dtype !== 'float32') usage(`--raw-f32 writes float32 rows: it excludes --dtype ${a.dtype}`);
-  if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
-  const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
-  checkPaths([['--model', a.model, 'in-dir'], ['--input', a.input, 'in-text'], ['--ranges', a.ranges, 'in'], ['--output', a.output, 'out'], ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'], ['--output (ranges)', rangesOut, 'out']]);
-  const model = modelOrDefault(a.model, a.quiet);
-  // without the addon: the portable runtime (an exported bag-of-n-grams model), said on stderr
-  if (a.threads && nativeAvailable()) setNumThreads(a.threads);
-  const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' }, a.quiet);
-  const d = m.dim;
-  const ranges = a.ranges ? readRanges(a.ranges, d) : null;
-  const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
-  const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, batchTokens: a.batchTokens, batchSentences: a.batchSentences, normalize: a.docs ? true : a.normalize, quiet: a.quiet, label: 'embed' }, shownPath(a.input));
-  const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
-  if (job.needsSample) {
-    // a first pass: the language is identified from lines spread over the whole input, so every
-    // row is centred alike whatever --chunk is
-    const sample = new SpreadSample();
-    for await (const { line } of readLines(a.input)) sample.add(sentenceOf(line));
-    job.identify(sample.lines);
-  }
-  const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
-
-  if (a.docs) {
-    const ids: string[] = [];
-    const index = new Map<string, number>();
-    const sums: Float32Array[] = [];
-    let buf: { doc: number; s: string }[] = [];
-    const flush = () => {
-      const v = job.embed(buf.map((b) => b.s));
-      buf.forEach((b, i) => { const acc = sums[b.doc]!; for (let j = 0; j < d; j++) acc[j]! += v[i * d + j]!; });
-      prog.tick(buf.length);
-      buf = [];
-    };
-    for await (const { line, no } of readLines(a.input)) {
-      const tab = line.indexOf('\t');
-      if (tab <= 0) throw new Error(`${a.input}:${no}: expected doc_id<TAB>sentence`);
-      const id = line.slice(0, tab);
-      let k = index.get(id);
-      if (k === undefined) { k = ids.length; index.set(id, k); ids.push(id); sums.push(new Float32Array(d)); }
-      buf.push({ doc: k, s: sentenceOf(line) });
-      if (buf.length >= a.chunk) flush();
+  async (a) => {
+    const fp16 = a.dtype === 'float16';
+    const precision = (fp16 ? 'float32' : a.dtype) as VectorPrecision;
+    if (a.rawF32 && a.dtype !== 'float32') usage(`--raw-f32 writes float32 rows: it excludes --dtype ${a.dtype}`);
+    if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
+    const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
+    checkPaths([
+      ['--model', a.model, 'in-dir'],
+      ['--input', a.input, 'in-text'],
+      ['--ranges', a.ranges, 'in'],
+      ['--output', a.output, 'out'],
+      ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'],
+      ['--output (ranges)', rangesOut, 'out'],
+    ]);
+    const model = modelOrDefault(a.model, a.quiet);
+    // without the addon: the portable runtime (an exported bag-of-n-grams model), said on stderr
+    if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+    const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' }, a.quiet);
+    const d = m.dim;
+    const ranges = a.ranges ? readRanges(a.ranges, d) : null;
+    const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
+    const job = new InputEmbedder(
+      m,
+      {
+        lang: a.lang,
+        langFlag: '--lang',
+        center: a.center,
+        forceCenter: a.forceCenter,
+        batchTokens: a.batchTokens,
+        batchSentences: a.batchSentences,
+        normalize: a.docs ? true : a.normalize,
+        quiet: a.quiet,
+        label: 'embed',
+      },
+      shownPath(a.input),
+    );
+    const sentenceOf = (line: string) => (a.docs ? line.slice(line.indexOf('\t') + 1) : line);
+    if (job.needsSample) {
+      // a first pass: the language is identified from lines spread over the whole input, so every
+      // row is centred alike whatever --chunk is
+      const sample = new SpreadSample();
+      for await (const { line } of readLines(a.input)) sample.add(sentenceOf(line));
+      job.identify(sample.lines);
     }
-    if (buf.length) flush();
-    const out = new Float32Array(ids.length * d);
-    sums.forEach((s, i) => out.set(s, i * d));
-    if (a.normalize) l2normalizeRows(out, d);
-    if (a.rawF32 || precision !== 'float32') { const sink = sinkFor(); sink.append(out); sink.close(); }
-    else writeNpy(a.output, fp16 ? float32ToFloat16(out) : out, [ids.length, d], fp16 ? 'float16' : 'float32');
-    writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
+    const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
+
+    if (a.docs) {
+      const ids: string[] = [];
+      const index = new Map<string, number>();
+      const sums: Float32Array[] = [];
+      let buf: { doc: number; s: string }[] = [];
+      const flush = () => {
+        const v = job.embed(buf.map((b) => b.s));
+        buf.forEach((b, i) => {
+          const acc = sums[b.doc]!;
+          for (let j = 0; j < d; j++) acc[j]! += v[i * d + j]!;
+        });
+        prog.tick(buf.length);
+        buf = [];
+      };
+      for await (const { line, no } of readLines(a.input)) {
+        const tab = line.indexOf('\t');
+        if (tab <= 0) throw new Error(`${a.input}:${no}: expected doc_id<TAB>sentence`);
+        const id = line.slice(0, tab);
+        let k = index.get(id);
+        if (k === undefined) {
+          k = ids.length;
+          index.set(id, k);
+          ids.push(id);
+          sums.push(new Float32Array(d));
+        }
+        buf.push({ doc: k, s: sentenceOf(line) });
+        if (buf.length >= a.chunk) flush();
+      }
+      if (buf.length) flush();
+      const out = new Float32Array(ids.length * d);
+      sums.forEach((s, i) => out.set(s, i * d));
+      if (a.normalize) l2normalizeRows(out, d);
+      if (a.rawF32 || precision !== 'float32') {
+        const sink = sinkFor();
+        sink.append(out);
+        sink.close();
+      } else writeNpy(a.output, fp16 ? float32ToFloat16(out) : out, [ids.length, d], fp16 ? 'float16' : 'float32');
+      writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
+      prog.done();
+      job.finish();
+      return;
+    }
+
+    async function* lines() {
+      for await (const { line } of readLines(a.input)) yield line;
+    }
+    const n = await streamEmbeddings(
+      chunksOf(lines(), a.chunk),
+      d,
+      (buf) => job.embed(buf),
+      sinkFor(),
+      async (rows) => {
+        prog.tick(rows);
+        await pause();
+      },
+    );
+    if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
     prog.done();
     job.finish();
-    return;
-  }
-
-  async function* lines() { for await (const { line } of readLines(a.input)) yield line; }
-  const n = await streamEmbeddings(chunksOf(lines(), a.chunk), d, (buf) => job.embed(buf), sinkFor(), async (rows) => { prog.tick(rows); await pause(); });
-  if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
-  prog.done();
-  job.finish();
-});
+  },
+);

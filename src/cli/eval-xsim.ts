@@ -34,79 +34,145 @@ async function alignedFiles(files: { lang: string; file: string }[]): Promise<NW
   return { langs, rows };
 }
 
-export const evalXsimCommand = command(['eval', 'xsim'], {
-  name: 'xling eval xsim',
-  summary: 'similarity-search error between every pair of languages',
-  options: {
-    model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors; default: the model that comes with xling, models/default)' },
-    vectors: { type: 'string', metavar: 'DIR', help: 'precomputed LANG.npy files, one row per TSV row (rows with an empty cell are ignored)' },
-    data: { type: 'list', splitCommas: false, required: true, metavar: 'SRC', help: 'N-way parallel TSV(.gz), e.g. dev.tsv.gz (- for standard input); or LANG=FILE, repeated: line-aligned files of one language each (as LASER\'s xsim)' },
-    langs: { type: 'list', help: 'languages, two or more (default: all columns)' },
-    mode: { type: 'string', default: 'index', choices: ['index', 'text'], help: 'index: only the aligned row is correct; text: an identical string also counts' },
-    center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
-    identify: { type: 'boolean', default: false, help: "centre each column with the language identified from its sentences (the model's identifier, used when its confidence is at least 0.5), as xling embed does by default, instead of the column's name" },
-    forceCenter: { type: 'boolean', default: false, help: "centre even when the model's per-language mean vectors are too small to matter" },
-    minRows: { type: 'number', default: 100, range: { int: true, min: 1 }, help: 'skip language pairs with fewer common rows' },
-    json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON (error rates as fractions; - for standard output)' },
-    svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG (- for standard output)' },
-    threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+export const evalXsimCommand = command(
+  ['eval', 'xsim'],
+  {
+    name: 'xling eval xsim',
+    summary: 'similarity-search error between every pair of languages',
+    options: {
+      model: { type: 'string', metavar: 'DIR', help: 'model directory (or give --vectors; default: the model that comes with xling, models/default)' },
+      vectors: { type: 'string', metavar: 'DIR', help: 'precomputed LANG.npy files, one row per TSV row (rows with an empty cell are ignored)' },
+      data: {
+        type: 'list',
+        splitCommas: false,
+        required: true,
+        metavar: 'SRC',
+        help: "N-way parallel TSV(.gz), e.g. dev.tsv.gz (- for standard input); or LANG=FILE, repeated: line-aligned files of one language each (as LASER's xsim)",
+      },
+      langs: { type: 'list', help: 'languages, two or more (default: all columns)' },
+      mode: {
+        type: 'string',
+        default: 'index',
+        choices: ['index', 'text'],
+        help: 'index: only the aligned row is correct; text: an identical string also counts',
+      },
+      center: { type: 'boolean', default: true, help: "subtract the model's per-language mean vectors (--no-center: plain vectors)" },
+      identify: {
+        type: 'boolean',
+        default: false,
+        help: "centre each column with the language identified from its sentences (the model's identifier, used when its confidence is at least 0.5), as xling embed does by default, instead of the column's name",
+      },
+      forceCenter: { type: 'boolean', default: false, help: "centre even when the model's per-language mean vectors are too small to matter" },
+      minRows: { type: 'number', default: 100, range: { int: true, min: 1 }, help: 'skip language pairs with fewer common rows' },
+      json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON (error rates as fractions; - for standard output)' },
+      svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG (- for standard output)' },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+    },
   },
-}, async (a) => {
-  if (a.threads && nativeAvailable()) setNumThreads(a.threads);
-  if (a.model && a.vectors) usage('give --model or --vectors, not both');
-  if (a.langs.length && new Set(a.langs).size < 2) usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
-  const files = a.data.map((d) => { const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d); return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d }; });
-  if (files.length > 1 && files.some((x) => !x.lang)) usage('--data: give one N-way TSV, or LANG=FILE for each language');
-  if (files.length === 1 && files[0]!.lang) usage(`--data ${a.data[0]}: give LANG=FILE for two or more languages (or one N-way TSV)`);
-  const data = files.length === 1 ? files[0]!.file : a.data.join(' ');
-  // neither: the default model
-  const modelDir = a.vectors ? undefined : modelOrDefault(a.model);
-  checkPaths([['--model', modelDir, 'in-dir'], ['--vectors', a.vectors, 'in-dir'], ...files.map((x) => ['--data', x.file, 'in-text'] as const), ['--json', a.json, 'out-text'], ['--svg', a.svg, 'out-text']]);
-  const table = files.length === 1 ? await loadTable(data) : await alignedFiles(files);
-  const langs = a.langs.length ? a.langs : table.langs;
-  for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${data}`);
-  if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
-  // without the addon: an exported bag-of-n-grams model on the portable runtime (said on stderr)
-  const model = modelDir ? loadEncoderForRuntime(modelDir) : null;
-  const per: LangVectors[] = [];
-  const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
-  const said = new Set<string>();
-  let dim = 0, dimFrom = '';
-  for (const l of langs) {
-    const rows: number[] = [], texts: string[] = [];
-    table.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
-    let vecs: Float32Array;
-    if (model) {
-      // the one centring rule (SentenceEncoderModel.chooseCenter): the column's language, or with
-      // --identify the identified one when confident; otherwise not centred, and said
-      const mode = !a.center ? false : a.forceCenter ? 'force' as const : true;
-      const c = a.identify ? model.chooseCenter('auto', mode, model.identifyLanguage(texts)) : model.chooseCenter(model.centers.has(l) ? l : null, mode);
-      centring[l] = { lang: c.lang, reason: c.reason ?? null, identified: c.identified ? { lang: c.identified.lang, confidence: +c.identified.confidence.toFixed(4) } : null };
-      if (a.identify || (c.reason && c.reason !== 'off' && !said.has(c.reason))) {
-        said.add(c.reason ?? '');
-        process.stderr.write(`[xsim] column ${l}: ${describeCenter(model, c, 'the column name (without --identify)')}\n`);
+  async (a) => {
+    if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+    if (a.model && a.vectors) usage('give --model or --vectors, not both');
+    if (a.langs.length && new Set(a.langs).size < 2)
+      usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
+    const files = a.data.map((d) => {
+      const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d);
+      return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d };
+    });
+    if (files.length > 1 && files.some((x) => !x.lang)) usage('--data: give one N-way TSV, or LANG=FILE for each language');
+    if (files.length === 1 && files[0]!.lang) usage(`--data ${a.data[0]}: give LANG=FILE for two or more languages (or one N-way TSV)`);
+    const data = files.length === 1 ? files[0]!.file : a.data.join(' ');
+    // neither: the default model
+    const modelDir = a.vectors ? undefined : modelOrDefault(a.model);
+    checkPaths([
+      ['--model', modelDir, 'in-dir'],
+      ['--vectors', a.vectors, 'in-dir'],
+      ...files.map((x) => ['--data', x.file, 'in-text'] as const),
+      ['--json', a.json, 'out-text'],
+      ['--svg', a.svg, 'out-text'],
+    ]);
+    const table = files.length === 1 ? await loadTable(data) : await alignedFiles(files);
+    const langs = a.langs.length ? a.langs : table.langs;
+    for (const l of langs) if (!table.langs.includes(l)) usage(`--langs: '${l}' is not a column of ${data}`);
+    if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
+    // without the addon: an exported bag-of-n-grams model on the portable runtime (said on stderr)
+    const model = modelDir ? loadEncoderForRuntime(modelDir) : null;
+    const per: LangVectors[] = [];
+    const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
+    const said = new Set<string>();
+    let dim = 0,
+      dimFrom = '';
+    for (const l of langs) {
+      const rows: number[] = [],
+        texts: string[] = [];
+      table.rows.forEach((r, i) => {
+        const s = r.get(l);
+        if (s) {
+          rows.push(i);
+          texts.push(s);
+        }
+      });
+      let vecs: Float32Array;
+      if (model) {
+        // the one centring rule (SentenceEncoderModel.chooseCenter): the column's language, or with
+        // --identify the identified one when confident; otherwise not centred, and said
+        const mode = !a.center ? false : a.forceCenter ? ('force' as const) : true;
+        const c = a.identify ? model.chooseCenter('auto', mode, model.identifyLanguage(texts)) : model.chooseCenter(model.centers.has(l) ? l : null, mode);
+        centring[l] = {
+          lang: c.lang,
+          reason: c.reason ?? null,
+          identified: c.identified ? { lang: c.identified.lang, confidence: +c.identified.confidence.toFixed(4) } : null,
+        };
+        if (a.identify || (c.reason && c.reason !== 'off' && !said.has(c.reason))) {
+          said.add(c.reason ?? '');
+          process.stderr.write(`[xsim] column ${l}: ${describeCenter(model, c, 'the column name (without --identify)')}\n`);
+        }
+        vecs = model.embed(texts, { lang: c.lang ?? undefined, center: mode });
+        dim = model.dim;
+      } else {
+        const f = join(a.vectors!, `${l}.npy`);
+        if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
+        const all = readVectors(f);
+        if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${data} has ${table.rows.length}`);
+        if (dim && all.d !== dim)
+          throw new Error(`--vectors: ${f} has ${all.d} columns, but ${dimFrom} has ${dim}: every language must have vectors of one dimension`);
+        dim = all.d;
+        dimFrom = f;
+        vecs = new Float32Array(rows.length * dim);
+        rows.forEach((r, i) => vecs.set(all.data.subarray(r * dim, (r + 1) * dim), i * dim));
       }
-      vecs = model.embed(texts, { lang: c.lang ?? undefined, center: mode });
-      dim = model.dim;
+      per.push({ lang: l, rows, vecs, texts });
     }
-    else {
-      const f = join(a.vectors!, `${l}.npy`);
-      if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
-      const all = readVectors(f);
-      if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${data} has ${table.rows.length}`);
-      if (dim && all.d !== dim) throw new Error(`--vectors: ${f} has ${all.d} columns, but ${dimFrom} has ${dim}: every language must have vectors of one dimension`);
-      dim = all.d; dimFrom = f;
-      vecs = new Float32Array(rows.length * dim);
-      rows.forEach((r, i) => vecs.set(all.data.subarray(r * dim, (r + 1) * dim), i * dim));
-    }
-    per.push({ lang: l, rows, vecs, texts });
-  }
-  const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
-  const say = summaryWriter(a.json, a.svg);
-  say(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
-  say(Number.isNaN(m.overall) ? `overall average: none (no pair of languages has --min-rows ${a.minRows} rows in common)\n` : `overall average: ${m.overall.toFixed(2)}%\n`);
-  // the JSON holds fractions (the table and the heat map show percent)
-  const frac = (x: number) => (Number.isNaN(x) ? x : +(x / 100).toFixed(6));
-  if (a.json) writeJsonOutput(a.json, { ...m, errors: m.errors.map((r) => r.map(frac)), rowAvg: m.rowAvg.map(frac), colAvg: m.colAvg.map(frac), overall: frac(m.overall), ...(model ? { centring } : {}) });
-  if (a.svg) writeTextOutput(a.svg, heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 }));
-});
+    const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
+    const say = summaryWriter(a.json, a.svg);
+    say(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
+    say(
+      Number.isNaN(m.overall)
+        ? `overall average: none (no pair of languages has --min-rows ${a.minRows} rows in common)\n`
+        : `overall average: ${m.overall.toFixed(2)}%\n`,
+    );
+    // the JSON holds fractions (the table and the heat map show percent)
+    const frac = (x: number) => (Number.isNaN(x) ? x : +(x / 100).toFixed(6));
+    if (a.json)
+      writeJsonOutput(a.json, {
+        ...m,
+        errors: m.errors.map((r) => r.map(frac)),
+        rowAvg: m.rowAvg.map(frac),
+        colAvg: m.colAvg.map(frac),
+        overall: frac(m.overall),
+        ...(model ? { centring } : {}),
+      });
+    if (a.svg)
+      writeTextOutput(
+        a.svg,
+        heatmap({
+          rows: m.langs,
+          cols: m.langs,
+          values: m.errors,
+          title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`,
+          colors: 'reds',
+          min: 0,
+          max: 100,
+        }),
+      );
+  },
+);

@@ -23,12 +23,14 @@ function parseShard(s: string | undefined): [number, number] {
   return [Number(m![1]), Number(m![2])];
 }
 
-
 /** Reads the index a command-line option names (errors name the option and file); --nprobe only for IVF indexes. */
 export function openIndex(flag: string, path: string, nprobe?: number): FaissIndex {
   const index = inContext(`${flag} ${path}: cannot read it as a faiss index`, () => readIndex(path));
   if (nprobe !== undefined) {
-    if (!index.info.ivf) { index.dispose(); throw new Error(`--nprobe: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`); }
+    if (!index.info.ivf) {
+      index.dispose();
+      throw new Error(`--nprobe: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`);
+    }
     index.setNprobe(nprobe);
   }
   return index;
@@ -38,126 +40,188 @@ const HNSW_MERGE = 'faiss cannot merge HNSW graphs';
 
 /** Whether any of ids lies in [lo, hi). */
 function anyIdIn(ids: BigInt64Array, lo: number, hi: number): boolean {
-  const a = BigInt(lo), b = BigInt(hi);
+  const a = BigInt(lo),
+    b = BigInt(hi);
   for (const id of ids) if (id >= a && id < b) return true;
   return false;
 }
 
-export const indexBuildCommand = command(['index', 'build'], {
-  name: 'xling index build',
-  summary: 'train and fill a faiss index from a .npy of vectors',
-  positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64 (read in chunks, never whole); or --vectors' }],
-  options: {
-    vectors: { type: 'string', metavar: 'NPY', help: 'the vectors (the same as the first argument; one spelling with the other commands\' vectors inputs)' },
-    factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string: Flat, IVFn,Flat, IVFn,PQm, OPQm,IVFn,PQm, HNSWm, SQ8, SQfp16, PQm (sharded builds of non-IVF indexes get an ID map: IDMap2,…)' },
-    metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
-    trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
-    trained: { type: 'string', metavar: 'FAISS', help: 'start from this trained empty index instead of training' },
-    trainOnly: { type: 'boolean', default: false, help: 'write the trained empty index and stop (for sharded builds)' },
-    shard: { type: 'string', metavar: 'i/n', help: 'add only rows of shard i of n (ids stay global row numbers; not for HNSW, which faiss cannot merge)' },
-    chunk: { type: 'number', default: 100000, range: { int: true, min: 1 }, help: 'rows added per call' },
-    normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
-    seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
-    opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations (faiss default 50; each costs a d×d SVD)' },
-    polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training (only for Hamming filtering; slow)' },
-    allowDuplicateIds: { type: 'boolean', default: false, help: 'with --trained: add even when the index already holds some of these rows\' ids' },
-    output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+export const indexBuildCommand = command(
+  ['index', 'build'],
+  {
+    name: 'xling index build',
+    summary: 'train and fill a faiss index from a .npy of vectors',
+    positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64 (read in chunks, never whole); or --vectors' }],
+    options: {
+      vectors: { type: 'string', metavar: 'NPY', help: "the vectors (the same as the first argument; one spelling with the other commands' vectors inputs)" },
+      factory: {
+        type: 'string',
+        default: 'Flat',
+        help: 'faiss index_factory string: Flat, IVFn,Flat, IVFn,PQm, OPQm,IVFn,PQm, HNSWm, SQ8, SQfp16, PQm (sharded builds of non-IVF indexes get an ID map: IDMap2,…)',
+      },
+      metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
+      trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
+      trained: { type: 'string', metavar: 'FAISS', help: 'start from this trained empty index instead of training' },
+      trainOnly: { type: 'boolean', default: false, help: 'write the trained empty index and stop (for sharded builds)' },
+      shard: { type: 'string', metavar: 'i/n', help: 'add only rows of shard i of n (ids stay global row numbers; not for HNSW, which faiss cannot merge)' },
+      chunk: { type: 'number', default: 100000, range: { int: true, min: 1 }, help: 'rows added per call' },
+      normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations (faiss default 50; each costs a d×d SVD)' },
+      polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training (only for Hamming filtering; slow)' },
+      allowDuplicateIds: { type: 'boolean', default: false, help: "with --trained: add even when the index already holds some of these rows' ids" },
+      output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+    },
   },
-}, async (a) => {
-  const path = vectorsArgument(a);
-  checkPaths([['<vectors>', path, 'in'], ['--trained', a.trained, 'in'], ['--output', a.output, 'out']]);
-  // packed sign bits (embed --dtype ubinary|binary): a faiss binary flat index
-  if (isBinaryVectors(path)) { buildBinaryIndex(path, a.output, a); return; }
-  const [si, sn] = parseShard(a.shard);
-  const r = openVectors(path);
-  const n = r.rows, d = r.cols;
-  let index: FaissIndex;
-  if (a.trained) {
-    index = openIndex('--trained', a.trained);
-    if (index.d !== d) throw new Error(`--trained ${a.trained}: dimension ${index.d}, but ${path} has ${d}`);
-    if (!index.isTrained) throw new Error(`--trained ${a.trained}: the index is not trained`);
-  } else {
-    index = inContext(`--factory '${a.factory}'`, () => createIndex(d, { factory: a.factory, metric: a.metric as Metric }, a.shard !== undefined || a.trainOnly));
-  }
-  if (sn > 1 && index.info.hnsw) usage(`--shard ${a.shard}: ${HNSW_MERGE}, so HNSW shards could never be combined; build the index in one piece`);
-  if (!a.trained) {
-    const t0 = performance.now();
-    const training = { factory: a.factory, metric: a.metric as Metric, trainSample: a.trainSample, seed: a.seed, opqIters: a.opqIters, polysemous: a.polysemous, normalize: a.normalize };
-    const rows = await inContext(`training ${a.factory} on ${Math.min(n, a.trainSample)} rows of ${path} (--train-sample)`, () => trainIndex(index, r, path, training, { label: 'index train' }));
-    if (rows) process.stderr.write(`[index] trained ${a.factory} on ${rows} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
-  }
-  if (a.trainOnly) { r.close(); inContext(`--output ${a.output}`, () => index.write(a.output)); index.dispose(); return; }
-  const [lo, hi] = shardRows(n, [si, sn]);
-  const before = index.ntotal;
-  if (before > 0 && hi > lo && !a.allowDuplicateIds) {
-    const stored = index.storedIds();
-    if (stored ? anyIdIn(stored, lo, hi) : lo < before)
-      throw new Error(`--trained ${a.trained} already holds ${before} vectors, some with the ids of rows ${lo}..${hi - 1} of ${path}: they would be stored twice (start from the empty index of --train-only, or pass --allow-duplicate-ids)`);
-  }
-  // an index that numbers its vectors itself can only take rows that continue its numbering
-  const withIds = index.takesIds;
-  if (!withIds && lo !== before)
-    throw new Error(`--trained ${a.trained}: this index numbers its vectors itself (no IVF lists, no ID map), so it cannot give rows ${lo}..${hi - 1} their row numbers as ids; make the trained index with --train-only, which adds an ID map`);
-  const prog = new Progress({ label: 'index add', unit: 'vecs', total: hi - lo });
-  await inContext(`adding rows ${lo}..${hi - 1} of ${path}`, () => addRows(index, r, path, lo, hi, { normalize: a.normalize, chunk: a.chunk, onChunk: (k) => prog.tick(k) }));
-  prog.done();
-  r.close();
-  inContext(`--output ${a.output}`, () => index.write(a.output));
-  process.stderr.write(`[index] ${a.output}: ${index.ntotal} vectors (rows ${lo}..${hi - 1})\n`);
-  index.dispose();
-}, { native: true });
-
-export const indexMergeCommand = command(['index', 'merge'], {
-  name: 'xling index merge',
-  summary: 'merge index shards (built from the same trained index) into one',
-  positionals: [{ name: 'shards', required: true, variadic: true }],
-  options: {
-    output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
-    allowDuplicateIds: { type: 'boolean', default: false, help: 'merge even when a file is given twice or shards share ids' },
-  },
-}, async (a) => {
-  if (a._.length < 2) usage('give at least two shard files');
-  checkPaths([...a._.map((f) => ['<shards>', f, 'in'] as const), ['--output', a.output, 'out']]);
-  if (!a.allowDuplicateIds) {
-    const seen = new Map<string, string>();
-    for (const f of a._) {
-      const st = statSync(f), key = `${st.dev}:${st.ino}`;
-      if (seen.has(key)) usage(`${f} is the same file as ${seen.get(key)}: every vector would be in the index twice (pass --allow-duplicate-ids to merge anyway)`);
-      seen.set(key, f);
+  async (a) => {
+    const path = vectorsArgument(a);
+    checkPaths([
+      ['<vectors>', path, 'in'],
+      ['--trained', a.trained, 'in'],
+      ['--output', a.output, 'out'],
+    ]);
+    // packed sign bits (embed --dtype ubinary|binary): a faiss binary flat index
+    if (isBinaryVectors(path)) {
+      buildBinaryIndex(path, a.output, a);
+      return;
     }
-  }
-  const base = openIndex('<shards>', a._[0]!);
-  const ids: BigInt64Array[] = [];
-  const check = (ix: FaissIndex, f: string) => {
-    if (ix.info.hnsw) throw new Error(`${f}: ${HNSW_MERGE}; build the index in one piece (without --shard)`);
-    const s = ix.storedIds();
-    if (s) ids.push(s);
-  };
-  check(base, a._[0]!);
-  for (const f of a._.slice(1)) {
-    const s = openIndex('<shards>', f);
-    check(s, f);
-    inContext(`merging ${f} into ${a._[0]}`, () => base.mergeFrom(s));
-    s.dispose();
-  }
-  if (!a.allowDuplicateIds && ids.length) {
-    const all = new BigInt64Array(ids.reduce((t, x) => t + x.length, 0));
-    ids.reduce((at, x) => { all.set(x, at); return at + x.length; }, 0);
-    all.sort();
-    for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) throw new Error(`the shards share ids (e.g. ${all[i]}): built from overlapping rows? Each id would be in the index twice (pass --allow-duplicate-ids to merge anyway)`);
-  }
-  inContext(`--output ${a.output}`, () => base.write(a.output));
-  process.stderr.write(`[index] merged ${a._.length} shards: ${base.ntotal} vectors → ${a.output}\n`);
-  base.dispose();
-});
+    const [si, sn] = parseShard(a.shard);
+    const r = openVectors(path);
+    const n = r.rows,
+      d = r.cols;
+    let index: FaissIndex;
+    if (a.trained) {
+      index = openIndex('--trained', a.trained);
+      if (index.d !== d) throw new Error(`--trained ${a.trained}: dimension ${index.d}, but ${path} has ${d}`);
+      if (!index.isTrained) throw new Error(`--trained ${a.trained}: the index is not trained`);
+    } else {
+      index = inContext(`--factory '${a.factory}'`, () =>
+        createIndex(d, { factory: a.factory, metric: a.metric as Metric }, a.shard !== undefined || a.trainOnly),
+      );
+    }
+    if (sn > 1 && index.info.hnsw) usage(`--shard ${a.shard}: ${HNSW_MERGE}, so HNSW shards could never be combined; build the index in one piece`);
+    if (!a.trained) {
+      const t0 = performance.now();
+      const training = {
+        factory: a.factory,
+        metric: a.metric as Metric,
+        trainSample: a.trainSample,
+        seed: a.seed,
+        opqIters: a.opqIters,
+        polysemous: a.polysemous,
+        normalize: a.normalize,
+      };
+      const rows = await inContext(`training ${a.factory} on ${Math.min(n, a.trainSample)} rows of ${path} (--train-sample)`, () =>
+        trainIndex(index, r, path, training, { label: 'index train' }),
+      );
+      if (rows) process.stderr.write(`[index] trained ${a.factory} on ${rows} rows in ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
+    }
+    if (a.trainOnly) {
+      r.close();
+      inContext(`--output ${a.output}`, () => index.write(a.output));
+      index.dispose();
+      return;
+    }
+    const [lo, hi] = shardRows(n, [si, sn]);
+    const before = index.ntotal;
+    if (before > 0 && hi > lo && !a.allowDuplicateIds) {
+      const stored = index.storedIds();
+      if (stored ? anyIdIn(stored, lo, hi) : lo < before)
+        throw new Error(
+          `--trained ${a.trained} already holds ${before} vectors, some with the ids of rows ${lo}..${hi - 1} of ${path}: they would be stored twice (start from the empty index of --train-only, or pass --allow-duplicate-ids)`,
+        );
+    }
+    // an index that numbers its vectors itself can only take rows that continue its numbering
+    const withIds = index.takesIds;
+    if (!withIds && lo !== before)
+      throw new Error(
+        `--trained ${a.trained}: this index numbers its vectors itself (no IVF lists, no ID map), so it cannot give rows ${lo}..${hi - 1} their row numbers as ids; make the trained index with --train-only, which adds an ID map`,
+      );
+    const prog = new Progress({ label: 'index add', unit: 'vecs', total: hi - lo });
+    await inContext(`adding rows ${lo}..${hi - 1} of ${path}`, () =>
+      addRows(index, r, path, lo, hi, { normalize: a.normalize, chunk: a.chunk, onChunk: (k) => prog.tick(k) }),
+    );
+    prog.done();
+    r.close();
+    inContext(`--output ${a.output}`, () => index.write(a.output));
+    process.stderr.write(`[index] ${a.output}: ${index.ntotal} vectors (rows ${lo}..${hi - 1})\n`);
+    index.dispose();
+  },
+  { native: true },
+);
+
+export const indexMergeCommand = command(
+  ['index', 'merge'],
+  {
+    name: 'xling index merge',
+    summary: 'merge index shards (built from the same trained index) into one',
+    positionals: [{ name: 'shards', required: true, variadic: true }],
+    options: {
+      output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+      allowDuplicateIds: { type: 'boolean', default: false, help: 'merge even when a file is given twice or shards share ids' },
+    },
+  },
+  async (a) => {
+    if (a._.length < 2) usage('give at least two shard files');
+    checkPaths([...a._.map((f) => ['<shards>', f, 'in'] as const), ['--output', a.output, 'out']]);
+    if (!a.allowDuplicateIds) {
+      const seen = new Map<string, string>();
+      for (const f of a._) {
+        const st = statSync(f),
+          key = `${st.dev}:${st.ino}`;
+        if (seen.has(key))
+          usage(`${f} is the same file as ${seen.get(key)}: every vector would be in the index twice (pass --allow-duplicate-ids to merge anyway)`);
+        seen.set(key, f);
+      }
+    }
+    const base = openIndex('<shards>', a._[0]!);
+    const ids: BigInt64Array[] = [];
+    const check = (ix: FaissIndex, f: string) => {
+      if (ix.info.hnsw) throw new Error(`${f}: ${HNSW_MERGE}; build the index in one piece (without --shard)`);
+      const s = ix.storedIds();
+      if (s) ids.push(s);
+    };
+    check(base, a._[0]!);
+    for (const f of a._.slice(1)) {
+      const s = openIndex('<shards>', f);
+      check(s, f);
+      inContext(`merging ${f} into ${a._[0]}`, () => base.mergeFrom(s));
+      s.dispose();
+    }
+    if (!a.allowDuplicateIds && ids.length) {
+      const all = new BigInt64Array(ids.reduce((t, x) => t + x.length, 0));
+      ids.reduce((at, x) => {
+        all.set(x, at);
+        return at + x.length;
+      }, 0);
+      all.sort();
+      for (let i = 1; i < all.length; i++)
+        if (all[i] === all[i - 1])
+          throw new Error(
+            `the shards share ids (e.g. ${all[i]}): built from overlapping rows? Each id would be in the index twice (pass --allow-duplicate-ids to merge anyway)`,
+          );
+    }
+    inContext(`--output ${a.output}`, () => base.write(a.output));
+    process.stderr.write(`[index] merged ${a._.length} shards: ${base.ntotal} vectors → ${a.output}\n`);
+    base.dispose();
+  },
+);
 
 /**
  * The smallest nprobe (powers of two, then every list) whose recall@k, against a search of every
  * list of the same index, reaches the target on a seeded sample of the queries: what the probing
  * loses, measured on this index and these queries (the index's codes set the rest).
  */
-export async function tuneNprobe(index: FaissIndex, q: Float32Array, d: number, k: number, target: number, log: (l: string) => void): Promise<{ nprobe: number; recall: number }> {
-  const nlist = index.info.nlist, n = q.length / d;
+export async function tuneNprobe(
+  index: FaissIndex,
+  q: Float32Array,
+  d: number,
+  k: number,
+  target: number,
+  log: (l: string) => void,
+): Promise<{ nprobe: number; recall: number }> {
+  const nlist = index.info.nlist,
+    n = q.length / d;
   // the reference scans every list for each sampled query: keep it to ~2·10⁸ codes
   const m = Math.max(1, Math.min(n, 256, Math.ceil(2e8 / Math.max(1, index.ntotal))));
   const rows = new Rng(3).sample(n, m).sort((a, b) => a - b);
@@ -165,122 +229,190 @@ export async function tuneNprobe(index: FaissIndex, q: Float32Array, d: number, 
   rows.forEach((r, i) => sample.set(q.subarray(r * d, (r + 1) * d), i * d));
   index.setNprobe(nlist);
   const ref = await index.searchAsync(sample, k);
-  let p = Math.min(nlist, 1), recall = 1;
-  for (;; p = Math.min(nlist, p * 2)) {
+  let p = Math.min(nlist, 1),
+    recall = 1;
+  for (; ; p = Math.min(nlist, p * 2)) {
     index.setNprobe(p);
     const r = await index.searchAsync(sample, k);
-    let hit = 0, all = 0;
+    let hit = 0,
+      all = 0;
     for (let i = 0; i < m; i++) {
       const truth = new Set<bigint>();
-      for (let j = 0; j < ref.k; j++) { const l = ref.labels[i * ref.k + j]!; if (l >= 0n) truth.add(l); }
+      for (let j = 0; j < ref.k; j++) {
+        const l = ref.labels[i * ref.k + j]!;
+        if (l >= 0n) truth.add(l);
+      }
       all += truth.size;
       for (let j = 0; j < r.k; j++) if (truth.has(r.labels[i * r.k + j]!)) hit++;
     }
     recall = all ? hit / all : 1;
     if (recall >= target || p >= nlist) break;
   }
-  log(`[search] nprobe ${p} of ${nlist} lists: recall@${k} ${recall.toFixed(3)} against searching every list, on ${m} sampled queries (--recall-target ${target}; --nprobe to set it)`);
+  log(
+    `[search] nprobe ${p} of ${nlist} lists: recall@${k} ${recall.toFixed(3)} against searching every list, on ${m} sampled queries (--recall-target ${target}; --nprobe to set it)`,
+  );
   return { nprobe: p, recall };
 }
 
 /** A .npy of vectors as float32, as stored (not normalised). */
 function rawVectors(path: string): { data: Float32Array; n: number; d: number } {
   const r = openVectors(path);
-  try { return { data: r.readRows(0, r.rows), n: r.rows, d: r.cols }; } finally { r.close(); }
+  try {
+    return { data: r.readRows(0, r.rows), n: r.rows, d: r.cols };
+  } finally {
+    r.close();
+  }
 }
 
-export const searchCommand = command(['search'], {
-  name: 'xling search',
-  summary: 'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
-  description: "Results as TSV (query_row, rank, id, score; rows, ranks and ids from 0) and/or as faiss's D and I arrays in .npy (--distances, --ids: [queries, k], float32 and int64, -1 ids where fewer than k were found).",
-  options: {
-    index: { type: 'string', metavar: 'FAISS', help: 'search through this index' },
-    base: { type: 'string', metavar: 'NPY', help: 'or: exact search against these vectors (chunked)' },
-    queries: { type: 'string', required: true, metavar: 'NPY' },
-    k: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 } },
-    metric: { type: 'string', choices: ['ip', 'l2', 'cosine'], help: "cosine: queries (and --base rows) L2-normalised, then inner product; default: the index's metric, cosine for --base" },
-    nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'IVF lists visited per query (--index of an IVF index; default: the smallest reaching --recall-target on a sample of the queries)' },
-    recallTarget: { type: 'number', default: 0.95, range: { above: 0, max: 1 }, help: 'IVF without --nprobe: recall@k against searching every list that the chosen nprobe reaches' },
-    efSearch: { type: 'number', range: { int: true, min: 1 }, help: "HNSW indexes: candidates kept while searching the graph (faiss's efSearch, default 16; more: higher recall, slower)" },
-    baseBlock: { type: 'number', default: 262144, range: { int: true, min: 1 }, help: 'exact search: base rows read per block' },
-    output: { type: 'string', alias: 'o', metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score (0-based rows, ranks and ids); - for standard output' },
-    distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
-    ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
-    rescore: { type: 'number', range: { int: true, min: 1 }, metavar: 'R', help: 'binary codes (--index of a binary flat index, --base of uint8/int8 codes from embed --dtype ubinary|binary) with float --queries: re-rank the k·R nearest by Hamming distance by the query\'s inner product with their ±1 vectors (score: that cosine); without it scores are Hamming distances' },
-    threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads for the search (default: all cores)' },
+export const searchCommand = command(
+  ['search'],
+  {
+    name: 'xling search',
+    summary: 'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
+    description:
+      "Results as TSV (query_row, rank, id, score; rows, ranks and ids from 0) and/or as faiss's D and I arrays in .npy (--distances, --ids: [queries, k], float32 and int64, -1 ids where fewer than k were found).",
+    options: {
+      index: { type: 'string', metavar: 'FAISS', help: 'search through this index' },
+      base: { type: 'string', metavar: 'NPY', help: 'or: exact search against these vectors (chunked)' },
+      queries: { type: 'string', required: true, metavar: 'NPY' },
+      k: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 } },
+      metric: {
+        type: 'string',
+        choices: ['ip', 'l2', 'cosine'],
+        help: "cosine: queries (and --base rows) L2-normalised, then inner product; default: the index's metric, cosine for --base",
+      },
+      nprobe: {
+        type: 'number',
+        range: { int: true, min: 1 },
+        help: 'IVF lists visited per query (--index of an IVF index; default: the smallest reaching --recall-target on a sample of the queries)',
+      },
+      recallTarget: {
+        type: 'number',
+        default: 0.95,
+        range: { above: 0, max: 1 },
+        help: 'IVF without --nprobe: recall@k against searching every list that the chosen nprobe reaches',
+      },
+      efSearch: {
+        type: 'number',
+        range: { int: true, min: 1 },
+        help: "HNSW indexes: candidates kept while searching the graph (faiss's efSearch, default 16; more: higher recall, slower)",
+      },
+      baseBlock: { type: 'number', default: 262144, range: { int: true, min: 1 }, help: 'exact search: base rows read per block' },
+      output: { type: 'string', alias: 'o', metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score (0-based rows, ranks and ids); - for standard output' },
+      distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
+      ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
+      rescore: {
+        type: 'number',
+        range: { int: true, min: 1 },
+        metavar: 'R',
+        help: "binary codes (--index of a binary flat index, --base of uint8/int8 codes from embed --dtype ubinary|binary) with float --queries: re-rank the k·R nearest by Hamming distance by the query's inner product with their ±1 vectors (score: that cosine); without it scores are Hamming distances",
+      },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads for the search (default: all cores)' },
+    },
+    examples: [
+      'xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy',
+      'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -',
+    ],
   },
-  examples: ['xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy', 'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -'],
-}, async (a) => {
-  if (!a.index === !a.base) usage('give exactly one of --index or --base');
-  if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
-  if (a.efSearch !== undefined && !a.index) usage('--ef-search applies to --index (of an HNSW index)');
-  if (!a.output && !a.distances && !a.ids) usage('give an output: -o TSV, and/or --distances D.npy and --ids I.npy');
-  if (a.output && a.output !== '-' && /\.npy$/i.test(a.output)) usage(`-o ${a.output}: -o writes TSV; faiss's D and I as .npy are --distances FILE.npy and --ids FILE.npy`);
-  for (const [flag, f] of [['--distances', a.distances], ['--ids', a.ids]] as const) if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
-  if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
-  checkPaths([['--index', a.index, 'in'], ['--base', a.base, 'in'], ['--queries', a.queries, 'in'], ['--output', a.output, 'out-text'], ['--distances', a.distances, 'out'], ['--ids', a.ids, 'out']]);
-  if (a.threads) setNumThreads(a.threads);
-  if ((a.index && isBinaryIndexFile(a.index)) || (a.base && isBinaryVectors(a.base))) {
-    if (a.metric || a.nprobe !== undefined || a.efSearch !== undefined) usage(`--metric/--nprobe/--ef-search: ${a.index ? `--index ${a.index}` : `--base ${a.base}`} holds binary codes, searched exactly by Hamming distance`);
-    binarySearch({ index: a.index, base: a.base, queries: a.queries, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
-    return;
-  }
-  if (a.rescore !== undefined) usage('--rescore applies to binary codes (an --index of a binary flat index, or a --base of uint8/int8 codes)');
-  const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
-  // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
-  const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);
-  let res, l2 = metric === 'l2';
-  if (a.index) {
-    const idx = openIndex('--index', a.index, a.nprobe);
-    l2 = idx.metric === 'l2';
-    try {
-      if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
-      if (metric && (metric === 'l2') !== (idx.metric === 'l2')) throw new Error(`--metric ${metric}: --index ${a.index} is built for ${idx.metric === 'l2' ? 'L2 distances' : 'inner products'}${idx.metric === 'ip' ? ' (ip, or cosine: the queries normalised)' : ' (l2)'}`);
-      if (a.efSearch !== undefined) {
-        if (!idx.info.hnsw) throw new Error(`--ef-search: --index ${a.index} is not an HNSW index (efSearch is how many candidates an HNSW search keeps)`);
-        idx.setParams(`efSearch=${a.efSearch}`);
-      }
-      if (idx.info.ivf && a.nprobe === undefined && idx.ntotal > 0) {
-        const t = await tuneNprobe(idx, q.data, q.d, a.k, a.recallTarget, (l) => process.stderr.write(`${l}\n`));
-        idx.setNprobe(t.nprobe);
-      }
-      res = await inContext(`searching --index ${a.index}`, () => idx.searchAsync(q.data, a.k));
-    } finally { idx.dispose(); }
-  } else {
-    // exact: the base is read in blocks of rows (any size), each block's top k merged in
-    const r = openVectors(a.base!);
-    if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
-    const m = metric ?? 'cosine';
-    const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
-    const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
-    let acc: ReturnType<typeof knnChunked> | null = null;
-    for (let i = 0; i < r.rows; i += a.baseBlock) {
-      const j = Math.min(r.rows, i + a.baseBlock);
-      const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', a.base!), q.d, a.k, 65536, fn);
-      // mergeTopK keeps the largest scores: L2 distances are merged negated
-      if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
-      acc = mergeTopK(acc, part, i, Math.min(a.k, j));
-      prog.tick(j - i);
+  async (a) => {
+    if (!a.index === !a.base) usage('give exactly one of --index or --base');
+    if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
+    if (a.efSearch !== undefined && !a.index) usage('--ef-search applies to --index (of an HNSW index)');
+    if (!a.output && !a.distances && !a.ids) usage('give an output: -o TSV, and/or --distances D.npy and --ids I.npy');
+    if (a.output && a.output !== '-' && /\.npy$/i.test(a.output))
+      usage(`-o ${a.output}: -o writes TSV; faiss's D and I as .npy are --distances FILE.npy and --ids FILE.npy`);
+    for (const [flag, f] of [
+      ['--distances', a.distances],
+      ['--ids', a.ids],
+    ] as const)
+      if (f !== undefined && !/\.npy$/i.test(f)) usage(`${flag} ${f}: a .npy file (name it FILE.npy)`);
+    if (a.distances && a.ids && a.distances === a.ids) usage('--distances and --ids name the same file');
+    checkPaths([
+      ['--index', a.index, 'in'],
+      ['--base', a.base, 'in'],
+      ['--queries', a.queries, 'in'],
+      ['--output', a.output, 'out-text'],
+      ['--distances', a.distances, 'out'],
+      ['--ids', a.ids, 'out'],
+    ]);
+    if (a.threads) setNumThreads(a.threads);
+    if ((a.index && isBinaryIndexFile(a.index)) || (a.base && isBinaryVectors(a.base))) {
+      if (a.metric || a.nprobe !== undefined || a.efSearch !== undefined)
+        usage(`--metric/--nprobe/--ef-search: ${a.index ? `--index ${a.index}` : `--base ${a.base}`} holds binary codes, searched exactly by Hamming distance`);
+      binarySearch({ index: a.index, base: a.base, queries: a.queries, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
+      return;
     }
-    prog.done();
-    r.close();
-    res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
-    if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
-  }
-  // faiss's D and I: [queries, k], -1 where fewer than k were found
-  const K = a.k, D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity), I = new BigInt64Array(res.n * K).fill(-1n);
-  for (let i = 0; i < res.n; i++) for (let j = 0; j < Math.min(K, res.k); j++) { D[i * K + j] = res.distances[i * res.k + j]!; I[i * K + j] = res.labels[i * res.k + j]!; }
-  if (a.distances) writeNpy(a.distances, D, [res.n, K]);
-  if (a.ids) writeNpy(a.ids, I, [res.n, K]);
-  if (a.output) {
-    const lines: string[] = [];
-    for (let i = 0; i < res.n; i++) for (let j = 0; j < K; j++) {
-      const l = I[i * K + j]!;
-      if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${D[i * K + j]!.toFixed(6)}`);
+    if (a.rescore !== undefined) usage('--rescore applies to binary codes (an --index of a binary flat index, or a --base of uint8/int8 codes)');
+    const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
+    // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
+    const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);
+    let res,
+      l2 = metric === 'l2';
+    if (a.index) {
+      const idx = openIndex('--index', a.index, a.nprobe);
+      l2 = idx.metric === 'l2';
+      try {
+        if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
+        if (metric && (metric === 'l2') !== (idx.metric === 'l2'))
+          throw new Error(
+            `--metric ${metric}: --index ${a.index} is built for ${idx.metric === 'l2' ? 'L2 distances' : 'inner products'}${idx.metric === 'ip' ? ' (ip, or cosine: the queries normalised)' : ' (l2)'}`,
+          );
+        if (a.efSearch !== undefined) {
+          if (!idx.info.hnsw) throw new Error(`--ef-search: --index ${a.index} is not an HNSW index (efSearch is how many candidates an HNSW search keeps)`);
+          idx.setParams(`efSearch=${a.efSearch}`);
+        }
+        if (idx.info.ivf && a.nprobe === undefined && idx.ntotal > 0) {
+          const t = await tuneNprobe(idx, q.data, q.d, a.k, a.recallTarget, (l) => process.stderr.write(`${l}\n`));
+          idx.setNprobe(t.nprobe);
+        }
+        res = await inContext(`searching --index ${a.index}`, () => idx.searchAsync(q.data, a.k));
+      } finally {
+        idx.dispose();
+      }
+    } else {
+      // exact: the base is read in blocks of rows (any size), each block's top k merged in
+      const r = openVectors(a.base!);
+      if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
+      const m = metric ?? 'cosine';
+      const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
+      const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
+      let acc: ReturnType<typeof knnChunked> | null = null;
+      for (let i = 0; i < r.rows; i += a.baseBlock) {
+        const j = Math.min(r.rows, i + a.baseBlock);
+        const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', a.base!), q.d, a.k, 65536, fn);
+        // mergeTopK keeps the largest scores: L2 distances are merged negated
+        if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
+        acc = mergeTopK(acc, part, i, Math.min(a.k, j));
+        prog.tick(j - i);
+      }
+      prog.done();
+      r.close();
+      res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
+      if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
     }
-    writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
-  }
-}, { native: true });
+    // faiss's D and I: [queries, k], -1 where fewer than k were found
+    const K = a.k,
+      D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity),
+      I = new BigInt64Array(res.n * K).fill(-1n);
+    for (let i = 0; i < res.n; i++)
+      for (let j = 0; j < Math.min(K, res.k); j++) {
+        D[i * K + j] = res.distances[i * res.k + j]!;
+        I[i * K + j] = res.labels[i * res.k + j]!;
+      }
+    if (a.distances) writeNpy(a.distances, D, [res.n, K]);
+    if (a.ids) writeNpy(a.ids, I, [res.n, K]);
+    if (a.output) {
+      const lines: string[] = [];
+      for (let i = 0; i < res.n; i++)
+        for (let j = 0; j < K; j++) {
+          const l = I[i * K + j]!;
+          if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${D[i * K + j]!.toFixed(6)}`);
+        }
+      writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
+    }
+  },
+  { native: true },
+);
 
 /** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
 export function vectorsArgument(a: { vectors?: string; _: string[] }): string {

@@ -12,7 +12,10 @@ export async function runInterruptible(name: string, job: (signal: AbortSignal) 
   const stop = new AbortController();
   let signalled: NodeJS.Signals | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) { removeTemporaries(); process.exit(exitCode(sig)); }
+    if (signalled) {
+      removeTemporaries();
+      process.exit(exitCode(sig));
+    }
     signalled = sig;
     process.stderr.write(`\n${name}: interrupted (${sig}): stopping and writing a checkpoint (${sig} again to exit at once)\n`);
     stop.abort();

@@ -22,13 +22,25 @@ export type PathRole = 'in' | 'in-text' | 'in-dir' | 'out' | 'out-text' | 'out-d
 export type PathArg = readonly [flag: string, path: string | undefined, role: PathRole];
 
 function statOrNull(p: string): Stats | null {
-  try { return statSync(p); } catch { return null; }
+  try {
+    return statSync(p);
+  } catch {
+    return null;
+  }
 }
 
 /** p's real path when it exists, else its real parent directory joined with its name. */
 function realOrResolved(p: string): string {
-  try { return realpathSync(p); } catch { /* not there (yet) */ }
-  try { return join(realpathSync(dirname(p)), basename(p)); } catch { return resolve(p); }
+  try {
+    return realpathSync(p);
+  } catch {
+    /* not there (yet) */
+  }
+  try {
+    return join(realpathSync(dirname(p)), basename(p));
+  } catch {
+    return resolve(p);
+  }
 }
 
 function inside(child: string, dir: string): boolean {
@@ -55,7 +67,11 @@ const created: string[] = [];
 /** Removes the directories checkPaths created that are still empty (the command failed before writing). */
 export function removeCreatedDirectories(): void {
   for (const d of created.reverse()) {
-    try { rmdirSync(d); } catch { /* not empty (something was written) or gone */ }
+    try {
+      rmdirSync(d);
+    } catch {
+      /* not empty (something was written) or gone */
+    }
   }
   created.length = 0;
 }
@@ -100,13 +116,18 @@ export function checkPaths(args: readonly PathArg[]): void {
     const { existing, missing } = missingParents(path);
     const ex = statOrNull(existing);
     if (!ex?.isDirectory()) usage(`${flag} ${path}: ${existing} is not a directory`);
-    try { accessSync(existing, constants.W_OK); } catch { if (missing.length) usage(`${flag} ${path}: cannot create a directory in ${existing} (permission denied)`); }
+    try {
+      accessSync(existing, constants.W_OK);
+    } catch {
+      if (missing.length) usage(`${flag} ${path}: cannot create a directory in ${existing} (permission denied)`);
+    }
     if (missing.length) toCreate.push(missing);
     for (const i of inputs) {
       const same = st && st.dev === i.st.dev && st.ino === i.st.ino;
       const overwrites = same || (st && i.st.isDirectory() && inside(real, i.real));
       if (overwrites) usage(`${flag} ${path} would overwrite the input ${i.flag} ${i.path}${same ? '' : ` (it is inside it)`}; choose another output`);
-      if (role === 'out-dir' && inside(i.real, real)) usage(`${flag} ${path} would replace the directory holding the input ${i.flag} ${i.path}; choose another output`);
+      if (role === 'out-dir' && inside(i.real, real))
+        usage(`${flag} ${path} would replace the directory holding the input ${i.flag} ${i.path}; choose another output`);
     }
     const twin = outputs.find((o) => o.real === real);
     if (twin) usage(`${twin.flag} and ${flag} name the same file ${path}`);
@@ -115,7 +136,11 @@ export function checkPaths(args: readonly PathArg[]): void {
   for (const dirs of toCreate) {
     for (const d of dirs) {
       if (statOrNull(d)) continue;
-      try { mkdirSync(d); } catch (e) { throw new Error(`cannot create the directory ${d}: ${(e as Error).message}`); }
+      try {
+        mkdirSync(d);
+      } catch (e) {
+        throw new Error(`cannot create the directory ${d}: ${(e as Error).message}`);
+      }
       created.push(d);
     }
   }
@@ -128,7 +153,9 @@ export function checkPaths(args: readonly PathArg[]): void {
  */
 export function summaryWriter(...outputs: (string | undefined)[]): (text: string) => void {
   const stream = outputs.includes('-') ? process.stderr : process.stdout;
-  return (text) => { stream.write(text); };
+  return (text) => {
+    stream.write(text);
+  };
 }
 
 const CAMEL = /^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/;
@@ -166,7 +193,13 @@ export function writeTextOutput(path: string, text: string): void {
 export async function writeTextLines(path: string, pieces: AsyncIterable<string> | Iterable<string>): Promise<void> {
   const chunks = async function* () {
     let buf = '';
-    for await (const p of pieces) { buf += p; if (buf.length >= 1 << 20) { yield buf; buf = ''; } }
+    for await (const p of pieces) {
+      buf += p;
+      if (buf.length >= 1 << 20) {
+        yield buf;
+        buf = '';
+      }
+    }
     if (buf) yield buf;
   };
   if (path === '-') {
@@ -175,7 +208,11 @@ export async function writeTextLines(path: string, pieces: AsyncIterable<string>
   }
   await atomicOutput(path, async (tmp) => {
     const fd = openSync(tmp, 'w');
-    try { for await (const c of chunks()) writeSync(fd, c); } finally { closeSync(fd); }
+    try {
+      for await (const c of chunks()) writeSync(fd, c);
+    } finally {
+      closeSync(fd);
+    }
   });
 }
 
@@ -184,8 +221,14 @@ export async function writeTextLines(path: string, pieces: AsyncIterable<string>
  * in front, and loses faiss's C++ function and source location.
  */
 export function inContext<T>(what: string, fn: () => T): T {
-  const fail = (e: unknown): never => { throw new Error(`${what}: ${faissMessage(e)}`); };
+  const fail = (e: unknown): never => {
+    throw new Error(`${what}: ${faissMessage(e)}`);
+  };
   let r: T;
-  try { r = fn(); } catch (e) { return fail(e); }
+  try {
+    r = fn();
+  } catch (e) {
+    return fail(e);
+  }
   return (r instanceof Promise ? r.catch(fail) : r) as T;
 }

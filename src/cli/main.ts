@@ -3,6 +3,9 @@
 import { runCli } from './run.js';
 
 // `xling … | head`: a reader that closes the pipe early ends the command quietly, as Unix tools do
-process.stdout.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0); throw e; });
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 
 process.exitCode = await runCli(process.argv.slice(2), undefined, true);

@@ -51,7 +51,12 @@ export const MINE_FILTER_OPTIONS = {
 export const MINE_CONFIG_OPTION = { type: 'string', metavar: 'JSON', help: 'settings file (configs/scorer-mine.json)' } as const;
 
 /** The commands' labels on standard error. */
-const LABEL: Record<MiningCommand, string> = { 'xling mine': 'mine', 'xling cluster mine': 'cluster', 'xling scorer score': 'score', 'xling eval bucc': 'bucc' };
+const LABEL: Record<MiningCommand, string> = {
+  'xling mine': 'mine',
+  'xling cluster mine': 'cluster',
+  'xling scorer score': 'score',
+  'xling eval bucc': 'bucc',
+};
 
 /** How errors name a settings file: --config FILE. */
 export const configWhere = (file: string | undefined): string => `--config ${file ?? '(none)'}`;
@@ -59,7 +64,14 @@ export const configWhere = (file: string | undefined): string => `--config ${fil
 /** A mining command's settings (the defaults without --config), the file checked before any work (a setting this command does not read is said); applies its thread count. */
 export function settingsOf(command: MiningCommand, file: string | undefined, over: { filters?: Partial<FilterSettings> } = {}): MineSettings {
   checkPaths([['--config', file, 'in']]);
-  const s = mineSettings(command, file, { over, where: configWhere(file), unread: (keys) => process.stderr.write(`[${LABEL[command]}] note: ${configWhere(file)}: ${keys.map((k) => `'${k}'`).join(', ')} ${keys.length > 1 ? 'are' : 'is'} not read by ${command} (docs/mine-and-score.md says which command reads which; -k, --margin and --retrieval are options where they are not settings)\n`) });
+  const s = mineSettings(command, file, {
+    over,
+    where: configWhere(file),
+    unread: (keys) =>
+      process.stderr.write(
+        `[${LABEL[command]}] note: ${configWhere(file)}: ${keys.map((k) => `'${k}'`).join(', ')} ${keys.length > 1 ? 'are' : 'is'} not read by ${command} (docs/mine-and-score.md says which command reads which; -k, --margin and --retrieval are options where they are not settings)\n`,
+      ),
+  });
   if (s.embed.threads) setNumThreads(s.embed.threads);
   return s;
 }
@@ -67,13 +79,22 @@ export function settingsOf(command: MiningCommand, file: string | undefined, ove
 /** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
 export function embedSettingsOf(s: MineSettings, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
   const e = s.embed;
-  return { lang, langFlag, center: e.center, forceCenter: e.forceCenter, batchTokens: e.batchTokens ?? undefined, batchSentences: e.batchSentences ?? undefined, label };
+  return {
+    lang,
+    langFlag,
+    center: e.center,
+    forceCenter: e.forceCenter,
+    batchTokens: e.batchTokens ?? undefined,
+    batchSentences: e.batchSentences ?? undefined,
+    label,
+  };
 }
 
 /** k for ns sources and nt targets: never more than either side has; said on stderr when capped. */
 export function effectiveK(k: number, ns: number, nt: number, label: string): number {
   const used = Math.min(k, ns, nt);
-  if (used < k) process.stderr.write(`[${label}] warning: -k ${k} is more than the ${Math.min(ns, nt)} ${ns <= nt ? 'source' : 'target'} sentences; using k=${used}\n`);
+  if (used < k)
+    process.stderr.write(`[${label}] warning: -k ${k} is more than the ${Math.min(ns, nt)} ${ns <= nt ? 'source' : 'target'} sentences; using k=${used}\n`);
   return used;
 }
 
@@ -86,7 +107,10 @@ export function candidateProgress(): (done: number, total: number, pass: number)
   return (done, total, pass) => {
     if (done === 0 && !feats) feats = new Progress({ label: pass ? 'scorer features, with the word tables' : 'scorer features', unit: 'candidates', total });
     feats?.set(done);
-    if (done === total) { feats?.done(); feats = null; }
+    if (done === total) {
+      feats?.done();
+      feats = null;
+    }
   };
 }
 
@@ -104,34 +128,65 @@ export function parseThreshold(raw: string | undefined): number | 'auto' | undef
  * null for a command without --model) and the languages asked for, checked before any work;
  * undefined when the filter is off.
  */
-export function lidFilterOf(f: FilterSettings, a: { srcLang?: string; trgLang?: string }, model: string | undefined | null, config = 'the settings'): (NonNullable<FilterOptions['lid']> & { dir: string }) | undefined {
+export function lidFilterOf(
+  f: FilterSettings,
+  a: { srcLang?: string; trgLang?: string },
+  model: string | undefined | null,
+  config = 'the settings',
+): (NonNullable<FilterOptions['lid']> & { dir: string }) | undefined {
   if (f.lidModel && !f.lid) usage(`${config}: 'filters.lidModel' goes with 'filters.lid': true`);
   if (!f.lid) return undefined;
   const dir = f.lidModel ?? model;
-  if (!dir) usage(`${config}: 'filters.lid' needs ${model === null ? "'filters.lidModel' (a model directory with a language identifier)" : "--model (or 'filters.lidModel')"} for its language identifier`);
+  if (!dir)
+    usage(
+      `${config}: 'filters.lid' needs ${model === null ? "'filters.lidModel' (a model directory with a language identifier)" : "--model (or 'filters.lidModel')"} for its language identifier`,
+    );
   const code = (v: string | undefined) => (v && !/^auto/i.test(v) && v.toLowerCase() !== 'none' ? v : undefined);
   if (!code(a.srcLang) && !code(a.trgLang)) usage(`${config}: 'filters.lid' needs the language asked for: --src-lang and/or --trg-lang (a code)`);
   checkPaths([[`${config}: filters.lidModel`, f.lidModel ?? undefined, 'in-dir']]);
   const lid = loadLanguageIdentifier(dir);
   if (!lid) throw new Error(`${config}: 'filters.lid': ${dir} has no language identifier (lid.json; add one with xling train-lid)`);
-  const src = code(a.srcLang) && resolveLangCode(a.srcLang!, lid.languages, '--src-lang'), trg = code(a.trgLang) && resolveLangCode(a.trgLang!, lid.languages, '--trg-lang');
+  const src = code(a.srcLang) && resolveLangCode(a.srcLang!, lid.languages, '--src-lang'),
+    trg = code(a.trgLang) && resolveLangCode(a.trgLang!, lid.languages, '--trg-lang');
   return { dir, identify: (t) => lid.identify(t), src: src || undefined, trg: trg || undefined, minConfidence: LID_CONFIDENCE };
 }
 
 /** The filters of a settings file. */
 export function filterOptionsOf(f: FilterSettings, config = 'the settings'): FilterOptions {
   const dd = new Set<string>();
-  for (const x of f.dedup.split(',').map((y) => y.trim()).filter(Boolean)) {
-    if (x === 'all') { dd.add('src'); dd.add('trg'); dd.add('pair'); } else if (['src', 'trg', 'pair'].includes(x)) dd.add(x);
+  for (const x of f.dedup
+    .split(',')
+    .map((y) => y.trim())
+    .filter(Boolean)) {
+    if (x === 'all') {
+      dd.add('src');
+      dd.add('trg');
+      dd.add('pair');
+    } else if (['src', 'trg', 'pair'].includes(x)) dd.add(x);
     else usage(`${config}: 'filters.dedup': '${x}' is not one of src, trg, pair, all`);
   }
   const num = (v: number | null) => v ?? undefined;
-  if (f.minChars !== null && f.maxChars !== null && f.minChars > f.maxChars) usage(`${config}: 'filters.minChars' ${f.minChars} is more than 'filters.maxChars' ${f.maxChars}`);
-  return { minChars: num(f.minChars), maxChars: num(f.maxChars), maxLengthRatio: num(f.maxLengthRatio), dedupSrc: dd.has('src'), dedupTrg: dd.has('trg'), dedupPair: dd.has('pair'), dropIdentical: f.dropIdentical, minLetterShare: num(f.minLetterShare) };
+  if (f.minChars !== null && f.maxChars !== null && f.minChars > f.maxChars)
+    usage(`${config}: 'filters.minChars' ${f.minChars} is more than 'filters.maxChars' ${f.maxChars}`);
+  return {
+    minChars: num(f.minChars),
+    maxChars: num(f.maxChars),
+    maxLengthRatio: num(f.maxLengthRatio),
+    dedupSrc: dd.has('src'),
+    dedupTrg: dd.has('trg'),
+    dedupPair: dd.has('pair'),
+    dropIdentical: f.dropIdentical,
+    minLetterShare: num(f.minLetterShare),
+  };
 }
 
 /** How a run scores candidates, to check a calibration file against: with a scorer, or by which margin over how many neighbours. */
-export interface ScoringOfRun { scorer: boolean; margin: string; k: number; /** With a scorer: whether it has word tables for this run's language pair. */ scorerTables?: boolean }
+export interface ScoringOfRun {
+  scorer: boolean;
+  margin: string;
+  k: number /** With a scorer: whether it has word tables for this run's language pair. */;
+  scorerTables?: boolean;
+}
 
 /**
  * The threshold of an xling eval bucc --json: its F1-optimal one, or the lowest reaching a
@@ -142,16 +197,31 @@ export interface ScoringOfRun { scorer: boolean; margin: string; k: number; /** 
  */
 export function thresholdFromFile(file: string, precision: number | undefined, run: ScoringOfRun, label = 'mine'): number {
   let j: { threshold?: unknown; cuts?: unknown; scorer?: unknown; margin?: unknown; k?: unknown; kRequested?: unknown; word_tables?: unknown };
-  try { j = JSON.parse(readFileSync(file, 'utf8')) as typeof j; } catch (e) { throw new Error(`--threshold-from ${file}: ${(e as Error).message}`); }
+  try {
+    j = JSON.parse(readFileSync(file, 'utf8')) as typeof j;
+  } catch (e) {
+    throw new Error(`--threshold-from ${file}: ${(e as Error).message}`);
+  }
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new Error(`--threshold-from ${file}: not an xling eval bucc --json object`);
-  if (run.scorer !== (typeof j.scorer === 'string')) throw new Error(`--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${run.scorer ? 'with' : 'without'} one (the scores are not comparable)`);
+  if (run.scorer !== (typeof j.scorer === 'string'))
+    throw new Error(
+      `--threshold-from ${file}: calibrated ${typeof j.scorer === 'string' ? 'with' : 'without'} a scorer, but this run is ${run.scorer ? 'with' : 'without'} one (the scores are not comparable)`,
+    );
   if (!run.scorer) {
-    if (typeof j.margin === 'string' && j.margin !== run.margin) throw new Error(`--threshold-from ${file}: calibrated with --margin ${j.margin}, but this run uses --margin ${run.margin} (the scores are not comparable)`);
+    if (typeof j.margin === 'string' && j.margin !== run.margin)
+      throw new Error(
+        `--threshold-from ${file}: calibrated with --margin ${j.margin}, but this run uses --margin ${run.margin} (the scores are not comparable)`,
+      );
     const k = typeof j.kRequested === 'number' ? j.kRequested : j.k;
-    if (run.margin !== 'absolute' && typeof k === 'number' && k !== run.k) throw new Error(`--threshold-from ${file}: calibrated with k=${k}, but this run uses k=${run.k} (a ${run.margin} margin's scale depends on the neighbours it averages; give -k ${k})`);
+    if (run.margin !== 'absolute' && typeof k === 'number' && k !== run.k)
+      throw new Error(
+        `--threshold-from ${file}: calibrated with k=${k}, but this run uses k=${run.k} (a ${run.margin} margin's scale depends on the neighbours it averages; give -k ${k})`,
+      );
   } else if (run.scorerTables !== undefined && typeof j.word_tables === 'string' && (j.word_tables === 'scorer') !== run.scorerTables) {
     // the same scorer, but its word-alignment features from other tables: the probabilities move (a warning: they stay probabilities)
-    process.stderr.write(`[${label}] warning: --threshold-from ${file} was calibrated ${j.word_tables === 'scorer' ? "with the scorer's own word tables for its pair" : `without them (${j.word_tables})`}, and this run ${run.scorerTables ? 'has them' : 'has none for its pair'}: the probabilities are not quite comparable (see bench/RESULTS.md, selfTables)\n`);
+    process.stderr.write(
+      `[${label}] warning: --threshold-from ${file} was calibrated ${j.word_tables === 'scorer' ? "with the scorer's own word tables for its pair" : `without them (${j.word_tables})`}, and this run ${run.scorerTables ? 'has them' : 'has none for its pair'}: the probabilities are not quite comparable (see bench/RESULTS.md, selfTables)\n`,
+    );
   }
   if (precision === undefined) {
     if (typeof j.threshold !== 'number' || !Number.isFinite(j.threshold)) throw new Error(`--threshold-from ${file}: no finite numeric 'threshold'`);
@@ -159,7 +229,8 @@ export function thresholdFromFile(file: string, precision: number | undefined, r
   }
   if (!Array.isArray(j.cuts)) throw new Error(`--threshold-from ${file}: no 'cuts' (P/R by threshold; made by a newer xling eval bucc --json)`);
   const curve = (j.cuts as unknown[]).map((c, i) => {
-    if (!Array.isArray(c) || c.length < 2 || typeof c[0] !== 'number' || typeof c[1] !== 'number') throw new Error(`--threshold-from ${file}: cuts[${i}] is not [threshold, precision, recall]`);
+    if (!Array.isArray(c) || c.length < 2 || typeof c[0] !== 'number' || typeof c[1] !== 'number')
+      throw new Error(`--threshold-from ${file}: cuts[${i}] is not [threshold, precision, recall]`);
     return { threshold: c[0] as number, precision: c[1] as number };
   });
   const t = thresholdForPrecision(curve, precision);
@@ -170,5 +241,6 @@ export function thresholdFromFile(file: string, precision: number | undefined, r
 
 /** The settings' target precision goes with --threshold-from. */
 export function checkTargetPrecision(s: MineSettings, thresholdFrom: string | undefined, config: string | undefined): void {
-  if (s.targetPrecision !== null && !thresholdFrom) usage(`${configWhere(config)}: 'targetPrecision' needs --threshold-from (the xling eval bucc --json of a dev pair)`);
+  if (s.targetPrecision !== null && !thresholdFrom)
+    usage(`${configWhere(config)}: 'targetPrecision' needs --threshold-from (the xling eval bucc --json of a dev pair)`);
 }

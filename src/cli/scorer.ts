@@ -24,7 +24,8 @@ function parsePairs(s: string | undefined): [string, string][] | null {
 const scorerTrainSpec = {
   name: 'xling scorer train',
   summary: 'train the second-stage mining scorer (gold BUCC pairs, or a parallel TSV)',
-  description: "Its hyperparameters (k, the regression's L2, the word tables, the pair model's size and training) are in the --config file: defaults in code, an example in configs/scorer.json, each setting in docs/mine-and-score.md.",
+  description:
+    "Its hyperparameters (k, the regression's L2, the word tables, the pair model's size and training) are in the --config file: defaults in code, an example in configs/scorer.json, each setting in docs/mine-and-score.md.",
   options: {
     model: { type: 'string', required: true, metavar: 'DIR', help: 'the encoder whose vectors it re-scores' },
     bucc: { type: 'string', metavar: 'DIR', help: 'BUCC triples SRC-TRG.SPLIT.{SRC,TRG,gold}' },
@@ -47,7 +48,12 @@ const scorerTrainSpec = {
   ],
 } as const;
 
-export const scorerTrainCommand = command(['scorer', 'train'], scorerTrainSpec, (a) => runInterruptible('xling scorer train', (signal) => trainScorerCommand(a, signal)), { ownSignals: true });
+export const scorerTrainCommand = command(
+  ['scorer', 'train'],
+  scorerTrainSpec,
+  (a) => runInterruptible('xling scorer train', (signal) => trainScorerCommand(a, signal)),
+  { ownSignals: true },
+);
 
 async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal: AbortSignal): Promise<void> {
   checkPaths([['--config', a.config, 'in']]);
@@ -60,14 +66,40 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   if (a.pairModel && a.pairFrom) usage('give --pair-model (train one) or --pair-from DIR (take one), not both');
   if (cfg.truncated && !parallel) usage(`${configWhere(a.config)}: 'truncated' adds sentences to --parallel sets: give --parallel`);
   if (a.pairModel && !a.tables && !parallel) usage('--pair-model learns from translations: give --tables TSV (or train from --parallel TSV)');
-  checkPaths([['--pair-from', a.pairFrom, 'in-dir'], ['--model', a.model, 'in-dir'], ['--bucc', a.bucc, 'in-dir'], ['--parallel', parallel, 'in'], ['--json', a.json, 'out-text'], ['--output', a.output, 'out-dir'], ['--output (its work directory)', `${a.output}.partial`, 'out-dir']]);
+  checkPaths([
+    ['--pair-from', a.pairFrom, 'in-dir'],
+    ['--model', a.model, 'in-dir'],
+    ['--bucc', a.bucc, 'in-dir'],
+    ['--parallel', parallel, 'in'],
+    ['--json', a.json, 'out-text'],
+    ['--output', a.output, 'out-dir'],
+    ['--output (its work directory)', `${a.output}.partial`, 'out-dir'],
+  ]);
   if (cfg.threads) setNumThreads(cfg.threads);
   checkPaths([['--tables', a.tables, 'in']]);
   if (cfg.tableRows !== null && !a.tables && !parallel) usage(`${configWhere(a.config)}: 'tableRows' needs --tables or --parallel`);
   // one process at a time builds OUT (its OUT.partial above all); a signal's stop is the training commands' interruption (exit 130/143)
-  const summary = await withOutputLock(a.output, '--output', () => trainScorerRun({
-    model: a.model, bucc: a.bucc, split: a.split, parallel, pairs, rows: a.rows, tables: a.tables, output: a.output,
-    resume: a.resume, keepWork: a.keepWork, pairModel: a.pairModel, pairFrom: a.pairFrom, settings: cfg,
-  }, signal).catch((e: unknown) => { throw e instanceof ScorerTrainingStopped ? new TrainingInterrupted(null, e.work) : e; }));
+  const summary = await withOutputLock(a.output, '--output', () =>
+    trainScorerRun(
+      {
+        model: a.model,
+        bucc: a.bucc,
+        split: a.split,
+        parallel,
+        pairs,
+        rows: a.rows,
+        tables: a.tables,
+        output: a.output,
+        resume: a.resume,
+        keepWork: a.keepWork,
+        pairModel: a.pairModel,
+        pairFrom: a.pairFrom,
+        settings: cfg,
+      },
+      signal,
+    ).catch((e: unknown) => {
+      throw e instanceof ScorerTrainingStopped ? new TrainingInterrupted(null, e.work) : e;
+    }),
+  );
   if (a.json) writeTextOutput(a.json, JSON.stringify(summary, null, 1) + '\n');
 }

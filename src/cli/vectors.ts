@@ -6,15 +6,25 @@ export { checkLangOption, checkLangOptions, describeCenter, type EmbedSettings, 
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {
   center: { type: 'boolean', default: true, help: 'apply per-language centring (--no-center: plain LASER vectors)' },
-  forceCenter: { type: 'boolean', default: false, help: "centre even when the model's per-language mean vectors are too small to matter (mean norm below 0.1: not centred by default)" },
+  forceCenter: {
+    type: 'boolean',
+    default: false,
+    help: "centre even when the model's per-language mean vectors are too small to matter (mean norm below 0.1: not centred by default)",
+  },
   batchTokens: { type: 'number', range: { int: true, min: 1 }, help: "max padded tokens per batch (default: the model's, 32000 for token sequences)" },
   batchSentences: { type: 'number', range: { int: true, min: 1 }, help: "max sentences per batch (default: the model's, 4096 for token sequences)" },
 } as const;
 
 /** --precision of the commands that run an encoder over text (xling embed, cluster embed, serve). */
-export const PRECISION_OPTION = { type: 'string', choices: ['fp32', 'bf16'], default: 'fp32', help: "the encoder's arithmetic: bf16 runs an imported Hugging Face encoder's matrices in bfloat16 (about twice the speed on CPUs with AVX512_BF16; cosine to the fp32 vectors > 0.999); other kinds are refused" } as const;
+export const PRECISION_OPTION = {
+  type: 'string',
+  choices: ['fp32', 'bf16'],
+  default: 'fp32',
+  help: "the encoder's arithmetic: bf16 runs an imported Hugging Face encoder's matrices in bfloat16 (about twice the speed on CPUs with AVX512_BF16; cosine to the fp32 vectors > 0.999); other kinds are refused",
+} as const;
 
-export const LANG_HELP = "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
+export const LANG_HELP =
+  "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
 
 /** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed). */
 export const EMBED_FILE_OPTIONS = {
@@ -28,4 +38,3 @@ export const EMBED_FILE_OPTIONS = {
   batchSentences: EMBED_OPTIONS.batchSentences,
   precision: PRECISION_OPTION,
 } as const;
-

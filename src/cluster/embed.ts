@@ -46,7 +46,13 @@ export interface EmbedShardJob {
   chunk: number;
 }
 
-export interface EmbedMergeJob { flow: string; work: string; shards: number; output: string; rows: number }
+export interface EmbedMergeJob {
+  flow: string;
+  work: string;
+  shards: number;
+  output: string;
+  rows: number;
+}
 
 /** Every `SEEK_EVERY`-th line's byte offset is recorded by the submitter's counting pass. */
 export const SEEK_EVERY = 4096;
@@ -62,7 +68,11 @@ export const vectorsInProgress = (work: string) => join(work, 'vectors.npy.parti
 export const shardMarker = (work: string, shard: number) => join(work, `shard-${String(shard).padStart(5, '0')}.done`);
 
 function markedRows(path: string): number {
-  try { return Number(readFileSync(path, 'utf8').trim()); } catch { return -1; }
+  try {
+    return Number(readFileSync(path, 'utf8').trim());
+  } catch {
+    return -1;
+  }
 }
 
 /** Creates the flow's vectors file unless another shard has: made under a temporary name, then linked (atomic, fails if present). */
@@ -71,7 +81,11 @@ function ensureVectorsFile(path: string, rows: number, cols: number, fp16: boole
   const tmp = tempPathFor(path);
   try {
     NpyRowWriter.create(tmp, rows, cols, fp16 ? 'float16' : 'float32');
-    try { linkSync(tmp, path); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+    try {
+      linkSync(tmp, path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
   } finally {
     rmSync(tmp, { force: true });
     releaseTemp(tmp);
@@ -83,38 +97,70 @@ function ensureVectorsFile(path: string, rows: number, cols: number, fp16: boole
  * finished but its completion was lost) is not embedded again. `progress` is awaited after every
  * chunk; it throws to stop (cancellation). Errors of the input are InputErrors naming the file and line.
  */
-export async function runEmbedShard(j: EmbedShardJob, model: SentenceEncoderModel, progress: (done: number) => Promise<void>): Promise<{ rows: number; reused: boolean }> {
-  const want = j.end - j.start, marker = shardMarker(j.work, j.shard);
+export async function runEmbedShard(
+  j: EmbedShardJob,
+  model: SentenceEncoderModel,
+  progress: (done: number) => Promise<void>,
+): Promise<{ rows: number; reused: boolean }> {
+  const want = j.end - j.start,
+    marker = shardMarker(j.work, j.shard);
   if (markedRows(marker) === want) return { rows: want, reused: true };
   let size: number;
-  try { size = statSync(j.input).size; } catch { throw new InputError(`${j.input}: no such file`); }
+  try {
+    size = statSync(j.input).size;
+  } catch {
+    throw new InputError(`${j.input}: no such file`);
+  }
   if (size !== j.inputBytes) throw new InputError(`${j.input}: ${size} bytes, ${j.inputBytes} when the flow was submitted (was it changed after submission?)`);
   const file = vectorsInProgress(j.work);
   ensureVectorsFile(file, j.rows, model.dim, j.fp16);
   const w = NpyRowWriter.open(file);
   try {
-    if (w.cols !== model.dim || w.rows !== j.rows) throw new Error(`${file}: shape [${w.rows}, ${w.cols}], expected [${j.rows}, ${model.dim}] (left from another flow?)`);
-    let done = 0, lineNo = j.seekLine;
+    if (w.cols !== model.dim || w.rows !== j.rows)
+      throw new Error(`${file}: shape [${w.rows}, ${w.cols}], expected [${j.rows}, ${model.dim}] (left from another flow?)`);
+    let done = 0,
+      lineNo = j.seekLine;
     // the shard's lines [start, end), read from the recorded byte offset
     async function* shardLines(): AsyncGenerator<string> {
       const lines = readLines(j.input, { startByte: j.seekByte, firstLine: j.seekLine + 1 })[Symbol.asyncIterator]();
       for (;;) {
         let next: IteratorResult<{ line: string; no: number }>;
-        try { next = await lines.next(); } catch (e) { throw new InputError((e as Error).message); }
+        try {
+          next = await lines.next();
+        } catch (e) {
+          throw new InputError((e as Error).message);
+        }
         if (next.done) return;
         const { line, no } = next.value;
         lineNo = no;
         if (no - 1 < j.start) continue;
-        if (no - 1 >= j.end) { await lines.return?.(undefined); return; }
+        if (no - 1 >= j.end) {
+          await lines.return?.(undefined);
+          return;
+        }
         yield line;
       }
     }
     // rows go straight to their place in the flow's vectors file (w is closed below)
-    const sink: VectorSink = { append: (v) => { w.write(j.start + done, j.fp16 ? float32ToFloat16(v) : v); done += v.length / model.dim; }, close() {}, abort() {} };
-    await streamEmbeddings(chunksOf(shardLines(), j.chunk), model.dim,
+    const sink: VectorSink = {
+      append: (v) => {
+        w.write(j.start + done, j.fp16 ? float32ToFloat16(v) : v);
+        done += v.length / model.dim;
+      },
+      close() {},
+      abort() {},
+    };
+    await streamEmbeddings(
+      chunksOf(shardLines(), j.chunk),
+      model.dim,
       (buf) => model.embedAsync(buf, { lang: j.lang, center: j.center, normalize: j.normalize, maxTokens: j.batchTokens, maxSentences: j.batchSentences }),
-      sink, (_, total) => progress(total));
-    if (done !== want) throw new InputError(`${j.input}: shard ${j.shard + 1}/${j.shards} expected lines ${j.start + 1}–${j.end}, but the file ends at line ${lineNo} (was it changed after submission?)`);
+      sink,
+      (_, total) => progress(total),
+    );
+    if (done !== want)
+      throw new InputError(
+        `${j.input}: shard ${j.shard + 1}/${j.shards} expected lines ${j.start + 1}–${j.end}, but the file ends at line ${lineNo} (was it changed after submission?)`,
+      );
   } finally {
     w.close();
   }
@@ -137,7 +183,13 @@ export function mergeVectorShards(j: EmbedMergeJob): number {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
     // the output is on another filesystem: copy next to it, then rename (still atomic there)
     const tmp = tempPathFor(j.output);
-    try { copyFileSync(file, tmp); renameSync(tmp, j.output); } finally { rmSync(tmp, { force: true }); releaseTemp(tmp); }
+    try {
+      copyFileSync(file, tmp);
+      renameSync(tmp, j.output);
+    } finally {
+      rmSync(tmp, { force: true });
+      releaseTemp(tmp);
+    }
     rmSync(file, { force: true });
   }
   for (const f of readdirSync(j.work)) if (/^shard-\d+\.done$|\.tmp-/.test(f)) rmSync(join(j.work, f), { force: true });

@@ -37,8 +37,25 @@ export interface EmbedFlowRequest {
   attempts: number;
 }
 
-export interface ShardStatus { shard: number; id: string; state: string; done: number; total: number; attempts: number; worker: string | null; failedReason: string | null }
-export interface FlowStatus { flow: string; kind: string; state: string; output: string | null; work: string | null; failedReason: string | null; shards: ShardStatus[] }
+export interface ShardStatus {
+  shard: number;
+  id: string;
+  state: string;
+  done: number;
+  total: number;
+  attempts: number;
+  worker: string | null;
+  failedReason: string | null;
+}
+export interface FlowStatus {
+  flow: string;
+  kind: string;
+  state: string;
+  output: string | null;
+  work: string | null;
+  failedReason: string | null;
+  shards: ShardStatus[];
+}
 
 const mergeId = (flow: string) => `${flow}-merge`;
 const shardId = (flow: string, i: number) => `${flow}-shard-${i}`;
@@ -47,8 +64,19 @@ const shardId = (flow: string, i: number) => `${flow}-shard-${i}`;
 export function embedFlowId(r: EmbedFlowRequest): string {
   const inStat = statSync(r.input);
   const key = {
-    model: resolve(r.model), input: resolve(r.input), size: inStat.size, mtime: inStat.mtimeMs, output: resolve(r.output), lines: r.lines, shards: r.shards,
-    lang: r.lang ?? null, center: r.center, normalize: r.normalize, fp16: r.fp16, batchTokens: r.batchTokens ?? null, batchSentences: r.batchSentences ?? null,
+    model: resolve(r.model),
+    input: resolve(r.input),
+    size: inStat.size,
+    mtime: inStat.mtimeMs,
+    output: resolve(r.output),
+    lines: r.lines,
+    shards: r.shards,
+    lang: r.lang ?? null,
+    center: r.center,
+    normalize: r.normalize,
+    fp16: r.fp16,
+    batchTokens: r.batchTokens ?? null,
+    batchSentences: r.batchSentences ?? null,
     // (absent at fp32: the ids of fp32 flows stay what they were)
     ...(r.precision === 'bf16' ? { precision: 'bf16' } : {}),
   };
@@ -70,7 +98,9 @@ async function withQueue<T>(redis: string, fn: (q: Queue) => Promise<T>): Promis
  * 'submitted': added now — after removing a failed or cancelled flow of the same id, whose
  * finished shard files are reused.
  */
-export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: string; work: string; shards: number; state: 'submitted' | 'running' | 'completed' }> {
+export async function submitEmbedFlow(
+  r: EmbedFlowRequest,
+): Promise<{ flow: string; work: string; shards: number; state: 'submitted' | 'running' | 'completed' }> {
   const flow = embedFlowId(r);
   const work = resolve(r.work, flow);
   const ranges = shardRanges(r.lines, r.shards);
@@ -79,7 +109,8 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
     if (existing) {
       const state = await existing.getState();
       if (state === 'completed' && existsSync(r.output)) return { flow, work, shards: ranges.length, state: 'completed' as const };
-      if (state !== 'completed' && state !== 'failed' && !existsSync(cancelMarker(work))) return { flow, work, shards: ranges.length, state: 'running' as const };
+      if (state !== 'completed' && state !== 'failed' && !existsSync(cancelMarker(work)))
+        return { flow, work, shards: ranges.length, state: 'running' as const };
       await removeFlow(q, flow, ranges.length);
     }
     mkdirSync(work, { recursive: true });
@@ -94,13 +125,31 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
     const producer = new FlowProducer({ connection: redisConnection(r.redis) });
     try {
       await producer.add({
-        name: JOB.embedMerge, queueName: QUEUE, data: merge, opts: { ...opts, jobId: mergeId(flow) },
+        name: JOB.embedMerge,
+        queueName: QUEUE,
+        data: merge,
+        opts: { ...opts, jobId: mergeId(flow) },
         children: ranges.map(([start, end], i) => {
           const mark = r.seekMarks ? Math.min(Math.floor(start / SEEK_EVERY), r.seekMarks.length - 1) : 0;
           const data: EmbedShardJob = {
-            ...common, shard: i, shards: ranges.length, model: resolve(r.model), input: resolve(r.input), inputBytes, start, end,
-            seekByte: r.seekMarks ? r.seekMarks[mark]! : 0, seekLine: mark * SEEK_EVERY, rows: r.lines,
-            lang: r.lang, center: r.center, normalize: r.normalize, fp16: r.fp16, batchTokens: r.batchTokens, batchSentences: r.batchSentences, chunk: r.chunk,
+            ...common,
+            shard: i,
+            shards: ranges.length,
+            model: resolve(r.model),
+            input: resolve(r.input),
+            inputBytes,
+            start,
+            end,
+            seekByte: r.seekMarks ? r.seekMarks[mark]! : 0,
+            seekLine: mark * SEEK_EVERY,
+            rows: r.lines,
+            lang: r.lang,
+            center: r.center,
+            normalize: r.normalize,
+            fp16: r.fp16,
+            batchTokens: r.batchTokens,
+            batchSentences: r.batchSentences,
+            chunk: r.chunk,
             ...(r.precision === 'bf16' ? { precision: 'bf16' as const } : {}),
           };
           return { name: JOB.embedShard, queueName: QUEUE, data, opts: { ...opts, jobId: shardId(flow, i), failParentOnFailure: true } };
@@ -117,10 +166,16 @@ export async function submitEmbedFlow(r: EmbedFlowRequest): Promise<{ flow: stri
 async function removeFlow(q: Queue, flow: string, shards: number): Promise<void> {
   for (let i = 0; i < shards; i++) {
     const j = await Job.fromId(q, shardId(flow, i));
-    if (j) await j.remove().catch(() => { /* locked by a worker */ });
+    if (j)
+      await j.remove().catch(() => {
+        /* locked by a worker */
+      });
   }
   const parent = await Job.fromId(q, mergeId(flow));
-  if (parent) await parent.remove({ removeChildren: true }).catch(() => { /* locked */ });
+  if (parent)
+    await parent.remove({ removeChildren: true }).catch(() => {
+      /* locked */
+    });
 }
 
 function shardCount(parent: Job): number {
@@ -141,12 +196,26 @@ export async function flowStatus(redis: string, flow: string): Promise<FlowStatu
       const state = j ? await j.getState() : 'removed';
       const total = d ? d.end - d.start : 0;
       shards.push({
-        shard: i, id: shardId(flow, i), state, done: state === 'completed' ? total : p?.done ?? 0, total,
-        attempts: j?.attemptsMade ?? 0, worker: j?.processedBy ?? null, failedReason: j?.failedReason || null,
+        shard: i,
+        id: shardId(flow, i),
+        state,
+        done: state === 'completed' ? total : (p?.done ?? 0),
+        total,
+        attempts: j?.attemptsMade ?? 0,
+        worker: j?.processedBy ?? null,
+        failedReason: j?.failedReason || null,
       });
     }
     const pd = parent.data as EmbedMergeJob;
-    return { flow, kind: parent.name, state: await parent.getState(), output: pd.output ?? null, work: pd.work ?? null, failedReason: parent.failedReason || null, shards };
+    return {
+      flow,
+      kind: parent.name,
+      state: await parent.getState(),
+      output: pd.output ?? null,
+      work: pd.work ?? null,
+      failedReason: parent.failedReason || null,
+      shards,
+    };
   });
 }
 
@@ -157,10 +226,17 @@ export async function listFlows(redis: string): Promise<{ flow: string; state: s
     const out = [];
     for (const j of jobs) {
       if (!j.id) continue;
-      if (j.name === JOB.embedMerge) out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      if (j.name === JOB.embedMerge)
+        out.push({ flow: j.id.replace(/-merge$/, ''), state: await j.getState(), created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
       // a staged flow (graph, index, mine): the job that ends its first stage names it; its state is its current stage's
       const staged = /^(.*)-s0-[a-z]+$/.exec(j.id);
-      if ((j.name === JOB.stageRun || j.name === JOB.stageMerge) && staged) out.push({ flow: staged[1]!, state: (await stagedFlowStatus(redis, staged[1]!))?.state ?? 'removed', created: new Date(j.timestamp).toISOString(), ts: j.timestamp });
+      if ((j.name === JOB.stageRun || j.name === JOB.stageMerge) && staged)
+        out.push({
+          flow: staged[1]!,
+          state: (await stagedFlowStatus(redis, staged[1]!))?.state ?? 'removed',
+          created: new Date(j.timestamp).toISOString(),
+          ts: j.timestamp,
+        });
     }
     return out.sort((a, b) => b.ts - a.ts).map(({ ts: _ts, ...f }) => f);
   });
@@ -174,7 +250,10 @@ export async function cancelFlow(redis: string, flow: string): Promise<{ removed
   const st = await flowStatus(redis, flow);
   if (!st) throw new Error(`no flow ${flow} in the queue (xling cluster status lists them)`);
   if (st.state === 'completed') throw new Error(`flow ${flow} has already completed (${st.output})`);
-  if (st.work) { mkdirSync(st.work, { recursive: true }); writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`); }
+  if (st.work) {
+    mkdirSync(st.work, { recursive: true });
+    writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`);
+  }
   await withQueue(redis, (q) => removeFlow(q, flow, st.shards.length));
   return { removed: !(await flowStatus(redis, flow)) };
 }

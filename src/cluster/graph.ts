@@ -10,18 +10,30 @@ import type { StagePlan } from './stages.js';
 export type GraphBuildRequest = Omit<GraphBuildOptions, 'shard' | 'steps' | 'quiet' | 'log'>;
 
 const STAGES: { name: GraphStep; sharded: boolean }[] = [
-  { name: 'store', sharded: false }, { name: 'embed', sharded: true }, { name: 'train', sharded: false },
-  { name: 'add', sharded: true }, { name: 'query', sharded: true }, { name: 'stats', sharded: false },
+  { name: 'store', sharded: false },
+  { name: 'embed', sharded: true },
+  { name: 'train', sharded: false },
+  { name: 'add', sharded: true },
+  { name: 'query', sharded: true },
+  { name: 'stats', sharded: false },
 ];
 
 export const GRAPH_PLAN: StagePlan<GraphBuildRequest> = {
   kind: 'graph',
   stages: STAGES,
   key: (r) => ({
-    ...r, model: resolve(r.model), out: resolve(r.out),
-    files: r.sources.map((s) => { const f = resolve(sourcePath(s)); const st = statSync(f); return [f, st.size, st.mtimeMs]; }),
+    ...r,
+    model: resolve(r.model),
+    out: resolve(r.out),
+    files: r.sources.map((s) => {
+      const f = resolve(sourcePath(s));
+      const st = statSync(f);
+      return [f, st.size, st.mtimeMs];
+    }),
   }),
-  run: async (r, stage, shard, { log }) => { await buildGraph({ ...r, steps: [STAGES[stage]!.name], shard, quiet: true, log }); },
+  run: async (r, stage, shard, { log }) => {
+    await buildGraph({ ...r, steps: [STAGES[stage]!.name], shard, quiet: true, log });
+  },
   merge: async (r, stage, _shards, { log }) => {
     mergeGraphShards(r.out, log);
     // every shard of the query stage must use one nprobe: chosen once, here

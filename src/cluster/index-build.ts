@@ -19,8 +19,14 @@ const shardIndexFile = (work: string, [i, n]: [number, number]) => join(work, `i
 
 export const INDEX_PLAN: StagePlan<IndexBuildRequest> = {
   kind: 'index',
-  stages: [{ name: 'train', sharded: false }, { name: 'add', sharded: true }],
-  key: (r) => { const st = statSync(r.vectors); return { ...r, vectors: resolve(r.vectors), output: resolve(r.output), size: st.size, mtime: st.mtimeMs }; },
+  stages: [
+    { name: 'train', sharded: false },
+    { name: 'add', sharded: true },
+  ],
+  key: (r) => {
+    const st = statSync(r.vectors);
+    return { ...r, vectors: resolve(r.vectors), output: resolve(r.output), size: st.size, mtime: st.mtimeMs };
+  },
   run: async (r, stage, shard, { work, log }) => {
     const vectors = NpyRowReader.open(r.vectors);
     try {
@@ -31,7 +37,9 @@ export const INDEX_PLAN: StagePlan<IndexBuildRequest> = {
           const rows = await trainIndex(index, vectors, r.vectors, r, { label: `index train` });
           index.write(trainedFile(work));
           log(`trained ${r.factory} on ${rows} rows`);
-        } finally { index.dispose(); }
+        } finally {
+          index.dispose();
+        }
         return;
       }
       const out = shardIndexFile(work, shard!);
@@ -42,7 +50,9 @@ export const INDEX_PLAN: StagePlan<IndexBuildRequest> = {
         await addRows(index, vectors, r.vectors, lo, hi, r);
         index.write(out);
         log(`rows ${lo}..${hi - 1} added`);
-      } finally { index.dispose(); }
+      } finally {
+        index.dispose();
+      }
     } finally {
       vectors.close();
     }
@@ -53,10 +63,19 @@ export const INDEX_PLAN: StagePlan<IndexBuildRequest> = {
     if (!files.some((f) => existsSync(f)) && existsSync(r.output)) return;
     const base = readIndex(files[0]!);
     try {
-      for (const f of files.slice(1)) { const s = readIndex(f); try { base.mergeFrom(s); } finally { s.dispose(); } }
+      for (const f of files.slice(1)) {
+        const s = readIndex(f);
+        try {
+          base.mergeFrom(s);
+        } finally {
+          s.dispose();
+        }
+      }
       base.write(r.output);
       log(`merged ${shards} shards: ${base.ntotal} vectors → ${r.output}`);
-    } finally { base.dispose(); }
+    } finally {
+      base.dispose();
+    }
     for (const f of readdirSync(work)) if (/^index\.shard-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
   },
   done: (r) => existsSync(r.output),

@@ -50,53 +50,100 @@ function filtersOf(r: MineRequest): FilterOptions {
   return { ...rest, lid: { identify: (t) => id.identify(t), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } };
 }
 
-const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) => join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
+const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) =>
+  join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
 
 /** Both directions' k-NN tables of the shards, joined (rows in order). */
 function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): SearchResult {
   const parts = Array.from({ length: n }, (_, i) => {
-    const dr = NpyRowReader.open(knnFile(work, dir, 'dist', i, n)), ir = NpyRowReader.open(knnFile(work, dir, 'ids', i, n));
-    try { return { distances: dr.readRows(0, dr.rows), labels: ir.readRowsRaw(0, ir.rows) as BigInt64Array, rows: dr.rows }; } finally { dr.close(); ir.close(); }
+    const dr = NpyRowReader.open(knnFile(work, dir, 'dist', i, n)),
+      ir = NpyRowReader.open(knnFile(work, dir, 'ids', i, n));
+    try {
+      return { distances: dr.readRows(0, dr.rows), labels: ir.readRowsRaw(0, ir.rows) as BigInt64Array, rows: dr.rows };
+    } finally {
+      dr.close();
+      ir.close();
+    }
   });
   const rows = parts.reduce((a, p) => a + p.rows, 0);
-  const distances = new Float32Array(rows * k), labels = new BigInt64Array(rows * k);
+  const distances = new Float32Array(rows * k),
+    labels = new BigInt64Array(rows * k);
   let at = 0;
-  for (const p of parts) { distances.set(p.distances, at * k); labels.set(p.labels, at * k); at += p.rows; }
+  for (const p of parts) {
+    distances.set(p.distances, at * k);
+    labels.set(p.labels, at * k);
+    at += p.rows;
+  }
   return { distances, labels, n: rows, k };
 }
 
 export const MINE_PLAN: StagePlan<MineRequest> = {
   kind: 'mine',
   stages: [{ name: 'search', sharded: true }],
-  key: (r) => ({ ...r, files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir, ...(r.scorer.model ? [r.scorer.model] : [])] : [])].flatMap(fileStamps) }),
+  key: (r) => ({
+    ...r,
+    files: [r.src, r.trg, r.srcVectors, r.trgVectors, ...(r.scorer ? [r.scorer.dir, ...(r.scorer.model ? [r.scorer.model] : [])] : [])].flatMap(fileStamps),
+  }),
   run: async (r, _stage, shard, { work, log }) => {
     const [i, n] = shard!;
     if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;
-    const sv = readVectors(r.srcVectors), tv = readVectors(r.trgVectors), d = sv.d;
+    const sv = readVectors(r.srcVectors),
+      tv = readVectors(r.trgVectors),
+      d = sv.d;
     const k = Math.min(r.k, sv.n, tv.n);
-    for (const [dir, q, base] of [['fwd', sv, tv], ['bwd', tv, sv]] as const) {
+    for (const [dir, q, base] of [
+      ['fwd', sv, tv],
+      ['bwd', tv, sv],
+    ] as const) {
       const [lo, hi] = shardRows(q.n, [i, n]);
       const part = q.data.subarray(lo * d, hi * d);
-      const res = rescoreExact(await knnChunkedAsync(part, base.data, d, k), part, base.data, d);  // as xling mine scores
-      const dw = NpyWriter.open(knnFile(work, dir, 'dist', i, n), k, 'float32'), iw = NpyWriter.open(knnFile(work, dir, 'ids', i, n), k, 'int64');
-      try { dw.append(res.distances); iw.append(res.labels); dw.close(); iw.close(); } catch (e) { dw.abort(); iw.abort(); throw e; }
+      const res = rescoreExact(await knnChunkedAsync(part, base.data, d, k), part, base.data, d); // as xling mine scores
+      const dw = NpyWriter.open(knnFile(work, dir, 'dist', i, n), k, 'float32'),
+        iw = NpyWriter.open(knnFile(work, dir, 'ids', i, n), k, 'int64');
+      try {
+        dw.append(res.distances);
+        iw.append(res.labels);
+        dw.close();
+        iw.close();
+      } catch (e) {
+        dw.abort();
+        iw.abort();
+        throw e;
+      }
       log(`${dir}: rows ${lo}..${hi - 1}, k ${k}`);
     }
   },
   merge: async (r, _stage, shards, { work, log }) => {
-    const sv = readVectors(r.srcVectors), tv = readVectors(r.trgVectors);
+    const sv = readVectors(r.srcVectors),
+      tv = readVectors(r.trgVectors);
     const k = Math.min(r.k, sv.n, tv.n);
-    const fwd = joinShards(work, 'fwd', shards, k), bwd = joinShards(work, 'bwd', shards, k);
-    const S = await readSentences(r.src), T = await readSentences(r.trg);
+    const fwd = joinShards(work, 'fwd', shards, k),
+      bwd = joinShards(work, 'bwd', shards, k);
+    const S = await readSentences(r.src),
+      T = await readSentences(r.trg);
     // the pairs as xling mine picks them (src/mine/mined-pairs.ts), with the scorer opened as it opens it
     const sc = r.scorer ? openScorer(r.scorer.dir, r.scorer.model, r.scorer.srcLang, r.scorer.trgLang, { selfTables: r.scorer.selfTables, say: log }) : null;
-    const pairLogits = sc?.scorer.pairModel ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang) : undefined;
+    const pairLogits = sc?.scorer.pairModel
+      ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang)
+      : undefined;
     const { rows, threshold, auto } = await minedPairs(fwd, bwd, S.sentences, T.sentences, {
-      margin: r.margin, retrieval: r.retrieval, threshold: r.scorer?.auto ? 'auto' : r.threshold, say: log,
+      margin: r.margin,
+      retrieval: r.retrieval,
+      threshold: r.scorer?.auto ? 'auto' : r.threshold,
+      say: log,
       scorer: sc ? { model: sc.scorer, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: r.scorer!.assignment } : undefined,
     });
     const wordTables = sc?.wordTables();
-    const run = { model: r.scorer?.model ?? null, margin: r.margin, retrieval: r.scorer ? 'scorer' : r.retrieval, k, scorer: r.scorer?.dir ?? null, wordTables, threshold, auto };
+    const run = {
+      model: r.scorer?.model ?? null,
+      margin: r.margin,
+      retrieval: r.scorer ? 'scorer' : r.retrieval,
+      k,
+      scorer: r.scorer?.dir ?? null,
+      wordTables,
+      threshold,
+      auto,
+    };
     const out = minedFiles(rows, S, T, filtersOf(r), run, { header: r.header });
     if (out.filtered) log(out.filtered);
     // the output last: a flow is done when it exists

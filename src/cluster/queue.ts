@@ -16,7 +16,11 @@ export const cancelMarker = (work: string) => join(work, 'CANCELLED');
 /** Checks a redis:// URL (a bad one is an argument error, not a hang). */
 export function checkRedisUrl(url: string, flag = '--redis'): void {
   let u: URL;
-  try { u = new URL(url); } catch { throw new Error(`${flag} ${url}: not a URL (expected redis://host:port)`); }
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`${flag} ${url}: not a URL (expected redis://host:port)`);
+  }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`${flag} ${url}: expected a redis:// or rediss:// URL`);
 }
 
@@ -33,7 +37,9 @@ export function redisConnection(url: string): ConnectionOptions {
 export async function pingRedis(url: string, timeoutMs = 3000): Promise<void> {
   checkRedisUrl(url);
   const r = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  r.on('error', () => { /* reported by connect() below */ });
+  r.on('error', () => {
+    /* reported by connect() below */
+  });
   try {
     await r.connect();
     await r.ping();

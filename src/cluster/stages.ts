@@ -32,7 +32,10 @@ export interface StagePlan<R = unknown> {
 }
 
 /** What a plan's step gets besides the request: the flow's work directory (on the shared filesystem) and a log. */
-export interface StageContext { work: string; log: (line: string) => void }
+export interface StageContext {
+  work: string;
+  log: (line: string) => void;
+}
 
 /** The data of every job of a staged flow. */
 export interface StageJob<R = unknown> {
@@ -52,7 +55,10 @@ const stageShardId = (plan: StagePlan<never>, flow: string, s: number, i: number
 
 /** The flow id of a request: its kind and a hash of its key and shard count. */
 export function stagedFlowId<R>(plan: StagePlan<R>, req: R, shards: number): string {
-  return `${plan.kind}-${createHash('sha1').update(JSON.stringify({ key: plan.key(req), shards })).digest('hex').slice(0, 12)}`;
+  return `${plan.kind}-${createHash('sha1')
+    .update(JSON.stringify({ key: plan.key(req), shards }))
+    .digest('hex')
+    .slice(0, 12)}`;
 }
 
 /** The jobs of stage s: one job, or a merge job with one child per shard. */
@@ -62,9 +68,14 @@ function stageFlow(plan: StagePlan<never>, d: Omit<StageJob, 'stage' | 'shard'>,
   const id = stageId(plan, d.flow, s);
   if (!plan.stages[s]!.sharded) return { name: JOB.stageRun, queueName: QUEUE, data, opts: { ...opts, jobId: id } };
   return {
-    name: JOB.stageMerge, queueName: QUEUE, data, opts: { ...opts, jobId: id },
+    name: JOB.stageMerge,
+    queueName: QUEUE,
+    data,
+    opts: { ...opts, jobId: id },
     children: Array.from({ length: d.shards }, (_, i) => ({
-      name: JOB.stageRun, queueName: QUEUE, data: { ...data, shard: [i, d.shards] as [number, number] },
+      name: JOB.stageRun,
+      queueName: QUEUE,
+      data: { ...data, shard: [i, d.shards] as [number, number] },
       opts: { ...opts, jobId: stageShardId(plan, d.flow, s, i), failParentOnFailure: true },
     })),
   };
@@ -73,19 +84,37 @@ function stageFlow(plan: StagePlan<never>, d: Omit<StageJob, 'stage' | 'shard'>,
 /** Adds stage s of a flow (a no-op for jobs already there). */
 export async function addStage(plan: StagePlan<never>, redis: string, d: Omit<StageJob, 'stage' | 'shard'>, s: number): Promise<void> {
   const producer = new FlowProducer({ connection: redisConnection(redis) });
-  try { await producer.add(stageFlow(plan, d, s)); } finally { await producer.close(); }
+  try {
+    await producer.add(stageFlow(plan, d, s));
+  } finally {
+    await producer.close();
+  }
 }
 
 async function withQueue<T>(redis: string, fn: (q: Queue) => Promise<T>): Promise<T> {
   const q = new Queue(QUEUE, { connection: redisConnection(redis) });
-  try { return await fn(q); } finally { await q.close(); }
+  try {
+    return await fn(q);
+  } finally {
+    await q.close();
+  }
 }
 
 async function removeStages(plan: StagePlan<never>, q: Queue, flow: string, from: number, shards: number): Promise<void> {
   for (let s = plan.stages.length - 1; s >= from; s--) {
-    if (plan.stages[s]!.sharded) for (let i = 0; i < shards; i++) { const j = await Job.fromId(q, stageShardId(plan, flow, s, i)); if (j) await j.remove().catch(() => { /* locked */ }); }
+    if (plan.stages[s]!.sharded)
+      for (let i = 0; i < shards; i++) {
+        const j = await Job.fromId(q, stageShardId(plan, flow, s, i));
+        if (j)
+          await j.remove().catch(() => {
+            /* locked */
+          });
+      }
     const j = await Job.fromId(q, stageId(plan, flow, s));
-    if (j) await j.remove({ removeChildren: true }).catch(() => { /* locked */ });
+    if (j)
+      await j.remove({ removeChildren: true }).catch(() => {
+        /* locked */
+      });
   }
 }
 
@@ -95,7 +124,10 @@ async function removeStages(plan: StagePlan<never>, q: Queue, flow: string, from
  * not completed (failed, cancelled, or never added because a worker died between stages) is added
  * again — finished steps are skipped by the workers.
  */
-export async function submitStaged<R>(plan: StagePlan<R>, o: { redis: string; work: string; shards: number; attempts: number; request: R }): Promise<{ flow: string; work: string; state: 'submitted' | 'running' | 'completed'; stage: number }> {
+export async function submitStaged<R>(
+  plan: StagePlan<R>,
+  o: { redis: string; work: string; shards: number; attempts: number; request: R },
+): Promise<{ flow: string; work: string; state: 'submitted' | 'running' | 'completed'; stage: number }> {
   const p = plan as unknown as StagePlan<never>;
   const flow = stagedFlowId(plan, o.request, o.shards);
   const work = resolve(o.work, flow);
@@ -140,7 +172,10 @@ export async function stagedFlowStatus(redis: string, flow: string): Promise<Sta
   const plan = planOf(flow);
   if (!plan) return null;
   return withQueue(redis, async (q) => {
-    let data: StageJob | null = null, s = 0, top: Job | undefined, topState = 'missing';
+    let data: StageJob | null = null,
+      s = 0,
+      top: Job | undefined,
+      topState = 'missing';
     for (; s < plan.stages.length; s++) {
       top = await Job.fromId(q, stageId(plan, flow, s));
       topState = top ? await top.getState() : 'missing';
@@ -155,13 +190,28 @@ export async function stagedFlowStatus(redis: string, flow: string): Promise<Sta
     const jobs: StagedFlowStatus['jobs'] = [];
     const describe = async (id: string, shard: number | null) => {
       const j = await Job.fromId(q, id);
-      jobs.push({ id, shard, state: j ? await j.getState() : 'missing', attempts: j?.attemptsMade ?? 0, worker: j?.processedBy ?? null, failedReason: j?.failedReason || null });
+      jobs.push({
+        id,
+        shard,
+        state: j ? await j.getState() : 'missing',
+        attempts: j?.attemptsMade ?? 0,
+        worker: j?.processedBy ?? null,
+        failedReason: j?.failedReason || null,
+      });
     };
     if (plan.stages[last]!.sharded) for (let i = 0; i < data.shards; i++) await describe(stageShardId(plan, flow, last, i), i);
     await describe(stageId(plan, flow, last), null);
     return {
-      flow, kind: plan.kind, state, stage: last, stages: plan.stages.map((x) => x.name), shards: data.shards, work: data.work,
-      output: plan.output(data.request as never), failedReason: state === 'failed' ? (top?.failedReason || null) : null, jobs,
+      flow,
+      kind: plan.kind,
+      state,
+      stage: last,
+      stages: plan.stages.map((x) => x.name),
+      shards: data.shards,
+      work: data.work,
+      output: plan.output(data.request as never),
+      failedReason: state === 'failed' ? top?.failedReason || null : null,
+      jobs,
     };
   });
 }
@@ -171,7 +221,10 @@ export async function cancelStaged(redis: string, flow: string): Promise<{ remov
   const st = await stagedFlowStatus(redis, flow);
   if (!st) throw new Error(`no flow ${flow} in the queue (xling cluster status lists them)`);
   if (st.state === 'completed') throw new Error(`flow ${flow} has already completed (${st.output})`);
-  if (st.work) { mkdirSync(st.work, { recursive: true }); writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`); }
+  if (st.work) {
+    mkdirSync(st.work, { recursive: true });
+    writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`);
+  }
   await withQueue(redis, (q) => removeStages(planOf(flow)!, q, flow, 0, st.shards));
   return { removed: !(await stagedFlowStatus(redis, flow)) };
 }

@@ -85,8 +85,12 @@ export function startWorker(o: WorkerOptions): Worker {
 
   const lock = o.lockSeconds * 1000;
   const worker = new Worker(QUEUE, processor, {
-    connection: redisConnection(o.redis), concurrency: o.concurrency, name,
-    lockDuration: lock, stalledInterval: lock, maxStalledCount: 2,
+    connection: redisConnection(o.redis),
+    concurrency: o.concurrency,
+    name,
+    lockDuration: lock,
+    stalledInterval: lock,
+    maxStalledCount: 2,
   });
   worker.on('failed', (job, err) => log(`${job?.id ?? '?'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${err.message}`));
   worker.on('error', (err) => log(`queue error: ${err.message}`));

@@ -71,35 +71,58 @@ export function textKey(s: string): string {
   return s.toLowerCase().replace(/[\s.!?:;…。！？]+$/u, '');
 }
 
-interface ShardRecord { k: string; t: [string, string][]; s: string; d: boolean }
+interface ShardRecord {
+  k: string;
+  t: [string, string][];
+  s: string;
+  d: boolean;
+}
 
 class ShardWriter {
   private readonly fds: number[] = [];
   private readonly bufs: string[] = [];
   constructor(readonly dir: string) {
-    for (let i = 0; i < SHARDS; i++) { this.fds.push(openSync(join(dir, `shard-${i}.jsonl`), 'w')); this.bufs.push(''); }
+    for (let i = 0; i < SHARDS; i++) {
+      this.fds.push(openSync(join(dir, `shard-${i}.jsonl`), 'w'));
+      this.bufs.push('');
+    }
   }
   add(r: ShardRecord): void {
     const i = hashSeed(r.k) % SHARDS;
     this.bufs[i] += JSON.stringify(r) + '\n';
-    if (this.bufs[i]!.length > 1 << 16) { writeSync(this.fds[i]!, this.bufs[i]!); this.bufs[i] = ''; }
+    if (this.bufs[i]!.length > 1 << 16) {
+      writeSync(this.fds[i]!, this.bufs[i]!);
+      this.bufs[i] = '';
+    }
   }
   close(): void {
-    for (let i = 0; i < SHARDS; i++) { if (this.bufs[i]) writeSync(this.fds[i]!, this.bufs[i]!); closeSync(this.fds[i]!); }
+    for (let i = 0; i < SHARDS; i++) {
+      if (this.bufs[i]) writeSync(this.fds[i]!, this.bufs[i]!);
+      closeSync(this.fds[i]!);
+    }
   }
 }
 
 function* walk(path: string): Generator<string> {
   const st = lstatSync(path);
   if (st.isSymbolicLink()) return;
-  if (st.isFile()) { yield path; return; }
+  if (st.isFile()) {
+    yield path;
+    return;
+  }
   if (!st.isDirectory()) return;
   for (const name of readdirSync(path).sort()) yield* walk(join(path, name));
 }
 
 function head(file: string): Buffer {
   const fd = openSync(file, 'r');
-  try { const b = Buffer.alloc(1024); const n = readSync(fd, b, 0, 1024, 0); return b.subarray(0, n); } finally { closeSync(fd); }
+  try {
+    const b = Buffer.alloc(1024);
+    const n = readSync(fd, b, 0, 1024, 0);
+    return b.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Cleaned (English, language → text) units of one raw unit: split into sentences when both sides agree. */
@@ -111,21 +134,35 @@ function* cleanUnit(u: TranslationUnit, o: CorpusOptions, drop: (why: string) =>
     if (c && hasLetters(c)) texts.set(l, c);
   }
   const en = texts.get('en');
-  if (en !== undefined) for (const [l, t] of texts) if (l !== 'en' && t === en) { texts.delete(l); drop('identical to the English'); }
-  if (texts.size < 2) { drop('fewer than two languages'); return; }
+  if (en !== undefined)
+    for (const [l, t] of texts)
+      if (l !== 'en' && t === en) {
+        texts.delete(l);
+        drop('identical to the English');
+      }
+  if (texts.size < 2) {
+    drop('fewer than two languages');
+    return;
+  }
   const rules = lengthRules(u.kind, o);
   // a multi-sentence English text: sentence pairs where every language has as many sentences
   if (en !== undefined && u.kind !== 'phrase') {
     const enSents = sentences(en, 'en');
     if (enSents.length > 1) {
       const split = new Map<string, string[]>();
-      for (const [l, t] of texts) { const s = l === 'en' ? enSents : sentences(t, l); if (s.length === enSents.length) split.set(l, s); }
+      for (const [l, t] of texts) {
+        const s = l === 'en' ? enSents : sentences(t, l);
+        if (s.length === enSents.length) split.set(l, s);
+      }
       if (split.size >= 2) {
         for (let i = 0; i < enSents.length; i++) {
           const m = new Map<string, string>();
           for (const [l, s] of split) m.set(l, s[i]!);
           const w = wordCount(enSents[i]!);
-          if (w < rules.minWords || w > rules.maxWords) { drop('English length'); continue; }
+          if (w < rules.minWords || w > rules.maxWords) {
+            drop('English length');
+            continue;
+          }
           yield m;
         }
         return;
@@ -134,7 +171,10 @@ function* cleanUnit(u: TranslationUnit, o: CorpusOptions, drop: (why: string) =>
   }
   if (en !== undefined) {
     const w = wordCount(en);
-    if (w < rules.minWords || w > rules.maxWords) { drop('English length'); return; }
+    if (w < rules.minWords || w > rules.maxWords) {
+      drop('English length');
+      return;
+    }
   }
   yield texts;
 }
@@ -142,7 +182,10 @@ function* cleanUnit(u: TranslationUnit, o: CorpusOptions, drop: (why: string) =>
 /** Reads every source into the shards; returns counts. */
 async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, summary: CorpusSummary, drop: (why: string) => void): Promise<void> {
   const progress = new Progress({ label: 'corpus', unit: 'units', silent: o.quiet });
-  const problem = (p: SourceProblem): void => { summary.problems++; (o.onProblem ?? (() => {}))(p); };
+  const problem = (p: SourceProblem): void => {
+    summary.problems++;
+    (o.onProblem ?? (() => {}))(p);
+  };
   const devShare = o.devFraction ?? 0;
   const roots: { path: string; source: string }[] = [];
   for (const s of o.sources) roots.push(isDebFile(s) ? { path: debianPackageTree(s, join(work, 'debs'), o.cacheDir), source: s } : { path: s, source: s });
@@ -159,7 +202,11 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
     seen.add(path);
   }
   for (const root of roots) {
-    const source = root.source.replace(/\/+$/, '').replace(/^.*\//, '').replace(/_.*\.deb$/, '') || root.source;
+    const source =
+      root.source
+        .replace(/\/+$/, '')
+        .replace(/^.*\//, '')
+        .replace(/_.*\.deb$/, '') || root.source;
     const ctx: ReadContext = { source, onProblem: problem };
     const emit = (u: TranslationUnit): void => {
       summary.units++;
@@ -167,7 +214,13 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
       const dev = devShare > 0 && u.doc !== undefined && (hashSeed(`${u.source}\u0000${u.doc}`) % 10000) / 10000 < devShare;
       for (const texts of cleanUnit(u, o, drop)) {
         const en = texts.get('en');
-        const key = en !== undefined ? textKey(en) : `\u0000${[...texts].map(([l, t]) => `${l}=${textKey(t)}`).sort().join('\u0001')}`;
+        const key =
+          en !== undefined
+            ? textKey(en)
+            : `\u0000${[...texts]
+                .map(([l, t]) => `${l}=${textKey(t)}`)
+                .sort()
+                .join('\u0001')}`;
         shards.add({ k: key, t: [...texts], s: u.source, d: dev });
       }
     };
@@ -178,12 +231,19 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
       inDocSet.push(d);
       try {
         for await (const u of docSets.read(d, { ...ctx, align: o.align ? await o.align() : undefined, stats: summary.documents })) emit({ ...u, source });
-      } catch (e) { problem({ file: d, message: (e as Error).message }); }
+      } catch (e) {
+        problem({ file: d, message: (e as Error).message });
+      }
     }
     const files = [...walk(root.path)].filter((f) => !inDocSet.some((x) => f.startsWith(x + '/')));
     for (const f of files) {
       let h: Buffer;
-      try { h = head(f); } catch (e) { problem({ file: f, message: (e as Error).message }); continue; }
+      try {
+        h = head(f);
+      } catch (e) {
+        problem({ file: f, message: (e as Error).message });
+        continue;
+      }
       const reader = corpusReaders().find((r) => r.accepts(f, h));
       if (!reader) continue;
       summary.files++;
@@ -197,11 +257,19 @@ async function firstPass(o: CorpusOptions, shards: ShardWriter, work: string, su
   progress.done();
 }
 
-interface Row { cells: Map<string, string>; sources: string[] }
+interface Row {
+  cells: Map<string, string>;
+  sources: string[];
+}
 
 function majority(counts: Map<string, number>): string {
-  let best = '', n = -1;
-  for (const [t, c] of counts) if (c > n || (c === n && t < best)) { best = t; n = c; }
+  let best = '',
+    n = -1;
+  for (const [t, c] of counts)
+    if (c > n || (c === n && t < best)) {
+      best = t;
+      n = c;
+    }
   return best;
 }
 
@@ -211,12 +279,12 @@ async function* groupShard(file: string): AsyncGenerator<Row & { dev: boolean }>
     if (!line) continue;
     const r = JSON.parse(line) as ShardRecord;
     let g = groups.get(r.k);
-    if (!g) groups.set(r.k, g = { langs: new Map(), sources: new Set(), dev: r.d });
+    if (!g) groups.set(r.k, (g = { langs: new Map(), sources: new Set(), dev: r.d }));
     g.sources.add(r.s);
     g.dev &&= r.d; // a text that also occurs outside the held-out documents stays in training
     for (const [l, t] of r.t) {
       let m = g.langs.get(l);
-      if (!m) g.langs.set(l, m = new Map());
+      if (!m) g.langs.set(l, (m = new Map()));
       m.set(t, (m.get(t) ?? 0) + 1);
     }
   }
@@ -234,17 +302,28 @@ async function writeTsv(path: string, lines: AsyncIterable<string>): Promise<voi
     try {
       if (/\.gz$/.test(path)) {
         const gz = createGzip({ level: 6 });
-        const done = new Promise<void>((resolve, reject) => { gz.on('end', resolve); gz.on('error', reject); });
+        const done = new Promise<void>((resolve, reject) => {
+          gz.on('end', resolve);
+          gz.on('error', reject);
+        });
         gz.on('data', (c: Buffer) => writeSync(fd, c));
         for await (const l of lines) if (!gz.write(l)) await new Promise((r) => gz.once('drain', r));
         gz.end();
         await done;
       } else {
         let buf = '';
-        for await (const l of lines) { buf += l; if (buf.length > 1 << 20) { writeSync(fd, buf); buf = ''; } }
+        for await (const l of lines) {
+          buf += l;
+          if (buf.length > 1 << 20) {
+            writeSync(fd, buf);
+            buf = '';
+          }
+        }
         if (buf) writeSync(fd, buf);
       }
-    } finally { closeSync(fd); }
+    } finally {
+      closeSync(fd);
+    }
   });
 }
 
@@ -253,11 +332,27 @@ const tsvCell = (s: string): string => s.replace(/[\t\n\r]/g, ' ');
 /** Builds the corpus; returns the summary (also for the dev set's rows). */
 export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
   const work = mkdtempSync(join(tmpdir(), 'xling-corpus-'));
-  const summary: CorpusSummary = { files: 0, units: 0, rows: 0, devRows: 0, langs: [], bySource: {}, dropped: {}, problems: 0, documents: emptyDocumentSetStats() };
-  const drop = (why: string): void => { summary.dropped[why] = (summary.dropped[why] ?? 0) + 1; };
+  const summary: CorpusSummary = {
+    files: 0,
+    units: 0,
+    rows: 0,
+    devRows: 0,
+    langs: [],
+    bySource: {},
+    dropped: {},
+    problems: 0,
+    documents: emptyDocumentSetStats(),
+  };
+  const drop = (why: string): void => {
+    summary.dropped[why] = (summary.dropped[why] ?? 0) + 1;
+  };
   try {
     const shards = new ShardWriter(work);
-    try { await firstPass(o, shards, work, summary, drop); } finally { shards.close(); }
+    try {
+      await firstPass(o, shards, work, summary, drop);
+    } finally {
+      shards.close();
+    }
     // second pass: group shards; dev rows kept in memory (a small share), training rows to a temp file
     const devRows: Row[] = [];
     const devCells = new Set<string>();
@@ -268,59 +363,104 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
       for (let i = 0; i < SHARDS; i++) {
         let buf = '';
         for await (const r of groupShard(join(work, `shard-${i}.jsonl`))) {
-          if (r.dev) { devRows.push(r); for (const [l, t] of r.cells) devCells.add(`${l}\u0000${t.toLowerCase()}`); continue; }
+          if (r.dev) {
+            devRows.push(r);
+            for (const [l, t] of r.cells) devCells.add(`${l}\u0000${t.toLowerCase()}`);
+            continue;
+          }
           buf += JSON.stringify({ c: [...r.cells], s: r.sources }) + '\n';
-          if (buf.length > 1 << 16) { writeSync(fd, buf); buf = ''; }
+          if (buf.length > 1 << 16) {
+            writeSync(fd, buf);
+            buf = '';
+          }
         }
         if (buf) writeSync(fd, buf);
         rmSync(join(work, `shard-${i}.jsonl`));
       }
-    } finally { closeSync(fd); }
+    } finally {
+      closeSync(fd);
+    }
     // languages: counted on the training rows that survive the dev filter
     const kept = async function* (): AsyncGenerator<Row> {
       for await (const { line } of readLines(trainFile)) {
         if (!line) continue;
         const r = JSON.parse(line) as { c: [string, string][]; s: string[] };
-        if (r.c.some(([l, t]) => devCells.has(`${l}\u0000${t.toLowerCase()}`))) { drop('shares a text with the dev set'); continue; }
+        if (r.c.some(([l, t]) => devCells.has(`${l}\u0000${t.toLowerCase()}`))) {
+          drop('shares a text with the dev set');
+          continue;
+        }
         yield { cells: new Map(r.c), sources: r.s };
       }
     };
     let keptRows = 0;
-    for await (const r of kept()) { keptRows++; for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1); }
+    for await (const r of kept()) {
+      keptRows++;
+      for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1);
+    }
     if (keptRows === 0 && devRows.length === 0) {
       const named = [...o.sources, ...(o.debian ?? [])].join(', ');
       throw new Error(`no parallel rows in ${named} (${summary.files} translation files read, ${summary.problems} reported above)`);
     }
     const minRows = o.minLangRows ?? 50;
-    const langs = [...langCount].filter(([l, n]) => l === 'en' || n >= minRows).map(([l]) => l).sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
+    const langs = [...langCount]
+      .filter(([l, n]) => l === 'en' || n >= minRows)
+      .map(([l]) => l)
+      .sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
     for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} cells < ${minRows})`] = n;
     summary.langs = langs;
     const nway = o.format !== 'pairs';
-    const rowsOut = (rows: AsyncIterable<Row> | Iterable<Row>, count: (n: number) => void, tally: boolean) => async function* (): AsyncGenerator<string> {
-      if (nway) yield [...langs, '#source'].join('\t') + '\n';
-      else yield ['lang1', 'lang2', 'text1', 'text2', '#source'].join('\t') + '\n';
-      let n = 0;
-      for await (const r of rows) {
-        const present = langs.filter((l) => r.cells.has(l));
-        if (nway) {
-          if (!r.cells.has('en') || present.length < 2) continue;
-          yield langs.map((l) => tsvCell(r.cells.get(l) ?? '')).join('\t') + '\t' + tsvCell(r.sources.join(',')) + '\n';
-          n++;
-        } else {
-          for (let a = 0; a < present.length; a++) for (let b = a + 1; b < present.length; b++) {
-            if (r.cells.has('en') && present[a] !== 'en' && present[b] !== 'en') continue; // through English when it is there
-            yield [present[a]!, present[b]!, tsvCell(r.cells.get(present[a]!)!), tsvCell(r.cells.get(present[b]!)!), tsvCell(r.sources.join(','))].join('\t') + '\n';
+    const rowsOut = (rows: AsyncIterable<Row> | Iterable<Row>, count: (n: number) => void, tally: boolean) =>
+      async function* (): AsyncGenerator<string> {
+        if (nway) yield [...langs, '#source'].join('\t') + '\n';
+        else yield ['lang1', 'lang2', 'text1', 'text2', '#source'].join('\t') + '\n';
+        let n = 0;
+        for await (const r of rows) {
+          const present = langs.filter((l) => r.cells.has(l));
+          if (nway) {
+            if (!r.cells.has('en') || present.length < 2) continue;
+            yield langs.map((l) => tsvCell(r.cells.get(l) ?? '')).join('\t') + '\t' + tsvCell(r.sources.join(',')) + '\n';
             n++;
+          } else {
+            for (let a = 0; a < present.length; a++)
+              for (let b = a + 1; b < present.length; b++) {
+                if (r.cells.has('en') && present[a] !== 'en' && present[b] !== 'en') continue; // through English when it is there
+                yield [present[a]!, present[b]!, tsvCell(r.cells.get(present[a]!)!), tsvCell(r.cells.get(present[b]!)!), tsvCell(r.sources.join(','))].join(
+                  '\t',
+                ) + '\n';
+                n++;
+              }
           }
+          if (tally)
+            for (const l of present)
+              for (const s of r.sources) {
+                const m = (summary.bySource[s] ??= {});
+                m[l] = (m[l] ?? 0) + 1;
+              }
         }
-        if (tally) for (const l of present) for (const s of r.sources) { const m = summary.bySource[s] ??= {}; m[l] = (m[l] ?? 0) + 1; }
-      }
-      count(n);
-    };
-    await writeTsv(o.out, rowsOut(kept(), (n) => { summary.rows = n; }, true)());
+        count(n);
+      };
+    await writeTsv(
+      o.out,
+      rowsOut(
+        kept(),
+        (n) => {
+          summary.rows = n;
+        },
+        true,
+      )(),
+    );
     if (o.devOut !== undefined) {
       devRows.sort((a, b) => (a.cells.get('en') ?? '').localeCompare(b.cells.get('en') ?? ''));
-      await writeTsv(o.devOut, rowsOut(devRows, (n) => { summary.devRows = n; }, false)());
+      await writeTsv(
+        o.devOut,
+        rowsOut(
+          devRows,
+          (n) => {
+            summary.devRows = n;
+          },
+          false,
+        )(),
+      );
     }
     return summary;
   } finally {

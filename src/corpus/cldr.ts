@@ -61,20 +61,28 @@ async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: Anno
   const identity: Annotations['identity'] = { line: 0 };
   const names = new Map<string, string>();
   let depth = 0;
-  let inIdentity = false, identityDone = false;
+  let inIdentity = false,
+    identityDone = false;
   let cp: string | undefined;
   let cpLine = 0;
   let text: string[] | null = null;
   outer: for await (const batch of xmlEvents(file)) {
     for (const ev of batch) {
-      if (ev.kind === 'text') { if (text) text.push(ev.text); continue; }
+      if (ev.kind === 'text') {
+        if (text) text.push(ev.text);
+        continue;
+      }
       if (ev.kind === 'open') {
         depth++;
         if (depth === 1) {
           if (ev.name !== 'ldml') throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
           continue;
         }
-        if (depth === 2 && ev.name === 'identity') { inIdentity = true; identity.line = ev.line; continue; }
+        if (depth === 2 && ev.name === 'identity') {
+          inIdentity = true;
+          identity.line = ev.line;
+          continue;
+        }
         if (inIdentity && depth === 3) {
           if (ev.name === 'language') identity.language = ev.attrs['type'];
           else if (ev.name === 'script') identity.script = ev.attrs['type'];
@@ -120,7 +128,9 @@ const englishCache = new Map<string, { mtimeMs: number; names: Promise<Map<strin
 function englishNames(folder: string, ctx: ReadContext): Promise<Map<string, string>> {
   const file = join(folder, 'en.xml');
   let mtimeMs: number;
-  try { mtimeMs = statSync(file).mtimeMs; } catch {
+  try {
+    mtimeMs = statSync(file).mtimeMs;
+  } catch {
     return Promise.reject(new Error(`${file}: no such file; CLDR annotations are paired with the English names of en.xml in their folder`));
   }
   const cached = englishCache.get(folder);
@@ -149,6 +159,14 @@ async function* readCldr(file: string, ctx: ReadContext): AsyncGenerator<Transla
   for (const [cp, name] of a.names) {
     const en = english.get(cp);
     if (en === undefined) continue;
-    yield { texts: new Map([['en', en], [lang, name]]), source, doc: file, kind: 'phrase' };
+    yield {
+      texts: new Map([
+        ['en', en],
+        [lang, name],
+      ]),
+      source,
+      doc: file,
+      kind: 'phrase',
+    };
   }
 }

@@ -7,14 +7,61 @@
 import { TextKind } from './types.js';
 
 // tags of the markup catalogs carry (Pango, HTML, Mallard/DocBook inline): removed, their text kept
-const MARKUP = new Set(['a', 'b', 'i', 'u', 's', 'tt', 'big', 'small', 'span', 'em', 'strong', 'sub', 'sup', 'br', 'p', 'markup', 'link',
-  'gui', 'guilabel', 'cmd', 'code', 'key', 'keyseq', 'app', 'file', 'var', 'sys', 'input', 'output', 'font', 'color', 'c', 'q', 'cite',
-  'emphasis', 'literal', 'command', 'filename', 'replaceable', 'ulink', 'quote', 'small', 'center', 'nobr', 'kbd', 'mark', 'abbr']);
+const MARKUP = new Set([
+  'a',
+  'b',
+  'i',
+  'u',
+  's',
+  'tt',
+  'big',
+  'small',
+  'span',
+  'em',
+  'strong',
+  'sub',
+  'sup',
+  'br',
+  'p',
+  'markup',
+  'link',
+  'gui',
+  'guilabel',
+  'cmd',
+  'code',
+  'key',
+  'keyseq',
+  'app',
+  'file',
+  'var',
+  'sys',
+  'input',
+  'output',
+  'font',
+  'color',
+  'c',
+  'q',
+  'cite',
+  'emphasis',
+  'literal',
+  'command',
+  'filename',
+  'replaceable',
+  'ulink',
+  'quote',
+  'small',
+  'center',
+  'nobr',
+  'kbd',
+  'mark',
+  'abbr',
+]);
 
 const TAG = /<\/?([a-zA-Z][a-zA-Z0-9_-]*)(\s[^<>]*)?\/?>/g;
 
 /** printf, Python, .NET, shell and Qt placeholders: a string holding one is dropped. */
-const PLACEHOLDER = /%(\d+\$)?[-+#0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspn@]|%\(\w+\)[sdifr]|%[1-9]|\{\d*\}|\{[A-Za-z_][\w.]*(:[^{}]*)?\}|\$\{?[A-Za-z_]\w*\}?|\[\[[^\]]*\]\]/;
+const PLACEHOLDER =
+  /%(\d+\$)?[-+#0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspn@]|%\(\w+\)[sdifr]|%[1-9]|\{\d*\}|\{[A-Za-z_][\w.]*(:[^{}]*)?\}|\$\{?[A-Za-z_]\w*\}?|\[\[[^\]]*\]\]/;
 
 /**
  * Removes markup: a tag is markup when its name is known or when it is closed in the same string
@@ -23,7 +70,10 @@ const PLACEHOLDER = /%(\d+\$)?[-+#0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t
 export function stripMarkup(s: string): string | undefined {
   const names = new Set<string>();
   const closed = new Set<string>();
-  for (const m of s.matchAll(TAG)) { names.add(m[1]!.toLowerCase()); if (m[0].startsWith('</')) closed.add(m[1]!.toLowerCase()); }
+  for (const m of s.matchAll(TAG)) {
+    names.add(m[1]!.toLowerCase());
+    if (m[0].startsWith('</')) closed.add(m[1]!.toLowerCase());
+  }
   for (const n of names) {
     const base = n.replace(/_.*$/, '');
     if (!MARKUP.has(n) && !MARKUP.has(base) && !closed.has(n) && !closed.has(base)) return undefined;
@@ -36,7 +86,10 @@ export function stripAccelerators(s: string): string {
   let t = s.replace(/\s*[(（]\s*[_&~]?[A-Za-z0-9]\s*[)）]/g, (m) => (/[_&~]/.test(m) ? '' : m));
   for (const mark of ['_', '&', '~']) {
     const count = t.split(mark).length - 1;
-    if (count !== 1 || (mark === '&' && /&(amp|lt|gt|quot|apos|nbsp|#\d+);/.test(t))) { if (mark === '&') t = t.replace(/&&/g, '&'); continue; }
+    if (count !== 1 || (mark === '&' && /&(amp|lt|gt|quot|apos|nbsp|#\d+);/.test(t))) {
+      if (mark === '&') t = t.replace(/&&/g, '&');
+      continue;
+    }
     t = t.replace(new RegExp(`${mark === '_' ? '_' : mark === '&' ? '&' : '~'}(?=[\\p{L}\\p{N}])`, 'u'), '');
   }
   return t;
@@ -57,7 +110,11 @@ export function cleanMessage(raw: string): string | undefined {
 /** NFC, control characters and line breaks to spaces, whitespace collapsed. */
 export function normalizeSpace(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.normalize('NFC').replace(/[\u0000-\u001f\u007f\u00a0\u2028\u2029]/g, ' ').replace(/\s+/g, ' ').trim();
+  return s
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f\u00a0\u2028\u2029]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 export interface LengthRules {
@@ -83,11 +140,18 @@ export function sentences(text: string, lang: string): string[] {
   let seg = segmenters.get(lang);
   if (!seg) {
     const tag = lang.replace(/_/g, '-');
-    try { seg = new Intl.Segmenter(tag, { granularity: 'sentence' }); } catch { seg = new Intl.Segmenter(tag.split('-')[0], { granularity: 'sentence' }); }
+    try {
+      seg = new Intl.Segmenter(tag, { granularity: 'sentence' });
+    } catch {
+      seg = new Intl.Segmenter(tag.split('-')[0], { granularity: 'sentence' });
+    }
     segmenters.set(lang, seg);
   }
   const out: string[] = [];
-  for (const s of seg.segment(text)) { const t = s.segment.trim(); if (t) out.push(t); }
+  for (const s of seg.segment(text)) {
+    const t = s.segment.trim();
+    if (t) out.push(t);
+  }
   return out;
 }
 

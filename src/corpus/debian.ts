@@ -22,8 +22,19 @@ export function defaultDebCache(): string {
 
 function run(cmd: string, args: string[], cwd: string, what: string): void {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.error) throw new Error(`${what}: cannot run ${cmd} (${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} is not installed: xling corpus --debian needs Debian's apt and dpkg` : r.error.message})`);
-  if (r.status !== 0) throw new Error(`${what}: ${cmd} failed: ${(r.stderr || r.stdout).trim().split('\n').filter((l) => !/^W: Download is performed unsandboxed/.test(l)).slice(-3).join(' / ')}`);
+  if (r.error)
+    throw new Error(
+      `${what}: cannot run ${cmd} (${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} is not installed: xling corpus --debian needs Debian's apt and dpkg` : r.error.message})`,
+    );
+  if (r.status !== 0)
+    throw new Error(
+      `${what}: ${cmd} failed: ${(r.stderr || r.stdout)
+        .trim()
+        .split('\n')
+        .filter((l) => !/^W: Download is performed unsandboxed/.test(l))
+        .slice(-3)
+        .join(' / ')}`,
+    );
 }
 
 /** The downloaded .deb of a package in the cache, fetching it with apt-get download when absent. */
@@ -32,7 +43,10 @@ export function fetchDebianPackage(name: string, cacheDir = defaultDebCache()): 
   mkdirSync(cacheDir, { recursive: true });
   const find = (): string | undefined => readdirSync(cacheDir).find((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'));
   let f = find();
-  if (!f) { run('apt-get', ['download', name], cacheDir, `package ${name}`); f = find(); }
+  if (!f) {
+    run('apt-get', ['download', name], cacheDir, `package ${name}`);
+    f = find();
+  }
   if (!f) throw new Error(`package ${name}: apt-get download wrote no .deb`);
   return resolve(cacheDir, f);
 }

@@ -41,14 +41,36 @@ export interface DocBlock {
 
 /** A file that cannot be read as its format: the message names the line. */
 export class DocParseError extends Error {
-  constructor(message: string, readonly line?: number) { super(message); }
+  constructor(
+    message: string,
+    readonly line?: number,
+  ) {
+    super(message);
+  }
 }
 
 const MALLARD_NS = 'http://projectmallard.org/1.0/';
 const DOCBOOK_NS = 'http://docbook.org/ns/docbook';
 const DOCBOOK_ROOTS = new Set([
-  'book', 'article', 'chapter', 'section', 'sect1', 'sect2', 'sect3', 'part', 'appendix', 'preface',
-  'refentry', 'reference', 'set', 'glossary', 'bibliography', 'index', 'colophon', 'topic', 'dedication',
+  'book',
+  'article',
+  'chapter',
+  'section',
+  'sect1',
+  'sect2',
+  'sect3',
+  'part',
+  'appendix',
+  'preface',
+  'refentry',
+  'reference',
+  'set',
+  'glossary',
+  'bibliography',
+  'index',
+  'colophon',
+  'topic',
+  'dedication',
 ]);
 
 interface Rules {
@@ -92,7 +114,10 @@ const MALLARD: Rules = {
   textParents: set('p title subtitle desc cite app cmd em file gui guiseq hi input key keyseq link output span sys var'),
   space: new Set(),
   generated: set('link'),
-  joined: new Map([['keyseq', '+'], ['guiseq', ' ▸ ']]),
+  joined: new Map([
+    ['keyseq', '+'],
+    ['guiseq', ' ▸ '],
+  ]),
 };
 
 const DOCBOOK: Rules = {
@@ -117,7 +142,10 @@ const DOCBOOK: Rules = {
   infoKeep: set('title subtitle titleabbrev abstract legalnotice'),
   space: set('sbr'),
   generated: set('xref link olink'),
-  joined: new Map([['keycombo', '+'], ['menuchoice', ' ▸ ']]),
+  joined: new Map([
+    ['keycombo', '+'],
+    ['menuchoice', ' ▸ '],
+  ]),
 };
 
 const HTML: Rules = {
@@ -168,7 +196,10 @@ class BlockCollector {
   constructor(private rules: Rules) {}
 
   openTag(name: string, id: string | undefined, hidden: boolean, line: number): void {
-    if (this.skipDepth > 0) { this.skipDepth++; return; }
+    if (this.skipDepth > 0) {
+      this.skipDepth++;
+      return;
+    }
     const parent = this.open.length ? this.open[this.open.length - 1]!.name : undefined;
     const r = this.rules;
     const inInfo = parent !== undefined && r.info.has(parent);
@@ -203,16 +234,26 @@ class BlockCollector {
       name,
       path: up ? `${up.path}/${name}` : name,
       scope: (id !== undefined && !POSITIONAL_ID.test(id) ? id : undefined) ?? up?.scope ?? '',
-      parts: [], plain: 0, coded: 0, line, codeDepth: 0,
+      parts: [],
+      plain: 0,
+      coded: 0,
+      line,
+      codeDepth: 0,
     });
     this.open.push({ name, kind: 'frame' });
   }
 
   closeTag(): void {
-    if (this.skipDepth > 1) { this.skipDepth--; return; }
+    if (this.skipDepth > 1) {
+      this.skipDepth--;
+      return;
+    }
     const top = this.open.pop();
     if (top === undefined) return;
-    if (top.kind === 'skip') { this.skipDepth = 0; return; }
+    if (top.kind === 'skip') {
+      this.skipDepth = 0;
+      return;
+    }
     if (top.kind === 'code' || top.kind === 'inline') {
       const f = this.frames[this.frames.length - 1]!;
       if (top.kind === 'code') f.codeDepth--;
@@ -231,19 +272,27 @@ class BlockCollector {
     f.parts.push(t);
     // letters and digits count, punctuation between code elements does not
     const n = t.replace(/[^\p{L}\p{N}]+/gu, '').length;
-    if (f.codeDepth > 0) f.coded += n; else f.plain += n;
+    if (f.codeDepth > 0) f.coded += n;
+    else f.plain += n;
   }
 
   /** Blocks of elements left open at the end (tolerant HTML) */
   finish(): DocBlock[] {
-    while (this.open.length > 0) { this.skipDepth = Math.min(this.skipDepth, 1); this.closeTag(); }
+    while (this.open.length > 0) {
+      this.skipDepth = Math.min(this.skipDepth, 1);
+      this.closeTag();
+    }
     return this.blocks;
   }
 }
 
 /** Whitespace collapsed; soft hyphens and zero-width spaces dropped; leading "6.2.1. " numbering removed. */
 export function cleanBlockText(s: string): string {
-  return s.replace(/[\u00ad\u200b]/g, '').replace(/\s+/g, ' ').trim().replace(/^(?:\d+\.)+\d*\s+(?=\S)/, '');
+  return s
+    .replace(/[\u00ad\u200b]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^(?:\d+\.)+\d*\s+(?=\S)/, '');
 }
 
 /** The format of a document file by its name, or undefined when it is not one. */
@@ -257,13 +306,20 @@ export function docFormatOf(file: string): 'xml' | 'html' | undefined {
 /** Text of a file's bytes: UTF-8 unless the file declares another encoding; invalid bytes are an error. */
 export function decodeDocument(bytes: Buffer, kind: 'xml' | 'html'): string {
   const head = bytes.subarray(0, 2048).toString('latin1');
-  const m = kind === 'xml'
-    ? /^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)
-    : /<meta[^>]*charset\s*=\s*["']?([A-Za-z0-9._-]+)/i.exec(head);
+  const m =
+    kind === 'xml' ? /^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head) : /<meta[^>]*charset\s*=\s*["']?([A-Za-z0-9._-]+)/i.exec(head);
   const label = m ? m[1]!.toLowerCase() : 'utf-8';
   let dec: InstanceType<typeof TextDecoder>;
-  try { dec = new TextDecoder(label, { fatal: true }); } catch { throw new DocParseError(`unknown encoding "${label}"`); }
-  try { return dec.decode(bytes); } catch { throw new DocParseError(`not valid ${label}`); }
+  try {
+    dec = new TextDecoder(label, { fatal: true });
+  } catch {
+    throw new DocParseError(`unknown encoding "${label}"`);
+  }
+  try {
+    return dec.decode(bytes);
+  } catch {
+    throw new DocParseError(`not valid ${label}`);
+  }
 }
 
 /** Blocks of a Mallard or DocBook document (the format from its root element). */
@@ -272,7 +328,9 @@ export function xmlBlocks(text: string): { format: DocFormat; blocks: DocBlock[]
   let collector: BlockCollector | undefined;
   let format: DocFormat | undefined;
   let failure: DocParseError | undefined;
-  const fail = (msg: string) => { if (!failure) failure = new DocParseError(msg, parser.line); };
+  const fail = (msg: string) => {
+    if (!failure) failure = new DocParseError(msg, parser.line);
+  };
   parser.on('error', (e) => fail(e.message));
   parser.on('doctype', (d) => {
     if (d.includes('[')) fail(`line ${parser.line}: a DOCTYPE with an internal subset (entity definitions) is refused`);
@@ -283,18 +341,32 @@ export function xmlBlocks(text: string): { format: DocFormat; blocks: DocBlock[]
     if (collector === undefined) {
       if (node.uri === MALLARD_NS) format = 'mallard';
       else if (node.uri === DOCBOOK_NS || (node.uri === '' && DOCBOOK_ROOTS.has(local))) format = 'docbook';
-      else { fail(`root element <${node.name}> is neither Mallard (${MALLARD_NS}) nor DocBook`); return; }
+      else {
+        fail(`root element <${node.name}> is neither Mallard (${MALLARD_NS}) nor DocBook`);
+        return;
+      }
       collector = new BlockCollector(format === 'mallard' ? MALLARD : DOCBOOK);
     }
     // elements of other namespaces (ITS rules, XInclude, experimental Mallard extensions) hold no prose
     const foreign = node.uri !== '' && node.uri !== MALLARD_NS && node.uri !== DOCBOOK_NS;
     const idAttr = node.attributes['id'] ?? node.attributes['xml:id'];
     const id = idAttr === undefined ? undefined : typeof idAttr === 'string' ? idAttr : idAttr.value;
-    collector.openTag(foreign ? `{${node.uri}}${local}` : local, id, foreign && !/^http:\/\/projectmallard\.org\/(if|ui|experimental)\//.test(node.uri), parser.line);
+    collector.openTag(
+      foreign ? `{${node.uri}}${local}` : local,
+      id,
+      foreign && !/^http:\/\/projectmallard\.org\/(if|ui|experimental)\//.test(node.uri),
+      parser.line,
+    );
   });
-  parser.on('text', (t) => { if (!failure) collector?.text(t); });
-  parser.on('cdata', (t) => { if (!failure) collector?.text(t); });
-  parser.on('closetag', () => { if (!failure) collector?.closeTag(); });
+  parser.on('text', (t) => {
+    if (!failure) collector?.text(t);
+  });
+  parser.on('cdata', (t) => {
+    if (!failure) collector?.text(t);
+  });
+  parser.on('closetag', () => {
+    if (!failure) collector?.closeTag();
+  });
   try {
     parser.write(text).close();
   } catch (e) {
@@ -312,27 +384,40 @@ export function htmlBlocks(text: string): DocBlock[] {
   const newlines: number[] = [];
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) newlines.push(i);
   const lineAt = (pos: number) => {
-    let lo = 0, hi = newlines.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (newlines[mid]! < pos) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = newlines.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (newlines[mid]! < pos) lo = mid + 1;
+      else hi = mid;
+    }
     return lo + 1;
   };
   // LibreOffice help's system and application switches: variants hidden until a script shows the
   // reader's; in an inline switch (a key name) the default variant is kept, in a block switch all
   // variants (each is whole paragraphs)
   const classes: string[][] = [];
-  const parser = new HtmlParser({
-    onopentag(name, attribs) {
-      const cls = attribs['class'] === undefined ? [] : attribs['class'].split(/\s+/);
-      const parent = classes[classes.length - 1] ?? [];
-      classes.push(cls);
-      let hidden = 'hidden' in attribs || attribs['aria-hidden'] === 'true' || cls.some((c) => HTML_CHROME.has(c));
-      if (parent.includes('switch')) hidden = false;
-      if (parent.includes('switchinline')) hidden = !(attribs['id'] ?? '').startsWith('default');
-      collector.openTag(name, attribs['id'], hidden, lineAt(parser.startIndex));
+  const parser = new HtmlParser(
+    {
+      onopentag(name, attribs) {
+        const cls = attribs['class'] === undefined ? [] : attribs['class'].split(/\s+/);
+        const parent = classes[classes.length - 1] ?? [];
+        classes.push(cls);
+        let hidden = 'hidden' in attribs || attribs['aria-hidden'] === 'true' || cls.some((c) => HTML_CHROME.has(c));
+        if (parent.includes('switch')) hidden = false;
+        if (parent.includes('switchinline')) hidden = !(attribs['id'] ?? '').startsWith('default');
+        collector.openTag(name, attribs['id'], hidden, lineAt(parser.startIndex));
+      },
+      ontext(t) {
+        collector.text(t);
+      },
+      onclosetag() {
+        classes.pop();
+        collector.closeTag();
+      },
     },
-    ontext(t) { collector.text(t); },
-    onclosetag() { classes.pop(); collector.closeTag(); },
-  }, { decodeEntities: true, recognizeSelfClosing: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+    { decodeEntities: true, recognizeSelfClosing: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
   parser.write(text);
   parser.end();
   return collector.finish();

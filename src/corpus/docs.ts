@@ -57,7 +57,21 @@ export interface DocumentSetStats {
 }
 
 export function emptyDocumentSetStats(): DocumentSetStats {
-  return { sets: 0, files: 0, languages: new Set(), units: 0, blocksPaired: 0, skippedStructure: 0, skippedCode: 0, skippedUntranslated: 0, skippedSentences: 0, sentencesDropped: 0, badFiles: 0, aligned: 0, alignDropped: 0 };
+  return {
+    sets: 0,
+    files: 0,
+    languages: new Set(),
+    units: 0,
+    blocksPaired: 0,
+    skippedStructure: 0,
+    skippedCode: 0,
+    skippedUntranslated: 0,
+    skippedSentences: 0,
+    sentencesDropped: 0,
+    badFiles: 0,
+    aligned: 0,
+    alignDropped: 0,
+  };
 }
 
 export type DocSetContext = ReadContext & {
@@ -95,7 +109,11 @@ interface SetLayout {
 }
 
 function listDir(dir: string): Dirent[] {
-  try { return readdirSync(dir, { withFileTypes: true }); } catch { return []; }
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
 }
 
 /** Document files under a folder, by relative path (symbolic links are not followed). */
@@ -165,7 +183,11 @@ function layoutOf(root: string): SetLayout | undefined {
  * documents at the same relative paths, or `NAME.<lang>.html` files with an English one.
  */
 export function isDocumentSet(root: string): boolean {
-  try { if (!statSync(root).isDirectory()) return false; } catch { return false; }
+  try {
+    if (!statSync(root).isDirectory()) return false;
+  } catch {
+    return false;
+  }
   return layoutOf(root) !== undefined;
 }
 
@@ -190,7 +212,11 @@ function joinerOf(lang: string): string {
 }
 
 /** A sentence span of the English block and a language's text for it. */
-interface SpanText { start: number; end: number; text: string }
+interface SpanText {
+  start: number;
+  end: number;
+  text: string;
+}
 
 /**
  * The sentence pairs of an English paragraph and its translation: spans of English sentences
@@ -228,7 +254,11 @@ export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, cou
     try {
       return await alignSentences(en, other, embedder, { srcLang: code('en'), trgLang: code(lang) });
     } catch (e) {
-      for (const l of [lang, 'en']) if (!unknown.has(l)) { unknown.add(l); return run(en, other, lang); }
+      for (const l of [lang, 'en'])
+        if (!unknown.has(l)) {
+          unknown.add(l);
+          return run(en, other, lang);
+        }
       throw e;
     }
   };
@@ -237,7 +267,10 @@ export function sentenceAligner(embedder: SentenceEmbedder, maxCost: number, cou
     const out: SpanText[] = [];
     for (const g of groups) {
       const ok = g.src.length >= 1 && g.trg.length >= 1 && g.src.length + g.trg.length <= 3 && g.cost <= maxCost;
-      if (!ok) { if (counts && g.src.length) counts.alignDropped++; continue; }
+      if (!ok) {
+        if (counts && g.src.length) counts.alignDropped++;
+        continue;
+      }
       if (counts) counts.aligned++;
       out.push({ start: g.src[0]!, end: g.src[g.src.length - 1]! + 1, text: g.trg.map((j) => other[j]!).join(joinerOf(lang)) });
     }
@@ -285,7 +318,8 @@ const sameShape = (a: DocBlock[], b: DocBlock[]) => a.length === b.length && a.e
  * pairs. [index in a, index in b] pairs.
  */
 export function singleGapPairs(a: readonly string[], b: readonly string[]): [number, number][] {
-  const n = a.length, m = b.length;
+  const n = a.length,
+    m = b.length;
   let p = 0;
   while (p < n && p < m && a[p] === b[p]) p++;
   if (p === n && n === m) return a.map((_, i) => [i, i]);
@@ -308,17 +342,29 @@ export function singleGapPairs(a: readonly string[], b: readonly string[]): [num
  */
 export function pairBlocks(en: DocBlock[], other: DocBlock[]): Map<number, DocBlock> {
   const out = new Map<number, DocBlock>();
-  if (sameShape(en, other)) { en.forEach((_, i) => out.set(i, other[i]!)); return out; }
+  if (sameShape(en, other)) {
+    en.forEach((_, i) => out.set(i, other[i]!));
+    return out;
+  }
   const byScope = (bs: DocBlock[]) => {
     const m = new Map<string, number[]>();
-    bs.forEach((b, i) => { let l = m.get(b.scope); if (!l) m.set(b.scope, (l = [])); l.push(i); });
+    bs.forEach((b, i) => {
+      let l = m.get(b.scope);
+      if (!l) m.set(b.scope, (l = []));
+      l.push(i);
+    });
     return m;
   };
-  const es = byScope(en), os = byScope(other);
+  const es = byScope(en),
+    os = byScope(other);
   for (const [scope, ei] of es) {
     const oi = os.get(scope);
     if (oi === undefined) continue;
-    for (const [x, y] of singleGapPairs(ei.map((i) => en[i]!.path), oi.map((i) => other[i]!.path))) out.set(ei[x]!, other[oi[y]!]!);
+    for (const [x, y] of singleGapPairs(
+      ei.map((i) => en[i]!.path),
+      oi.map((i) => other[i]!.path),
+    ))
+      out.set(ei[x]!, other[oi[y]!]!);
   }
   return out;
 }
@@ -328,13 +374,21 @@ export function pairBlocks(en: DocBlock[], other: DocBlock[]): Map<number, DocBl
 
 function layoutOrThrow(root: string): { sets: SetLayout[] } {
   let st;
-  try { st = statSync(root); } catch (e) { throw new Error(`${root}: cannot read the document set: ${(e as Error).message}`); }
+  try {
+    st = statSync(root);
+  } catch (e) {
+    throw new Error(`${root}: cannot read the document set: ${(e as Error).message}`);
+  }
   if (!st.isDirectory()) throw new Error(`${root}: not a folder (a document set is a folder with one subfolder per language)`);
   const direct = layoutOf(root);
   if (direct) return { sets: [direct] };
-  const sets = findDocumentSets(root).map((r) => layoutOf(r)!).filter(Boolean);
+  const sets = findDocumentSets(root)
+    .map((r) => layoutOf(r)!)
+    .filter(Boolean);
   if (!sets.length) {
-    throw new Error(`${root}: no document set found (expected subfolders C/ or en/ and other languages with the same .page/.xml/.html files, or NAME.en.html beside NAME.<lang>.html)`);
+    throw new Error(
+      `${root}: no document set found (expected subfolders C/ or en/ and other languages with the same .page/.xml/.html files, or NAME.en.html beside NAME.<lang>.html)`,
+    );
   }
   return { sets };
 }
@@ -386,7 +440,10 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
       const enBlocks = await fileBlocks(enPath, ctx);
       files++;
       stats.files++;
-      if (!enBlocks) { stats.badFiles++; continue; }
+      if (!enBlocks) {
+        stats.badFiles++;
+        continue;
+      }
       const doc = prefix + name;
       // English sentence span "start:end" of block b → language → text
       const spans = new Map<number, Map<string, Map<string, string>>>();
@@ -394,18 +451,30 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
       for (const lang of present) {
         const path = set.files.get(lang)!.get(name)!;
         const blocks = await fileBlocks(path, ctx);
-        if (!blocks) { stats.badFiles++; continue; }
+        if (!blocks) {
+          stats.badFiles++;
+          continue;
+        }
         const paired = pairBlocks(enBlocks, blocks);
         const unpaired = enBlocks.length - paired.size;
         if (unpaired > 0) {
           stats.skippedStructure += unpaired;
-          ctx.onProblem({ file: path, message: `${unpaired} of ${enBlocks.length} blocks not paired: the structure differs from the English ${enPath} (${blocks.length} blocks against ${enBlocks.length})` });
+          ctx.onProblem({
+            file: path,
+            message: `${unpaired} of ${enBlocks.length} blocks not paired: the structure differs from the English ${enPath} (${blocks.length} blocks against ${enBlocks.length})`,
+          });
         }
         let languagePaired = false;
         for (const [i, b] of [...paired].sort((x, y) => x[0] - y[0])) {
           const e = enBlocks[i]!;
-          if (e.code || b.code || !/\p{L}/u.test(e.text)) { stats.skippedCode++; continue; }
-          if (b.text === e.text) { stats.skippedUntranslated++; continue; }
+          if (e.code || b.code || !/\p{L}/u.test(e.text)) {
+            stats.skippedCode++;
+            continue;
+          }
+          if (b.text === e.text) {
+            stats.skippedUntranslated++;
+            continue;
+          }
           let es = enSentences.get(i);
           if (!es) enSentences.set(i, (es = sentences(e.text, 'en')));
           let pairs: SpanText[] | undefined;
@@ -413,10 +482,17 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
           try {
             pairs = await pairSentences(es, bs, lang, aligner);
           } catch (err) {
-            ctx.onProblem({ file: path, line: b.line, message: `sentence alignment failed (the paragraph is paired whole or skipped): ${(err as Error).message}` });
+            ctx.onProblem({
+              file: path,
+              line: b.line,
+              message: `sentence alignment failed (the paragraph is paired whole or skipped): ${(err as Error).message}`,
+            });
             pairs = await pairSentences(es, bs, lang, undefined);
           }
-          if (!pairs || !pairs.length) { stats.skippedSentences++; continue; }
+          if (!pairs || !pairs.length) {
+            stats.skippedSentences++;
+            continue;
+          }
           stats.blocksPaired++;
           languagePaired = true;
           let bySpan = spans.get(i);
@@ -437,7 +513,10 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
           const english = es.slice(s, e).join(' ');
           const texts = new Map<string, string>([['en', english]]);
           const others = spans.get(i)!.get(`${s}:${e}`)!;
-          if (english.includes(GENERATED_TEXT) || !/\p{L}/u.test(english)) { stats.sentencesDropped += others.size; continue; }
+          if (english.includes(GENERATED_TEXT) || !/\p{L}/u.test(english)) {
+            stats.sentencesDropped += others.size;
+            continue;
+          }
           for (const [lang, t] of others) {
             if (t !== english && !t.includes(GENERATED_TEXT) && /\p{L}/u.test(t) && !looksUntranslated(english, t)) texts.set(lang, t);
             else stats.sentencesDropped++;

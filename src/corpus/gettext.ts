@@ -27,10 +27,16 @@ function isMo(head: Buffer): boolean {
 /** The catalog's language: the header's Language field, else the path. */
 export function catalogLanguage(file: string, headers: Record<string, string>): string | undefined {
   const h = (headers['Language'] ?? headers['language'] ?? '').trim();
-  if (h) { const l = normalizeLang(h); if (l) return l; }
+  if (h) {
+    const l = normalizeLang(h);
+    if (l) return l;
+  }
   const parts = file.split(sep);
   const lc = parts.lastIndexOf('LC_MESSAGES');
-  if (lc > 0) { const l = normalizeLang(parts[lc - 1]!); if (l) return l; }
+  if (lc > 0) {
+    const l = normalizeLang(parts[lc - 1]!);
+    if (l) return l;
+  }
   const stem = basename(file).replace(/\.(po|mo|gmo)$/i, '');
   const tries = [stem, stem.split('.')[0]!, stem.split('.').at(-1)!, stem.split('-').at(-1)!, stem.split('_').at(-1)!];
   for (const t of tries) {
@@ -81,13 +87,22 @@ export const gettextReader: SourceReader = {
         } else pairs.push([e.msgid, e.msgstr[0] ?? '']);
         for (const [en, tr] of pairs) {
           if (!tr.trim()) continue;
-          const a = cleanMessage(en), b = cleanMessage(tr);
+          const a = cleanMessage(en),
+            b = cleanMessage(tr);
           if (a === undefined || b === undefined) continue;
           const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
           // a document for holding out dev rows, the same in every language's catalog: the program
           // file of the message, else one of 1,000 slices by the English text
           const doc = ref ? ref : `#${hashSeed(e.msgid) % 1000}`;
-          yield { texts: new Map([['en', a], [lang, b]]), source, doc, kind: 'message' };
+          yield {
+            texts: new Map([
+              ['en', a],
+              [lang, b],
+            ]),
+            source,
+            doc,
+            kind: 'message',
+          };
         }
       }
     }

@@ -5,13 +5,54 @@
 // de-DE -> de, en_US -> en, nb_NO -> nb.
 
 const KEEP_REGION = new Map<string, string>([
-  ['pt_br', 'pt_br'], ['zh_tw', 'zh_tw'], ['zh_hk', 'zh_tw'], ['zh_mo', 'zh_tw'], ['zh_hant', 'zh_tw'],
-  ['zh_cn', 'zh'], ['zh_sg', 'zh'], ['zh_hans', 'zh'],
+  ['pt_br', 'pt_br'],
+  ['zh_tw', 'zh_tw'],
+  ['zh_hk', 'zh_tw'],
+  ['zh_mo', 'zh_tw'],
+  ['zh_hant', 'zh_tw'],
+  ['zh_cn', 'zh'],
+  ['zh_sg', 'zh'],
+  ['zh_hans', 'zh'],
 ]);
 
 /** ISO 15924 script subtags that locale names carry. */
-const SCRIPTS = new Set(['latn', 'cyrl', 'hans', 'hant', 'arab', 'deva', 'beng', 'grek', 'hebr', 'jpan', 'kore', 'thai', 'taml', 'telu', 'mlym', 'knda',
-  'gujr', 'guru', 'orya', 'sinh', 'khmr', 'laoo', 'mymr', 'ethi', 'geor', 'armn', 'tibt', 'mong', 'olck', 'tfng', 'adlm', 'cher', 'syrc', 'thaa', 'vaii']);
+const SCRIPTS = new Set([
+  'latn',
+  'cyrl',
+  'hans',
+  'hant',
+  'arab',
+  'deva',
+  'beng',
+  'grek',
+  'hebr',
+  'jpan',
+  'kore',
+  'thai',
+  'taml',
+  'telu',
+  'mlym',
+  'knda',
+  'gujr',
+  'guru',
+  'orya',
+  'sinh',
+  'khmr',
+  'laoo',
+  'mymr',
+  'ethi',
+  'geor',
+  'armn',
+  'tibt',
+  'mong',
+  'olck',
+  'tfng',
+  'adlm',
+  'cher',
+  'syrc',
+  'thaa',
+  'vaii',
+]);
 
 /** English variants (en_GB, en_AU, ...) are spelling adaptations of the English source, not translations. */
 export function isEnglishVariant(code: string): boolean {
@@ -27,7 +68,10 @@ export function normalizeLang(raw: string): string | undefined {
   if (s === '') return undefined;
   const at = s.indexOf('@');
   let modifier = '';
-  if (at >= 0) { modifier = s.slice(at + 1).toLowerCase(); s = s.slice(0, at); }
+  if (at >= 0) {
+    modifier = s.slice(at + 1).toLowerCase();
+    s = s.slice(0, at);
+  }
   const dot = s.indexOf('.');
   if (dot >= 0) s = s.slice(0, dot); // encoding
   s = s.replace(/-/g, '_').toLowerCase();
@@ -51,7 +95,11 @@ export function normalizeLang(raw: string): string | undefined {
   if (modifier === 'latin' || script === 'latn') return lang === 'sr' || lang === 'uz' ? `${lang}_latn` : lang;
   // a variant subtag already in the corpus's form (kok_roman, ks_devanagari: lower case in the
   // input, unlike a locale's region): kept, so that codes normalise to themselves
-  const rawRest = raw.trim().replace(/[@.].*$/, '').split(/[-_]/).slice(1);
+  const rawRest = raw
+    .trim()
+    .replace(/[@.].*$/, '')
+    .split(/[-_]/)
+    .slice(1);
   const variant = rest.find((p, i) => p.length >= 4 && !SCRIPTS.has(p) && /^[a-z]+$/.test(p) && rawRest[i] === p);
   if (variant !== undefined && modifier === '') return `${lang}_${variant}`;
   if (rest.some((p) => p !== script && p !== region && p !== variant)) return undefined; // LC_MESSAGES, de_XYZ12345

@@ -16,15 +16,21 @@ import { normalizeLang } from './langs.js';
 import { unitTexts } from './xml.js';
 
 /** ISO 639-1 two-letter codes (with the withdrawn sh): extensions taken as languages in NAME.L1/NAME.L2 sets. */
-const ISO_639_1 = new Set((
-  'aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el ' +
-  'en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja ' +
-  'jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ' +
-  'ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg sh si sk sl sm sn so sq sr ' +
-  'ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu').split(' '));
+const ISO_639_1 = new Set(
+  (
+    'aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el ' +
+    'en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja ' +
+    'jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ' +
+    'ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg sh si sk sl sm sn so sq sr ' +
+    'ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu'
+  ).split(' '),
+);
 
 /** One file of a set: its path and raw language code. */
-interface Member { path: string; lang: string }
+interface Member {
+  path: string;
+  lang: string;
+}
 
 function stripGz(name: string): string {
   return name.endsWith('.gz') ? name.slice(0, -3) : name;
@@ -40,11 +46,19 @@ function existing(path: string): string | undefined {
 const listings = new Map<string, { mtimeMs: number; names: string[] }>();
 function listing(dir: string): string[] | undefined {
   let mtimeMs: number;
-  try { mtimeMs = statSync(dir).mtimeMs; } catch { return undefined; }
+  try {
+    mtimeMs = statSync(dir).mtimeMs;
+  } catch {
+    return undefined;
+  }
   const hit = listings.get(dir);
   if (hit && hit.mtimeMs === mtimeMs) return hit.names;
   let names: string[];
-  try { names = readdirSync(dir).sort(); } catch { return undefined; }
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return undefined;
+  }
   if (listings.size > 64) listings.clear();
   listings.set(dir, { mtimeMs, names });
   return names;
@@ -77,7 +91,10 @@ export function mosesSet(file: string): Member[] | undefined {
     if (other !== undefined && other !== ext && normalizeLang(ext) !== undefined && normalizeLang(other) !== undefined) {
       const sibling = existing(join(dir, `${stem}.${other}`));
       if (sibling === undefined) return undefined;
-      const members = [{ path: file, lang: ext }, { path: sibling, lang: other }];
+      const members = [
+        { path: file, lang: ext },
+        { path: sibling, lang: other },
+      ];
       return members.sort((a, b) => (a.lang < b.lang ? -1 : a.lang > b.lang ? 1 : 0));
     }
   }

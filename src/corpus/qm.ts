@@ -48,11 +48,14 @@ export function parseQm(file: string, data: Buffer): QmFile {
   let messagesAt = 0;
   while (p < data.length) {
     if (p + 5 > data.length) throw new Error(`${file}: truncated section header at byte ${p}`);
-    const tag = data[p]!, len = data.readUInt32BE(p + 1);
+    const tag = data[p]!,
+      len = data.readUInt32BE(p + 1);
     if (p + 5 + len > data.length) throw new Error(`${file}: section 0x${tag.toString(16)} at byte ${p} runs past the end of the file (${len} bytes)`);
     const body = data.subarray(p + 5, p + 5 + len);
-    if (tag === SECTION_MESSAGES) { messages = body; messagesAt = p + 5; }
-    else if (tag === SECTION_LANGUAGE) out.language = utf8(body);
+    if (tag === SECTION_MESSAGES) {
+      messages = body;
+      messagesAt = p + 5;
+    } else if (tag === SECTION_LANGUAGE) out.language = utf8(body);
     p += 5 + len;
   }
   if (!messages) return out;
@@ -72,7 +75,10 @@ export function parseQm(file: string, data: Buffer): QmFile {
     const at = q;
     const tag = messages[q++]!;
     switch (tag) {
-      case 1: out.messages.push(m); m = { translations: [] }; break;
+      case 1:
+        out.messages.push(m);
+        m = { translations: [] };
+        break;
       case 3: {
         const none = q + 4 <= messages.length && messages.readUInt32BE(q) === 0xffffffff;
         const b = field(at);
@@ -80,12 +86,22 @@ export function parseQm(file: string, data: Buffer): QmFile {
         m.translations.push(none ? null : Buffer.from(b).swap16().toString('utf16le'));
         break;
       }
-      case 6: m.source = utf8(field(at)); break;
-      case 7: m.context = utf8(field(at)); break;
-      case 8: m.comment = utf8(field(at)); break;
-      case 5: q += 4; break;
-      case 9: break;
-      default: throw new Error(`${file}: unknown message field tag ${tag} at byte ${messagesAt + at}`);
+      case 6:
+        m.source = utf8(field(at));
+        break;
+      case 7:
+        m.context = utf8(field(at));
+        break;
+      case 8:
+        m.comment = utf8(field(at));
+        break;
+      case 5:
+        q += 4;
+        break;
+      case 9:
+        break;
+      default:
+        throw new Error(`${file}: unknown message field tag ${tag} at byte ${messagesAt + at}`);
     }
   }
   if (m.translations.length || m.source !== undefined) throw new Error(`${file}: the last message has no end tag`);
@@ -94,12 +110,18 @@ export function parseQm(file: string, data: Buffer): QmFile {
 
 /** The language of a .qm file: its Language section, else its name (`de.qm`, `app_zh_TW.qm`, `app-de.qm`). */
 export function qmLanguage(file: string, section?: string): string | undefined {
-  if (section) { const l = normalizeLang(section); if (l) return l; }
+  if (section) {
+    const l = normalizeLang(section);
+    if (l) return l;
+  }
   const stem = basename(file).replace(/\.qm$/i, '');
   // a domain before a lower-case language code (`app_de`, `gcompris_zh_TW`, `app-sr@latin`); not
   // a locale's upper-case region (`pt_BR`, `en_GB`), nor a three-letter domain read as a language
   const tail = /^.+?[_-]([a-z]{2,3}(?:[_-][A-Z][A-Za-z]{1,3}|[_-][0-9]{3})?(?:@[A-Za-z]+)?)$/.exec(stem);
-  if (tail) { const l = normalizeLang(tail[1]!); if (l) return l; }
+  if (tail) {
+    const l = normalizeLang(tail[1]!);
+    if (l) return l;
+  }
   const whole = normalizeLang(stem);
   if (whole) return whole;
   for (let i = 0; i < stem.length; i++) {
@@ -128,13 +150,23 @@ export const qmReader: SourceReader = {
       if (msg.translations.length !== 1) continue;
       const tr = msg.translations[0];
       if (!tr || !tr.trim()) continue;
-      const a = cleanMessage(msg.source), b = cleanMessage(tr);
+      const a = cleanMessage(msg.source),
+        b = cleanMessage(tr);
       if (a === undefined || b === undefined) continue;
       // the document for holding out dev rows, the same in every language's file: the message's
       // context (a class or a file), else one of 1,000 slices by the English text
       const doc = msg.context ? msg.context : `#${hashSeed(msg.source) % 1000}`;
-      yield { texts: new Map([['en', a], [lang, b]]), source, doc, kind: 'message' };
+      yield {
+        texts: new Map([
+          ['en', a],
+          [lang, b],
+        ]),
+        source,
+        doc,
+        kind: 'message',
+      };
     }
-    if (qm.messages.length > 0 && withSource === 0) throw new Error(`${file}: its ${qm.messages.length} messages keep no source text (a stripped .qm): nothing to pair`);
+    if (qm.messages.length > 0 && withSource === 0)
+      throw new Error(`${file}: its ${qm.messages.length} messages keep no source text (a stripped .qm): nothing to pair`);
   },
 };

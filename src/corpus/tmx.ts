@@ -51,21 +51,36 @@ async function* readTmx(file: string, ctx: ReadContext): AsyncGenerator<Translat
             if (ev.name !== 'tmx') throw new Error(`${file}:${ev.line}: not a TMX file (its root element is <${ev.name}>, not <tmx>)`);
             continue;
           }
-          if (seg) { if (CODE.has(ev.name) || skip > 0) skip++; continue; }
+          if (seg) {
+            if (CODE.has(ev.name) || skip > 0) skip++;
+            continue;
+          }
           switch (ev.name) {
-            case 'body': inBody = true; break;
+            case 'body':
+              inBody = true;
+              break;
             case 'tu':
-              if (inBody) { tuvs = []; tuLine = ev.line; missingLang = false; }
+              if (inBody) {
+                tuvs = [];
+                tuLine = ev.line;
+                missingLang = false;
+              }
               break;
             case 'tuv':
               if (tuvs) {
                 inTuv = true;
                 tuvLang = ev.attrs['xml:lang'] ?? ev.attrs['lang'];
-                if (tuvLang === undefined && !missingLang) { missingLang = true; tuvLine = ev.line; }
+                if (tuvLang === undefined && !missingLang) {
+                  missingLang = true;
+                  tuvLine = ev.line;
+                }
               }
               break;
             case 'seg':
-              if (inTuv) { seg = []; skip = 0; }
+              if (inTuv) {
+                seg = [];
+                skip = 0;
+              }
               break;
           }
           continue;
@@ -88,7 +103,9 @@ async function* readTmx(file: string, ctx: ReadContext): AsyncGenerator<Translat
       }
       yield* out;
     }
-  } finally { problems.finish(); }
+  } finally {
+    problems.finish();
+  }
 }
 
 function finishTu(tuLine: number, tuvLine: number, tuvs: [string, string][], missingLang: boolean, problems: FileProblems): Map<string, string> | undefined {

@@ -22,13 +22,21 @@ export const nwayTsvReader: SourceReader = {
       const cells = line.split('\t');
       if (!cols) {
         cols = cells.map((c) => (isMetaColumn(c) ? undefined : normalizeLang(c)));
-        cells.forEach((c, i) => { if (!isMetaColumn(c) && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`); });
+        cells.forEach((c, i) => {
+          if (!isMetaColumn(c) && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`);
+        });
         srcCol = cells.indexOf('#source');
         continue;
       }
-      if (cells.length !== cols.length) { ctx.onProblem({ file, line: no, message: `${cells.length} columns, header has ${cols.length}` }); continue; }
+      if (cells.length !== cols.length) {
+        ctx.onProblem({ file, line: no, message: `${cells.length} columns, header has ${cols.length}` });
+        continue;
+      }
       const texts = new Map<string, string>();
-      cells.forEach((c, i) => { const l = cols![i]; if (l && c) texts.set(l, c); });
+      cells.forEach((c, i) => {
+        const l = cols![i];
+        if (l && c) texts.set(l, c);
+      });
       yield { texts, source: ctx.source ?? (srcCol >= 0 && cells[srcCol] ? cells[srcCol]! : file), kind: 'message' };
     }
     if (!cols) throw new Error(`${file}: empty file (no header)`);

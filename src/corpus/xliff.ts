@@ -67,7 +67,10 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
         }
         if (ev.kind === 'open') {
           depth++;
-          if (collecting) { if (skip > 0 || CODE.has(ev.name)) skip++; continue; }
+          if (collecting) {
+            if (skip > 0 || CODE.has(ev.name)) skip++;
+            continue;
+          }
           if (depth === 1) {
             if (ev.name !== 'xliff') throw new Error(`${file}:${ev.line}: not an XLIFF file (its root element is <${ev.name}>, not <xliff>)`);
             const version = ev.attrs['version'] ?? '';
@@ -124,7 +127,10 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
         // close
         depth--;
         if (collecting) {
-          if (skip > 0) { skip--; continue; }
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
           if (ev.name === collecting && depth === unitDepth) {
             if (collecting === 'source') srcText ??= pieces.join('');
             else trgText ??= pieces.join('');
@@ -142,7 +148,9 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
       }
       yield* out;
     }
-  } finally { problems.finish(); }
+  } finally {
+    problems.finish();
+  }
 
   function startUnit(ev: XmlOpen): void {
     unitDepth = depth;
@@ -162,9 +170,14 @@ async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<Transl
     const sl = srcLang ?? (v2 ? docSrc : fileSrc);
     const tl = trgLang ?? (v2 ? docTrg : fileTrg);
     if (tl === undefined) {
-      throw new Error(`${file}:${trgLine}: a <target> in no language (${v2 ? '<xliff> has no trgLang' : '<file> has no target-language'} and the <target> no xml:lang)`);
+      throw new Error(
+        `${file}:${trgLine}: a <target> in no language (${v2 ? '<xliff> has no trgLang' : '<file> has no target-language'} and the <target> no xml:lang)`,
+      );
     }
-    const { texts } = unitTexts([[sl!, srcText], [tl, trgText]]);
+    const { texts } = unitTexts([
+      [sl!, srcText],
+      [tl, trgText],
+    ]);
     return texts ? { texts, source, doc, kind: 'prose' } : undefined;
   }
 }

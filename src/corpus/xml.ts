@@ -16,9 +16,21 @@ import { SaxesParser } from 'saxes';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import type { ReadContext } from './types.js';
 
-export interface XmlOpen { kind: 'open'; name: string; attrs: Record<string, string>; line: number }
-export interface XmlClose { kind: 'close'; name: string; line: number }
-export interface XmlText { kind: 'text'; text: string }
+export interface XmlOpen {
+  kind: 'open';
+  name: string;
+  attrs: Record<string, string>;
+  line: number;
+}
+export interface XmlClose {
+  kind: 'close';
+  name: string;
+  line: number;
+}
+export interface XmlText {
+  kind: 'text';
+  text: string;
+}
 export type XmlEvent = XmlOpen | XmlClose | XmlText;
 
 /** An element's local name (the part after a namespace prefix). */
@@ -44,15 +56,29 @@ export function sniffEncoding(head: Buffer): { encoding: string; bom: number } {
 export function rootElement(head: Buffer): string | undefined {
   const { encoding, bom } = sniffEncoding(head);
   let s: string;
-  try { s = new TextDecoder(encoding).decode(head.subarray(bom)); } catch { return undefined; }
+  try {
+    s = new TextDecoder(encoding).decode(head.subarray(bom));
+  } catch {
+    return undefined;
+  }
   let i = 0;
   for (;;) {
     i = s.indexOf('<', i);
     if (i < 0) return undefined;
-    if (s.startsWith('<?', i)) { i = s.indexOf('?>', i); if (i < 0) return undefined; continue; }
-    if (s.startsWith('<!--', i)) { i = s.indexOf('-->', i); if (i < 0) return undefined; continue; }
-    if (s.startsWith('<!', i)) { // DOCTYPE, possibly with an internal subset
-      const sub = s.indexOf('[', i), gt = s.indexOf('>', i);
+    if (s.startsWith('<?', i)) {
+      i = s.indexOf('?>', i);
+      if (i < 0) return undefined;
+      continue;
+    }
+    if (s.startsWith('<!--', i)) {
+      i = s.indexOf('-->', i);
+      if (i < 0) return undefined;
+      continue;
+    }
+    if (s.startsWith('<!', i)) {
+      // DOCTYPE, possibly with an internal subset
+      const sub = s.indexOf('[', i),
+        gt = s.indexOf('>', i);
       if (gt < 0) return undefined;
       i = sub >= 0 && sub < gt ? s.indexOf(']>', sub) : gt;
       if (i < 0) return undefined;
@@ -69,12 +95,15 @@ export function readHead(file: string, n = 4096): Buffer {
   try {
     const b = Buffer.alloc(n);
     return b.subarray(0, readSync(fd, b, 0, n, 0));
-  } finally { closeSync(fd); }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The 1-based line (counted from the chunk's start) of the first bytes in buf that are not valid UTF-8. */
 function badUtf8Line(buf: Buffer): number {
-  let start = 0, line = 0;
+  let start = 0,
+    line = 0;
   // a chunk may start inside a character that began in the previous one
   while (start < 3 && start < buf.length && (buf[start]! & 0xc0) === 0x80) start++;
   for (;;) {
@@ -112,8 +141,12 @@ export async function* xmlEvents(file: string): AsyncGenerator<XmlEvent[]> {
   parser.on('closetag', (tag) => {
     if (!tag.isSelfClosing) batch.push({ kind: 'close', name: localName(tag.name), line: parser.line });
   });
-  parser.on('text', (text) => { batch.push({ kind: 'text', text }); });
-  parser.on('cdata', (text) => { batch.push({ kind: 'text', text }); });
+  parser.on('text', (text) => {
+    batch.push({ kind: 'text', text });
+  });
+  parser.on('cdata', (text) => {
+    batch.push({ kind: 'text', text });
+  });
   let decoder: TextDecoder | undefined;
   let encoding = 'utf-8';
   let linesBefore = 0; // newlines in the bytes decoded before the current chunk (for encoding errors)
@@ -128,13 +161,21 @@ export async function* xmlEvents(file: string): AsyncGenerator<XmlEvent[]> {
   };
   try {
     let head: Buffer;
-    try { head = readHead(file, 2); } catch (e) { throw ioError(e); }
+    try {
+      head = readHead(file, 2);
+    } catch (e) {
+      throw ioError(e);
+    }
     let raw: NodeJS.ReadableStream = createReadStream(file, { highWaterMark: 1 << 16 });
     if (head.length === 2 && head[0] === 0x1f && head[1] === 0x8b) raw = raw.pipe(createGunzip());
     for await (const chunk of raw as AsyncIterable<Buffer>) yield* feed(chunk);
     if (decoder) {
       let tail: string;
-      try { tail = decoder.decode(); } catch { throw new Error(`${file}:${parser.line}: the file ends inside a character (bytes invalid in ${encoding})`); }
+      try {
+        tail = decoder.decode();
+      } catch {
+        throw new Error(`${file}:${parser.line}: the file ends inside a character (bytes invalid in ${encoding})`);
+      }
       if (tail) parser.write(tail);
     }
     if (first) throw new Error(`${file}: empty file`);
@@ -149,19 +190,27 @@ export async function* xmlEvents(file: string): AsyncGenerator<XmlEvent[]> {
       first = false;
       const sniffed = sniffEncoding(chunk);
       encoding = sniffed.encoding;
-      try { decoder = new TextDecoder(encoding, { fatal: true }); } catch {
+      try {
+        decoder = new TextDecoder(encoding, { fatal: true });
+      } catch {
         throw new Error(`${file}: unsupported encoding ${JSON.stringify(encoding)}`);
       }
       chunk = chunk.subarray(sniffed.bom);
     }
     let text: string;
-    try { text = decoder!.decode(chunk, { stream: true }); } catch {
+    try {
+      text = decoder!.decode(chunk, { stream: true });
+    } catch {
       const line = encoding === 'utf-8' ? linesBefore + badUtf8Line(chunk) : parser.line;
       throw new Error(`${file}:${line}: bytes invalid in ${encoding === 'utf-8' ? 'UTF-8' : encoding}`);
     }
     if (encoding === 'utf-8') linesBefore += countNewlines(chunk);
     parser.write(text);
-    if (batch.length) { const b = batch; batch = []; yield b; }
+    if (batch.length) {
+      const b = batch;
+      batch = [];
+      yield b;
+    }
   }
 }
 
@@ -178,9 +227,15 @@ export function unitTexts(pairs: Iterable<[string, string]>): { texts?: Map<stri
   let variant: string | undefined;
   for (const [raw, text] of pairs) {
     const code = normalizeLang(raw);
-    if (code === undefined) { bad.push(raw); continue; }
+    if (code === undefined) {
+      bad.push(raw);
+      continue;
+    }
     if (text.trim() === '') continue;
-    if (isEnglishVariant(code)) { variant ??= text; continue; }
+    if (isEnglishVariant(code)) {
+      variant ??= text;
+      continue;
+    }
     if (!texts.has(code)) texts.set(code, text);
   }
   if (!texts.has('en') && variant !== undefined) texts.set('en', variant);
@@ -194,7 +249,11 @@ export function unitTexts(pairs: Iterable<[string, string]>): { texts?: Map<stri
  */
 export class FileProblems {
   private readonly counts = new Map<string, number>();
-  constructor(private readonly file: string, private readonly ctx: ReadContext, private readonly limit = 10) {}
+  constructor(
+    private readonly file: string,
+    private readonly ctx: ReadContext,
+    private readonly limit = 10,
+  ) {}
 
   report(kind: string, line: number, message: string): void {
     const n = (this.counts.get(kind) ?? 0) + 1;

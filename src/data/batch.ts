@@ -3,7 +3,10 @@
 import { fromArray, Tensor } from '../tensor/tensor.js';
 
 /** A batch of token ids, right-padded: ids [B, T] int64 plus each row's real length. */
-export interface TokenBatch { ids: Tensor; lengths: number[] }
+export interface TokenBatch {
+  ids: Tensor;
+  lengths: number[];
+}
 
 /** Pads int sequences into a [B, T] int64 tensor (prefix: an id put before each sequence). */
 export function padBatch(seqs: ArrayLike<number>[], padId = 0, prefix?: number): TokenBatch {

@@ -35,7 +35,9 @@ export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGene
     }
     if (cols.length !== header.length) throw new Error(`${path}:${no}: ${cols.length} columns, header has ${header.length}`);
     const cells = new Map<string, string>();
-    cols.forEach((c, i) => { if (c && !isMetaColumn(header[i]!)) cells.set(header[i]!, c); });
+    cols.forEach((c, i) => {
+      if (c && !isMetaColumn(header[i]!)) cells.set(header[i]!, c);
+    });
     yield { row: row++, cells };
   }
   if (!langs) throw new Error(`${path}: empty file (no header)`);
@@ -47,11 +49,18 @@ export async function loadNWayTsv(path: string, o: ReadOptions = {}): Promise<{ 
   const rows: Map<string, string>[] = [];
   const it = readNWayTsv(path, o);
   let r = await it.next();
-  while (!r.done) { rows.push(r.value.cells); r = await it.next(); }
+  while (!r.done) {
+    rows.push(r.value.cells);
+    r = await it.next();
+  }
   return { langs: r.value.langs, rows };
 }
 
-export interface BuccSentence { id: string; sentence: string; line: number }
+export interface BuccSentence {
+  id: string;
+  sentence: string;
+  line: number;
+}
 
 /** BUCC 2018 monolingual file: `id<TAB>sentence` per line; ids unique. */
 export async function readBucc(path: string, o: ReadOptions = {}): Promise<BuccSentence[]> {
@@ -61,9 +70,16 @@ export async function readBucc(path: string, o: ReadOptions = {}): Promise<BuccS
   for await (const { line, no } of readLines(path, { maxChars: o.maxChars ?? 20000 })) {
     const tab = line.indexOf('\t');
     if (tab <= 0) throw new Error(`${path}:${no}: expected id<TAB>sentence`);
-    const id = line.slice(0, tab), sentence = line.slice(tab + 1);
+    const id = line.slice(0, tab),
+      sentence = line.slice(tab + 1);
     if (seen.has(id)) throw new Error(`${path}:${no}: duplicate id '${id}'`);
-    if (!sentence.trim()) { if (o.onBad === 'skip') { skipped++; continue; } throw new Error(`${path}:${no}: empty sentence`); }
+    if (!sentence.trim()) {
+      if (o.onBad === 'skip') {
+        skipped++;
+        continue;
+      }
+      throw new Error(`${path}:${no}: empty sentence`);
+    }
     seen.add(id);
     out.push({ id, sentence, line: no });
   }
@@ -101,7 +117,8 @@ export async function readSentences(path: string, o: ReadOptions = {}): Promise<
 
 /** Moses-style aligned files name.src / name.trg (line i ↔ line i). */
 export async function readMoses(prefix: string, src: string, trg: string): Promise<{ src: string[]; trg: string[] }> {
-  const a: string[] = [], b: string[] = [];
+  const a: string[] = [],
+    b: string[] = [];
   for await (const { line } of readLines(`${prefix}.${src}`)) a.push(line);
   for await (const { line } of readLines(`${prefix}.${trg}`)) b.push(line);
   if (a.length !== b.length) throw new Error(`${prefix}.${src} has ${a.length} lines but ${prefix}.${trg} has ${b.length}`);

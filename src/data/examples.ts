@@ -24,8 +24,8 @@ export type EncodedCorpus = { langs: string[]; rows: number; ids: Map<string, (I
 export interface Example {
   kind: PathConfig['kind'];
   row: number;
-  src: string[];   // one source language, or several (M:1)
-  trg: string[];   // one target language, or several (1:N)
+  src: string[]; // one source language, or several (M:1)
+  trg: string[]; // one target language, or several (1:N)
 }
 
 export interface Batch {
@@ -56,7 +56,8 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
     if (!(w > 0)) throw new Error(`path ${pathName(p)}: weight must be > 0`);
     if (w !== 1) {
       const own = out.splice(start);
-      const whole = Math.floor(w), frac = w - whole;
+      const whole = Math.floor(w),
+        frac = w - whole;
       // (a loop, not push(...own): spreading a path of 10⁵+ examples overflows the call stack)
       for (let r = 0; r < whole; r++) for (const e of own) out.push(e);
       if (frac > 0) for (let i = 0; i < own.length; i++) if (Math.floor((i + 1) * frac) > Math.floor(i * frac)) out.push(own[i]!);
@@ -71,7 +72,8 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
     if (p.kind !== '1:1' || p.src !== '*') throw new Error(`path ${pathName(p)}: trg '*' needs kind 1:1 and src '*'`);
     for (let r = 0; r < c.rows; r++) {
       const present = c.langs.filter((l) => c.ids.get(l)?.[r] !== undefined);
-      for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: [present[i]!], trg: [present[j]!] });
+      for (let i = 0; i < present.length; i++)
+        for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: [present[i]!], trg: [present[j]!] });
     }
     return;
   }
@@ -97,7 +99,10 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
   }
 }
 
-export interface StreamState { epoch: number; batch: number }
+export interface StreamState {
+  epoch: number;
+  batch: number;
+}
 
 /**
  * Batches of one epoch: examples shuffled with seed+epoch, cut into chunks of
@@ -117,7 +122,11 @@ export function epochBatches(ex: Example[], c: EncodedCorpus, seed: number, epoc
     const local: Batch[] = [];
     let cur: Example[] = [];
     let maxLen = 0;
-    const flush = () => { if (cur.length) local.push({ kind: cur[0]!.kind, examples: cur, pairs: pairsOf(cur) }); cur = []; maxLen = 0; };
+    const flush = () => {
+      if (cur.length) local.push({ kind: cur[0]!.kind, examples: cur, pairs: pairsOf(cur) });
+      cur = [];
+      maxLen = 0;
+    };
     for (const e of chunk) {
       const l = len(e);
       if (cur.length && (cur[0]!.kind !== e.kind || cur.length >= size || (maxTokens > 0 && Math.max(maxLen, l) * (cur.length + 1) > maxTokens))) flush();
@@ -146,11 +155,30 @@ export function pairKey(e: Example): string {
  * uniform, so small pairs are seen more often) and takes that pair's next batch, starting
  * the pair over (reshuffled) when it runs out. The epoch has as many batches as all pairs have.
  */
-export function epochPairBatches(ex: Example[], c: EncodedCorpus, seed: number, epoch: number, size: number, sortChunk: number, maxTokens: number, temperature: number): Batch[] {
+export function epochPairBatches(
+  ex: Example[],
+  c: EncodedCorpus,
+  seed: number,
+  epoch: number,
+  size: number,
+  sortChunk: number,
+  maxTokens: number,
+  temperature: number,
+): Batch[] {
   const groups = new Map<string, Example[]>();
-  for (const e of ex) { const k = pairKey(e); let g = groups.get(k); if (!g) groups.set(k, (g = [])); g.push(e); }
+  for (const e of ex) {
+    const k = pairKey(e);
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = []));
+    g.push(e);
+  }
   const keys = [...groups.keys()].sort();
-  const lists = keys.map((k, gi) => ({ gi, cycle: 0, at: 0, batches: epochBatches(groups.get(k)!, c, seed + 1000003 * (gi + 1), epoch * 1009, size, sortChunk, maxTokens) }));
+  const lists = keys.map((k, gi) => ({
+    gi,
+    cycle: 0,
+    at: 0,
+    batches: epochBatches(groups.get(k)!, c, seed + 1000003 * (gi + 1), epoch * 1009, size, sortChunk, maxTokens),
+  }));
   const total = lists.reduce((a, l) => a + l.batches.length, 0);
   const w = keys.map((k) => groups.get(k)!.length ** (1 / temperature));
   const cum: number[] = [];
@@ -164,7 +192,8 @@ export function epochPairBatches(ex: Example[], c: EncodedCorpus, seed: number, 
     while (g + 1 < cum.length && cum[g]! <= u) g++;
     const l = lists[g]!;
     if (l.at >= l.batches.length) {
-      l.cycle++; l.at = 0;
+      l.cycle++;
+      l.at = 0;
       l.batches = epochBatches(groups.get(keys[g]!)!, c, seed + 1000003 * (l.gi + 1), epoch * 1009 + l.cycle, size, sortChunk, maxTokens);
     }
     out.push(l.batches[l.at++]!);
@@ -180,20 +209,34 @@ export interface StreamOptions {
 /** Endless resumable stream of batches. */
 export class BatchStream {
   private cache: { epoch: number; batches: Batch[] } | null = null;
-  constructor(private readonly ex: Example[], private readonly c: EncodedCorpus, private readonly seed: number,
-    private readonly size: number, private readonly sortChunk: number, private readonly maxTokens: number,
-    public state: StreamState = { epoch: 0, batch: 0 }, private readonly opts: StreamOptions = {}) {}
+  constructor(
+    private readonly ex: Example[],
+    private readonly c: EncodedCorpus,
+    private readonly seed: number,
+    private readonly size: number,
+    private readonly sortChunk: number,
+    private readonly maxTokens: number,
+    public state: StreamState = { epoch: 0, batch: 0 },
+    private readonly opts: StreamOptions = {},
+  ) {}
 
   next(): Batch {
     for (;;) {
       if (!this.cache || this.cache.epoch !== this.state.epoch) {
         const T = this.opts.pairTemperature ?? 0;
-        this.cache = { epoch: this.state.epoch, batches: T > 0
-          ? epochPairBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens, T)
-          : epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens) };
+        this.cache = {
+          epoch: this.state.epoch,
+          batches:
+            T > 0
+              ? epochPairBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens, T)
+              : epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens),
+        };
       }
       const b = this.cache.batches[this.state.batch];
-      if (b) { this.state = { epoch: this.state.epoch, batch: this.state.batch + 1 }; return b; }
+      if (b) {
+        this.state = { epoch: this.state.epoch, batch: this.state.batch + 1 };
+        return b;
+      }
       this.state = { epoch: this.state.epoch + 1, batch: 0 };
     }
   }

@@ -6,7 +6,6 @@ import { isMetaColumn, LANG_CODE } from './corpus.js';
 
 export type SentenceSource = { tsv: string; langs?: string[] } | { text: string; lang: string };
 
-
 /** Command-line forms: an N-way TSV(.gz) (every column), TSV:de,en (those columns), or LANG=FILE. */
 export function parseSources(data: string[]): SentenceSource[] {
   return data.map((d) => {
@@ -18,14 +17,22 @@ export function parseSources(data: string[]): SentenceSource[] {
   });
 }
 
-export function sourcePath(s: SentenceSource): string { return 'text' in s ? s.text : s.tsv; }
+export function sourcePath(s: SentenceSource): string {
+  return 'text' in s ? s.text : s.tsv;
+}
 
 /** Every non-empty sentence of the sources with its language, in file order (line breaks inside a cell become spaces). */
 export async function* readSources(sources: SentenceSource[]): AsyncGenerator<{ lang: string; text: string }> {
   for (const src of sources) {
     let n = 0;
     if ('text' in src) {
-      for await (const { line } of readLines(src.text, { maxChars: 100000 })) { const text = line.replace(/\r+/g, ' ').trim(); if (text) { n++; yield { lang: src.lang, text }; } }
+      for await (const { line } of readLines(src.text, { maxChars: 100000 })) {
+        const text = line.replace(/\r+/g, ' ').trim();
+        if (text) {
+          n++;
+          yield { lang: src.lang, text };
+        }
+      }
     } else {
       let header: string[] | null = null;
       for await (const { line, no } of readLines(src.tsv, { maxChars: 100000 })) {
@@ -39,7 +46,10 @@ export async function* readSources(sources: SentenceSource[]): AsyncGenerator<{ 
         if (cells.length !== header.length) throw new Error(`${src.tsv}:${no}: ${cells.length} columns, header has ${header.length}`);
         for (let i = 0; i < cells.length; i++) {
           const text = cells[i]!.replace(/[\r\n]+/g, ' ').trim();
-          if (text && !isMetaColumn(header[i]!) && (!src.langs || src.langs.includes(header[i]!))) { n++; yield { lang: header[i]!, text }; }
+          if (text && !isMetaColumn(header[i]!) && (!src.langs || src.langs.includes(header[i]!))) {
+            n++;
+            yield { lang: header[i]!, text };
+          }
         }
       }
     }

@@ -22,10 +22,17 @@ import { Rng } from '../util/rng.js';
 import { alignDp, Band, bandAround, bandCells, CostModel, DpGroup, fullBand, pathRanges, upsampleRanges } from './dp.js';
 
 /** One aligned group: sentence indices (0-based) of each side; one side empty: a deletion (insertion). */
-export interface AlignedGroup { src: number[]; trg: number[]; cost: number }
+export interface AlignedGroup {
+  src: number[];
+  trg: number[];
+  cost: number;
+}
 
 /** What alignSentences embeds with: unit rows (dim floats each), one per text, in order. */
-export interface SentenceEmbedder { embed(texts: string[], lang: string | undefined): Promise<Float32Array>; dim: number }
+export interface SentenceEmbedder {
+  embed(texts: string[], lang: string | undefined): Promise<Float32Array>;
+  dim: number;
+}
 
 export interface AlignOptions {
   /** Groups x:y with x + y ≤ maxGroup (vecalign's --alignment_max_size; default 4, at least 2). */
@@ -53,7 +60,12 @@ export function alignOptions(o: AlignOptions = {}): Required<AlignOptions> {
     const v = r[k];
     if (!Number.isInteger(v) || v < min || v > max) throw new Error(`align: ${k} must be an integer in [${min}, ${max === Infinity ? '∞' : max}], got ${v}`);
   };
-  int('maxGroup', 2, 12); int('maxFullDp', 2); int('searchBuffer', 0); int('normSamples', 0); int('costSamples', 1); int('seed', 0);
+  int('maxGroup', 2, 12);
+  int('maxFullDp', 2);
+  int('searchBuffer', 0);
+  int('normSamples', 0);
+  int('costSamples', 1);
+  int('seed', 0);
   if (!(r.delPercentile >= 0 && r.delPercentile <= 1)) throw new Error(`align: delPercentile must be in [0, 1], got ${r.delPercentile}`);
   return r;
 }
@@ -69,7 +81,13 @@ export function alignmentTypes(maxGroup: number): [number, number][] {
  * The sentence vectors of one document at one resolution: `vecs` rows (unit or zero), and for
  * each overlap size k = 1..K the row of the run of k sentences starting at each position.
  */
-interface Side { count: number; d: number; vecs: Float32Array; idx: Int32Array[]; norms: Float32Array[] }
+interface Side {
+  count: number;
+  d: number;
+  vecs: Float32Array;
+  idx: Int32Array[];
+  norms: Float32Array[];
+}
 
 function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, d: number): number {
   let s = 0;
@@ -87,21 +105,30 @@ function normalizeRows(v: Float32Array, d: number): void {
 
 /** The overlap texts of a document (runs of 1..K sentences joined by a space), each embedded once. */
 async function embedOverlaps(sents: string[], K: number, embedder: SentenceEmbedder, lang: string | undefined, what: string): Promise<Side> {
-  const unique = new Map<string, number>(), texts: string[] = [];
+  const unique = new Map<string, number>(),
+    texts: string[] = [];
   const idx: Int32Array[] = [];
   for (let k = 1; k <= K; k++) {
     const rows = new Int32Array(Math.max(0, sents.length - k + 1));
     for (let s = 0; s + k <= sents.length; s++) {
       const t = k === 1 ? sents[s]! : sents.slice(s, s + k).join(' ');
       let u = unique.get(t);
-      if (u === undefined) { u = texts.length; unique.set(t, u); texts.push(t); }
+      if (u === undefined) {
+        u = texts.length;
+        unique.set(t, u);
+        texts.push(t);
+      }
       rows[s] = u;
     }
     idx.push(rows);
   }
   const d = embedder.dim;
   let vecs: Float32Array;
-  try { vecs = await embedder.embed(texts, lang); } catch (e) { throw new Error(`${what}: ${(e as Error).message}`); }
+  try {
+    vecs = await embedder.embed(texts, lang);
+  } catch (e) {
+    throw new Error(`${what}: ${(e as Error).message}`);
+  }
   if (vecs.length !== texts.length * d) throw new Error(`${what}: the embedder gave ${vecs.length} floats for ${texts.length} texts of dimension ${d}`);
   vecs = Float32Array.from(vecs);
   normalizeRows(vecs, d);
@@ -110,9 +137,13 @@ async function embedOverlaps(sents: string[], K: number, embedder: SentenceEmbed
 
 /** vecalign's downsample_vectors on the single sentences: consecutive pairs summed, their mean removed, normalised. */
 function halve(s: Side): Side {
-  const d = s.d, h = s.count >> 1, out = new Float32Array(h * d), one = s.idx[0]!;
+  const d = s.d,
+    h = s.count >> 1,
+    out = new Float32Array(h * d),
+    one = s.idx[0]!;
   for (let i = 0; i < h; i++) {
-    const a = one[2 * i]! * d, b = one[2 * i + 1]! * d;
+    const a = one[2 * i]! * d,
+      b = one[2 * i + 1]! * d;
     for (let t = 0; t < d; t++) out[i * d + t] = s.vecs[a + t]! + s.vecs[b + t]!;
   }
   const mean = new Float64Array(d);
@@ -128,7 +159,8 @@ function halve(s: Side): Side {
  * the cosine with the sample's summed vector over its size, so this is one dot product a row.
  */
 function setNorms(a: Side, b: Side, samples: number, rng: Rng): void {
-  const d = a.d, levels = b.idx.filter((r) => r.length > 0);
+  const d = a.d,
+    levels = b.idx.filter((r) => r.length > 0);
   const per = levels.length ? Math.ceil(samples / levels.length) : 0;
   const sum = new Float32Array(d);
   let drawn = 0;
@@ -147,19 +179,24 @@ function setNorms(a: Side, b: Side, samples: number, rng: Rng): void {
 }
 
 function groupCost(a: Side, b: Side, i: number, j: number, dx: number, dy: number): number {
-  const ra = a.idx[dx - 1]![i - dx]!, rb = b.idx[dy - 1]![j - dy]!;
+  const ra = a.idx[dx - 1]![i - dx]!,
+    rb = b.idx[dy - 1]![j - dy]!;
   const c = dot(a.vecs, ra * a.d, b.vecs, rb * b.d, a.d);
   return (2 * dx * dy * (1 - c)) / (1e-6 + a.norms[dx - 1]![i - dx]! + b.norms[dy - 1]![j - dy]!);
 }
 
 /** The deletion cost: the `frac` quantile of the 1:1 costs of random (or, for small documents, all) sentence pairs. */
 function deletionPenalty(a: Side, b: Side, samples: number, frac: number, rng: Rng): number {
-  const n = a.count, m = b.count;
+  const n = a.count,
+    m = b.count;
   const costs: number[] = [];
-  if (n * m <= samples) { for (let i = 1; i <= n; i++) for (let j = 1; j <= m; j++) costs.push(groupCost(a, b, i, j, 1, 1)); }
-  else for (let s = 0; s < samples; s++) costs.push(groupCost(a, b, 1 + rng.int(n), 1 + rng.int(m), 1, 1));
+  if (n * m <= samples) {
+    for (let i = 1; i <= n; i++) for (let j = 1; j <= m; j++) costs.push(groupCost(a, b, i, j, 1, 1));
+  } else for (let s = 0; s < samples; s++) costs.push(groupCost(a, b, 1 + rng.int(n), 1 + rng.int(m), 1, 1));
   costs.sort((x, y) => x - y);
-  const pos = frac * (costs.length - 1), lo = Math.floor(pos), hi = Math.ceil(pos);
+  const pos = frac * (costs.length - 1),
+    lo = Math.floor(pos),
+    hi = Math.ceil(pos);
   return costs[lo]! + (costs[hi]! - costs[lo]!) * (pos - lo);
 }
 
@@ -169,7 +206,13 @@ function costModel(a: Side, b: Side, types: [number, number][], del: number): Co
 }
 
 /** What alignVectors did at each resolution (for tests and logs): sizes, cells searched, the deletion cost. */
-export interface LevelInfo { n: number; m: number; cells: number; deletionCost: number; exact: boolean }
+export interface LevelInfo {
+  n: number;
+  m: number;
+  cells: number;
+  deletionCost: number;
+  exact: boolean;
+}
 
 /**
  * Aligns two documents given as overlap vectors (see alignSentences); `levels` (when given)
@@ -201,7 +244,8 @@ function alignSides(S: Side, T: Side, o: Required<AlignOptions>, levels?: LevelI
     prev = { S: a, T: b };
     if (k === 0) {
       return groups.map((g) => {
-        const nx = g.srcEnd - g.srcStart, ny = g.trgEnd - g.trgStart;
+        const nx = g.srcEnd - g.srcStart,
+          ny = g.trgEnd - g.trgStart;
         return { src: range(g.srcStart, g.srcEnd), trg: range(g.trgStart, g.trgEnd), cost: nx && ny ? Math.max(0, g.cost / (nx * ny)) : del };
       });
     }
@@ -209,7 +253,9 @@ function alignSides(S: Side, T: Side, o: Required<AlignOptions>, levels?: LevelI
   return [];
 }
 
-function range(a: number, b: number): number[] { return Array.from({ length: b - a }, (_, i) => a + i); }
+function range(a: number, b: number): number[] {
+  return Array.from({ length: b - a }, (_, i) => a + i);
+}
 
 /**
  * Aligns the sentences of a document (src) with those of its translation (trg): groups in
@@ -217,11 +263,17 @@ function range(a: number, b: number): number[] { return Array.from({ length: b -
  * 1 − cos of the group (per sentence pair: vecalign's score) or, for a deletion, the deletion
  * cost. An empty document gives deletions (insertions) of the other one's sentences, cost 0.
  */
-export async function alignSentences(src: string[], trg: string[], embedder: SentenceEmbedder, opts: AlignOptions & { srcLang?: string; trgLang?: string; levels?: LevelInfo[] } = {}): Promise<AlignedGroup[]> {
+export async function alignSentences(
+  src: string[],
+  trg: string[],
+  embedder: SentenceEmbedder,
+  opts: AlignOptions & { srcLang?: string; trgLang?: string; levels?: LevelInfo[] } = {},
+): Promise<AlignedGroup[]> {
   const o = alignOptions(opts);
   if (!src.length || !trg.length) return [...src.map((_, i) => ({ src: [i], trg: [], cost: 0 })), ...trg.map((_, j) => ({ src: [], trg: [j], cost: 0 }))];
   const types = alignmentTypes(o.maxGroup);
-  const kx = Math.max(...types.map((t) => t[0])), ky = Math.max(...types.map((t) => t[1]));
+  const kx = Math.max(...types.map((t) => t[0])),
+    ky = Math.max(...types.map((t) => t[1]));
   const S = await embedOverlaps(src, kx, embedder, opts.srcLang, 'source document');
   const T = await embedOverlaps(trg, ky, embedder, opts.trgLang, 'target document');
   return alignSides(S, T, o, opts.levels);
@@ -232,27 +284,46 @@ export async function alignSentences(src: string[], trg: string[], embedder: Sen
  * source sentences ((n − k + 1) × d, unit rows), the same for the target. For tests and callers
  * with their own embeddings.
  */
-export function alignOverlapVectors(srcOverlaps: Float32Array[], trgOverlaps: Float32Array[], d: number, opts: AlignOptions & { levels?: LevelInfo[] } = {}): AlignedGroup[] {
+export function alignOverlapVectors(
+  srcOverlaps: Float32Array[],
+  trgOverlaps: Float32Array[],
+  d: number,
+  opts: AlignOptions & { levels?: LevelInfo[] } = {},
+): AlignedGroup[] {
   const o = alignOptions(opts);
   const side = (ov: Float32Array[], what: string): Side => {
     if (!ov.length) throw new Error(`align: no ${what} vectors`);
     const count = ov[0]!.length / d;
     let total = 0;
-    ov.forEach((v, k) => { if (v.length !== Math.max(0, count - k) * d) throw new Error(`align: ${what} overlaps of ${k + 1} sentences: ${v.length / d} rows, expected ${Math.max(0, count - k)}`); total += v.length; });
+    ov.forEach((v, k) => {
+      if (v.length !== Math.max(0, count - k) * d)
+        throw new Error(`align: ${what} overlaps of ${k + 1} sentences: ${v.length / d} rows, expected ${Math.max(0, count - k)}`);
+      total += v.length;
+    });
     const vecs = new Float32Array(total);
     const idx: Int32Array[] = [];
     let at = 0;
-    for (const v of ov) { vecs.set(v, at * d); idx.push(Int32Array.from({ length: v.length / d }, (_, i) => at + i)); at += v.length / d; }
+    for (const v of ov) {
+      vecs.set(v, at * d);
+      idx.push(Int32Array.from({ length: v.length / d }, (_, i) => at + i));
+      at += v.length / d;
+    }
     normalizeRows(vecs, d);
     return { count, d, vecs, idx, norms: [] };
   };
-  const S = side(srcOverlaps, 'source'), T = side(trgOverlaps, 'target');
-  if (!S.count || !T.count) return [...range(0, S.count).map((i) => ({ src: [i], trg: [], cost: 0 })), ...range(0, T.count).map((j) => ({ src: [], trg: [j], cost: 0 }))];
+  const S = side(srcOverlaps, 'source'),
+    T = side(trgOverlaps, 'target');
+  if (!S.count || !T.count)
+    return [...range(0, S.count).map((i) => ({ src: [i], trg: [], cost: 0 })), ...range(0, T.count).map((j) => ({ src: [], trg: [j], cost: 0 }))];
   return alignSides(S, T, o, opts.levels);
 }
 
 /** Embedding options of embedderOf (as xling embed's). */
-export interface EmbedderOptions { center?: boolean | 'force'; batchTokens?: number; batchSentences?: number }
+export interface EmbedderOptions {
+  center?: boolean | 'force';
+  batchTokens?: number;
+  batchSentences?: number;
+}
 
 /**
  * A SentenceEmbedder over a loaded model (loadSentenceEncoder): texts embedded as xling embed
@@ -262,7 +333,8 @@ export interface EmbedderOptions { center?: boolean | 'force'; batchTokens?: num
  * embedded `chunk` at a time (memory bounded by the chunk, not the document).
  */
 export function embedderOf(model: SentenceEncoderModel, o: EmbedderOptions & { chunk?: number } = {}): SentenceEmbedder {
-  const center = o.center ?? true, chunk = o.chunk ?? 8192;
+  const center = o.center ?? true,
+    chunk = o.chunk ?? 8192;
   return {
     dim: model.dim,
     async embed(texts, lang) {

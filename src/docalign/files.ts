@@ -11,7 +11,13 @@ import { vecalignLine } from './score.js';
 export type AlignFormat = 'tsv' | 'vecalign';
 
 /** One document pair to align and where its alignment goes; srcWhat / trgWhat name the documents in messages (--src, list.tsv:3: source). */
-export interface AlignJob { src: string; trg: string; out: string; srcWhat: string; trgWhat: string }
+export interface AlignJob {
+  src: string;
+  trg: string;
+  out: string;
+  srcWhat: string;
+  trgWhat: string;
+}
 
 /** The lines of a document (blank lines kept: line numbers are the ids); an empty document is an error naming `what`. */
 export async function readDocument(path: string, what: string): Promise<string[]> {
@@ -38,9 +44,11 @@ export async function readPairList(list: string, outDir: string, format: AlignFo
     if (!line.trim() || line.startsWith('#')) continue;
     const f = line.split('\t');
     const at = `${shownPath(list)}:${no}`;
-    if (f.length < 2 || f.length > 3 || !f[0]!.trim() || !f[1]!.trim()) throw new Error(`${at}: expected src_path<TAB>trg_path[<TAB>out_name], got ${f.length} field${f.length > 1 ? 's' : ''}`);
+    if (f.length < 2 || f.length > 3 || !f[0]!.trim() || !f[1]!.trim())
+      throw new Error(`${at}: expected src_path<TAB>trg_path[<TAB>out_name], got ${f.length} field${f.length > 1 ? 's' : ''}`);
     const name = f[2]?.trim() || defaultOutName(f[0]!.trim(), format);
-    if (name.includes('/') || name === '.' || name === '..') throw new Error(`${at}: out_name '${name}' must be a file name (it goes into the output directory)`);
+    if (name.includes('/') || name === '.' || name === '..')
+      throw new Error(`${at}: out_name '${name}' must be a file name (it goes into the output directory)`);
     const path = (p: string) => (isAbsolute(p) ? p : join(base, p));
     jobs.push({ src: path(f[0]!.trim()), trg: path(f[1]!.trim()), out: join(outDir, name), srcWhat: `${at}: source`, trgWhat: `${at}: target` });
   }
@@ -57,12 +65,19 @@ export const TSV_HEADER = 'cost\tsrc_ids\ttrg_ids\tsrc_text\ttrg_text';
  * An alignment as text: 'tsv' (a header, then a row per group; rows with an empty side only when
  * `deletions`) or 'vecalign' (its line format, every group).
  */
-export function formatAlignment(groups: readonly AlignedGroup[], src: readonly string[], trg: readonly string[], o: { format: AlignFormat; deletions: boolean }): string {
+export function formatAlignment(
+  groups: readonly AlignedGroup[],
+  src: readonly string[],
+  trg: readonly string[],
+  o: { format: AlignFormat; deletions: boolean },
+): string {
   if (o.format === 'vecalign') return groups.map((g) => vecalignLine(g) + '\n').join('');
   const rows = [TSV_HEADER];
   for (const g of groups) {
     if (!o.deletions && (!g.src.length || !g.trg.length)) continue;
-    rows.push([g.cost.toFixed(6), g.src.join(','), g.trg.join(','), cell(g.src.map((i) => src[i]!).join(' ')), cell(g.trg.map((j) => trg[j]!).join(' '))].join('\t'));
+    rows.push(
+      [g.cost.toFixed(6), g.src.join(','), g.trg.join(','), cell(g.src.map((i) => src[i]!).join(' ')), cell(g.trg.map((j) => trg[j]!).join(' '))].join('\t'),
+    );
   }
   return rows.join('\n') + '\n';
 }
@@ -83,20 +98,30 @@ export interface AlignFilesOptions extends AlignOptions {
  * only for documents that can be aligned; the languages it returns, checked against the model,
  * replace the options') and aligns and writes each pair; the totals.
  */
-export async function alignFiles(jobs: readonly AlignJob[], openEmbedder: () => { embedder: SentenceEmbedder; srcLang?: string; trgLang?: string }, o: AlignFilesOptions): Promise<{ pairs: number; groups: number; deletions: number }> {
+export async function alignFiles(
+  jobs: readonly AlignJob[],
+  openEmbedder: () => { embedder: SentenceEmbedder; srcLang?: string; trgLang?: string },
+  o: AlignFilesOptions,
+): Promise<{ pairs: number; groups: number; deletions: number }> {
   const docs: { src: string[]; trg: string[] }[] = [];
   for (const j of jobs) docs.push({ src: await readDocument(j.src, j.srcWhat), trg: await readDocument(j.trg, j.trgWhat) });
-  const opened = openEmbedder(), embedder = opened.embedder;
+  const opened = openEmbedder(),
+    embedder = opened.embedder;
   const opts = { ...o, srcLang: opened.srcLang ?? o.srcLang, trgLang: opened.trgLang ?? o.trgLang };
-  let groups = 0, deletions = 0;
+  let groups = 0,
+    deletions = 0;
   for (let k = 0; k < jobs.length; k++) {
-    const j = jobs[k]!, { src, trg } = docs[k]!;
+    const j = jobs[k]!,
+      { src, trg } = docs[k]!;
     const t0 = performance.now();
     const g = await alignSentences(src, trg, embedder, opts);
     const dels = g.filter((x) => !x.src.length || !x.trg.length).length;
     o.write(j.out, formatAlignment(g, src, trg, o));
-    groups += g.length; deletions += dels;
-    o.log?.(`${shownPath(j.src)} ↔ ${shownPath(j.trg)}: ${src.length} × ${trg.length} sentences → ${g.length - dels} groups, ${dels} unaligned sentences, in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${j.out === '-' ? 'standard output' : j.out}`);
+    groups += g.length;
+    deletions += dels;
+    o.log?.(
+      `${shownPath(j.src)} ↔ ${shownPath(j.trg)}: ${src.length} × ${trg.length} sentences → ${g.length - dels} groups, ${dels} unaligned sentences, in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${j.out === '-' ? 'standard output' : j.out}`,
+    );
   }
   return { pairs: jobs.length, groups, deletions };
 }

@@ -5,9 +5,19 @@
 import { alignDp, galeChurchCosts } from './dp.js';
 
 /** An alignment group as scored: sentence indices of each side (one side empty: a deletion). */
-export interface Group { src: readonly number[]; trg: readonly number[] }
+export interface Group {
+  src: readonly number[];
+  trg: readonly number[];
+}
 
-export interface AlignmentScores { precisionStrict: number; recallStrict: number; f1Strict: number; precisionLax: number; recallLax: number; f1Lax: number }
+export interface AlignmentScores {
+  precisionStrict: number;
+  recallStrict: number;
+  f1Strict: number;
+  precisionLax: number;
+  recallLax: number;
+  f1Lax: number;
+}
 
 const key = (g: Group) => `${g.src.join(',')}|${g.trg.join(',')}`;
 
@@ -16,18 +26,31 @@ function precisionCounts(gold: readonly Group[], test: readonly Group[]): [numbe
   const goldKeys = new Set(gold.filter((g) => g.src.length || g.trg.length).map(key));
   const seen = new Set<string>();
   const srcToGoldTrg = new Map<number, Set<number>>();
-  for (const g of gold) for (const s of g.src) { let t = srcToGoldTrg.get(s); if (!t) srcToGoldTrg.set(s, (t = new Set())); for (const y of g.trg) t.add(y); }
-  let tps = 0, fps = 0, tpl = 0, fpl = 0;
+  for (const g of gold)
+    for (const s of g.src) {
+      let t = srcToGoldTrg.get(s);
+      if (!t) srcToGoldTrg.set(s, (t = new Set()));
+      for (const y of g.trg) t.add(y);
+    }
+  let tps = 0,
+    fps = 0,
+    tpl = 0,
+    fpl = 0;
   for (const g of test) {
     if (!g.src.length && !g.trg.length) continue;
     const k = key(g);
     if (seen.has(k)) continue; // a set, as vecalign's
     seen.add(k);
-    if (goldKeys.has(k)) { tps++; tpl++; continue; }
+    if (goldKeys.has(k)) {
+      tps++;
+      tpl++;
+      continue;
+    }
     fps++;
     const targets = new Set<number>();
     for (const s of g.src) for (const y of srcToGoldTrg.get(s) ?? []) targets.add(y);
-    if (g.trg.some((y) => targets.has(y))) tpl++; else fpl++;
+    if (g.trg.some((y) => targets.has(y))) tpl++;
+    else fpl++;
   }
   return [tps, fps, tpl, fpl];
 }
@@ -41,15 +64,23 @@ function precisionCounts(gold: readonly Group[], test: readonly Group[]): [numbe
  */
 export function scoreAlignments(gold: readonly (readonly Group[])[], test: readonly (readonly Group[])[]): AlignmentScores {
   if (gold.length !== test.length) throw new Error(`scoreAlignments: ${gold.length} gold documents, ${test.length} test documents`);
-  const p = [0, 0, 0, 0], r = [0, 0, 0, 0];
+  const p = [0, 0, 0, 0],
+    r = [0, 0, 0, 0];
   for (let d = 0; d < gold.length; d++) {
-    precisionCounts(gold[d]!, test[d]!).forEach((v, i) => { p[i]! += v; });
+    precisionCounts(gold[d]!, test[d]!).forEach((v, i) => {
+      p[i]! += v;
+    });
     const aligned = (a: readonly Group[]) => a.filter((g) => g.src.length && g.trg.length);
-    precisionCounts(aligned(test[d]!), aligned(gold[d]!)).forEach((v, i) => { r[i]! += v; });
+    precisionCounts(aligned(test[d]!), aligned(gold[d]!)).forEach((v, i) => {
+      r[i]! += v;
+    });
   }
   const ratio = (a: number, b: number) => (a + b ? a / (a + b) : 0);
   const f1 = (x: number, y: number) => (x + y ? (2 * x * y) / (x + y) : 0);
-  const ps = ratio(p[0]!, p[1]!), pl = ratio(p[2]!, p[3]!), rs = ratio(r[0]!, r[1]!), rl = ratio(r[2]!, r[3]!);
+  const ps = ratio(p[0]!, p[1]!),
+    pl = ratio(p[2]!, p[3]!),
+    rs = ratio(r[0]!, r[1]!),
+    rl = ratio(r[2]!, r[3]!);
   return { precisionStrict: ps, recallStrict: rs, f1Strict: f1(ps, rs), precisionLax: pl, recallLax: rl, f1Lax: f1(pl, rl) };
 }
 
@@ -90,4 +121,6 @@ export function lengthAlignment(src: readonly string[], trg: readonly string[]):
   return alignDp(galeChurchCosts(src.map(len), trg.map(len))).map((g) => ({ src: seq(g.srcStart, g.srcEnd), trg: seq(g.trgStart, g.trgEnd) }));
 }
 
-function seq(a: number, b: number): number[] { return Array.from({ length: b - a }, (_, i) => a + i); }
+function seq(a: number, b: number): number[] {
+  return Array.from({ length: b - a }, (_, i) => a + i);
+}

@@ -64,15 +64,21 @@ export function isTableName(name: string): boolean {
 }
 
 /** The key of a quantised table's per-row scales. */
-export function scaleKey(name: string): string { return `scale.${name}`; }
+export function scaleKey(name: string): string {
+  return `scale.${name}`;
+}
 
 /** Symmetric int8 rows: q = round(x / s), s = max|row| / 127 (0 for an all-zero row). */
 export function quantizeRowsInt8(x: Float32Array, rows: number, dim: number): { q: Int8Array; scale: Float32Array } {
-  const q = new Int8Array(rows * dim), scale = new Float32Array(rows);
+  const q = new Int8Array(rows * dim),
+    scale = new Float32Array(rows);
   for (let r = 0; r < rows; r++) {
     const o = r * dim;
     let m = 0;
-    for (let j = 0; j < dim; j++) { const a = Math.abs(x[o + j]!); if (a > m) m = a; }
+    for (let j = 0; j < dim; j++) {
+      const a = Math.abs(x[o + j]!);
+      if (a > m) m = a;
+    }
     const s = Math.fround(m / 127);
     scale[r] = s;
     if (s === 0) continue;
@@ -87,7 +93,8 @@ export function quantizeRowsInt8(x: Float32Array, rows: number, dim: number): { 
  * to its draw (0) got no update, i.e. no training sentence had a feature in that bucket.
  */
 function bucketMoves(table: Tensor, base: number, buckets: number, seed: number, std: number): Float64Array {
-  const rows = table.shape[0]!, dim = table.shape[1]!;
+  const rows = table.shape[0]!,
+    dim = table.shape[1]!;
   manualSeed(seed);
   const init = new EmbeddingBag(rows, dim, std);
   try {
@@ -98,8 +105,13 @@ function bucketMoves(table: Tensor, base: number, buckets: number, seed: number,
       const [a, b] = noGrad(() => tidy(() => [table.narrow(0, r0, n).toFloat32Array(), init.weight.narrow(0, r0, n).toFloat32Array()]));
       for (let i = 0; i < n; i++) {
         const o = i * dim;
-        let d2 = 0, differs = false;
-        for (let j = 0; j < dim; j++) { const d = a[o + j]! - b[o + j]!; if (a[o + j] !== b[o + j]) differs = true; d2 += d * d; }
+        let d2 = 0,
+          differs = false;
+        for (let j = 0; j < dim; j++) {
+          const d = a[o + j]! - b[o + j]!;
+          if (a[o + j] !== b[o + j]) differs = true;
+          d2 += d * d;
+        }
         // a changed row whose change underflows still counts as moved
         moved[r0 - base + i] = differs ? Math.max(d2, Number.MIN_VALUE) : 0;
       }
@@ -116,11 +128,16 @@ function bucketMoves(table: Tensor, base: number, buckets: number, seed: number,
  * model's config and the options as exportCompact reads them. A caller about to read --pq-data runs
  * it first (pqSentences: [] stands for sentences to come).
  */
-export function checkCompactExport(modelDir: string, o: CompactExportOptions): { cfg: SavedModelConfig; mc: DualConfig | null; o: CompactExportOptions; pq: { bytes: number; dims: number } | null } {
+export function checkCompactExport(
+  modelDir: string,
+  o: CompactExportOptions,
+): { cfg: SavedModelConfig; mc: DualConfig | null; o: CompactExportOptions; pq: { bytes: number; dims: number } | null } {
   const cfg = readModelConfig(modelDir);
-  if (o.pruneKeep !== undefined && !(Number.isInteger(o.pruneKeep) && o.pruneKeep >= 1)) throw new Error(`--prune-keep: must be a positive integer, got ${o.pruneKeep}`);
+  if (o.pruneKeep !== undefined && !(Number.isInteger(o.pruneKeep) && o.pruneKeep >= 1))
+    throw new Error(`--prune-keep: must be a positive integer, got ${o.pruneKeep}`);
   if (o.pruneKeep !== undefined) o = { ...o, prune: true };
-  if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual') throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
+  if ((o.dims !== undefined || o.prune) && cfg.kind !== 'dual')
+    throw new Error(`--model ${modelDir}: --dims and --prune-unused apply to dual-encoder models (this is a ${cfg.kind} model)`);
   const mc = cfg.kind === 'dual' ? { ...(cfg.model as DualConfig) } : null;
   if (mc?.prune && o.prune) throw new Error(`--model ${modelDir}: the table is already pruned`);
   let pq: { bytes: number; dims: number } | null = null;
@@ -128,14 +145,21 @@ export function checkCompactExport(modelDir: string, o: CompactExportOptions): {
     if (!mc) throw new Error(`--dtype pq: product quantisation applies to dual-encoder models' n-gram tables (this is a ${cfg.kind} model)`);
     if (o.prune) throw new Error('--dtype pq: give either product quantisation or --prune-unused / --prune-keep, not both');
     const bytes = o.pqBytes ?? 56;
-    if (!(Number.isInteger(bytes) && bytes >= 1 && bytes <= mc.dim)) throw new Error(`--pq-bytes: must be an integer in [1, ${mc.dim}] (the table's width: at least one coordinate a byte), got ${bytes}${o.pqBytes === undefined ? ' (the default)' : ''}`);
+    if (!(Number.isInteger(bytes) && bytes >= 1 && bytes <= mc.dim))
+      throw new Error(
+        `--pq-bytes: must be an integer in [1, ${mc.dim}] (the table's width: at least one coordinate a byte), got ${bytes}${o.pqBytes === undefined ? ' (the default)' : ''}`,
+      );
     const K = o.pqDims ?? Math.min(mc.dim, 2 * bytes);
-    if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim)) throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
-    if (o.pqSentences !== undefined && cfg.tokenizerSpec?.type !== 'hashed-ngrams') throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
+    if (!(Number.isInteger(K) && K >= bytes && K <= mc.dim))
+      throw new Error(`--pq-dims: must be an integer in [${bytes} (--pq-bytes), ${mc.dim} (the table's width)], got ${K}`);
+    if (o.pqSentences !== undefined && cfg.tokenizerSpec?.type !== 'hashed-ngrams')
+      throw new Error(`--pq-data: ${modelDir} has no hashed n-gram tokenizer spec to read the sentences with`);
     pq = { bytes, dims: K };
-  } else if (o.pqBytes !== undefined || o.pqDims !== undefined || o.pqSentences !== undefined) throw new Error('--pq-bytes, --pq-dims and --pq-data go with --dtype pq');
+  } else if (o.pqBytes !== undefined || o.pqDims !== undefined || o.pqSentences !== undefined)
+    throw new Error('--pq-bytes, --pq-dims and --pq-data go with --dtype pq');
   if (mc?.pq) throw new Error(`--model ${modelDir}: the n-gram table is already product-quantised; export from the model it was made from`);
-  if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim)) throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
+  if (o.dims !== undefined && mc && !(Number.isInteger(o.dims) && o.dims >= 1 && o.dims <= mc.outDim))
+    throw new Error(`--dims: must be an integer in [1, ${mc.outDim}] (the model's width), got ${o.dims}`);
   return { cfg, mc, o, pq };
 }
 
@@ -163,17 +187,30 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
     };
     const dims = o.dims;
     for (const [name, t] of tensors) {
-      if (name === 'prune.buckets') { out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]); continue; }
+      if (name === 'prune.buckets') {
+        out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]);
+        continue;
+      }
       if (mc && name === 'encoder.embed.weight' && (o.prune || o.dtype === 'pq')) continue; // below
-      if (dims !== undefined && name === 'encoder.proj.weight') { put(name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]); continue; }
-      if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) { put(name, f32(t).slice(0, dims), [dims]); continue; }
+      if (dims !== undefined && name === 'encoder.proj.weight') {
+        put(name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]);
+        continue;
+      }
+      if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) {
+        put(name, f32(t).slice(0, dims), [dims]);
+        continue;
+      }
       put(name, f32(t), [...t.shape]);
     }
     if (mc && o.prune) {
       const table = tensors.get('encoder.embed.weight')!;
-      const base = mc.unit === 'sentence' ? 4 : mc.vocabSize, dim = table.shape[1]!;
+      const base = mc.unit === 'sentence' ? 4 : mc.vocabSize,
+        dim = table.shape[1]!;
       const train = cfg.train as { seed?: number; features?: { initStd?: number } } | undefined;
-      if (train?.seed === undefined || train.features?.initStd === undefined) throw new Error(`--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`);
+      if (train?.seed === undefined || train.features?.initStd === undefined)
+        throw new Error(
+          `--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`,
+        );
       log(`[export] finding the buckets training touched (rows that differ from their initial draw)`);
       const moved = bucketMoves(table, base, mc.buckets, train.seed, train.features.initStd);
       let nTouched = 0;
@@ -184,10 +221,14 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
         const order = Array.from({ length: mc.buckets }, (_, b) => b).sort((x, y) => moved[y]! - moved[x]! || x - y);
         for (let i = 0; i < o.pruneKeep; i++) touched[order[i]!] = 1;
       } else {
-        moved.forEach((m, b) => { if (m > 0) touched[b] = 1; });
+        moved.forEach((m, b) => {
+          if (m > 0) touched[b] = 1;
+        });
       }
       const keptList: number[] = [];
-      touched.forEach((t, b) => { if (t) keptList.push(b); });
+      touched.forEach((t, b) => {
+        if (t) keptList.push(b);
+      });
       const kept = Int32Array.from(keptList);
       const K = kept.length;
       const rows = new Float32Array((base + K + fallback) * dim);
@@ -199,10 +240,16 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
         const n = Math.min(chunk, base + mc.buckets - r0);
         const a = f32(table.narrow(0, r0, n));
         for (let i = 0; i < n; i++) {
-          const r = r0 + i, b = r - base, src = a.subarray(i * dim, (i + 1) * dim);
+          const r = r0 + i,
+            b = r - base,
+            src = a.subarray(i * dim, (i + 1) * dim);
           if (b < 0) rows.set(src, r * dim);
           else if (touched[b]) rows.set(src, (base + k++) * dim);
-          else { const c = b % fallback; counts[c]++; for (let j = 0; j < dim; j++) sums[c * dim + j] += src[j]!; }
+          else {
+            const c = b % fallback;
+            counts[c]++;
+            for (let j = 0; j < dim; j++) sums[c * dim + j] += src[j]!;
+          }
         }
       }
       // a dropped bucket's row becomes the mean of the dropped rows that share its fallback row
@@ -211,7 +258,9 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
       out['prune.buckets'] = rawFromArray(kept, [K]);
       mc.prune = { kept: K, fallback };
       report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
-      log(`[export] ${nTouched} of ${mc.buckets} buckets touched in training (${(100 * nTouched / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`);
+      log(
+        `[export] ${nTouched} of ${mc.buckets} buckets touched in training (${((100 * nTouched) / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`,
+      );
     }
     if (mc && pq) {
       const { bytes, dims: K } = pq;
@@ -227,7 +276,17 @@ export function exportCompact(modelDir: string, outDir: string, opts: CompactExp
       report.pq = pq;
     }
     if (mc && dims !== undefined) mc.outDim = dims;
-    const config = { ...cfg, encoderOnly: true, ...(mc ? { model: mc } : {}), export: { dtype: o.dtype, ...(dims !== undefined ? { dims } : {}), ...(report.prune ? { prune: report.prune } : {}), ...(report.pq ? { pq: report.pq } : {}) } };
+    const config = {
+      ...cfg,
+      encoderOnly: true,
+      ...(mc ? { model: mc } : {}),
+      export: {
+        dtype: o.dtype,
+        ...(dims !== undefined ? { dims } : {}),
+        ...(report.prune ? { prune: report.prune } : {}),
+        ...(report.pq ? { pq: report.pq } : {}),
+      },
+    };
     writeModelDirAtomically(outDir, (tmp) => {
       writeJson(join(tmp, 'config.json'), config);
       writeSafetensors(join(tmp, 'model.safetensors'), out, { 'xling.config': JSON.stringify(config) });

@@ -32,16 +32,26 @@ export interface EmbedSettings {
 
 /** One line saying what centring a choice gives (for logs). */
 export function describeCenter(model: SentenceEncoderModel, c: CenterChoice, langFlag: string): string {
-  const id = c.identified ? `identified as ${c.identified.lang} (confidence ${(Math.floor(c.identified.confidence * 100) / 100).toFixed(2)}${c.identified.sentences !== undefined ? ` over ${c.identified.sentences} sentences` : ''})` : '';
+  const id = c.identified
+    ? `identified as ${c.identified.lang} (confidence ${(Math.floor(c.identified.confidence * 100) / 100).toFixed(2)}${c.identified.sentences !== undefined ? ` over ${c.identified.sentences} sentences` : ''})`
+    : '';
   switch (c.reason) {
-    case undefined: return c.lang ? `${id ? `${id}; c` : 'c'}entred with the ${c.lang} mean vector` : 'not centred (no language)';
-    case 'off': return 'not centred (--no-center)';
-    case 'no-means': return 'not centred: the model has no per-language mean vectors';
-    case 'negligible': return `not centred: the model's per-language mean vectors are too small to matter (mean norm ${model.meanVectors.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}; --force-center to centre anyway)`;
-    case 'no-identifier': return `not centred: the model has no language identifier (xling train-lid adds one), so the language is unknown (${langFlag} to give it)`;
-    case 'no-evidence': return `not centred: no language could be identified (blank lines or an unknown script; ${langFlag} to give it)`;
-    case 'unsure': return `${id}, below the confidence of ${LID_CONFIDENCE} needed to centre: not centred (${langFlag} to give the language)`;
-    case 'no-mean-for-language': return `${id ? `${id}, ` : ''}but the model has no mean vector of it: not centred`;
+    case undefined:
+      return c.lang ? `${id ? `${id}; c` : 'c'}entred with the ${c.lang} mean vector` : 'not centred (no language)';
+    case 'off':
+      return 'not centred (--no-center)';
+    case 'no-means':
+      return 'not centred: the model has no per-language mean vectors';
+    case 'negligible':
+      return `not centred: the model's per-language mean vectors are too small to matter (mean norm ${model.meanVectors.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}; --force-center to centre anyway)`;
+    case 'no-identifier':
+      return `not centred: the model has no language identifier (xling train-lid adds one), so the language is unknown (${langFlag} to give it)`;
+    case 'no-evidence':
+      return `not centred: no language could be identified (blank lines or an unknown script; ${langFlag} to give it)`;
+    case 'unsure':
+      return `${id}, below the confidence of ${LID_CONFIDENCE} needed to centre: not centred (${langFlag} to give the language)`;
+    case 'no-mean-for-language':
+      return `${id ? `${id}, ` : ''}but the model has no mean vector of it: not centred`;
   }
 }
 
@@ -65,7 +75,11 @@ export class InputEmbedder {
   private readonly sentenceLangs = new Map<string, number>();
   private uncentred = 0;
 
-  constructor(readonly model: SentenceEncoderModel, readonly s: EmbedSettings, readonly what: string) {
+  constructor(
+    readonly model: SentenceEncoderModel,
+    readonly s: EmbedSettings,
+    readonly what: string,
+  ) {
     const l = resolveLangOption(s.lang, model.languages, s.langFlag);
     this.perSentence = l === PER_SENTENCE;
     this.auto = l === AUTO;
@@ -77,17 +91,26 @@ export class InputEmbedder {
     } else {
       // decided without reading the input when nothing can be centred anyway
       const pre = model.chooseCenter(l, center, { lang: '', confidence: 1 });
-      if (pre.reason && pre.reason !== 'no-mean-for-language') { this.choice = pre; if (!s.quiet && s.center) this.say(describeCenter(model, pre, s.langFlag)); }
-      else if (this.perSentence && !s.quiet) this.say(`each line identified on its own and centred when the identification's confidence is at least ${LID_CONFIDENCE}`);
+      if (pre.reason && pre.reason !== 'no-mean-for-language') {
+        this.choice = pre;
+        if (!s.quiet && s.center) this.say(describeCenter(model, pre, s.langFlag));
+      } else if (this.perSentence && !s.quiet)
+        this.say(`each line identified on its own and centred when the identification's confidence is at least ${LID_CONFIDENCE}`);
     }
   }
 
-  private say(line: string): void { process.stderr.write(`[${this.s.label}] ${this.what}: ${line}\n`); }
+  private say(line: string): void {
+    process.stderr.write(`[${this.s.label}] ${this.what}: ${line}\n`);
+  }
 
-  private get centerMode(): boolean | 'force' { return !this.s.center ? false : this.s.forceCenter ? 'force' : true; }
+  private get centerMode(): boolean | 'force' {
+    return !this.s.center ? false : this.s.forceCenter ? 'force' : true;
+  }
 
   /** Whether the language must be identified from a sample of the input (see identify). */
-  get needsSample(): boolean { return this.auto && !this.choice; }
+  get needsSample(): boolean {
+    return this.auto && !this.choice;
+  }
 
   /** Decides the centring language from a spread sample of the input's lines (SpreadSample / spreadSample). */
   identify(sample: string[]): void {
@@ -100,12 +123,16 @@ export class InputEmbedder {
   embed(sentences: string[]): Float32Array {
     this.lines += sentences.length;
     for (const t of sentences) if (!t.trim()) this.blank++;
-    const tok = this.model.tokenizer, before = tok.truncated ?? 0;
+    const tok = this.model.tokenizer,
+      before = tok.truncated ?? 0;
     const o = { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, center: this.centerMode };
     let v: Float32Array;
     if (this.perSentence && !this.choice) {
       const langs = sentences.map((t) => this.model.sentenceCenter(t, this.centerMode).lang);
-      for (const l of langs) { if (l) this.sentenceLangs.set(l, (this.sentenceLangs.get(l) ?? 0) + 1); else this.uncentred++; }
+      for (const l of langs) {
+        if (l) this.sentenceLangs.set(l, (this.sentenceLangs.get(l) ?? 0) + 1);
+        else this.uncentred++;
+      }
       v = this.model.embed(sentences, { ...o, langs });
     } else {
       v = this.model.embed(sentences, { ...o, lang: this.lang ?? undefined });
@@ -116,22 +143,45 @@ export class InputEmbedder {
 
   /** Options for SentenceEncoderModel.embed (and documentVectors) that embed as this job decided (after identify()). */
   embedOptions(): { lang?: string; center: boolean | 'force' } {
-    return { lang: this.perSentence && !this.choice ? PER_SENTENCE : this.lang ?? undefined, center: this.centerMode };
+    return { lang: this.perSentence && !this.choice ? PER_SENTENCE : (this.lang ?? undefined), center: this.centerMode };
   }
 
   /** What was done, for JSON outputs: the language centred with (null: none) and why not. */
-  get centring(): { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null; per_sentence?: Record<string, number> } {
-    if (this.perSentence && !this.choice) return { lang: null, reason: 'per-sentence', identified: null, per_sentence: { ...Object.fromEntries([...this.sentenceLangs].sort()), none: this.uncentred } };
-    return { lang: this.choice?.lang ?? null, reason: this.choice?.reason ?? null, identified: this.choice?.identified ? { lang: this.choice.identified.lang, confidence: this.choice.identified.confidence } : null };
+  get centring(): {
+    lang: string | null;
+    reason: string | null;
+    identified: { lang: string; confidence: number } | null;
+    per_sentence?: Record<string, number>;
+  } {
+    if (this.perSentence && !this.choice)
+      return {
+        lang: null,
+        reason: 'per-sentence',
+        identified: null,
+        per_sentence: { ...Object.fromEntries([...this.sentenceLangs].sort()), none: this.uncentred },
+      };
+    return {
+      lang: this.choice?.lang ?? null,
+      reason: this.choice?.reason ?? null,
+      identified: this.choice?.identified ? { lang: this.choice.identified.lang, confidence: this.choice.identified.confidence } : null,
+    };
   }
 
   finish(): void {
     const p = `[${this.s.label}] warning: ${this.what}:`;
-    if (this.blank) process.stderr.write(`${p} ${this.blank} blank line${this.blank > 1 ? 's' : ''} (each still gets its row: the vector of an empty sentence; not used to identify the language)\n`);
+    if (this.blank)
+      process.stderr.write(
+        `${p} ${this.blank} blank line${this.blank > 1 ? 's' : ''} (each still gets its row: the vector of an empty sentence; not used to identify the language)\n`,
+      );
     if (this.cut) process.stderr.write(`${p} ${this.cut} of ${this.lines} lines were longer than the model reads and were cut to its maximum input length\n`);
     if (this.perSentence && !this.choice && !this.s.quiet) {
-      const by = [...this.sentenceLangs].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${l} ${n}`).join(', ');
-      this.say(`per-sentence centring: ${this.lines - this.uncentred} of ${this.lines} lines centred${by ? ` (${by})` : ''}; ${this.uncentred} not (confidence below ${LID_CONFIDENCE}, no evidence or no mean vector)`);
+      const by = [...this.sentenceLangs]
+        .sort((a, b) => b[1] - a[1])
+        .map(([l, n]) => `${l} ${n}`)
+        .join(', ');
+      this.say(
+        `per-sentence centring: ${this.lines - this.uncentred} of ${this.lines} lines centred${by ? ` (${by})` : ''}; ${this.uncentred} not (confidence below ${LID_CONFIDENCE}, no evidence or no mean vector)`,
+      );
     }
   }
 }
@@ -161,7 +211,9 @@ export function checkLangOptions(modelDir: string | undefined, opts: [string, st
 }
 
 /** The dimension of a model's sentence vectors (the model loaded once, kept for vectorsFor). */
-export function modelDim(modelDir: string): number { return cachedModel(modelDir).dim; }
+export function modelDim(modelDir: string): number {
+  return cachedModel(modelDir).dim;
+}
 
 let cache: { dir: string; model: SentenceEncoderModel } | null = null;
 function cachedModel(dir: string): SentenceEncoderModel {

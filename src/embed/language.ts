@@ -6,7 +6,19 @@ import { LanguageIdentifier } from '../text/lid.js';
 import { SpreadSample } from './centering.js';
 
 // the rule itself is plain TypeScript, shared with xling/lite
-export { AUTO, canonicalLang, CENTER_MIN_NORM, isLangCode, LID_CONFIDENCE, matchLangCode, meanNorm, meansNegligible, PER_SENTENCE, resolveLangCode, resolveLangOption } from '../util/embed-policy.js';
+export {
+  AUTO,
+  canonicalLang,
+  CENTER_MIN_NORM,
+  isLangCode,
+  LID_CONFIDENCE,
+  matchLangCode,
+  meanNorm,
+  meansNegligible,
+  PER_SENTENCE,
+  resolveLangCode,
+  resolveLangOption,
+} from '../util/embed-policy.js';
 
 /**
  * Sentences of each language of training sources (N-way TSVs, optionally .gz), at most `cap` per
@@ -27,7 +39,8 @@ export async function lidTrainingText(files: string[], o: { langs?: string[]; ca
       }
       r = await it.next();
     }
-    for (const l of want ?? []) if (!r.value.langs.includes(l) && !by.has(l)) throw new Error(`--langs: '${l}' is not a column of ${f} (columns: ${r.value.langs.join(' ')})`);
+    for (const l of want ?? [])
+      if (!r.value.langs.includes(l) && !by.has(l)) throw new Error(`--langs: '${l}' is not a column of ${f} (columns: ${r.value.langs.join(' ')})`);
   }
   return new Map([...by].map(([l, s]) => [l, s.lines]));
 }

@@ -26,14 +26,35 @@ const SAVED_KEYS = ['format', 'version', 'kind', 'encoderOnly', 'model', 'train'
  * Writes config.json and model.safetensors of a trained task into dir (each file atomically);
  * a tokenizer.json must already be there when `tokenizer` names it.
  */
-export function writeModelFiles(dir: string, kind: string, task: TrainingTask, train: unknown, tokenizer: string | null, centers: Map<string, Float32Array> = new Map(), tokenizerSpec?: TokenizerSpec): void {
+export function writeModelFiles(
+  dir: string,
+  kind: string,
+  task: TrainingTask,
+  train: unknown,
+  tokenizer: string | null,
+  centers: Map<string, Float32Array> = new Map(),
+  tokenizerSpec?: TokenizerSpec,
+): void {
   mkdirSync(dir, { recursive: true });
   if (tokenizer && !existsSync(join(dir, tokenizer))) throw new Error(`${dir}: ${tokenizer} is missing`);
-  const cfg: SavedModelConfig = { format: 'xling', version: 2, kind, encoderOnly: false, model: task.modelConfig, train, tokenizer, ...(tokenizerSpec ? { tokenizerSpec } : {}) };
+  const cfg: SavedModelConfig = {
+    format: 'xling',
+    version: 2,
+    kind,
+    encoderOnly: false,
+    model: task.modelConfig,
+    train,
+    tokenizer,
+    ...(tokenizerSpec ? { tokenizerSpec } : {}),
+  };
   const sd = task.module.stateDict();
   const extra = [...centers].map(([l, v]) => [`center.${l}`, fromArray(v)] as const);
   for (const [k, t] of extra) sd.set(k, t);
-  try { saveTensors(join(dir, 'model.safetensors'), sd, { format: 'pt' }); } finally { for (const [, t] of extra) t.dispose(); }
+  try {
+    saveTensors(join(dir, 'model.safetensors'), sd, { format: 'pt' });
+  } finally {
+    for (const [, t] of extra) t.dispose();
+  }
   writeJson(join(dir, 'config.json'), cfg);
 }
 
@@ -54,7 +75,8 @@ export function isModelDir(dir: string): boolean {
 export function checkReplaceable(dir: string, what: string): void {
   if (!existsSync(dir)) return;
   if (!statSync(dir).isDirectory()) throw new Error(`${what}: ${dir} exists and is not a directory`);
-  if (readdirSync(dir).length && !isModelDir(dir)) throw new Error(`${what}: ${dir} exists and is not an xling model directory (it would be replaced); choose a new directory`);
+  if (readdirSync(dir).length && !isModelDir(dir))
+    throw new Error(`${what}: ${dir} exists and is not an xling model directory (it would be replaced); choose a new directory`);
 }
 
 /**
@@ -96,7 +118,8 @@ export { replaceDir };
 function checkModelKeys(model: unknown, kind: string, f: string, section: string): void {
   if (typeof model !== 'object' || model === null || Array.isArray(model)) throw new Error(`${f}: '${section}' must be an object`);
   const known = getLoader(kind, f).modelKeys;
-  for (const k of Object.keys(model)) if (!known.includes(k)) throw new Error(`${f}: unknown key '${section}.${k}' for a ${kind} model (known: ${known.join(', ')})`);
+  for (const k of Object.keys(model))
+    if (!known.includes(k)) throw new Error(`${f}: unknown key '${section}.${k}' for a ${kind} model (known: ${known.join(', ')})`);
 }
 
 /**
@@ -111,7 +134,15 @@ export function readModelConfig(dir: string): SavedModelConfig {
     // format 1: LASER only, the model shape under `laser` (its training config is an older schema)
     for (const k of Object.keys(c)) if (!['format', 'version', 'encoderOnly', 'laser', 'train'].includes(k)) throw new Error(`${f}: unknown key '${k}'`);
     checkModelKeys(c.laser, 'laser', f, 'laser');
-    const v1: SavedModelConfig = { format: 'xling', version: 2, kind: 'laser', encoderOnly: !!c.encoderOnly, model: c.laser, train: c.train, tokenizer: 'tokenizer.json' };
+    const v1: SavedModelConfig = {
+      format: 'xling',
+      version: 2,
+      kind: 'laser',
+      encoderOnly: !!c.encoderOnly,
+      model: c.laser,
+      train: c.train,
+      tokenizer: 'tokenizer.json',
+    };
     return { ...v1, tokenizerSpec: legacyTokenizerSpec(v1) };
   }
   if (c.format !== 'xling') throw new Error(`${f}: unknown model format '${String(c.format)}'`);
@@ -124,7 +155,8 @@ export function readModelConfig(dir: string): SavedModelConfig {
   const cfg = c as unknown as SavedModelConfig;
   if (c.tokenizerSpec !== undefined) {
     const spec = checkTokenizerSpec(c.tokenizerSpec, f);
-    if ((spec.file ?? null) !== (cfg.tokenizer ?? null)) throw new Error(`${f}: 'tokenizerSpec.file' (${JSON.stringify(spec.file)}) and 'tokenizer' (${JSON.stringify(cfg.tokenizer)}) name different files`);
+    if ((spec.file ?? null) !== (cfg.tokenizer ?? null))
+      throw new Error(`${f}: 'tokenizerSpec.file' (${JSON.stringify(spec.file)}) and 'tokenizer' (${JSON.stringify(cfg.tokenizer)}) name different files`);
     return cfg;
   }
   return { ...cfg, tokenizerSpec: legacyTokenizerSpec(cfg) };
@@ -137,18 +169,49 @@ export function readModelConfig(dir: string): SavedModelConfig {
  * undefined for kinds whose loader needs none.
  */
 export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | undefined {
-  const train = cfg.train as { vocab?: { lowercase?: boolean; romanize?: boolean }; maxLen?: number; features?: { ngrams: [number, number]; buckets: number; words: boolean; maxFeatures: number; hashes?: number } } | undefined;
+  const train = cfg.train as
+    | {
+        vocab?: { lowercase?: boolean; romanize?: boolean };
+        maxLen?: number;
+        features?: { ngrams: [number, number]; buckets: number; words: boolean; maxFeatures: number; hashes?: number };
+      }
+    | undefined;
   const norm = { lowercase: train?.vocab?.lowercase ?? true, romanize: train?.vocab?.romanize ?? false };
-  const subword = (): TokenizerSpec => ({ type: 'xling-subword', file: cfg.tokenizer ?? 'tokenizer.json', special: { ...XLING_SPECIALS }, addBos: false, addEos: true, maxLength: train?.maxLen ?? 64, ...norm });
+  const subword = (): TokenizerSpec => ({
+    type: 'xling-subword',
+    file: cfg.tokenizer ?? 'tokenizer.json',
+    special: { ...XLING_SPECIALS },
+    addBos: false,
+    addEos: true,
+    maxLength: train?.maxLen ?? 64,
+    ...norm,
+  });
   switch (cfg.kind) {
-    case 'laser': case 'jmt': return subword();
+    case 'laser':
+    case 'jmt':
+      return subword();
     case 'dual': {
       if ((cfg.model as { unit?: string }).unit === 'token') return subword();
       const f = train?.features;
       if (!f) throw new Error(`${cfg.kind} model: config.json has neither 'tokenizerSpec' nor 'train.features' (the n-gram settings of this model)`);
-      return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes), special: { ...XLING_SPECIALS }, addBos: false, addEos: false, maxLength: f.maxFeatures, ...norm };
+      return {
+        type: 'hashed-ngrams',
+        hash: 'fnv1a32-utf16',
+        file: null,
+        ngrams: f.ngrams,
+        buckets: f.buckets,
+        words: f.words,
+        maxFeatures: f.maxFeatures,
+        ...hashesOf(f.hashes),
+        special: { ...XLING_SPECIALS },
+        addBos: false,
+        addEos: false,
+        maxLength: f.maxFeatures,
+        ...norm,
+      };
     }
-    case 'laser-lstm': return { type: 'laser-spm', file: cfg.tokenizer ?? LASER_TOKENIZER_FILE };
+    case 'laser-lstm':
+      return { type: 'laser-spm', file: cfg.tokenizer ?? LASER_TOKENIZER_FILE };
     default:
       if (cfg.kind.startsWith('hf-') && cfg.tokenizer) return { type: 'hf-tokenizer', file: cfg.tokenizer };
       return undefined;
@@ -157,7 +220,9 @@ export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | unde
 
 /** The languages a model directory has mean vectors of (read from the weights file's header only). */
 export function modelLanguages(dir: string): string[] {
-  return Object.keys(readSafetensorsHeader(join(dir, 'model.safetensors')).entries).filter((k) => k.startsWith('center.')).map((k) => k.slice('center.'.length));
+  return Object.keys(readSafetensorsHeader(join(dir, 'model.safetensors')).entries)
+    .filter((k) => k.startsWith('center.'))
+    .map((k) => k.slice('center.'.length));
 }
 
 /** How a model directory is opened for inference. */
@@ -176,43 +241,60 @@ export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): Senten
   const precision = opts.precision ?? 'fp32';
   if (precision !== 'fp32' && precision !== 'bf16') throw new Error(`--precision: 'fp32' or 'bf16', got ${JSON.stringify(precision)}`);
   if (precision === 'bf16' && !loader.precisions?.includes('bf16')) {
-    throw new Error(`--precision bf16: ${dir} is a ${cfg.kind} model; bfloat16 inference is for imported Hugging Face encoders (hf-bert, hf-xlm-roberta, hf-distilbert)`);
+    throw new Error(
+      `--precision bf16: ${dir} is a ${cfg.kind} model; bfloat16 inference is for imported Hugging Face encoders (hf-bert, hf-xlm-roberta, hf-distilbert)`,
+    );
   }
   const file = join(dir, 'model.safetensors');
   const { tensors } = loadTensors(file, (k) => k.startsWith('center.'));
   const centers = new Map<string, Float32Array>();
-  for (const [k, t] of tensors) { centers.set(k.slice('center.'.length), noGrad(() => tidy(() => t.float().toFloat32Array()))); t.dispose(); }
+  for (const [k, t] of tensors) {
+    centers.set(
+      k.slice('center.'.length),
+      noGrad(() => tidy(() => t.float().toFloat32Array())),
+    );
+    t.dispose();
+  }
   // int8 tables of a compact export (src/embed/export.ts): `scale.<name>` holds their row scales
   const header = readSafetensorsHeader(file);
-  const scaled = new Set(Object.keys(header.entries).filter((k) => k.startsWith('scale.')).map((k) => k.slice('scale.'.length)));
+  const scaled = new Set(
+    Object.keys(header.entries)
+      .filter((k) => k.startsWith('scale.'))
+      .map((k) => k.slice('scale.'.length)),
+  );
   // a product-quantised n-gram table (xling export --dtype pq) is read back into the model's table
   const pq = readPqTable(file, header);
   const skip = pq ? new Set([...scaled, 'encoder.embed.weight']) : scaled;
-  const { encoder, tokenizer } = loader.loadEncoder(dir, cfg, (m, o) => {
-    const prefix = o?.prefix ?? 'encoder.';
-    loadModule(m, file, { prefix, rename: o?.rename, skip });
-    if (pq) {
-      const table = [...m.stateDict()].find(([k]) => (o?.rename ? o.rename(k) : prefix + k) === 'encoder.embed.weight')?.[1];
-      if (!table) throw new Error(`${file}: a product-quantised table (pq.*) in a model without an n-gram table`);
-      dequantizePqInto(pq, table);
-    }
-    if (!scaled.size) return;
-    const stored = (k: string) => (o?.rename ? o.rename(k) : prefix + k);
-    // embedding bags keep an int8 table as it is (their kernel dequantises each row as it reads
-    // it: a quarter of the memory and of the bytes moved); any other table is dequantised here
-    const kept = new Set<string>();
-    for (const [path, sub] of m.namedModules()) {
-      const name = stored(path ? `${path}.weight` : 'weight');
-      if (!(sub instanceof EmbeddingBag) || !name || !scaled.has(name)) continue;
-      const { q, scale } = readInt8Table(file, name, sub.weight.shape);
-      sub.setInt8(q, scale);
-      kept.add(name);
-    }
-    for (const [k, t] of m.stateDict()) {
-      const name = stored(k);
-      if (name && scaled.has(name) && !kept.has(name)) dequantizeInto(t, file, name);
-    }
-  }, { precision });
+  const { encoder, tokenizer } = loader.loadEncoder(
+    dir,
+    cfg,
+    (m, o) => {
+      const prefix = o?.prefix ?? 'encoder.';
+      loadModule(m, file, { prefix, rename: o?.rename, skip });
+      if (pq) {
+        const table = [...m.stateDict()].find(([k]) => (o?.rename ? o.rename(k) : prefix + k) === 'encoder.embed.weight')?.[1];
+        if (!table) throw new Error(`${file}: a product-quantised table (pq.*) in a model without an n-gram table`);
+        dequantizePqInto(pq, table);
+      }
+      if (!scaled.size) return;
+      const stored = (k: string) => (o?.rename ? o.rename(k) : prefix + k);
+      // embedding bags keep an int8 table as it is (their kernel dequantises each row as it reads
+      // it: a quarter of the memory and of the bytes moved); any other table is dequantised here
+      const kept = new Set<string>();
+      for (const [path, sub] of m.namedModules()) {
+        const name = stored(path ? `${path}.weight` : 'weight');
+        if (!(sub instanceof EmbeddingBag) || !name || !scaled.has(name)) continue;
+        const { q, scale } = readInt8Table(file, name, sub.weight.shape);
+        sub.setInt8(q, scale);
+        kept.add(name);
+      }
+      for (const [k, t] of m.stateDict()) {
+        const name = stored(k);
+        if (name && scaled.has(name) && !kept.has(name)) dequantizeInto(t, file, name);
+      }
+    },
+    { precision },
+  );
   const model = new SentenceEncoderModel(encoder, tokenizer, centers, cfg, loadLanguageIdentifier(dir));
   model.precision = precision;
   return model;
@@ -221,10 +303,13 @@ export function loadSentenceEncoder(dir: string, opts: LoadOptions = {}): Senten
 /** An int8 table with its per-row float32 scales (`scale.<name>`) as stored, checked against the model's shape. */
 function readInt8Table(file: string, name: string, shape: readonly number[]): { q: Tensor; scale: Tensor } {
   const { tensors } = loadTensors(file, (k) => k === name || k === `scale.${name}`);
-  const q = tensors.get(name)!, s = tensors.get(`scale.${name}`)!;
+  const q = tensors.get(name)!,
+    s = tensors.get(`scale.${name}`)!;
   if (q.dtype !== 'int8' || q.shape.join(',') !== shape.join(',') || s.dtype !== 'float32' || s.shape.length !== 1 || s.shape[0] !== shape[0]) {
     for (const x of tensors.values()) x.dispose();
-    throw new Error(`${file}: '${name}' (${q.dtype} [${q.shape.join(', ')}]) with scales (${s.dtype} [${s.shape.join(', ')}]) does not fit the model's [${shape.join(', ')}]`);
+    throw new Error(
+      `${file}: '${name}' (${q.dtype} [${q.shape.join(', ')}]) with scales (${s.dtype} [${s.shape.join(', ')}]) does not fit the model's [${shape.join(', ')}]`,
+    );
   }
   return { q, scale: s };
 }
@@ -233,7 +318,11 @@ function readInt8Table(file: string, name: string, shape: readonly number[]): { 
 function dequantizeInto(t: Tensor, file: string, name: string): void {
   const { q, scale } = readInt8Table(file, name, t.shape);
   try {
-    noGrad(() => tidy(() => { t.copy_(q.float().mul(scale.unsqueeze(1))); }));
+    noGrad(() =>
+      tidy(() => {
+        t.copy_(q.float().mul(scale.unsqueeze(1)));
+      }),
+    );
   } finally {
     q.dispose();
     scale.dispose();

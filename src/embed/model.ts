@@ -13,7 +13,10 @@ export { lengthBatches };
 export type { CenterChoice } from '../util/embed-policy.js';
 
 export interface EmbedOptions extends CenterOptions {
-  maxTokens?: number; maxSentences?: number; normalize?: boolean; onBatch?: (done: number) => void;
+  maxTokens?: number;
+  maxSentences?: number;
+  normalize?: boolean;
+  onBatch?: (done: number) => void;
   /**
    * Language of the sentences: with `center` (default on), the model's mean vector of that
    * language is subtracted. 'auto': identified from the sentences themselves (identifyLanguage:
@@ -35,16 +38,21 @@ type Planned = EmbedOptions & { plan?: CenterPlan };
  * language identifier, the rule: CenterPolicy, the same class xling/lite's model is).
  */
 export class SentenceEncoderModel extends CenterPolicy {
-  constructor(readonly encoder: SentenceEncoder, readonly tokenizer: TextTokenizer,
+  constructor(
+    readonly encoder: SentenceEncoder,
+    readonly tokenizer: TextTokenizer,
     /** Per-language mean vectors (see centering.ts); empty for models without them. */
     centers: Map<string, Float32Array> = new Map(),
     /** The model directory's config.json, when loaded from one. */
     readonly config: unknown = null,
     /** The model's language identifier (lid.json), null when it has none. */
-    lid: LanguageIdentifier | null = null) {
+    lid: LanguageIdentifier | null = null,
+  ) {
     super(centers, lid);
   }
-  get dim(): number { return this.encoder.dim; }
+  get dim(): number {
+    return this.encoder.dim;
+  }
   /** The arithmetic of the encoder's large matrices as loaded ('bf16': loadSentenceEncoder's precision option). */
   precision: 'fp32' | 'bf16' = 'fp32';
 
@@ -78,7 +86,10 @@ export class SentenceEncoderModel extends CenterPolicy {
       const norm = this.normalizes(o);
       for (const idx of this.batches(seqs, o)) {
         const block = this.outputBlock(idx, out, o);
-        const rows = enc.encode(idx.map((k) => seqs[k]!), { normalize: norm, into: block ?? undefined });
+        const rows = enc.encode(
+          idx.map((k) => seqs[k]!),
+          { normalize: norm, into: block ?? undefined },
+        );
         if (!block) this.finishBatch(rows, idx, out, o, norm);
         else if (rows !== block) block.set(rows);
         done += idx.length;
@@ -105,7 +116,10 @@ export class SentenceEncoderModel extends CenterPolicy {
       const norm = this.normalizes(r);
       for (const idx of this.batches(seqs, r)) {
         const block = this.outputBlock(idx, out, r);
-        const rows = await enc.encodeAsync(idx.map((k) => seqs[k]!), { normalize: norm, into: block ?? undefined });
+        const rows = await enc.encodeAsync(
+          idx.map((k) => seqs[k]!),
+          { normalize: norm, into: block ?? undefined },
+        );
         if (!block) this.finishBatch(rows, idx, out, r, norm);
         else if (rows !== block) block.set(rows);
         done += idx.length;
@@ -138,7 +152,8 @@ export class SentenceEncoderModel extends CenterPolicy {
    */
   private batches(seqs: Int32Array[], o: Planned): number[][] {
     const lim = this.encoder.batchLimits;
-    const maxTokens = o.maxTokens ?? lim?.maxTokens ?? 32000, maxSentences = o.maxSentences ?? lim?.maxSentences ?? 4096;
+    const maxTokens = o.maxTokens ?? lim?.maxTokens ?? 32000,
+      maxSentences = o.maxSentences ?? lim?.maxSentences ?? 4096;
     return lim?.unpadded ? inputOrderBatches(seqs, maxTokens, maxSentences) : lengthBatches(seqs, maxTokens, maxSentences);
   }
 
@@ -149,7 +164,8 @@ export class SentenceEncoderModel extends CenterPolicy {
    * input positions.
    */
   private finishBatch(rows: Float32Array, idx: number[], out: Float32Array, o: Planned, normalized = false): void {
-    const d = this.dim, plan = this.planOf(o);
+    const d = this.dim,
+      plan = this.planOf(o);
     finishRows(rows, d, this.meansOf(plan, idx), o.normalize !== false, normalized, l2normalizeRows);
     // a run in input order (inputOrderBatches) is one block of the output
     if (idx.length && idx[idx.length - 1]! - idx[0]! === idx.length - 1 && isAscending(idx)) out.set(rows.subarray(0, idx.length * d), idx[0]! * d);
@@ -182,7 +198,8 @@ export function inputOrderBatches(seqs: ArrayLike<number>[], maxTokens: number, 
   const out: number[][] = [];
   let i = 0;
   while (i < seqs.length) {
-    let j = i + 1, tokens = seqs[i]!.length;
+    let j = i + 1,
+      tokens = seqs[i]!.length;
     while (j < seqs.length && j - i < maxSentences && tokens + seqs[j]!.length <= maxTokens) tokens += seqs[j++]!.length;
     out.push(Array.from({ length: j - i }, (_, k) => i + k));
     i = j;

@@ -22,12 +22,19 @@ import { SentenceEncoderModel } from './model.js';
 export function loadPortableSentenceEncoder(dir: string, opts: LoadOptions = {}, missing?: NativeBackendMissing): SentenceEncoderModel {
   const cfg = readModelConfig(dir);
   const m = cfg.model as { unit?: string; body?: string } | undefined;
-  const refuse = (what: string) => missing ?? new NativeBackendMissing(`${dir} is ${what}: only exported bag-of-n-grams dual encoders run on the portable runtime`);
-  if (cfg.kind !== 'dual' || m?.unit === 'token' || (m?.body !== undefined && m.body !== 'none')) throw refuse(`a ${cfg.kind} model${m?.body && m.body !== 'none' ? ` with a ${m.body} body` : ''}`);
-  if ((opts.precision ?? 'fp32') !== 'fp32') throw new Error(`--precision ${opts.precision}: bfloat16 inference is for imported Hugging Face encoders on the native backend`);
+  const refuse = (what: string) =>
+    missing ?? new NativeBackendMissing(`${dir} is ${what}: only exported bag-of-n-grams dual encoders run on the portable runtime`);
+  if (cfg.kind !== 'dual' || m?.unit === 'token' || (m?.body !== undefined && m.body !== 'none'))
+    throw refuse(`a ${cfg.kind} model${m?.body && m.body !== 'none' ? ` with a ${m.body} body` : ''}`);
+  if ((opts.precision ?? 'fp32') !== 'fp32')
+    throw new Error(`--precision ${opts.precision}: bfloat16 inference is for imported Hugging Face encoders on the native backend`);
   const file = join(dir, 'model.safetensors');
   const raw = readFileSync(file);
-  const lite = new LiteModel(cfg as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file), file);
+  const lite = new LiteModel(
+    cfg as ConstructorParameters<typeof LiteModel>[0],
+    parseSafetensors(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file),
+    file,
+  );
   lite.lid = loadLanguageIdentifier(dir);
   const tokenizer = openXlingTokenizer(dir, specOf(dir, cfg));
   return new SentenceEncoderModel(lite, tokenizer, new Map(lite.centers), cfg, lite.lid);
@@ -44,6 +51,9 @@ export function loadEncoderForRuntime(dir: string, opts: LoadOptions = {}, quiet
   const missing = nativeProblem();
   if (!missing) return loadSentenceEncoder(dir, opts);
   const model = loadPortableSentenceEncoder(dir, opts, missing);
-  if (!quiet && !told) { process.stderr.write(`[xling] the native backend is not available (${missing.reason}): embedding on the portable runtime (xling/lite)\n`); told = true; }
+  if (!quiet && !told) {
+    process.stderr.write(`[xling] the native backend is not available (${missing.reason}): embedding on the portable runtime (xling/lite)\n`);
+    told = true;
+  }
   return model;
 }

@@ -12,11 +12,12 @@ export function embeddingRanges(rows: Float32Array, dim: number): Float32Array {
   const r = new Float32Array(2 * dim).fill(Infinity);
   for (let j = 0; j < dim; j++) r[dim + j] = -Infinity;
   const n = rows.length / dim;
-  for (let i = 0; i < n; i++) for (let j = 0; j < dim; j++) {
-    const x = rows[i * dim + j]!;
-    if (x < r[j]!) r[j] = x;
-    if (x > r[dim + j]!) r[dim + j] = x;
-  }
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < dim; j++) {
+      const x = rows[i * dim + j]!;
+      if (x < r[j]!) r[j] = x;
+      if (x > r[dim + j]!) r[dim + j] = x;
+    }
   if (!n) r.fill(0);
   return r;
 }
@@ -26,7 +27,12 @@ export function embeddingRanges(rows: Float32Array, dim: number): Float32Array {
  * the ranges are clipped (quantize_embeddings wraps them in the integer cast), an empty range
  * (max = min) gets step 1. The arithmetic is float32, as numpy's on float32 embeddings.
  */
-export function quantizeEmbeddings(rows: Float32Array, dim: number, precision: Exclude<VectorPrecision, 'float32'>, ranges?: Float32Array): Int8Array | Uint8Array {
+export function quantizeEmbeddings(
+  rows: Float32Array,
+  dim: number,
+  precision: Exclude<VectorPrecision, 'float32'>,
+  ranges?: Float32Array,
+): Int8Array | Uint8Array {
   const n = rows.length / dim;
   if (precision === 'binary' || precision === 'ubinary') {
     const bytes = Math.ceil(dim / 8);
@@ -38,12 +44,18 @@ export function quantizeEmbeddings(rows: Float32Array, dim: number, precision: E
   if (!ranges || ranges.length !== 2 * dim) throw new Error(`${precision} quantisation needs ranges of [2, ${dim}] (mins, maxes)`);
   const f = Math.fround;
   const steps = new Float32Array(dim);
-  for (let j = 0; j < dim; j++) { const s = f(f(ranges[dim + j]! - ranges[j]!) / 255); steps[j] = s === 0 ? 1 : s; }
-  const lo = precision === 'int8' ? -128 : 0, hi = precision === 'int8' ? 127 : 255, shift = precision === 'int8' ? 128 : 0;
-  const out = precision === 'int8' ? new Int8Array(n * dim) : new Uint8Array(n * dim);
-  for (let i = 0; i < n; i++) for (let j = 0; j < dim; j++) {
-    const level = f(f(f(rows[i * dim + j]! - ranges[j]!) / steps[j]!) - shift);
-    out[i * dim + j] = Math.max(lo, Math.min(hi, Math.trunc(level)));
+  for (let j = 0; j < dim; j++) {
+    const s = f(f(ranges[dim + j]! - ranges[j]!) / 255);
+    steps[j] = s === 0 ? 1 : s;
   }
+  const lo = precision === 'int8' ? -128 : 0,
+    hi = precision === 'int8' ? 127 : 255,
+    shift = precision === 'int8' ? 128 : 0;
+  const out = precision === 'int8' ? new Int8Array(n * dim) : new Uint8Array(n * dim);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < dim; j++) {
+      const level = f(f(f(rows[i * dim + j]! - ranges[j]!) / steps[j]!) - shift);
+      out[i * dim + j] = Math.max(lo, Math.min(hi, Math.trunc(level)));
+    }
   return out;
 }

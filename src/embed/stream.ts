@@ -6,15 +6,25 @@ import { float32ToFloat16 } from '../io/half.js';
 import { NpyWriter } from '../io/npy.js';
 
 /** Where streamed vectors go, in row order. */
-export interface VectorSink { append(rows: Float32Array): void; close(): void; abort(): void }
+export interface VectorSink {
+  append(rows: Float32Array): void;
+  close(): void;
+  abort(): void;
+}
 
 /** A .npy of `dim` columns (float32, or float16 converted from the float32 rows), written atomically (temporary, renamed on close). */
 export function npySink(path: string, dim: number, dtype: 'float32' | 'float16' = 'float32'): VectorSink {
   const w = NpyWriter.open(path, dim, dtype);
   return {
-    append(rows) { w.append(dtype === 'float16' ? float32ToFloat16(rows) : rows); },
-    close() { w.close(); },
-    abort() { w.abort(); },
+    append(rows) {
+      w.append(dtype === 'float16' ? float32ToFloat16(rows) : rows);
+    },
+    close() {
+      w.close();
+    },
+    abort() {
+      w.abort();
+    },
   };
 }
 
@@ -23,7 +33,10 @@ export async function* chunksOf<T>(items: AsyncIterable<T>, size: number): Async
   let buf: T[] = [];
   for await (const x of items) {
     buf.push(x);
-    if (buf.length >= size) { yield buf; buf = []; }
+    if (buf.length >= size) {
+      yield buf;
+      buf = [];
+    }
   }
   if (buf.length) yield buf;
 }
@@ -32,7 +45,13 @@ export async function* chunksOf<T>(items: AsyncIterable<T>, size: number): Async
  * Embeds every chunk (embed returns its rows, `dim` floats each) into sink; after(rows of the
  * chunk, rows so far) runs after each chunk and may throw to stop. Returns the rows written.
  */
-export async function streamEmbeddings<T>(chunks: AsyncIterable<T>, dim: number, embed: (chunk: T) => Float32Array | Promise<Float32Array>, sink: VectorSink, after?: (rows: number, total: number) => void | Promise<void>): Promise<number> {
+export async function streamEmbeddings<T>(
+  chunks: AsyncIterable<T>,
+  dim: number,
+  embed: (chunk: T) => Float32Array | Promise<Float32Array>,
+  sink: VectorSink,
+  after?: (rows: number, total: number) => void | Promise<void>,
+): Promise<number> {
   let total = 0;
   try {
     for await (const c of chunks) {

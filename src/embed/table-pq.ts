@@ -38,11 +38,16 @@ export interface PqTable {
 
 /** The K coordinates (z) of rows r0 … r0 + n − 1, n × K, from their codes. */
 export function pqCoordinates(p: PqTable, r0: number, n: number): Float32Array {
-  const M = p.widths.length, K = p.dims, off = pqOffsets(p.widths), z = new Float32Array(n * K);
+  const M = p.widths.length,
+    K = p.dims,
+    off = pqOffsets(p.widths),
+    z = new Float32Array(n * K);
   for (let i = 0; i < n; i++) {
-    const c0 = (r0 + i) * M, zo = i * K;
+    const c0 = (r0 + i) * M,
+      zo = i * K;
     for (let j = 0; j < M; j++) {
-      const o = off[j]!, cb = p.codes[c0 + j]! * K + o;
+      const o = off[j]!,
+        cb = p.codes[c0 + j]! * K + o;
       for (let t = 0; t < p.widths[j]!; t++) z[zo + o + t] = p.codebooks[cb + t]!;
     }
   }
@@ -51,7 +56,13 @@ export function pqCoordinates(p: PqTable, r0: number, n: number): Float32Array {
 
 /** Rows r0 … r0 + n − 1 read back (mean + basis · z) as a float32 [n, dim] tensor. */
 export function pqRows(p: PqTable, r0: number, n: number): Tensor {
-  return noGrad(() => tidy(() => fromArray(pqCoordinates(p, r0, n), [n, p.dims]).matmul(fromArray(p.basis, [p.dim, p.dims]).t()).add(fromArray(p.mean, [1, p.dim]))));
+  return noGrad(() =>
+    tidy(() =>
+      fromArray(pqCoordinates(p, r0, n), [n, p.dims])
+        .matmul(fromArray(p.basis, [p.dim, p.dims]).t())
+        .add(fromArray(p.mean, [1, p.dim])),
+    ),
+  );
 }
 
 export interface PqTrainOptions {
@@ -84,22 +95,37 @@ const CHUNK = 1 << 15;
  */
 export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
   const [rows, dim] = table.shape as [number, number];
-  const bytes = o.bytes, K = o.dims ?? Math.min(dim, 2 * bytes), log = o.log ?? (() => {});
+  const bytes = o.bytes,
+    K = o.dims ?? Math.min(dim, 2 * bytes),
+    log = o.log ?? (() => {});
   if (K > dim) throw new Error(`--pq-dims: ${K} exceeds the table's width ${dim}`);
-  const widths = pqWidths(K, bytes), off = pqOffsets(widths);
+  const widths = pqWidths(K, bytes),
+    off = pqOffsets(widths);
   const t0 = Date.now();
   // mean and covariance of the rows (float64 sums of float32 chunk products)
   const { mean, basis, kept } = noGrad(() => {
     const sum = new Float64Array(dim);
     for (let r0 = 0; r0 < rows; r0 += CHUNK) {
-      const s = tidy(() => table.narrow(0, r0, Math.min(CHUNK, rows - r0)).float().sum(0).toFloat32Array());
+      const s = tidy(() =>
+        table
+          .narrow(0, r0, Math.min(CHUNK, rows - r0))
+          .float()
+          .sum(0)
+          .toFloat32Array(),
+      );
       for (let j = 0; j < dim; j++) sum[j] += s[j]!;
     }
     const mean = Float32Array.from(sum, (x) => x / rows);
     const cov = new Float64Array(dim * dim);
     const mu = fromArray(mean, [1, dim]);
     for (let r0 = 0; r0 < rows; r0 += CHUNK) {
-      const c = tidy(() => { const x = table.narrow(0, r0, Math.min(CHUNK, rows - r0)).float().sub(mu); return x.t().matmul(x).toFloat32Array(); });
+      const c = tidy(() => {
+        const x = table
+          .narrow(0, r0, Math.min(CHUNK, rows - r0))
+          .float()
+          .sub(mu);
+        return x.t().matmul(x).toFloat32Array();
+      });
       for (let i = 0; i < c.length; i++) cov[i] += c[i]!;
     }
     mu.dispose();
@@ -111,22 +137,32 @@ export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
     }) as [Float64Array, Float32Array];
     const basis = new Float32Array(dim * K);
     for (let i = 0; i < dim; i++) for (let k = 0; k < K; k++) basis[i * K + k] = vecs[i * dim + (dim - 1 - k)]!;
-    let total = 0, top = 0;
-    for (let k = 0; k < dim; k++) { total += Math.max(0, vals[k]!); if (k >= dim - K) top += Math.max(0, vals[k]!); }
+    let total = 0,
+      top = 0;
+    for (let k = 0; k < dim; k++) {
+      total += Math.max(0, vals[k]!);
+      if (k >= dim - K) top += Math.max(0, vals[k]!);
+    }
     return { mean, basis, kept: total > 0 ? top / total : 1 };
   });
   log(`[export] principal components: ${K} of ${dim} keep ${(100 * kept).toFixed(1)}% of the rows' variance (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   // the K coordinates of every row
-  const M = bytes, codes = new Uint8Array(rows * M), codebooks = new Float32Array(PQ_CENTROIDS * K);
+  const M = bytes,
+    codes = new Uint8Array(rows * M),
+    codebooks = new Float32Array(PQ_CENTROIDS * K);
   const Z = empty([rows, K], 'float32');
   try {
     noGrad(() => {
-      const B = fromArray(basis, [dim, K]), mu = fromArray(mean, [1, dim]);
+      const B = fromArray(basis, [dim, K]),
+        mu = fromArray(mean, [1, dim]);
       for (let r0 = 0; r0 < rows; r0 += CHUNK) {
         const n = Math.min(CHUNK, rows - r0);
-        tidy(() => { Z.narrow(0, r0, n).copy_(table.narrow(0, r0, n).float().sub(mu).matmul(B)); });
+        tidy(() => {
+          Z.narrow(0, r0, n).copy_(table.narrow(0, r0, n).float().sub(mu).matmul(B));
+        });
       }
-      B.dispose(); mu.dispose();
+      B.dispose();
+      mu.dispose();
     });
     // one k-means per subspace on a sample of rows, then every row's nearest centroid
     const sampleRows = Math.min(rows, o.sample ?? 262144);
@@ -134,7 +170,8 @@ export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
     const prog = new Progress({ label: '[export] product quantisation', unit: 'subspaces', total: M, stream: lineStream(log) });
     try {
       for (let j = 0; j < M; j++) {
-        const w = widths[j]!, oj = off[j]!;
+        const w = widths[j]!,
+          oj = off[j]!;
         const sub = noGrad(() => tidy(() => sample.narrow(1, oj, w).contiguous().toFloat32Array()));
         const k = Math.min(PQ_CENTROIDS, sampleRows);
         const { centroids } = kmeans(sub, w, k, { niter: o.iterations ?? 25, seed: (o.seed ?? 1) + j, maxPointsPerCentroid: Math.ceil(sampleRows / k) });
@@ -158,58 +195,92 @@ export function trainPq(table: Tensor, o: PqTrainOptions): PqTable {
 
 /** A Progress stream that hands each line to log (the export's lines go through its log). */
 function lineStream(log: (line: string) => void): ProgressStream {
-  return { write: (s: string) => { const line = s.replace(/^\r|\n$/g, ''); if (line) log(line); } };
+  return {
+    write: (s: string) => {
+      const line = s.replace(/^\r|\n$/g, '');
+      if (line) log(line);
+    },
+  };
 }
 
 /** The mean error of sentences' pooled coordinates read back from codes, relative to the exact ones T [S, K] (A(j): the sentences' centroid weights of subspace j). */
 function pooledError(p: PqTable, T: Tensor, A: (j: number) => Tensor): number {
-  const S = T.shape[0]!, off = pqOffsets(p.widths);
+  const S = T.shape[0]!,
+    off = pqOffsets(p.widths);
   return noGrad(() => {
-    const P = zeros([S, p.dims], 'float64'), cb = fromArray(p.codebooks, [PQ_CENTROIDS, p.dims]);
+    const P = zeros([S, p.dims], 'float64'),
+      cb = fromArray(p.codebooks, [PQ_CENTROIDS, p.dims]);
     try {
       // one subspace at a time: each A(j) is S × 256
-      for (let j = 0; j < p.widths.length; j++) tidy(() => { P.narrow(1, off[j]!, p.widths[j]!).copy_(A(j).matmul(cb.narrow(1, off[j]!, p.widths[j]!).to('float64'))); });
+      for (let j = 0; j < p.widths.length; j++)
+        tidy(() => {
+          P.narrow(1, off[j]!, p.widths[j]!).copy_(A(j).matmul(cb.narrow(1, off[j]!, p.widths[j]!).to('float64')));
+        });
       return tidy(() => P.sub(T).norm(2, 1).div(T.norm(2, 1).clampMin(1e-12)).sum().item() / Math.max(1, S));
     } finally {
-      P.dispose(); cb.dispose();
+      P.dispose();
+      cb.dispose();
     }
   });
 }
 
 /** Refits each subspace's centroids (see PqTrainOptions.sentences); Z: the rows' exact coordinates [rows, K]. */
 function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: number, log: (line: string) => void): void {
-  const t0 = Date.now(), M = p.widths.length, K = p.dims, off = pqOffsets(p.widths), S = sentences.length;
+  const t0 = Date.now(),
+    M = p.widths.length,
+    K = p.dims,
+    off = pqOffsets(p.widths),
+    S = sentences.length;
   let total = 0;
   for (const s of sentences) total += s.length;
-  const ids = new Int32Array(total), sid = new Int32Array(total), w = new Float64Array(total);
+  const ids = new Int32Array(total),
+    sid = new Int32Array(total),
+    w = new Float64Array(total);
   for (let i = 0, k = 0; i < S; i++) {
-    const s = sentences[i]!, wi = Math.fround(1 / Math.max(1, s.length));
+    const s = sentences[i]!,
+      wi = Math.fround(1 / Math.max(1, s.length));
     for (const id of s) {
       if (!(id >= 0 && id < p.rows)) throw new Error(`product quantisation: token id ${id} outside the table's ${p.rows} rows`);
-      ids[k] = id; sid[k] = i; w[k++] = wi;
+      ids[k] = id;
+      sid[k] = i;
+      w[k++] = wi;
     }
   }
   noGrad(() => {
-    const wT = fromArray(w), sidT = fromArray(sid).long();
+    const wT = fromArray(w),
+      sidT = fromArray(sid).long();
     // T: each sentence's pooled exact coordinates
     const T = zeros([S, K], 'float64');
     for (let a = 0; a < total; a += CHUNK * 16) {
       const n = Math.min(CHUNK * 16, total - a);
-      tidy(() => { T.indexAdd_(0, sidT.narrow(0, a, n), Z.indexSelect(0, fromArray(ids.subarray(a, a + n)).long()).to('float64').mul(wT.narrow(0, a, n).unsqueeze(1))); });
+      tidy(() => {
+        T.indexAdd_(
+          0,
+          sidT.narrow(0, a, n),
+          Z.indexSelect(0, fromArray(ids.subarray(a, a + n)).long())
+            .to('float64')
+            .mul(wT.narrow(0, a, n).unsqueeze(1)),
+        );
+      });
     }
     // A_j: each sentence's weights of the 256 centroids of subspace j
     const flat = new Int32Array(total);
     const A = (j: number) => {
       for (let k = 0; k < total; k++) flat[k] = sid[k]! * PQ_CENTROIDS + p.codes[ids[k]! * M + j]!;
-      return zeros([S * PQ_CENTROIDS], 'float64').indexAdd_(0, fromArray(flat).long(), wT).view([S, PQ_CENTROIDS]);
+      return zeros([S * PQ_CENTROIDS], 'float64')
+        .indexAdd_(0, fromArray(flat).long(), wT)
+        .view([S, PQ_CENTROIDS]);
     };
     try {
       const before = pooledError(p, T, A);
       const prog = new Progress({ label: '[export] codebook refit', unit: 'subspaces', total: M, stream: lineStream(log) });
       for (let j = 0; j < M; j++) {
         tidy(() => {
-          const Aj = A(j), wj = p.widths[j]!, oj = off[j]!;
-          const G = Aj.t().matmul(Aj), rhs = Aj.t().matmul(T.narrow(1, oj, wj));
+          const Aj = A(j),
+            wj = p.widths[j]!,
+            oj = off[j]!;
+          const G = Aj.t().matmul(Aj),
+            rhs = Aj.t().matmul(T.narrow(1, oj, wj));
           const g = G.data() as Float64Array;
           let tr = 0;
           for (let c = 0; c < PQ_CENTROIDS; c++) tr += g[c * PQ_CENTROIDS + c]!;
@@ -223,9 +294,13 @@ function refitCodebooks(p: PqTable, Z: Tensor, sentences: Int32Array[], lambda: 
       }
       prog.done();
       const after = pooledError(p, T, A);
-      log(`[export] codebooks refit on ${S} sentences (${total} features): their pooled coordinates' mean relative error ${before.toFixed(4)} → ${after.toFixed(4)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      log(
+        `[export] codebooks refit on ${S} sentences (${total} features): their pooled coordinates' mean relative error ${before.toFixed(4)} → ${after.toFixed(4)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      );
     } finally {
-      T.dispose(); wT.dispose(); sidT.dispose();
+      T.dispose();
+      wT.dispose();
+      sidT.dispose();
     }
   });
 }
@@ -251,7 +326,8 @@ function assignCodes(Z: Tensor, oj: number, w: number, centroids: Float32Array, 
         for (let i = 0; i < n; i++) codes[(r0 + i) * M + j] = best[i]!;
       }
     } finally {
-      C.dispose(); cn.dispose();
+      C.dispose();
+      cn.dispose();
     }
   });
 }
@@ -264,9 +340,20 @@ export function readPqTable(file: string, h: SafetensorsHeader = readSafetensors
   const { tensors } = loadTensors(file, (k) => (PQ_KEYS as readonly string[]).includes(k));
   try {
     const get = (k: string) => tensors.get(k)!.data();
-    const codes = get('pq.codes') as Uint8Array, widths = get('pq.widths') as Int32Array;
-    const [rows] = h.entries['pq.codes']!.shape as [number], [dim, dims] = h.entries['pq.basis']!.shape as [number, number];
-    const p: PqTable = { rows, dim, dims, codes, widths, codebooks: get('pq.codebooks') as Float32Array, basis: get('pq.basis') as Float32Array, mean: get('pq.mean') as Float32Array };
+    const codes = get('pq.codes') as Uint8Array,
+      widths = get('pq.widths') as Int32Array;
+    const [rows] = h.entries['pq.codes']!.shape as [number],
+      [dim, dims] = h.entries['pq.basis']!.shape as [number, number];
+    const p: PqTable = {
+      rows,
+      dim,
+      dims,
+      codes,
+      widths,
+      codebooks: get('pq.codebooks') as Float32Array,
+      basis: get('pq.basis') as Float32Array,
+      mean: get('pq.mean') as Float32Array,
+    };
     const bad = checkPqShapes({ rows, dim, dims, codes: codes.length, widths, codebooks: p.codebooks.length, basis: p.basis.length, mean: p.mean.length });
     if (bad) throw new Error(`${file}: ${bad}`);
     return p;
@@ -277,11 +364,14 @@ export function readPqTable(file: string, h: SafetensorsHeader = readSafetensors
 
 /** Writes the table's rows read back (mean + basis · z) into t [rows, dim] (float). */
 export function dequantizePqInto(p: PqTable, t: Tensor): void {
-  if (t.shape.length !== 2 || t.shape[0] !== p.rows || t.shape[1] !== p.dim) throw new Error(`the product-quantised table is [${p.rows}, ${p.dim}], the model's is [${t.shape.join(', ')}]`);
+  if (t.shape.length !== 2 || t.shape[0] !== p.rows || t.shape[1] !== p.dim)
+    throw new Error(`the product-quantised table is [${p.rows}, ${p.dim}], the model's is [${t.shape.join(', ')}]`);
   noGrad(() => {
     for (let r0 = 0; r0 < p.rows; r0 += CHUNK) {
       const n = Math.min(CHUNK, p.rows - r0);
-      tidy(() => { t.narrow(0, r0, n).copy_(pqRows(p, r0, n)); });
+      tidy(() => {
+        t.narrow(0, r0, n).copy_(pqRows(p, r0, n));
+      });
     }
   });
 }

@@ -15,7 +15,10 @@ export function l2normalizeRows(rows: Float32Array, d: number): void {
   if (!rows.length) return;
   // without the addon (the portable runtime, src/embed/portable.ts): the same formula in
   // TypeScript, sums in float64 (within a float32 rounding of torch's)
-  if (!nativeAvailable()) { normalizeRows(rows, d); return; }
+  if (!nativeAvailable()) {
+    normalizeRows(rows, d);
+    return;
+  }
   const out = noGrad(() => tidy(() => normalize(fromArray(rows.slice(), [rows.length / d, d]), 1).toFloat32Array()));
   rows.set(out);
 }
@@ -30,5 +33,10 @@ export function centerEachRow(rows: Float32Array, d: number, mus: (Float32Array 
 
 /** In place: every row minus mu, then (optionally) L2-normalised. Rows are L2-normalised on entry. */
 export function centerRows(rows: Float32Array, d: number, mu: Float32Array, normalize: boolean): void {
-  centerEachRow(rows, d, Array.from({ length: rows.length / d }, () => mu), normalize);
+  centerEachRow(
+    rows,
+    d,
+    Array.from({ length: rows.length / d }, () => mu),
+    normalize,
+  );
 }

@@ -3,9 +3,21 @@
 // (tuned on another split), average precision and the precision–recall curve.
 import { prCurve } from '../util/svg.js';
 
-export interface Scored { src: string; trg: string; score: number }
+export interface Scored {
+  src: string;
+  trg: string;
+  score: number;
+}
 
-export interface PRF { precision: number; recall: number; f1: number; threshold: number; tp: number; predicted: number; gold: number }
+export interface PRF {
+  precision: number;
+  recall: number;
+  f1: number;
+  threshold: number;
+  tp: number;
+  predicted: number;
+  gold: number;
+}
 
 export interface BuccResult extends PRF {
   averagePrecision: number;
@@ -16,7 +28,8 @@ export interface BuccResult extends PRF {
 }
 
 function prf(tp: number, predicted: number, gold: number, threshold: number): PRF {
-  const precision = predicted ? tp / predicted : 0, recall = gold ? tp / gold : 0;
+  const precision = predicted ? tp / predicted : 0,
+    recall = gold ? tp / gold : 0;
   const f1 = precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : 0;
   return { precision, recall, f1, threshold, tp, predicted, gold };
 }
@@ -35,30 +48,41 @@ export function goldSet(gold: [string, string][], srcIds: Set<string>, trgIds: S
 export function evaluateBucc(cands: Scored[], gold: Set<string>): BuccResult {
   if (!gold.size) throw new Error('BUCC evaluation: the gold standard is empty');
   const sorted = [...cands].sort((a, b) => b.score - a.score);
-  let tp = 0, apSum = 0;
-  let bestI = -1, best = prf(0, 0, gold.size, Infinity);
+  let tp = 0,
+    apSum = 0;
+  let bestI = -1,
+    best = prf(0, 0, gold.size, Infinity);
   const curve: [number, number][] = [];
   const cuts: BuccResult['cuts'] = [];
   for (let i = 0; i < sorted.length; i++) {
     const c = sorted[i]!;
     // ties: the threshold can only fall between different scores
-    if (gold.has(`${c.src}\t${c.trg}`)) { tp++; apSum += tp / (i + 1); }
+    if (gold.has(`${c.src}\t${c.trg}`)) {
+      tp++;
+      apSum += tp / (i + 1);
+    }
     curve.push([tp / gold.size, tp / (i + 1)]);
     if (i + 1 < sorted.length && sorted[i + 1]!.score === c.score) continue;
     const r = prf(tp, i + 1, gold.size, NaN);
     cuts.push({ threshold: c.score, precision: r.precision, recall: r.recall });
-    if (r.f1 > best.f1) { best = r; bestI = i; }
+    if (r.f1 > best.f1) {
+      best = r;
+      bestI = i;
+    }
   }
-  const threshold = bestI < 0 ? Infinity
-    : bestI + 1 < sorted.length ? (sorted[bestI]!.score + sorted[bestI + 1]!.score) / 2
-    : sorted[bestI]!.score;
+  const threshold = bestI < 0 ? Infinity : bestI + 1 < sorted.length ? (sorted[bestI]!.score + sorted[bestI + 1]!.score) / 2 : sorted[bestI]!.score;
   return { ...best, threshold, averagePrecision: apSum / gold.size, curve, cuts };
 }
 
 /** P/R/F1 of the candidates scoring at least `threshold`. */
 export function evaluateAtThreshold(cands: Scored[], gold: Set<string>, threshold: number): PRF {
-  let tp = 0, n = 0;
-  for (const c of cands) if (c.score >= threshold) { n++; if (gold.has(`${c.src}\t${c.trg}`)) tp++; }
+  let tp = 0,
+    n = 0;
+  for (const c of cands)
+    if (c.score >= threshold) {
+      n++;
+      if (gold.has(`${c.src}\t${c.trg}`)) tp++;
+    }
   return prf(tp, n, gold.size, threshold);
 }
 
@@ -75,5 +99,10 @@ export function cutRows(r: BuccResult): [number, number, number][] {
 /** The precision–recall curve as SVG (about 400 points at most), its F1-optimal point marked. */
 export function prCurveSvg(r: BuccResult, title: string): string {
   const step = Math.max(1, Math.floor(r.curve.length / 400));
-  return prCurve({ points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1), ap: r.averagePrecision, title, mark: { recall: r.recall, precision: r.precision, label: 'best F1' } });
+  return prCurve({
+    points: r.curve.filter((_, i) => i % step === 0 || i === r.curve.length - 1),
+    ap: r.averagePrecision,
+    title,
+    mark: { recall: r.recall, precision: r.precision, label: 'best F1' },
+  });
 }

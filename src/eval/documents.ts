@@ -14,16 +14,28 @@ import { l2normalizeRows } from '../embed/vectors.js';
 /** [docs.length, dim] document vectors: each document's sentences embedded, averaged, normalised. */
 export function documentVectors(model: SentenceEncoderModel, docs: string[], o: EmbedOptions = {}): Float32Array {
   const d = model.dim;
-  const owner: number[] = [], sents: string[] = [];
-  docs.forEach((doc, i) => { for (const s of splitSentences(doc)) { owner.push(i); sents.push(s); } });
+  const owner: number[] = [],
+    sents: string[] = [];
+  docs.forEach((doc, i) => {
+    for (const s of splitSentences(doc)) {
+      owner.push(i);
+      sents.push(s);
+    }
+  });
   const v = model.embed(sents, o);
   const out = new Float32Array(docs.length * d);
-  owner.forEach((doc, k) => { for (let j = 0; j < d; j++) out[doc * d + j]! += v[k * d + j]!; });
+  owner.forEach((doc, k) => {
+    for (let j = 0; j < d; j++) out[doc * d + j]! += v[k * d + j]!;
+  });
   l2normalizeRows(out, d);
   return out;
 }
 
-export interface DocRetrieval { forward: PAtK; backward: PAtK; n: number }
+export interface DocRetrieval {
+  forward: PAtK;
+  backward: PAtK;
+  n: number;
+}
 
 /**
  * P@k of finding row i of Y for row i of X (and back), by cosine or (margin) by the ratio margin
@@ -32,18 +44,33 @@ export interface DocRetrieval { forward: PAtK; backward: PAtK; n: number }
 export function documentRetrieval(X: Float32Array, Y: Float32Array, d: number, o: { margin?: boolean; candidates?: number; k?: number } = {}): DocRetrieval {
   const n = X.length / d;
   if (Y.length / d !== n) throw new Error(`document retrieval: ${n} source but ${Y.length / d} target documents`);
-  const K = Math.min(n, Math.max(10, o.candidates ?? 16)), k = Math.min(n, o.k ?? 4);
-  const xy = knnChunked(X, Y, d, K), yx = knnChunked(Y, X, d, K);
+  const K = Math.min(n, Math.max(10, o.candidates ?? 16)),
+    k = Math.min(n, o.k ?? 4);
+  const xy = knnChunked(X, Y, d, K),
+    yx = knnChunked(Y, X, d, K);
   const gold = Int32Array.from({ length: n }, (_, i) => i);
   if (!o.margin) return { forward: precisionAtK(xy, gold), backward: precisionAtK(yx, gold), n };
-  const mean = (r: SearchResult) => Float32Array.from({ length: r.n }, (_, i) => { let s = 0; for (let j = 0; j < k; j++) s += r.distances[i * r.k + j]!; return s / k; });
-  const mx = mean(xy), my = mean(yx);
+  const mean = (r: SearchResult) =>
+    Float32Array.from({ length: r.n }, (_, i) => {
+      let s = 0;
+      for (let j = 0; j < k; j++) s += r.distances[i * r.k + j]!;
+      return s / k;
+    });
+  const mx = mean(xy),
+    my = mean(yx);
   const rerank = (r: SearchResult, mq: Float32Array, mb: Float32Array): SearchResult => {
-    const labels = new BigInt64Array(r.labels.length), distances = new Float32Array(r.distances.length);
+    const labels = new BigInt64Array(r.labels.length),
+      distances = new Float32Array(r.distances.length);
     for (let i = 0; i < r.n; i++) {
-      const c = Array.from({ length: r.k }, (_, j) => ({ l: r.labels[i * r.k + j]!, s: marginScore('ratio', r.distances[i * r.k + j]!, mq[i]!, mb[Number(r.labels[i * r.k + j]!)]!) }));
+      const c = Array.from({ length: r.k }, (_, j) => ({
+        l: r.labels[i * r.k + j]!,
+        s: marginScore('ratio', r.distances[i * r.k + j]!, mq[i]!, mb[Number(r.labels[i * r.k + j]!)]!),
+      }));
       c.sort((a, b) => b.s - a.s);
-      c.forEach((x, j) => { labels[i * r.k + j] = x.l; distances[i * r.k + j] = x.s; });
+      c.forEach((x, j) => {
+        labels[i * r.k + j] = x.l;
+        distances[i * r.k + j] = x.s;
+      });
     }
     return { ...r, labels, distances };
   };
@@ -52,12 +79,16 @@ export function documentRetrieval(X: Float32Array, Y: Float32Array, d: number, o
 
 /** Parallel documents of a TSV(.gz) file: id<TAB>source text<TAB>target text per line. */
 export async function readParallelDocs(path: string): Promise<{ ids: string[]; src: string[]; trg: string[] }> {
-  const ids: string[] = [], src: string[] = [], trg: string[] = [];
+  const ids: string[] = [],
+    src: string[] = [],
+    trg: string[] = [];
   for await (const { line, no } of readLines(path)) {
     if (!line.trim()) continue;
     const c = line.split('\t');
     if (c.length !== 3) throw new Error(`${path}:${no}: expected id<TAB>source text<TAB>target text, got ${c.length} field${c.length === 1 ? '' : 's'}`);
-    ids.push(c[0]!); src.push(c[1]!); trg.push(c[2]!);
+    ids.push(c[0]!);
+    src.push(c[1]!);
+    trg.push(c[2]!);
   }
   if (!ids.length) throw new Error(`${path}: no documents`);
   return { ids, src, trg };

@@ -5,7 +5,12 @@
 import { nativeAvailable } from '../tensor/backend.js';
 import { fromArray, noGrad, tidy } from '../tensor/index.js';
 
-export interface LangVectors { lang: string; rows: number[]; vecs: Float32Array; texts: string[] }
+export interface LangVectors {
+  lang: string;
+  rows: number[];
+  vecs: Float32Array;
+  texts: string[];
+}
 
 export interface XsimMatrix {
   langs: string[];
@@ -25,10 +30,12 @@ export interface XsimMatrix {
  */
 export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: number, both = true): { fwd: number[]; bwd: number[] | null } {
   if (!nativeAvailable()) return nearestRowsPortable(X, Y, m, d, both);
-  return noGrad(() => tidy(() => {
-    const s = fromArray(X, [m, d]).matmul(fromArray(Y, [m, d]).t());
-    return { fwd: s.argmax(1).toArray(), bwd: both ? s.argmax(0).toArray() : null };
-  }));
+  return noGrad(() =>
+    tidy(() => {
+      const s = fromArray(X, [m, d]).matmul(fromArray(Y, [m, d]).t());
+      return { fwd: s.argmax(1).toArray(), bwd: both ? s.argmax(0).toArray() : null };
+    }),
+  );
 }
 
 /**
@@ -36,16 +43,24 @@ export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: numb
  * products in plain TypeScript, O(m²·d), the first maximum on ties as torch's argmax.
  */
 function nearestRowsPortable(X: Float32Array, Y: Float32Array, m: number, d: number, both: boolean): { fwd: number[]; bwd: number[] | null } {
-  const fwd = new Array<number>(m).fill(0), bwd = both ? new Array<number>(m).fill(0) : null;
-  const bestF = new Float64Array(m).fill(-Infinity), bestB = new Float64Array(m).fill(-Infinity);
+  const fwd = new Array<number>(m).fill(0),
+    bwd = both ? new Array<number>(m).fill(0) : null;
+  const bestF = new Float64Array(m).fill(-Infinity),
+    bestB = new Float64Array(m).fill(-Infinity);
   for (let i = 0; i < m; i++) {
     const xo = i * d;
     for (let j = 0; j < m; j++) {
       const yo = j * d;
       let s = 0;
       for (let k = 0; k < d; k++) s += X[xo + k]! * Y[yo + k]!;
-      if (s > bestF[i]!) { bestF[i] = s; fwd[i] = j; }
-      if (bwd && s > bestB[j]!) { bestB[j] = s; bwd[j] = i; }
+      if (s > bestF[i]!) {
+        bestF[i] = s;
+        fwd[i] = j;
+      }
+      if (bwd && s > bestB[j]!) {
+        bestB[j] = s;
+        bwd[j] = i;
+      }
     }
   }
   return { fwd, bwd };
@@ -54,8 +69,12 @@ function nearestRowsPortable(X: Float32Array, Y: Float32Array, m: number, d: num
 /** Error rates (%) of 1-NN retrieval between row-aligned embeddings X and Y (both [n, d], normalised): X→Y and Y→X. */
 export function xsimError(X: Float32Array, Y: Float32Array, n: number, d: number): { xy: number; yx: number } {
   const { fwd, bwd } = nearestRows(X, Y, n, d);
-  let xy = 0, yx = 0;
-  for (let i = 0; i < n; i++) { if (fwd[i] !== i) xy++; if (bwd![i] !== i) yx++; }
+  let xy = 0,
+    yx = 0;
+  for (let i = 0; i < n; i++) {
+    if (fwd[i] !== i) xy++;
+    if (bwd![i] !== i) yx++;
+  }
   return { xy: (100 * xy) / n, yx: (100 * yx) / n };
 }
 
@@ -68,7 +87,10 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
     for (let b = 0; b < n; b++) {
       if (a === b) continue;
       const common: [number, number][] = [];
-      for (const [r, i] of pos[a]!) { const j = pos[b]!.get(r); if (j !== undefined) common.push([i, j]); }
+      for (const [r, i] of pos[a]!) {
+        const j = pos[b]!.get(r);
+        if (j !== undefined) common.push([i, j]);
+      }
       if (common.length < minRows) continue;
       const m = common.length;
       const pick = (src: Float32Array, idx: number[]) => {
@@ -76,8 +98,14 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
         idx.forEach((k, t) => out.set(src.subarray(k * dim, (k + 1) * dim), t * dim));
         return out;
       };
-      const X = pick(langs[a]!.vecs, common.map((c) => c[0]));
-      const Y = pick(langs[b]!.vecs, common.map((c) => c[1]));
+      const X = pick(
+        langs[a]!.vecs,
+        common.map((c) => c[0]),
+      );
+      const Y = pick(
+        langs[b]!.vecs,
+        common.map((c) => c[1]),
+      );
       const nn = nearestRows(X, Y, m, dim, false).fwd;
       let wrong = 0;
       const tb = langs[b]!.texts;
@@ -91,7 +119,10 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
       counts[a]![b] = m;
     }
   }
-  const mean = (xs: number[]) => { const v = xs.filter((x) => !Number.isNaN(x)); return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN; };
+  const mean = (xs: number[]) => {
+    const v = xs.filter((x) => !Number.isNaN(x));
+    return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN;
+  };
   const rowAvg = errors.map((r) => mean(r));
   const colAvg = langs.map((_, j) => mean(errors.map((r) => r[j]!)));
   return { langs: langs.map((l) => l.lang), errors, counts, rowAvg, colAvg, overall: mean(errors.flat()), mode };

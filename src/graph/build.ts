@@ -145,7 +145,11 @@ export const storedFactory = (f: string): string => f.replace(/(PQ\d+x4)fs(?![\w
 export function openQueryIndex(g: string, factory: string): FaissIndex {
   const index = readIndex(join(g, 'index.faiss'));
   if (!isFastScanFactory(factory)) return index;
-  try { return index.toFastScan(); } finally { index.dispose(); }
+  try {
+    return index.toFastScan();
+  } finally {
+    index.dispose();
+  }
 }
 
 /** Query rows per exact block; blocks start at multiples of it, so a row's products never depend on how the rows are sharded. */
@@ -158,8 +162,10 @@ const EXACT_BASE_BLOCK = 32768;
  * size (matrix products on a worker thread), the best k of each merged (ties by id).
  */
 export async function exactGraphRows(vectors: Tensor, lo: number, hi: number, k: number): Promise<{ ids: Int32Array; dist: Float32Array }> {
-  const N = vectors.size(0), n = hi - lo;
-  const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
+  const N = vectors.size(0),
+    n = hi - lo;
+  const ids = new Int32Array(n * k).fill(-1),
+    dist = new Float32Array(n * k).fill(Infinity);
   const matmul = opId('matmul');
   for (let a = Math.floor(lo / EXACT_QUERY_BLOCK) * EXACT_QUERY_BLOCK; a < hi; a += EXACT_QUERY_BLOCK) {
     const b = Math.min(N, a + EXACT_QUERY_BLOCK);
@@ -168,27 +174,51 @@ export async function exactGraphRows(vectors: Tensor, lo: number, hi: number, k:
     try {
       for (let c = 0; c < N; c += EXACT_BASE_BLOCK) {
         const e = Math.min(N, c + EXACT_BASE_BLOCK);
-        const bt = noGrad(() => tidy(() => vectors.narrow(0, c, e - c).float().t()));
+        const bt = noGrad(() =>
+          tidy(() =>
+            vectors
+              .narrow(0, c, e - c)
+              .float()
+              .t(),
+          ),
+        );
         let sc: Tensor;
-        try { sc = (await callOpAsync(matmul, [q, bt])) as Tensor; } finally { bt.dispose(); }
+        try {
+          sc = (await callOpAsync(matmul, [q, bt])) as Tensor;
+        } finally {
+          bt.dispose();
+        }
         try {
           const kk = Math.min(k + 1, e - c);
-          const { v, i } = noGrad(() => tidy(() => {
-            // the query itself never counts
-            for (let r = Math.max(a, c); r < Math.min(b, e); r++) sc.select(0, r - a).select(0, r - c).fill_(-Infinity);
-            const [vs, is] = sc.topk(kk, 1) as [Tensor, Tensor];
-            return { v: vs.toFloat32Array(), i: is.toArray() };
-          }));
-          for (let r = 0; r < b - a; r++) for (let j = 0; j < kk; j++) {
-            const score = v[r * kk + j]!;
-            if (score !== -Infinity) cand[r]!.push([c + Number(i[r * kk + j]), score]);
-          }
-        } finally { sc.dispose(); }
+          const { v, i } = noGrad(() =>
+            tidy(() => {
+              // the query itself never counts
+              for (let r = Math.max(a, c); r < Math.min(b, e); r++)
+                sc.select(0, r - a)
+                  .select(0, r - c)
+                  .fill_(-Infinity);
+              const [vs, is] = sc.topk(kk, 1) as [Tensor, Tensor];
+              return { v: vs.toFloat32Array(), i: is.toArray() };
+            }),
+          );
+          for (let r = 0; r < b - a; r++)
+            for (let j = 0; j < kk; j++) {
+              const score = v[r * kk + j]!;
+              if (score !== -Infinity) cand[r]!.push([c + Number(i[r * kk + j]), score]);
+            }
+        } finally {
+          sc.dispose();
+        }
       }
-    } finally { q.dispose(); }
+    } finally {
+      q.dispose();
+    }
     for (let r = Math.max(a, lo); r < Math.min(b, hi); r++) {
       const list = cand[r - a]!.filter(([id]) => id !== r).sort((x, y) => y[1] - x[1] || x[0] - y[0]);
-      for (let j = 0; j < Math.min(k, list.length); j++) { ids[(r - lo) * k + j] = list[j]![0]; dist[(r - lo) * k + j] = 1 - list[j]![1]; }
+      for (let j = 0; j < Math.min(k, list.length); j++) {
+        ids[(r - lo) * k + j] = list[j]![0];
+        dist[(r - lo) * k + j] = 1 - list[j]![1];
+      }
     }
   }
   return { ids, dist };
@@ -199,7 +229,9 @@ const shardSuffix = (s?: [number, number]) => (s && s[1] > 1 ? `.shard-${s[0]}-o
 const rowsOf = (n: number, s?: [number, number]): [number, number] => (s ? [Math.floor((s[0] * n) / s[1]), Math.floor(((s[0] + 1) * n) / s[1])] : [0, n]);
 
 /** A path as the graph records it: relative to the graph directory (so the graph can be used, and moved with its model, from anywhere). */
-function relativeToGraph(g: string, path: string): string { return relative(resolve(g), resolve(path)).split(sep).join('/') || '.'; }
+function relativeToGraph(g: string, path: string): string {
+  return relative(resolve(g), resolve(path)).split(sep).join('/') || '.';
+}
 
 function describeSource(g: string, s: SentenceSource): string {
   const f = relativeToGraph(g, sourcePath(s));
@@ -208,8 +240,14 @@ function describeSource(g: string, s: SentenceSource): string {
 
 function settingsOf(o: GraphBuildOptions, factory: string | null): GraphSettings {
   return {
-    k: o.k, factory, candidates: o.candidates, nprobe: o.nprobe ?? null, recall_target: o.recallTarget, train_sample: o.trainSample,
-    filter: { minWords: o.filter.minWords, maxWords: o.filter.maxWords, dedup: o.filter.dedup }, data: o.sources.map((s) => describeSource(o.out, s)),
+    k: o.k,
+    factory,
+    candidates: o.candidates,
+    nprobe: o.nprobe ?? null,
+    recall_target: o.recallTarget,
+    train_sample: o.trainSample,
+    filter: { minWords: o.filter.minWords, maxWords: o.filter.maxWords, dedup: o.filter.dedup },
+    data: o.sources.map((s) => describeSource(o.out, s)),
   };
 }
 
@@ -222,7 +260,8 @@ export function graphModelDir(g: string, meta: GraphMeta = readGraphMeta(g)): { 
   const dir = meta.model.dir;
   if (isAbsolute(dir)) return { path: dir, how: 'recorded in graph.json' };
   const fromGraph = resolve(g, dir);
-  if (meta.model.dir_base === 'graph' || existsSync(join(fromGraph, 'config.json'))) return { path: fromGraph, how: `recorded in graph.json as ${dir}, relative to the graph directory` };
+  if (meta.model.dir_base === 'graph' || existsSync(join(fromGraph, 'config.json')))
+    return { path: fromGraph, how: `recorded in graph.json as ${dir}, relative to the graph directory` };
   return { path: resolve(dir), how: `recorded in graph.json as ${dir} (an older graph: relative to the working directory)` };
 }
 
@@ -235,11 +274,14 @@ export function checkGraphSettings(g: string, o: GraphBuildOptions): void {
   if (!existsSync(metaFile(g))) return;
   const meta = readGraphMeta(g);
   const diffs: string[] = [];
-  const differ = (what: string, was: unknown, now: unknown) => { if (JSON.stringify(was) !== JSON.stringify(now)) diffs.push(`${what} ${JSON.stringify(was)} (given: ${JSON.stringify(now)})`); };
+  const differ = (what: string, was: unknown, now: unknown) => {
+    if (JSON.stringify(was) !== JSON.stringify(now)) diffs.push(`${what} ${JSON.stringify(was)} (given: ${JSON.stringify(now)})`);
+  };
   differ('k', meta.k, o.k);
   if (o.factory !== undefined || meta.settings?.factory) differ('factory', meta.settings?.factory ?? meta.factory, o.factory ?? null);
   const model = graphModelDir(g, meta).path;
-  if (resolve(o.model) !== model && !(existsSync(model) && existsSync(o.model) && realpathSync(model) === realpathSync(o.model))) diffs.push(`model ${model} (given: ${resolve(o.model)})`);
+  if (resolve(o.model) !== model && !(existsSync(model) && existsSync(o.model) && realpathSync(model) === realpathSync(o.model)))
+    diffs.push(`model ${model} (given: ${resolve(o.model)})`);
   const s = meta.settings;
   if (s) {
     const now = settingsOf(o, o.factory ?? null);
@@ -250,7 +292,8 @@ export function checkGraphSettings(g: string, o: GraphBuildOptions): void {
     differ('filter', s.filter, now.filter);
     if (o.sources.length) differ('data', s.data, now.data);
   }
-  if (diffs.length) throw new Error(`${g}: a graph built with other settings — ${diffs.join('; ')}. Resume with the same settings, or build into another directory`);
+  if (diffs.length)
+    throw new Error(`${g}: a graph built with other settings — ${diffs.join('; ')}. Resume with the same settings, or build into another directory`);
 }
 
 export function readGraphMeta(g: string): GraphMeta {
@@ -264,18 +307,36 @@ export function readGraphMeta(g: string): GraphMeta {
 async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: number, hi: number, file: string, quiet: boolean): Promise<void> {
   const d = model.dim;
   const prog = new Progress({ label: 'graph embed', unit: 'sentences', total: hi - lo, silent: quiet });
-  async function* ranges(): AsyncGenerator<[number, number]> { for (let a = lo; a < hi; a += 50000) yield [a, Math.min(hi, a + 50000)]; }
-  await streamEmbeddings(ranges(), d, async ([a, b]) => {
-    const { text, lang } = store.range(a, b);
-    const out = new Float32Array((b - a) * d);
-    const groups = new Map<string, number[]>();
-    lang.forEach((l, i) => { const g = groups.get(l); if (g) g.push(i); else groups.set(l, [i]); });
-    for (const [l, idx] of groups) {
-      const v = await model.embedAsync(idx.map((i) => text[i]!), { lang: l });
-      idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
-    }
-    return out;
-  }, npySink(file, d, 'float16'), async (rows) => { prog.tick(rows); await pause(); });
+  async function* ranges(): AsyncGenerator<[number, number]> {
+    for (let a = lo; a < hi; a += 50000) yield [a, Math.min(hi, a + 50000)];
+  }
+  await streamEmbeddings(
+    ranges(),
+    d,
+    async ([a, b]) => {
+      const { text, lang } = store.range(a, b);
+      const out = new Float32Array((b - a) * d);
+      const groups = new Map<string, number[]>();
+      lang.forEach((l, i) => {
+        const g = groups.get(l);
+        if (g) g.push(i);
+        else groups.set(l, [i]);
+      });
+      for (const [l, idx] of groups) {
+        const v = await model.embedAsync(
+          idx.map((i) => text[i]!),
+          { lang: l },
+        );
+        idx.forEach((i, k) => out.set(v.subarray(k * d, (k + 1) * d), i * d));
+      }
+      return out;
+    },
+    npySink(file, d, 'float16'),
+    async (rows) => {
+      prog.tick(rows);
+      await pause();
+    },
+  );
   prog.done();
 }
 
@@ -299,12 +360,27 @@ export function queryRows(index: FaissIndex, vectors: Tensor, lo: number, hi: nu
 }
 
 /** queryRows with the index search on faiss's worker threads (the event loop stays free: a worker renews its job lock). */
-export async function queryRowsAsync(index: FaissIndex, vectors: Tensor, lo: number, hi: number, k: number, candidates: number): Promise<{ ids: Int32Array; dist: Float32Array }> {
+export async function queryRowsAsync(
+  index: FaissIndex,
+  vectors: Tensor,
+  lo: number,
+  hi: number,
+  k: number,
+  candidates: number,
+): Promise<{ ids: Int32Array; dist: Float32Array }> {
   const q = queryVectors(vectors, lo, hi);
   return rerankCandidates(vectors, lo, q, await index.searchAsync(q, Math.min(candidates + 1, index.ntotal)), k);
 }
 
-const queryVectors = (vectors: Tensor, lo: number, hi: number) => noGrad(() => tidy(() => vectors.narrow(0, lo, hi - lo).float().toFloat32Array()));
+const queryVectors = (vectors: Tensor, lo: number, hi: number) =>
+  noGrad(() =>
+    tidy(() =>
+      vectors
+        .narrow(0, lo, hi - lo)
+        .float()
+        .toFloat32Array(),
+    ),
+  );
 
 /**
  * The index's candidates r of queries q re-ranked by the exact inner product with `vectors` (the
@@ -314,13 +390,16 @@ const queryVectors = (vectors: Tensor, lo: number, hi: number) => noGrad(() => t
  * re-ranking, so its figures price the product's.
  */
 export function rerankCandidates(vectors: Tensor, lo: number, q: Float32Array, r: SearchResult, k: number): { ids: Int32Array; dist: Float32Array } {
-  const d = vectors.size(1), n = q.length / d;
+  const d = vectors.size(1),
+    n = q.length / d;
   const K = r.k;
-  const ids = new Int32Array(n * k).fill(-1), dist = new Float32Array(n * k).fill(Infinity);
+  const ids = new Int32Array(n * k).fill(-1),
+    dist = new Float32Array(n * k).fill(Infinity);
   const scores = noGrad(() => tidy(() => gatherDot(vectors, fromArray(r.labels, [n, K]), fromArray(q, [n, d])).toFloat32Array()));
   // the best k by insertion (k ≪ K): a candidate enters after every kept one scoring at least as
   // much, so equal scores keep the index's order, as a stable sort would
-  const topI = new Int32Array(k), topS = new Float32Array(k);
+  const topI = new Int32Array(k),
+    topS = new Float32Array(k);
   for (let i = 0; i < n; i++) {
     const self = lo < 0 ? -1 : lo + i;
     let m = 0;
@@ -330,13 +409,25 @@ export function rerankCandidates(vectors: Tensor, lo: number, q: Float32Array, r
       const s = scores[i * K + j]!;
       if (m === k && !(s > topS[k - 1]!)) continue;
       let dup = false;
-      for (let t = 0; t < m; t++) if (topI[t] === l) { dup = true; break; }
+      for (let t = 0; t < m; t++)
+        if (topI[t] === l) {
+          dup = true;
+          break;
+        }
       if (dup) continue;
       let p = m < k ? m++ : k - 1;
-      while (p > 0 && s > topS[p - 1]!) { topI[p] = topI[p - 1]!; topS[p] = topS[p - 1]!; p--; }
-      topI[p] = l; topS[p] = s;
+      while (p > 0 && s > topS[p - 1]!) {
+        topI[p] = topI[p - 1]!;
+        topS[p] = topS[p - 1]!;
+        p--;
+      }
+      topI[p] = l;
+      topS[p] = s;
     }
-    for (let j = 0; j < m; j++) { ids[i * k + j] = topI[j]!; dist[i * k + j] = 1 - topS[j]!; }
+    for (let j = 0; j < m; j++) {
+      ids[i * k + j] = topI[j]!;
+      dist[i * k + j] = 1 - topS[j]!;
+    }
   }
   return { ids, dist };
 }
@@ -347,29 +438,48 @@ export function rerankCandidates(vectors: Tensor, lo: number, q: Float32Array, r
  */
 function exactNeighbours(vectors: Tensor, sample: number[], k: number): { ids: Int32Array[]; kth: Float32Array } {
   const N = vectors.size(0);
-  return noGrad(() => tidy(() => {
-    const q = vectors.indexSelect(0, fromArray(BigInt64Array.from(sample, BigInt))).float();
-    let best: { s: Tensor; i: Tensor } | null = null;
-    for (let a = 0; a < N; a += 200000) {
-      const b = Math.min(N, a + 200000), prev: { s: Tensor; i: Tensor } | null = best;
-      // each block's scores (sample × 200k floats) and float copy are freed before the next one:
-      // only the best k so far are kept
-      best = tidy(() => {
-        const s = q.matmul(vectors.narrow(0, a, b - a).float().t());
-        // the query itself never counts
-        sample.forEach((r, qi) => { if (r >= a && r < b) s.select(0, qi).select(0, r - a).fill_(-Infinity); });
-        const [vs, is] = s.topk(Math.min(k, b - a), 1) as [Tensor, Tensor];
-        const idx = is.add(a);
-        if (!prev) return { s: vs, i: idx };
-        // the best k of the blocks so far and this one
-        const allS = cat([prev.s, vs], 1), allI = cat([prev.i, idx], 1);
-        const [s2, p] = allS.topk(k, 1) as [Tensor, Tensor];
-        return { s: s2, i: allI.gather(1, p) };
-      });
-    }
-    const ids = best!.i.toArray(), scores = best!.s.toFloat32Array(), kk = best!.s.size(1);
-    return { ids: sample.map((_, qi) => Int32Array.from(ids.slice(qi * kk, (qi + 1) * kk))), kth: Float32Array.from(sample, (_, qi) => scores[qi * kk + kk - 1]!) };
-  }));
+  return noGrad(() =>
+    tidy(() => {
+      const q = vectors.indexSelect(0, fromArray(BigInt64Array.from(sample, BigInt))).float();
+      let best: { s: Tensor; i: Tensor } | null = null;
+      for (let a = 0; a < N; a += 200000) {
+        const b = Math.min(N, a + 200000),
+          prev: { s: Tensor; i: Tensor } | null = best;
+        // each block's scores (sample × 200k floats) and float copy are freed before the next one:
+        // only the best k so far are kept
+        best = tidy(() => {
+          const s = q.matmul(
+            vectors
+              .narrow(0, a, b - a)
+              .float()
+              .t(),
+          );
+          // the query itself never counts
+          sample.forEach((r, qi) => {
+            if (r >= a && r < b)
+              s.select(0, qi)
+                .select(0, r - a)
+                .fill_(-Infinity);
+          });
+          const [vs, is] = s.topk(Math.min(k, b - a), 1) as [Tensor, Tensor];
+          const idx = is.add(a);
+          if (!prev) return { s: vs, i: idx };
+          // the best k of the blocks so far and this one
+          const allS = cat([prev.s, vs], 1),
+            allI = cat([prev.i, idx], 1);
+          const [s2, p] = allS.topk(k, 1) as [Tensor, Tensor];
+          return { s: s2, i: allI.gather(1, p) };
+        });
+      }
+      const ids = best!.i.toArray(),
+        scores = best!.s.toFloat32Array(),
+        kk = best!.s.size(1);
+      return {
+        ids: sample.map((_, qi) => Int32Array.from(ids.slice(qi * kk, (qi + 1) * kk))),
+        kth: Float32Array.from(sample, (_, qi) => scores[qi * kk + kk - 1]!),
+      };
+    }),
+  );
 }
 
 /**
@@ -394,11 +504,13 @@ function hits(ids: ArrayLike<number>, scores: ArrayLike<number>, k: number, trut
  */
 export function graphRecall(g: string, vectors: Tensor, sampleSize: number, seed = 1): { recall: number; byIds: number } {
   const meta = readGraphMeta(g);
-  const N = vectors.size(0), k = Math.min(10, meta.k);
+  const N = vectors.size(0),
+    k = Math.min(10, meta.k);
   const sample = new Rng(seed).sample(N, Math.min(sampleSize, N)).sort((a, b) => a - b);
   const exact = exactNeighbours(vectors, sample, k);
   const nb = NpyRowReader.open(join(g, 'neighbours.npy'));
-  let hit = 0, byIds = 0;
+  let hit = 0,
+    byIds = 0;
   try {
     sample.forEach((r, i) => {
       const row = (nb.readRowsRaw(r, r + 1) as Int32Array).subarray(0, k);
@@ -406,23 +518,28 @@ export function graphRecall(g: string, vectors: Tensor, sampleSize: number, seed
       for (const id of row) if (truth.has(id)) byIds++;
       hit += hits(row, exactScores(vectors, r, row), k, truth, exact.kth[i]!);
     });
-  } finally { nb.close(); }
+  } finally {
+    nb.close();
+  }
   return { recall: hit / (sample.length * k), byIds: byIds / (sample.length * k) };
 }
 
 /** The exact scores (float32 products of the stored vectors) of row r with each of ids. */
 function exactScores(vectors: Tensor, r: number, ids: Int32Array): Float32Array {
-  return noGrad(() => tidy(() => {
-    const q = vectors.narrow(0, r, 1).float();
-    const v = vectors.indexSelect(0, fromArray(BigInt64Array.from(ids, (x) => BigInt(Math.max(0, x))))).float();
-    const s = v.matmul(q.t()).toFloat32Array();
-    return Float32Array.from(s, (x, j) => (ids[j]! < 0 ? -Infinity : x));
-  }));
+  return noGrad(() =>
+    tidy(() => {
+      const q = vectors.narrow(0, r, 1).float();
+      const v = vectors.indexSelect(0, fromArray(BigInt64Array.from(ids, (x) => BigInt(Math.max(0, x))))).float();
+      const s = v.matmul(q.t()).toFloat32Array();
+      return Float32Array.from(s, (x, j) => (ids[j]! < 0 ? -Infinity : x));
+    }),
+  );
 }
 
 export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   const log = o.log ?? ((l: string) => process.stderr.write(`[graph] ${l}\n`));
-  const g = o.out, steps = new Set(o.steps ?? GRAPH_STEPS);
+  const g = o.out,
+    steps = new Set(o.steps ?? GRAPH_STEPS);
   const sfx = shardSuffix(o.shard);
   // the model is loaded only by the steps that embed (a large one takes seconds and gigabytes; a
   // cluster worker runs the train, add and query jobs without it)
@@ -437,7 +554,10 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     const seconds = +((performance.now() - s0) / 1000).toFixed(1);
     // shards run side by side (other processes, other machines): each writes its own time, and
     // mergeGraphShards adds them into graph.json, so no shard's write can undo another's
-    if (sfx) { writeJson(join(g, `steps.${step}${sfx}.json`), { seconds }); return; }
+    if (sfx) {
+      writeJson(join(g, `steps.${step}${sfx}.json`), { seconds });
+      return;
+    }
     const m = readGraphMeta(g);
     m.steps[step] = { seconds };
     writeJson(metaFile(g), m);
@@ -452,25 +572,40 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   if (steps.has('store') && !existsSync(metaFile(g))) {
     if (existsSync(g) && !statSync(g).isDirectory()) throw new Error(`${g}: exists and is not a directory`);
     const created = !existsSync(g);
-    const encoder = model();   // the metadata records its kind and dimension: a model that cannot load fails before any output
+    const encoder = model(); // the metadata records its kind and dimension: a model that cannot load fails before any output
     mkdirSync(g, { recursive: true });
     const s0 = performance.now();
     let info: StoreInfo;
     try {
       info = await buildStore(g, o.sources, o.filter, o.quiet);
     } catch (e) {
-      if (created) rmSync(g, { recursive: true, force: true });   // a failed first step leaves nothing behind
+      if (created) rmSync(g, { recursive: true, force: true }); // a failed first step leaves nothing behind
       throw e;
     }
     const meta: GraphMeta = {
-      format: 'xling-graph', version: 1, model: { dir: relativeToGraph(g, o.model), dir_base: 'graph', kind: (encoder.config as { kind?: string } | null)?.kind ?? null, dim: encoder.dim },
-      k: o.k, factory: o.factory ?? defaultFactory(info.sentences, encoder.dim), nprobe: o.nprobe ?? null, candidates: o.candidates, filter: o.filter,
+      format: 'xling-graph',
+      version: 1,
+      model: { dir: relativeToGraph(g, o.model), dir_base: 'graph', kind: (encoder.config as { kind?: string } | null)?.kind ?? null, dim: encoder.dim },
+      k: o.k,
+      factory: o.factory ?? defaultFactory(info.sentences, encoder.dim),
+      nprobe: o.nprobe ?? null,
+      candidates: o.candidates,
+      filter: o.filter,
       settings: settingsOf(o, o.factory ?? null),
-      sentences: info.sentences, langs: info.langs, steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
+      sentences: info.sentences,
+      langs: info.langs,
+      steps: { store: { seconds: +((performance.now() - s0) / 1000).toFixed(1) } },
     };
     writeJson(metaFile(g), meta);
-    log(`store: ${info.sentences} sentences in ${info.langs.length} languages (${info.dropped.length} outside the length bounds, ${info.dropped.duplicates} duplicates left out)`);
-    if (!o.factory) log(meta.factory === EXACT ? `exact search: ${info.sentences} sentences are below the crossover (${EXACT_CROSSOVER_N} at 512 dimensions) where a compressed index would cost less` : `index ${meta.factory}: ${info.sentences} sentences are above the crossover of exact search (${EXACT_CROSSOVER_N} at 512 dimensions)`);
+    log(
+      `store: ${info.sentences} sentences in ${info.langs.length} languages (${info.dropped.length} outside the length bounds, ${info.dropped.duplicates} duplicates left out)`,
+    );
+    if (!o.factory)
+      log(
+        meta.factory === EXACT
+          ? `exact search: ${info.sentences} sentences are below the crossover (${EXACT_CROSSOVER_N} at 512 dimensions) where a compressed index would cost less`
+          : `index ${meta.factory}: ${info.sentences} sentences are above the crossover of exact search (${EXACT_CROSSOVER_N} at 512 dimensions)`,
+      );
   }
   const meta = readGraphMeta(g);
   const dim = meta.model.dim;
@@ -486,17 +621,24 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
     }
     if (o.shard && o.shard[1] > 1) {
       if (steps.has('add') || steps.has('query')) {
-        if (!existsSync(join(g, 'vectors.npy'))) { log(`shard ${o.shard.join('/')}: embedded; run 'xling graph merge' once every shard has, then the next steps`); return readGraphMeta(g); }
+        if (!existsSync(join(g, 'vectors.npy'))) {
+          log(`shard ${o.shard.join('/')}: embedded; run 'xling graph merge' once every shard has, then the next steps`);
+          return readGraphMeta(g);
+        }
       }
     }
     if (steps.has('train') && !exact && !existsSync(join(g, 'index.trained.faiss'))) {
-      if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
+      if (!existsSync(join(g, 'vectors.npy')))
+        throw new Error(`${g}: the index is trained on the vectors (run the embed step first, and 'graph merge' after sharded embeds)`);
       await timed('train', async () => {
         const factory = storedFactory(meta.factory);
         let index = FaissIndex.create(dim, factory, 'ip');
         // node ids go in with the vectors (shards add their own rows): indexes that number their
         // vectors themselves (Flat, HNSW, PQ) are wrapped in an id map
-        if (!index.takesIds) { index.dispose(); index = FaissIndex.create(dim, `IDMap,${factory}`, 'ip'); }
+        if (!index.takesIds) {
+          index.dispose();
+          index = FaissIndex.create(dim, `IDMap,${factory}`, 'ip');
+        }
         const set = index.setTrainingParams({ polysemous: false, opqIters: 20 });
         if (!index.isTrained) {
           const r = NpyRowReader.open(join(g, 'vectors.npy'));
@@ -521,7 +663,10 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
         const r = NpyRowReader.open(join(g, 'vectors.npy'));
         for (let a = lo; a < hi; a += 100000) {
           const b = Math.min(hi, a + 100000);
-          await index.addAsync(r.readRows(a, b), BigInt64Array.from({ length: b - a }, (_, t) => BigInt(a + t)));
+          await index.addAsync(
+            r.readRows(a, b),
+            BigInt64Array.from({ length: b - a }, (_, t) => BigInt(a + t)),
+          );
         }
         r.close();
         index.write(join(g, `index${sfx}.faiss`));
@@ -530,10 +675,14 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
       log(`add: rows ${lo}..${hi - 1} → index${sfx}.faiss`);
     }
     if ((steps.has('query') || steps.has('stats')) && !exact && !existsSync(join(g, 'index.faiss'))) {
-      if (o.shard && o.shard[1] > 1) { log(`shard ${o.shard.join('/')}: added; run 'xling graph merge' once every shard has, then query`); return readGraphMeta(g); }
+      if (o.shard && o.shard[1] > 1) {
+        log(`shard ${o.shard.join('/')}: added; run 'xling graph merge' once every shard has, then query`);
+        return readGraphMeta(g);
+      }
     }
     if (steps.has('query') && exact && !existsSync(join(g, 'neighbours.npy')) && !existsSync(join(g, `neighbours${sfx}.npy`))) {
-      if (!existsSync(join(g, 'vectors.npy'))) throw new Error(`${g}: the query step reads every vector (run the embed step first, and 'graph merge' after sharded embeds)`);
+      if (!existsSync(join(g, 'vectors.npy')))
+        throw new Error(`${g}: the query step reads every vector (run the embed step first, and 'graph merge' after sharded embeds)`);
       const vectors = loadVectors(g);
       try {
         await timed('query', async () => {
@@ -541,16 +690,22 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
           const ds = NpyWriter.open(join(g, `distances${sfx}.npy`), meta.k, 'float16');
           const prog = new Progress({ label: 'graph query (exact)', unit: 'sentences', total: hi - lo, silent: o.quiet });
           try {
-            for (let a = lo; a < hi;) {
+            for (let a = lo; a < hi; ) {
               const b = Math.min(hi, (Math.floor(a / EXACT_QUERY_BLOCK) + 1) * EXACT_QUERY_BLOCK);
               const r = await exactGraphRows(vectors, a, b, meta.k);
-              nb.append(r.ids); ds.append(float32ToFloat16(r.dist));
+              nb.append(r.ids);
+              ds.append(float32ToFloat16(r.dist));
               prog.tick(b - a);
               a = b;
             }
-            nb.close(); ds.close();
+            nb.close();
+            ds.close();
             prog.done();
-          } catch (e) { nb.abort(); ds.abort(); throw e; }
+          } catch (e) {
+            nb.abort();
+            ds.abort();
+            throw e;
+          }
         });
         log(`query: ${meta.k} neighbours of rows ${lo}..${hi - 1} by exact search over the float16 vectors`);
       } finally {
@@ -572,16 +727,23 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
             for (let a = lo; a < hi; a += 512) {
               const b = Math.min(hi, a + 512);
               const r = await queryRowsAsync(index, vectors, a, b, meta.k, meta.candidates);
-              nb.append(r.ids); ds.append(float32ToFloat16(r.dist));
+              nb.append(r.ids);
+              ds.append(float32ToFloat16(r.dist));
               prog.tick(b - a);
             }
-            nb.close(); ds.close();
+            nb.close();
+            ds.close();
             prog.done();
-          } catch (e) { nb.abort(); ds.abort(); throw e; }
+          } catch (e) {
+            nb.abort();
+            ds.abort();
+            throw e;
+          }
         });
         log(`query: ${meta.k} neighbours of rows ${lo}..${hi - 1} (nprobe ${meta.nprobe ?? '-'}, ${meta.candidates} candidates re-ranked)`);
       } finally {
-        index.dispose(); vectors.dispose();
+        index.dispose();
+        vectors.dispose();
       }
     }
     if (steps.has('stats') && existsSync(join(g, 'neighbours.npy')) && readGraphMeta(g).recall_at_10 === undefined) {
@@ -594,15 +756,28 @@ export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
         const size = (f: string) => (existsSync(join(g, f)) ? statSync(join(g, f)).size : 0);
         m.recall_at_10 = +recall.toFixed(4);
         m.recall_at_10_by_ids = +byIds.toFixed(4);
-        m.bytes = { index: exact ? 0 : size('index.faiss'), graph: size('neighbours.npy') + size('distances.npy'), store: size('sentences.txt') + size('sentences.offsets.npy') + size('sentences.langs.npy'), vectors: size('vectors.npy') };
+        m.bytes = {
+          index: exact ? 0 : size('index.faiss'),
+          graph: size('neighbours.npy') + size('distances.npy'),
+          store: size('sentences.txt') + size('sentences.offsets.npy') + size('sentences.langs.npy'),
+          vectors: size('vectors.npy'),
+        };
         m.bytes_per_sentence = +((m.bytes.index + m.bytes.graph) / N).toFixed(2);
         m.steps.stats = { seconds: +((performance.now() - s0) / 1000).toFixed(1) };
-        m.build_seconds = +Object.entries(m.steps).filter(([k]) => k !== 'store' && k !== 'embed' && k !== 'stats').reduce((a, [, v]) => a + (v?.seconds ?? 0), 0).toFixed(1);
+        m.build_seconds = +Object.entries(m.steps)
+          .filter(([k]) => k !== 'store' && k !== 'embed' && k !== 'stats')
+          .reduce((a, [, v]) => a + (v?.seconds ?? 0), 0)
+          .toFixed(1);
         writeJson(metaFile(g), m);
         ran++;
-        log(`recall@10 vs exact search (${sampled === N ? `all ${N} sentences` : `${sampled} of ${N} sentences`}, tied neighbours counted as found): ${recall.toFixed(3)} (by ids alone ${byIds.toFixed(3)}); index ${(m.bytes.index / N).toFixed(1)} bytes/sentence, graph ${(m.bytes.graph / N).toFixed(1)}`);
+        log(
+          `recall@10 vs exact search (${sampled === N ? `all ${N} sentences` : `${sampled} of ${N} sentences`}, tied neighbours counted as found): ${recall.toFixed(3)} (by ids alone ${byIds.toFixed(3)}); index ${(m.bytes.index / N).toFixed(1)} bytes/sentence, graph ${(m.bytes.graph / N).toFixed(1)}`,
+        );
         const target = m.settings?.recall_target ?? o.recallTarget;
-        if (recall < target) log(`warning: recall@10 ${recall.toFixed(3)} is below the recall target ${target}${m.nprobe ? ` (nprobe ${m.nprobe})` : ''}: more --candidates, a larger --nprobe or a finer --factory would raise it`);
+        if (recall < target)
+          log(
+            `warning: recall@10 ${recall.toFixed(3)} is below the recall target ${target}${m.nprobe ? ` (nprobe ${m.nprobe})` : ''}: more --candidates, a larger --nprobe or a finer --factory would raise it`,
+          );
       } finally {
         vectors.dispose();
       }
@@ -625,7 +800,10 @@ export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, r
   const meta = readGraphMeta(g);
   if (meta.nprobe || !/IVF/.test(meta.factory)) return meta.nprobe;
   const { nprobe, candidates } = chooseNprobe(index, vectors, meta, recallTarget, log);
-  const m = readGraphMeta(g); m.nprobe = nprobe; m.candidates = candidates; writeJson(metaFile(g), m);
+  const m = readGraphMeta(g);
+  m.nprobe = nprobe;
+  m.candidates = candidates;
+  writeJson(metaFile(g), m);
   return nprobe;
 }
 
@@ -633,8 +811,14 @@ export function tuneGraphNprobe(g: string, index: FaissIndex, vectors: Tensor, r
 export function tuneGraph(g: string, recallTarget: number, log: (l: string) => void): number | null {
   const m = readGraphMeta(g);
   if (m.nprobe || !/IVF/.test(m.factory)) return m.nprobe;
-  const vectors = loadVectors(g), index = openQueryIndex(g, m.factory);
-  try { return tuneGraphNprobe(g, index, vectors, recallTarget, log); } finally { index.dispose(); vectors.dispose(); }
+  const vectors = loadVectors(g),
+    index = openQueryIndex(g, m.factory);
+  try {
+    return tuneGraphNprobe(g, index, vectors, recallTarget, log);
+  } finally {
+    index.dispose();
+    vectors.dispose();
+  }
 }
 
 /** Candidates re-ranked are raised to at most this many times the number given. */
@@ -652,7 +836,9 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
   const exact = exactNeighbours(vectors, sample, 10);
   const nlist = Number(/IVF(\d+)/.exec(meta.factory)?.[1] ?? 1);
   const maxCandidates = Math.min(N - 1, meta.candidates * MAX_CANDIDATE_FACTOR);
-  let candidates = meta.candidates, prev = -1, best = 0;
+  let candidates = meta.candidates,
+    prev = -1,
+    best = 0;
   // an HNSW coarse quantizer serves many small lists, of which one or two often reach the target
   let p = Math.min(/IVF\d+_HNSW/.test(meta.factory) ? 1 : 4, nlist);
   for (;;) {
@@ -661,18 +847,31 @@ function chooseNprobe(index: FaissIndex, vectors: Tensor, meta: GraphMeta, targe
     for (let i = 0; i < sample.length; i++) {
       const r = queryRows(index, vectors, sample[i]!, sample[i]! + 1, 10, candidates);
       // dist is 1 − the exact (re-ranked) score
-      hit += hits(r.ids, Float32Array.from(r.dist, (x) => 1 - x), r.ids.length, new Set(exact.ids[i]!), exact.kth[i]!);
+      hit += hits(
+        r.ids,
+        Float32Array.from(r.dist, (x) => 1 - x),
+        r.ids.length,
+        new Set(exact.ids[i]!),
+        exact.kth[i]!,
+      );
     }
     best = hit / (sample.length * 10);
     log(`nprobe ${p}, ${candidates} candidates: recall@10 ${best.toFixed(3)} on ${sample.length} sampled sentences`);
     if (best >= target) break;
     const stalled = prev >= 0 && best - prev < 0.005;
-    if ((stalled || p === nlist) && candidates < maxCandidates) { candidates = Math.min(maxCandidates, candidates * 2); prev = -1; continue; }
+    if ((stalled || p === nlist) && candidates < maxCandidates) {
+      candidates = Math.min(maxCandidates, candidates * 2);
+      prev = -1;
+      continue;
+    }
     if (p === nlist) break;
     prev = best;
     p = Math.min(nlist, p * 2);
   }
-  if (best < target) log(`warning: recall@10 ${best.toFixed(3)} at nprobe ${p}${p === nlist ? ' (every list)' : ''} and ${candidates} candidates is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it${/_HNSW/.test(meta.factory) ? '' : ` (e.g. --factory "${hnswFactory(N)}": finer lists, so finer residual codes; bench/RESULTS.md)`}`);
+  if (best < target)
+    log(
+      `warning: recall@10 ${best.toFixed(3)} at nprobe ${p}${p === nlist ? ' (every list)' : ''} and ${candidates} candidates is below the recall target ${target}: the index's codes limit it; more --candidates or a finer --factory would raise it${/_HNSW/.test(meta.factory) ? '' : ` (e.g. --factory "${hnswFactory(N)}": finer lists, so finer residual codes; bench/RESULTS.md)`}`,
+    );
   return { nprobe: p, candidates };
 }
 
@@ -681,8 +880,11 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
   const files = readdirSync(g);
   // the shards' finished files only: a killed shard leaves its temporary (NAME.tmp-PID-…), which
   // shares the prefix and must never be read
-  const shardsOf = (base: string) => files.filter((f) => new RegExp(`^${base}\\.shard-\\d+-of-\\d+\\.(npy|faiss)$`).test(f)).sort((a, b) => shardIndex(a) - shardIndex(b));
-  const leftovers = (base: string) => { for (const f of files) if (f.startsWith(`${base}.shard-`) && f.includes('.tmp-')) rmSync(join(g, f), { force: true }); };
+  const shardsOf = (base: string) =>
+    files.filter((f) => new RegExp(`^${base}\\.shard-\\d+-of-\\d+\\.(npy|faiss)$`).test(f)).sort((a, b) => shardIndex(a) - shardIndex(b));
+  const leftovers = (base: string) => {
+    for (const f of files) if (f.startsWith(`${base}.shard-`) && f.includes('.tmp-')) rmSync(join(g, f), { force: true });
+  };
   for (const base of ['vectors', 'neighbours', 'distances']) {
     const parts = shardsOf(base);
     if (!parts.length || existsSync(join(g, `${base}.npy`))) continue;
@@ -692,7 +894,12 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
     try {
       for (const r of readers) for (let a = 0; a < r.rows; a += 100000) w.append(r.readRowsRaw(a, Math.min(r.rows, a + 100000)));
       w.close();
-    } catch (e) { w.abort(); throw e; } finally { readers.forEach((r) => r.close()); }
+    } catch (e) {
+      w.abort();
+      throw e;
+    } finally {
+      readers.forEach((r) => r.close());
+    }
     for (const p of parts) rmSync(join(g, p));
     leftovers(base);
     log(`merged ${parts.length} shards → ${base}.npy`);
@@ -701,7 +908,8 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
   if (timings.length) {
     const m = readGraphMeta(g);
     for (const f of timings) {
-      const step = f.split('.')[1] as GraphStep, n = Number(/-of-(\d+)/.exec(f)![1]);
+      const step = f.split('.')[1] as GraphStep,
+        n = Number(/-of-(\d+)/.exec(f)![1]);
       const prev = m.steps[step];
       m.steps[step] = { seconds: +((prev?.shards ? prev.seconds : 0) + readJson<{ seconds: number }>(join(g, f)).seconds).toFixed(1), shards: n };
     }
@@ -712,7 +920,11 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
   if (ix.length && !existsSync(join(g, 'index.faiss'))) {
     checkComplete(ix, 'index');
     const base = readIndex(join(g, ix[0]!));
-    for (const p of ix.slice(1)) { const s = readIndex(join(g, p)); base.mergeFrom(s); s.dispose(); }
+    for (const p of ix.slice(1)) {
+      const s = readIndex(join(g, p));
+      base.mergeFrom(s);
+      s.dispose();
+    }
     base.write(join(g, 'index.faiss'));
     base.dispose();
     for (const p of ix) rmSync(join(g, p));
@@ -721,7 +933,9 @@ export function mergeGraphShards(g: string, log: (l: string) => void = (l) => pr
   }
 }
 
-function shardIndex(f: string): number { return Number(/\.shard-(\d+)-of-/.exec(f)![1]); }
+function shardIndex(f: string): number {
+  return Number(/\.shard-(\d+)-of-/.exec(f)![1]);
+}
 function checkComplete(parts: string[], base: string): void {
   const n = Number(/-of-(\d+)/.exec(parts[0]!)![1]);
   const have = new Set(parts.map(shardIndex));

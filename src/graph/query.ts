@@ -11,7 +11,12 @@ import { Rng } from '../util/rng.js';
 import { EXACT, GraphMeta, readGraphMeta } from './build.js';
 import { GraphStore } from './store.js';
 
-export interface Neighbour { id: number; distance: number; text: string; lang: string }
+export interface Neighbour {
+  id: number;
+  distance: number;
+  text: string;
+  lang: string;
+}
 
 /** The graph files of a directory, read row by row (never loaded whole). */
 export class GraphReader {
@@ -26,7 +31,9 @@ export class GraphReader {
     this.dist = NpyRowReader.open(join(dir, 'distances.npy'));
     if (this.ids.rows !== this.store.size) throw new Error(`${dir}: neighbours.npy has ${this.ids.rows} rows for ${this.store.size} sentences`);
   }
-  get size(): number { return this.store.size; }
+  get size(): number {
+    return this.store.size;
+  }
   /** Out-neighbours of node i (ascending distance; -1 entries dropped). */
   row(i: number): { ids: Int32Array; dist: Float32Array } {
     if (!(Number.isInteger(i) && i >= 0 && i < this.size)) throw new Error(`sentence ${i} out of range [0, ${this.size})`);
@@ -39,7 +46,9 @@ export class GraphReader {
   neighboursOf(i: number, threshold = Infinity): Neighbour[] {
     const r = this.row(i);
     const out: Neighbour[] = [];
-    r.ids.forEach((id, j) => { if (r.dist[j]! <= threshold) out.push({ id, distance: r.dist[j]!, text: this.store.text(id), lang: this.store.lang(id) }); });
+    r.ids.forEach((id, j) => {
+      if (r.dist[j]! <= threshold) out.push({ id, distance: r.dist[j]!, text: this.store.text(id), lang: this.store.lang(id) });
+    });
     return out;
   }
   /**
@@ -49,44 +58,64 @@ export class GraphReader {
    * The reversed edges are built on first use: 8 bytes an edge in memory.
    */
   undirectedRow(i: number): { ids: Int32Array; dist: Float32Array } {
-    const r = this.row(i), rev = (this.reversed ??= this.reverseEdges());
-    const a = rev.offsets[i]!, b = rev.offsets[i + 1]!;
-    const ids = new Int32Array(r.ids.length + b - a), dist = new Float32Array(ids.length);
-    ids.set(r.ids); ids.set(rev.src.subarray(a, b), r.ids.length);
-    dist.set(r.dist); dist.set(rev.dist.subarray(a, b), r.ids.length);
+    const r = this.row(i),
+      rev = (this.reversed ??= this.reverseEdges());
+    const a = rev.offsets[i]!,
+      b = rev.offsets[i + 1]!;
+    const ids = new Int32Array(r.ids.length + b - a),
+      dist = new Float32Array(ids.length);
+    ids.set(r.ids);
+    ids.set(rev.src.subarray(a, b), r.ids.length);
+    dist.set(r.dist);
+    dist.set(rev.dist.subarray(a, b), r.ids.length);
     return { ids, dist };
   }
   private reversed?: { offsets: Int32Array; src: Int32Array; dist: Float32Array };
   private reverseEdges(): { offsets: Int32Array; src: Int32Array; dist: Float32Array } {
-    const n = this.size, chunk = 65536;
+    const n = this.size,
+      chunk = 65536;
     const offsets = new Int32Array(n + 1);
     for (let lo = 0; lo < n; lo += chunk) {
       const ids = this.ids.readRowsRaw(lo, Math.min(n, lo + chunk)) as Int32Array;
       for (const v of ids) if (v >= 0) offsets[v + 1]++;
     }
     for (let i = 0; i < n; i++) offsets[i + 1] += offsets[i]!;
-    const fill = offsets.slice(0, n), src = new Int32Array(offsets[n]!), dist = new Float32Array(offsets[n]!);
+    const fill = offsets.slice(0, n),
+      src = new Int32Array(offsets[n]!),
+      dist = new Float32Array(offsets[n]!);
     for (let lo = 0; lo < n; lo += chunk) {
       const hi = Math.min(n, lo + chunk);
-      const ids = this.ids.readRowsRaw(lo, hi) as Int32Array, ds = float16ToFloat32(this.dist.readRowsRaw(lo, hi) as Uint16Array);
+      const ids = this.ids.readRowsRaw(lo, hi) as Int32Array,
+        ds = float16ToFloat32(this.dist.readRowsRaw(lo, hi) as Uint16Array);
       const k = ids.length / (hi - lo);
       for (let t = 0; t < ids.length; t++) {
         const v = ids[t]!;
         if (v < 0) continue;
         const at = fill[v]!++;
-        src[at] = lo + Math.floor(t / k); dist[at] = ds[t]!;
+        src[at] = lo + Math.floor(t / k);
+        dist[at] = ds[t]!;
       }
     }
     return { offsets, src, dist };
   }
-  close(): void { this.ids.close(); this.dist.close(); this.store.close(); }
+  close(): void {
+    this.ids.close();
+    this.dist.close();
+    this.store.close();
+  }
 }
 
 /**
  * Nearest sentences of a text: embedded (centred with `lang`, or identified), the index's
  * candidates re-ranked by the exact inner product with their stored vectors.
  */
-export function neighboursOfText(graph: GraphReader, model: SentenceEncoderModel, index: FaissIndex, text: string, o: { k?: number; lang?: string; threshold?: number } = {}): { lang: string | null; neighbours: Neighbour[] } {
+export function neighboursOfText(
+  graph: GraphReader,
+  model: SentenceEncoderModel,
+  index: FaissIndex,
+  text: string,
+  o: { k?: number; lang?: string; threshold?: number } = {},
+): { lang: string | null; neighbours: Neighbour[] } {
   const k = o.k ?? graph.meta.k;
   // the one centring rule: the given language, or the identified one when confident (else none)
   const lang = (o.lang ? model.chooseCenter(o.lang, true) : model.sentenceCenter(text)).lang;
@@ -110,7 +139,10 @@ export function rankCandidates(graph: GraphReader, q: Float32Array, labels: BigI
       scored.push([Number(l), 1 - s]);
     }
     scored.sort((a, b) => a[1] - b[1]);
-    return scored.filter(([, dist]) => dist <= threshold).slice(0, k).map(([id, distance]) => ({ id, distance, text: graph.store.text(id), lang: graph.store.lang(id) }));
+    return scored
+      .filter(([, dist]) => dist <= threshold)
+      .slice(0, k)
+      .map(([id, distance]) => ({ id, distance, text: graph.store.text(id), lang: graph.store.lang(id) }));
   } finally {
     vec.close();
   }
@@ -127,9 +159,12 @@ export function snap(graph: GraphReader, model: SentenceEncoderModel, index: Fai
 class MinHeap {
   private keys: number[] = [];
   private nodes: number[] = [];
-  get size(): number { return this.nodes.length; }
+  get size(): number {
+    return this.nodes.length;
+  }
   push(key: number, node: number): void {
-    this.keys.push(key); this.nodes.push(node);
+    this.keys.push(key);
+    this.nodes.push(node);
     let i = this.nodes.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
@@ -141,12 +176,15 @@ class MinHeap {
   }
   pop(): [number, number] {
     const top: [number, number] = [this.keys[0]!, this.nodes[0]!];
-    const k = this.keys.pop()!, n = this.nodes.pop()!;
+    const k = this.keys.pop()!,
+      n = this.nodes.pop()!;
     if (this.nodes.length) {
-      this.keys[0] = k; this.nodes[0] = n;
+      this.keys[0] = k;
+      this.nodes[0] = n;
       let i = 0;
       for (;;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < this.nodes.length && this.keys[l]! < this.keys[m]!) m = l;
         if (r < this.nodes.length && this.keys[r]! < this.keys[m]!) m = r;
@@ -161,7 +199,11 @@ class MinHeap {
 }
 
 /** visited: distinct sentences the search settled (at most the graph's size). */
-export interface MinimaxPath { steps: { id: number; distance: number }[]; maxStep: number; visited: number }
+export interface MinimaxPath {
+  steps: { id: number; distance: number }[];
+  maxStep: number;
+  visited: number;
+}
 
 type Rows = (i: number) => { ids: ArrayLike<number>; dist: ArrayLike<number> };
 
@@ -195,7 +237,10 @@ export function minimaxPath(row: Rows, n: number, a: number, b: number): Minimax
 }
 
 /** A minimax path and the edges it walked: `directed` (the neighbour edges as built) or `undirected` (both ways); fallback: walked both ways because no directed path exists. */
-export interface GraphPath extends MinimaxPath { edges: 'directed' | 'undirected'; fallback: boolean }
+export interface GraphPath extends MinimaxPath {
+  edges: 'directed' | 'undirected';
+  fallback: boolean;
+}
 
 /**
  * The minimax path from a to b along the graph's neighbour edges; where there is none (a k-nn graph
@@ -212,11 +257,21 @@ export function graphPath(g: { size: number; row: Rows; undirectedRow: Rows }, a
 }
 
 /** Dijkstra from a until b is settled, path cost combined by `step`, edges longer than maxEdge skipped; ties by fewer hops. */
-function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: number, d: number) => number, maxEdge: number): { cost: Float64Array; prev: Int32Array; done: Uint8Array } | null {
-  const cost = new Float64Array(n).fill(Infinity), hops = new Int32Array(n).fill(0x7fffffff), prev = new Int32Array(n).fill(-1);
+function dijkstra(
+  row: Rows,
+  n: number,
+  a: number,
+  b: number,
+  step: (cost: number, d: number) => number,
+  maxEdge: number,
+): { cost: Float64Array; prev: Int32Array; done: Uint8Array } | null {
+  const cost = new Float64Array(n).fill(Infinity),
+    hops = new Int32Array(n).fill(0x7fffffff),
+    prev = new Int32Array(n).fill(-1);
   const done = new Uint8Array(n);
   const heap = new MinHeap();
-  cost[a] = 0; hops[a] = 0;
+  cost[a] = 0;
+  hops[a] = 0;
   heap.push(0, a);
   while (heap.size) {
     const [key, u] = heap.pop();
@@ -225,11 +280,14 @@ function dijkstra(row: Rows, n: number, a: number, b: number, step: (cost: numbe
     if (u === b) break;
     const r = row(u);
     for (let j = 0; j < r.ids.length; j++) {
-      const v = r.ids[j]!, d = r.dist[j]!;
+      const v = r.ids[j]!,
+        d = r.dist[j]!;
       if (v < 0 || done[v] || d > maxEdge) continue;
       const c = step(key, d);
       if (c < cost[v]! || (c === cost[v] && hops[u]! + 1 < hops[v]!)) {
-        cost[v] = c; hops[v] = hops[u]! + 1; prev[v] = u;
+        cost[v] = c;
+        hops[v] = hops[u]! + 1;
+        prev[v] = u;
         heap.push(c, v);
       }
     }
@@ -253,24 +311,36 @@ export interface GraphStatistics {
 export function graphStatistics(g: GraphReader, sampleSize: number, seed = 1): GraphStatistics {
   const N = g.size;
   const sample = new Rng(seed).sample(N, Math.min(sampleSize, N)).sort((a, b) => a - b);
-  const nearest: number[] = [], kth: number[] = [];
+  const nearest: number[] = [],
+    kth: number[] = [];
   const zero = { nearest: 0, kth: 0 };
   const per = new Map<string, { n: number; same: number; all: number }>();
   for (const i of sample) {
     const r = g.row(i);
     if (!r.ids.length) continue;
-    const d0 = r.dist[0]!, dk = r.dist[r.dist.length - 1]!;
-    if (d0 <= 1e-6) zero.nearest++; else nearest.push(d0);
-    if (dk <= 1e-6) zero.kth++; else kth.push(dk);
+    const d0 = r.dist[0]!,
+      dk = r.dist[r.dist.length - 1]!;
+    if (d0 <= 1e-6) zero.nearest++;
+    else nearest.push(d0);
+    if (dk <= 1e-6) zero.kth++;
+    else kth.push(dk);
     const l = g.store.lang(i);
     const e = per.get(l) ?? { n: 0, same: 0, all: 0 };
     e.n++;
-    for (const id of r.ids) { e.all++; if (g.store.lang(id) === l) e.same++; }
+    for (const id of r.ids) {
+      e.all++;
+      if (g.store.lang(id) === l) e.same++;
+    }
     per.set(l, e);
   }
   const sameLanguage: GraphStatistics['sameLanguage'] = {};
-  let same = 0, all = 0;
-  for (const [l, e] of [...per].sort(([a], [b]) => (a < b ? -1 : 1))) { sameLanguage[l] = { sentences: e.n, share: e.same / e.all }; same += e.same; all += e.all; }
+  let same = 0,
+    all = 0;
+  for (const [l, e] of [...per].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    sameLanguage[l] = { sentences: e.n, share: e.same / e.all };
+    same += e.same;
+    all += e.all;
+  }
   return { sentences: N, sample: sample.length, nearest, kth, zeroDistances: zero, sameLanguage, sameLanguageOverall: same / all };
 }
 
@@ -285,6 +355,11 @@ export function openIndex(g: string): FaissIndex {
   const index = FaissIndex.create(r.cols, 'SQfp16', 'ip');
   try {
     for (let a = 0; a < r.rows; a += 65536) index.add(r.readRows(a, Math.min(r.rows, a + 65536)));
-  } catch (e) { index.dispose(); throw e; } finally { r.close(); }
+  } catch (e) {
+    index.dispose();
+    throw e;
+  } finally {
+    r.close();
+  }
   return index;
 }

@@ -41,7 +41,9 @@ export function wordCount(s: string): number {
 
 /** Reads the sources, filters and writes the store files into dir (each atomically). */
 export async function buildStore(dir: string, sources: SentenceSource[], f: StoreFilter, quiet = false): Promise<StoreInfo> {
-  const langs: string[] = [], langIds: number[] = [], offsets: number[] = [0];
+  const langs: string[] = [],
+    langIds: number[] = [],
+    offsets: number[] = [0];
   const perLang: Record<string, number> = {};
   const seen = new Set<string>();
   const dropped = { length: 0, duplicates: 0 };
@@ -50,16 +52,26 @@ export async function buildStore(dir: string, sources: SentenceSource[], f: Stor
   const prog = new Progress({ label: 'graph store', unit: 'sentences', silent: quiet });
   const add = (lang: string, text: string) => {
     const w = wordCount(text);
-    if ((f.minWords && w < f.minWords) || (f.maxWords && w > f.maxWords)) { dropped.length++; return; }
+    if ((f.minWords && w < f.minWords) || (f.maxWords && w > f.maxWords)) {
+      dropped.length++;
+      return;
+    }
     if (f.dedup) {
       const key = `${lang}\t${normalize(text, { lowercase: true })}`;
-      if (seen.has(key)) { dropped.duplicates++; return; }
+      if (seen.has(key)) {
+        dropped.duplicates++;
+        return;
+      }
       seen.add(key);
     }
     let li = langs.indexOf(lang);
-    if (li < 0) { if (langs.length >= 255) throw new Error('graph store: more than 255 languages'); li = langs.push(lang) - 1; }
+    if (li < 0) {
+      if (langs.length >= 255) throw new Error('graph store: more than 255 languages');
+      li = langs.push(lang) - 1;
+    }
     const b = Buffer.from(text + '\n', 'utf8');
-    chunks.push(b); bytes += b.length;
+    chunks.push(b);
+    bytes += b.length;
     offsets.push(bytes);
     langIds.push(li);
     perLang[lang] = (perLang[lang] ?? 0) + 1;
@@ -71,7 +83,7 @@ export async function buildStore(dir: string, sources: SentenceSource[], f: Stor
   atomicOutputSync(join(dir, 'sentences.txt'), (tmp) => {
     const fd = openSync(tmp, 'w');
     try {
-      for (const c of chunks) for (let done = 0; done < c.length;) done += writeSync(fd, c, done, c.length - done);
+      for (const c of chunks) for (let done = 0; done < c.length; ) done += writeSync(fd, c, done, c.length - done);
     } finally {
       closeSync(fd);
     }
@@ -101,21 +113,29 @@ export class GraphStore implements SentenceStore {
   }
   text(i: number): string {
     if (!(i >= 0 && i < this.size)) throw new Error(`sentence ${i} out of range [0, ${this.size})`);
-    const a = Number(this.offsets[i]), b = Number(this.offsets[i + 1]) - 1;
+    const a = Number(this.offsets[i]),
+      b = Number(this.offsets[i + 1]) - 1;
     const buf = Buffer.allocUnsafe(b - a);
     readSync(this.fd, buf, 0, b - a, a);
     return buf.toString('utf8');
   }
-  lang(i: number): string { return this.langs[this.langIds[i]!]!; }
-  langIndex(i: number): number { return this.langIds[i]!; }
+  lang(i: number): string {
+    return this.langs[this.langIds[i]!]!;
+  }
+  langIndex(i: number): number {
+    return this.langIds[i]!;
+  }
   /** Sentences [start, end) with their languages. */
   range(start: number, end: number): { text: string[]; lang: string[] } {
-    const a = Number(this.offsets[start]), b = Number(this.offsets[end]);
+    const a = Number(this.offsets[start]),
+      b = Number(this.offsets[end]);
     const buf = Buffer.allocUnsafe(b - a);
     readSync(this.fd, buf, 0, b - a, a);
     const text = buf.toString('utf8').split('\n');
     text.pop();
     return { text, lang: Array.from({ length: end - start }, (_, k) => this.lang(start + k)) };
   }
-  close(): void { closeSync(this.fd); }
+  close(): void {
+    closeSync(this.fd);
+  }
 }

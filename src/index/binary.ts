@@ -18,18 +18,23 @@ export const BINARY_FLAT_FOURCC = 'IBxF';
 
 /** Packs the signs of rows (n × dim): bit j of a row is x_j > 0, most significant bit first. */
 export function packSigns(rows: Float32Array, dim: number): Uint8Array {
-  const n = Math.floor(rows.length / dim), bytes = Math.ceil(dim / 8);
+  const n = Math.floor(rows.length / dim),
+    bytes = Math.ceil(dim / 8);
   const out = new Uint8Array(n * bytes);
   for (let i = 0; i < n; i++) for (let j = 0; j < dim; j++) if (rows[i * dim + j]! > 0) out[i * bytes + (j >> 3)]! |= 0x80 >> (j & 7);
   return out;
 }
 
-const POP8 = Uint8Array.from({ length: 256 }, (_, i) => { let c = 0; for (let x = i; x; x &= x - 1) c++; return c; });
+const POP8 = Uint8Array.from({ length: 256 }, (_, i) => {
+  let c = 0;
+  for (let x = i; x; x &= x - 1) c++;
+  return c;
+});
 
 function popcount32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 /** Hamming distances of one query code to every base code. */
@@ -53,7 +58,12 @@ function distancesTo(q: Uint8Array, qi: number, base: Uint8Array, bytes: number,
   }
 }
 
-export interface HammingResult { n: number; k: number; distances: Int32Array; labels: BigInt64Array }
+export interface HammingResult {
+  n: number;
+  k: number;
+  distances: Int32Array;
+  labels: BigInt64Array;
+}
 
 /**
  * The k nearest base codes of each query code by Hamming distance (ascending; ties by id), exact,
@@ -61,30 +71,40 @@ export interface HammingResult { n: number; k: number; distances: Int32Array; la
  * long; -1 labels where the base has fewer than k rows.
  */
 export function hammingKnnJs(queries: Uint8Array, base: Uint8Array, bytes: number, k: number): HammingResult {
-  const nq = queries.length / bytes, n = base.length / bytes;
+  const nq = queries.length / bytes,
+    n = base.length / bytes;
   if (!Number.isInteger(nq) || !Number.isInteger(n)) throw new Error(`binary search: codes are not whole rows of ${bytes} bytes`);
   // aligned copies for the 32-bit kernel
   const b = bytes % 4 === 0 && base.byteOffset % 4 !== 0 ? base.slice() : base;
   const q = bytes % 4 === 0 && queries.byteOffset % 4 !== 0 ? queries.slice() : queries;
-  const distances = new Int32Array(nq * k).fill(-1), labels = new BigInt64Array(nq * k).fill(-1n);
-  const dist = new Uint16Array(n), counts = new Int32Array(bytes * 8 + 2);
+  const distances = new Int32Array(nq * k).fill(-1),
+    labels = new BigInt64Array(nq * k).fill(-1n);
+  const dist = new Uint16Array(n),
+    counts = new Int32Array(bytes * 8 + 2);
   for (let qi = 0; qi < nq; qi++) {
     distancesTo(q, qi, b, bytes, n, dist);
     // counting selection: the distance threshold below which fewer than k rows lie
     counts.fill(0);
     for (let i = 0; i < n; i++) counts[dist[i]!]!++;
     const want = Math.min(k, n);
-    let t = 0, below = 0;
+    let t = 0,
+      below = 0;
     while (t < counts.length && below + counts[t]! < want) below += counts[t++]!;
     const picked: number[] = [];
     let atT = want - below;
     for (let i = 0; i < n && picked.length < want; i++) {
       const d = dist[i]!;
       if (d < t) picked.push(i);
-      else if (d === t && atT > 0) { picked.push(i); atT--; }
+      else if (d === t && atT > 0) {
+        picked.push(i);
+        atT--;
+      }
     }
     picked.sort((x, y) => dist[x]! - dist[y]! || x - y);
-    picked.forEach((id, j) => { distances[qi * k + j] = dist[id]!; labels[qi * k + j] = BigInt(id); });
+    picked.forEach((id, j) => {
+      distances[qi * k + j] = dist[id]!;
+      labels[qi * k + j] = BigInt(id);
+    });
   }
   return { n: nq, k, distances, labels };
 }
@@ -94,7 +114,8 @@ const H = native.hamming;
 function knnArgs(queries: Uint8Array, base: Uint8Array, bytes: number, k: number): { nq: number; n: number } {
   if (!Number.isInteger(bytes) || bytes < 1) throw new Error(`binary search: the code length must be a positive number of bytes, got ${bytes}`);
   if (!Number.isInteger(k) || k < 1) throw new Error(`binary search: k must be a positive integer, got ${k}`);
-  const nq = queries.length / bytes, n = base.length / bytes;
+  const nq = queries.length / bytes,
+    n = base.length / bytes;
   if (!Number.isInteger(nq) || !Number.isInteger(n)) throw new Error(`binary search: codes are not whole rows of ${bytes} bytes`);
   return { nq, n };
 }
@@ -102,8 +123,13 @@ function knnArgs(queries: Uint8Array, base: Uint8Array, bytes: number, k: number
 /** The native result for min(k, n) neighbours, widened to k columns of -1 where the base is smaller. */
 function padded(r: { distances: Int32Array; labels: BigInt64Array } | null, nq: number, kk: number, k: number): HammingResult {
   if (r && kk === k) return { n: nq, k, distances: r.distances, labels: r.labels };
-  const distances = new Int32Array(nq * k).fill(-1), labels = new BigInt64Array(nq * k).fill(-1n);
-  if (r) for (let i = 0; i < nq; i++) { distances.set(r.distances.subarray(i * kk, (i + 1) * kk), i * k); labels.set(r.labels.subarray(i * kk, (i + 1) * kk), i * k); }
+  const distances = new Int32Array(nq * k).fill(-1),
+    labels = new BigInt64Array(nq * k).fill(-1n);
+  if (r)
+    for (let i = 0; i < nq; i++) {
+      distances.set(r.distances.subarray(i * kk, (i + 1) * kk), i * k);
+      labels.set(r.labels.subarray(i * kk, (i + 1) * kk), i * k);
+    }
   return { n: nq, k, distances, labels };
 }
 
@@ -126,7 +152,12 @@ export async function hammingKnnAsync(queries: Uint8Array, base: Uint8Array, byt
 }
 
 /** Search result in the float indexes' shape (src/index/faiss.ts): distances are Hamming distances, or rescored cosines. */
-export interface BinarySearchResult { n: number; k: number; distances: Float32Array; labels: BigInt64Array }
+export interface BinarySearchResult {
+  n: number;
+  k: number;
+  distances: Float32Array;
+  labels: BigInt64Array;
+}
 
 /** An exact binary index (faiss IndexBinaryFlat): codes of d bits, searched by Hamming distance. */
 export class BinaryFlatIndex {
@@ -134,14 +165,23 @@ export class BinaryFlatIndex {
   /** For code paths that ask a float index: a flat binary index has no inverted lists and no graph. */
   readonly info = { ivf: false, hnsw: false };
   private codes: Uint8Array;
-  constructor(readonly d: number, codes: Uint8Array = new Uint8Array(0)) {
+  constructor(
+    readonly d: number,
+    codes: Uint8Array = new Uint8Array(0),
+  ) {
     if (!Number.isInteger(d) || d <= 0 || d % 8) throw new Error(`a binary index needs a positive multiple of 8 bits, got ${d}`);
     if (codes.length % (d / 8)) throw new Error(`binary codes of ${codes.length} bytes are not whole rows of ${d / 8} bytes`);
     this.codes = codes;
   }
-  get codeSize(): number { return this.d / 8; }
-  get ntotal(): number { return this.codes.length / this.codeSize; }
-  get data(): Uint8Array { return this.codes; }
+  get codeSize(): number {
+    return this.d / 8;
+  }
+  get ntotal(): number {
+    return this.codes.length / this.codeSize;
+  }
+  get data(): Uint8Array {
+    return this.codes;
+  }
 
   add(codes: Uint8Array): void {
     if (codes.length % this.codeSize) throw new Error(`binary codes of ${codes.length} bytes are not whole rows of ${this.codeSize} bytes`);
@@ -152,10 +192,14 @@ export class BinaryFlatIndex {
   }
 
   /** Hamming search of query codes. */
-  searchCodes(queries: Uint8Array, k: number): HammingResult { return hammingKnn(queries, this.codes, this.codeSize, k); }
+  searchCodes(queries: Uint8Array, k: number): HammingResult {
+    return hammingKnn(queries, this.codes, this.codeSize, k);
+  }
 
   /** The same on a libuv worker thread. */
-  searchCodesAsync(queries: Uint8Array, k: number): Promise<HammingResult> { return hammingKnnAsync(queries, this.codes, this.codeSize, k); }
+  searchCodesAsync(queries: Uint8Array, k: number): Promise<HammingResult> {
+    return hammingKnnAsync(queries, this.codes, this.codeSize, k);
+  }
 
   /**
    * Search with float queries (n × d): their sign bits by Hamming distance; with rescore ≥ 1 the
@@ -184,12 +228,18 @@ export class BinaryFlatIndex {
   }
 
   private finish(queries: Float32Array, k: number, rescore: number, h: HammingResult, codes = this.codes): BinarySearchResult {
-    const d = this.d, nq = queries.length / d;
-    const distances = new Float32Array(nq * k).fill(rescore >= 1 ? -Infinity : -1), labels = new BigInt64Array(nq * k).fill(-1n);
-    const bytes = this.codeSize, scale = 1 / Math.sqrt(d);
+    const d = this.d,
+      nq = queries.length / d;
+    const distances = new Float32Array(nq * k).fill(rescore >= 1 ? -Infinity : -1),
+      labels = new BigInt64Array(nq * k).fill(-1n);
+    const bytes = this.codeSize,
+      scale = 1 / Math.sqrt(d);
     for (let i = 0; i < nq; i++) {
       if (rescore < 1) {
-        for (let j = 0; j < k && j < h.k; j++) { distances[i * k + j] = h.distances[i * h.k + j]!; labels[i * k + j] = h.labels[i * h.k + j]!; }
+        for (let j = 0; j < k && j < h.k; j++) {
+          distances[i * k + j] = h.distances[i * h.k + j]!;
+          labels[i * k + j] = h.labels[i * h.k + j]!;
+        }
         continue;
       }
       const scored: [number, number][] = [];
@@ -201,7 +251,10 @@ export class BinaryFlatIndex {
         scored.push([id, s * scale]);
       }
       scored.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-      scored.slice(0, k).forEach(([id, s], j) => { distances[i * k + j] = s; labels[i * k + j] = BigInt(id); });
+      scored.slice(0, k).forEach(([id, s], j) => {
+        distances[i * k + j] = s;
+        labels[i * k + j] = BigInt(id);
+      });
     }
     return { n: nq, k, distances, labels };
   }
@@ -218,7 +271,12 @@ export class BinaryFlatIndex {
     head.writeBigUInt64LE(BigInt(this.codes.length), o); // the codes vector's size
     atomicOutputSync(file, (tmp) => {
       const fd = openSync(tmp, 'w');
-      try { writeSync(fd, head); writeSync(fd, this.codes); } finally { closeSync(fd); }
+      try {
+        writeSync(fd, head);
+        writeSync(fd, this.codes);
+      } finally {
+        closeSync(fd);
+      }
     });
   }
 
@@ -227,12 +285,21 @@ export class BinaryFlatIndex {
     const fd = openSync(file, 'r');
     try {
       const head = Buffer.alloc(33);
-      if (readSync(fd, head, 0, 33, 0) !== 33 || head.toString('latin1', 0, 4) !== BINARY_FLAT_FOURCC) throw new Error(`${file}: not a faiss binary flat index (IBxF)`);
-      const d = head.readInt32LE(4), codeSize = head.readInt32LE(8), ntotal = head.readBigInt64LE(12), size = head.readBigUInt64LE(25);
-      if (d <= 0 || d % 8 || codeSize !== d / 8 || ntotal < 0n || size !== ntotal * BigInt(codeSize)) throw new Error(`${file}: inconsistent binary index header (d ${d}, code size ${codeSize}, ${ntotal} codes, ${size} bytes)`);
+      if (readSync(fd, head, 0, 33, 0) !== 33 || head.toString('latin1', 0, 4) !== BINARY_FLAT_FOURCC)
+        throw new Error(`${file}: not a faiss binary flat index (IBxF)`);
+      const d = head.readInt32LE(4),
+        codeSize = head.readInt32LE(8),
+        ntotal = head.readBigInt64LE(12),
+        size = head.readBigUInt64LE(25);
+      if (d <= 0 || d % 8 || codeSize !== d / 8 || ntotal < 0n || size !== ntotal * BigInt(codeSize))
+        throw new Error(`${file}: inconsistent binary index header (d ${d}, code size ${codeSize}, ${ntotal} codes, ${size} bytes)`);
       const codes = new Uint8Array(Number(size));
       let got = 0;
-      while (got < codes.length) { const r = readSync(fd, codes, got, codes.length - got, 33 + got); if (r <= 0) break; got += r; }
+      while (got < codes.length) {
+        const r = readSync(fd, codes, got, codes.length - got, 33 + got);
+        if (r <= 0) break;
+        got += r;
+      }
       if (got !== codes.length) throw new Error(`${file}: truncated binary index (${got} of ${codes.length} code bytes)`);
       return new BinaryFlatIndex(d, codes);
     } finally {
@@ -240,7 +307,9 @@ export class BinaryFlatIndex {
     }
   }
 
-  dispose(): void { this.codes = new Uint8Array(0); }
+  dispose(): void {
+    this.codes = new Uint8Array(0);
+  }
 }
 
 /** Whether a file starts as a faiss binary flat index. */

@@ -42,14 +42,25 @@ export function createIndex(d: number, o: Pick<IndexTraining, 'factory' | 'metri
  * used, 0 if none. With `progress`, faiss's OPQ and k-means iterations become progress lines (and
  * its repeated small-training-set warnings one line) with that label.
  */
-export async function trainIndex(index: FaissIndex, r: NpyRowReader, path: string, o: IndexTraining, progress?: Omit<TrainingLogOptions, 'opqIters'>): Promise<number> {
+export async function trainIndex(
+  index: FaissIndex,
+  r: NpyRowReader,
+  path: string,
+  o: IndexTraining,
+  progress?: Omit<TrainingLogOptions, 'opqIters'>,
+): Promise<number> {
   const set = index.setTrainingParams({ polysemous: o.polysemous, opqIters: o.opqIters });
   if (index.isTrained) return 0;
-  const n = r.rows, d = r.cols, m = Math.min(n, o.trainSample);
+  const n = r.rows,
+    d = r.cols,
+    m = Math.min(n, o.trainSample);
   const rows = new Rng(o.seed).sample(n, m).sort((x, y) => x - y);
   const sample = new Float32Array(m * d);
   rows.forEach((row, i) => sample.set(readVectorRows(r, row, row + 1, o.normalize, path), i * d));
-  if (!progress) { await index.trainAsync(sample); return m; }
+  if (!progress) {
+    await index.trainAsync(sample);
+    return m;
+  }
   const tl = new TrainingLog({ ...progress, opqIters: set.opqIters });
   await index.trainAsync(sample, (l) => tl.line(l));
   tl.done();
@@ -57,7 +68,14 @@ export async function trainIndex(index: FaissIndex, r: NpyRowReader, path: strin
 }
 
 /** Adds rows [lo, hi) in chunks, with their row numbers as ids when the index takes ids. */
-export async function addRows(index: FaissIndex, r: NpyRowReader, path: string, lo: number, hi: number, o: { normalize: boolean; chunk: number; onChunk?: (rows: number) => void }): Promise<void> {
+export async function addRows(
+  index: FaissIndex,
+  r: NpyRowReader,
+  path: string,
+  lo: number,
+  hi: number,
+  o: { normalize: boolean; chunk: number; onChunk?: (rows: number) => void },
+): Promise<void> {
   const withIds = index.takesIds;
   for (let i = lo; i < hi; i += o.chunk) {
     const j = Math.min(hi, i + o.chunk);

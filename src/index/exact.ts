@@ -9,10 +9,19 @@ import { knn as faissKnn, knnAsync, SearchResult } from './faiss.js';
 export type KnnFn = (queries: Float32Array, base: Float32Array, d: number, k: number) => SearchResult;
 
 /** k-NN of every query row, chunked over queries. */
-export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 65536, fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip'), onChunk?: (rows: number) => void): SearchResult {
+export function knnChunked(
+  q: Float32Array,
+  base: Float32Array,
+  d: number,
+  k: number,
+  chunk = 65536,
+  fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip'),
+  onChunk?: (rows: number) => void,
+): SearchResult {
   const n = q.length / d;
   const kk = Math.min(k, base.length / d);
-  const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
+  const distances = new Float32Array(n * kk),
+    labels = new BigInt64Array(n * kk);
   for (let i = 0; i < n; i += chunk) {
     const j = Math.min(n, i + chunk);
     const r = fn(q.subarray(i * d, j * d), base, d, kk);
@@ -24,10 +33,18 @@ export function knnChunked(q: Float32Array, base: Float32Array, d: number, k: nu
 }
 
 /** knnChunked on faiss's worker threads: the event loop stays free between and during chunks (job locks, HTTP). */
-export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: number, k: number, chunk = 16384, onChunk?: (rows: number) => void): Promise<SearchResult> {
+export async function knnChunkedAsync(
+  q: Float32Array,
+  base: Float32Array,
+  d: number,
+  k: number,
+  chunk = 16384,
+  onChunk?: (rows: number) => void,
+): Promise<SearchResult> {
   const n = q.length / d;
   const kk = Math.min(k, base.length / d);
-  const distances = new Float32Array(n * kk), labels = new BigInt64Array(n * kk);
+  const distances = new Float32Array(n * kk),
+    labels = new BigInt64Array(n * kk);
   for (let i = 0; i < n; i += chunk) {
     const j = Math.min(n, i + chunk);
     const r = await knnAsync(q.subarray(i * d, j * d), base, d, kk, 'ip');
@@ -44,18 +61,27 @@ export async function knnChunkedAsync(q: Float32Array, base: Float32Array, d: nu
  */
 export function mergeTopK(acc: SearchResult | null, part: SearchResult, offset: number, k: number): SearchResult {
   const n = part.n;
-  const distances = new Float32Array(n * k).fill(-Infinity), labels = new BigInt64Array(n * k).fill(-1n);
+  const distances = new Float32Array(n * k).fill(-Infinity),
+    labels = new BigInt64Array(n * k).fill(-1n);
   const off = BigInt(offset);
   for (let i = 0; i < n; i++) {
     // both lists are sorted best-first: a two-way merge
-    let a = 0, b = 0;
+    let a = 0,
+      b = 0;
     const na = acc ? acc.k : 0;
     for (let j = 0; j < k; j++) {
       const da = acc && a < na && acc.labels[i * na + a]! >= 0n ? acc.distances[i * na + a]! : -Infinity;
       const db = b < part.k && part.labels[i * part.k + b]! >= 0n ? part.distances[i * part.k + b]! : -Infinity;
       if (da === -Infinity && db === -Infinity) break;
-      if (da >= db) { distances[i * k + j] = da; labels[i * k + j] = acc!.labels[i * na + a]!; a++; }
-      else { distances[i * k + j] = db; labels[i * k + j] = part.labels[i * part.k + b]! + off; b++; }
+      if (da >= db) {
+        distances[i * k + j] = da;
+        labels[i * k + j] = acc!.labels[i * na + a]!;
+        a++;
+      } else {
+        distances[i * k + j] = db;
+        labels[i * k + j] = part.labels[i * part.k + b]! + off;
+        b++;
+      }
     }
   }
   return { distances, labels, n, k };
@@ -89,7 +115,8 @@ export function rescoreExact(r: SearchResult, q: Float32Array, base: Float32Arra
 
 /** Row a of q · row b of base, summed in float64 in index order and rounded to float32: every exact score of rescoreExact. */
 export function rowProduct(q: Float32Array, a: number, base: Float32Array, b: number, d: number): number {
-  const x = a * d, y = b * d;
+  const x = a * d,
+    y = b * d;
   let s = 0;
   for (let t = 0; t < d; t++) s += q[x + t]! * base[y + t]!;
   return Math.fround(s);

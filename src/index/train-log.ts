@@ -24,7 +24,10 @@ export class TrainingLog {
 
   private start(name: 'opq' | 'kmeans' | 'pq', what: string, unit: string, total?: number): void {
     this.end();
-    this.phase = { name, progress: new Progress({ label: `${this.o.label}: ${what}`, unit, total, stream: this.o.stream, intervalMs: this.o.intervalMs, silent: this.o.silent }) };
+    this.phase = {
+      name,
+      progress: new Progress({ label: `${this.o.label}: ${what}`, unit, total, stream: this.o.stream, intervalMs: this.o.intervalMs, silent: this.o.silent }),
+    };
   }
   private end(): void {
     if (!this.phase) return;
@@ -51,7 +54,8 @@ export class TrainingLog {
         this.line(l);
       }
     } else if ((m = /^Clustering (\d+) points in (\d+)D to (\d+) clusters, redo (\d+) times, (\d+) iterations/.exec(l))) {
-      if (this.phase?.name !== 'pq') this.start('kmeans', `k-means, ${m[3]} centroids from ${m[1]} vectors in ${m[2]}D`, 'iterations', Number(m[4]) * Number(m[5]));
+      if (this.phase?.name !== 'pq')
+        this.start('kmeans', `k-means, ${m[3]} centroids from ${m[1]} vectors in ${m[2]}D`, 'iterations', Number(m[4]) * Number(m[5]));
     } else if ((m = /^ {2}Iteration (\d+) \(/.exec(l))) {
       if (this.phase?.name === 'kmeans') this.phase.progress.tick();
     } else if ((m = /^training (\d+)x(\d+) product quantizer on (\d+) vectors in (\d+)D/.exec(l))) {
@@ -66,8 +70,13 @@ export class TrainingLog {
   done(): void {
     if (this.phase?.name === 'pq') this.phase.progress.set(this.phase.progress.total ?? this.phase.progress.count);
     this.end();
-    for (const [what, n] of this.warnings) if (!this.o.silent) (this.o.stream ?? process.stderr).write(`${this.o.label}: faiss warned ${n}× about a small training set: ${what}\n`);
+    for (const [what, n] of this.warnings)
+      if (!this.o.silent) (this.o.stream ?? process.stderr).write(`${this.o.label}: faiss warned ${n}× about a small training set: ${what}\n`);
   }
 
-  get warningCount(): number { let n = 0; for (const v of this.warnings.values()) n += v; return n; }
+  get warningCount(): number {
+    let n = 0;
+    for (const v of this.warnings.values()) n += v;
+    return n;
+  }
 }

@@ -25,7 +25,12 @@ export function shownPath(path: string): string {
 /** Whether a path can be read only once: standard input, a pipe (process substitution), a socket, a character device. */
 export function readOnce(path: string): boolean {
   if (isStdin(path)) return true;
-  try { const st = statSync(path); return st.isFIFO() || st.isSocket() || st.isCharacterDevice(); } catch { return false; }
+  try {
+    const st = statSync(path);
+    return st.isFIFO() || st.isSocket() || st.isCharacterDevice();
+  } catch {
+    return false;
+  }
 }
 
 const spools = new Map<string, Promise<string>>();
@@ -38,15 +43,18 @@ export function readablePath(path: string): Promise<string> {
   let p = spools.get(key);
   if (!p) {
     if (!spoolDir) {
-      const dir = spoolDir = mkdtempSync(join(tmpdir(), 'xling-input-'));
+      const dir = (spoolDir = mkdtempSync(join(tmpdir(), 'xling-input-')));
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     }
     const file = join(spoolDir, `input-${spools.size}`);
     const src = key === '-' ? process.stdin : createReadStream(path);
-    p = pipeline(src, createWriteStream(file)).then(() => file, (e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') throw new Error(`${path}: no such file`);
-      throw new Error(`${shownPath(path)}: ${e.message}`);
-    });
+    p = pipeline(src, createWriteStream(file)).then(
+      () => file,
+      (e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') throw new Error(`${path}: no such file`);
+        throw new Error(`${shownPath(path)}: ${e.message}`);
+      },
+    );
     spools.set(key, p);
   }
   return p;
@@ -55,11 +63,19 @@ export function readablePath(path: string): Promise<string> {
 /** Whether a file starts with gzip's magic bytes (1f 8b). */
 export function isGzipFile(path: string): boolean {
   let fd: number;
-  try { fd = openSync(path, 'r'); } catch { return false; }
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return false;
+  }
   try {
     const b = Buffer.alloc(2);
     return readSync(fd, b, 0, 2, 0) === 2 && b[0] === 0x1f && b[1] === 0x8b;
-  } catch { return false; } finally { closeSync(fd); }
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export interface LineReadOptions {
@@ -86,9 +102,13 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
     no++;
     let end = buf.length;
     if (end && buf[end - 1] === 13) end--;
-    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3), end -= 3; // BOM
+    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) (buf = buf.subarray(3)), (end -= 3); // BOM
     let s: string;
-    try { s = dec.decode(buf.subarray(0, end)); } catch { throw new Error(`${path}:${no}: invalid UTF-8`); }
+    try {
+      s = dec.decode(buf.subarray(0, end));
+    } catch {
+      throw new Error(`${path}:${no}: invalid UTF-8`);
+    }
     if (o.maxChars && s.length > o.maxChars) throw new Error(`${path}:${no}: line longer than ${o.maxChars} characters`);
     return s;
   };

@@ -11,10 +11,13 @@ import { DTYPE_BYTES, dtypeOfArray } from '../util/dtype.js';
 export type NpyDType = 'float32' | 'float64' | 'float16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
 /** Typed arrays used for element storage. float16 is raw bits in Uint16Array, bool is 0/1 in Uint8Array. */
-export type NpyArray =
-  | Float32Array | Float64Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
+export type NpyArray = Float32Array | Float64Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
 
-export interface NpyData { dtype: NpyDType; shape: number[]; data: NpyArray }
+export interface NpyData {
+  dtype: NpyDType;
+  shape: number[];
+  data: NpyArray;
+}
 export interface NpyHeader {
   dtype: NpyDType;
   shape: number[];
@@ -29,15 +32,32 @@ if (os.endianness() !== 'LE') throw new Error('xling io: big-endian hosts are no
 const MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]); // \x93NUMPY
 
 const DESCR: Record<NpyDType, string> = {
-  float32: '<f4', float64: '<f8', float16: '<f2', int64: '<i8', int32: '<i4', int16: '<i2',
-  int8: '|i1', uint8: '|u1', bool: '|b1',
+  float32: '<f4',
+  float64: '<f8',
+  float16: '<f2',
+  int64: '<i8',
+  int32: '<i4',
+  int16: '<i2',
+  int8: '|i1',
+  uint8: '|u1',
+  bool: '|b1',
 };
 const ITEMSIZE: Record<NpyDType, number> = DTYPE_BYTES;
 const KIND_TO_DTYPE: Record<string, NpyDType> = {
-  f4: 'float32', f8: 'float64', f2: 'float16', i8: 'int64', i4: 'int32', i2: 'int16', i1: 'int8', u1: 'uint8', b1: 'bool',
+  f4: 'float32',
+  f8: 'float64',
+  f2: 'float16',
+  i8: 'int64',
+  i4: 'int32',
+  i2: 'int16',
+  i1: 'int8',
+  u1: 'uint8',
+  b1: 'bool',
 };
 
-export function npyItemSize(d: NpyDType): number { return ITEMSIZE[d]; }
+export function npyItemSize(d: NpyDType): number {
+  return ITEMSIZE[d];
+}
 
 function product(shape: readonly number[]): number {
   let n = 1;
@@ -58,14 +78,23 @@ export function npyDtypeOfArray(a: NpyArray): NpyDType {
 
 function arrayMatchesDtype(a: NpyArray, d: NpyDType): boolean {
   switch (d) {
-    case 'float32': return a instanceof Float32Array;
-    case 'float64': return a instanceof Float64Array;
-    case 'float16': return a instanceof Uint16Array;
-    case 'int64': return a instanceof BigInt64Array;
-    case 'int32': return a instanceof Int32Array;
-    case 'int16': return a instanceof Int16Array;
-    case 'int8': return a instanceof Int8Array;
-    case 'uint8': case 'bool': return a instanceof Uint8Array;
+    case 'float32':
+      return a instanceof Float32Array;
+    case 'float64':
+      return a instanceof Float64Array;
+    case 'float16':
+      return a instanceof Uint16Array;
+    case 'int64':
+      return a instanceof BigInt64Array;
+    case 'int32':
+      return a instanceof Int32Array;
+    case 'int16':
+      return a instanceof Int16Array;
+    case 'int8':
+      return a instanceof Int8Array;
+    case 'uint8':
+    case 'bool':
+      return a instanceof Uint8Array;
   }
 }
 
@@ -78,14 +107,23 @@ export function allocNpyArray(d: NpyDType, n: number): NpyArray {
 export function viewNpyArray(buf: ArrayBufferLike, d: NpyDType, byteOffset = 0, length?: number): NpyArray {
   const n = length ?? (buf.byteLength - byteOffset) / ITEMSIZE[d];
   switch (d) {
-    case 'float32': return new Float32Array(buf, byteOffset, n);
-    case 'float64': return new Float64Array(buf, byteOffset, n);
-    case 'float16': return new Uint16Array(buf, byteOffset, n);
-    case 'int64': return new BigInt64Array(buf, byteOffset, n);
-    case 'int32': return new Int32Array(buf, byteOffset, n);
-    case 'int16': return new Int16Array(buf, byteOffset, n);
-    case 'int8': return new Int8Array(buf, byteOffset, n);
-    case 'uint8': case 'bool': return new Uint8Array(buf, byteOffset, n);
+    case 'float32':
+      return new Float32Array(buf, byteOffset, n);
+    case 'float64':
+      return new Float64Array(buf, byteOffset, n);
+    case 'float16':
+      return new Uint16Array(buf, byteOffset, n);
+    case 'int64':
+      return new BigInt64Array(buf, byteOffset, n);
+    case 'int32':
+      return new Int32Array(buf, byteOffset, n);
+    case 'int16':
+      return new Int16Array(buf, byteOffset, n);
+    case 'int8':
+      return new Int8Array(buf, byteOffset, n);
+    case 'uint8':
+    case 'bool':
+      return new Uint8Array(buf, byteOffset, n);
   }
 }
 
@@ -113,7 +151,10 @@ function buildHeader(dtype: NpyDType, shape: readonly number[], minTotal = 0): B
   if (minTotal > total) {
     if (minTotal % 64 !== 0) throw new Error('internal: reserved npy header size must be a multiple of 64');
     total = minTotal;
-    if (version === 1 && total - 10 > 0xffff) { version = 2; pre = 12; }
+    if (version === 1 && total - 10 > 0xffff) {
+      version = 2;
+      pre = 12;
+    }
   }
   const hlen = total - pre;
   const buf = Buffer.alloc(total, 0x20);
@@ -171,7 +212,10 @@ function parseHeader(head: Buffer, file: string, fileSize: number): NpyHeader {
   }
   const shapeM = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(dict);
   if (!shapeM) throw new Error(`${file}: malformed .npy header (no 'shape'): ${dict.trim()}`);
-  const parts = shapeM[1]!.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const parts = shapeM[1]!
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   const shape = parts.map((p) => {
     const v = Number(p.replace(/L$/, ''));
     if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${file}: malformed shape (${shapeM[1]}) in .npy header`);
@@ -420,7 +464,11 @@ export class NpyWriter {
   private readonly headerBytes: number;
   private nRows = 0;
 
-  private constructor(readonly path: string, rowShape: number[], readonly dtype: NpyDType) {
+  private constructor(
+    readonly path: string,
+    rowShape: number[],
+    readonly dtype: NpyDType,
+  ) {
     checkShape(rowShape, path);
     if (!(dtype in DESCR)) throw new Error(`${path}: unsupported dtype '${String(dtype)}'`);
     this.rowShape = rowShape;
@@ -446,7 +494,9 @@ export class NpyWriter {
     return new NpyWriter(file, typeof cols === 'number' ? [cols] : [...cols], dtype);
   }
 
-  get rows(): number { return this.nRows; }
+  get rows(): number {
+    return this.nRows;
+  }
 
   /** Appends whole rows; `block.length` must be a multiple of cols. */
   append(block: NpyArray): void {
@@ -486,10 +536,18 @@ export class NpyWriter {
   /** Discards everything written; no file is created at `path`. Safe to call twice. */
   abort(): void {
     if (this.fd !== null) {
-      try { fs.closeSync(this.fd); } catch { /* ignore */ }
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        /* ignore */
+      }
       this.fd = null;
     }
-    try { fs.rmSync(this.tmpPath, { force: true }); } catch { /* ignore */ }
+    try {
+      fs.rmSync(this.tmpPath, { force: true });
+    } catch {
+      /* ignore */
+    }
     releaseTemp(this.tmpPath);
     openWriters.delete(this);
   }
@@ -503,7 +561,14 @@ export class NpyWriter {
  */
 export class NpyRowWriter {
   private fd: number | null;
-  private constructor(readonly path: string, fd: number, readonly dtype: NpyDType, readonly rows: number, readonly cols: number, private readonly headerBytes: number) {
+  private constructor(
+    readonly path: string,
+    fd: number,
+    readonly dtype: NpyDType,
+    readonly rows: number,
+    readonly cols: number,
+    private readonly headerBytes: number,
+  ) {
     this.fd = fd;
   }
 
@@ -541,7 +606,8 @@ export class NpyRowWriter {
     if (!arrayMatchesDtype(block, this.dtype)) throw new Error(`${this.path}: block type ${block.constructor.name} does not match dtype ${this.dtype}`);
     if (block.length % this.cols !== 0) throw new Error(`${this.path}: block of ${block.length} values is not a whole number of rows of ${this.cols}`);
     const n = block.length / this.cols;
-    if (!Number.isInteger(start) || start < 0 || start + n > this.rows) throw new Error(`${this.path}: rows ${start}..${start + n} outside its ${this.rows} rows`);
+    if (!Number.isInteger(start) || start < 0 || start + n > this.rows)
+      throw new Error(`${this.path}: rows ${start}..${start + n} outside its ${this.rows} rows`);
     writeFully(this.fd, block, this.headerBytes + start * this.cols * ITEMSIZE[this.dtype]);
   }
 
@@ -550,7 +616,11 @@ export class NpyRowWriter {
     if (this.fd === null) return;
     const fd = this.fd;
     this.fd = null;
-    try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 }
 

@@ -12,7 +12,11 @@ export const PQ_KEYS = ['pq.codes', 'pq.codebooks', 'pq.widths', 'pq.basis', 'pq
 export const PQ_CENTROIDS = 256;
 /** The dtype and rank of each tensor. */
 const PQ_DTYPES: Record<(typeof PQ_KEYS)[number], [string, number]> = {
-  'pq.codes': ['U8', 2], 'pq.codebooks': ['F32', 2], 'pq.widths': ['I32', 1], 'pq.basis': ['F32', 2], 'pq.mean': ['F32', 1],
+  'pq.codes': ['U8', 2],
+  'pq.codebooks': ['F32', 2],
+  'pq.widths': ['I32', 1],
+  'pq.basis': ['F32', 2],
+  'pq.mean': ['F32', 1],
 };
 
 /**
@@ -22,7 +26,8 @@ const PQ_DTYPES: Record<(typeof PQ_KEYS)[number], [string, number]> = {
  */
 export function checkPqEntries(entry: (k: (typeof PQ_KEYS)[number]) => { dtype: string; shape: readonly number[] } | undefined): string | null {
   for (const k of PQ_KEYS) {
-    const e = entry(k), [dtype, rank] = PQ_DTYPES[k];
+    const e = entry(k),
+      [dtype, rank] = PQ_DTYPES[k];
     if (!e) return `'${k}' is missing (a product-quantised table has ${PQ_KEYS.join(', ')})`;
     if (e.dtype !== dtype || e.shape.length !== rank) return `'${k}' is ${e.dtype} [${e.shape.join(', ')}]; ${dtype} of rank ${rank} expected`;
   }
@@ -31,8 +36,11 @@ export function checkPqEntries(entry: (k: (typeof PQ_KEYS)[number]) => { dtype: 
 
 /** M subspace widths over K coordinates, as equal as possible, the narrower ones first. */
 export function pqWidths(dims: number, bytes: number): Int32Array {
-  if (!(Number.isInteger(bytes) && bytes >= 1 && Number.isInteger(dims) && dims >= bytes)) throw new Error(`product quantisation: ${bytes} bytes over ${dims} coordinates (need 1 ≤ bytes ≤ coordinates)`);
-  const w = new Int32Array(bytes), base = Math.floor(dims / bytes), extra = dims % bytes;
+  if (!(Number.isInteger(bytes) && bytes >= 1 && Number.isInteger(dims) && dims >= bytes))
+    throw new Error(`product quantisation: ${bytes} bytes over ${dims} coordinates (need 1 ≤ bytes ≤ coordinates)`);
+  const w = new Int32Array(bytes),
+    base = Math.floor(dims / bytes),
+    extra = dims % bytes;
   for (let j = 0; j < bytes; j++) w[j] = base + (j >= bytes - extra ? 1 : 0);
   return w;
 }
@@ -49,11 +57,23 @@ export function pqOffsets(widths: Int32Array): Int32Array {
  * codebooks' columns): null when they fit, else a message naming what does not. Codes need no
  * range check: a byte names one of the 256 centroids.
  */
-export function checkPqShapes(p: { rows: number; dim: number; dims: number; codes: number; widths: Int32Array; codebooks: number; basis: number; mean: number }): string | null {
+export function checkPqShapes(p: {
+  rows: number;
+  dim: number;
+  dims: number;
+  codes: number;
+  widths: Int32Array;
+  codebooks: number;
+  basis: number;
+  mean: number;
+}): string | null {
   const M = p.widths.length;
   if (M < 1 || p.codes !== p.rows * M) return `pq.codes holds ${p.codes} bytes, ${p.rows} rows × ${M} subspaces need ${p.rows * M}`;
   let sum = 0;
-  for (const w of p.widths) { if (!(w >= 1)) return `pq.widths has a width ${w} (must be ≥ 1)`; sum += w; }
+  for (const w of p.widths) {
+    if (!(w >= 1)) return `pq.widths has a width ${w} (must be ≥ 1)`;
+    sum += w;
+  }
   if (sum !== p.dims) return `pq.widths sum to ${sum}, the codebooks have ${p.dims} columns`;
   if (p.codebooks !== PQ_CENTROIDS * p.dims) return `pq.codebooks must be [${PQ_CENTROIDS}, ${p.dims}]`;
   if (p.dims > p.dim) return `${p.dims} coordinates exceed the row width ${p.dim}`;

@@ -8,7 +8,11 @@ import * as fs from 'node:fs';
 import { atomicOutputSync } from '../util/atomic.js';
 
 /** A tensor as raw little-endian bytes. `dtype` is a safetensors code ("F32", ...) or an xling name ("float32", ...). */
-export interface RawTensor { dtype: string; shape: number[]; data: Uint8Array }
+export interface RawTensor {
+  dtype: string;
+  shape: number[];
+  data: Uint8Array;
+}
 
 export interface SafetensorsFile {
   /** Tensors in file order; dtype is always the safetensors code. */
@@ -16,7 +20,11 @@ export interface SafetensorsFile {
   metadata: Record<string, string>;
 }
 
-export interface SafetensorsEntry { dtype: string; shape: number[]; dataOffsets: [number, number] }
+export interface SafetensorsEntry {
+  dtype: string;
+  shape: number[];
+  dataOffsets: [number, number];
+}
 export interface SafetensorsHeader {
   entries: Record<string, SafetensorsEntry>;
   metadata: Record<string, string>;
@@ -26,13 +34,34 @@ export interface SafetensorsHeader {
 
 /** Bytes per element for each safetensors dtype code. */
 export const SAFETENSORS_ITEMSIZE: Readonly<Record<string, number>> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
-  F8_E4M3: 1, F8_E5M2: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
+  BOOL: 1,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
 };
 
 const NAME_TO_CODE: Record<string, string> = {
-  float64: 'F64', float32: 'F32', float16: 'F16', bfloat16: 'BF16', int64: 'I64', int32: 'I32', int16: 'I16',
-  int8: 'I8', uint8: 'U8', bool: 'BOOL',
+  float64: 'F64',
+  float32: 'F32',
+  float16: 'F16',
+  bfloat16: 'BF16',
+  int64: 'I64',
+  int32: 'I32',
+  int16: 'I16',
+  int8: 'I8',
+  uint8: 'U8',
+  bool: 'BOOL',
 };
 const CODE_TO_NAME: Record<string, string> = Object.fromEntries(Object.entries(NAME_TO_CODE).map(([k, v]) => [v, k]));
 
@@ -40,7 +69,10 @@ const CODE_TO_NAME: Record<string, string> = Object.fromEntries(Object.entries(N
 export function toSafetensorsDtype(dtype: string): string {
   if (dtype in SAFETENSORS_ITEMSIZE) return dtype;
   const c = NAME_TO_CODE[dtype];
-  if (!c) throw new Error(`unsupported safetensors dtype '${dtype}' (expected one of ${Object.keys(SAFETENSORS_ITEMSIZE).join(', ')} or ${Object.keys(NAME_TO_CODE).join(', ')})`);
+  if (!c)
+    throw new Error(
+      `unsupported safetensors dtype '${dtype}' (expected one of ${Object.keys(SAFETENSORS_ITEMSIZE).join(', ')} or ${Object.keys(NAME_TO_CODE).join(', ')})`,
+    );
   return c;
 }
 
@@ -65,10 +97,23 @@ export function rawFromArray(
   shape: number[],
   dtype?: string,
 ): RawTensor {
-  const d = dtype ?? (
-    data instanceof Float32Array ? 'F32' : data instanceof Float64Array ? 'F64' : data instanceof Uint16Array ? 'F16'
-      : data instanceof BigInt64Array ? 'I64' : data instanceof Int32Array ? 'I32' : data instanceof Int16Array ? 'I16'
-        : data instanceof Int8Array ? 'I8' : 'U8');
+  const d =
+    dtype ??
+    (data instanceof Float32Array
+      ? 'F32'
+      : data instanceof Float64Array
+        ? 'F64'
+        : data instanceof Uint16Array
+          ? 'F16'
+          : data instanceof BigInt64Array
+            ? 'I64'
+            : data instanceof Int32Array
+              ? 'I32'
+              : data instanceof Int16Array
+                ? 'I16'
+                : data instanceof Int8Array
+                  ? 'I8'
+                  : 'U8');
   const code = toSafetensorsDtype(d);
   if (SAFETENSORS_ITEMSIZE[code] !== data.BYTES_PER_ELEMENT) {
     throw new Error(`array type ${data.constructor.name} does not match dtype ${d}`);
@@ -93,15 +138,29 @@ export function rawToArray(t: RawTensor): Float32Array | Float64Array | Uint16Ar
   const b = bytes.buffer;
   const o = bytes.byteOffset;
   switch (code) {
-    case 'F32': return new Float32Array(b, o, n);
-    case 'F64': return new Float64Array(b, o, n);
-    case 'F16': case 'BF16': case 'U16': return new Uint16Array(b, o, n);
-    case 'I64': return new BigInt64Array(b, o, n);
-    case 'I32': return new Int32Array(b, o, n);
-    case 'I16': return new Int16Array(b, o, n);
-    case 'I8': return new Int8Array(b, o, n);
-    case 'U8': case 'BOOL': case 'F8_E4M3': case 'F8_E5M2': return new Uint8Array(b, o, n);
-    default: throw new Error(`no typed array for safetensors dtype ${code}`);
+    case 'F32':
+      return new Float32Array(b, o, n);
+    case 'F64':
+      return new Float64Array(b, o, n);
+    case 'F16':
+    case 'BF16':
+    case 'U16':
+      return new Uint16Array(b, o, n);
+    case 'I64':
+      return new BigInt64Array(b, o, n);
+    case 'I32':
+      return new Int32Array(b, o, n);
+    case 'I16':
+      return new Int16Array(b, o, n);
+    case 'I8':
+      return new Int8Array(b, o, n);
+    case 'U8':
+    case 'BOOL':
+    case 'F8_E4M3':
+    case 'F8_E5M2':
+      return new Uint8Array(b, o, n);
+    default:
+      throw new Error(`no typed array for safetensors dtype ${code}`);
   }
 }
 
@@ -113,7 +172,12 @@ function checkShape(shape: unknown, where: string): number[] {
 }
 
 /** A tensor's place in a safetensors file to be written: dtype code, shape, byte count. */
-export interface SafetensorsLayoutEntry { name: string; dtype: string; shape: readonly number[]; nbytes: number }
+export interface SafetensorsLayoutEntry {
+  name: string;
+  dtype: string;
+  shape: readonly number[];
+  nbytes: number;
+}
 
 /**
  * The header bytes (u64 length + JSON padded with spaces to a multiple of 8) of a file holding
@@ -153,7 +217,11 @@ export function safetensorsLayout(file: string, entries: SafetensorsLayoutEntry[
 export function writeSafetensors(file: string, tensors: Record<string, RawTensor>, metadata?: Record<string, string>): void {
   const list = Object.entries(tensors);
   for (const [name, t] of list) if (!(t.data instanceof Uint8Array)) throw new Error(`${file}: tensor '${name}': data must be a Uint8Array of raw bytes`);
-  const { header } = safetensorsLayout(file, list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.data.byteLength })), metadata);
+  const { header } = safetensorsLayout(
+    file,
+    list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.data.byteLength })),
+    metadata,
+  );
   atomicOutputSync(file, (tmp) => {
     const fd = fs.openSync(tmp, 'w');
     try {

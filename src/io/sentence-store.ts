@@ -10,7 +10,8 @@ export interface SentenceStore {
 
 /** Loads a store file into memory (one line per index row). */
 export async function loadStore(path: string): Promise<SentenceStore> {
-  const texts: string[] = [], langs: (string | null)[] = [];
+  const texts: string[] = [],
+    langs: (string | null)[] = [];
   let tagged: boolean | null = null;
   for await (const { line, no } of readLines(path)) {
     const tab = line.indexOf('\t');

@@ -19,50 +19,106 @@ export type TorchData = Float64Array | Float32Array | Uint16Array | BigInt64Arra
 
 /** A tensor of a checkpoint: its elements in row-major order (float16/bfloat16 as raw Uint16 bits). */
 export class TorchTensor extends TorchTensorMarker {
-  constructor(readonly dtype: TorchDType, readonly shape: number[], readonly data: TorchData, readonly requiresGrad = false) { super(); }
-  get numel(): number { return this.shape.reduce((a, b) => a * b, 1); }
+  constructor(
+    readonly dtype: TorchDType,
+    readonly shape: number[],
+    readonly data: TorchData,
+    readonly requiresGrad = false,
+  ) {
+    super();
+  }
+  get numel(): number {
+    return this.shape.reduce((a, b) => a * b, 1);
+  }
   /** The elements as float32 (float16/bfloat16 widened, integers converted). */
   toFloat32(): Float32Array {
     const d = this.data;
     if (d instanceof Float32Array) return d;
     if (this.dtype === 'float16') return Float32Array.from(d as Uint16Array, halfToFloat);
-    if (this.dtype === 'bfloat16') { const u = new Uint32Array(d.length); for (let i = 0; i < d.length; i++) u[i] = (d as Uint16Array)[i]! << 16; return new Float32Array(u.buffer); }
+    if (this.dtype === 'bfloat16') {
+      const u = new Uint32Array(d.length);
+      for (let i = 0; i < d.length; i++) u[i] = (d as Uint16Array)[i]! << 16;
+      return new Float32Array(u.buffer);
+    }
     if (d instanceof BigInt64Array) return Float32Array.from(d, (v) => Number(v));
     return Float32Array.from(d as ArrayLike<number>);
   }
   /** The raw little-endian bytes (e.g. for safetensors). */
-  bytes(): Uint8Array { return new Uint8Array(this.data.buffer, this.data.byteOffset, this.data.byteLength); }
+  bytes(): Uint8Array {
+    return new Uint8Array(this.data.buffer, this.data.byteOffset, this.data.byteLength);
+  }
 }
 
 function halfToFloat(h: number): number {
-  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 0x1f,
+    f = h & 0x3ff;
   if (e === 0) return s * f * 2 ** -24;
   if (e === 31) return f ? NaN : s * Infinity;
   return s * (1 + f / 1024) * 2 ** (e - 15);
 }
 
 const STORAGE_DTYPES: Record<string, [TorchDType, number]> = {
-  DoubleStorage: ['float64', 8], FloatStorage: ['float32', 4], HalfStorage: ['float16', 2], BFloat16Storage: ['bfloat16', 2],
-  LongStorage: ['int64', 8], IntStorage: ['int32', 4], ShortStorage: ['int16', 2], CharStorage: ['int8', 1],
-  ByteStorage: ['uint8', 1], BoolStorage: ['bool', 1],
+  DoubleStorage: ['float64', 8],
+  FloatStorage: ['float32', 4],
+  HalfStorage: ['float16', 2],
+  BFloat16Storage: ['bfloat16', 2],
+  LongStorage: ['int64', 8],
+  IntStorage: ['int32', 4],
+  ShortStorage: ['int16', 2],
+  CharStorage: ['int8', 1],
+  ByteStorage: ['uint8', 1],
+  BoolStorage: ['bool', 1],
 };
 const DTYPE_NAMES: Record<string, [TorchDType, number]> = {
-  float64: ['float64', 8], double: ['float64', 8], float32: ['float32', 4], float: ['float32', 4], float16: ['float16', 2], half: ['float16', 2],
-  bfloat16: ['bfloat16', 2], int64: ['int64', 8], long: ['int64', 8], int32: ['int32', 4], int: ['int32', 4], int16: ['int16', 2], short: ['int16', 2],
-  int8: ['int8', 1], uint8: ['uint8', 1], bool: ['bool', 1],
+  float64: ['float64', 8],
+  double: ['float64', 8],
+  float32: ['float32', 4],
+  float: ['float32', 4],
+  float16: ['float16', 2],
+  half: ['float16', 2],
+  bfloat16: ['bfloat16', 2],
+  int64: ['int64', 8],
+  long: ['int64', 8],
+  int32: ['int32', 4],
+  int: ['int32', 4],
+  int16: ['int16', 2],
+  short: ['int16', 2],
+  int8: ['int8', 1],
+  uint8: ['uint8', 1],
+  bool: ['bool', 1],
 };
 
 /** A storage as the unpickler sees it: its dtype and bytes (filled after the pickle for legacy files). */
 class Storage {
   bytes: Uint8Array | null = null;
-  constructor(readonly dtype: TorchDType, readonly itemSize: number, readonly key: string, readonly numel: number) {}
+  constructor(
+    readonly dtype: TorchDType,
+    readonly itemSize: number,
+    readonly key: string,
+    readonly numel: number,
+  ) {}
 }
 /** A view of a storage (legacy view metadata). */
-class StorageView { constructor(readonly base: Storage, readonly offset: number, readonly numel: number) {} }
+class StorageView {
+  constructor(
+    readonly base: Storage,
+    readonly offset: number,
+    readonly numel: number,
+  ) {}
+}
 
 /** Tensors are materialised once the storages are read; the unpickler builds these first. */
 class PendingTensor extends TorchTensorMarker {
-  constructor(readonly storage: Storage | StorageView, readonly offset: number, readonly shape: number[], readonly stride: number[], readonly requiresGrad: boolean) { super(); }
+  constructor(
+    readonly storage: Storage | StorageView,
+    readonly offset: number,
+    readonly shape: number[],
+    readonly stride: number[],
+    readonly requiresGrad: boolean,
+  ) {
+    super();
+  }
 }
 
 function torchGlobals(): Map<string, AllowedGlobal> {
@@ -79,12 +135,16 @@ function torchGlobals(): Map<string, AllowedGlobal> {
       return x as number[];
     };
     if (!Number.isSafeInteger(offset) || (offset as number) < 0) throw new Error('bad storage offset');
-    const shape = ints(size, 'size'), st = ints(stride, 'stride');
+    const shape = ints(size, 'size'),
+      st = ints(stride, 'stride');
     if (shape.length !== st.length) throw new Error('size and stride differ in length');
     // the last element the view reaches must lie inside the storage
     let last = offset as number;
     let empty = false;
-    for (let i = 0; i < shape.length; i++) { if (shape[i] === 0) empty = true; else last += (shape[i]! - 1) * st[i]!; }
+    for (let i = 0; i < shape.length; i++) {
+      if (shape[i] === 0) empty = true;
+      else last += (shape[i]! - 1) * st[i]!;
+    }
     const n = storage instanceof Storage ? storage.numel : storage.numel;
     const count = shape.reduce((a, b) => a * b, 1);
     if (count > Math.max(n, 1)) throw new Error(`tensor of ${count} elements over a storage of ${n} (overlapping views are not supported)`);
@@ -94,7 +154,11 @@ function torchGlobals(): Map<string, AllowedGlobal> {
   m.set('torch._utils._rebuild_tensor_v2', { call: (a) => rebuild(a, true) });
   m.set('torch._utils._rebuild_tensor', { call: (a) => rebuild(a, false) });
   m.set('torch._utils._rebuild_parameter', {
-    call(a) { if (!(a[0] instanceof PendingTensor)) throw new Error('expects a tensor'); const t = a[0]; return new PendingTensor(t.storage, t.offset, t.shape, t.stride, a[1] === true); },
+    call(a) {
+      if (!(a[0] instanceof PendingTensor)) throw new Error('expects a tensor');
+      const t = a[0];
+      return new PendingTensor(t.storage, t.offset, t.shape, t.stride, a[1] === true);
+    },
   });
   m.set('torch._utils._rebuild_parameter_with_state', m.get('torch._utils._rebuild_parameter')!);
   // torch._tensor._rebuild_from_type_v2(func, new_type, args, state): a plain tensor subclass
@@ -121,12 +185,15 @@ function storageOf(pid: unknown, storages: Map<string, Storage>, what: string): 
   if (typeof key !== 'string') throw new Error(`${what}: storage key is not a string`);
   if (!Number.isSafeInteger(numel) || (numel as number) < 0) throw new Error(`${what}: bad storage size`);
   let s = storages.get(key);
-  if (!s) { s = new Storage(dt[0], dt[1], key, numel as number); storages.set(key, s); }
-  else if (s.dtype !== dt[0]) throw new Error(`${what}: storage ${key} is used with two dtypes`);
+  if (!s) {
+    s = new Storage(dt[0], dt[1], key, numel as number);
+    storages.set(key, s);
+  } else if (s.dtype !== dt[0]) throw new Error(`${what}: storage ${key} is used with two dtypes`);
   if (view !== undefined && view !== null) {
     if (!Array.isArray(view) || view.length !== 3) throw new Error(`${what}: bad storage view`);
     const [, off, size] = view as [unknown, number, number];
-    if (!Number.isSafeInteger(off) || !Number.isSafeInteger(size) || off < 0 || size < 0 || off + size > s.numel) throw new Error(`${what}: storage view out of range`);
+    if (!Number.isSafeInteger(off) || !Number.isSafeInteger(size) || off < 0 || size < 0 || off + size > s.numel)
+      throw new Error(`${what}: storage view out of range`);
     return new StorageView(s, off, size);
   }
   return s;
@@ -159,14 +226,23 @@ function materialise(t: PendingTensor, what: string): TorchTensor {
 
 function makeArray(dtype: TorchDType, n: number): TorchData {
   switch (dtype) {
-    case 'float64': return new Float64Array(n);
-    case 'float32': return new Float32Array(n);
-    case 'float16': case 'bfloat16': return new Uint16Array(n);
-    case 'int64': return new BigInt64Array(n);
-    case 'int32': return new Int32Array(n);
-    case 'int16': return new Int16Array(n);
-    case 'int8': return new Int8Array(n);
-    default: return new Uint8Array(n);
+    case 'float64':
+      return new Float64Array(n);
+    case 'float32':
+      return new Float32Array(n);
+    case 'float16':
+    case 'bfloat16':
+      return new Uint16Array(n);
+    case 'int64':
+      return new BigInt64Array(n);
+    case 'int32':
+      return new Int32Array(n);
+    case 'int16':
+      return new Int16Array(n);
+    case 'int8':
+      return new Int8Array(n);
+    default:
+      return new Uint8Array(n);
   }
 }
 function makeView(dtype: TorchDType, b: Uint8Array): TorchData {
@@ -175,14 +251,23 @@ function makeView(dtype: TorchDType, b: Uint8Array): TorchData {
   const a = b.byteOffset % size === 0 ? b : b.slice();
   const n = Math.floor(a.byteLength / size);
   switch (dtype) {
-    case 'float64': return new Float64Array(a.buffer, a.byteOffset, n);
-    case 'float32': return new Float32Array(a.buffer, a.byteOffset, n);
-    case 'float16': case 'bfloat16': return new Uint16Array(a.buffer, a.byteOffset, n);
-    case 'int64': return new BigInt64Array(a.buffer, a.byteOffset, n);
-    case 'int32': return new Int32Array(a.buffer, a.byteOffset, n);
-    case 'int16': return new Int16Array(a.buffer, a.byteOffset, n);
-    case 'int8': return new Int8Array(a.buffer, a.byteOffset, n);
-    default: return new Uint8Array(a.buffer, a.byteOffset, n);
+    case 'float64':
+      return new Float64Array(a.buffer, a.byteOffset, n);
+    case 'float32':
+      return new Float32Array(a.buffer, a.byteOffset, n);
+    case 'float16':
+    case 'bfloat16':
+      return new Uint16Array(a.buffer, a.byteOffset, n);
+    case 'int64':
+      return new BigInt64Array(a.buffer, a.byteOffset, n);
+    case 'int32':
+      return new Int32Array(a.buffer, a.byteOffset, n);
+    case 'int16':
+      return new Int16Array(a.buffer, a.byteOffset, n);
+    case 'int8':
+      return new Int8Array(a.buffer, a.byteOffset, n);
+    default:
+      return new Uint8Array(a.buffer, a.byteOffset, n);
   }
 }
 
@@ -190,12 +275,27 @@ function makeView(dtype: TorchDType, b: Uint8Array): TorchData {
 function finish(v: unknown, what: string, seen = new Map<unknown, unknown>()): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (seen.has(v)) return seen.get(v);
-  if (v instanceof PendingTensor) { const t = materialise(v, what); seen.set(v, t); return t; }
-  if (v instanceof Map) { seen.set(v, v); for (const [k, x] of v) v.set(k, finish(x, what, seen)); return v; }
-  if (Array.isArray(v)) { seen.set(v, v); for (let i = 0; i < v.length; i++) v[i] = finish(v[i], what, seen); return v; }
+  if (v instanceof PendingTensor) {
+    const t = materialise(v, what);
+    seen.set(v, t);
+    return t;
+  }
+  if (v instanceof Map) {
+    seen.set(v, v);
+    for (const [k, x] of v) v.set(k, finish(x, what, seen));
+    return v;
+  }
+  if (Array.isArray(v)) {
+    seen.set(v, v);
+    for (let i = 0; i < v.length; i++) v[i] = finish(v[i], what, seen);
+    return v;
+  }
   if (v instanceof Set) return v;
   const attrs = (v as { attrs?: unknown }).attrs;
-  if (attrs instanceof Map) { seen.set(v, v); finish(attrs, what, seen); }
+  if (attrs instanceof Map) {
+    seen.set(v, v);
+    finish(attrs, what, seen);
+  }
   return v;
 }
 
@@ -273,7 +373,11 @@ function parseLegacy(buf: Uint8Array, what: string): unknown {
  */
 export function readTorchCheckpoint(path: string): unknown {
   let buf: Buffer;
-  try { buf = fs.readFileSync(path); } catch (e) { throw new Error(`${path}: ${(e as Error).message}`); }
+  try {
+    buf = fs.readFileSync(path);
+  } catch (e) {
+    throw new Error(`${path}: ${(e as Error).message}`);
+  }
   return parseTorchCheckpoint(new Uint8Array(buf.buffer, buf.byteOffset, buf.length), path);
 }
 

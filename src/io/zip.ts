@@ -5,17 +5,31 @@
 // truncated or corrupt archive is an Error naming what is wrong, never an out-of-bounds read.
 import { inflateRawSync } from 'node:zlib';
 
-export interface ZipEntry { name: string; method: number; compressedSize: number; size: number; localOffset: number }
+export interface ZipEntry {
+  name: string;
+  method: number;
+  compressedSize: number;
+  size: number;
+  localOffset: number;
+}
 
 export class ZipArchive {
   readonly entries = new Map<string, ZipEntry>();
-  constructor(readonly buf: Uint8Array, readonly what = 'zip archive') {
+  constructor(
+    readonly buf: Uint8Array,
+    readonly what = 'zip archive',
+  ) {
     const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    const fail = (m: string): never => { throw new Error(`${what}: ${m}`); };
+    const fail = (m: string): never => {
+      throw new Error(`${what}: ${m}`);
+    };
     // the end-of-central-directory record: the last 22 bytes plus a comment of at most 64 KiB
     let eocd = -1;
     for (let p = buf.length - 22; p >= 0 && p >= buf.length - 22 - 0xffff; p--) {
-      if (dv.getUint32(p, true) === 0x06054b50) { eocd = p; break; }
+      if (dv.getUint32(p, true) === 0x06054b50) {
+        eocd = p;
+        break;
+      }
     }
     if (eocd < 0) fail('no end-of-central-directory record (not a zip file, or truncated)');
     let count = dv.getUint16(eocd + 10, true);
@@ -39,7 +53,9 @@ export class ZipArchive {
       const method = dv.getUint16(p + 10, true);
       let compressedSize = dv.getUint32(p + 20, true);
       let size = dv.getUint32(p + 24, true);
-      const nameLen = dv.getUint16(p + 28, true), extraLen = dv.getUint16(p + 30, true), commentLen = dv.getUint16(p + 32, true);
+      const nameLen = dv.getUint16(p + 28, true),
+        extraLen = dv.getUint16(p + 30, true),
+        commentLen = dv.getUint16(p + 32, true);
       let localOffset = dv.getUint32(p + 42, true);
       const end = p + 46 + nameLen + extraLen + commentLen;
       if (end > cdOffset + cdSize) fail(`central directory entry ${i} is corrupt`);
@@ -48,11 +64,17 @@ export class ZipArchive {
       let q = p + 46 + nameLen;
       const extraEnd = q + extraLen;
       while (q + 4 <= extraEnd) {
-        const id = dv.getUint16(q, true), len = dv.getUint16(q + 2, true);
+        const id = dv.getUint16(q, true),
+          len = dv.getUint16(q + 2, true);
         if (q + 4 + len > extraEnd) fail(`entry ${name}: corrupt extra field`);
         if (id === 0x0001) {
           let r = q + 4;
-          const next = (): number => { if (r + 8 > q + 4 + len) fail(`entry ${name}: corrupt zip64 field`); const v = num64(dv, r, fail); r += 8; return v; };
+          const next = (): number => {
+            if (r + 8 > q + 4 + len) fail(`entry ${name}: corrupt zip64 field`);
+            const v = num64(dv, r, fail);
+            r += 8;
+            return v;
+          };
           if (size === 0xffffffff) size = next();
           if (compressedSize === 0xffffffff) compressedSize = next();
           if (localOffset === 0xffffffff) localOffset = next();
@@ -80,7 +102,11 @@ export class ZipArchive {
     }
     if (e.method === 8) {
       let out: Buffer;
-      try { out = inflateRawSync(raw, { maxOutputLength: Math.max(1, e.size) }); } catch (err) { throw new Error(`${this.what}: entry ${name}: ${(err as Error).message}`); }
+      try {
+        out = inflateRawSync(raw, { maxOutputLength: Math.max(1, e.size) });
+      } catch (err) {
+        throw new Error(`${this.what}: entry ${name}: ${(err as Error).message}`);
+      }
       if (out.length !== e.size) throw new Error(`${this.what}: entry ${name}: inflated to ${out.length} bytes, expected ${e.size}`);
       return new Uint8Array(out.buffer, out.byteOffset, out.length);
     }

@@ -33,14 +33,20 @@ export function defaultModelUrl(): URL {
  * lid.json if there) or a .safetensors file; without a source, the package's default model.
  */
 export async function loadModel(source?: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
-  if (source !== undefined && !(source instanceof URL) && (typeof source !== 'string' || !source)) throw new Error(`xling/lite: a model URL (a string or URL) expected, got ${source === '' ? 'an empty string' : typeof source}`);
+  if (source !== undefined && !(source instanceof URL) && (typeof source !== 'string' || !source))
+    throw new Error(`xling/lite: a model URL (a string or URL) expected, got ${source === '' ? 'an empty string' : typeof source}`);
   const url = source ?? defaultModelUrl();
-  return loadWith(async (place) => {
-    try {
-      return parseModelFiles(await fetchModelFiles(url, o.headers, place));
-    } catch (e) {
-      if (source === undefined) throw new Error(`xling/lite: the default model (models/default beside the bundle, ${url}) could not be loaded: ${(e as Error).message}`);
-      throw e;
-    }
-  }, o, { shared: false });
+  return loadWith(
+    async (place) => {
+      try {
+        return parseModelFiles(await fetchModelFiles(url, o.headers, place));
+      } catch (e) {
+        if (source === undefined)
+          throw new Error(`xling/lite: the default model (models/default beside the bundle, ${url}) could not be loaded: ${(e as Error).message}`);
+        throw e;
+      }
+    },
+    o,
+    { shared: false },
+  );
 }

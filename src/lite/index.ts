@@ -13,7 +13,19 @@
 // This is the Node entry (files and worker threads; its Node modules are imported lazily); what needs
 // no Node API is in ./load.ts, and ./browser.ts is the entry of the browser bundle (URLs only).
 import { defaultModelPath, defaultModelUrl } from './default-model.js';
-import { fetchModelFiles, headerLength, LoadedLiteModel, LoadOptions, loadWith, ModelBytes, ModelFiles, parseModelFiles, Place, PoolView, StartedPool } from './load.js';
+import {
+  fetchModelFiles,
+  headerLength,
+  LoadedLiteModel,
+  LoadOptions,
+  loadWith,
+  ModelBytes,
+  ModelFiles,
+  parseModelFiles,
+  Place,
+  PoolView,
+  StartedPool,
+} from './load.js';
 
 export { LiteModel } from './model.js';
 export { defaultModelPath, defaultModelUrl } from './default-model.js';
@@ -82,5 +94,8 @@ async function startPool(threads: number, view: PoolView, config: unknown, where
  */
 export async function loadModel(source?: string | URL, o: LoadOptions = {}): Promise<LoadedLiteModel> {
   if (source === undefined) source = isNode ? defaultModelPath() : defaultModelUrl();
-  return loadWith((place) => readModelBytes(source, o.headers, place), o, { shared: isNode && typeof SharedArrayBuffer !== 'undefined', startPool: isNode ? startPool : undefined });
+  return loadWith((place) => readModelBytes(source, o.headers, place), o, {
+    shared: isNode && typeof SharedArrayBuffer !== 'undefined',
+    startPool: isNode ? startPool : undefined,
+  });
 }

@@ -51,7 +51,12 @@ export interface ModelFiles {
 }
 
 /** A model read: its weights' bytes, its config, and its language identifier (null without lid.json). */
-export interface ModelBytes { bytes: Uint8Array; config: unknown; where: string; lid: LanguageIdentifier | null }
+export interface ModelBytes {
+  bytes: Uint8Array;
+  config: unknown;
+  where: string;
+  lid: LanguageIdentifier | null;
+}
 
 /** The header length of a safetensors file (its first 8 bytes), or -1 (too short, or no safe integer). */
 export function headerLength(first: Uint8Array): number {
@@ -62,7 +67,11 @@ export function headerLength(first: Uint8Array): number {
 async function fetchBytes(url: string, headers?: Record<string, string>): Promise<Uint8Array> {
   let r: Response;
   // a refused connection (offline, a blocked origin) rejects with no URL in its message
-  try { r = await fetch(url, headers ? { headers } : undefined); } catch (e) { throw new Error(`${url}: ${(e as Error).message}`); }
+  try {
+    r = await fetch(url, headers ? { headers } : undefined);
+  } catch (e) {
+    throw new Error(`${url}: ${(e as Error).message}`);
+  }
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
   return new Uint8Array(await r.arrayBuffer());
 }
@@ -70,17 +79,33 @@ async function fetchBytes(url: string, headers?: Record<string, string>): Promis
 /** A model's files over HTTP: a .safetensors URL alone, or a directory's config.json, model.safetensors and lid.json (optional). */
 export async function fetchModelFiles(source: string | URL, headers?: Record<string, string>, place?: Place): Promise<ModelFiles> {
   const base = String(source);
-  let bytes: Uint8Array, configText: string | undefined, where: string, lidText: string | null = null, lidWhere = '';
-  if (/\.safetensors(\?|#|$)/.test(base)) { bytes = await fetchBytes(base, headers); where = base; }
-  else {
+  let bytes: Uint8Array,
+    configText: string | undefined,
+    where: string,
+    lidText: string | null = null,
+    lidWhere = '';
+  if (/\.safetensors(\?|#|$)/.test(base)) {
+    bytes = await fetchBytes(base, headers);
+    where = base;
+  } else {
     const dir = base.endsWith('/') ? base : `${base}/`;
     where = `${dir}model.safetensors`;
     lidWhere = `${dir}lid.json`;
-    [bytes, configText, lidText] = await Promise.all([fetchBytes(where, headers), fetchBytes(`${dir}config.json`, headers).then((b) => new TextDecoder().decode(b)), fetch(lidWhere, headers ? { headers } : undefined).then(async (r) => (r.ok ? r.text() : null), () => null)]);
+    [bytes, configText, lidText] = await Promise.all([
+      fetchBytes(where, headers),
+      fetchBytes(`${dir}config.json`, headers).then((b) => new TextDecoder().decode(b)),
+      fetch(lidWhere, headers ? { headers } : undefined).then(
+        async (r) => (r.ok ? r.text() : null),
+        () => null,
+      ),
+    ]);
   }
   if (place) {
     const to = place(bytes.byteLength, headerLength(bytes));
-    if (to) { to.set(bytes); bytes = to; }
+    if (to) {
+      to.set(bytes);
+      bytes = to;
+    }
   }
   return { bytes, configText, where, lidText, lidWhere };
 }
@@ -90,12 +115,20 @@ export function parseModelFiles(f: ModelFiles): ModelBytes {
   const { bytes, where } = f;
   const file = parseSafetensors(bytes, where);
   let config: unknown;
-  try { config = JSON.parse(f.configText ?? file.metadata['xling.config'] ?? 'null'); } catch (e) { throw new Error(`${where}: invalid model config: ${(e as Error).message}`); }
+  try {
+    config = JSON.parse(f.configText ?? file.metadata['xling.config'] ?? 'null');
+  } catch (e) {
+    throw new Error(`${where}: invalid model config: ${(e as Error).message}`);
+  }
   if (!config) throw new Error(`${where}: no config.json beside it and no 'xling.config' in its metadata (export the model with a current xling export)`);
   let lid: LanguageIdentifier | null = null;
   if (f.lidText !== null) {
     let x: unknown;
-    try { x = JSON.parse(f.lidText); } catch (e) { throw new Error(`${f.lidWhere}: not valid JSON (${(e as Error).message})`); }
+    try {
+      x = JSON.parse(f.lidText);
+    } catch (e) {
+      throw new Error(`${f.lidWhere}: not valid JSON (${(e as Error).message})`);
+    }
     lid = LanguageIdentifier.fromJSON(x, f.lidWhere);
   }
   return { bytes, config, where, lid };
@@ -120,37 +153,51 @@ export interface LoadEnv {
 export async function loadWith(read: (place?: Place) => Promise<ModelBytes>, o: LoadOptions, env: LoadEnv): Promise<LoadedLiteModel> {
   const threads = o.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`xling/lite: threads must be a positive integer, got ${threads}`);
-  if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null || Object.values(o.headers).some((v) => typeof v !== 'string'))) throw new Error('xling/lite: headers must be an object of header names to string values');
+  if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null || Object.values(o.headers).some((v) => typeof v !== 'string')))
+    throw new Error('xling/lite: headers must be an object of header names to string values');
   const kernel = o.kernel ?? 'auto';
   if (kernel !== 'auto' && kernel !== 'wasm' && kernel !== 'js') throw new Error(`xling/lite: kernel must be 'auto', 'wasm' or 'js', got ${String(kernel)}`);
   // the WebAssembly kernels: the file is read into their memory (shared by the worker threads in Node)
   const pool = threads > 1 && !!env.startPool;
   const shared = env.shared;
   const module = kernel === 'js' ? null : await kernelModule(shared);
-  let arena: Arena | null = null, memory: WasmMemory | null = null;
-  const place: Place | undefined = module ? (size, headerLen) => {
-    // slot 0: this thread; 1..threads: the workers
-    arena = headerLen >= 0 ? planArena(size, headerLen, pool ? threads + 1 : 1, shared) : null;
-    memory = arena && arenaMemory(arena);
-    return memory && new Uint8Array(memory.buffer, arena!.base, size);
-  } : undefined;
+  let arena: Arena | null = null,
+    memory: WasmMemory | null = null;
+  const place: Place | undefined = module
+    ? (size, headerLen) => {
+        // slot 0: this thread; 1..threads: the workers
+        arena = headerLen >= 0 ? planArena(size, headerLen, pool ? threads + 1 : 1, shared) : null;
+        memory = arena && arenaMemory(arena);
+        return memory && new Uint8Array(memory.buffer, arena!.base, size);
+      }
+    : undefined;
   const { bytes, config, where, lid } = await read(place);
   const model = new LiteModel(config as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, where), where);
   model.lid = lid;
-  const a = arena as Arena | null, mem = memory as WasmMemory | null;
+  const a = arena as Arena | null,
+    mem = memory as WasmMemory | null;
   if (module && a && mem) model.useWasm(await instantiateKernel(module, mem, a, 0));
-  if (kernel === 'wasm' && model.kernel !== 'wasm-simd') throw new Error(`${where}: xling/lite cannot embed this model with its WebAssembly kernels here (${!module ? 'no WebAssembly SIMD in this engine' : !a ? 'the model does not fit a 32-bit WebAssembly memory' : 'its shapes or settings are not ones the kernels take'}); kernel 'auto' falls back to TypeScript`);
+  if (kernel === 'wasm' && model.kernel !== 'wasm-simd')
+    throw new Error(
+      `${where}: xling/lite cannot embed this model with its WebAssembly kernels here (${!module ? 'no WebAssembly SIMD in this engine' : !a ? 'the model does not fit a 32-bit WebAssembly memory' : 'its shapes or settings are not ones the kernels take'}); kernel 'auto' falls back to TypeScript`,
+    );
   if (pool && bytes.buffer instanceof SharedArrayBuffer) {
     const p = await env.startPool!(threads, model.kernel === 'wasm-simd' ? { memory: mem!, arena: a! } : { bytes }, config, where);
     return {
-      dim: model.dim, languages: model.languages, dtype: model.dtype, kernel: model.kernel,
+      dim: model.dim,
+      languages: model.languages,
+      dtype: model.dtype,
+      kernel: model.kernel,
       tokenize: (s) => model.tokenize(s),
       embed: (sentences, eo = {}) => p.embed(model, sentences, eo),
       close: () => p.close(),
     };
   }
   return {
-    dim: model.dim, languages: model.languages, dtype: model.dtype, kernel: model.kernel,
+    dim: model.dim,
+    languages: model.languages,
+    dtype: model.dtype,
+    kernel: model.kernel,
     tokenize: (s) => model.tokenize(s),
     embed: async (sentences, eo = {}) => model.embedSync(sentences, eo),
     close: async () => {},

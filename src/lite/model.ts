@@ -35,16 +35,43 @@ export type { CenterPlan };
 
 /** The parts of config.json the runtime reads. */
 interface LiteConfig {
-  format?: string; version?: number; kind?: string;
-  model?: { unit?: string; body?: string; pooling?: string[]; activation?: string; buckets?: number; dim?: number; outDim?: number; prune?: { kept: number; fallback: number }; pq?: { bytes: number; dims: number } };
+  format?: string;
+  version?: number;
+  kind?: string;
+  model?: {
+    unit?: string;
+    body?: string;
+    pooling?: string[];
+    activation?: string;
+    buckets?: number;
+    dim?: number;
+    outDim?: number;
+    prune?: { kept: number; fallback: number };
+    pq?: { bytes: number; dims: number };
+  };
   /** What tokenises (src/text/spec.ts); directories written before it have only the training settings below. */
-  tokenizerSpec?: { type?: string; ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number; lowercase?: boolean; romanize?: boolean };
-  train?: { features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number }; vocab?: { lowercase?: boolean; romanize?: boolean } };
+  tokenizerSpec?: {
+    type?: string;
+    ngrams?: [number, number];
+    buckets?: number;
+    words?: boolean;
+    maxFeatures?: number;
+    hashes?: number;
+    lowercase?: boolean;
+    romanize?: boolean;
+  };
+  train?: {
+    features?: { ngrams?: [number, number]; buckets?: number; words?: boolean; maxFeatures?: number; hashes?: number };
+    vocab?: { lowercase?: boolean; romanize?: boolean };
+  };
 }
 
 let halfTable: Float32Array | null = null;
 function halfLut(): Float32Array {
-  if (!halfTable) { halfTable = new Float32Array(65536); for (let h = 0; h < 65536; h++) halfTable[h] = halfBitsToFloat(h); }
+  if (!halfTable) {
+    halfTable = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) halfTable[h] = halfBitsToFloat(h);
+  }
   return halfTable;
 }
 
@@ -64,7 +91,16 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   private readonly scales: Float32Array | null = null;
   private readonly lut: Float32Array | null = null;
   /** A product-quantised table (src/io/pq-layout.ts), its subspaces' offsets, and scratch of its K coordinates. */
-  private readonly pq: { codes: Uint8Array; widths: Int32Array; offsets: Int32Array; codebooks: Float32Array; basis: Float32Array; mean: Float32Array; K: number; z: Float64Array } | null = null;
+  private readonly pq: {
+    codes: Uint8Array;
+    widths: Int32Array;
+    offsets: Int32Array;
+    codebooks: Float32Array;
+    basis: Float32Array;
+    mean: Float32Array;
+    K: number;
+    z: Float64Array;
+  } | null = null;
   /** Where the product-quantised table's parts lie in the file's buffer (for the WebAssembly kernel; null: not all in the table's buffer). */
   private readonly pqAt: { widths: number; codebooks: number; basis: number; mean: number } | null = null;
   private readonly rows: number;
@@ -77,18 +113,32 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   private wasm: WasmKernel | null = null;
   private wasmBatch = 0;
 
-  constructor(readonly config: LiteConfig, file: LiteSafetensors, where: string) {
+  constructor(
+    readonly config: LiteConfig,
+    file: LiteSafetensors,
+    where: string,
+  ) {
     // the mean vectors are read below, the language identifier (lid.json) is set by the loader
     super();
-    const m = config.model, spec = config.tokenizerSpec;
-    if (spec && spec.type !== 'hashed-ngrams') throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
+    const m = config.model,
+      spec = config.tokenizerSpec;
+    if (spec && spec.type !== 'hashed-ngrams')
+      throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
     // The spec when the directory has one; the training settings of directories written before it.
-    const f = spec ?? config.train?.features, v = spec ?? config.train?.vocab;
-    if (config.format !== 'xling' || config.version !== 2) throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
+    const f = spec ?? config.train?.features,
+      v = spec ?? config.train?.vocab;
+    if (config.format !== 'xling' || config.version !== 2)
+      throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
     if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
-      throw new Error(`${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`);
-    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined) throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
-    this.tokenizer = new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) }, { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false });
+      throw new Error(
+        `${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`,
+      );
+    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined)
+      throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
+    this.tokenizer = new HashedNgramTokenizer(
+      { ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) },
+      { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false },
+    );
     const get = (k: string) => {
       const t = file.tensors.get(k);
       if (!t) throw new Error(`${where}: tensor '${k}' is missing`);
@@ -101,10 +151,16 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
       const wrong = checkPqEntries((k) => file.tensors.get(k));
       if (wrong) throw new Error(`${where}: ${wrong}`);
       const t = Object.fromEntries(PQ_KEYS.map((k) => [k, get(k)])) as Record<(typeof PQ_KEYS)[number], ReturnType<typeof get>>;
-      const codes = typedView(t['pq.codes'], where) as Uint8Array, widths = typedView(t['pq.widths'], where) as Int32Array;
-      const codebooks = typedView(t['pq.codebooks'], where) as Float32Array, basis = typedView(t['pq.basis'], where) as Float32Array, mean = typedView(t['pq.mean'], where) as Float32Array;
+      const codes = typedView(t['pq.codes'], where) as Uint8Array,
+        widths = typedView(t['pq.widths'], where) as Int32Array;
+      const codebooks = typedView(t['pq.codebooks'], where) as Float32Array,
+        basis = typedView(t['pq.basis'], where) as Float32Array,
+        mean = typedView(t['pq.mean'], where) as Float32Array;
       const K = t['pq.basis'].shape[1]!;
-      table = t['pq.codes']; rows = table.shape[0]!; fd = t['pq.basis'].shape[0]!; dtype = 'pq';
+      table = t['pq.codes'];
+      rows = table.shape[0]!;
+      fd = t['pq.basis'].shape[0]!;
+      dtype = 'pq';
       const bad = checkPqShapes({ rows, dim: fd, dims: K, codes: codes.length, widths, codebooks: codebooks.length, basis: basis.length, mean: mean.length });
       if (bad) throw new Error(`${where}: ${bad}`);
       if (rows !== expectRows) throw new Error(`${where}: 'pq.codes' has ${rows} rows, the config implies ${expectRows}`);
@@ -112,15 +168,26 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
       const parts = [t['pq.widths'], t['pq.codebooks'], t['pq.basis'], t['pq.mean']];
       // the kernel reads the parts where they lie in the file: 4-byte aligned, in the codes' buffer
       if (parts.every((x) => x.bytes.buffer === table.bytes.buffer && x.bytes.byteOffset % 4 === 0)) {
-        this.pqAt = { widths: parts[0]!.bytes.byteOffset, codebooks: parts[1]!.bytes.byteOffset, basis: parts[2]!.bytes.byteOffset, mean: parts[3]!.bytes.byteOffset };
+        this.pqAt = {
+          widths: parts[0]!.bytes.byteOffset,
+          codebooks: parts[1]!.bytes.byteOffset,
+          basis: parts[2]!.bytes.byteOffset,
+          mean: parts[3]!.bytes.byteOffset,
+        };
       }
     } else {
       table = get('encoder.embed.weight');
       [rows, fd] = table.shape as [number, number];
-      if (table.shape.length !== 2 || rows !== expectRows) throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
-      if (table.dtype === 'F32') { this.f32 = typedView(table, where) as Float32Array; dtype = 'fp32'; }
-      else if (table.dtype === 'F16') { this.f16 = typedView(table, where) as Uint16Array; this.lut = halfLut(); dtype = 'fp16'; }
-      else if (table.dtype === 'I8') {
+      if (table.shape.length !== 2 || rows !== expectRows)
+        throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
+      if (table.dtype === 'F32') {
+        this.f32 = typedView(table, where) as Float32Array;
+        dtype = 'fp32';
+      } else if (table.dtype === 'F16') {
+        this.f16 = typedView(table, where) as Uint16Array;
+        this.lut = halfLut();
+        dtype = 'fp16';
+      } else if (table.dtype === 'I8') {
         this.i8 = typedView(table, where) as Int8Array;
         const s = get('scale.encoder.embed.weight');
         if (s.dtype !== 'F32' || s.shape.join() !== String(rows)) throw new Error(`${where}: 'scale.encoder.embed.weight' must be F32 [${rows}]`);
@@ -128,11 +195,22 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
         dtype = 'int8';
       } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
     }
-    this.rows = rows; this.featureDim = fd; this.dtype = dtype;
-    const W = get('encoder.proj.weight'), b = get('encoder.proj.bias');
-    if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0]) throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
-    this.at = { buffer: table.bytes.buffer, table: table.bytes.byteOffset, scales: this.dtype === 'int8' ? get('scale.encoder.embed.weight').bytes.byteOffset : 0, W: W.bytes.byteOffset, b: b.bytes.byteOffset };
-    for (const t of [W, b, ...(this.dtype === 'int8' ? [get('scale.encoder.embed.weight')] : [])]) if (t.bytes.buffer !== this.at.buffer) this.at.buffer = new ArrayBuffer(0);
+    this.rows = rows;
+    this.featureDim = fd;
+    this.dtype = dtype;
+    const W = get('encoder.proj.weight'),
+      b = get('encoder.proj.bias');
+    if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0])
+      throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
+    this.at = {
+      buffer: table.bytes.buffer,
+      table: table.bytes.byteOffset,
+      scales: this.dtype === 'int8' ? get('scale.encoder.embed.weight').bytes.byteOffset : 0,
+      W: W.bytes.byteOffset,
+      b: b.bytes.byteOffset,
+    };
+    for (const t of [W, b, ...(this.dtype === 'int8' ? [get('scale.encoder.embed.weight')] : [])])
+      if (t.bytes.buffer !== this.at.buffer) this.at.buffer = new ArrayBuffer(0);
     this.W = typedView(W, where) as Float32Array;
     this.b = typedView(b, where) as Float32Array;
     this.dim = W.shape[0]!;
@@ -157,17 +235,28 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   useWasm(k: WasmKernel): boolean {
     const batch = k.batch(this.featureDim, this.dim);
     if (this.pq && (!this.pqAt || this.pq.K % 4 !== 0 || this.pq.K > PQ_DIMS_CAP || this.featureDim % 4 !== 0)) return false;
-    if (this.at.buffer !== k.memory.buffer || batch === 0 || (!this.pq && this.featureDim % 32 !== 0) || this.dim % 2 !== 0 || this.tokenizer.opts.maxFeatures > IDS_CAP) return false;
+    if (
+      this.at.buffer !== k.memory.buffer ||
+      batch === 0 ||
+      (!this.pq && this.featureDim % 32 !== 0) ||
+      this.dim % 2 !== 0 ||
+      this.tokenizer.opts.maxFeatures > IDS_CAP
+    )
+      return false;
     this.wasm = k;
     this.wasmBatch = batch;
     return true;
   }
 
   /** What embeds: 'wasm-simd' (the WebAssembly kernels) or 'js' (pure TypeScript). */
-  get kernel(): 'wasm-simd' | 'js' { return this.wasm ? 'wasm-simd' : 'js'; }
+  get kernel(): 'wasm-simd' | 'js' {
+    return this.wasm ? 'wasm-simd' : 'js';
+  }
 
   /** The feature ids of a sentence, as the native tokenizer gives them (NGRAM_ID_OFFSET + bucket). */
-  tokenize(s: string): Int32Array { return this.tokenizer.encode(s); }
+  tokenize(s: string): Int32Array {
+    return this.tokenizer.encode(s);
+  }
 
   /**
    * The centring of each sentence for these options: CenterPolicy's rule with xling/lite's reading
@@ -178,7 +267,10 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
     if (lang !== null && lang.trim().toLowerCase() === 'none') lang = null;
     if (lang !== null && lang !== AUTO && lang !== PER_SENTENCE) {
       const known = matchLangCode(lang, this.languages);
-      if (known === null) throw new Error(`xling/lite: the model has no mean vector for lang '${lang}' (it knows ${langList(this.languages) || 'no language'}; or give 'auto', 'auto-per-sentence' or null)`);
+      if (known === null)
+        throw new Error(
+          `xling/lite: the model has no mean vector for lang '${lang}' (it knows ${langList(this.languages) || 'no language'}; or give 'auto', 'auto-per-sentence' or null)`,
+        );
       lang = known;
     }
     return super.centerPlan(sentences, { lang, center: o.center });
@@ -191,8 +283,20 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
 
   /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan), as the native embed path finishes them (finishRows). */
   embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
-    const out = this.project(sentences.length, (s) => this.tokenizer.encode(sentences[s]!), (s, view) => this.tokenizer.encodeInto(sentences[s]!, view));
-    finishRows(out, this.dim, this.meansOf(plan, Array.from(sentences, (_, s) => s)), true);
+    const out = this.project(
+      sentences.length,
+      (s) => this.tokenizer.encode(sentences[s]!),
+      (s, view) => this.tokenizer.encodeInto(sentences[s]!, view),
+    );
+    finishRows(
+      out,
+      this.dim,
+      this.meansOf(
+        plan,
+        Array.from(sentences, (_, s) => s),
+      ),
+      true,
+    );
     return out;
   }
 
@@ -205,13 +309,26 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
     const max = this.tokenizer.opts.maxFeatures;
     // the kernels take at most maxFeatures ids a sentence (what the tokenizer gives)
     const fits = seqs.every((q) => q.length <= max);
-    const out = this.project(seqs.length, (s) => seqs[s]!, fits ? (s, view) => { const q = seqs[s]!; view.set(q); return q.length; } : null, into);
+    const out = this.project(
+      seqs.length,
+      (s) => seqs[s]!,
+      fits
+        ? (s, view) => {
+            const q = seqs[s]!;
+            view.set(q);
+            return q.length;
+          }
+        : null,
+      into,
+    );
     if (o.normalize) normalizeRows(out, this.dim);
     return out;
   }
 
   /** encode(): this runtime has no worker of its own behind the interface (xling/lite's pool splits sentences instead). */
-  async encodeAsync(seqs: Int32Array[], o: EncodeOptions = {}): Promise<Float32Array> { return this.encode(seqs, o); }
+  async encodeAsync(seqs: Int32Array[], o: EncodeOptions = {}): Promise<Float32Array> {
+    return this.encode(seqs, o);
+  }
 
   /**
    * The projected rows (before normalisation and centring) of n sentences: on the WebAssembly
@@ -226,7 +343,10 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   }
 
   private projectJs(n: number, ids: (s: number) => Int32Array, out: Float32Array): void {
-    const d = this.dim, fd = this.featureDim, W = this.W, bias = this.b;
+    const d = this.dim,
+      fd = this.featureDim,
+      W = this.W,
+      bias = this.b;
     const acc = new Float64Array(fd);
     // four sentences at a time through the projection: each weight is read once for four and the
     // four sums run side by side (one sum alone waits on its previous addition at every step);
@@ -235,14 +355,26 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
     const [h0, h1, h2, h3] = hs as [Float64Array, Float64Array, Float64Array, Float64Array];
     for (let s0 = 0; s0 < n; s0 += 4) {
       const m = Math.min(4, n - s0);
-      for (let b = 0; b < 4; b++) { if (b < m) this.pooled(ids(s0 + b), acc, hs[b]!); else hs[b]!.fill(0); }
-      const o0 = s0 * d, o1 = o0 + d, o2 = o1 + d, o3 = o2 + d;
+      for (let b = 0; b < 4; b++) {
+        if (b < m) this.pooled(ids(s0 + b), acc, hs[b]!);
+        else hs[b]!.fill(0);
+      }
+      const o0 = s0 * d,
+        o1 = o0 + d,
+        o2 = o1 + d,
+        o3 = o2 + d;
       for (let i = 0; i < d; i++) {
-        let v0 = bias[i]!, v1 = v0, v2 = v0, v3 = v0;
+        let v0 = bias[i]!,
+          v1 = v0,
+          v2 = v0,
+          v3 = v0;
         const o = i * fd;
         for (let j = 0; j < fd; j++) {
           const w = W[o + j]!;
-          v0 += w * h0[j]!; v1 += w * h1[j]!; v2 += w * h2[j]!; v3 += w * h3[j]!;
+          v0 += w * h0[j]!;
+          v1 += w * h1[j]!;
+          v2 += w * h2[j]!;
+          v3 += w * h3[j]!;
         }
         out[o0 + i] = v0;
         if (m > 1) out[o1 + i] = v1;
@@ -254,13 +386,21 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
 
   /** project() by the WebAssembly kernels: batches of sentences' ids written into the kernel's slot, pooled and projected there. */
   private projectWasm(n: number, fill: (s: number, view: Int32Array) => number, k: WasmKernel, out: Float32Array): void {
-    const d = this.dim, fd = this.featureDim, B = this.wasmBatch, map = this.bucketMap;
+    const d = this.dim,
+      fd = this.featureDim,
+      B = this.wasmBatch,
+      map = this.bucketMap;
     const max = this.tokenizer.opts.maxFeatures;
     const buf = k.memory.buffer;
-    const ids = new Int32Array(buf, k.ids, IDS_CAP), offs = new Int32Array(buf, k.offs, B + 1), y = new Float32Array(buf, k.y, B * d);
-    const dt = this.dtype === 'fp32' ? 0 : this.dtype === 'fp16' ? 1 : 2, act = this.tanh ? 1 : 0, at = this.at;
-    for (let s0 = 0; s0 < n;) {
-      let nb = 0, total = 0;
+    const ids = new Int32Array(buf, k.ids, IDS_CAP),
+      offs = new Int32Array(buf, k.offs, B + 1),
+      y = new Float32Array(buf, k.y, B * d);
+    const dt = this.dtype === 'fp32' ? 0 : this.dtype === 'fp16' ? 1 : 2,
+      act = this.tanh ? 1 : 0,
+      at = this.at;
+    for (let s0 = 0; s0 < n; ) {
+      let nb = 0,
+        total = 0;
       offs[0] = 0;
       // as many sentences as fit (each has at most maxFeatures ids)
       while (nb < B && s0 + nb < n && (nb === 0 || total + max <= IDS_CAP)) {
@@ -272,7 +412,26 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
       }
       if (this.pq) {
         const q = this.pqAt!;
-        k.exports.embedBatchPq(at.table, this.pq.widths.length, q.widths, q.codebooks, this.pq.K, q.basis, q.mean, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.z, k.h, k.y);
+        k.exports.embedBatchPq(
+          at.table,
+          this.pq.widths.length,
+          q.widths,
+          q.codebooks,
+          this.pq.K,
+          q.basis,
+          q.mean,
+          fd,
+          act,
+          at.W,
+          at.b,
+          d,
+          k.ids,
+          k.offs,
+          nb,
+          k.z,
+          k.h,
+          k.y,
+        );
       } else k.exports.embedBatch(dt, at.table, at.scales, fd, act, at.W, at.b, d, k.ids, k.offs, nb, k.h, k.y);
       out.set(y.subarray(0, nb * d), s0 * d);
       s0 += nb;
@@ -282,27 +441,36 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   /** The pooled, activated features of a sentence's ids into h (acc: scratch of the feature width). */
   private pooled(ids: Int32Array, acc: Float64Array, h: Float64Array): void {
     const fd = this.featureDim;
-    const map = this.bucketMap, f32 = this.f32, f16 = this.f16, i8 = this.i8, sc = this.scales, lut = this.lut;
+    const map = this.bucketMap,
+      f32 = this.f32,
+      f16 = this.f16,
+      i8 = this.i8,
+      sc = this.scales,
+      lut = this.lut;
     const n = ids.length;
     acc.fill(0);
     // the mean of the feature rows: each weighted 1/n in float32, as the native embedding bag
     const w = Math.fround(1 / Math.max(1, n));
     if (this.pq) this.pqFeatures(ids, acc, w, map);
-    else for (let k = 0; k < n; k++) {
-      let r = ids[k]!;
-      if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
-      const o = r * fd;
-      if (f32) for (let j = 0; j < fd; j++) acc[j] += w * f32[o + j]!;
-      else if (i8) { const ws = Math.fround(sc![r]!); for (let j = 0; j < fd; j++) acc[j] += w * Math.fround(i8[o + j]! * ws); }
-      else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
-    }
+    else
+      for (let k = 0; k < n; k++) {
+        let r = ids[k]!;
+        if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
+        const o = r * fd;
+        if (f32) for (let j = 0; j < fd; j++) acc[j] += w * f32[o + j]!;
+        else if (i8) {
+          const ws = Math.fround(sc![r]!);
+          for (let j = 0; j < fd; j++) acc[j] += w * Math.fround(i8[o + j]! * ws);
+        } else for (let j = 0; j < fd; j++) acc[j] += w * lut![f16![o + j]!]!;
+      }
     for (let j = 0; j < fd; j++) h[j] = this.tanh ? Math.tanh(Math.fround(acc[j]!)) : Math.fround(acc[j]!);
   }
 
   /** The mean of a sentence's product-quantised rows into acc: the weighted sum of their K coordinates, then mean · Σw + basis · z. */
   private pqFeatures(ids: Int32Array, acc: Float64Array, w: number, map: Int32Array | null): void {
     const { codes, widths, offsets, codebooks, basis, mean, K, z } = this.pq!;
-    const M = widths.length, fd = this.featureDim;
+    const M = widths.length,
+      fd = this.featureDim;
     z.fill(0);
     let sumW = 0;
     for (let k = 0; k < ids.length; k++) {
@@ -310,7 +478,9 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
       if (map) r = NGRAM_ID_OFFSET + map[r - NGRAM_ID_OFFSET]!;
       const c0 = r * M;
       for (let j = 0; j < M; j++) {
-        const o = offsets[j]!, cb = codes[c0 + j]! * K + o, wj = widths[j]!;
+        const o = offsets[j]!,
+          cb = codes[c0 + j]! * K + o,
+          wj = widths[j]!;
         for (let t = 0; t < wj; t++) z[o + t] += w * codebooks[cb + t]!;
       }
       sumW += w;

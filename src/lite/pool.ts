@@ -7,7 +7,10 @@ import { Arena, WasmMemory } from './wasm.js';
 /** What the workers view: the model file's bytes (a SharedArrayBuffer), or the kernels' shared memory holding it. */
 export type PoolSource = { bytes: Uint8Array } | { memory: WasmMemory; arena: Arena };
 
-interface Pending { resolve(v: Float32Array): void; reject(e: Error): void }
+interface Pending {
+  resolve(v: Float32Array): void;
+  reject(e: Error): void;
+}
 
 export class WorkerPool {
   private readonly workers: Worker[] = [];
@@ -19,16 +22,22 @@ export class WorkerPool {
     for (let i = 0; i < n; i++) {
       // worker i uses the kernels' scratch slot i + 1 (slot 0 is the calling thread's)
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...source, slot: i + 1, config, where } });
-      this.started.push(new Promise((resolve, reject) => {
-        this.pending.set(-1 - i, { resolve: () => resolve(), reject });
-      }));
+      this.started.push(
+        new Promise((resolve, reject) => {
+          this.pending.set(-1 - i, { resolve: () => resolve(), reject });
+        }),
+      );
       w.on('message', (m: { id: number; rows?: Float32Array; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
-        if (m.error !== undefined) p.reject(new Error(m.error)); else p.resolve(m.rows!);
+        if (m.error !== undefined) p.reject(new Error(m.error));
+        else p.resolve(m.rows!);
       });
-      w.on('error', (e) => { for (const p of this.pending.values()) p.reject(e); this.pending.clear(); });
+      w.on('error', (e) => {
+        for (const p of this.pending.values()) p.reject(e);
+        this.pending.clear();
+      });
       w.unref();
       this.workers.push(w);
     }
@@ -38,11 +47,20 @@ export class WorkerPool {
   async ready(): Promise<void> {
     // the workers are unref'd; while they start they keep the process alive
     for (const w of this.workers) w.ref();
-    try { await Promise.all(this.started); } catch (e) { await this.close(); throw e; } finally { for (const w of this.workers) w.unref(); }
+    try {
+      await Promise.all(this.started);
+    } catch (e) {
+      await this.close();
+      throw e;
+    } finally {
+      for (const w of this.workers) w.unref();
+    }
   }
 
   async embed(model: LiteModel, sentences: readonly string[], o: LiteEmbedOptions): Promise<Float32Array> {
-    const d = model.dim, n = sentences.length, k = this.workers.length;
+    const d = model.dim,
+      n = sentences.length,
+      k = this.workers.length;
     // the centring is decided over the whole input here ('auto' identifies its language), then applied in the slices
     const plan = model.centerPlan(sentences, o);
     // small batches: a round trip to a worker costs more than embedding them here
@@ -59,15 +77,25 @@ export class WorkerPool {
   }
 
   private async run(sentences: readonly string[], plan: CenterPlan, out: Float32Array, d: number): Promise<void> {
-    const n = sentences.length, k = this.workers.length;
-    await Promise.all(this.workers.map((w, i) => {
-      const lo = Math.floor((i * n) / k), hi = Math.floor(((i + 1) * n) / k);
-      const id = this.next++;
-      return new Promise<void>((resolve, reject) => {
-        this.pending.set(id, { resolve: (rows) => { out.set(rows, lo * d); resolve(); }, reject });
-        w.postMessage({ id, sentences: sentences.slice(lo, hi), plan: Array.isArray(plan) ? plan.slice(lo, hi) : plan });
-      });
-    }));
+    const n = sentences.length,
+      k = this.workers.length;
+    await Promise.all(
+      this.workers.map((w, i) => {
+        const lo = Math.floor((i * n) / k),
+          hi = Math.floor(((i + 1) * n) / k);
+        const id = this.next++;
+        return new Promise<void>((resolve, reject) => {
+          this.pending.set(id, {
+            resolve: (rows) => {
+              out.set(rows, lo * d);
+              resolve();
+            },
+            reject,
+          });
+          w.postMessage({ id, sentences: sentences.slice(lo, hi), plan: Array.isArray(plan) ? plan.slice(lo, hi) : plan });
+        });
+      }),
+    );
   }
 
   async close(): Promise<void> {

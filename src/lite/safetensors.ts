@@ -27,18 +27,26 @@ export function parseSafetensors(buf: Uint8Array, where: string): LiteSafetensor
   const n = safetensorsHeaderLength(buf);
   if (!(n > 1 && 8 + n <= buf.byteLength)) throw new Error(`${where}: not a safetensors file (header length ${n})`);
   let header: Record<string, unknown>;
-  try { header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n))) as Record<string, unknown>; } catch (e) { throw new Error(`${where}: invalid safetensors header: ${(e as Error).message}`); }
+  try {
+    header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n))) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`${where}: invalid safetensors header: ${(e as Error).message}`);
+  }
   const start = 8 + n;
   const tensors = new Map<string, LiteTensor>();
   let metadata: Record<string, string> = {};
   for (const [k, v] of Object.entries(header)) {
-    if (k === '__metadata__') { metadata = (v ?? {}) as Record<string, string>; continue; }
+    if (k === '__metadata__') {
+      metadata = (v ?? {}) as Record<string, string>;
+      continue;
+    }
     const e = v as { dtype?: string; shape?: number[]; data_offsets?: [number, number] };
     const size = e.dtype ? ITEMSIZE[e.dtype] : undefined;
     if (!size || !Array.isArray(e.shape) || !Array.isArray(e.data_offsets)) throw new Error(`${where}: tensor '${k}': unsupported entry ${JSON.stringify(v)}`);
     const [a, b] = e.data_offsets;
     const count = e.shape.reduce((x, y) => x * y, 1);
-    if (!(Number.isSafeInteger(a) && Number.isSafeInteger(b) && a >= 0 && b - a === count * size && start + b <= buf.byteLength)) throw new Error(`${where}: tensor '${k}': data offsets [${a}, ${b}] do not fit its shape or the file`);
+    if (!(Number.isSafeInteger(a) && Number.isSafeInteger(b) && a >= 0 && b - a === count * size && start + b <= buf.byteLength))
+      throw new Error(`${where}: tensor '${k}': data offsets [${a}, ${b}] do not fit its shape or the file`);
     tensors.set(k, { dtype: e.dtype!, shape: e.shape, bytes: buf.subarray(start + a, start + b) });
   }
   return { tensors, metadata };
@@ -58,11 +66,23 @@ export function typedView(t: LiteTensor, where: string): Float32Array | Uint16Ar
     return { buf: b.buffer, off: b.byteOffset, n: b.byteLength / size };
   };
   switch (t.dtype) {
-    case 'F32': { const v = make(4); return new Float32Array(v.buf, v.off, v.n); }
-    case 'F16': { const v = make(2); return new Uint16Array(v.buf, v.off, v.n); }
-    case 'I32': { const v = make(4); return new Int32Array(v.buf, v.off, v.n); }
-    case 'I8': return new Int8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
-    case 'U8': return new Uint8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
-    default: throw new Error(`${where}: dtype ${t.dtype} is not read by xling/lite`);
+    case 'F32': {
+      const v = make(4);
+      return new Float32Array(v.buf, v.off, v.n);
+    }
+    case 'F16': {
+      const v = make(2);
+      return new Uint16Array(v.buf, v.off, v.n);
+    }
+    case 'I32': {
+      const v = make(4);
+      return new Int32Array(v.buf, v.off, v.n);
+    }
+    case 'I8':
+      return new Int8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
+    case 'U8':
+      return new Uint8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
+    default:
+      throw new Error(`${where}: dtype ${t.dtype} is not read by xling/lite`);
   }
 }

@@ -12,9 +12,13 @@ import { KERNELS_WASM_PLAIN, KERNELS_WASM_SHARED } from './kernels-wasm.js';
 
 // The few WebAssembly types used here (the project's TypeScript libraries declare none outside the DOM's).
 /** A WasmMemory. */
-export interface WasmMemory { readonly buffer: ArrayBuffer | SharedArrayBuffer }
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
+}
 /** A compiled WasmModule. */
-export interface WasmModule { readonly __wasmModule?: never }
+export interface WasmModule {
+  readonly __wasmModule?: never;
+}
 interface WasmApi {
   validate(bytes: Uint8Array): boolean;
   compile(bytes: Uint8Array): Promise<WasmModule>;
@@ -30,16 +34,51 @@ export const IDS_CAP = 65536;
 const ROWS_BYTES = 65536;
 /** Coordinates of a product-quantised table's rows the scratch z holds (its K). */
 export const PQ_DIMS_CAP = 1024;
-const SLOT_IDS = 0, SLOT_OFFS = IDS_CAP * 4, SLOT_H = SLOT_OFFS + 4096, SLOT_Y = SLOT_H + ROWS_BYTES, SLOT_Z = SLOT_Y + ROWS_BYTES;
+const SLOT_IDS = 0,
+  SLOT_OFFS = IDS_CAP * 4,
+  SLOT_H = SLOT_OFFS + 4096,
+  SLOT_Y = SLOT_H + ROWS_BYTES,
+  SLOT_Z = SLOT_Y + ROWS_BYTES;
 const SLOT_BYTES = Math.ceil((SLOT_Z + PQ_DIMS_CAP * 4) / PAGE) * PAGE;
 /** At most this many sentences per kernel call. */
 const MAX_BATCH = 16;
 
 export interface KernelExports {
-  embedBatch(dtype: number, table: number, scales: number, fd: number, act: number, W: number, b: number, d: number,
-    ids: number, offs: number, nb: number, h: number, y: number): void;
-  embedBatchPq(codes: number, M: number, widths: number, codebooks: number, K: number, basis: number, mean: number, fd: number, act: number,
-    W: number, b: number, d: number, ids: number, offs: number, nb: number, z: number, h: number, y: number): void;
+  embedBatch(
+    dtype: number,
+    table: number,
+    scales: number,
+    fd: number,
+    act: number,
+    W: number,
+    b: number,
+    d: number,
+    ids: number,
+    offs: number,
+    nb: number,
+    h: number,
+    y: number,
+  ): void;
+  embedBatchPq(
+    codes: number,
+    M: number,
+    widths: number,
+    codebooks: number,
+    K: number,
+    basis: number,
+    mean: number,
+    fd: number,
+    act: number,
+    W: number,
+    b: number,
+    d: number,
+    ids: number,
+    offs: number,
+    nb: number,
+    z: number,
+    h: number,
+    y: number,
+  ): void;
 }
 
 /** One thread's kernel: the instance, the memory and its scratch slot. */
@@ -57,7 +96,13 @@ export interface WasmKernel {
 }
 
 /** Where a model file of `size` bytes (safetensors header of headerLen bytes) lies in the memory, and its pages with `slots` slots. */
-export interface Arena { base: number; size: number; slots: number; pages: number; shared: boolean }
+export interface Arena {
+  base: number;
+  size: number;
+  slots: number;
+  pages: number;
+  shared: boolean;
+}
 
 function decode64(s: string): Uint8Array {
   const bin = atob(s);
@@ -77,7 +122,11 @@ export function kernelModule(shared: boolean): Promise<WasmModule | null> {
       if (!wa || (shared && typeof SharedArrayBuffer === 'undefined')) return null;
       const bytes = decode64(shared ? KERNELS_WASM_SHARED : KERNELS_WASM_PLAIN);
       if (!wa.validate(bytes)) return null;
-      try { return await wa.compile(bytes); } catch { return null; }
+      try {
+        return await wa.compile(bytes);
+      } catch {
+        return null;
+      }
     })();
     compiled.set(shared, p);
   }
@@ -98,7 +147,9 @@ export function arenaMemory(a: Arena): WasmMemory | null {
   try {
     const M = wasmApi()!.Memory;
     return new M(a.shared ? { initial: a.pages, maximum: a.pages, shared: true } : { initial: a.pages });
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 /** A kernel over a memory laid out as `a`, using slot number `slot`. */
@@ -107,8 +158,13 @@ export async function instantiateKernel(module: WasmModule, memory: WasmMemory, 
   const instance = await wasmApi()!.instantiate(module, { env: { memory } });
   const at = Math.ceil((a.base + a.size) / PAGE) * PAGE + slot * SLOT_BYTES;
   return {
-    exports: instance.exports as unknown as KernelExports, memory,
-    ids: at + SLOT_IDS, offs: at + SLOT_OFFS, h: at + SLOT_H, y: at + SLOT_Y, z: at + SLOT_Z,
+    exports: instance.exports as unknown as KernelExports,
+    memory,
+    ids: at + SLOT_IDS,
+    offs: at + SLOT_OFFS,
+    h: at + SLOT_H,
+    y: at + SLOT_Y,
+    z: at + SLOT_Z,
     batch: (fd, d) => {
       // the projection takes four sentences at a time: room for the batch rounded up to four
       const n = Math.min(MAX_BATCH, Math.floor(ROWS_BYTES / (4 * fd)), Math.floor(ROWS_BYTES / (4 * d))) & ~3;

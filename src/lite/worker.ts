@@ -5,7 +5,14 @@ import { CenterPlan, LiteModel } from './model.js';
 import { parseSafetensors } from './safetensors.js';
 import { Arena, WasmMemory, instantiateKernel, kernelModule } from './wasm.js';
 
-const data = workerData as { bytes?: Uint8Array; memory?: WasmMemory; arena?: Arena; slot: number; config: ConstructorParameters<typeof LiteModel>[0]; where: string };
+const data = workerData as {
+  bytes?: Uint8Array;
+  memory?: WasmMemory;
+  arena?: Arena;
+  slot: number;
+  config: ConstructorParameters<typeof LiteModel>[0];
+  where: string;
+};
 const hello = -data.slot; // the pool's id for this worker's start (-1 - index)
 let model: LiteModel;
 try {
@@ -14,7 +21,8 @@ try {
   model = new LiteModel(config, parseSafetensors(bytes, where), where);
   if (memory && arena) {
     const module = await kernelModule(true);
-    if (!module || !model.useWasm(await instantiateKernel(module, memory, arena, data.slot))) throw new Error(`${where}: a worker thread could not use the WebAssembly kernels its pool was made for`);
+    if (!module || !model.useWasm(await instantiateKernel(module, memory, arena, data.slot)))
+      throw new Error(`${where}: a worker thread could not use the WebAssembly kernels its pool was made for`);
   }
   parentPort!.postMessage({ id: hello });
 } catch (e) {

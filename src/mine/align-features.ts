@@ -10,8 +10,15 @@ export function wordsOf(s: string): string[] {
 }
 
 export const ALIGN_FEATURES = [
-  'align_fwd_logprob', 'align_bwd_logprob', 'align_fwd_coverage', 'align_bwd_coverage', 'align_known',
-  'align_fwd_best_hit', 'align_bwd_best_hit', 'align_fwd_known_share', 'align_bwd_known_share',
+  'align_fwd_logprob',
+  'align_bwd_logprob',
+  'align_fwd_coverage',
+  'align_bwd_coverage',
+  'align_known',
+  'align_fwd_best_hit',
+  'align_bwd_best_hit',
+  'align_fwd_known_share',
+  'align_bwd_known_share',
 ] as const;
 
 /** A language pair's translation tables, both directions, over the words seen in training. */
@@ -30,16 +37,34 @@ export interface WordTables {
  * 5,000 pairs a second each on 2 cores).
  */
 export function trainWordTables(pairs: [string, string][], o: { minProb?: number; onProgress?: (done: number, total: number) => void } = {}): WordTables {
-  const sv = new Map<string, number>(), tv = new Map<string, number>();
-  const id = (m: Map<string, number>, w: string) => { let i = m.get(w); if (i === undefined) { i = m.size; m.set(w, i); } return i; };
-  const ids: IdPair[] = pairs.map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) })).filter((p) => p.src.length && p.trg.length);
-  const S = sv.size, T = tv.size;
+  const sv = new Map<string, number>(),
+    tv = new Map<string, number>();
+  const id = (m: Map<string, number>, w: string) => {
+    let i = m.get(w);
+    if (i === undefined) {
+      i = m.size;
+      m.set(w, i);
+    }
+    return i;
+  };
+  const ids: IdPair[] = pairs
+    .map(([s, t]) => ({ src: Int32Array.from(wordsOf(s), (w) => id(sv, w)), trg: Int32Array.from(wordsOf(t), (w) => id(tv, w)) }))
+    .filter((p) => p.src.length && p.trg.length);
+  const S = sv.size,
+    T = tv.size;
   const floor = o.minProb ?? 0.01;
   // one direction after the other
   const progress = (dir: number) => (o.onProgress ? (done: number, total: number) => o.onProgress!(dir * total + done, 2 * total) : undefined);
-  const f = translationTable(ids, S, T, { floor, onIteration: progress(0) }), b = translationTable(ids.map((p) => ({ src: p.trg, trg: p.src })), T, S, { floor, onIteration: progress(1) });
+  const f = translationTable(ids, S, T, { floor, onIteration: progress(0) }),
+    b = translationTable(
+      ids.map((p) => ({ src: p.trg, trg: p.src })),
+      T,
+      S,
+      { floor, onIteration: progress(1) },
+    );
   return {
-    src_words: [...sv.keys()], trg_words: [...tv.keys()],
+    src_words: [...sv.keys()],
+    trg_words: [...tv.keys()],
     // four significant digits: what the features need, and a third of the scorer file
     fwd: [...f].map(([k, p]) => [Math.floor(k / T), k % T, Number(p.toPrecision(4))]),
     bwd: [...b].map(([k, p]) => [Math.floor(k / S), k % S, Number(p.toPrecision(4))]),
@@ -67,23 +92,34 @@ export class WordAligner {
       const o = m.get(a);
       if (!o || p > o.p || (p === o.p && c < o.id)) m.set(a, { id: c, p });
     };
-    this.fStride = t.trg_words.length + 1; this.bStride = t.src_words.length + 1;
-    for (const [a, c, p] of t.fwd) { this.f.set(a * this.fStride + c, p); best(this.bestF, a, c, p, t.src_words.length); }
-    for (const [a, c, p] of t.bwd) { this.b.set(a * this.bStride + c, p); best(this.bestB, a, c, p, t.trg_words.length); }
+    this.fStride = t.trg_words.length + 1;
+    this.bStride = t.src_words.length + 1;
+    for (const [a, c, p] of t.fwd) {
+      this.f.set(a * this.fStride + c, p);
+      best(this.bestF, a, c, p, t.src_words.length);
+    }
+    for (const [a, c, p] of t.bwd) {
+      this.b.set(a * this.bStride + c, p);
+      best(this.bestB, a, c, p, t.trg_words.length);
+    }
   }
 
   /** Mean over trg words of log(Σ_f t(e|f)/(n+1) + ε) and the share of trg words with some t(e|f) ≥ 0.1; the same the other way. */
   features(src: string, trg: string): number[] {
-    const s = wordsOf(src).map((w) => this.sv.get(w) ?? -1), t = wordsOf(trg).map((w) => this.tv.get(w) ?? -1);
+    const s = wordsOf(src).map((w) => this.sv.get(w) ?? -1),
+      t = wordsOf(trg).map((w) => this.tv.get(w) ?? -1);
     const side = (from: number[], to: number[], table: Map<number, number>, nullId: number, stride: number): [number, number] => {
       if (!to.length) return [0, 0];
-      let lp = 0, covered = 0;
+      let lp = 0,
+        covered = 0;
       for (const e of to) {
-        let sum = e < 0 ? 0 : (table.get(nullId * stride + e) ?? 0), best = 0;
+        let sum = e < 0 ? 0 : (table.get(nullId * stride + e) ?? 0),
+          best = 0;
         for (const f of from) {
           if (f < 0 || e < 0) continue;
           const p = table.get(f * stride + e) ?? 0;
-          sum += p; if (p > best) best = p;
+          sum += p;
+          if (p > best) best = p;
         }
         lp += Math.log(sum / (from.length + 1) + 1e-4);
         if (best >= 0.1) covered++;
@@ -92,7 +128,8 @@ export class WordAligner {
     };
     const [fl, fc] = side(s, t, this.f, this.sv.size, this.fStride);
     const [bl, bc] = side(t, s, this.b, this.tv.size, this.bStride);
-    const [fh, fk] = bestHits(s, t, this.bestF), [bh, bk] = bestHits(t, s, this.bestB);
+    const [fh, fk] = bestHits(s, t, this.bestF),
+      [bh, bk] = bestHits(t, s, this.bestB);
     return [fl, bl, fc, bc, 1, fh, bh, fk, bk];
   }
 }
@@ -105,7 +142,8 @@ export class WordAligner {
 function bestHits(from: number[], to: number[], best: Map<number, { id: number }>): [number, number] {
   if (!from.length) return [0, 0];
   const there = new Set(to);
-  let known = 0, hit = 0;
+  let known = 0,
+    hit = 0;
   for (const w of from) {
     const b = w < 0 ? undefined : best.get(w);
     if (!b) continue;

@@ -32,12 +32,19 @@ export function autoThreshold(probabilities: ArrayLike<number>): AutoThreshold |
     toFind += p[i]!;
   }
   if (!(toFind > 0)) return null;
-  let tp = 0, best = -1, bestF1 = -1, bestTp = 0;
+  let tp = 0,
+    best = -1,
+    bestF1 = -1,
+    bestTp = 0;
   for (let i = 0; i < n; i++) {
     tp += p[i]!;
     if (i + 1 < n && p[i + 1] === p[i]) continue;
     const f1 = (2 * tp) / (i + 1 + toFind);
-    if (f1 > bestF1) { bestF1 = f1; best = i; bestTp = tp; }
+    if (f1 > bestF1) {
+      bestF1 = f1;
+      best = i;
+      bestTp = tp;
+    }
   }
   const threshold = best + 1 < n ? (p[best]! + p[best + 1]!) / 2 : p[best]!;
   return { threshold, expected: { precision: bestTp / (best + 1), recall: bestTp / toFind, f1: bestF1, kept: best + 1, toFind } };
@@ -46,13 +53,26 @@ export function autoThreshold(probabilities: ArrayLike<number>): AutoThreshold |
 /** --threshold auto: autoThreshold, or an error saying why there is none; `say` gets the line reporting it with what the probabilities expect. */
 export function chooseThreshold(probabilities: number[], say: (line: string) => void): AutoThreshold {
   const t = autoThreshold(probabilities);
-  if (!t) throw new Error(`--threshold auto: ${probabilities.length} candidate pairs${probabilities.length >= AUTO_THRESHOLD_MIN ? ', all of probability 0' : `, fewer than the ${AUTO_THRESHOLD_MIN} it needs`}; give a number`);
-  const e = t.expected, pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  say(`automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)`);
+  if (!t)
+    throw new Error(
+      `--threshold auto: ${probabilities.length} candidate pairs${probabilities.length >= AUTO_THRESHOLD_MIN ? ', all of probability 0' : `, fewer than the ${AUTO_THRESHOLD_MIN} it needs`}; give a number`,
+    );
+  const e = t.expected,
+    pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  say(
+    `automatic threshold ${t.threshold.toPrecision(4)}: keeps ${e.kept} of ${probabilities.length} pairs; were the probabilities calibrated for this data, precision ${pct(e.precision)} and recall ${pct(e.recall)} of ${Math.round(e.toFind)} pairs to find (on another domain than the scorer's they are optimistic)`,
+  );
   return t;
 }
 
 /** What --stats / --json record of an automatic threshold. */
 export function autoSummary(t: AutoThreshold): Record<string, unknown> {
-  return { threshold: t.threshold, expected_precision: t.expected.precision, expected_recall: t.expected.recall, expected_f1: t.expected.f1, kept: t.expected.kept, to_find: t.expected.toFind };
+  return {
+    threshold: t.threshold,
+    expected_precision: t.expected.precision,
+    expected_recall: t.expected.recall,
+    expected_f1: t.expected.f1,
+    kept: t.expected.kept,
+    to_find: t.expected.toFind,
+  };
 }

@@ -22,13 +22,39 @@ export interface FilterOptions {
   lid?: { identify: (text: string) => { lang: string; confidence: number } | null; src?: string; trg?: string; minConfidence: number };
 }
 
-export type RejectReason = 'too_short' | 'too_long' | 'length_ratio' | 'duplicate_src' | 'duplicate_trg' | 'duplicate_pair' | 'identical' | 'not_text' | 'src_language' | 'trg_language';
+export type RejectReason =
+  | 'too_short'
+  | 'too_long'
+  | 'length_ratio'
+  | 'duplicate_src'
+  | 'duplicate_trg'
+  | 'duplicate_pair'
+  | 'identical'
+  | 'not_text'
+  | 'src_language'
+  | 'trg_language';
 
-export const REJECT_REASONS: readonly RejectReason[] = ['too_short', 'too_long', 'length_ratio', 'identical', 'not_text', 'src_language', 'trg_language', 'duplicate_pair', 'duplicate_src', 'duplicate_trg'];
+export const REJECT_REASONS: readonly RejectReason[] = [
+  'too_short',
+  'too_long',
+  'length_ratio',
+  'identical',
+  'not_text',
+  'src_language',
+  'trg_language',
+  'duplicate_pair',
+  'duplicate_src',
+  'duplicate_trg',
+];
 
 /** Text as compared for duplicates and identity: NFKC, lower case, spaces collapsed, edge punctuation dropped. */
 export function normalizeForDedup(s: string): string {
-  return s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/^[\p{P}\s]+|[\p{P}\s]+$/gu, '');
+  return s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[\p{P}\s]+|[\p{P}\s]+$/gu, '');
 }
 
 /**
@@ -44,7 +70,17 @@ export function sameLanguage(identified: string, asked: string): boolean {
 
 /** Whether any filter is switched on. */
 export function anyFilter(o: FilterOptions): boolean {
-  return o.minChars !== undefined || o.maxChars !== undefined || o.maxLengthRatio !== undefined || !!o.dedupSrc || !!o.dedupTrg || !!o.dedupPair || !!o.dropIdentical || o.minLetterShare !== undefined || !!o.lid;
+  return (
+    o.minChars !== undefined ||
+    o.maxChars !== undefined ||
+    o.maxLengthRatio !== undefined ||
+    !!o.dedupSrc ||
+    !!o.dedupTrg ||
+    !!o.dedupPair ||
+    !!o.dropIdentical ||
+    o.minLetterShare !== undefined ||
+    !!o.lid
+  );
 }
 
 /**
@@ -70,15 +106,22 @@ export function languageOfText(lid: NonNullable<FilterOptions['lid']>): (text: s
  * langOf: languageOfText (with a lid filter).
  */
 export function pairRuleReason(s: string, t: string, ns: string, nt: string, o: FilterOptions, langOf?: (text: string) => string | null): RejectReason | null {
-  const ls = [...s].length, lt = [...t].length;
+  const ls = [...s].length,
+    lt = [...t].length;
   if (o.minChars !== undefined && Math.min(ls, lt) < o.minChars) return 'too_short';
   if (o.maxChars !== undefined && Math.max(ls, lt) > o.maxChars) return 'too_long';
   if (o.maxLengthRatio !== undefined && Math.max(ls, lt) > o.maxLengthRatio * Math.max(1, Math.min(ls, lt))) return 'length_ratio';
   if (o.dropIdentical && ns === nt) return 'identical';
   if (o.minLetterShare !== undefined && Math.min(letterShare(s), letterShare(t)) < o.minLetterShare) return 'not_text';
   if (o.lid && !langOf) throw new Error('pairRuleReason: the lid filter needs langOf');
-  if (o.lid?.src) { const l = langOf!(s); if (l !== null && !sameLanguage(l, o.lid.src)) return 'src_language'; }
-  if (o.lid?.trg) { const l = langOf!(t); if (l !== null && !sameLanguage(l, o.lid.trg)) return 'trg_language'; }
+  if (o.lid?.src) {
+    const l = langOf!(s);
+    if (l !== null && !sameLanguage(l, o.lid.src)) return 'src_language';
+  }
+  if (o.lid?.trg) {
+    const l = langOf!(t);
+    if (l !== null && !sameLanguage(l, o.lid.trg)) return 'trg_language';
+  }
   return null;
 }
 
@@ -87,11 +130,17 @@ export function pairRuleReason(s: string, t: string, ns: string, nt: string, o: 
  * target key (in that order) is one of a pair kept before it; keep() records a kept pair's keys.
  * Keys are the normalised texts (filterPairs) or their hashes (scorer score's streaming pass).
  */
-export function dedupRules<K>(o: FilterOptions, newSet: () => { has(k: K): boolean; add(k: K): void } = () => new Set<K>()): { reason(src: K, trg: K, pair: K): RejectReason | null; keep(src: K, trg: K, pair: K): void } {
+export function dedupRules<K>(
+  o: FilterOptions,
+  newSet: () => { has(k: K): boolean; add(k: K): void } = () => new Set<K>(),
+): { reason(src: K, trg: K, pair: K): RejectReason | null; keep(src: K, trg: K, pair: K): void } {
   // (only what a rule asks for is kept: on a corpus to clean these sets would hold every line again)
-  const seenS = newSet(), seenT = newSet(), seenP = newSet();
+  const seenS = newSet(),
+    seenT = newSet(),
+    seenP = newSet();
   return {
-    reason: (s, t, p) => (o.dedupPair && seenP.has(p) ? 'duplicate_pair' : o.dedupSrc && seenS.has(s) ? 'duplicate_src' : o.dedupTrg && seenT.has(t) ? 'duplicate_trg' : null),
+    reason: (s, t, p) =>
+      o.dedupPair && seenP.has(p) ? 'duplicate_pair' : o.dedupSrc && seenS.has(s) ? 'duplicate_src' : o.dedupTrg && seenT.has(t) ? 'duplicate_trg' : null,
     keep(s, t, p) {
       if (o.dedupSrc) seenS.add(s);
       if (o.dedupTrg) seenT.add(t);
@@ -104,17 +153,28 @@ export function dedupRules<K>(o: FilterOptions, newSet: () => { has(k: K): boole
  * Splits pairs (best first: duplicates keep their best-scoring pair) into kept and rejected, the
  * first failing rule naming the reason. The rules run per pair in REJECT_REASONS order.
  */
-export function filterPairs<P>(pairs: P[], text: (p: P) => [string, string], o: FilterOptions): { kept: P[]; rejected: { pair: P; reason: RejectReason }[]; counts: Record<RejectReason, number> } {
+export function filterPairs<P>(
+  pairs: P[],
+  text: (p: P) => [string, string],
+  o: FilterOptions,
+): { kept: P[]; rejected: { pair: P; reason: RejectReason }[]; counts: Record<RejectReason, number> } {
   const counts = Object.fromEntries(REJECT_REASONS.map((r) => [r, 0])) as Record<RejectReason, number>;
-  const kept: P[] = [], rejected: { pair: P; reason: RejectReason }[] = [];
+  const kept: P[] = [],
+    rejected: { pair: P; reason: RejectReason }[] = [];
   const langOf = o.lid ? languageOfText(o.lid) : undefined;
   const dedup = dedupRules<string>(o);
   for (const p of pairs) {
     const [s, t] = text(p);
     // (the pair's key made only for its rule: xling mine filters every candidate)
-    const ns = normalizeForDedup(s), nt = normalizeForDedup(t), np = o.dedupPair ? `${ns}\t${nt}` : '';
+    const ns = normalizeForDedup(s),
+      nt = normalizeForDedup(t),
+      np = o.dedupPair ? `${ns}\t${nt}` : '';
     const reason = pairRuleReason(s, t, ns, nt, o, langOf) ?? dedup.reason(ns, nt, np);
-    if (reason) { counts[reason]++; rejected.push({ pair: p, reason }); continue; }
+    if (reason) {
+      counts[reason]++;
+      rejected.push({ pair: p, reason });
+      continue;
+    }
     dedup.keep(ns, nt, np);
     kept.push(p);
   }

@@ -14,23 +14,33 @@ export type Retrieval = 'fwd' | 'bwd' | 'intersect' | 'max';
  */
 export function marginScore(kind: MarginKind, cos: number, mx: number, my: number): number {
   switch (kind) {
-    case 'absolute': return cos;
-    case 'ratio': return cos / ((mx + my) / 2);
-    case 'distance': return cos - (mx + my) / 2;
+    case 'absolute':
+      return cos;
+    case 'ratio':
+      return cos / ((mx + my) / 2);
+    case 'distance':
+      return cos - (mx + my) / 2;
     // Eq. 9: margin = Σ_{NN_k(x)} φ/2k + Σ_{NN_k(y)} φ/2k = (mx + my)/2; s = φ/margin + φ
-    case 'eq9': return cos / ((mx + my) / 2) + cos;
+    case 'eq9':
+      return cos / ((mx + my) / 2) + cos;
     // Eq. 10: one-directional margin = Σ_{NN_k(x)} φ/k = mx
-    case 'eq10': return cos / mx + cos;
+    case 'eq10':
+      return cos / mx + cos;
   }
 }
 
-export interface Candidate { src: number; trg: number; score: number; cos: number }
+export interface Candidate {
+  src: number;
+  trg: number;
+  score: number;
+  cos: number;
+}
 
 export interface MineOptions {
-  k?: number;                 // neighbours per direction (default 4)
-  margin?: MarginKind;        // default 'ratio'
-  retrieval?: Retrieval;      // default 'max'
-  threshold?: number;         // keep candidates scoring at least this
+  k?: number; // neighbours per direction (default 4)
+  margin?: MarginKind; // default 'ratio'
+  retrieval?: Retrieval; // default 'max'
+  threshold?: number; // keep candidates scoring at least this
   /** Searches src→trg through this index (over the trg vectors, ids = trg rows) instead of exact search. */
   trgIndex?: FaissIndex;
   /** Query rows per exact-search call (bounds the result memory). */
@@ -52,8 +62,13 @@ function checkVectors(x: Float32Array, d: number, name: string): number {
 export function rowMeans(r: SearchResult): Float32Array {
   const m = new Float32Array(r.n);
   for (let i = 0; i < r.n; i++) {
-    let s = 0, c = 0;
-    for (let j = 0; j < r.k; j++) if (r.labels[i * r.k + j]! >= 0n) { s += r.distances[i * r.k + j]!; c++; }
+    let s = 0,
+      c = 0;
+    for (let j = 0; j < r.k; j++)
+      if (r.labels[i * r.k + j]! >= 0n) {
+        s += r.distances[i * r.k + j]!;
+        c++;
+      }
     m[i] = c ? s / c : 0;
   }
   return m;
@@ -70,7 +85,8 @@ export function mine(src: Float32Array, trg: Float32Array, d: number, o: MineOpt
 
 /** Both searches of mineTables: the vectors checked, k (at most either side's rows), and progress over both directions' rows. */
 function searchPlan(src: Float32Array, trg: Float32Array, d: number, o: MineOptions): { k: number; onChunk?: (rows: number) => void } {
-  const ns = checkVectors(src, d, 'source vectors'), nt = checkVectors(trg, d, 'target vectors');
+  const ns = checkVectors(src, d, 'source vectors'),
+    nt = checkVectors(trg, d, 'target vectors');
   let searched = 0;
   return { k: Math.max(1, Math.min(o.k ?? 4, ns, nt)), onChunk: o.onProgress ? (rows: number) => o.onProgress!((searched += rows), ns + nt) : undefined };
 }
@@ -90,7 +106,12 @@ export function mineTables(src: Float32Array, trg: Float32Array, d: number, o: M
  * tables, and a command's signal handlers run between chunks (Ctrl-C stops a long search). Through
  * an index or a given search function it is mineTables.
  */
-export async function mineTablesAsync(src: Float32Array, trg: Float32Array, d: number, o: MineOptions = {}): Promise<{ fwd: SearchResult; bwd: SearchResult; k: number }> {
+export async function mineTablesAsync(
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  o: MineOptions = {},
+): Promise<{ fwd: SearchResult; bwd: SearchResult; k: number }> {
   if (o.trgIndex || o.knn) return mineTables(src, trg, d, o);
   const { k, onChunk } = searchPlan(src, trg, d, o);
   const fwd = rescoreExact(await knnChunkedAsync(src, trg, d, k, o.chunk, onChunk), src, trg, d);
@@ -103,8 +124,10 @@ export async function mineTablesAsync(src: Float32Array, trg: Float32Array, d: n
  * scores against each side's mean neighbour similarity, then the retrieval rule.
  */
 export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<MineOptions, 'margin' | 'retrieval' | 'threshold'>): Candidate[] {
-  const kind = o.margin ?? 'ratio', mode = o.retrieval ?? 'max';
-  const mx = rowMeans(fwd), my = rowMeans(bwd);
+  const kind = o.margin ?? 'ratio',
+    mode = o.retrieval ?? 'max';
+  const mx = rowMeans(fwd),
+    my = rowMeans(bwd);
 
   // best candidate of each source among its k neighbours (and of each target among its)
   const best = (r: SearchResult, fromSrc: boolean): Candidate[] => {
@@ -114,7 +137,8 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
       for (let j = 0; j < r.k; j++) {
         const l = Number(r.labels[i * r.k + j]!);
         if (l < 0) continue;
-        const s = fromSrc ? i : l, t = fromSrc ? l : i;
+        const s = fromSrc ? i : l,
+          t = fromSrc ? l : i;
         const cos = r.distances[i * r.k + j]!;
         const score = marginScore(kind, cos, mx[s]!, my[t]!);
         if (!top || score > top.score) top = { src: s, trg: t, score, cos };
@@ -123,7 +147,8 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
     }
     return out;
   };
-  const needF = mode !== 'bwd', needB = mode !== 'fwd';
+  const needF = mode !== 'bwd',
+    needB = mode !== 'fwd';
   const f = needF ? best(fwd, true) : [];
   const b = needB ? best(bwd, false) : [];
   let cands: Candidate[];
@@ -135,11 +160,13 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
   } else {
     // pool both directions' best candidates; accept greedily by score, each sentence at most once
     const pool = [...f, ...b].sort((x, y) => y.score - x.score || x.src - y.src || x.trg - y.trg);
-    const usedS = new Set<number>(), usedT = new Set<number>();
+    const usedS = new Set<number>(),
+      usedT = new Set<number>();
     cands = [];
     for (const c of pool) {
       if (usedS.has(c.src) || usedT.has(c.trg)) continue;
-      usedS.add(c.src); usedT.add(c.trg);
+      usedS.add(c.src);
+      usedT.add(c.trg);
       cands.push(c);
     }
   }
@@ -152,10 +179,18 @@ export function candidatesFromKnn(fwd: SearchResult, bwd: SearchResult, o: Pick<
  * ids for BUCC input (both sides id<TAB>sentence). sMap/tMap map unified rows back to lines.
  * withMargin (second-stage scorer runs: score is the probability): score<TAB>margin<TAB>src<TAB>trg.
  */
-export function formatPairs(cands: (Candidate & { margin?: number })[], S: { ids: string[]; sentences: string[]; bucc: boolean }, T: { ids: string[]; sentences: string[]; bucc: boolean }, sMap: Int32Array | null = null, tMap: Int32Array | null = null, o: { withMargin?: boolean } = {}): string {
+export function formatPairs(
+  cands: (Candidate & { margin?: number })[],
+  S: { ids: string[]; sentences: string[]; bucc: boolean },
+  T: { ids: string[]; sentences: string[]; bucc: boolean },
+  sMap: Int32Array | null = null,
+  tMap: Int32Array | null = null,
+  o: { withMargin?: boolean } = {},
+): string {
   const bucc = S.bucc && T.bucc;
   const lines = cands.map((c) => {
-    const s = sMap ? sMap[c.src]! : c.src, t = tMap ? tMap[c.trg]! : c.trg;
+    const s = sMap ? sMap[c.src]! : c.src,
+      t = tMap ? tMap[c.trg]! : c.trg;
     const head = o.withMargin ? `${c.score.toFixed(6)}\t${c.margin!.toFixed(6)}` : c.score.toFixed(6);
     return bucc ? `${head}\t${S.ids[s]}\t${T.ids[t]}` : `${head}\t${S.sentences[s]}\t${T.sentences[t]}`;
   });
@@ -169,7 +204,11 @@ export function unify(texts: string[]): { unique: string[]; of: Int32Array; firs
   const first: number[] = [];
   texts.forEach((t, i) => {
     let u = map.get(t);
-    if (u === undefined) { u = first.length; map.set(t, u); first.push(i); }
+    if (u === undefined) {
+      u = first.length;
+      map.set(t, u);
+      first.push(i);
+    }
     of[i] = u;
   });
   return { unique: [...map.keys()], of, first: Int32Array.from(first) };
@@ -192,9 +231,18 @@ export function pairProducts(src: Float32Array, trg: Float32Array, d: number, gS
  * similarity to its k nearest targets and its target's to its k nearest sources, both searched
  * among all the rows given (the margin xling mine gives the pair when it is a candidate).
  */
-export function marginOfPairs(src: Float32Array, trg: Float32Array, d: number, gSrc: ArrayLike<number>, gTrg: ArrayLike<number>, o: MineOptions = {}): { score: Float64Array; cos: Float32Array } {
+export function marginOfPairs(
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  gSrc: ArrayLike<number>,
+  gTrg: ArrayLike<number>,
+  o: MineOptions = {},
+): { score: Float64Array; cos: Float32Array } {
   const { fwd, bwd } = mineTables(src, trg, d, o);
-  const mx = rowMeans(fwd), my = rowMeans(bwd), kind = o.margin ?? 'ratio';
+  const mx = rowMeans(fwd),
+    my = rowMeans(bwd),
+    kind = o.margin ?? 'ratio';
   const cos = pairProducts(src, trg, d, gSrc, gTrg);
   return { score: Float64Array.from(cos, (c, i) => marginScore(kind, c, mx[gSrc[i]!]!, my[gTrg[i]!]!)), cos };
 }

@@ -20,19 +20,28 @@ export interface PairsOptions {
 }
 
 /** The pairs of two k-NN tables (rows of srcText / trgText), best first, and the threshold applied. */
-export async function minedPairs(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], o: PairsOptions): Promise<{ rows: MinedRow[]; threshold: number | undefined; auto: AutoThreshold | null }> {
+export async function minedPairs(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  srcText: string[],
+  trgText: string[],
+  o: PairsOptions,
+): Promise<{ rows: MinedRow[]; threshold: number | undefined; auto: AutoThreshold | null }> {
   const t = o.threshold;
   let rows: MinedRow[];
   if (o.scorer) {
     const { model, ...scoring } = o.scorer;
     // a scorer's threshold is 0.5 unless given; with 'auto' every pair is kept until it is chosen
-    const picked = await mineTablesWithScorer(fwd, bwd, srcText, trgText, model, { ...scoring, threshold: t === 'auto' ? 0 : t ?? 0.5 });
+    const picked = await mineTablesWithScorer(fwd, bwd, srcText, trgText, model, { ...scoring, threshold: t === 'auto' ? 0 : (t ?? 0.5) });
     rows = picked.map((c) => ({ src: c.src, trg: c.trg, score: c.prob, cos: c.cos, margin: c.margin }));
   } else {
-    if (t === 'auto') throw new Error("--threshold auto goes with a scorer (its probabilities give the threshold)");
+    if (t === 'auto') throw new Error('--threshold auto goes with a scorer (its probabilities give the threshold)');
     rows = candidatesFromKnn(fwd, bwd, { margin: o.margin, retrieval: o.retrieval, threshold: t }).map((c) => ({ ...c, margin: c.score }));
   }
   if (t !== 'auto') return { rows, threshold: t ?? (o.scorer ? 0.5 : undefined), auto: null };
-  const auto = chooseThreshold(rows.map((r) => r.score), o.say ?? (() => {}));
+  const auto = chooseThreshold(
+    rows.map((r) => r.score),
+    o.say ?? (() => {}),
+  );
   return { rows: rows.filter((r) => r.score >= auto.threshold), threshold: auto.threshold, auto };
 }

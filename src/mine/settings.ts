@@ -40,25 +40,49 @@ export interface ScorerTrainSettings {
 }
 
 export const SCORER_TRAIN_DEFAULTS: ScorerTrainSettings = {
-  k: 4, l2: 0.01, tableRows: null, tableMinProb: 0.05, center: true, threads: null, selfHead: false, truncated: false,
+  k: 4,
+  l2: 0.01,
+  tableRows: null,
+  tableMinProb: 0.05,
+  center: true,
+  threads: null,
+  selfHead: false,
+  truncated: false,
   pairModel: { rows: 15000, maxWords: 48, negatives: 1, epochs: 3, hidden: 128, pca: 256, seed: 1 },
 };
 
 const SCORER_TRAIN_SCHEMA: Schema = {
-  k: num({ int: true, min: 1 }), l2: num({ min: 0 }), tableRows: num({ int: true, min: 1 }, true),
-  tableMinProb: num({ min: 0, max: 1 }), center: bool, threads: num({ int: true, min: 1 }, true), selfHead: bool, truncated: bool,
-  pairModel: { type: 'object', keys: {
-    rows: num({ int: true, min: 10 }), maxWords: num({ int: true, min: 1, max: 4096 }), negatives: num({ int: true, min: 1, max: 16 }),
-    epochs: num({ int: true, min: 1 }), hidden: num({ int: true, min: 4, max: 4096 }), pca: num({ int: true, min: 2, max: 4096 }), seed: num({ int: true, min: 0 }),
-  } },
+  k: num({ int: true, min: 1 }),
+  l2: num({ min: 0 }),
+  tableRows: num({ int: true, min: 1 }, true),
+  tableMinProb: num({ min: 0, max: 1 }),
+  center: bool,
+  threads: num({ int: true, min: 1 }, true),
+  selfHead: bool,
+  truncated: bool,
+  pairModel: {
+    type: 'object',
+    keys: {
+      rows: num({ int: true, min: 10 }),
+      maxWords: num({ int: true, min: 1, max: 4096 }),
+      negatives: num({ int: true, min: 1, max: 16 }),
+      epochs: num({ int: true, min: 1 }),
+      hidden: num({ int: true, min: 4, max: 4096 }),
+      pca: num({ int: true, min: 2, max: 4096 }),
+      seed: num({ int: true, min: 0 }),
+    },
+  },
 };
 
 /** xling mine's filters (src/mine/filters.ts), as a settings file gives them. */
 export interface FilterSettings {
-  minChars: number | null; maxChars: number | null; maxLengthRatio: number | null;
+  minChars: number | null;
+  maxChars: number | null;
+  maxLengthRatio: number | null;
   /** 'src', 'trg', 'pair' (comma-separated) or 'all'; '' none. */
   dedup: string;
-  dropIdentical: boolean; minLetterShare: number | null;
+  dropIdentical: boolean;
+  minLetterShare: number | null;
   /** Drop pairs a side of which the language identifier takes for another language than --src-lang / --trg-lang. */
   lid: boolean;
   /** With lid: the model directory whose identifier (lid.json) to use (null: --model). */
@@ -66,7 +90,13 @@ export interface FilterSettings {
 }
 
 /** How the sentences are embedded with --model (xling embed's options). */
-export interface EmbedKnobs { center: boolean; forceCenter: boolean; batchTokens: number | null; batchSentences: number | null; threads: number | null }
+export interface EmbedKnobs {
+  center: boolean;
+  forceCenter: boolean;
+  batchTokens: number | null;
+  batchSentences: number | null;
+  threads: number | null;
+}
 
 /** The tuning knobs of the mining commands; each command reads the keys of MINE_SETTINGS_KEYS. */
 export interface MineSettings {
@@ -86,32 +116,71 @@ export interface MineSettings {
   margin: 'ratio' | 'distance' | 'absolute' | 'eq9' | 'eq10';
   k: number;
   /** xling scorer score: lines scored together, where the scored blocks are kept, and whether they stay. */
-  block: number; work: string | null; keepWork: boolean;
+  block: number;
+  work: string | null;
+  keepWork: boolean;
   /** xling cluster mine: tries per job, and no progress lines. */
-  attempts: number; quiet: boolean;
+  attempts: number;
+  quiet: boolean;
   filters: FilterSettings;
   embed: EmbedKnobs;
 }
 
 export const MINE_DEFAULTS: MineSettings = {
-  assignment: 'greedy', selfTables: true, targetPrecision: null, nprobe: null, header: false, retrieval: 'max', margin: 'ratio', k: 4,
-  block: 20000, work: null, keepWork: false, attempts: 3, quiet: false,
+  assignment: 'greedy',
+  selfTables: true,
+  targetPrecision: null,
+  nprobe: null,
+  header: false,
+  retrieval: 'max',
+  margin: 'ratio',
+  k: 4,
+  block: 20000,
+  work: null,
+  keepWork: false,
+  attempts: 3,
+  quiet: false,
   filters: { minChars: null, maxChars: null, maxLengthRatio: null, dedup: '', dropIdentical: false, minLetterShare: null, lid: false, lidModel: null },
   embed: { center: true, forceCenter: false, batchTokens: null, batchSentences: null, threads: null },
 };
 
 const MINE_SCHEMA: Schema = {
-  assignment: { type: 'string', choices: ['greedy', 'exchange'] }, selfTables: bool, targetPrecision: num({ min: 0, max: 1 }, true),
-  nprobe: num({ int: true, min: 1 }, true), header: bool, retrieval: { type: 'string', choices: ['fwd', 'bwd', 'intersect', 'max'] },
-  margin: { type: 'string', choices: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'] }, k: num({ int: true, min: 1 }),
-  block: num({ int: true, min: 2 }), work: { type: 'string', nullable: true }, keepWork: bool, attempts: num({ int: true, min: 1, max: 100 }), quiet: bool,
-  filters: { type: 'object', keys: {
-    minChars: num({ int: true, min: 0 }, true), maxChars: num({ int: true, min: 1 }, true), maxLengthRatio: num({ min: 1 }, true),
-    dedup: { type: 'string' }, dropIdentical: bool, minLetterShare: num({ min: 0, max: 1 }, true), lid: bool, lidModel: { type: 'string', nullable: true },
-  } },
-  embed: { type: 'object', keys: {
-    center: bool, forceCenter: bool, batchTokens: num({ int: true, min: 1 }, true), batchSentences: num({ int: true, min: 1 }, true), threads: num({ int: true, min: 1 }, true),
-  } },
+  assignment: { type: 'string', choices: ['greedy', 'exchange'] },
+  selfTables: bool,
+  targetPrecision: num({ min: 0, max: 1 }, true),
+  nprobe: num({ int: true, min: 1 }, true),
+  header: bool,
+  retrieval: { type: 'string', choices: ['fwd', 'bwd', 'intersect', 'max'] },
+  margin: { type: 'string', choices: ['ratio', 'distance', 'absolute', 'eq9', 'eq10'] },
+  k: num({ int: true, min: 1 }),
+  block: num({ int: true, min: 2 }),
+  work: { type: 'string', nullable: true },
+  keepWork: bool,
+  attempts: num({ int: true, min: 1, max: 100 }),
+  quiet: bool,
+  filters: {
+    type: 'object',
+    keys: {
+      minChars: num({ int: true, min: 0 }, true),
+      maxChars: num({ int: true, min: 1 }, true),
+      maxLengthRatio: num({ min: 1 }, true),
+      dedup: { type: 'string' },
+      dropIdentical: bool,
+      minLetterShare: num({ min: 0, max: 1 }, true),
+      lid: bool,
+      lidModel: { type: 'string', nullable: true },
+    },
+  },
+  embed: {
+    type: 'object',
+    keys: {
+      center: bool,
+      forceCenter: bool,
+      batchTokens: num({ int: true, min: 1 }, true),
+      batchSentences: num({ int: true, min: 1 }, true),
+      threads: num({ int: true, min: 1 }, true),
+    },
+  },
 };
 
 /** The mining commands whose knobs a settings file gives, and the keys each reads. */
@@ -123,7 +192,9 @@ export const MINE_SETTINGS_KEYS: Record<MiningCommand, readonly (keyof MineSetti
   'xling eval bucc': ['assignment', 'selfTables', 'embed'],
 };
 
-function isObj(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** `user` over `def`, every key and value checked against `schema` (`allowed`: the top-level keys this command takes). */
 function merge(def: Record<string, unknown>, user: unknown, schema: Schema, file: string, path: string): Record<string, unknown> {
@@ -133,11 +204,18 @@ function merge(def: Record<string, unknown>, user: unknown, schema: Schema, file
     const key = path ? `${path}.${k}` : k;
     if (!(k in schema)) throw new Error(`${file}: unknown setting '${key}' (known: ${Object.keys(schema).join(', ')})`);
     const r = schema[k]!;
-    if (r.type === 'object') { out[k] = merge(def[k] as Record<string, unknown>, v, r.keys, file, key); continue; }
-    if (v === null && (r.type === 'number' || r.type === 'string') && r.nullable) { out[k] = null; continue; }
+    if (r.type === 'object') {
+      out[k] = merge(def[k] as Record<string, unknown>, v, r.keys, file, key);
+      continue;
+    }
+    if (v === null && (r.type === 'number' || r.type === 'string') && r.nullable) {
+      out[k] = null;
+      continue;
+    }
     if (r.type === 'number') checkNumber(file, key, v, r.range);
-    else if (r.type === 'boolean') { if (typeof v !== 'boolean') throw new Error(`${file}: '${key}' must be true or false, got ${JSON.stringify(v)}`); }
-    else if (r.choices) checkChoice(file, key, v, r.choices);
+    else if (r.type === 'boolean') {
+      if (typeof v !== 'boolean') throw new Error(`${file}: '${key}' must be true or false, got ${JSON.stringify(v)}`);
+    } else if (r.choices) checkChoice(file, key, v, r.choices);
     else if (typeof v !== 'string') throw new Error(`${file}: '${key}' must be a string, got ${JSON.stringify(v)}`);
     out[k] = v;
   }
@@ -146,8 +224,16 @@ function merge(def: Record<string, unknown>, user: unknown, schema: Schema, file
 
 function readSettings(file: string, where: string): unknown {
   let text: string;
-  try { text = readFileSync(file, 'utf8'); } catch (e) { throw new Error(`${where}: cannot read the settings file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`); }
-  try { return JSON.parse(text); } catch (e) { throw new Error(`${where}: not JSON (${(e as Error).message})`); }
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`${where}: cannot read the settings file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${where}: not JSON (${(e as Error).message})`);
+  }
 }
 
 /** xling scorer train's settings: the defaults, with a settings file's values over them (none: the defaults); errors name `where`. */
@@ -161,14 +247,23 @@ export function scorerTrainSettings(file?: string, where = file ?? 'settings', u
  * mining command: a setting the command does not read (MINE_SETTINGS_KEYS) is checked like the
  * others and, unless it holds the default, passed to `unread` (the caller says so); an unknown one is refused.
  */
-export function mineSettings(command: MiningCommand, file?: string, o: { over?: { filters?: Partial<FilterSettings> }; where?: string; unread?: (keys: string[]) => void; user?: unknown } = {}): MineSettings {
+export function mineSettings(
+  command: MiningCommand,
+  file?: string,
+  o: { over?: { filters?: Partial<FilterSettings> }; where?: string; unread?: (keys: string[]) => void; user?: unknown } = {},
+): MineSettings {
   const where = o.where ?? file ?? 'settings';
   const user = o.user !== undefined ? o.user : file ? readSettings(file, where) : {};
   const def = { ...MINE_DEFAULTS, filters: { ...MINE_DEFAULTS.filters, ...o.over?.filters } };
   const s = merge(def as unknown as Record<string, unknown>, user, MINE_SCHEMA, where, '') as unknown as MineSettings;
   // (a setting left at its default does not matter to the command either way: not said)
-  const given = user as Record<string, unknown>, d = def as unknown as Record<string, unknown>;
-  const unread = Object.keys(given).filter((k) => !(MINE_SETTINGS_KEYS[command] as readonly string[]).includes(k) && JSON.stringify(merge(d, { [k]: given[k] }, MINE_SCHEMA, where, '')[k]) !== JSON.stringify(d[k]));
+  const given = user as Record<string, unknown>,
+    d = def as unknown as Record<string, unknown>;
+  const unread = Object.keys(given).filter(
+    (k) =>
+      !(MINE_SETTINGS_KEYS[command] as readonly string[]).includes(k) &&
+      JSON.stringify(merge(d, { [k]: given[k] }, MINE_SCHEMA, where, '')[k]) !== JSON.stringify(d[k]),
+  );
   if (unread.length) o.unread?.(unread);
   return s;
 }

@@ -30,7 +30,9 @@ export const GENERIC_DEFAULTS: TrainConfig = {
   center: { perLang: 2000 },
 };
 
-function isObj(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** Deep-merges user values over defaults, rejecting unknown keys and wrong types. */
 function merge(def: unknown, user: unknown, path: string, file: string): unknown {
@@ -71,8 +73,10 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
     if (!['1:1', '1:N', 'M:1'].includes(p.kind)) throw new Error(`${file}: paths[${i}].kind must be 1:1, 1:N or M:1`);
     if (p.trg === '*') {
       if (p.kind !== '1:1' || p.src !== '*') throw new Error(`${file}: paths[${i}]: trg '*' (every pair of languages of a row) needs kind '1:1' and src '*'`);
-    } else if (!Array.isArray(p.trg) || !p.trg.length || p.trg.some((l) => typeof l !== 'string')) throw new Error(`${file}: paths[${i}].trg must be '*' or list target languages`);
-    if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length || p.src.some((l) => typeof l !== 'string'))) throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
+    } else if (!Array.isArray(p.trg) || !p.trg.length || p.trg.some((l) => typeof l !== 'string'))
+      throw new Error(`${file}: paths[${i}].trg must be '*' or list target languages`);
+    if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length || p.src.some((l) => typeof l !== 'string')))
+      throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
     if (p.weight !== undefined) checkNumber(file, `paths[${i}].weight`, p.weight, { above: 0 });
   }
   int('batch.size', cfg.batch.size, 1);

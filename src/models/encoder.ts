@@ -49,5 +49,9 @@ export interface SentenceEncoder {
 export function inEvalMode<T>(m: { training: boolean; train(mode?: boolean): unknown }, fn: () => T): T {
   const was = m.training;
   m.train(false);
-  try { return fn(); } finally { m.train(was); }
+  try {
+    return fn();
+  } finally {
+    m.train(was);
+  }
 }

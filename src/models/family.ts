@@ -37,7 +37,18 @@ export interface TrainConfig {
    * 'linear' / 'cosine' decay from lr to minLr over the budget (pairs or minutes, whichever is
    * nearer its end), after `warmup` steps; 'step' multiplies by `decay` every `decayEvery` steps.
    */
-  optim: { lr: number; betas: [number, number]; clip: number; warmup: number; schedule: 'constant' | 'invsqrt' | 'plateau' | 'linear' | 'cosine' | 'step'; minLr: number; decay: number; decayEvery: number; weightDecay: number; sparseLr: number };
+  optim: {
+    lr: number;
+    betas: [number, number];
+    clip: number;
+    warmup: number;
+    schedule: 'constant' | 'invsqrt' | 'plateau' | 'linear' | 'cosine' | 'step';
+    minLr: number;
+    decay: number;
+    decayEvery: number;
+    weightDecay: number;
+    sparseLr: number;
+  };
   dropout: number;
   /** Stop after this many training pairs (exact, counted in (source, target) pairs) or minutes. */
   budget: { pairs?: number; minutes?: number };
@@ -198,7 +209,8 @@ export function specOf(dir: string, saved: SavedModelConfig): TokenizerSpec {
 /** xling's subword tokenizer of a model directory (laser, jmt, dual with unit 'token'), from its spec. */
 export function subwordTokenizer(dir: string, saved: SavedModelConfig): Tokenizer {
   const spec = specOf(dir, saved);
-  if (spec.type !== 'xling-subword') throw new Error(`${dir}/config.json: a ${saved.kind} model reads xling's subword tokenizer, but tokenizerSpec says ${spec.type}`);
+  if (spec.type !== 'xling-subword')
+    throw new Error(`${dir}/config.json: a ${saved.kind} model reads xling's subword tokenizer, but tokenizerSpec says ${spec.type}`);
   return openXlingTokenizer(dir, spec) as Tokenizer;
 }
 

@@ -11,7 +11,9 @@ export abstract class TensorEncoder implements SentenceEncoder {
   /** Vectors [n, dim] (not normalised) of a batch, in inference mode: no gradient, no dropout. */
   abstract vectors(seqs: Int32Array[]): Tensor;
   /** vectors() with the heavy kernels on a worker thread; by default the same call on this thread. */
-  vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return Promise.resolve(this.vectors(seqs)); }
+  vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
+    return Promise.resolve(this.vectors(seqs));
+  }
 
   encode(seqs: Int32Array[], o: EncodeOptions = {}): Float32Array {
     return noGrad(() => tidy(() => rowsOf(this.vectors(seqs), o)));
@@ -19,7 +21,11 @@ export abstract class TensorEncoder implements SentenceEncoder {
 
   async encodeAsync(seqs: Int32Array[], o: EncodeOptions = {}): Promise<Float32Array> {
     const v = await this.vectorsAsync(seqs);
-    try { return noGrad(() => tidy(() => rowsOf(v, o))); } finally { v.dispose(); }
+    try {
+      return noGrad(() => tidy(() => rowsOf(v, o)));
+    } finally {
+      v.dispose();
+    }
   }
 }
 
@@ -32,12 +38,23 @@ function rowsOf(v: Tensor, o: EncodeOptions): Float32Array {
 }
 
 /** A TensorEncoder over two functions (fast paths and wrappers that are not classes of their own). */
-export function tensorEncoder(dim: number, vectors: (seqs: Int32Array[]) => Tensor, vectorsAsync?: (seqs: Int32Array[]) => Promise<Tensor>, extra: { dispose?(): void; batchLimits?: SentenceEncoder['batchLimits'] } = {}): TensorEncoder & { dispose(): void } {
+export function tensorEncoder(
+  dim: number,
+  vectors: (seqs: Int32Array[]) => Tensor,
+  vectorsAsync?: (seqs: Int32Array[]) => Promise<Tensor>,
+  extra: { dispose?(): void; batchLimits?: SentenceEncoder['batchLimits'] } = {},
+): TensorEncoder & { dispose(): void } {
   return new (class extends TensorEncoder {
     readonly dim = dim;
     readonly batchLimits = extra.batchLimits;
-    vectors(seqs: Int32Array[]): Tensor { return vectors(seqs); }
-    override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return vectorsAsync ? vectorsAsync(seqs) : super.vectorsAsync(seqs); }
-    dispose(): void { extra.dispose?.(); }
+    vectors(seqs: Int32Array[]): Tensor {
+      return vectors(seqs);
+    }
+    override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
+      return vectorsAsync ? vectorsAsync(seqs) : super.vectorsAsync(seqs);
+    }
+    dispose(): void {
+      extra.dispose?.();
+    }
   })();
 }

@@ -1,6 +1,25 @@
 // Layers with PyTorch's parameter names, shapes and default initialisation.
 import { DType } from '../tensor/dtype.js';
-import { cat, dropout, embedding, embeddingBag, embeddingBagAsync, embeddingBagInt8, embeddingBagInt8Async, empty, layerNorm, linear, lstm, lstmPacked, lstmRecurrence, ones, packPaddedSequence, padPackedSequence, stack, zeros } from '../tensor/ops.js';
+import {
+  cat,
+  dropout,
+  embedding,
+  embeddingBag,
+  embeddingBagAsync,
+  embeddingBagInt8,
+  embeddingBagInt8Async,
+  empty,
+  layerNorm,
+  linear,
+  lstm,
+  lstmPacked,
+  lstmRecurrence,
+  ones,
+  packPaddedSequence,
+  padPackedSequence,
+  stack,
+  zeros,
+} from '../tensor/ops.js';
 import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { fillNormal, lstmTableEncode, lstmTableEncodeAsync } from '../tensor/kernels.js';
 import { Module, ModuleList } from './module.js';
@@ -9,7 +28,9 @@ import { Module, ModuleList } from './module.js';
 function lengthOrder(lengths: ArrayLike<number>): { order: number[]; inv: number[] } {
   const order = Array.from({ length: lengths.length }, (_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
   const inv = new Array<number>(order.length);
-  order.forEach((o, i) => { inv[o] = i; });
+  order.forEach((o, i) => {
+    inv[o] = i;
+  });
   return { order, inv };
 }
 
@@ -27,19 +48,29 @@ function uniformParam(shape: number[], bound: number, dtype?: DType): Tensor {
 export class Linear extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor | null;
-  constructor(readonly inFeatures: number, readonly outFeatures: number, bias = true) {
+  constructor(
+    readonly inFeatures: number,
+    readonly outFeatures: number,
+    bias = true,
+  ) {
     super();
     // kaiming_uniform(a=sqrt(5)) reduces to U(-1/sqrt(in), 1/sqrt(in)), like the bias.
     const bound = 1 / Math.sqrt(inFeatures);
     this.weight = this.param('weight', uniformParam([outFeatures, inFeatures], bound));
     this.bias = bias ? this.param('bias', uniformParam([outFeatures], bound)) : null;
   }
-  forward(x: Tensor): Tensor { return linear(x, this.weight, this.bias); }
+  forward(x: Tensor): Tensor {
+    return linear(x, this.weight, this.bias);
+  }
 }
 
 export class Embedding extends Module {
   readonly weight: Tensor;
-  constructor(readonly numEmbeddings: number, readonly dim: number, readonly paddingIdx: number | null = null) {
+  constructor(
+    readonly numEmbeddings: number,
+    readonly dim: number,
+    readonly paddingIdx: number | null = null,
+  ) {
     super();
     const w = empty([numEmbeddings, dim]);
     noGrad(() => {
@@ -48,7 +79,9 @@ export class Embedding extends Module {
     });
     this.weight = this.param('weight', w);
   }
-  forward(ids: Tensor): Tensor { return embedding(this.weight, ids, this.paddingIdx ?? -1); }
+  forward(ids: Tensor): Tensor {
+    return embedding(this.weight, ids, this.paddingIdx ?? -1);
+  }
 }
 
 let initTables = true;
@@ -59,7 +92,11 @@ let initTables = true;
  */
 export function withoutTableInit<T>(fn: () => T): T {
   initTables = false;
-  try { return fn(); } finally { initTables = true; }
+  try {
+    return fn();
+  } finally {
+    initTables = true;
+  }
 }
 
 /**
@@ -74,16 +111,28 @@ export function withoutTableInit<T>(fn: () => T): T {
 export class EmbeddingBag extends Module {
   private table: Tensor;
   private rowScale: Tensor | null = null;
-  constructor(readonly numEmbeddings: number, readonly dim: number, readonly std = 1) {
+  constructor(
+    readonly numEmbeddings: number,
+    readonly dim: number,
+    readonly std = 1,
+  ) {
     super();
     const w = empty([numEmbeddings, dim]);
-    if (initTables) noGrad(() => { if (std > 0) fillNormal(w, 0, std); else w.zero_(); });
+    if (initTables)
+      noGrad(() => {
+        if (std > 0) fillNormal(w, 0, std);
+        else w.zero_();
+      });
     this.table = this.param('weight', w);
   }
   /** The table [numEmbeddings, dim]: float32 (trainable), or int8 rows after setInt8 (see scale). */
-  get weight(): Tensor { return this.table; }
+  get weight(): Tensor {
+    return this.table;
+  }
   /** The int8 table's per-row scales [numEmbeddings] (float32); null for a float table. */
-  get scale(): Tensor | null { return this.rowScale; }
+  get scale(): Tensor | null {
+    return this.rowScale;
+  }
   /**
    * Replaces the float table by int8 rows q [numEmbeddings, dim] with per-row float32 scales
    * (row r ≈ q[r] · scale[r]); the float table is freed. Inference only from then on. Takes
@@ -111,7 +160,8 @@ export class EmbeddingBag extends Module {
     return embeddingBagInt8Async(this.table, this.rowScale, ids, offsets, perSampleWeights);
   }
   private checkInference(): void {
-    if (this.training) throw new Error('EmbeddingBag: an int8 table (a compact export) is inference-only and cannot be trained; train from the fp32 model directory');
+    if (this.training)
+      throw new Error('EmbeddingBag: an int8 table (a compact export) is inference-only and cannot be trained; train from the fp32 model directory');
   }
   override dispose(): void {
     super.dispose();
@@ -123,17 +173,26 @@ export class EmbeddingBag extends Module {
 export class LayerNorm extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor;
-  constructor(readonly dim: number, readonly eps = 1e-5) {
+  constructor(
+    readonly dim: number,
+    readonly eps = 1e-5,
+  ) {
     super();
     this.weight = this.param('weight', ones([dim]));
     this.bias = this.param('bias', zeros([dim]));
   }
-  forward(x: Tensor): Tensor { return layerNorm(x, [this.dim], this.weight, this.bias, this.eps); }
+  forward(x: Tensor): Tensor {
+    return layerNorm(x, [this.dim], this.weight, this.bias, this.eps);
+  }
 }
 
 export class Dropout extends Module {
-  constructor(readonly p = 0.5) { super(); }
-  forward(x: Tensor): Tensor { return dropout(x, this.p, this.training); }
+  constructor(readonly p = 0.5) {
+    super();
+  }
+  forward(x: Tensor): Tensor {
+    return dropout(x, this.p, this.training);
+  }
 }
 
 /**
@@ -142,7 +201,13 @@ export class Dropout extends Module {
  * arithmetic; the first is faster to train (fewer autograd nodes, directions side by side).
  * XLING_LSTM=aten selects the second everywhere.
  */
-export interface LSTMOptions { numLayers?: number; bidirectional?: boolean; batchFirst?: boolean; dropout?: number; impl?: 'recurrence' | 'aten' }
+export interface LSTMOptions {
+  numLayers?: number;
+  bidirectional?: boolean;
+  batchFirst?: boolean;
+  dropout?: number;
+  impl?: 'recurrence' | 'aten';
+}
 
 /** Options of one LSTM call. */
 export interface LSTMForwardOptions {
@@ -176,7 +241,11 @@ export class LSTM extends Module {
   impl: 'recurrence' | 'aten';
   private readonly flat: Tensor[] = [];
 
-  constructor(readonly inputSize: number, readonly hiddenSize: number, o: LSTMOptions = {}) {
+  constructor(
+    readonly inputSize: number,
+    readonly hiddenSize: number,
+    o: LSTMOptions = {},
+  ) {
     super();
     this.numLayers = o.numLayers ?? 1;
     this.bidirectional = o.bidirectional ?? false;
@@ -199,15 +268,20 @@ export class LSTM extends Module {
     }
   }
 
-  get outputSize(): number { return this.hiddenSize * (this.bidirectional ? 2 : 1); }
+  get outputSize(): number {
+    return this.hiddenSize * (this.bidirectional ? 2 : 1);
+  }
   /** Weights in aten::lstm's flat order. */
-  flatWeights(): Tensor[] { return [...this.flat]; }
+  flatWeights(): Tensor[] {
+    return [...this.flat];
+  }
 
   /** x: [B, T, I] (batch-first) or [T, B, I]; with rowInput, I + R = inputSize. */
   forward(x: Tensor, opts: LSTMForwardOptions = {}): LSTMOutput {
     return tidy(() => {
       const bf = this.batchFirst;
-      const B = x.size(bf ? 0 : 1), T = x.size(bf ? 1 : 0);
+      const B = x.size(bf ? 0 : 1),
+        T = x.size(bf ? 1 : 0);
       const lengths = opts.lengths;
       if (lengths) {
         if (lengths.length !== B) throw new Error(`LSTM: ${lengths.length} lengths for a batch of ${B}`);
@@ -221,7 +295,8 @@ export class LSTM extends Module {
   }
 
   private forwardRecurrence(x: Tensor, lengths: ArrayLike<number>, opts: LSTMForwardOptions): LSTMOutput {
-    const dirs = this.bidirectional ? 2 : 1, H = this.hiddenSize;
+    const dirs = this.bidirectional ? 2 : 1,
+      H = this.hiddenSize;
     let seq = this.batchFirst ? x.transpose(0, 1) : x; // [T, B, I]
     const B = seq.size(1);
     // Rows in decreasing length let each step's GEMM skip the rows that have ended.
@@ -235,12 +310,16 @@ export class LSTM extends Module {
       if (opts.h0) opts = { ...opts, h0: [opts.h0[0].indexSelect(1, orderT), opts.h0[1].indexSelect(1, orderT)] };
       lengths = order.map((i) => lengths[i]!);
     }
-    const hs: Tensor[] = [], cs: Tensor[] = [];
+    const hs: Tensor[] = [],
+      cs: Tensor[] = [];
     for (let l = 0; l < this.numLayers; l++) {
       const w = Array.from({ length: dirs }, (_, d) => this.flat.slice((l * dirs + d) * 4, (l * dirs + d) * 4 + 4));
       // input gates of every direction from one GEMM over all steps: [T, B, dirs*4H]
       const wih = dirs === 2 ? cat([w[0]![0]!, w[1]![0]!], 0) : w[0]![0]!;
-      const bias = cat(w.map((p) => p[2]!.add(p[3]!)), 0);
+      const bias = cat(
+        w.map((p) => p[2]!.add(p[3]!)),
+        0,
+      );
       let xg: Tensor;
       if (l === 0 && opts.rowInput) {
         const I = seq.size(2);
@@ -249,23 +328,31 @@ export class LSTM extends Module {
       } else {
         xg = linear(seq, wih, bias);
       }
-      const whh = stack(w.map((p) => p[1]!), 0);
-      const [h0, c0] = opts.h0
-        ? [opts.h0[0].narrow(0, l * dirs, dirs), opts.h0[1].narrow(0, l * dirs, dirs)]
-        : [zeros([dirs, B, H]), zeros([dirs, B, H])];
+      const whh = stack(
+        w.map((p) => p[1]!),
+        0,
+      );
+      const [h0, c0] = opts.h0 ? [opts.h0[0].narrow(0, l * dirs, dirs), opts.h0[1].narrow(0, l * dirs, dirs)] : [zeros([dirs, B, H]), zeros([dirs, B, H])];
       const last = l === this.numLayers - 1;
-      const [out, hN, cN] = lstmRecurrence(xg, whh, h0, c0, lengths, last ? opts.paddingValue ?? 0 : 0);
-      hs.push(hN); cs.push(cN);
+      const [out, hN, cN] = lstmRecurrence(xg, whh, h0, c0, lengths, last ? (opts.paddingValue ?? 0) : 0);
+      hs.push(hN);
+      cs.push(cN);
       seq = last ? out : dropout(out, this.dropout, this.training);
     }
-    let h = cat(hs, 0), c = cat(cs, 0);
-    if (inv) { seq = seq.indexSelect(1, inv); h = h.indexSelect(1, inv); c = c.indexSelect(1, inv); }
+    let h = cat(hs, 0),
+      c = cat(cs, 0);
+    if (inv) {
+      seq = seq.indexSelect(1, inv);
+      h = h.indexSelect(1, inv);
+      c = c.indexSelect(1, inv);
+    }
     return { output: this.batchFirst ? seq.transpose(0, 1) : seq, h, c };
   }
 
   private forwardAten(x: Tensor, lengths: ArrayLike<number> | null, opts: LSTMForwardOptions): LSTMOutput {
     const bf = this.batchFirst;
-    const B = x.size(bf ? 0 : 1), T = x.size(bf ? 1 : 0);
+    const B = x.size(bf ? 0 : 1),
+      T = x.size(bf ? 1 : 0);
     const dirs = this.bidirectional ? 2 : 1;
     const hx: [Tensor, Tensor] = opts.h0 ?? [zeros([this.numLayers * dirs, B, this.hiddenSize]), zeros([this.numLayers * dirs, B, this.hiddenSize])];
     const o = { numLayers: this.numLayers, bidirectional: this.bidirectional, dropout: this.dropout, train: this.training };
@@ -294,14 +381,26 @@ export class LSTM extends Module {
  */
 export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: ArrayLike<number>; paddingValue?: number } = {}): Promise<LSTMOutput> {
   const tmp: Tensor[] = [];
-  const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
+  const own = <T extends Tensor>(t: T): T => {
+    tmp.push(t);
+    return t;
+  };
   try {
-    const B = x.size(0), T = x.size(1), dirs = m.bidirectional ? 2 : 1;
+    const B = x.size(0),
+      T = x.size(1),
+      dirs = m.bidirectional ? 2 : 1;
     const flat = m.flatWeights();
-    const hx: [Tensor, Tensor] = noGrad(() => [own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype)), own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype))]);
+    const hx: [Tensor, Tensor] = noGrad(() => [
+      own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype)),
+      own(zeros([m.numLayers * dirs, B, m.hiddenSize], x.dtype)),
+    ]);
     const lengths = opts.lengths;
     if (!lengths || Array.prototype.every.call(lengths, (l: number) => l === T)) {
-      const [output, h, c] = (await callOpAsync(opId('lstm', 'input'), [x, hx, flat, true, m.numLayers, 0, false, m.bidirectional, true])) as [Tensor, Tensor, Tensor];
+      const [output, h, c] = (await callOpAsync(opId('lstm', 'input'), [x, hx, flat, true, m.numLayers, 0, false, m.bidirectional, true])) as [
+        Tensor,
+        Tensor,
+        Tensor,
+      ];
       return { output, h, c };
     }
     const { order, inv } = lengthOrder(lengths);
@@ -311,11 +410,14 @@ export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: Arr
       const sortedLens = own(fromArray(BigInt64Array.from(order, (i) => BigInt(lengths[i]!))));
       return packPaddedSequence(own(x.indexSelect(0, orderT)), sortedLens, true).map(own) as [Tensor, Tensor];
     });
-    const [outData, h, c] = ((await callOpAsync(opId('lstm', 'data'), [data, batchSizes, hx, flat, true, m.numLayers, 0, false, m.bidirectional])) as Tensor[]).map(own);
+    const [outData, h, c] = (
+      (await callOpAsync(opId('lstm', 'data'), [data, batchSizes, hx, flat, true, m.numLayers, 0, false, m.bidirectional])) as Tensor[]
+    ).map(own);
     return noGrad(() => {
       const invT = own(fromArray(BigInt64Array.from(inv, BigInt)));
       const [padded, lens] = padPackedSequence(outData!, batchSizes, true, opts.paddingValue ?? 0, T);
-      own(padded!); own(lens!);
+      own(padded!);
+      own(lens!);
       return { output: padded!.indexSelect(0, invT), h: h!.indexSelect(1, invT), c: c!.indexSelect(1, invT) };
     });
   } finally {
@@ -331,7 +433,10 @@ export async function lstmForwardAsync(m: LSTM, x: Tensor, opts: { lengths?: Arr
  * the weights: build after training, dispose() when done.
  */
 export class LSTMTokenTables {
-  private constructor(private readonly tables: Tensor[], private readonly whh: Tensor[]) {}
+  private constructor(
+    private readonly tables: Tensor[],
+    private readonly whh: Tensor[],
+  ) {}
 
   static build(emb: Embedding, m: LSTM): LSTMTokenTables {
     if (m.numLayers !== 1) throw new Error('LSTMTokenTables: only a 1-layer LSTM');
@@ -339,7 +444,8 @@ export class LSTMTokenTables {
     const w = m.flatWeights();
     const dirs = m.bidirectional ? 2 : 1;
     return noGrad(() => {
-      const tables: Tensor[] = [], whh: Tensor[] = [];
+      const tables: Tensor[] = [],
+        whh: Tensor[] = [];
       for (let d = 0; d < dirs; d++) {
         const [wih, wh, bih, bhh] = w.slice(4 * d, 4 * d + 4) as [Tensor, Tensor, Tensor, Tensor];
         tables.push(tidy(() => emb.weight.float().mm(wih.float().t()).add(bih.float()).add(bhh.float()).contiguous()));
@@ -352,11 +458,13 @@ export class LSTMTokenTables {
   /** Sorts rows by decreasing length for the kernel; returns [sorted ids, sorted lengths, inverse order]. */
   private prepare(ids: Tensor, lengths: ArrayLike<number>): [Tensor, number[], Tensor] {
     const { order, inv } = lengthOrder(lengths);
-    return noGrad(() => tidy(() => [
-      ids.indexSelect(0, fromArray(BigInt64Array.from(order, BigInt))).contiguous(),
-      order.map((i) => lengths[i]!),
-      fromArray(BigInt64Array.from(inv, BigInt)),
-    ]));
+    return noGrad(() =>
+      tidy(() => [
+        ids.indexSelect(0, fromArray(BigInt64Array.from(order, BigInt))).contiguous(),
+        order.map((i) => lengths[i]!),
+        fromArray(BigInt64Array.from(inv, BigInt)),
+      ]),
+    );
   }
 
   /** ids [B, T] int64 (padding after each sequence's length) → [B, dirs·H]: max over time, or final states. */
@@ -364,8 +472,15 @@ export class LSTMTokenTables {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
       const out = lstmTableEncode(sorted, lens, this.tables, this.whh, pooling);
-      try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
-    } finally { sorted.dispose(); inv.dispose(); }
+      try {
+        return noGrad(() => out.indexSelect(0, inv));
+      } finally {
+        out.dispose();
+      }
+    } finally {
+      sorted.dispose();
+      inv.dispose();
+    }
   }
 
   /** encode() on a libuv worker thread. */
@@ -373,11 +488,20 @@ export class LSTMTokenTables {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
       const out = await lstmTableEncodeAsync(sorted, lens, this.tables, this.whh, pooling);
-      try { return noGrad(() => out.indexSelect(0, inv)); } finally { out.dispose(); }
-    } finally { sorted.dispose(); inv.dispose(); }
+      try {
+        return noGrad(() => out.indexSelect(0, inv));
+      } finally {
+        out.dispose();
+      }
+    } finally {
+      sorted.dispose();
+      inv.dispose();
+    }
   }
 
-  dispose(): void { for (const t of [...this.tables, ...this.whh]) t.dispose(); }
+  dispose(): void {
+    for (const t of [...this.tables, ...this.whh]) t.dispose();
+  }
 }
 
 /** Multi-head self-attention (PyTorch nn.MultiheadAttention parameter layout, batch-first). */
@@ -386,7 +510,11 @@ export class MultiheadAttention extends Module {
   readonly in_proj_bias: Tensor;
   readonly out_proj: Linear;
   readonly headDim: number;
-  constructor(readonly dim: number, readonly numHeads: number, readonly dropout = 0) {
+  constructor(
+    readonly dim: number,
+    readonly numHeads: number,
+    readonly dropout = 0,
+  ) {
     super();
     if (dim % numHeads !== 0) throw new Error(`MultiheadAttention: dim ${dim} not divisible by ${numHeads} heads`);
     this.headDim = dim / numHeads;
@@ -401,13 +529,23 @@ export class MultiheadAttention extends Module {
   forward(x: Tensor, keyPaddingMask?: Tensor | null): Tensor {
     return tidy(() => {
       const [B, T, E] = x.shape as [number, number, number];
-      const H = this.numHeads, hd = this.headDim;
+      const H = this.numHeads,
+        hd = this.headDim;
       const [q, k, v] = linear(x, this.in_proj_weight, this.in_proj_bias).chunk(3, -1) as [Tensor, Tensor, Tensor];
-      const heads = (t: Tensor) => t.reshape([B, T, H, hd]).transpose(1, 2).reshape([B * H, T, hd]);
-      const qh = heads(q).mul(1 / Math.sqrt(hd)), kh = heads(k), vh = heads(v);
+      const heads = (t: Tensor) =>
+        t
+          .reshape([B, T, H, hd])
+          .transpose(1, 2)
+          .reshape([B * H, T, hd]);
+      const qh = heads(q).mul(1 / Math.sqrt(hd)),
+        kh = heads(k),
+        vh = heads(v);
       let scores = qh.bmm(kh.transpose(1, 2)); // [B*H, T, T]
       if (keyPaddingMask) {
-        const m = keyPaddingMask.view([B, 1, 1, T]).expand([B, H, 1, T]).reshape([B * H, 1, T]);
+        const m = keyPaddingMask
+          .view([B, 1, 1, T])
+          .expand([B, H, 1, T])
+          .reshape([B * H, 1, T]);
         scores = scores.maskedFill(m, -Infinity);
       }
       const attn = dropout(scores.softmax(-1), this.dropout, this.training);
@@ -417,7 +555,15 @@ export class MultiheadAttention extends Module {
   }
 }
 
-export interface TransformerLayerOptions { dim: number; heads: number; ff?: number; dropout?: number; activation?: 'relu' | 'gelu'; normFirst?: boolean; eps?: number }
+export interface TransformerLayerOptions {
+  dim: number;
+  heads: number;
+  ff?: number;
+  dropout?: number;
+  activation?: 'relu' | 'gelu';
+  normFirst?: boolean;
+  eps?: number;
+}
 
 /** nn.TransformerEncoderLayer (batch_first), post-norm by default. */
 export class TransformerEncoderLayer extends Module {
@@ -480,4 +626,6 @@ export class TransformerEncoder extends Module {
 }
 
 /** Concatenates along the last dim (helper for pooled features). */
-export function concatFeatures(ts: Tensor[]): Tensor { return cat(ts, -1); }
+export function concatFeatures(ts: Tensor[]): Tensor {
+  return cat(ts, -1);
+}

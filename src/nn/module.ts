@@ -43,7 +43,9 @@ export class Module {
     return m;
   }
 
-  namedChildren(): [string, Module][] { return [...this._children]; }
+  namedChildren(): [string, Module][] {
+    return [...this._children];
+  }
 
   /** This module ('' ) and every descendant, by dotted path (as PyTorch's named_modules). */
   namedModules(prefix = ''): [string, Module][] {
@@ -59,7 +61,9 @@ export class Module {
     return out;
   }
 
-  parameters(): Tensor[] { return this.namedParameters().map(([, p]) => p); }
+  parameters(): Tensor[] {
+    return this.namedParameters().map(([, p]) => p);
+  }
 
   namedBuffers(prefix = ''): [string, Tensor][] {
     const out: [string, Tensor][] = [];
@@ -69,16 +73,22 @@ export class Module {
   }
 
   /** Number of trainable scalars. */
-  numParameters(): number { return this.parameters().reduce((a, p) => a + p.numel, 0); }
+  numParameters(): number {
+    return this.parameters().reduce((a, p) => a + p.numel, 0);
+  }
 
   train(mode = true): this {
     this.training = mode;
     for (const c of this._children.values()) c.train(mode);
     return this;
   }
-  eval(): this { return this.train(false); }
+  eval(): this {
+    return this.train(false);
+  }
 
-  zeroGrad(): void { for (const p of this.parameters()) p.zeroGrad(); }
+  zeroGrad(): void {
+    for (const p of this.parameters()) p.zeroGrad();
+  }
 
   /** Parameters and buffers by PyTorch-style dotted name (the live tensors, not copies). */
   stateDict(): Map<string, Tensor> {
@@ -101,7 +111,8 @@ export class Module {
       for (const [k, t] of own) {
         const v = src.get(k);
         if (!v) continue;
-        const a = t.shape.join(','), b = v.shape.join(',');
+        const a = t.shape.join(','),
+          b = v.shape.join(',');
         if (a !== b) throw new Error(`loadStateDict: '${k}' has shape [${b}], expected [${a}]`);
         t.copy_(v);
       }

@@ -14,10 +14,15 @@ export interface Optimizer {
 }
 
 abstract class Base implements Optimizer {
-  constructor(readonly params: Tensor[], public lr: number) {
+  constructor(
+    readonly params: Tensor[],
+    public lr: number,
+  ) {
     if (!(lr > 0)) throw new Error(`optimizer: lr must be > 0, got ${lr}`);
   }
-  zeroGrad(): void { for (const p of this.params) p.zeroGrad(); }
+  zeroGrad(): void {
+    for (const p of this.params) p.zeroGrad();
+  }
   abstract step(): void;
   abstract stateDict(): { tensors: Map<string, Tensor>; meta: Record<string, number> };
   abstract loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void;
@@ -34,7 +39,13 @@ abstract class Base implements Optimizer {
   }
 }
 
-export interface AdamOptions { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number; decoupled?: boolean }
+export interface AdamOptions {
+  lr?: number;
+  betas?: [number, number];
+  eps?: number;
+  weightDecay?: number;
+  decoupled?: boolean;
+}
 
 /** The moments, hyper-parameters and checkpoint state that Adam and SparseAdam share. */
 abstract class AdamMoments extends Base {
@@ -75,7 +86,8 @@ export class Adam extends AdamMoments {
   step(): void {
     this.stepCount++;
     const t = this.stepCount;
-    const bc1 = 1 - this.beta1 ** t, bc2 = 1 - this.beta2 ** t;
+    const bc1 = 1 - this.beta1 ** t,
+      bc2 = 1 - this.beta2 ** t;
     const stepSize = this.lr / bc1;
     noGrad(() => {
       for (let i = 0; i < this.params.length; i++) {
@@ -98,7 +110,9 @@ export class Adam extends AdamMoments {
 }
 
 export class AdamW extends Adam {
-  constructor(params: Tensor[], o: AdamOptions = {}) { super(params, { weightDecay: 0.01, ...o, decoupled: true }); }
+  constructor(params: Tensor[], o: AdamOptions = {}) {
+    super(params, { weightDecay: 0.01, ...o, decoupled: true });
+  }
 }
 
 /**
@@ -131,7 +145,9 @@ export class SparseAdam extends AdamMoments {
  * embedding tables trained with skip-gram.
  */
 export class SparseSGD extends Base {
-  constructor(params: Tensor[], o: { lr: number }) { super(params, o.lr); }
+  constructor(params: Tensor[], o: { lr: number }) {
+    super(params, o.lr);
+  }
   step(): void {
     noGrad(() => {
       for (const p of this.params) {
@@ -146,13 +162,22 @@ export class SparseSGD extends Base {
       }
     });
   }
-  stateDict() { return { tensors: new Map<string, Tensor>(), meta: { lr: this.lr } }; }
-  loadStateDict(): void { /* stateless */ }
+  stateDict() {
+    return { tensors: new Map<string, Tensor>(), meta: { lr: this.lr } };
+  }
+  loadStateDict(): void {
+    /* stateless */
+  }
 }
 
 const SPARSE = { coalesce: opId('coalesce'), indices: opId('_indices'), values: opId('_values') };
 
-export interface SGDOptions { lr: number; momentum?: number; weightDecay?: number; nesterov?: boolean }
+export interface SGDOptions {
+  lr: number;
+  momentum?: number;
+  weightDecay?: number;
+  nesterov?: boolean;
+}
 
 export class SGD extends Base {
   readonly momentum: number;
@@ -200,15 +225,17 @@ export class SGD extends Base {
 
 /** Scales gradients so their global L2 norm is at most maxNorm. Returns the norm before clipping. */
 export function clipGradNorm(params: Tensor[], maxNorm: number): number {
-  return noGrad(() => tidy(() => {
-    const grads = params.map((p) => p.grad).filter((g): g is Tensor => g !== null);
-    if (!grads.length) return 0;
-    const norms = grads.map((g) => g.norm(2).view([1]));
-    const total = cat(norms).norm(2).item();
-    const coef = maxNorm / (total + 1e-6);
-    if (coef < 1) for (const g of grads) g.mul_(coef);
-    return total;
-  }));
+  return noGrad(() =>
+    tidy(() => {
+      const grads = params.map((p) => p.grad).filter((g): g is Tensor => g !== null);
+      if (!grads.length) return 0;
+      const norms = grads.map((g) => g.norm(2).view([1]));
+      const total = cat(norms).norm(2).item();
+      const coef = maxNorm / (total + 1e-6);
+      if (coef < 1) for (const g of grads) g.mul_(coef);
+      return total;
+    }),
+  );
 }
 
 // ---- learning-rate schedules: plain functions of the step (and state for plateau)
@@ -231,12 +258,27 @@ export function stepDecay(base: number, stepSize: number, gamma: number): (step:
 export class PlateauDecay {
   best = Infinity;
   bad = 0;
-  constructor(public lr: number, readonly factor = 0.5, readonly patience = 2, readonly minLr = 1e-6, readonly threshold = 1e-4) {}
+  constructor(
+    public lr: number,
+    readonly factor = 0.5,
+    readonly patience = 2,
+    readonly minLr = 1e-6,
+    readonly threshold = 1e-4,
+  ) {}
   observe(metric: number): number {
-    if (metric < this.best * (1 - this.threshold)) { this.best = metric; this.bad = 0; }
-    else if (++this.bad > this.patience) { this.lr = Math.max(this.minLr, this.lr * this.factor); this.bad = 0; }
+    if (metric < this.best * (1 - this.threshold)) {
+      this.best = metric;
+      this.bad = 0;
+    } else if (++this.bad > this.patience) {
+      this.lr = Math.max(this.minLr, this.lr * this.factor);
+      this.bad = 0;
+    }
     return this.lr;
   }
-  state() { return { lr: this.lr, best: this.best, bad: this.bad }; }
-  load(s: { lr: number; best: number; bad: number }): void { Object.assign(this, s); }
+  state() {
+    return { lr: this.lr, best: this.best, bad: this.bad };
+  }
+  load(s: { lr: number; best: number; bad: number }): void {
+    Object.assign(this, s);
+  }
 }

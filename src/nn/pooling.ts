@@ -17,7 +17,9 @@ export function meanPool(h: Tensor, mask: Tensor): Tensor {
 }
 
 /** The first position (e.g. a [CLS]-style token). */
-export function firstToken(h: Tensor): Tensor { return h.select(1, 0); }
+export function firstToken(h: Tensor): Tensor {
+  return h.select(1, 0);
+}
 
 /** Hidden state at each sequence's last real position (for LSTM-last encoders). */
 export function lastToken(h: Tensor, mask: Tensor): Tensor {

@@ -14,12 +14,19 @@ export function saveTensors(path: string, tensors: Map<string, Tensor> | Record<
   const m = tensors instanceof Map ? tensors : new Map(Object.entries(tensors));
   tidy(() => {
     const list = [...m].map(([name, t]) => [name, t.contiguous()] as const);
-    const { header, offsets } = safetensorsLayout(path, list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.numel * dtypeSize(t.dtype) })), metadata);
+    const { header, offsets } = safetensorsLayout(
+      path,
+      list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.numel * dtypeSize(t.dtype) })),
+      metadata,
+    );
     atomicOutputSync(path, (tmp) => {
       const fd = openSync(tmp, 'w');
       try {
         writeSync(fd, header, 0, header.length, 0);
-        writeFrom(fd, list.map(([, t], i) => [t, offsets[i]!]));
+        writeFrom(
+          fd,
+          list.map(([, t], i) => [t, offsets[i]!]),
+        );
         fsyncSync(fd);
       } finally {
         closeSync(fd);
@@ -28,7 +35,9 @@ export function saveTensors(path: string, tensors: Map<string, Tensor> | Record<
   });
 }
 
-function dtypeSize(d: DType): number { return DTYPE_BYTES[d]; }
+function dtypeSize(d: DType): number {
+  return DTYPE_BYTES[d];
+}
 
 /**
  * Reads the tensors of a .safetensors file (all, or those `only` accepts) into new tensors of
@@ -58,8 +67,13 @@ export function saveModule(m: Module, path: string, metadata?: Record<string, st
  * module's state-dict names after `prefix`). Strict: every weight present, with its shape; other
  * names in the file that start with the prefix are errors too.
  */
-export function loadModule(m: Module, path: string, o: { prefix?: string; strict?: boolean; rename?: (name: string) => string | null; skip?: ReadonlySet<string> } = {}): void {
-  const prefix = o.prefix ?? '', strict = o.strict ?? true;
+export function loadModule(
+  m: Module,
+  path: string,
+  o: { prefix?: string; strict?: boolean; rename?: (name: string) => string | null; skip?: ReadonlySet<string> } = {},
+): void {
+  const prefix = o.prefix ?? '',
+    strict = o.strict ?? true;
   const h = readSafetensorsHeader(path);
   const own = m.stateDict();
   // the stored name of each of the module's tensors (rename: a loader's own mapping; null: not stored)
@@ -76,11 +90,21 @@ export function loadModule(m: Module, path: string, o: { prefix?: string; strict
     const name = stored.get(k);
     const e = name ? h.entries[name] : undefined;
     if (!e || !name || skip.has(name)) continue;
-    if (e.shape.join(',') !== t.shape.join(',')) throw new Error(`${path}: '${name}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
+    if (e.shape.join(',') !== t.shape.join(','))
+      throw new Error(`${path}: '${name}' has shape [${e.shape.join(', ')}], the model expects [${t.shape.join(', ')}]`);
     const dtype = fromSafetensorsDtype(e.dtype) as DType;
-    if (dtype === t.dtype) { direct.push([t, h.dataStart + e.dataOffsets[0]]); continue; }
+    if (dtype === t.dtype) {
+      direct.push([t, h.dataStart + e.dataOffsets[0]]);
+      continue;
+    }
     // another dtype: read it as stored, convert on copy
-    noGrad(() => tidy(() => { const tmp = empty(e.shape, dtype); readInto(path, [[tmp, h.dataStart + e.dataOffsets[0]]]); t.copy_(tmp); }));
+    noGrad(() =>
+      tidy(() => {
+        const tmp = empty(e.shape, dtype);
+        readInto(path, [[tmp, h.dataStart + e.dataOffsets[0]]]);
+        t.copy_(tmp);
+      }),
+    );
   }
   readInto(path, direct);
 }
@@ -91,6 +115,14 @@ export function writeJson(path: string, value: unknown): void {
 
 export function readJson<T = unknown>(path: string): T {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch (e) { throw new Error(`cannot read ${path}: ${(e as Error).message}`); }
-  try { return JSON.parse(text) as T; } catch (e) { throw new Error(`${path}: invalid JSON: ${(e as Error).message}`); }
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
+  }
 }

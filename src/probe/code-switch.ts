@@ -26,12 +26,19 @@ export function alignRows(rows: Map<string, string>[], langs: string[], o: { tra
   for (const l of langs) {
     const t0 = performance.now();
     const vocab = new Map<string, number>();
-    const id = (w: string) => { let v = vocab.get(w); if (v === undefined) vocab.set(w, (v = vocab.size)); return v; };
-    const pairs: IdPair[] = [], keep: { row: number; en: string[]; xx: string[] }[] = [];
+    const id = (w: string) => {
+      let v = vocab.get(w);
+      if (v === undefined) vocab.set(w, (v = vocab.size));
+      return v;
+    };
+    const pairs: IdPair[] = [],
+      keep: { row: number; en: string[]; xx: string[] }[] = [];
     const add = (r: Map<string, string>, row: number) => {
-      const en = r.get('en'), xx = r.get(l);
+      const en = r.get('en'),
+        xx = r.get(l);
       if (!en || !xx) return;
-      const we = words(en), wx = words(xx);
+      const we = words(en),
+        wx = words(xx);
       if (!we.length || !wx.length) return;
       pairs.push({ src: Int32Array.from(we, id), trg: Int32Array.from(wx, id) });
       if (row >= 0) keep.push({ row, en: we, xx: wx });
@@ -45,7 +52,8 @@ export function alignRows(rows: Map<string, string>[], langs: string[], o: { tra
       const byWord = new Map<number, string[]>();
       for (const [j, i] of [...links[k]!].sort((a, b) => a[1] - b[1])) {
         const list = byWord.get(j);
-        if (list) list.push(keep[k]!.xx[i]!); else byWord.set(j, [keep[k]!.xx[i]!]);
+        if (list) list.push(keep[k]!.xx[i]!);
+        else byWord.set(j, [keep[k]!.xx[i]!]);
       }
       perRow.set(keep[k]!.row, byWord);
     }
@@ -60,9 +68,20 @@ export function alignRows(rows: Map<string, string>[], langs: string[], o: { tra
  * by their aligned words in languages drawn from `langs` (`nLangs` of them, each replaced word
  * from one of those that has a link for it). Null when fewer words than asked can be replaced.
  */
-export function codeSwitch(en: string, row: number, al: RowAlignments, langs: string[], nLangs: number, rate: number, rng: Rng): { text: string; langs: string[]; replaced: number } | null {
+export function codeSwitch(
+  en: string,
+  row: number,
+  al: RowAlignments,
+  langs: string[],
+  nLangs: number,
+  rate: number,
+  rng: Rng,
+): { text: string; langs: string[]; replaced: number } | null {
   const w = words(en);
-  const chosen = rng.shuffle([...langs]).filter((l) => al.get(l)?.get(row)?.size).slice(0, nLangs);
+  const chosen = rng
+    .shuffle([...langs])
+    .filter((l) => al.get(l)?.get(row)?.size)
+    .slice(0, nLangs);
   if (chosen.length < nLangs) return null;
   const want = Math.max(1, Math.round(rate * w.length));
   const candidates = w.map((_, j) => j).filter((j) => chosen.some((l) => al.get(l)!.get(row)!.has(j)));
@@ -77,7 +96,14 @@ export function codeSwitch(en: string, row: number, al: RowAlignments, langs: st
   return { text: out.join(' '), langs: [...used].sort(), replaced: want };
 }
 
-export interface CodeSwitchCell { rate: number; langs: number; probes: number; originalTop1: number; rowTop1: number; meanLangsUsed: number }
+export interface CodeSwitchCell {
+  rate: number;
+  langs: number;
+  probes: number;
+  originalTop1: number;
+  rowTop1: number;
+  meanLangsUsed: number;
+}
 
 export interface CodeSwitchOptions {
   /** The collection: every sentence of every language of these rows is a search candidate. */
@@ -99,23 +125,34 @@ export interface CodeSwitchOptions {
 }
 
 /** Runs the probe: per rate × number of languages, how often the original English sentence is still the nearest of the collection. */
-export async function codeSwitchProbe(o: CodeSwitchOptions): Promise<{ collection: number; cells: CodeSwitchCell[]; examples: { rate: number; langs: number; original: string; switched: string; nearest: string }[] }> {
+export async function codeSwitchProbe(
+  o: CodeSwitchOptions,
+): Promise<{ collection: number; cells: CodeSwitchCell[]; examples: { rate: number; langs: number; original: string; switched: string; nearest: string }[] }> {
   const al = alignRows(o.rows, o.langs, { train: o.alignTrain, log: o.log });
   // the collection: every sentence of the rows, each language embedded as itself
-  const texts: string[] = [], rowOf: number[] = [], parts: Float32Array[] = [];
+  const texts: string[] = [],
+    rowOf: number[] = [],
+    parts: Float32Array[] = [];
   const allLangs = [...new Set(o.rows.flatMap((r) => [...r.keys()]))].sort();
   for (const l of allLangs) {
     const idx = o.rows.map((r, i) => (r.get(l) ? i : -1)).filter((i) => i >= 0);
     if (!idx.length) continue;
     const t = idx.map((i) => o.rows[i]!.get(l)!);
     parts.push(await o.embed(t, l));
-    for (let j = 0; j < t.length; j++) { texts.push(t[j]!); rowOf.push(idx[j]!); } // (no push(...): 10⁵+ rows overflow the stack)
+    for (let j = 0; j < t.length; j++) {
+      texts.push(t[j]!);
+      rowOf.push(idx[j]!);
+    } // (no push(...): 10⁵+ rows overflow the stack)
   }
   const base = new Float32Array(texts.length * o.dim);
   let at = 0;
-  for (const p of parts) { base.set(p, at); at += p.length; }
+  for (const p of parts) {
+    base.set(p, at);
+    at += p.length;
+  }
   o.log?.(`collection: ${texts.length} sentences in ${allLangs.length} languages`);
-  const cells: CodeSwitchCell[] = [], examples: { rate: number; langs: number; original: string; switched: string; nearest: string }[] = [];
+  const cells: CodeSwitchCell[] = [],
+    examples: { rate: number; langs: number; original: string; switched: string; nearest: string }[] = [];
   for (const rate of o.rates) {
     for (const n of o.switchLangs) {
       const rng = new Rng(`${o.seed}:${rate}:${n}`);
@@ -126,19 +163,35 @@ export async function codeSwitchProbe(o: CodeSwitchOptions): Promise<{ collectio
         const s = codeSwitch(en, r, al, o.langs, n, rate, rng);
         if (s) probes.push({ row: r, text: s.text, used: s.langs.length });
       }
-      if (!probes.length) { cells.push({ rate, langs: n, probes: 0, originalTop1: NaN, rowTop1: NaN, meanLangsUsed: NaN }); continue; }
-      const q = await o.embed(probes.map((p) => p.text), 'en');
+      if (!probes.length) {
+        cells.push({ rate, langs: n, probes: 0, originalTop1: NaN, rowTop1: NaN, meanLangsUsed: NaN });
+        continue;
+      }
+      const q = await o.embed(
+        probes.map((p) => p.text),
+        'en',
+      );
       const { labels } = o.knn(q, base, o.dim, 1);
-      let orig = 0, row = 0;
+      let orig = 0,
+        row = 0;
       probes.forEach((p, i) => {
         const nb = Number(labels[i]!);
         if (texts[nb] === o.rows[p.row]!.get('en')) orig++;
         if (rowOf[nb] === p.row) row++;
         if (i < 2) examples.push({ rate, langs: n, original: o.rows[p.row]!.get('en')!, switched: p.text, nearest: texts[nb]! });
       });
-      const cell = { rate, langs: n, probes: probes.length, originalTop1: orig / probes.length, rowTop1: row / probes.length, meanLangsUsed: probes.reduce((a, p) => a + p.used, 0) / probes.length };
+      const cell = {
+        rate,
+        langs: n,
+        probes: probes.length,
+        originalTop1: orig / probes.length,
+        rowTop1: row / probes.length,
+        meanLangsUsed: probes.reduce((a, p) => a + p.used, 0) / probes.length,
+      };
       cells.push(cell);
-      o.log?.(`rate ${rate}, ${n} languages: ${probes.length} probes, original nearest ${(100 * cell.originalTop1).toFixed(1)}%, its row ${(100 * cell.rowTop1).toFixed(1)}%`);
+      o.log?.(
+        `rate ${rate}, ${n} languages: ${probes.length} probes, original nearest ${(100 * cell.originalTop1).toFixed(1)}%, its row ${(100 * cell.rowTop1).toFixed(1)}%`,
+      );
     }
   }
   return { collection: texts.length, cells, examples };

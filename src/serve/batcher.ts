@@ -13,22 +13,39 @@ import { SentenceEncoder } from '../models/encoder.js';
 import type { Identified } from './identify.js';
 
 interface Job<M> {
-  seqs: Int32Array[]; tokens: number; texts: (string | null)[] | null; meta: M; signal?: AbortSignal;
+  seqs: Int32Array[];
+  tokens: number;
+  texts: (string | null)[] | null;
+  meta: M;
+  signal?: AbortSignal;
   /** The identification of its non-null texts, under way since it arrived. */
   found: Promise<(Identified | null)[]> | null;
-  resolve: (r: Embedded) => void; reject: (e: unknown) => void;
+  resolve: (r: Embedded) => void;
+  reject: (e: unknown) => void;
 }
 
 /** Texts per identification call (a turn's texts are sent in groups of about this many). */
 const IDENTIFY_GROUP = 256;
 
-export interface BatchStats { sentences: number; tokens: number; requests: number; seconds: number }
+export interface BatchStats {
+  sentences: number;
+  tokens: number;
+  requests: number;
+  seconds: number;
+}
 
 /** A request's vectors [n, dim] (raw, or as `finish` left them) and, when asked, each input's identified language. */
-export interface Embedded { rows: Float32Array; identified: (Identified | null)[] | null }
+export interface Embedded {
+  rows: Float32Array;
+  identified: (Identified | null)[] | null;
+}
 
 /** One request's part of a batch, for `finish`: its rows (a view into the batch's rows) and identifications. */
-export interface BatchPart<M> { meta: M; rows: Float32Array; identified: (Identified | null)[] | null }
+export interface BatchPart<M> {
+  meta: M;
+  rows: Float32Array;
+  identified: (Identified | null)[] | null;
+}
 
 export interface BatcherOptions<M> {
   /** Identifies texts (in order; null: no evidence); without it nothing is identified. */
@@ -45,11 +62,18 @@ export class DynamicBatcher<M = undefined> {
   private waiting = 0;
   /** Texts to identify, sent together at the end of this event-loop turn. */
   private toIdentify: { texts: string[]; resolve: (r: (Identified | null)[]) => void; reject: (e: unknown) => void }[] = [];
-  constructor(private readonly encoder: SentenceEncoder, readonly maxBatchTokens: number, readonly maxBatchSentences = 4096,
-    private readonly onBatch?: (s: BatchStats) => void, private readonly o: BatcherOptions<M> = {}) {}
+  constructor(
+    private readonly encoder: SentenceEncoder,
+    readonly maxBatchTokens: number,
+    readonly maxBatchSentences = 4096,
+    private readonly onBatch?: (s: BatchStats) => void,
+    private readonly o: BatcherOptions<M> = {},
+  ) {}
 
   /** Sentences waiting (not yet in a running batch). */
-  get queueDepth(): number { return this.waiting; }
+  get queueDepth(): number {
+    return this.waiting;
+  }
 
   /**
    * Vectors of these token sequences; `texts` (one per sequence, null: none) are identified
@@ -86,17 +110,26 @@ export class DynamicBatcher<M = undefined> {
   private flushIdentify(): void {
     const waiting = this.toIdentify;
     this.toIdentify = [];
-    for (let i = 0; i < waiting.length;) {
-      const group: typeof waiting = [], all: string[] = [];
+    for (let i = 0; i < waiting.length; ) {
+      const group: typeof waiting = [],
+        all: string[] = [];
       while (i < waiting.length && (!group.length || all.length + waiting[i]!.texts.length <= IDENTIFY_GROUP)) {
         const w = waiting[i++]!;
         group.push(w);
         for (const t of w.texts) all.push(t);
       }
-      this.o.identify!(all).then((r) => {
-        let at = 0;
-        for (const w of group) { w.resolve(r.slice(at, at + w.texts.length)); at += w.texts.length; }
-      }, (e) => { for (const w of group) w.reject(e); });
+      this.o.identify!(all).then(
+        (r) => {
+          let at = 0;
+          for (const w of group) {
+            w.resolve(r.slice(at, at + w.texts.length));
+            at += w.texts.length;
+          }
+        },
+        (e) => {
+          for (const w of group) w.reject(e);
+        },
+      );
     }
   }
 
@@ -106,14 +139,21 @@ export class DynamicBatcher<M = undefined> {
       while (this.queue.length) {
         // whole requests, first come first served, up to the budget (a larger request goes alone)
         const jobs: Job<M>[] = [];
-        let tokens = 0, sentences = 0;
+        let tokens = 0,
+          sentences = 0;
         while (this.queue.length) {
           const j = this.queue[0]!;
-          if (j.signal?.aborted) { this.queue.shift(); this.waiting -= j.seqs.length; j.reject(new Error('the request was aborted')); continue; }
+          if (j.signal?.aborted) {
+            this.queue.shift();
+            this.waiting -= j.seqs.length;
+            j.reject(new Error('the request was aborted'));
+            continue;
+          }
           if (jobs.length && (tokens + j.tokens > this.maxBatchTokens || sentences + j.seqs.length > this.maxBatchSentences)) break;
           jobs.push(this.queue.shift()!);
           this.waiting -= j.seqs.length;
-          tokens += j.tokens; sentences += j.seqs.length;
+          tokens += j.tokens;
+          sentences += j.seqs.length;
         }
         if (!jobs.length) continue;
         const t0 = performance.now();
@@ -122,12 +162,14 @@ export class DynamicBatcher<M = undefined> {
           for (const j of jobs) for (const s of j.seqs) seqs.push(s);
           const normalized = !!this.o.normalizes && jobs.every((j) => this.o.normalizes!(j.meta));
           const [rows, found] = await Promise.all([this.encoder.encodeAsync(seqs, { normalize: normalized }), Promise.all(jobs.map((j) => j.found))]);
-          const d = this.encoder.dim, parts: BatchPart<M>[] = [];
+          const d = this.encoder.dim,
+            parts: BatchPart<M>[] = [];
           let at = 0;
           jobs.forEach((j, i) => {
-            const n = j.seqs.length, f = found[i];
+            const n = j.seqs.length,
+              f = found[i];
             let t = 0;
-            const identified = j.texts ? j.texts.map((x) => (x !== null && f ? f[t++] ?? null : null)) : null;
+            const identified = j.texts ? j.texts.map((x) => (x !== null && f ? (f[t++] ?? null) : null)) : null;
             parts.push({ meta: j.meta, rows: rows.subarray(at * d, (at + n) * d), identified });
             at += n;
           });

@@ -12,7 +12,12 @@ export interface ServeContext {
 }
 
 /** The plugin options of a route plugin. */
-export interface RouteOptions { ctx: ServeContext }
+export interface RouteOptions {
+  ctx: ServeContext;
+}
 
 /** Request fields of xling's own on every embedding route. */
-export const xlingFields = { lang: { type: ['string', 'null'], description: 'language of the inputs, for per-language centring (xling)' }, center: { type: 'boolean' } };
+export const xlingFields = {
+  lang: { type: ['string', 'null'], description: 'language of the inputs, for per-language centring (xling)' },
+  center: { type: 'boolean' },
+};

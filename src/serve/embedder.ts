@@ -14,7 +14,13 @@ import { HttpError } from './http-error.js';
 import { SERVE_DEFAULTS } from './settings.js';
 
 /** What a request asks of its vectors. */
-export interface VectorQuery { truncate?: boolean; normalize?: boolean; lang?: string | null; center?: boolean; signal?: AbortSignal }
+export interface VectorQuery {
+  truncate?: boolean;
+  normalize?: boolean;
+  lang?: string | null;
+  center?: boolean;
+  signal?: AbortSignal;
+}
 
 export interface Embedder {
   /** The model's dimension. */
@@ -50,9 +56,11 @@ export interface EmbedderOptions {
 
 /** A request's rows as the batch's post-processing leaves them: what it asked for, and each input's centring language once decided. */
 interface RowPlan {
-  normalize: boolean; center: boolean;
+  normalize: boolean;
+  center: boolean;
   /** Inputs identified one by one ('auto'); otherwise every input's centring language is `fixed`. */
-  perSentence: boolean; fixed: string | null;
+  perSentence: boolean;
+  fixed: string | null;
   langs?: (string | null)[];
 }
 
@@ -78,13 +86,14 @@ export function createEmbedder(model: SentenceEncoderModel, o: EmbedderOptions):
     if (!id) return null;
     const key = `${center ? 1 : 0}${id.confidence >= LID_CONFIDENCE ? 1 : 0}${id.lang}`;
     let l = ruled.get(key);
-    if (l === undefined) ruled.set(key, l = model.chooseCenter(PER_SENTENCE, center, id).lang);
+    if (l === undefined) ruled.set(key, (l = model.chooseCenter(PER_SENTENCE, center, id).lang));
     return l;
   };
   // a batch's rows: normalised (those that ask or are centred) and centred in one pass each
   const finish = (rows: Float32Array, parts: BatchPart<RowPlan>[], normalized: boolean) => {
     for (const p of parts) {
-      const m = p.meta, n = p.rows.length / d;
+      const m = p.meta,
+        n = p.rows.length / d;
       m.langs = m.perSentence && p.identified ? p.identified.map((id) => centreOf(id, m.center)) : Array<string | null>(n).fill(m.fixed);
     }
     const normalizes = (p: BatchPart<RowPlan>) => p.meta.normalize || p.meta.langs!.some((l) => l);
@@ -98,7 +107,9 @@ export function createEmbedder(model: SentenceEncoderModel, o: EmbedderOptions):
   };
   const lid = model.lid ? new LanguageIdentification(model.lid) : null;
   const batcher = new DynamicBatcher<RowPlan>(encoder, maxBatchTokens, 4096, o.onBatch, {
-    identify: lid ? (texts) => lid.identify(texts) : undefined, finish, normalizes: (m) => m.normalize,
+    identify: lid ? (texts) => lid.identify(texts) : undefined,
+    finish,
+    normalizes: (m) => m.normalize,
   });
 
   /**
@@ -106,51 +117,84 @@ export function createEmbedder(model: SentenceEncoderModel, o: EmbedderOptions):
    * the model's length limit is cut (truncate) or refused (413): one rule on every route.
    */
   function tokenize(inputs: (string | number[])[], truncate: boolean): Int32Array[] {
-    if (inputs.length > o.maxClientBatchSize) throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${o.maxClientBatchSize}`, 'Validation');
+    if (inputs.length > o.maxClientBatchSize)
+      throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${o.maxClientBatchSize}`, 'Validation');
     if (!inputs.length) throw new HttpError(422, 'Input validation error: `inputs` cannot be empty', 'Empty');
     return inputs.map((s, i) => {
       if (typeof s !== 'string') {
         if (!s.length) throw new HttpError(422, `Input validation error: input ${i} has no token ids`, 'Validation');
         const bad = s.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= tok.vocabSize);
-        if (bad >= 0) throw new HttpError(422, `Input validation error: input ${i}: token id ${s[bad]} is not in the model's vocabulary [0, ${tok.vocabSize})`, 'Validation');
+        if (bad >= 0)
+          throw new HttpError(
+            422,
+            `Input validation error: input ${i}: token id ${s[bad]} is not in the model's vocabulary [0, ${tok.vocabSize})`,
+            'Validation',
+          );
         if (maxInputLength !== null && s.length > maxInputLength) {
-          if (!truncate) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+          if (!truncate)
+            throw new HttpError(
+              413,
+              `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`,
+              'Validation',
+            );
           return Int32Array.from(s.slice(0, maxInputLength));
         }
         return Int32Array.from(s);
       }
       const before = tok.truncated ?? 0;
       const ids = tok.encode(s);
-      if (!truncate && (tok.truncated ?? 0) > before) throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
+      if (!truncate && (tok.truncated ?? 0) > before)
+        throw new HttpError(413, `Input validation error: input ${i} is longer than ${maxInputLength} tokens (send truncate: true to cut it)`, 'Validation');
       return ids;
     });
   }
 
   async function vectors(inputs: (string | number[])[], q: VectorQuery, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array> {
     let lang: string | null;
-    try { lang = q.lang === undefined ? defaultLang : resolveLangOption(q.lang, model.languages, 'lang'); } catch (e) { throw new HttpError(422, `Input validation error: ${(e as Error).message}`, 'Validation'); }
+    try {
+      lang = q.lang === undefined ? defaultLang : resolveLangOption(q.lang, model.languages, 'lang');
+    } catch (e) {
+      throw new HttpError(422, `Input validation error: ${(e as Error).message}`, 'Validation');
+    }
     const seqs = tokenize(inputs, q.truncate ?? o.autoTruncate);
     if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
     const center = q.center ?? o.center ?? true;
     const auto = lang === AUTO || lang === PER_SENTENCE;
     const wholeKey = `${center ? 1 : 0}${lang ?? ''}`;
     let whole = requestRule.get(wholeKey);
-    if (!whole) requestRule.set(wholeKey, whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center));
+    if (!whole) requestRule.set(wholeKey, (whole = auto ? model.chooseCenter(lang, center, { lang: '', confidence: 1 }) : model.chooseCenter(lang, center)));
     // nothing centred (off, no means, negligible means, no identifier), one language for all, or
     // each text identified on its own in the batch (token-id inputs have no text: not centred)
     const none = !!whole.reason && whole.reason !== 'no-mean-for-language';
     const plan: RowPlan = { normalize: q.normalize !== false, center, perSentence: !none && auto, fixed: none || auto ? null : whole.lang };
-    const { rows } = await batcher.embed(seqs, { signal: q.signal, meta: plan, texts: plan.perSentence ? inputs.map((t) => (typeof t === 'string' ? t : null)) : null });
+    const { rows } = await batcher.embed(seqs, {
+      signal: q.signal,
+      meta: plan,
+      texts: plan.perSentence ? inputs.map((t) => (typeof t === 'string' ? t : null)) : null,
+    });
     const langs = plan.langs!;
     const centred = langs.some((l) => l);
     reply?.header('x-xling-lang', langs.map((l) => l ?? 'none').join(','));
-    if (!centred) reply?.header('x-xling-center', whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'));
+    if (!centred)
+      reply?.header(
+        'x-xling-center',
+        whole.reason ?? (lang === null ? 'no-language' : lang === AUTO || lang === PER_SENTENCE ? 'unsure' : 'no-mean-for-language'),
+      );
     return rows;
   }
 
   return {
-    d, maxInputLength, maxBatchTokens, defaultLang, vectors,
-    get queueDepth() { return batcher.queueDepth; },
-    async close() { (encoder as { dispose?: () => void }).dispose?.(); await lid?.close(); },
+    d,
+    maxInputLength,
+    maxBatchTokens,
+    defaultLang,
+    vectors,
+    get queueDepth() {
+      return batcher.queueDepth;
+    },
+    async close() {
+      (encoder as { dispose?: () => void }).dispose?.();
+      await lid?.close();
+    },
   };
 }

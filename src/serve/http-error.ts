@@ -4,11 +4,19 @@
 
 /** A JSON error as TEI answers it. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly type: string) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+  ) {
+    super(message);
+  }
 }
 
 /** An error message without the directories of paths in it (file names are kept). */
-export function withoutPaths(m: string): string { return m.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"`:,()\\/]+)+[\\/]([^\s'"`:,()\\/]*)/g, '$1'); }
+export function withoutPaths(m: string): string {
+  return m.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"`:,()\\/]+)+[\\/]([^\s'"`:,()\\/]*)/g, '$1');
+}
 
 /** A request URL's path, without its query. */
 export function pathOf(url: string): string {

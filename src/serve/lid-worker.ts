@@ -4,15 +4,24 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { LanguageIdentifier } from '../text/lid-core.js';
 
-export interface IdentifyRequest { id: number; texts: string[] }
+export interface IdentifyRequest {
+  id: number;
+  texts: string[];
+}
 /** Per text: the index of its language in `languages` (-1: no evidence) and its confidence. */
-export interface IdentifyReply { id: number; lang?: Int16Array; confidence?: Float64Array; error?: string }
+export interface IdentifyReply {
+  id: number;
+  lang?: Int16Array;
+  confidence?: Float64Array;
+  error?: string;
+}
 
 const lid = LanguageIdentifier.fromJSON((workerData as { lid: unknown }).lid, 'lid.json');
 const index = new Map(lid.languages.map((l, i) => [l, i]));
 parentPort!.on('message', (m: IdentifyRequest) => {
   try {
-    const lang = new Int16Array(m.texts.length), confidence = new Float64Array(m.texts.length);
+    const lang = new Int16Array(m.texts.length),
+      confidence = new Float64Array(m.texts.length);
     m.texts.forEach((t, i) => {
       const r = lid.identify(t);
       lang[i] = r ? index.get(r.lang)! : -1;

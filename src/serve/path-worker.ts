@@ -3,7 +3,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GraphReader, minimaxPath } from '../graph/query.js';
 
-export interface PathRequest { id: number; from: number; to: number; undirected: boolean }
+export interface PathRequest {
+  id: number;
+  from: number;
+  to: number;
+  undirected: boolean;
+}
 
 const graph = new GraphReader((workerData as { dir: string }).dir);
 parentPort!.on('message', (m: PathRequest) => {

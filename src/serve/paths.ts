@@ -12,7 +12,7 @@ export class PathFinder {
   constructor(private readonly graphDir: string) {}
 
   find(from: number, to: number, undirected: boolean): Promise<MinimaxPath | null> {
-    const w = this.worker ??= this.start();
+    const w = (this.worker ??= this.start());
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -26,7 +26,8 @@ export class PathFinder {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
-      if (m.error !== undefined) p.reject(new Error(m.error)); else p.resolve(m.path ?? null);
+      if (m.error !== undefined) p.reject(new Error(m.error));
+      else p.resolve(m.path ?? null);
     });
     // a worker that dies fails what it held; the next request starts a new one
     const fail = (e: Error) => {

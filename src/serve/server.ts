@@ -34,7 +34,11 @@ export { drainBody, jsonDeeperThan } from './plugins/body.js';
 export async function closeGracefully(app: FastifyInstance, graceMs: number): Promise<void> {
   const force = setTimeout(() => app.server.closeAllConnections(), graceMs);
   force.unref();
-  try { await app.close(); } finally { clearTimeout(force); }
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(force);
+  }
 }
 
 export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
@@ -42,7 +46,13 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   // no type coercion: a number where a string belongs is a 422, not a sentence "1"
   const app = Fastify({ ...serverOptions(settings), logger: o.logger ?? false, ajv: { customOptions: { coerceTypes: false } } });
   const metrics = new ServeMetrics(() => embedder.queueDepth);
-  const embedder: Embedder = createEmbedder(o.model, { ...settings, maxBatchTokens: o.maxBatchTokens, lang: o.lang, center: o.center, onBatch: metrics.observeBatch });
+  const embedder: Embedder = createEmbedder(o.model, {
+    ...settings,
+    maxBatchTokens: o.maxBatchTokens,
+    lang: o.lang,
+    center: o.center,
+    onBatch: metrics.observeBatch,
+  });
   app.addHook('onClose', () => embedder.close());
   // hooks run in the order their plugins are registered: timing, then the key, then a slot
   await app.register(errorsPlugin, { bodyLimit: settings.bodyLimit });

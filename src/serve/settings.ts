@@ -10,14 +10,14 @@ export interface ServeOptions {
   model: SentenceEncoderModel;
   /** Shown as model_id (the model directory's name). */
   modelDir: string;
-  maxBatchTokens?: number;          // 16384 (×16 for encoders of unpadded feature bags)
-  maxClientBatchSize?: number;      // 32 inputs per request
-  maxConcurrentRequests?: number;   // 512
-  bodyLimit?: number;               // 2 MB
-  requestTimeoutMs?: number;        // 30 s: the whole request (receiving it and the handler); 408 while receiving, 503 past it in the handler
-  headersTimeoutMs?: number;        // 10 s: a request's headers must arrive within it (408)
-  keepAliveTimeoutMs?: number;      // 5 s: an idle keep-alive connection is closed after it
-  maxConnections?: number;          // max(1024, 2 × maxConcurrentRequests): connections beyond are dropped
+  maxBatchTokens?: number; // 16384 (×16 for encoders of unpadded feature bags)
+  maxClientBatchSize?: number; // 32 inputs per request
+  maxConcurrentRequests?: number; // 512
+  bodyLimit?: number; // 2 MB
+  requestTimeoutMs?: number; // 30 s: the whole request (receiving it and the handler); 408 while receiving, 503 past it in the handler
+  headersTimeoutMs?: number; // 10 s: a request's headers must arrive within it (408)
+  keepAliveTimeoutMs?: number; // 5 s: an idle keep-alive connection is closed after it
+  maxConnections?: number; // max(1024, 2 × maxConcurrentRequests): connections beyond are dropped
   /** Inputs over the model's length are cut instead of refused (413) unless a request says truncate: false (TEI's --auto-truncate). */
   autoTruncate?: boolean;
   apiKey?: string;
@@ -36,7 +36,16 @@ export interface ServeOptions {
   logger?: boolean;
 }
 
-export const SERVE_DEFAULTS = { maxBatchTokens: 16384, maxClientBatchSize: 32, maxConcurrentRequests: 512, bodyLimit: 2 << 20, requestTimeoutMs: 30000, headersTimeoutMs: 10000, keepAliveTimeoutMs: 5000, autoTruncate: false };
+export const SERVE_DEFAULTS = {
+  maxBatchTokens: 16384,
+  maxClientBatchSize: 32,
+  maxConcurrentRequests: 512,
+  bodyLimit: 2 << 20,
+  requestTimeoutMs: 30000,
+  headersTimeoutMs: 10000,
+  keepAliveTimeoutMs: 5000,
+  autoTruncate: false,
+};
 
 /** Fixed bounds of the work one request can ask for. */
 export const SERVE_LIMITS = {
@@ -69,9 +78,13 @@ export function resolveSettings(o: ServeOptions): ServeSettings {
   const maxConcurrentRequests = o.maxConcurrentRequests ?? d.maxConcurrentRequests;
   const requestTimeoutMs = o.requestTimeoutMs ?? d.requestTimeoutMs;
   return {
-    maxClientBatchSize: o.maxClientBatchSize ?? d.maxClientBatchSize, maxConcurrentRequests,
-    bodyLimit: o.bodyLimit ?? d.bodyLimit, requestTimeoutMs, headersTimeoutMs: Math.min(o.headersTimeoutMs ?? d.headersTimeoutMs, requestTimeoutMs),
-    keepAliveTimeoutMs: o.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs, maxConnections: o.maxConnections ?? Math.max(1024, 2 * maxConcurrentRequests),
+    maxClientBatchSize: o.maxClientBatchSize ?? d.maxClientBatchSize,
+    maxConcurrentRequests,
+    bodyLimit: o.bodyLimit ?? d.bodyLimit,
+    requestTimeoutMs,
+    headersTimeoutMs: Math.min(o.headersTimeoutMs ?? d.headersTimeoutMs, requestTimeoutMs),
+    keepAliveTimeoutMs: o.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs,
+    maxConnections: o.maxConnections ?? Math.max(1024, 2 * maxConcurrentRequests),
     autoTruncate: o.autoTruncate ?? d.autoTruncate,
   };
 }

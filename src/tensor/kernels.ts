@@ -7,12 +7,18 @@ import { Tensor } from './tensor.js';
 
 /** Reads bytes of a file at the given offsets into each tensor's storage (its whole byte size). */
 export function readInto(path: string, targets: [Tensor, number][]): void {
-  native.torch.readInto(path, targets.map(([t, off]) => [t.handle, off]));
+  native.torch.readInto(
+    path,
+    targets.map(([t, off]) => [t.handle, off]),
+  );
 }
 
 /** Writes each tensor's storage (contiguous) into an open file descriptor at the given offsets. */
 export function writeFrom(fd: number, sources: [Tensor, number][]): void {
-  native.torch.writeFrom(fd, sources.map(([t, off]) => [t.handle, off]));
+  native.torch.writeFrom(
+    fd,
+    sources.map(([t, off]) => [t.handle, off]),
+  );
 }
 
 /** Fills t in place with N(mean, std²) from the torch generator, without autograd. */
@@ -35,12 +41,28 @@ export function sparseAdamStep(param: Tensor, m: Tensor, v: Tensor, g: Tensor, l
  * one table and one W_hh per layer and direction): [B, dirs·H], max over time or final states.
  */
 export function lstmTableEncode(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Tensor {
-  return new Tensor(native.torch.lstmTableEncode(ids.handle, lens, tables.map((t) => t.handle), whh.map((t) => t.handle), pooling));
+  return new Tensor(
+    native.torch.lstmTableEncode(
+      ids.handle,
+      lens,
+      tables.map((t) => t.handle),
+      whh.map((t) => t.handle),
+      pooling,
+    ),
+  );
 }
 
 /** lstmTableEncode on a libuv worker thread. */
 export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Promise<Tensor> {
-  return new Tensor(await native.torch.lstmTableEncodeAsync(ids.handle, lens, tables.map((t) => t.handle), whh.map((t) => t.handle), pooling));
+  return new Tensor(
+    await native.torch.lstmTableEncodeAsync(
+      ids.handle,
+      lens,
+      tables.map((t) => t.handle),
+      whh.map((t) => t.handle),
+      pooling,
+    ),
+  );
 }
 
 /**
@@ -48,13 +70,49 @@ export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: 
  * lstmStackEncode): ids [B, T] int32/int64 with rows sorted by decreasing length, emb [V, E], the
  * LSTM's weights in aten::lstm's flat order → [B, dirs·H], max over each row's steps or final states.
  */
-export function lstmStackEncode(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last'): Tensor {
-  return new Tensor(native.torch.lstmStackEncode(ids.handle, lens, emb.handle, weights.map((t) => t.handle), layers, bidirectional, pooling));
+export function lstmStackEncode(
+  ids: Tensor,
+  lens: number[],
+  emb: Tensor,
+  weights: Tensor[],
+  layers: number,
+  bidirectional: boolean,
+  pooling: 'max' | 'last',
+): Tensor {
+  return new Tensor(
+    native.torch.lstmStackEncode(
+      ids.handle,
+      lens,
+      emb.handle,
+      weights.map((t) => t.handle),
+      layers,
+      bidirectional,
+      pooling,
+    ),
+  );
 }
 
 /** lstmStackEncode on a libuv worker thread. */
-export async function lstmStackEncodeAsync(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last'): Promise<Tensor> {
-  return new Tensor(await native.torch.lstmStackEncodeAsync(ids.handle, lens, emb.handle, weights.map((t) => t.handle), layers, bidirectional, pooling));
+export async function lstmStackEncodeAsync(
+  ids: Tensor,
+  lens: number[],
+  emb: Tensor,
+  weights: Tensor[],
+  layers: number,
+  bidirectional: boolean,
+  pooling: 'max' | 'last',
+): Promise<Tensor> {
+  return new Tensor(
+    await native.torch.lstmStackEncodeAsync(
+      ids.handle,
+      lens,
+      emb.handle,
+      weights.map((t) => t.handle),
+      layers,
+      bidirectional,
+      pooling,
+    ),
+  );
 }
 
 /** Activation codes of packedEncoderLayers. */
@@ -70,7 +128,16 @@ const ENCODER_ACTIVATION: Record<EncoderActivation, number> = { gelu: 0, gelu_ta
  * accumulation). Inference only.
  */
 export function packedEncoderLayers(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Tensor {
-  return new Tensor(native.torch.packedEncoderLayers(x.handle, lengths, weights.map((t) => t.handle), heads, eps, ENCODER_ACTIVATION[activation]));
+  return new Tensor(
+    native.torch.packedEncoderLayers(
+      x.handle,
+      lengths,
+      weights.map((t) => t.handle),
+      heads,
+      eps,
+      ENCODER_ACTIVATION[activation],
+    ),
+  );
 }
 
 /** Whether this CPU multiplies bfloat16 natively (AVX512_BF16) through oneDNN; elsewhere bfloat16 weights are emulated, slower than float32. */
@@ -79,6 +146,22 @@ export function cpuHasBf16(): boolean {
 }
 
 /** packedEncoderLayers on a libuv worker thread (the event loop stays free). */
-export async function packedEncoderLayersAsync(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Promise<Tensor> {
-  return new Tensor(await native.torch.packedEncoderLayersAsync(x.handle, lengths, weights.map((t) => t.handle), heads, eps, ENCODER_ACTIVATION[activation]));
+export async function packedEncoderLayersAsync(
+  x: Tensor,
+  lengths: number[],
+  weights: Tensor[],
+  heads: number,
+  eps: number,
+  activation: EncoderActivation,
+): Promise<Tensor> {
+  return new Tensor(
+    await native.torch.packedEncoderLayersAsync(
+      x.handle,
+      lengths,
+      weights.map((t) => t.handle),
+      heads,
+      eps,
+      ENCODER_ACTIVATION[activation],
+    ),
+  );
 }

@@ -5,33 +5,73 @@ import { native } from '../native.js';
 import { callOp, opId, Scalar, Shape, Tensor, tidy } from './tensor.js';
 
 const ID = {
-  zeros: opId('zeros'), ones: opId('ones'), full: opId('full'), empty: opId('empty', 'memory_format'),
-  arange: opId('arange'), arangeStart: opId('arange', 'start_step'), eye: opId('eye'),
-  rand: opId('rand'), randn: opId('randn'), randint: opId('randint', 'low'), randperm: opId('randperm'),
-  zerosLike: opId('zeros_like'), onesLike: opId('ones_like'),
-  cat: opId('cat'), stack: opId('stack'), where: opId('where', 'self'), whereS: opId('where', 'ScalarOther'),
-  crossEntropy: opId('cross_entropy_loss'), nllLoss: opId('nll_loss_nd'), mse: opId('mse_loss'),
-  layerNorm: opId('layer_norm'), dropout: opId('dropout'), embedding: opId('embedding'),
-  lstm: opId('lstm', 'input'), lstmPacked: opId('lstm', 'data'),
-  pack: opId('_pack_padded_sequence'), unpack: opId('_pad_packed_sequence'),
-  cosine: opId('cosine_similarity'), baddbmm: opId('baddbmm'), addmm: opId('addmm'),
-  multinomial: opId('multinomial'), eyeM: opId('eye', 'm'), linear: opId('linear'),
+  zeros: opId('zeros'),
+  ones: opId('ones'),
+  full: opId('full'),
+  empty: opId('empty', 'memory_format'),
+  arange: opId('arange'),
+  arangeStart: opId('arange', 'start_step'),
+  eye: opId('eye'),
+  rand: opId('rand'),
+  randn: opId('randn'),
+  randint: opId('randint', 'low'),
+  randperm: opId('randperm'),
+  zerosLike: opId('zeros_like'),
+  onesLike: opId('ones_like'),
+  cat: opId('cat'),
+  stack: opId('stack'),
+  where: opId('where', 'self'),
+  whereS: opId('where', 'ScalarOther'),
+  crossEntropy: opId('cross_entropy_loss'),
+  nllLoss: opId('nll_loss_nd'),
+  mse: opId('mse_loss'),
+  layerNorm: opId('layer_norm'),
+  dropout: opId('dropout'),
+  embedding: opId('embedding'),
+  lstm: opId('lstm', 'input'),
+  lstmPacked: opId('lstm', 'data'),
+  pack: opId('_pack_padded_sequence'),
+  unpack: opId('_pad_packed_sequence'),
+  cosine: opId('cosine_similarity'),
+  baddbmm: opId('baddbmm'),
+  addmm: opId('addmm'),
+  multinomial: opId('multinomial'),
+  eyeM: opId('eye', 'm'),
+  linear: opId('linear'),
 };
 
-function dt(d?: DType): number | null { return d === undefined ? null : dtypeCode(d); }
+function dt(d?: DType): number | null {
+  return d === undefined ? null : dtypeCode(d);
+}
 
 let defaultFloat: DType = 'float32';
 /** The dtype of floating tensors created without an explicit dtype (parameters included). */
-export function setDefaultDtype(d: 'float32' | 'float64'): void { defaultFloat = d; }
-export function getDefaultDtype(): DType { return defaultFloat; }
+export function setDefaultDtype(d: 'float32' | 'float64'): void {
+  defaultFloat = d;
+}
+export function getDefaultDtype(): DType {
+  return defaultFloat;
+}
 
 // ---- creation
-export function zeros(shape: Shape, dtype: DType = defaultFloat): Tensor { return callOp(ID.zeros, [shape, dt(dtype)]) as Tensor; }
-export function ones(shape: Shape, dtype: DType = defaultFloat): Tensor { return callOp(ID.ones, [shape, dt(dtype)]) as Tensor; }
-export function full(shape: Shape, value: Scalar, dtype: DType = defaultFloat): Tensor { return callOp(ID.full, [shape, value, dt(dtype)]) as Tensor; }
-export function empty(shape: Shape, dtype: DType = defaultFloat): Tensor { return callOp(ID.empty, [shape, dt(dtype)]) as Tensor; }
-export function zerosLike(t: Tensor): Tensor { return callOp(ID.zerosLike, [t]) as Tensor; }
-export function onesLike(t: Tensor): Tensor { return callOp(ID.onesLike, [t]) as Tensor; }
+export function zeros(shape: Shape, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.zeros, [shape, dt(dtype)]) as Tensor;
+}
+export function ones(shape: Shape, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.ones, [shape, dt(dtype)]) as Tensor;
+}
+export function full(shape: Shape, value: Scalar, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.full, [shape, value, dt(dtype)]) as Tensor;
+}
+export function empty(shape: Shape, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.empty, [shape, dt(dtype)]) as Tensor;
+}
+export function zerosLike(t: Tensor): Tensor {
+  return callOp(ID.zerosLike, [t]) as Tensor;
+}
+export function onesLike(t: Tensor): Tensor {
+  return callOp(ID.onesLike, [t]) as Tensor;
+}
 /** [0, end) or [start, end) with step; int64 unless dtype given. */
 export function arange(startOrEnd: number, end?: number, step = 1, dtype: DType = 'int64'): Tensor {
   if (end === undefined) return callOp(ID.arange, [startOrEnd, dt(dtype)]) as Tensor;
@@ -41,29 +81,43 @@ export function eye(n: number, m?: number, dtype: DType = defaultFloat): Tensor 
   return (m === undefined ? callOp(ID.eye, [n, dt(dtype)]) : callOp(ID.eyeM, [n, m, dt(dtype)])) as Tensor;
 }
 /** Uniform [0, 1). Seeded by manualSeed(). */
-export function rand(shape: Shape, dtype: DType = defaultFloat): Tensor { return callOp(ID.rand, [shape, dt(dtype)]) as Tensor; }
+export function rand(shape: Shape, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.rand, [shape, dt(dtype)]) as Tensor;
+}
 /** Standard normal. */
-export function randn(shape: Shape, dtype: DType = defaultFloat): Tensor { return callOp(ID.randn, [shape, dt(dtype)]) as Tensor; }
+export function randn(shape: Shape, dtype: DType = defaultFloat): Tensor {
+  return callOp(ID.randn, [shape, dt(dtype)]) as Tensor;
+}
 /** Integers in [low, high). */
 export function randint(low: number, high: number, shape: Shape, dtype: DType = 'int64'): Tensor {
   return callOp(ID.randint, [low, high, shape, dt(dtype)]) as Tensor;
 }
-export function randperm(n: number): Tensor { return callOp(ID.randperm, [n, dt('int64')]) as Tensor; }
+export function randperm(n: number): Tensor {
+  return callOp(ID.randperm, [n, dt('int64')]) as Tensor;
+}
 export function multinomial(probs: Tensor, n: number, replacement = false): Tensor {
   return callOp(ID.multinomial, [probs, n, replacement]) as Tensor;
 }
 
 // ---- joining / selection
-export function cat(ts: Tensor[], dim = 0): Tensor { return callOp(ID.cat, [ts, dim]) as Tensor; }
-export function stack(ts: Tensor[], dim = 0): Tensor { return callOp(ID.stack, [ts, dim]) as Tensor; }
+export function cat(ts: Tensor[], dim = 0): Tensor {
+  return callOp(ID.cat, [ts, dim]) as Tensor;
+}
+export function stack(ts: Tensor[], dim = 0): Tensor {
+  return callOp(ID.stack, [ts, dim]) as Tensor;
+}
 /** Elementwise cond ? a : b (b may be a scalar). */
 export function where(cond: Tensor, a: Tensor, b: Tensor | Scalar): Tensor {
   return callOp(b instanceof Tensor ? ID.where : ID.whereS, [cond, a, b]) as Tensor;
 }
 
 // ---- nn primitives
-export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor { return callOp(ID.linear, [x, weight, bias ?? null]) as Tensor; }
-export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor { return callOp(ID.addmm, [bias, a, b, beta, alpha]) as Tensor; }
+export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
+  return callOp(ID.linear, [x, weight, bias ?? null]) as Tensor;
+}
+export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
+  return callOp(ID.addmm, [bias, a, b, beta, alpha]) as Tensor;
+}
 export function baddbmm(input: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
   return callOp(ID.baddbmm, [input, a, b, beta, alpha]) as Tensor;
 }
@@ -75,10 +129,23 @@ const REDUCTION: Record<Reduction, number> = { none: 0, mean: 1, sum: 2 };
  * Cross entropy of logits [N, C] (or [N, C, d...]) against class indices [N] (int64).
  * Targets equal to ignoreIndex contribute nothing (and are excluded from the mean).
  */
-export function crossEntropy(logits: Tensor, target: Tensor, opts: { ignoreIndex?: number; reduction?: Reduction; labelSmoothing?: number; weight?: Tensor } = {}): Tensor {
-  return callOp(ID.crossEntropy, [logits, target, opts.weight ?? null, REDUCTION[opts.reduction ?? 'mean'], opts.ignoreIndex ?? -100, opts.labelSmoothing ?? 0]) as Tensor;
+export function crossEntropy(
+  logits: Tensor,
+  target: Tensor,
+  opts: { ignoreIndex?: number; reduction?: Reduction; labelSmoothing?: number; weight?: Tensor } = {},
+): Tensor {
+  return callOp(ID.crossEntropy, [
+    logits,
+    target,
+    opts.weight ?? null,
+    REDUCTION[opts.reduction ?? 'mean'],
+    opts.ignoreIndex ?? -100,
+    opts.labelSmoothing ?? 0,
+  ]) as Tensor;
 }
-export function mseLoss(a: Tensor, b: Tensor, reduction: Reduction = 'mean'): Tensor { return callOp(ID.mse, [a, b, REDUCTION[reduction]]) as Tensor; }
+export function mseLoss(a: Tensor, b: Tensor, reduction: Reduction = 'mean'): Tensor {
+  return callOp(ID.mse, [a, b, REDUCTION[reduction]]) as Tensor;
+}
 
 export function layerNorm(x: Tensor, normalizedShape: Shape, weight?: Tensor | null, bias?: Tensor | null, eps = 1e-5): Tensor {
   return callOp(ID.layerNorm, [x, normalizedShape, weight ?? null, bias ?? null, eps, false]) as Tensor;
@@ -143,8 +210,12 @@ export function embeddingBagInt8(table: Tensor, scale: Tensor, ids: Tensor, offs
 export async function embeddingBagInt8Async(table: Tensor, scale: Tensor, ids: Tensor, offsets: Tensor, perSampleWeights?: Tensor | null): Promise<Tensor> {
   return new Tensor(await native.torch.embeddingBagInt8Async(table.handle, scale.handle, ids.handle, offsets.handle, perSampleWeights?.handle ?? null));
 }
-export function softmax(x: Tensor, dim: number): Tensor { return x.softmax(dim); }
-export function logSoftmax(x: Tensor, dim: number): Tensor { return x.logSoftmax(dim); }
+export function softmax(x: Tensor, dim: number): Tensor {
+  return x.softmax(dim);
+}
+export function logSoftmax(x: Tensor, dim: number): Tensor {
+  return x.logSoftmax(dim);
+}
 
 /** x / max(||x||_p, eps) along dim (torch.nn.functional.normalize). */
 export function normalize(x: Tensor, dim = -1, p = 2, eps = 1e-12): Tensor {
@@ -173,8 +244,18 @@ export function lstm(input: Tensor, hx: [Tensor, Tensor], params: Tensor[], o: L
 }
 
 /** Packed-sequence LSTM over (data, batchSizes) from packPaddedSequence. */
-export function lstmPacked(data: Tensor, batchSizes: Tensor, hx: [Tensor, Tensor], params: Tensor[], o: Omit<LstmOptions, 'batchFirst'>): [Tensor, Tensor, Tensor] {
-  return callOp(ID.lstmPacked, [data, batchSizes, hx, params, o.hasBiases ?? true, o.numLayers, o.dropout, o.train, o.bidirectional]) as [Tensor, Tensor, Tensor];
+export function lstmPacked(
+  data: Tensor,
+  batchSizes: Tensor,
+  hx: [Tensor, Tensor],
+  params: Tensor[],
+  o: Omit<LstmOptions, 'batchFirst'>,
+): [Tensor, Tensor, Tensor] {
+  return callOp(ID.lstmPacked, [data, batchSizes, hx, params, o.hasBiases ?? true, o.numLayers, o.dropout, o.train, o.bidirectional]) as [
+    Tensor,
+    Tensor,
+    Tensor,
+  ];
 }
 
 /**

@@ -23,9 +23,18 @@ function track(t: Tensor): void {
 /** Collects the tensors reachable from a tidy() result (arrays, plain objects, Maps). */
 function collect(v: unknown, out: Set<Tensor>, depth = 0): void {
   if (depth > 8 || v === null || v === undefined) return;
-  if (v instanceof Tensor) { out.add(v); return; }
-  if (Array.isArray(v)) { for (const x of v) collect(x, out, depth + 1); return; }
-  if (v instanceof Map) { for (const x of v.values()) collect(x, out, depth + 1); return; }
+  if (v instanceof Tensor) {
+    out.add(v);
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (const x of v) collect(x, out, depth + 1);
+    return;
+  }
+  if (v instanceof Map) {
+    for (const x of v.values()) collect(x, out, depth + 1);
+    return;
+  }
   if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
     for (const x of Object.values(v as Record<string, unknown>)) collect(x, out, depth + 1);
   }
@@ -134,7 +143,8 @@ function profiled(id: number, fn: () => unknown): unknown {
   const t0 = performance.now();
   const r = fn();
   const e = profile!.get(id) ?? { n: 0, ms: 0 };
-  e.n++; e.ms += performance.now() - t0;
+  e.n++;
+  e.ms += performance.now() - t0;
   profile!.set(id, e);
   return r;
 }
@@ -152,44 +162,130 @@ export async function callOpAsync(id: number, args: unknown[]): Promise<unknown>
 
 /** Calls an in-place operator and discards its (aliasing) outputs. */
 function callInPlace(id: number, args: unknown[]): void {
-  if (profile) { profiled(id, () => T.call(nativeOp(id), args.map(unwrap), true)); return; }
+  if (profile) {
+    profiled(id, () => T.call(nativeOp(id), args.map(unwrap), true));
+    return;
+  }
   T.call(nativeOp(id), args.map(unwrap), true);
 }
 
 const ID = {
-  add: opId('add', 'Tensor'), addS: opId('add', 'Scalar'),
-  sub: opId('sub', 'Tensor'), subS: opId('sub', 'Scalar'), rsubS: opId('rsub', 'Scalar'),
-  mul: opId('mul', 'Tensor'), mulS: opId('mul', 'Scalar'),
-  div: opId('div', 'Tensor'), divS: opId('div', 'Scalar'),
-  pow: opId('pow', 'Tensor_Scalar'), powT: opId('pow', 'Tensor_Tensor'),
-  matmul: opId('matmul'), bmm: opId('bmm'), mm: opId('mm'), linear: opId('linear'),
-  neg: opId('neg'), exp: opId('exp'), log: opId('log'), tanh: opId('tanh'), sigmoid: opId('sigmoid'),
-  relu: opId('relu'), logSigmoid: opId('log_sigmoid'), gelu: opId('gelu'), sqrt: opId('sqrt'), rsqrt: opId('rsqrt'), abs: opId('abs'),
-  sign: opId('sign'), clamp: opId('clamp'), clampMin: opId('clamp_min'), maximum: opId('maximum'), minimum: opId('minimum'),
-  reshape: opId('reshape'), view: opId('view'), permute: opId('permute'), transpose: opId('transpose', 'int'),
-  t: opId('t'), contiguous: opId('contiguous'), expand: opId('expand'), unsqueeze: opId('unsqueeze'),
-  squeeze: opId('squeeze'), squeezeDim: opId('squeeze', 'dim'), flatten: opId('flatten', 'using_ints'),
-  slice: opId('slice', 'Tensor'), narrow: opId('narrow'), select: opId('select', 'int'),
-  split: opId('split', 'Tensor'), splitSizes: opId('split_with_sizes'), chunk: opId('chunk'), unbind: opId('unbind', 'int'),
-  indexSelect: opId('index_select'), gather: opId('gather'), maskedFill: opId('masked_fill', 'Scalar'),
-  maskedFillT: opId('masked_fill', 'Tensor'), index: opId('index', 'Tensor'), repeat: opId('repeat'),
-  sum: opId('sum'), sumDim: opId('sum', 'dim_IntList'), mean: opId('mean'), meanDim: opId('mean', 'dim'),
-  max: opId('max'), maxDim: opId('max', 'dim'), min: opId('min'), minDim: opId('min', 'dim'),
-  argmax: opId('argmax'), argmin: opId('argmin'), topk: opId('topk'), sort: opId('sort'), argsort: opId('argsort'),
-  logsumexp: opId('logsumexp'), norm: opId('linalg_vector_norm'), cumsum: opId('cumsum'),
-  softmax: opId('softmax', 'int'), logSoftmax: opId('log_softmax', 'int'),
-  eq: opId('eq', 'Tensor'), eqS: opId('eq', 'Scalar'), ne: opId('ne', 'Tensor'), neS: opId('ne', 'Scalar'),
-  lt: opId('lt', 'Tensor'), ltS: opId('lt', 'Scalar'), le: opId('le', 'Tensor'), leS: opId('le', 'Scalar'),
-  gt: opId('gt', 'Tensor'), gtS: opId('gt', 'Scalar'), ge: opId('ge', 'Tensor'), geS: opId('ge', 'Scalar'),
-  logicalNot: opId('logical_not'), logicalAnd: opId('logical_and'), logicalOr: opId('logical_or'),
-  any: opId('any'), all: opId('all'), isnan: opId('isnan'),
-  toDtype: opId('to', 'dtype'), toDevice: opId('to', 'device'), clone: opId('clone'), detach: opId('detach'),
-  addI: opId('add_', 'Tensor'), addSI: opId('add_', 'Scalar'), mulI: opId('mul_', 'Tensor'), mulSI: opId('mul_', 'Scalar'),
-  divSI: opId('div_', 'Scalar'), subI: opId('sub_', 'Tensor'),
-  addcmulI: opId('addcmul_'), addcdivI: opId('addcdiv_'), lerpI: opId('lerp_', 'Scalar'), zeroI: opId('zero_'),
-  copyI: opId('copy_'), fillI: opId('fill_', 'Scalar'), uniformI: opId('uniform_'), normalI: opId('normal_'),
-  maskedFillI: opId('masked_fill_', 'Scalar'), clampI: opId('clamp_'),
-  indexAdd: opId('index_add'), indexAddI: opId('index_add_'), indexFill: opId('index_fill', 'int_Scalar'), toDense: opId('to_dense'), nnz: opId('_nnz'),
+  add: opId('add', 'Tensor'),
+  addS: opId('add', 'Scalar'),
+  sub: opId('sub', 'Tensor'),
+  subS: opId('sub', 'Scalar'),
+  rsubS: opId('rsub', 'Scalar'),
+  mul: opId('mul', 'Tensor'),
+  mulS: opId('mul', 'Scalar'),
+  div: opId('div', 'Tensor'),
+  divS: opId('div', 'Scalar'),
+  pow: opId('pow', 'Tensor_Scalar'),
+  powT: opId('pow', 'Tensor_Tensor'),
+  matmul: opId('matmul'),
+  bmm: opId('bmm'),
+  mm: opId('mm'),
+  linear: opId('linear'),
+  neg: opId('neg'),
+  exp: opId('exp'),
+  log: opId('log'),
+  tanh: opId('tanh'),
+  sigmoid: opId('sigmoid'),
+  relu: opId('relu'),
+  logSigmoid: opId('log_sigmoid'),
+  gelu: opId('gelu'),
+  sqrt: opId('sqrt'),
+  rsqrt: opId('rsqrt'),
+  abs: opId('abs'),
+  sign: opId('sign'),
+  clamp: opId('clamp'),
+  clampMin: opId('clamp_min'),
+  maximum: opId('maximum'),
+  minimum: opId('minimum'),
+  reshape: opId('reshape'),
+  view: opId('view'),
+  permute: opId('permute'),
+  transpose: opId('transpose', 'int'),
+  t: opId('t'),
+  contiguous: opId('contiguous'),
+  expand: opId('expand'),
+  unsqueeze: opId('unsqueeze'),
+  squeeze: opId('squeeze'),
+  squeezeDim: opId('squeeze', 'dim'),
+  flatten: opId('flatten', 'using_ints'),
+  slice: opId('slice', 'Tensor'),
+  narrow: opId('narrow'),
+  select: opId('select', 'int'),
+  split: opId('split', 'Tensor'),
+  splitSizes: opId('split_with_sizes'),
+  chunk: opId('chunk'),
+  unbind: opId('unbind', 'int'),
+  indexSelect: opId('index_select'),
+  gather: opId('gather'),
+  maskedFill: opId('masked_fill', 'Scalar'),
+  maskedFillT: opId('masked_fill', 'Tensor'),
+  index: opId('index', 'Tensor'),
+  repeat: opId('repeat'),
+  sum: opId('sum'),
+  sumDim: opId('sum', 'dim_IntList'),
+  mean: opId('mean'),
+  meanDim: opId('mean', 'dim'),
+  max: opId('max'),
+  maxDim: opId('max', 'dim'),
+  min: opId('min'),
+  minDim: opId('min', 'dim'),
+  argmax: opId('argmax'),
+  argmin: opId('argmin'),
+  topk: opId('topk'),
+  sort: opId('sort'),
+  argsort: opId('argsort'),
+  logsumexp: opId('logsumexp'),
+  norm: opId('linalg_vector_norm'),
+  cumsum: opId('cumsum'),
+  softmax: opId('softmax', 'int'),
+  logSoftmax: opId('log_softmax', 'int'),
+  eq: opId('eq', 'Tensor'),
+  eqS: opId('eq', 'Scalar'),
+  ne: opId('ne', 'Tensor'),
+  neS: opId('ne', 'Scalar'),
+  lt: opId('lt', 'Tensor'),
+  ltS: opId('lt', 'Scalar'),
+  le: opId('le', 'Tensor'),
+  leS: opId('le', 'Scalar'),
+  gt: opId('gt', 'Tensor'),
+  gtS: opId('gt', 'Scalar'),
+  ge: opId('ge', 'Tensor'),
+  geS: opId('ge', 'Scalar'),
+  logicalNot: opId('logical_not'),
+  logicalAnd: opId('logical_and'),
+  logicalOr: opId('logical_or'),
+  any: opId('any'),
+  all: opId('all'),
+  isnan: opId('isnan'),
+  toDtype: opId('to', 'dtype'),
+  toDevice: opId('to', 'device'),
+  clone: opId('clone'),
+  detach: opId('detach'),
+  addI: opId('add_', 'Tensor'),
+  addSI: opId('add_', 'Scalar'),
+  mulI: opId('mul_', 'Tensor'),
+  mulSI: opId('mul_', 'Scalar'),
+  divSI: opId('div_', 'Scalar'),
+  subI: opId('sub_', 'Tensor'),
+  addcmulI: opId('addcmul_'),
+  addcdivI: opId('addcdiv_'),
+  lerpI: opId('lerp_', 'Scalar'),
+  zeroI: opId('zero_'),
+  copyI: opId('copy_'),
+  fillI: opId('fill_', 'Scalar'),
+  uniformI: opId('uniform_'),
+  normalI: opId('normal_'),
+  maskedFillI: opId('masked_fill_', 'Scalar'),
+  clampI: opId('clamp_'),
+  indexAdd: opId('index_add'),
+  indexAddI: opId('index_add_'),
+  indexFill: opId('index_fill', 'int_Scalar'),
+  toDense: opId('to_dense'),
+  nnz: opId('_nnz'),
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -208,40 +304,82 @@ export class Tensor {
   }
 
   // ---- metadata
-  get shape(): number[] { return T.shape(this.handle) as number[]; }
-  get dtype(): DType { return dtypeFromCode((T.meta(this.handle) as [number])[0]); }
-  get device(): string { return (T.meta(this.handle) as [number, string])[1]; }
-  get ndim(): number { return this.shape.length; }
-  get numel(): number { return this.shape.reduce((a, b) => a * b, 1); }
-  size(dim: number): number { const s = this.shape; return s[dim < 0 ? s.length + dim : dim]!; }
-  get isDisposed(): boolean { return T.isDisposed(this.handle) as boolean; }
+  get shape(): number[] {
+    return T.shape(this.handle) as number[];
+  }
+  get dtype(): DType {
+    return dtypeFromCode((T.meta(this.handle) as [number])[0]);
+  }
+  get device(): string {
+    return (T.meta(this.handle) as [number, string])[1];
+  }
+  get ndim(): number {
+    return this.shape.length;
+  }
+  get numel(): number {
+    return this.shape.reduce((a, b) => a * b, 1);
+  }
+  size(dim: number): number {
+    const s = this.shape;
+    return s[dim < 0 ? s.length + dim : dim]!;
+  }
+  get isDisposed(): boolean {
+    return T.isDisposed(this.handle) as boolean;
+  }
   /** Frees the native tensor now. Later use throws "tensor was disposed". Idempotent. */
-  dispose(): void { T.dispose(this.handle); }
+  dispose(): void {
+    T.dispose(this.handle);
+  }
 
   // ---- autograd
-  get requiresGrad(): boolean { return (T.meta(this.handle) as unknown[])[2] as boolean; }
-  set requiresGrad(v: boolean) { T.setRequiresGrad(this.handle, v); }
-  requiresGrad_(v = true): this { T.setRequiresGrad(this.handle, v); return this; }
-  get isLeaf(): boolean { return (T.meta(this.handle) as unknown[])[3] as boolean; }
+  get requiresGrad(): boolean {
+    return (T.meta(this.handle) as unknown[])[2] as boolean;
+  }
+  set requiresGrad(v: boolean) {
+    T.setRequiresGrad(this.handle, v);
+  }
+  requiresGrad_(v = true): this {
+    T.setRequiresGrad(this.handle, v);
+    return this;
+  }
+  get isLeaf(): boolean {
+    return (T.meta(this.handle) as unknown[])[3] as boolean;
+  }
   /** The accumulated gradient (a new handle sharing the storage), or null. */
-  get grad(): Tensor | null { const g = T.grad(this.handle); return g ? new Tensor(g) : null; }
-  set grad(g: Tensor | null) { T.setGrad(this.handle, g ? g.handle : null); }
-  zeroGrad(): void { T.setGrad(this.handle, null); }
+  get grad(): Tensor | null {
+    const g = T.grad(this.handle);
+    return g ? new Tensor(g) : null;
+  }
+  set grad(g: Tensor | null) {
+    T.setGrad(this.handle, g ? g.handle : null);
+  }
+  zeroGrad(): void {
+    T.setGrad(this.handle, null);
+  }
   backward(grad?: Tensor, retainGraph = false): void {
-    if (profile) { profiled(-1, () => T.backward(this.handle, grad ? grad.handle : null, retainGraph)); return; }
+    if (profile) {
+      profiled(-1, () => T.backward(this.handle, grad ? grad.handle : null, retainGraph));
+      return;
+    }
     T.backward(this.handle, grad ? grad.handle : null, retainGraph);
   }
-  detach(): Tensor { return callOp(ID.detach, [this]) as Tensor; }
+  detach(): Tensor {
+    return callOp(ID.detach, [this]) as Tensor;
+  }
 
   // ---- data export
   /** Copies the elements out (row-major) as the matching typed array. */
-  data(): TypedArray { return arrayOfDtype(T.toBuffer(this.handle) as ArrayBuffer, this.dtype); }
+  data(): TypedArray {
+    return arrayOfDtype(T.toBuffer(this.handle) as ArrayBuffer, this.dtype);
+  }
   toFloat32Array(): Float32Array {
     if (this.dtype === 'float32') return new Float32Array(T.toBuffer(this.handle) as ArrayBuffer);
     return tidy(() => this.to('float32').toFloat32Array());
   }
   /** Copies into an existing typed array of exactly the right byte length. */
-  copyInto(out: TypedArray): void { T.copyInto(this.handle, out); }
+  copyInto(out: TypedArray): void {
+    T.copyInto(this.handle, out);
+  }
   /** Elements as a flat array of JS numbers. */
   toArray(): number[] {
     const d = this.dtype;
@@ -249,104 +387,234 @@ export class Tensor {
     const a = this.data();
     return a instanceof BigInt64Array ? Array.from(a, Number) : Array.from(a as ArrayLike<number>);
   }
-  item(): number { return Number(T.item(this.handle)); }
-  toString(): string { return `Tensor(shape=[${this.shape.join(', ')}], dtype=${this.dtype}, device=${this.device})`; }
+  item(): number {
+    return Number(T.item(this.handle));
+  }
+  toString(): string {
+    return `Tensor(shape=[${this.shape.join(', ')}], dtype=${this.dtype}, device=${this.device})`;
+  }
 
   // ---- conversion
-  to(dtype: DType): Tensor { return callOp(ID.toDtype, [this, dtypeCode(dtype)]) as Tensor; }
+  to(dtype: DType): Tensor {
+    return callOp(ID.toDtype, [this, dtypeCode(dtype)]) as Tensor;
+  }
   toDevice(device: string, dtype?: DType): Tensor {
     return callOp(ID.toDevice, [this, device, dtypeCode(dtype ?? this.dtype)]) as Tensor;
   }
-  float(): Tensor { return this.to('float32'); }
-  long(): Tensor { return this.to('int64'); }
-  clone(): Tensor { return callOp(ID.clone, [this]) as Tensor; }
+  float(): Tensor {
+    return this.to('float32');
+  }
+  long(): Tensor {
+    return this.to('int64');
+  }
+  clone(): Tensor {
+    return callOp(ID.clone, [this]) as Tensor;
+  }
 
   // ---- arithmetic (broadcasting)
-  add(o: Tensor | Scalar, alpha = 1): Tensor { return callOp(o instanceof Tensor ? ID.add : ID.addS, [this, o, alpha]) as Tensor; }
-  sub(o: Tensor | Scalar, alpha = 1): Tensor { return callOp(o instanceof Tensor ? ID.sub : ID.subS, [this, o, alpha]) as Tensor; }
+  add(o: Tensor | Scalar, alpha = 1): Tensor {
+    return callOp(o instanceof Tensor ? ID.add : ID.addS, [this, o, alpha]) as Tensor;
+  }
+  sub(o: Tensor | Scalar, alpha = 1): Tensor {
+    return callOp(o instanceof Tensor ? ID.sub : ID.subS, [this, o, alpha]) as Tensor;
+  }
   /** s - this */
-  rsub(s: Scalar): Tensor { return callOp(ID.rsubS, [this, s, 1]) as Tensor; }
-  mul(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.mul : ID.mulS, [this, o]) as Tensor; }
-  div(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.div : ID.divS, [this, o]) as Tensor; }
-  pow(e: Tensor | Scalar): Tensor { return callOp(e instanceof Tensor ? ID.powT : ID.pow, [this, e]) as Tensor; }
-  neg(): Tensor { return callOp(ID.neg, [this]) as Tensor; }
-  matmul(o: Tensor): Tensor { return callOp(ID.matmul, [this, o]) as Tensor; }
-  mm(o: Tensor): Tensor { return callOp(ID.mm, [this, o]) as Tensor; }
-  bmm(o: Tensor): Tensor { return callOp(ID.bmm, [this, o]) as Tensor; }
-  maximum(o: Tensor): Tensor { return callOp(ID.maximum, [this, o]) as Tensor; }
-  minimum(o: Tensor): Tensor { return callOp(ID.minimum, [this, o]) as Tensor; }
+  rsub(s: Scalar): Tensor {
+    return callOp(ID.rsubS, [this, s, 1]) as Tensor;
+  }
+  mul(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.mul : ID.mulS, [this, o]) as Tensor;
+  }
+  div(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.div : ID.divS, [this, o]) as Tensor;
+  }
+  pow(e: Tensor | Scalar): Tensor {
+    return callOp(e instanceof Tensor ? ID.powT : ID.pow, [this, e]) as Tensor;
+  }
+  neg(): Tensor {
+    return callOp(ID.neg, [this]) as Tensor;
+  }
+  matmul(o: Tensor): Tensor {
+    return callOp(ID.matmul, [this, o]) as Tensor;
+  }
+  mm(o: Tensor): Tensor {
+    return callOp(ID.mm, [this, o]) as Tensor;
+  }
+  bmm(o: Tensor): Tensor {
+    return callOp(ID.bmm, [this, o]) as Tensor;
+  }
+  maximum(o: Tensor): Tensor {
+    return callOp(ID.maximum, [this, o]) as Tensor;
+  }
+  minimum(o: Tensor): Tensor {
+    return callOp(ID.minimum, [this, o]) as Tensor;
+  }
 
   // ---- elementwise
-  exp(): Tensor { return callOp(ID.exp, [this]) as Tensor; }
-  log(): Tensor { return callOp(ID.log, [this]) as Tensor; }
-  tanh(): Tensor { return callOp(ID.tanh, [this]) as Tensor; }
-  sigmoid(): Tensor { return callOp(ID.sigmoid, [this]) as Tensor; }
-  relu(): Tensor { return callOp(ID.relu, [this]) as Tensor; }
-  logSigmoid(): Tensor { return callOp(ID.logSigmoid, [this]) as Tensor; }
-  gelu(approximate: 'none' | 'tanh' = 'none'): Tensor { return callOp(ID.gelu, [this, approximate]) as Tensor; }
-  sqrt(): Tensor { return callOp(ID.sqrt, [this]) as Tensor; }
-  rsqrt(): Tensor { return callOp(ID.rsqrt, [this]) as Tensor; }
-  abs(): Tensor { return callOp(ID.abs, [this]) as Tensor; }
-  sign(): Tensor { return callOp(ID.sign, [this]) as Tensor; }
-  clamp(min: number | null, max: number | null = null): Tensor { return callOp(ID.clamp, [this, min, max]) as Tensor; }
-  clampMin(min: number): Tensor { return callOp(ID.clampMin, [this, min]) as Tensor; }
-  isnan(): Tensor { return callOp(ID.isnan, [this]) as Tensor; }
+  exp(): Tensor {
+    return callOp(ID.exp, [this]) as Tensor;
+  }
+  log(): Tensor {
+    return callOp(ID.log, [this]) as Tensor;
+  }
+  tanh(): Tensor {
+    return callOp(ID.tanh, [this]) as Tensor;
+  }
+  sigmoid(): Tensor {
+    return callOp(ID.sigmoid, [this]) as Tensor;
+  }
+  relu(): Tensor {
+    return callOp(ID.relu, [this]) as Tensor;
+  }
+  logSigmoid(): Tensor {
+    return callOp(ID.logSigmoid, [this]) as Tensor;
+  }
+  gelu(approximate: 'none' | 'tanh' = 'none'): Tensor {
+    return callOp(ID.gelu, [this, approximate]) as Tensor;
+  }
+  sqrt(): Tensor {
+    return callOp(ID.sqrt, [this]) as Tensor;
+  }
+  rsqrt(): Tensor {
+    return callOp(ID.rsqrt, [this]) as Tensor;
+  }
+  abs(): Tensor {
+    return callOp(ID.abs, [this]) as Tensor;
+  }
+  sign(): Tensor {
+    return callOp(ID.sign, [this]) as Tensor;
+  }
+  clamp(min: number | null, max: number | null = null): Tensor {
+    return callOp(ID.clamp, [this, min, max]) as Tensor;
+  }
+  clampMin(min: number): Tensor {
+    return callOp(ID.clampMin, [this, min]) as Tensor;
+  }
+  isnan(): Tensor {
+    return callOp(ID.isnan, [this]) as Tensor;
+  }
 
   // ---- comparison (bool results)
-  eq(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.eq : ID.eqS, [this, o]) as Tensor; }
-  ne(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.ne : ID.neS, [this, o]) as Tensor; }
-  lt(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.lt : ID.ltS, [this, o]) as Tensor; }
-  le(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.le : ID.leS, [this, o]) as Tensor; }
-  gt(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.gt : ID.gtS, [this, o]) as Tensor; }
-  ge(o: Tensor | Scalar): Tensor { return callOp(o instanceof Tensor ? ID.ge : ID.geS, [this, o]) as Tensor; }
-  logicalNot(): Tensor { return callOp(ID.logicalNot, [this]) as Tensor; }
-  logicalAnd(o: Tensor): Tensor { return callOp(ID.logicalAnd, [this, o]) as Tensor; }
-  logicalOr(o: Tensor): Tensor { return callOp(ID.logicalOr, [this, o]) as Tensor; }
-  any(): Tensor { return callOp(ID.any, [this]) as Tensor; }
-  all(): Tensor { return callOp(ID.all, [this]) as Tensor; }
+  eq(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.eq : ID.eqS, [this, o]) as Tensor;
+  }
+  ne(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.ne : ID.neS, [this, o]) as Tensor;
+  }
+  lt(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.lt : ID.ltS, [this, o]) as Tensor;
+  }
+  le(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.le : ID.leS, [this, o]) as Tensor;
+  }
+  gt(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.gt : ID.gtS, [this, o]) as Tensor;
+  }
+  ge(o: Tensor | Scalar): Tensor {
+    return callOp(o instanceof Tensor ? ID.ge : ID.geS, [this, o]) as Tensor;
+  }
+  logicalNot(): Tensor {
+    return callOp(ID.logicalNot, [this]) as Tensor;
+  }
+  logicalAnd(o: Tensor): Tensor {
+    return callOp(ID.logicalAnd, [this, o]) as Tensor;
+  }
+  logicalOr(o: Tensor): Tensor {
+    return callOp(ID.logicalOr, [this, o]) as Tensor;
+  }
+  any(): Tensor {
+    return callOp(ID.any, [this]) as Tensor;
+  }
+  all(): Tensor {
+    return callOp(ID.all, [this]) as Tensor;
+  }
 
   // ---- shape
-  reshape(shape: Shape): Tensor { return callOp(ID.reshape, [this, shape]) as Tensor; }
-  view(shape: Shape): Tensor { return callOp(ID.view, [this, shape]) as Tensor; }
-  permute(dims: Shape): Tensor { return callOp(ID.permute, [this, dims]) as Tensor; }
-  transpose(d0: number, d1: number): Tensor { return callOp(ID.transpose, [this, d0, d1]) as Tensor; }
+  reshape(shape: Shape): Tensor {
+    return callOp(ID.reshape, [this, shape]) as Tensor;
+  }
+  view(shape: Shape): Tensor {
+    return callOp(ID.view, [this, shape]) as Tensor;
+  }
+  permute(dims: Shape): Tensor {
+    return callOp(ID.permute, [this, dims]) as Tensor;
+  }
+  transpose(d0: number, d1: number): Tensor {
+    return callOp(ID.transpose, [this, d0, d1]) as Tensor;
+  }
   /** 2-D transpose. */
-  t(): Tensor { return callOp(ID.t, [this]) as Tensor; }
-  contiguous(): Tensor { return callOp(ID.contiguous, [this]) as Tensor; }
-  expand(shape: Shape): Tensor { return callOp(ID.expand, [this, shape]) as Tensor; }
-  expandAs(o: Tensor): Tensor { return this.expand(o.shape); }
-  unsqueeze(dim: number): Tensor { return callOp(ID.unsqueeze, [this, dim]) as Tensor; }
+  t(): Tensor {
+    return callOp(ID.t, [this]) as Tensor;
+  }
+  contiguous(): Tensor {
+    return callOp(ID.contiguous, [this]) as Tensor;
+  }
+  expand(shape: Shape): Tensor {
+    return callOp(ID.expand, [this, shape]) as Tensor;
+  }
+  expandAs(o: Tensor): Tensor {
+    return this.expand(o.shape);
+  }
+  unsqueeze(dim: number): Tensor {
+    return callOp(ID.unsqueeze, [this, dim]) as Tensor;
+  }
   squeeze(dim?: number): Tensor {
     return (dim === undefined ? callOp(ID.squeeze, [this]) : callOp(ID.squeezeDim, [this, dim])) as Tensor;
   }
-  flatten(startDim = 0, endDim = -1): Tensor { return callOp(ID.flatten, [this, startDim, endDim]) as Tensor; }
-  repeat(times: Shape): Tensor { return callOp(ID.repeat, [this, times]) as Tensor; }
+  flatten(startDim = 0, endDim = -1): Tensor {
+    return callOp(ID.flatten, [this, startDim, endDim]) as Tensor;
+  }
+  repeat(times: Shape): Tensor {
+    return callOp(ID.repeat, [this, times]) as Tensor;
+  }
 
   // ---- slicing and indexing
   /** Elements [start, end) along dim with a step (a view). */
   slice(dim: number, start: number | null, end: number | null = null, step = 1): Tensor {
     return callOp(ID.slice, [this, dim, start, end, step]) as Tensor;
   }
-  narrow(dim: number, start: number, length: number): Tensor { return callOp(ID.narrow, [this, dim, start, length]) as Tensor; }
+  narrow(dim: number, start: number, length: number): Tensor {
+    return callOp(ID.narrow, [this, dim, start, length]) as Tensor;
+  }
   /** Index i along dim, removing that dim. */
-  select(dim: number, i: number): Tensor { return callOp(ID.select, [this, dim, i]) as Tensor; }
+  select(dim: number, i: number): Tensor {
+    return callOp(ID.select, [this, dim, i]) as Tensor;
+  }
   split(size: number | number[], dim = 0): Tensor[] {
     return (Array.isArray(size) ? callOp(ID.splitSizes, [this, size, dim]) : callOp(ID.split, [this, size, dim])) as Tensor[];
   }
-  chunk(chunks: number, dim = 0): Tensor[] { return callOp(ID.chunk, [this, chunks, dim]) as Tensor[]; }
-  unbind(dim = 0): Tensor[] { return callOp(ID.unbind, [this, dim]) as Tensor[]; }
-  indexSelect(dim: number, index: Tensor): Tensor { return callOp(ID.indexSelect, [this, dim, index]) as Tensor; }
+  chunk(chunks: number, dim = 0): Tensor[] {
+    return callOp(ID.chunk, [this, chunks, dim]) as Tensor[];
+  }
+  unbind(dim = 0): Tensor[] {
+    return callOp(ID.unbind, [this, dim]) as Tensor[];
+  }
+  indexSelect(dim: number, index: Tensor): Tensor {
+    return callOp(ID.indexSelect, [this, dim, index]) as Tensor;
+  }
   /** Copy with source's slices added at the given indices along dim (repeats accumulate). */
-  indexAdd(dim: number, index: Tensor, source: Tensor, alpha = 1): Tensor { return callOp(ID.indexAdd, [this, dim, index, source, alpha]) as Tensor; }
+  indexAdd(dim: number, index: Tensor, source: Tensor, alpha = 1): Tensor {
+    return callOp(ID.indexAdd, [this, dim, index, source, alpha]) as Tensor;
+  }
   /** A sparse tensor as a dense (strided) one. */
-  toDense(): Tensor { return callOp(ID.toDense, [this, null]) as Tensor; }
+  toDense(): Tensor {
+    return callOp(ID.toDense, [this, null]) as Tensor;
+  }
   /** Stored entries (rows, for a row-sparse gradient) of a sparse tensor; an error for a dense one. */
-  nnz(): number { return callOp(ID.nnz, [this]) as number; }
+  nnz(): number {
+    return callOp(ID.nnz, [this]) as number;
+  }
   /** Copy with the slices at the given indices along dim set to value. */
-  indexFill(dim: number, index: Tensor, value: number): Tensor { return callOp(ID.indexFill, [this, dim, index, value]) as Tensor; }
-  gather(dim: number, index: Tensor): Tensor { return callOp(ID.gather, [this, dim, index]) as Tensor; }
+  indexFill(dim: number, index: Tensor, value: number): Tensor {
+    return callOp(ID.indexFill, [this, dim, index, value]) as Tensor;
+  }
+  gather(dim: number, index: Tensor): Tensor {
+    return callOp(ID.gather, [this, dim, index]) as Tensor;
+  }
   /** Advanced indexing: t[i0, i1, ...] with index tensors (null = full slice). */
-  index(indices: (Tensor | null)[]): Tensor { return callOp(ID.index, [this, indices]) as Tensor; }
+  index(indices: (Tensor | null)[]): Tensor {
+    return callOp(ID.index, [this, indices]) as Tensor;
+  }
   maskedFill(mask: Tensor, value: Scalar | Tensor): Tensor {
     return callOp(value instanceof Tensor ? ID.maskedFillT : ID.maskedFill, [this, mask, value]) as Tensor;
   }
@@ -370,40 +638,101 @@ export class Tensor {
   min(dim?: number, keepdim = false): Tensor | [Tensor, Tensor] {
     return (dim === undefined ? callOp(ID.min, [this]) : callOp(ID.minDim, [this, dim, keepdim])) as Tensor | [Tensor, Tensor];
   }
-  argmax(dim?: number, keepdim = false): Tensor { return callOp(ID.argmax, [this, dim ?? null, keepdim]) as Tensor; }
-  argmin(dim?: number, keepdim = false): Tensor { return callOp(ID.argmin, [this, dim ?? null, keepdim]) as Tensor; }
+  argmax(dim?: number, keepdim = false): Tensor {
+    return callOp(ID.argmax, [this, dim ?? null, keepdim]) as Tensor;
+  }
+  argmin(dim?: number, keepdim = false): Tensor {
+    return callOp(ID.argmin, [this, dim ?? null, keepdim]) as Tensor;
+  }
   /** [values, indices] */
   topk(k: number, dim = -1, largest = true, sorted = true): [Tensor, Tensor] {
     return callOp(ID.topk, [this, k, dim, largest, sorted]) as [Tensor, Tensor];
   }
   /** [values, indices] */
-  sort(dim = -1, descending = false): [Tensor, Tensor] { return callOp(ID.sort, [this, dim, descending]) as [Tensor, Tensor]; }
-  argsort(dim = -1, descending = false): Tensor { return callOp(ID.argsort, [this, dim, descending]) as Tensor; }
-  logsumexp(dim: number | number[], keepdim = false): Tensor { return callOp(ID.logsumexp, [this, dim, keepdim]) as Tensor; }
+  sort(dim = -1, descending = false): [Tensor, Tensor] {
+    return callOp(ID.sort, [this, dim, descending]) as [Tensor, Tensor];
+  }
+  argsort(dim = -1, descending = false): Tensor {
+    return callOp(ID.argsort, [this, dim, descending]) as Tensor;
+  }
+  logsumexp(dim: number | number[], keepdim = false): Tensor {
+    return callOp(ID.logsumexp, [this, dim, keepdim]) as Tensor;
+  }
   /** Vector p-norm over dims (all when omitted). */
-  norm(p = 2, dim?: number | number[], keepdim = false): Tensor { return callOp(ID.norm, [this, p, dim ?? null, keepdim]) as Tensor; }
-  cumsum(dim: number): Tensor { return callOp(ID.cumsum, [this, dim]) as Tensor; }
-  softmax(dim: number): Tensor { return callOp(ID.softmax, [this, dim]) as Tensor; }
-  logSoftmax(dim: number): Tensor { return callOp(ID.logSoftmax, [this, dim]) as Tensor; }
+  norm(p = 2, dim?: number | number[], keepdim = false): Tensor {
+    return callOp(ID.norm, [this, p, dim ?? null, keepdim]) as Tensor;
+  }
+  cumsum(dim: number): Tensor {
+    return callOp(ID.cumsum, [this, dim]) as Tensor;
+  }
+  softmax(dim: number): Tensor {
+    return callOp(ID.softmax, [this, dim]) as Tensor;
+  }
+  logSoftmax(dim: number): Tensor {
+    return callOp(ID.logSoftmax, [this, dim]) as Tensor;
+  }
 
   // ---- in-place (return this; used by optimizers and initialisers)
   add_(o: Tensor | Scalar, alpha = 1): this {
-    callInPlace(o instanceof Tensor ? ID.addI : ID.addSI, [this, o, alpha]); return this;
+    callInPlace(o instanceof Tensor ? ID.addI : ID.addSI, [this, o, alpha]);
+    return this;
   }
-  sub_(o: Tensor, alpha = 1): this { callInPlace(ID.subI, [this, o, alpha]); return this; }
-  mul_(o: Tensor | Scalar): this { callInPlace(o instanceof Tensor ? ID.mulI : ID.mulSI, [this, o]); return this; }
-  div_(s: Scalar): this { callInPlace(ID.divSI, [this, s]); return this; }
-  addcmul_(a: Tensor, b: Tensor, value = 1): this { callInPlace(ID.addcmulI, [this, a, b, value]); return this; }
-  addcdiv_(a: Tensor, b: Tensor, value = 1): this { callInPlace(ID.addcdivI, [this, a, b, value]); return this; }
-  lerp_(end: Tensor, weight: number): this { callInPlace(ID.lerpI, [this, end, weight]); return this; }
-  zero_(): this { callInPlace(ID.zeroI, [this]); return this; }
-  indexAdd_(dim: number, index: Tensor, source: Tensor, alpha = 1): this { callInPlace(ID.indexAddI, [this, dim, index, source, alpha]); return this; }
-  fill_(v: Scalar): this { callInPlace(ID.fillI, [this, v]); return this; }
-  copy_(src: Tensor): this { callInPlace(ID.copyI, [this, src, false]); return this; }
-  uniform_(from = 0, to = 1): this { callInPlace(ID.uniformI, [this, from, to, null]); return this; }
-  normal_(mean = 0, std = 1): this { callInPlace(ID.normalI, [this, mean, std, null]); return this; }
-  maskedFill_(mask: Tensor, value: Scalar): this { callInPlace(ID.maskedFillI, [this, mask, value]); return this; }
-  clamp_(min: number | null, max: number | null = null): this { callInPlace(ID.clampI, [this, min, max]); return this; }
+  sub_(o: Tensor, alpha = 1): this {
+    callInPlace(ID.subI, [this, o, alpha]);
+    return this;
+  }
+  mul_(o: Tensor | Scalar): this {
+    callInPlace(o instanceof Tensor ? ID.mulI : ID.mulSI, [this, o]);
+    return this;
+  }
+  div_(s: Scalar): this {
+    callInPlace(ID.divSI, [this, s]);
+    return this;
+  }
+  addcmul_(a: Tensor, b: Tensor, value = 1): this {
+    callInPlace(ID.addcmulI, [this, a, b, value]);
+    return this;
+  }
+  addcdiv_(a: Tensor, b: Tensor, value = 1): this {
+    callInPlace(ID.addcdivI, [this, a, b, value]);
+    return this;
+  }
+  lerp_(end: Tensor, weight: number): this {
+    callInPlace(ID.lerpI, [this, end, weight]);
+    return this;
+  }
+  zero_(): this {
+    callInPlace(ID.zeroI, [this]);
+    return this;
+  }
+  indexAdd_(dim: number, index: Tensor, source: Tensor, alpha = 1): this {
+    callInPlace(ID.indexAddI, [this, dim, index, source, alpha]);
+    return this;
+  }
+  fill_(v: Scalar): this {
+    callInPlace(ID.fillI, [this, v]);
+    return this;
+  }
+  copy_(src: Tensor): this {
+    callInPlace(ID.copyI, [this, src, false]);
+    return this;
+  }
+  uniform_(from = 0, to = 1): this {
+    callInPlace(ID.uniformI, [this, from, to, null]);
+    return this;
+  }
+  normal_(mean = 0, std = 1): this {
+    callInPlace(ID.normalI, [this, mean, std, null]);
+    return this;
+  }
+  maskedFill_(mask: Tensor, value: Scalar): this {
+    callInPlace(ID.maskedFillI, [this, mask, value]);
+    return this;
+  }
+  clamp_(min: number | null, max: number | null = null): this {
+    callInPlace(ID.clampI, [this, min, max]);
+    return this;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -419,16 +748,28 @@ export function fromArray(data: TypedArray, shape?: Shape, dtype?: DType): Tenso
 export function tensor(values: number | boolean | NestedArray, dtype: DType = 'float32'): Tensor {
   const shape: number[] = [];
   let v: unknown = values;
-  while (Array.isArray(v)) { shape.push(v.length); v = v[0]; }
+  while (Array.isArray(v)) {
+    shape.push(v.length);
+    v = v[0];
+  }
   const flat = (Array.isArray(values) ? (values as unknown[]).flat(Infinity) : [values]) as (number | boolean)[];
   const numel = shape.reduce((a, b) => a * b, 1);
   if (flat.length !== numel) throw new Error(`tensor(): ragged nested array (shape [${shape.join(', ')}] needs ${numel} values, got ${flat.length})`);
   let arr: TypedArray;
   switch (dtype) {
-    case 'int64': arr = BigInt64Array.from(flat, (x) => BigInt(Math.trunc(Number(x)))); break;
-    case 'int32': arr = Int32Array.from(flat, Number); break;
-    case 'uint8': case 'bool': arr = Uint8Array.from(flat, Number); break;
-    case 'float64': arr = Float64Array.from(flat, Number); break;
+    case 'int64':
+      arr = BigInt64Array.from(flat, (x) => BigInt(Math.trunc(Number(x))));
+      break;
+    case 'int32':
+      arr = Int32Array.from(flat, Number);
+      break;
+    case 'uint8':
+    case 'bool':
+      arr = Uint8Array.from(flat, Number);
+      break;
+    case 'float64':
+      arr = Float64Array.from(flat, Number);
+      break;
     default: {
       const f = fromArray(Float32Array.from(flat, Number), shape);
       if (dtype === 'float32') return f;
@@ -439,23 +780,43 @@ export function tensor(values: number | boolean | NestedArray, dtype: DType = 'f
 }
 export type NestedArray = (number | boolean | NestedArray)[];
 
-export function setNumThreads(n: number): void { T.setNumThreads(n); }
-export function getNumThreads(): number { return T.getNumThreads() as number; }
-export function manualSeed(seed: number): void { T.manualSeed(seed); }
-export function hasCuda(): boolean { return T.hasCuda() as boolean; }
-export function torchVersion(): string { return T.version() as string; }
+export function setNumThreads(n: number): void {
+  T.setNumThreads(n);
+}
+export function getNumThreads(): number {
+  return T.getNumThreads() as number;
+}
+export function manualSeed(seed: number): void {
+  T.manualSeed(seed);
+}
+export function hasCuda(): boolean {
+  return T.hasCuda() as boolean;
+}
+export function torchVersion(): string {
+  return T.version() as string;
+}
 /** Live native tensor handles and the bytes they hold (for leak checks). */
-export function memoryStats(): { handles: number; bytes: number } { return T.memoryStats() as { handles: number; bytes: number }; }
+export function memoryStats(): { handles: number; bytes: number } {
+  return T.memoryStats() as { handles: number; bytes: number };
+}
 
 /** Runs fn with autograd recording disabled (synchronous fn only). */
 export function noGrad<R>(fn: () => R): R {
   const prev = T.setGradEnabled(false) as boolean;
-  try { return fn(); } finally { T.setGradEnabled(prev); }
+  try {
+    return fn();
+  } finally {
+    T.setGradEnabled(prev);
+  }
 }
-export function isGradEnabled(): boolean { return T.isGradEnabled() as boolean; }
+export function isGradEnabled(): boolean {
+  return T.isGradEnabled() as boolean;
+}
 
 /** Frees the large CPU blocks the caching allocator keeps for reuse. */
-export function emptyCpuCache(): void { T.emptyCpuCache(); }
+export function emptyCpuCache(): void {
+  T.emptyCpuCache();
+}
 /** Bytes held in the CPU block cache, bytes of live cached-class blocks, and the cache limit. */
 export function cpuCacheStats(): { cachedBytes: number; liveLargeBytes: number; limitBytes: number } {
   return T.cpuCacheStats() as { cachedBytes: number; liveLargeBytes: number; limitBytes: number };

@@ -11,18 +11,27 @@ export interface BpeModel {
   merges: [string, string][];
 }
 
-export interface LearnOptions { vocabSize: number; specials: number; characterCoverage?: number }
+export interface LearnOptions {
+  vocabSize: number;
+  specials: number;
+  characterCoverage?: number;
+}
 
 /** Splits normalised text into words, each starting with '▁' (Metaspace, prepend always). */
 export function preTokenize(s: string): string[] {
   if (!s) return [];
-  return s.split(' ').filter(Boolean).map((w) => WORD_START + w);
+  return s
+    .split(' ')
+    .filter(Boolean)
+    .map((w) => WORD_START + w);
 }
 
 class MaxHeap {
   private readonly counts: number[] = [];
   private readonly keys: number[] = [];
-  get size(): number { return this.keys.length; }
+  get size(): number {
+    return this.keys.length;
+  }
   private better(i: number, j: number): boolean {
     return this.counts[i]! > this.counts[j]! || (this.counts[i] === this.counts[j] && this.keys[i]! < this.keys[j]!);
   }
@@ -31,24 +40,34 @@ class MaxHeap {
     [this.keys[i], this.keys[j]] = [this.keys[j]!, this.keys[i]!];
   }
   push(count: number, key: number): void {
-    this.counts.push(count); this.keys.push(key);
+    this.counts.push(count);
+    this.keys.push(key);
     let i = this.keys.length - 1;
-    while (i > 0) { const p = (i - 1) >> 1; if (!this.better(i, p)) break; this.swap(i, p); i = p; }
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.better(i, p)) break;
+      this.swap(i, p);
+      i = p;
+    }
   }
   pop(): [number, number] | undefined {
     if (!this.keys.length) return undefined;
     const top: [number, number] = [this.counts[0]!, this.keys[0]!];
-    const lc = this.counts.pop()!, lk = this.keys.pop()!;
+    const lc = this.counts.pop()!,
+      lk = this.keys.pop()!;
     if (this.keys.length) {
-      this.counts[0] = lc; this.keys[0] = lk;
+      this.counts[0] = lc;
+      this.keys[0] = lk;
       let i = 0;
       for (;;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < this.keys.length && this.better(l, m)) m = l;
         if (r < this.keys.length && this.better(r, m)) m = r;
         if (m === i) break;
-        this.swap(i, m); i = m;
+        this.swap(i, m);
+        i = m;
       }
     }
     return top;
@@ -64,13 +83,18 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
   // Alphabet: the most frequent characters covering `coverage` of all character occurrences.
   const chars = new Map<string, number>();
   let totalChars = 0;
-  for (const [w, c] of wordCounts) for (const ch of w) { chars.set(ch, (chars.get(ch) ?? 0) + c); totalChars += c; }
+  for (const [w, c] of wordCounts)
+    for (const ch of w) {
+      chars.set(ch, (chars.get(ch) ?? 0) + c);
+      totalChars += c;
+    }
   const byFreq = [...chars].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const symbols: string[] = [];
   let covered = 0;
   for (const [ch, c] of byFreq) {
     if (symbols.length && covered / totalChars >= coverage) break;
-    symbols.push(ch); covered += c;
+    symbols.push(ch);
+    covered += c;
   }
   if (!symbols.includes(WORD_START)) symbols.push(WORD_START);
   if (symbols.length > budget) throw new Error(`BPE: vocabulary size ${o.vocabSize} is smaller than the alphabet (${symbols.length} characters)`);
@@ -89,13 +113,19 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
   const pairCount = new Map<number, number>();
   const where = new Map<number, Set<number>>();
   const addPairs = (wi: number, sign: number) => {
-    const s = words[wi]!, f = freq[wi]! * sign;
+    const s = words[wi]!,
+      f = freq[wi]! * sign;
     for (let i = 0; i + 1 < s.length; i++) {
-      const a = s[i]!, b = s[i + 1]!;
+      const a = s[i]!,
+        b = s[i + 1]!;
       if (a < 0 || b < 0) continue;
       const k = a * SHIFT + b;
       pairCount.set(k, (pairCount.get(k) ?? 0) + f);
-      if (sign > 0) { let set = where.get(k); if (!set) where.set(k, (set = new Set())); set.add(wi); }
+      if (sign > 0) {
+        let set = where.get(k);
+        if (!set) where.set(k, (set = new Set()));
+        set.add(wi);
+      }
     }
   };
   for (let wi = 0; wi < words.length; wi++) addPairs(wi, 1);
@@ -106,12 +136,20 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
   while (symbols.length < budget && heap.size) {
     const [c, k] = heap.pop()!;
     const cur = pairCount.get(k) ?? 0;
-    if (cur !== c) { if (cur > 0) heap.push(cur, k); continue; } // stale entry
+    if (cur !== c) {
+      if (cur > 0) heap.push(cur, k);
+      continue;
+    } // stale entry
     if (c < 2) break;
-    const a = Math.floor(k / SHIFT), b = k - a * SHIFT;
+    const a = Math.floor(k / SHIFT),
+      b = k - a * SHIFT;
     const str = symbols[a]! + symbols[b]!;
     let id = idOf.get(str);
-    if (id === undefined) { id = symbols.length; symbols.push(str); idOf.set(str, id); }
+    if (id === undefined) {
+      id = symbols.length;
+      symbols.push(str);
+      idOf.set(str, id);
+    }
     merges.push([symbols[a]!, symbols[b]!]);
     const touched = new Map<number, number>();
     for (const wi of where.get(k) ?? []) {
@@ -126,7 +164,10 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
       }
       const out: number[] = [];
       for (let i = 0; i < s.length; i++) {
-        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) { out.push(id); i++; } else out.push(s[i]!);
+        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) {
+          out.push(id);
+          i++;
+        } else out.push(s[i]!);
       }
       words[wi] = Int32Array.from(out);
       addPairs(wi, 1);
@@ -138,7 +179,10 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
     for (const pk of touched.keys()) {
       const pc = pairCount.get(pk) ?? 0;
       if (pc > 0) heap.push(pc, pk);
-      else { pairCount.delete(pk); where.delete(pk); }
+      else {
+        pairCount.delete(pk);
+        where.delete(pk);
+      }
     }
   }
   return { symbols, merges };

@@ -25,11 +25,17 @@ function reply(msg: unknown): void {
 }
 
 port.on('message', (sentences: string[]) => {
-  if (!tok) { reply({ error: loadError }); return; }
-  tok.encodeBatch(sentences).then((enc) => {
-    const ids = enc.map((e) => Int32Array.from(e.getIds()));
-    let cut = 0;
-    if (maxLength > 0) for (const e of enc) if (e.getOverflowing().length) cut++;
-    reply({ ids, cut });
-  }, (e: unknown) => reply({ error: (e as Error).message ?? String(e) }));
+  if (!tok) {
+    reply({ error: loadError });
+    return;
+  }
+  tok.encodeBatch(sentences).then(
+    (enc) => {
+      const ids = enc.map((e) => Int32Array.from(e.getIds()));
+      let cut = 0;
+      if (maxLength > 0) for (const e of enc) if (e.getOverflowing().length) cut++;
+      reply({ ids, cut });
+    },
+    (e: unknown) => reply({ error: (e as Error).message ?? String(e) }),
+  );
 });

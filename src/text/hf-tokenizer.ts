@@ -44,15 +44,33 @@ export class HFTokenizer implements TextTokenizer {
   private readonly onFirstTruncation?: (maxLength: number) => void;
   private dead: string | null = null;
 
-  private constructor(readonly file: string, json: string, o: HFTokenizerOptions) {
+  private constructor(
+    readonly file: string,
+    json: string,
+    o: HFTokenizerOptions,
+  ) {
     let spec: TokenizerJson;
-    try { spec = JSON.parse(json) as TokenizerJson; } catch (e) { throw new Error(`${file}: invalid JSON: ${(e as Error).message}`); }
+    try {
+      spec = JSON.parse(json) as TokenizerJson;
+    } catch (e) {
+      throw new Error(`${file}: invalid JSON: ${(e as Error).message}`);
+    }
     if (!spec.model || typeof spec.model.type !== 'string') throw new Error(`${file}: not a Hugging Face tokenizer.json (no model.type)`);
     const ids = tokenIds(spec);
-    const find = (...names: string[]): number | undefined => { for (const n of names) { const i = ids.get(n); if (i !== undefined) return i; } return undefined; };
+    const find = (...names: string[]): number | undefined => {
+      for (const n of names) {
+        const i = ids.get(n);
+        if (i !== undefined) return i;
+      }
+      return undefined;
+    };
     this.vocabSize = ids.size ? Math.max(...ids.values()) + 1 : 0;
     const unkName = spec.model.unk_token;
-    this.unkId = (typeof spec.model.unk_id === 'number' ? spec.model.unk_id : undefined) ?? (unkName !== undefined ? ids.get(unkName) : undefined) ?? find('[UNK]', '<unk>') ?? -1;
+    this.unkId =
+      (typeof spec.model.unk_id === 'number' ? spec.model.unk_id : undefined) ??
+      (unkName !== undefined ? ids.get(unkName) : undefined) ??
+      find('[UNK]', '<unk>') ??
+      -1;
     this.padId = o.padId ?? find('[PAD]', '<pad>') ?? 0;
     this.bosId = find('[CLS]', '<s>') ?? -1;
     this.eosId = find('[SEP]', '</s>') ?? -1;
@@ -63,10 +81,15 @@ export class HFTokenizer implements TextTokenizer {
     const sab = new SharedArrayBuffer(4);
     this.flag = new Int32Array(sab);
     this.port = port1;
-    this.worker = new Worker(new URL('./hf-tokenizer-worker.js', import.meta.url), { workerData: { json, maxLength: this.maxLength ?? 0, port: port2, sab }, transferList: [port2] });
+    this.worker = new Worker(new URL('./hf-tokenizer-worker.js', import.meta.url), {
+      workerData: { json, maxLength: this.maxLength ?? 0, port: port2, sab },
+      transferList: [port2],
+    });
     this.worker.unref();
     this.port.unref();
-    this.worker.on('error', (e) => { this.dead = e.message; });
+    this.worker.on('error', (e) => {
+      this.dead = e.message;
+    });
     // the first batch surfaces a tokenizer.json that the Rust side refuses
     this.encodeBatch(['']);
   }
@@ -74,11 +97,17 @@ export class HFTokenizer implements TextTokenizer {
   /** Loads a tokenizer.json (errors name the file). */
   static load(file: string, o: HFTokenizerOptions = {}): HFTokenizer {
     let json: string;
-    try { json = readFileSync(file, 'utf8'); } catch (e) { throw new Error(`cannot read ${file}: ${(e as Error).message}`); }
+    try {
+      json = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new Error(`cannot read ${file}: ${(e as Error).message}`);
+    }
     return new HFTokenizer(file, json, o);
   }
 
-  encode(s: string): Int32Array { return this.encodeBatch([s])[0]!; }
+  encode(s: string): Int32Array {
+    return this.encodeBatch([s])[0]!;
+  }
 
   /** The ids of each input (prompt first, special tokens as the post-processor adds them). */
   encodeBatch(sentences: string[]): Int32Array[] {
@@ -112,14 +141,20 @@ export class HFTokenizer implements TextTokenizer {
   }
 
   /** Stops the worker thread (it would also end with the process). */
-  dispose(): void { void this.worker.terminate(); this.port.close(); }
+  dispose(): void {
+    void this.worker.terminate();
+    this.port.close();
+  }
 }
 
 /** Token → id of the vocabulary and the added tokens of a tokenizer.json. */
 function tokenIds(spec: TokenizerJson): Map<string, number> {
   const m = new Map<string, number>();
   const v = spec.model?.vocab;
-  if (Array.isArray(v)) v.forEach((e, i) => { if (Array.isArray(e) && typeof e[0] === 'string') m.set(e[0], i); });
+  if (Array.isArray(v))
+    v.forEach((e, i) => {
+      if (Array.isArray(e) && typeof e[0] === 'string') m.set(e[0], i);
+    });
   else if (v && typeof v === 'object') for (const [k, i] of Object.entries(v as Record<string, number>)) m.set(k, i);
   for (const a of spec.added_tokens ?? []) m.set(a.content, a.id);
   return m;

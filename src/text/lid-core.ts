@@ -40,12 +40,20 @@ export interface LidTrainOptions {
   heldOutEvery?: number;
 }
 
-interface LangProfile { total: number; ngrams: string[]; counts: number[] }
+interface LangProfile {
+  total: number;
+  ngrams: string[];
+  counts: number[];
+}
 
 interface LidFile {
-  format: 'xling-lid'; version: 1;
-  ngrams: [number, number]; alpha: number; vocabulary: number;
-  temperature: number; lengthPower: number;
+  format: 'xling-lid';
+  version: 1;
+  ngrams: [number, number];
+  alpha: number;
+  vocabulary: number;
+  temperature: number;
+  lengthPower: number;
   /** Lines each language was trained on (information only). */
   lines: Record<string, number>;
   languages: Record<string, LangProfile>;
@@ -57,7 +65,12 @@ export const LID_MAX_CHARS = 1000;
 /** The text an identifier sees: its first LID_MAX_CHARS characters, NFC, lower case, digits as 0, one space between words, a space either side. */
 export function lidText(s: string): string {
   if (s.length > LID_MAX_CHARS) s = s.slice(0, LID_MAX_CHARS);
-  const t = s.normalize('NFC').toLowerCase().replace(/\p{Nd}/gu, '0').replace(/\s+/gu, ' ').trim();
+  const t = s
+    .normalize('NFC')
+    .toLowerCase()
+    .replace(/\p{Nd}/gu, '0')
+    .replace(/\s+/gu, ' ')
+    .trim();
   return t ? ` ${t} ` : '';
 }
 
@@ -65,7 +78,8 @@ export function lidText(s: string): string {
 export function lidNgrams(t: string, lo: number, hi: number, each: (g: string) => void): void {
   const cps = Array.from(t);
   for (let i = 0; i < cps.length; i++) {
-    let g = '', informative = false;
+    let g = '',
+      informative = false;
     for (let n = 1; n <= hi && i + n <= cps.length; n++) {
       const c = cps[i + n - 1]!;
       g += c;
@@ -85,17 +99,32 @@ class NgramKeys {
   readonly ids = new Map<string, number>();
   readonly chars: string[] = [''];
   readonly radix: number;
-  constructor(chars: Iterable<string>, readonly lo: number, readonly hi: number) {
+  constructor(
+    chars: Iterable<string>,
+    readonly lo: number,
+    readonly hi: number,
+  ) {
     const bits = Math.floor(53 / hi);
     this.radix = 2 ** bits;
-    for (const c of chars) { if (this.chars.length >= this.radix) break; if (!this.ids.has(c)) { this.ids.set(c, this.chars.length); this.chars.push(c); } }
+    for (const c of chars) {
+      if (this.chars.length >= this.radix) break;
+      if (!this.ids.has(c)) {
+        this.ids.set(c, this.chars.length);
+        this.chars.push(c);
+      }
+    }
   }
   /** The keys of every n-gram of a prepared text (with repeats; only n-grams with a character other than space and 0). */
   each(t: string, fn: (key: number) => void): void {
-    const id: number[] = [], info: boolean[] = [];
-    for (const c of t) { id.push(this.ids.get(c) ?? 0); info.push(c !== ' ' && c !== '0'); }
+    const id: number[] = [],
+      info: boolean[] = [];
+    for (const c of t) {
+      id.push(this.ids.get(c) ?? 0);
+      info.push(c !== ' ' && c !== '0');
+    }
     for (let i = 0; i < id.length; i++) {
-      let k = 0, informative = false;
+      let k = 0,
+        informative = false;
       for (let n = 1; n <= this.hi && i + n <= id.length; n++) {
         const c = id[i + n - 1]!;
         if (!c) break;
@@ -108,13 +137,21 @@ class NgramKeys {
   /** The n-gram of a key. */
   text(key: number): string {
     let s = '';
-    while (key > 0) { const c = key % this.radix; s = this.chars[c]! + s; key = (key - c) / this.radix; }
+    while (key > 0) {
+      const c = key % this.radix;
+      s = this.chars[c]! + s;
+      key = (key - c) / this.radix;
+    }
     return s;
   }
   /** The key of an n-gram (-1 when a character has no id). */
   key(g: string): number {
     let k = 0;
-    for (const c of g) { const i = this.ids.get(c); if (!i) return -1; k = k * this.radix + i; }
+    for (const c of g) {
+      const i = this.ids.get(c);
+      if (!i) return -1;
+      k = k * this.radix + i;
+    }
     return k;
   }
 }
@@ -158,7 +195,11 @@ class NgramTrie {
     let node = 0;
     for (const c of cs) {
       const h = this.slot(node, c);
-      if (this.parent[h] === -1) { this.parent[h] = node; this.char[h] = c; this.child[h] = this.nodes++; }
+      if (this.parent[h] === -1) {
+        this.parent[h] = node;
+        this.char[h] = c;
+        this.child[h] = this.nodes++;
+      }
       node = this.child[h]!;
     }
     this.feature[node] = f;
@@ -185,17 +226,27 @@ export class LanguageIdentifier {
 
   private constructor(private readonly file: LidFile) {
     this.languages = Object.keys(file.languages).sort();
-    const L = this.languages.length, V = file.vocabulary, a = file.alpha;
+    const L = this.languages.length,
+      V = file.vocabulary,
+      a = file.alpha;
     const chars = new Set<string>();
     for (const l of this.languages) for (const g of file.languages[l]!.ngrams) for (const c of g) chars.add(c);
     this.keys = new NgramKeys([...chars].sort(), file.ngrams[0], file.ngrams[1]);
     const keyOf = (g: string) => this.keys.key(g);
-    for (const l of this.languages) for (const g of file.languages[l]!.ngrams) { const k = keyOf(g); if (k >= 0 && !this.index.has(k)) this.index.set(k, this.index.size); }
+    for (const l of this.languages)
+      for (const g of file.languages[l]!.ngrams) {
+        const k = keyOf(g);
+        if (k >= 0 && !this.index.has(k)) this.index.set(k, this.index.size);
+      }
     // (values rounded to float32 as the identifier has always stored them: the same scores)
     this.floor = new Float64Array(L);
-    const F = this.index.size, count = new Int32Array(F + 1), entries: [number, number, number][] = [];
+    const F = this.index.size,
+      count = new Int32Array(F + 1),
+      entries: [number, number, number][] = [];
     this.languages.forEach((l, j) => {
-      const p = file.languages[l]!, denom = Math.log(p.total + a * V), floor = Math.fround(Math.log(a) - denom);
+      const p = file.languages[l]!,
+        denom = Math.log(p.total + a * V),
+        floor = Math.fround(Math.log(a) - denom);
       this.floor[j] = floor;
       p.ngrams.forEach((g, i) => {
         const k = keyOf(g);
@@ -208,30 +259,53 @@ export class LanguageIdentifier {
     let nodes = 0;
     for (const k of this.index.keys()) nodes += this.keys.text(k).length;
     this.trie = new NgramTrie(nodes);
-    for (const [k, f] of this.index) this.trie.add(Array.from(this.keys.text(k), (c) => this.keys.ids.get(c)!), f);
+    for (const [k, f] of this.index)
+      this.trie.add(
+        Array.from(this.keys.text(k), (c) => this.keys.ids.get(c)!),
+        f,
+      );
     this.start = new Int32Array(F + 1);
     for (let f = 0; f < F; f++) this.start[f + 1] = this.start[f]! + count[f + 1]!;
     this.entryLang = new Int32Array(entries.length);
     this.entryDelta = new Float64Array(entries.length);
     const fill = this.start.slice(0, F);
-    for (const [f, j, d] of entries) { const e = fill[f]!++; this.entryLang[e] = j; this.entryDelta[e] = d; }
+    for (const [f, j, d] of entries) {
+      const e = fill[f]!++;
+      this.entryLang[e] = j;
+      this.entryDelta[e] = d;
+    }
   }
 
   /** Number of n-gram features (the union of the languages' profiles). */
-  get features(): number { return this.index.size; }
+  get features(): number {
+    return this.index.size;
+  }
   /** The fitted calibration: posterior = softmax(score / (temperature · n^lengthPower)). */
-  get calibration(): { temperature: number; lengthPower: number } { return { temperature: this.file.temperature, lengthPower: this.file.lengthPower }; }
+  get calibration(): { temperature: number; lengthPower: number } {
+    return { temperature: this.file.temperature, lengthPower: this.file.lengthPower };
+  }
 
   /** Summed log-likelihoods per language and the number of n-grams that matched a profile. */
   private scores(text: string): { s: Float64Array; n: number } {
-    const L = this.languages.length, s = new Float64Array(L);
+    const L = this.languages.length,
+      s = new Float64Array(L);
     let n = 0;
-    const start = this.start, lang = this.entryLang, delta = this.entryDelta, trie = this.trie, feature = trie.feature;
-    const { lo, hi } = this.keys, id: number[] = [], info: boolean[] = [];
+    const start = this.start,
+      lang = this.entryLang,
+      delta = this.entryDelta,
+      trie = this.trie,
+      feature = trie.feature;
+    const { lo, hi } = this.keys,
+      id: number[] = [],
+      info: boolean[] = [];
     // the n-grams NgramKeys.each enumerates (informative ones, through characters with ids), walked down the trie
-    for (const c of lidText(text)) { id.push(this.keys.ids.get(c) ?? 0); info.push(c !== ' ' && c !== '0'); }
+    for (const c of lidText(text)) {
+      id.push(this.keys.ids.get(c) ?? 0);
+      info.push(c !== ' ' && c !== '0');
+    }
     for (let i = 0; i < id.length; i++) {
-      let node = 0, informative = false;
+      let node = 0,
+        informative = false;
       for (let len = 1; len <= hi && i + len <= id.length; len++) {
         const c = id[i + len - 1]!;
         if (!c) break;
@@ -254,7 +328,10 @@ export class LanguageIdentifier {
     for (const x of s) m = Math.max(m, x * k);
     const p = new Float64Array(s.length);
     let z = 0;
-    for (let j = 0; j < s.length; j++) { p[j] = Math.exp(s[j]! * k - m); z += p[j]!; }
+    for (let j = 0; j < s.length; j++) {
+      p[j] = Math.exp(s[j]! * k - m);
+      z += p[j]!;
+    }
     for (let j = 0; j < s.length; j++) p[j]! /= z;
     return p;
   }
@@ -295,7 +372,9 @@ export class LanguageIdentifier {
     return { lang: langs[b]!, confidence: p[b]! };
   }
 
-  toJSON(): LidFile { return this.file; }
+  toJSON(): LidFile {
+    return this.file;
+  }
 
   /** Writes `lid.json` into a model directory (atomically: a temporary file, then a rename); needs Node (src/text/lid.ts). */
   save(modelDir: string): string {
@@ -305,20 +384,26 @@ export class LanguageIdentifier {
 
   /** Parses a stored identifier (checked: a foreign file is untrusted); `where` names it in errors. */
   static fromJSON(x: unknown, where: string): LanguageIdentifier {
-    const bad = (m: string): never => { throw new Error(`${where}: ${m}`); };
+    const bad = (m: string): never => {
+      throw new Error(`${where}: ${m}`);
+    };
     const o = x as Partial<LidFile>;
     if (!o || typeof o !== 'object' || o.format !== 'xling-lid') bad("not a language identifier (format must be 'xling-lid')");
     if (o.version !== 1) bad(`unsupported version ${String(o.version)} (this xling reads 1)`);
     const ng = o.ngrams;
-    if (!Array.isArray(ng) || ng.length !== 2 || !ng.every((v) => Number.isInteger(v)) || ng[0]! < 1 || ng[1]! < ng[0]! || ng[1]! > 8) bad("'ngrams' must be [lo, hi] with 1 ≤ lo ≤ hi ≤ 8");
-    for (const k of ['alpha', 'vocabulary', 'temperature'] as const) if (typeof o[k] !== 'number' || !(o[k]! > 0) || !Number.isFinite(o[k])) bad(`'${k}' must be a positive number`);
+    if (!Array.isArray(ng) || ng.length !== 2 || !ng.every((v) => Number.isInteger(v)) || ng[0]! < 1 || ng[1]! < ng[0]! || ng[1]! > 8)
+      bad("'ngrams' must be [lo, hi] with 1 ≤ lo ≤ hi ≤ 8");
+    for (const k of ['alpha', 'vocabulary', 'temperature'] as const)
+      if (typeof o[k] !== 'number' || !(o[k]! > 0) || !Number.isFinite(o[k])) bad(`'${k}' must be a positive number`);
     if (typeof o.lengthPower !== 'number' || !(o.lengthPower >= 0 && o.lengthPower <= 1)) bad("'lengthPower' must be in [0, 1]");
     if (!o.languages || typeof o.languages !== 'object' || !Object.keys(o.languages).length) bad("'languages' must name at least one language");
     for (const [l, p] of Object.entries(o.languages!)) {
-      if (!p || !Array.isArray(p.ngrams) || !Array.isArray(p.counts) || p.ngrams.length !== p.counts.length) bad(`language '${l}': 'ngrams' and 'counts' must be arrays of one length`);
+      if (!p || !Array.isArray(p.ngrams) || !Array.isArray(p.counts) || p.ngrams.length !== p.counts.length)
+        bad(`language '${l}': 'ngrams' and 'counts' must be arrays of one length`);
       if (!p.ngrams.every((g) => typeof g === 'string' && g.length > 0)) bad(`language '${l}': every n-gram must be a non-empty string`);
       if (!p.counts.every((c) => Number.isInteger(c) && c > 0)) bad(`language '${l}': counts must be positive integers`);
-      if (!(typeof p.total === 'number' && p.total >= p.counts.reduce((a, c) => a + c, 0))) bad(`language '${l}': 'total' must be at least the sum of its counts`);
+      if (!(typeof p.total === 'number' && p.total >= p.counts.reduce((a, c) => a + c, 0)))
+        bad(`language '${l}': 'total' must be at least the sum of its counts`);
     }
     return new LanguageIdentifier({ lines: {}, ...o } as LidFile);
   }
@@ -328,45 +413,76 @@ export class LanguageIdentifier {
    * same input gives the same file.
    */
   static train(byLang: Map<string, string[]>, o: LidTrainOptions = {}): LanguageIdentifier {
-    const [lo, hi] = o.ngrams ?? [1, 4], topK = o.topK ?? 1000, alpha = o.alpha ?? 0.5, maxLines = o.maxLines ?? 5000, every = o.heldOutEvery ?? 10;
+    const [lo, hi] = o.ngrams ?? [1, 4],
+      topK = o.topK ?? 1000,
+      alpha = o.alpha ?? 0.5,
+      maxLines = o.maxLines ?? 5000,
+      every = o.heldOutEvery ?? 10;
     const langs = [...byLang.keys()].filter((l) => byLang.get(l)!.some((t) => lidText(t))).sort();
     if (langs.length < 2) throw new Error(`language identification needs sentences of at least two languages (got ${langs.length ? langs.join(' ') : 'none'})`);
     const prepared = langs.map((l) => {
-      const all = byLang.get(l)!.map(lidText).filter((t) => t);
+      const all = byLang
+        .get(l)!
+        .map(lidText)
+        .filter((t) => t);
       // a spread of at most maxLines lines (not the first ones: corpora are often sorted by source)
-      const step = Math.max(1, all.length / maxLines), pick: string[] = [];
+      const step = Math.max(1, all.length / maxLines),
+        pick: string[] = [];
       for (let x = 0; Math.floor(x) < all.length && pick.length < maxLines; x += step) pick.push(all[Math.floor(x)]!);
       return pick;
     });
     // characters by frequency: the most frequent get ids (n-grams through the rarest are not counted)
     const charCount = new Map<string, number>();
     for (const pick of prepared) for (const t of pick) for (const c of t) charCount.set(c, (charCount.get(c) ?? 0) + 1);
-    const keys = new NgramKeys([...charCount].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]), lo, hi);
+    const keys = new NgramKeys(
+      [...charCount].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]),
+      lo,
+      hi,
+    );
     const vocab = new Set<number>();
-    const languages: Record<string, LangProfile> = {}, lines: Record<string, number> = {};
+    const languages: Record<string, LangProfile> = {},
+      lines: Record<string, number> = {};
     const heldOut: { lang: number; text: string }[] = [];
     langs.forEach((l, j) => {
       const pick = prepared[j]!;
       const counts = new Map<number, number>();
-      let total = 0, used = 0;
+      let total = 0,
+        used = 0;
       pick.forEach((t, i) => {
-        if (every > 1 && pick.length >= 2 * every && i % every === every - 1) { heldOut.push({ lang: j, text: t }); return; }
+        if (every > 1 && pick.length >= 2 * every && i % every === every - 1) {
+          heldOut.push({ lang: j, text: t });
+          return;
+        }
         used++;
-        keys.each(t, (g) => { counts.set(g, (counts.get(g) ?? 0) + 1); total++; });
+        keys.each(t, (g) => {
+          counts.set(g, (counts.get(g) ?? 0) + 1);
+          total++;
+        });
       });
       for (const g of counts.keys()) vocab.add(g);
       const top = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, topK);
       languages[l] = { total, ngrams: top.map((e) => keys.text(e[0])), counts: top.map((e) => e[1]) };
       lines[l] = used;
     });
-    const base: LidFile = { format: 'xling-lid', version: 1, ngrams: [lo, hi], alpha, vocabulary: vocab.size, temperature: 1, lengthPower: 0, lines, languages };
+    const base: LidFile = {
+      format: 'xling-lid',
+      version: 1,
+      ngrams: [lo, hi],
+      alpha,
+      vocabulary: vocab.size,
+      temperature: 1,
+      lengthPower: 0,
+      lines,
+      languages,
+    };
     const raw = new LanguageIdentifier(base);
     // calibration on the held-out lines: (T, β) minimising the mean negative log-likelihood
     // (at most 4000 lines, spread over all languages; scores shifted by their maximum once)
     const hstep = Math.max(1, heldOut.length / 4000);
     const scored: { s: Float64Array; n: number; lang: number }[] = [];
     for (let x = 0; Math.floor(x) < heldOut.length; x += hstep) {
-      const h = heldOut[Math.floor(x)]!, r = raw.scores(h.text);
+      const h = heldOut[Math.floor(x)]!,
+        r = raw.scores(h.text);
       if (!r.n) continue;
       let m = -Infinity;
       for (const v of r.s) m = Math.max(m, v);
@@ -385,18 +501,40 @@ export class LanguageIdentifier {
       }
       return acc / scored.length;
     };
-    let bestT = 1, bestBeta = 0, best = Infinity;
+    let bestT = 1,
+      bestBeta = 0,
+      best = Infinity;
     for (const beta of [0, 0.25, 0.5, 0.75, 1]) {
       // golden-section search on log T
-      let a = Math.log(1e-3), b = Math.log(1e4);
+      let a = Math.log(1e-3),
+        b = Math.log(1e4);
       const g = (Math.sqrt(5) - 1) / 2;
-      let c = b - g * (b - a), d = a + g * (b - a), fc = nll(Math.exp(c), beta), fd = nll(Math.exp(d), beta);
+      let c = b - g * (b - a),
+        d = a + g * (b - a),
+        fc = nll(Math.exp(c), beta),
+        fd = nll(Math.exp(d), beta);
       for (let it = 0; it < 40; it++) {
-        if (fc < fd) { b = d; d = c; fd = fc; c = b - g * (b - a); fc = nll(Math.exp(c), beta); }
-        else { a = c; c = d; fc = fd; d = a + g * (b - a); fd = nll(Math.exp(d), beta); }
+        if (fc < fd) {
+          b = d;
+          d = c;
+          fd = fc;
+          c = b - g * (b - a);
+          fc = nll(Math.exp(c), beta);
+        } else {
+          a = c;
+          c = d;
+          fc = fd;
+          d = a + g * (b - a);
+          fd = nll(Math.exp(d), beta);
+        }
       }
-      const T = Math.exp((a + b) / 2), v = nll(T, beta);
-      if (v < best) { best = v; bestT = T; bestBeta = beta; }
+      const T = Math.exp((a + b) / 2),
+        v = nll(T, beta);
+      if (v < best) {
+        best = v;
+        bestT = T;
+        bestBeta = beta;
+      }
     }
     return new LanguageIdentifier({ ...base, temperature: bestT, lengthPower: bestBeta });
   }
@@ -405,7 +543,9 @@ export class LanguageIdentifier {
 let saver: ((lid: LanguageIdentifier, modelDir: string) => string) | null = null;
 
 /** How `save` writes (set by src/text/lid.ts, which has the file system). */
-export function setLanguageIdentifierSaver(fn: (lid: LanguageIdentifier, modelDir: string) => string): void { saver = fn; }
+export function setLanguageIdentifierSaver(fn: (lid: LanguageIdentifier, modelDir: string) => string): void {
+  saver = fn;
+}
 
 /**
  * A deterministic sample spread over a whole stream of lines, for identifying its language: every

@@ -18,6 +18,10 @@ export function loadLanguageIdentifier(modelDir: string): LanguageIdentifier | n
   const f = join(modelDir, LID_FILE);
   if (!existsSync(f)) return null;
   let x: unknown;
-  try { x = JSON.parse(readFileSync(f, 'utf8')); } catch (e) { throw new Error(`${f}: not valid JSON (${(e as Error).message})`); }
+  try {
+    x = JSON.parse(readFileSync(f, 'utf8'));
+  } catch (e) {
+    throw new Error(`${f}: not valid JSON (${(e as Error).message})`);
+  }
   return LanguageIdentifier.fromJSON(x, f);
 }

@@ -124,14 +124,23 @@ export class HashedNgramTokenizer implements TextTokenizer {
   /** Sentences whose features were cut at maxFeatures since construction. */
   truncated = 0;
   private buf = new Int32Array(1024);
-  constructor(readonly opts: NgramOptions, readonly norm: NormalizeOptions) {
+  constructor(
+    readonly opts: NgramOptions,
+    readonly norm: NormalizeOptions,
+  ) {
     const [lo, hi] = opts.ngrams;
-    if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 1 && hi >= lo && hi <= 16)) throw new Error(`n-gram range must be integers 1 <= lo <= hi <= 16, got [${lo}, ${hi}]`);
-    if (opts.hashes !== undefined && !(Number.isInteger(opts.hashes) && opts.hashes >= 1 && opts.hashes <= 8)) throw new Error(`hashes must be an integer from 1 to 8, got ${opts.hashes}`);
+    if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 1 && hi >= lo && hi <= 16))
+      throw new Error(`n-gram range must be integers 1 <= lo <= hi <= 16, got [${lo}, ${hi}]`);
+    if (opts.hashes !== undefined && !(Number.isInteger(opts.hashes) && opts.hashes >= 1 && opts.hashes <= 8))
+      throw new Error(`hashes must be an integer from 1 to 8, got ${opts.hashes}`);
     if (!(Number.isInteger(opts.buckets) && opts.buckets >= 1)) throw new Error(`buckets must be a positive integer, got ${opts.buckets}`);
   }
-  get vocabSize(): number { return NGRAM_ID_OFFSET + this.opts.buckets; }
-  get maxLength(): number { return this.opts.maxFeatures; }
+  get vocabSize(): number {
+    return NGRAM_ID_OFFSET + this.opts.buckets;
+  }
+  get maxLength(): number {
+    return this.opts.maxFeatures;
+  }
 
   encode(s: string): Int32Array {
     const { text, cap } = this.prepare(s);
@@ -156,14 +165,16 @@ export class HashedNgramTokenizer implements TextTokenizer {
    */
   encodeBatch(sentences: string[]): Int32Array[] {
     // every sentence's feature count is known once it is normalised: one buffer of the exact size
-    const texts = new Array<string>(sentences.length), ends = new Int32Array(sentences.length);
+    const texts = new Array<string>(sentences.length),
+      ends = new Int32Array(sentences.length);
     let total = 0;
     for (let i = 0; i < sentences.length; i++) {
       const { text, cap } = this.prepare(sentences[i]!);
       texts[i] = text;
       ends[i] = total += cap;
     }
-    const buf = new Int32Array(total), out = new Array<Int32Array>(sentences.length);
+    const buf = new Int32Array(total),
+      out = new Array<Int32Array>(sentences.length);
     for (let i = 0, start = 0; i < sentences.length; start = ends[i++]!) {
       out[i] = buf.subarray(start, ends[i]);
       this.fill(texts[i]!, out[i]!);
@@ -176,7 +187,11 @@ export class HashedNgramTokenizer implements TextTokenizer {
    * the words (runs of non-spaces), at most maxFeatures (fill writes exactly that many).
    */
   private prepare(s: string): { text: string; cap: number } {
-    const { ngrams: [lo, hi], words, maxFeatures } = this.opts;
+    const {
+      ngrams: [lo, hi],
+      words,
+      maxFeatures,
+    } = this.opts;
     const hashes = this.opts.hashes ?? 1;
     // cut before hashing: a feature starts at each position, so maxFeatures positions suffice
     let text = normalize(s.length > 4 * maxFeatures ? s.slice(0, 4 * maxFeatures) : s, this.norm);
@@ -197,7 +212,12 @@ export class HashedNgramTokenizer implements TextTokenizer {
 
   /** Writes the features of a prepared text into out (its length: prepare's count, which it fills); returns how many. */
   private fill(text: string, out: Int32Array): number {
-    const { ngrams: [lo, hi], buckets, words, maxFeatures } = this.opts;
+    const {
+      ngrams: [lo, hi],
+      buckets,
+      words,
+      maxFeatures,
+    } = this.opts;
     const hashes = this.opts.hashes ?? 1;
     const cap = out.length;
     // the codes of ' ' + text + ' '
@@ -259,7 +279,8 @@ export function prunedBucketMap(kept: Int32Array, buckets: number, fallback: num
   for (let b = 0; b < buckets; b++) map[b] = kept.length + (b % fallback);
   for (let r = 0; r < kept.length; r++) {
     const b = kept[r]!;
-    if (!(b >= 0 && b < buckets) || (r > 0 && b <= kept[r - 1]!)) throw new Error(`pruned table: kept bucket ids must ascend within [0, ${buckets}) (entry ${r}: ${b})`);
+    if (!(b >= 0 && b < buckets) || (r > 0 && b <= kept[r - 1]!))
+      throw new Error(`pruned table: kept bucket ids must ascend within [0, ${buckets}) (entry ${r}: ${b})`);
     map[b] = r;
   }
   return map;

@@ -3,8 +3,8 @@
 // optional romanisation of Cyrillic and Greek (the research romanises for its vocabulary analysis).
 
 export interface NormalizeOptions {
-  lowercase?: boolean;   // default true (as the reference)
-  romanize?: boolean;    // default false
+  lowercase?: boolean; // default true (as the reference)
+  romanize?: boolean; // default false
 }
 
 const PUNCT: [RegExp, string][] = [
@@ -20,14 +20,89 @@ const PUNCT: [RegExp, string][] = [
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
 const CYRILLIC: Record<string, string> = {
-  а: 'a', б: 'b', в: 'v', г: 'g', ґ: 'g', д: 'd', ђ: 'dj', е: 'e', ё: 'yo', є: 'ye', ж: 'zh', з: 'z', ѕ: 'dz', и: 'i', і: 'i', ї: 'yi',
-  й: 'y', ј: 'j', к: 'k', л: 'l', љ: 'lj', м: 'm', н: 'n', њ: 'nj', о: 'o', п: 'p', р: 'r', с: 's', т: 't', ћ: 'c', у: 'u', ў: 'u',
-  ф: 'f', х: 'kh', ц: 'ts', ч: 'ch', џ: 'dz', ш: 'sh', щ: 'shch', ъ: '', ы: 'y', ь: '', э: 'e', ю: 'yu', я: 'ya',
+  а: 'a',
+  б: 'b',
+  в: 'v',
+  г: 'g',
+  ґ: 'g',
+  д: 'd',
+  ђ: 'dj',
+  е: 'e',
+  ё: 'yo',
+  є: 'ye',
+  ж: 'zh',
+  з: 'z',
+  ѕ: 'dz',
+  и: 'i',
+  і: 'i',
+  ї: 'yi',
+  й: 'y',
+  ј: 'j',
+  к: 'k',
+  л: 'l',
+  љ: 'lj',
+  м: 'm',
+  н: 'n',
+  њ: 'nj',
+  о: 'o',
+  п: 'p',
+  р: 'r',
+  с: 's',
+  т: 't',
+  ћ: 'c',
+  у: 'u',
+  ў: 'u',
+  ф: 'f',
+  х: 'kh',
+  ц: 'ts',
+  ч: 'ch',
+  џ: 'dz',
+  ш: 'sh',
+  щ: 'shch',
+  ъ: '',
+  ы: 'y',
+  ь: '',
+  э: 'e',
+  ю: 'yu',
+  я: 'ya',
 };
 const GREEK: Record<string, string> = {
-  α: 'a', ά: 'a', β: 'v', γ: 'g', δ: 'd', ε: 'e', έ: 'e', ζ: 'z', η: 'i', ή: 'i', θ: 'th', ι: 'i', ί: 'i', ϊ: 'i', ΐ: 'i', κ: 'k',
-  λ: 'l', μ: 'm', ν: 'n', ξ: 'x', ο: 'o', ό: 'o', π: 'p', ρ: 'r', σ: 's', ς: 's', τ: 't', υ: 'y', ύ: 'y', ϋ: 'y', ΰ: 'y', φ: 'f',
-  χ: 'ch', ψ: 'ps', ω: 'o', ώ: 'o',
+  α: 'a',
+  ά: 'a',
+  β: 'v',
+  γ: 'g',
+  δ: 'd',
+  ε: 'e',
+  έ: 'e',
+  ζ: 'z',
+  η: 'i',
+  ή: 'i',
+  θ: 'th',
+  ι: 'i',
+  ί: 'i',
+  ϊ: 'i',
+  ΐ: 'i',
+  κ: 'k',
+  λ: 'l',
+  μ: 'm',
+  ν: 'n',
+  ξ: 'x',
+  ο: 'o',
+  ό: 'o',
+  π: 'p',
+  ρ: 'r',
+  σ: 's',
+  ς: 's',
+  τ: 't',
+  υ: 'y',
+  ύ: 'y',
+  ϋ: 'y',
+  ΰ: 'y',
+  φ: 'f',
+  χ: 'ch',
+  ψ: 'ps',
+  ω: 'o',
+  ώ: 'o',
 };
 
 /** Latin transliteration of Cyrillic and Greek letters (case preserved on the first letter). */
@@ -36,7 +111,10 @@ export function romanize(s: string): string {
   for (const ch of s) {
     const lower = ch.toLowerCase();
     const r = CYRILLIC[lower] ?? GREEK[lower];
-    if (r === undefined) { out += ch; continue; }
+    if (r === undefined) {
+      out += ch;
+      continue;
+    }
     out += ch !== lower && r ? r[0]!.toUpperCase() + r.slice(1) : r;
   }
   return out;
@@ -49,15 +127,34 @@ export function romanize(s: string): string {
  */
 function plainness(s: string): 0 | 1 | 2 {
   const n = s.length;
-  let ascii = true, prevSpace = true;
+  let ascii = true,
+    prevSpace = true;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c === 32) { if (prevSpace) return 2; prevSpace = true; continue; }
+    if (c === 32) {
+      if (prevSpace) return 2;
+      prevSpace = true;
+      continue;
+    }
     prevSpace = false;
-    if (c < 0x80) { if (c < 0x20 || c === 0x60 || c === 0x7f) return 2; continue; }
+    if (c < 0x80) {
+      if (c < 0x20 || c === 0x60 || c === 0x7f) return 2;
+      continue;
+    }
     ascii = false;
-    if (c <= 0x9f || c === 0xa0 || c === 0xab || c === 0xb4 || c === 0xbb || c === 0x1680 || (c >= 0x2000 && c <= 0x2060) ||
-        c === 0x2212 || c === 0x3000 || c === 0xfeff) return 2;
+    if (
+      c <= 0x9f ||
+      c === 0xa0 ||
+      c === 0xab ||
+      c === 0xb4 ||
+      c === 0xbb ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x2060) ||
+      c === 0x2212 ||
+      c === 0x3000 ||
+      c === 0xfeff
+    )
+      return 2;
   }
   if (prevSpace && n > 0) return 2;
   return ascii ? 0 : 1;

@@ -27,11 +27,19 @@ export interface SentencePieceModelProto {
 /** A minimal protobuf wire-format reader (varints, 32/64-bit, length-delimited). */
 class Wire {
   p = 0;
-  constructor(readonly b: Uint8Array, readonly what: string) {}
-  get done(): boolean { return this.p >= this.b.length; }
-  fail(m: string): never { throw new Error(`${this.what}: ${m} (at byte ${this.p}; not a SentencePiece model, or corrupt)`); }
+  constructor(
+    readonly b: Uint8Array,
+    readonly what: string,
+  ) {}
+  get done(): boolean {
+    return this.p >= this.b.length;
+  }
+  fail(m: string): never {
+    throw new Error(`${this.what}: ${m} (at byte ${this.p}; not a SentencePiece model, or corrupt)`);
+  }
   varint(): number {
-    let v = 0, mul = 1;
+    let v = 0,
+      mul = 1;
     for (let i = 0; i < 10; i++) {
       if (this.p >= this.b.length) this.fail('truncated varint');
       const c = this.b[this.p++]!;
@@ -58,14 +66,19 @@ class Wire {
   fields(f: (field: number, wt: number) => boolean): void {
     while (!this.done) {
       const key = this.varint();
-      const field = Math.floor(key / 8), wt = key & 7;
+      const field = Math.floor(key / 8),
+        wt = key & 7;
       if (field === 0) this.fail('field number 0');
       if (f(field, wt)) continue;
       if (wt === 0) this.varint();
-      else if (wt === 1) { this.p += 8; if (this.p > this.b.length) this.fail('truncated'); }
-      else if (wt === 2) this.bytes();
-      else if (wt === 5) { this.p += 4; if (this.p > this.b.length) this.fail('truncated'); }
-      else this.fail(`unsupported wire type ${wt}`);
+      else if (wt === 1) {
+        this.p += 8;
+        if (this.p > this.b.length) this.fail('truncated');
+      } else if (wt === 2) this.bytes();
+      else if (wt === 5) {
+        this.p += 4;
+        if (this.p > this.b.length) this.fail('truncated');
+      } else this.fail(`unsupported wire type ${wt}`);
     }
   }
 }
@@ -76,19 +89,38 @@ const utf8enc = new TextEncoder();
 /** Parses a SentencePiece ModelProto. */
 export function parseSentencePieceModel(buf: Uint8Array, what = 'sentencepiece model'): SentencePieceModelProto {
   const m: SentencePieceModelProto = {
-    pieces: [], modelType: 'unigram', byteFallback: false, treatWhitespaceAsSuffix: false,
+    pieces: [],
+    modelType: 'unigram',
+    byteFallback: false,
+    treatWhitespaceAsSuffix: false,
     normalizer: { name: '', precompiledCharsmap: new Uint8Array(0), addDummyPrefix: true, removeExtraWhitespaces: true, escapeWhitespaces: true },
   };
-  const str = (w: Wire, b: Uint8Array) => { try { return utf8.decode(b); } catch { return w.fail('invalid UTF-8'); } };
+  const str = (w: Wire, b: Uint8Array) => {
+    try {
+      return utf8.decode(b);
+    } catch {
+      return w.fail('invalid UTF-8');
+    }
+  };
   const top = new Wire(buf, what);
   top.fields((field, wt) => {
     if (field === 1 && wt === 2) {
       const w = new Wire(top.bytes(), what);
       const piece = { piece: '', score: 0, type: 'normal' as PieceType };
       w.fields((f, t) => {
-        if (f === 1 && t === 2) { piece.piece = str(w, w.bytes()); return true; }
-        if (f === 2 && t === 5) { piece.score = w.float(); return true; }
-        if (f === 3 && t === 0) { const v = w.varint(); piece.type = PIECE_TYPES[v] ?? w.fail(`unknown piece type ${v}`); return true; }
+        if (f === 1 && t === 2) {
+          piece.piece = str(w, w.bytes());
+          return true;
+        }
+        if (f === 2 && t === 5) {
+          piece.score = w.float();
+          return true;
+        }
+        if (f === 3 && t === 0) {
+          const v = w.varint();
+          piece.type = PIECE_TYPES[v] ?? w.fail(`unknown piece type ${v}`);
+          return true;
+        }
         return false;
       });
       m.pieces.push(piece);
@@ -97,9 +129,19 @@ export function parseSentencePieceModel(buf: Uint8Array, what = 'sentencepiece m
     if (field === 2 && wt === 2) {
       const w = new Wire(top.bytes(), what);
       w.fields((f, t) => {
-        if (f === 3 && t === 0) { const v = w.varint(); m.modelType = (({ 1: 'unigram', 2: 'bpe', 3: 'word', 4: 'char' } as const)[v as 1]) ?? w.fail(`unknown model type ${v}`); return true; }
-        if (f === 35 && t === 0) { m.byteFallback = w.varint() !== 0; return true; }
-        if (f === 24 && t === 0) { m.treatWhitespaceAsSuffix = w.varint() !== 0; return true; }
+        if (f === 3 && t === 0) {
+          const v = w.varint();
+          m.modelType = ({ 1: 'unigram', 2: 'bpe', 3: 'word', 4: 'char' } as const)[v as 1] ?? w.fail(`unknown model type ${v}`);
+          return true;
+        }
+        if (f === 35 && t === 0) {
+          m.byteFallback = w.varint() !== 0;
+          return true;
+        }
+        if (f === 24 && t === 0) {
+          m.treatWhitespaceAsSuffix = w.varint() !== 0;
+          return true;
+        }
         return false;
       });
       return true;
@@ -108,11 +150,26 @@ export function parseSentencePieceModel(buf: Uint8Array, what = 'sentencepiece m
       const w = new Wire(top.bytes(), what);
       const n = m.normalizer;
       w.fields((f, t) => {
-        if (f === 1 && t === 2) { n.name = str(w, w.bytes()); return true; }
-        if (f === 2 && t === 2) { n.precompiledCharsmap = w.bytes().slice(); return true; }
-        if (f === 3 && t === 0) { n.addDummyPrefix = w.varint() !== 0; return true; }
-        if (f === 4 && t === 0) { n.removeExtraWhitespaces = w.varint() !== 0; return true; }
-        if (f === 5 && t === 0) { n.escapeWhitespaces = w.varint() !== 0; return true; }
+        if (f === 1 && t === 2) {
+          n.name = str(w, w.bytes());
+          return true;
+        }
+        if (f === 2 && t === 2) {
+          n.precompiledCharsmap = w.bytes().slice();
+          return true;
+        }
+        if (f === 3 && t === 0) {
+          n.addDummyPrefix = w.varint() !== 0;
+          return true;
+        }
+        if (f === 4 && t === 0) {
+          n.removeExtraWhitespaces = w.varint() !== 0;
+          return true;
+        }
+        if (f === 5 && t === 0) {
+          n.escapeWhitespaces = w.varint() !== 0;
+          return true;
+        }
         return false;
       });
       return true;
@@ -131,7 +188,12 @@ class ByteTrie {
     let node = 0;
     for (const c of key) {
       let n = this.next[node]!.get(c);
-      if (n === undefined) { n = this.next.length; this.next.push(new Map()); this.value.push(-1); this.next[node]!.set(c, n); }
+      if (n === undefined) {
+        n = this.next.length;
+        this.next.push(new Map());
+        this.value.push(-1);
+        this.next[node]!.set(c, n);
+      }
       node = n;
     }
     this.value[node] = v;
@@ -168,7 +230,9 @@ class CharsMap {
     let pos = 0;
     let unit = a[0]!;
     pos ^= offset(unit);
-    let best = 0, bestValue = 0, count = 0;
+    let best = 0,
+      bestValue = 0,
+      count = 0;
     for (let i = start; i < s.length; i++) {
       const c = s[i]!;
       pos ^= c;
@@ -178,7 +242,10 @@ class CharsMap {
       pos ^= offset(unit);
       if ((unit >>> 8) & 1) {
         if (pos >= a.length) break;
-        if (count++ < 32) { best = i + 1 - start; bestValue = a[pos]! & 0x7fffffff; }
+        if (count++ < 32) {
+          best = i + 1 - start;
+          bestValue = a[pos]! & 0x7fffffff;
+        }
       }
     }
     if (best === 0) return null;
@@ -188,7 +255,9 @@ class CharsMap {
     return [this.normalized.subarray(bestValue, e), best];
   }
 }
-function offset(unit: number): number { return (unit >>> 10) << ((unit & (1 << 9)) >>> 6); }
+function offset(unit: number): number {
+  return (unit >>> 10) << ((unit & (1 << 9)) >>> 6);
+}
 
 /** Length of the UTF-8 character at s[i] when valid (IsValidDecodeUTF8), else 0. */
 function validCharLen(s: Uint8Array, i: number): number {
@@ -209,17 +278,22 @@ function validCharLen(s: Uint8Array, i: number): number {
   return 0;
 }
 /** OneCharLen: the length a UTF-8 lead byte announces. */
-function oneCharLen(c: number): number { return [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4][c >> 4]!; }
+function oneCharLen(c: number): number {
+  return [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4][c >> 4]!;
+}
 
 const SPACE = utf8enc.encode('\u2581');
 const REPLACEMENT = utf8enc.encode('\ufffd');
 
-export interface SentencePieceEncoding { ids: number[]; pieces: string[] }
+export interface SentencePieceEncoding {
+  ids: number[];
+  pieces: string[];
+}
 
 export class SentencePieceProcessor {
   readonly proto: SentencePieceModelProto;
-  private readonly pieceIds = new Map<string, number>();   // normal, user-defined, unused
-  private readonly reserved = new Map<string, number>();   // control, unknown, byte
+  private readonly pieceIds = new Map<string, number>(); // normal, user-defined, unused
+  private readonly reserved = new Map<string, number>(); // control, unknown, byte
   private readonly trie = new ByteTrie();
   private readonly userTrie: ByteTrie | null;
   private readonly charsmap: CharsMap | null;
@@ -230,7 +304,10 @@ export class SentencePieceProcessor {
   private readonly scores: Float32Array;
   private readonly types: PieceType[];
 
-  constructor(buf: Uint8Array, readonly what = 'sentencepiece model') {
+  constructor(
+    buf: Uint8Array,
+    readonly what = 'sentencepiece model',
+  ) {
     this.proto = parseSentencePieceModel(buf, what);
     const m = this.proto;
     let unk = -1;
@@ -245,28 +322,45 @@ export class SentencePieceProcessor {
       map.set(p.piece, i);
       if (normal) this.trie.insert(utf8enc.encode(p.piece), i);
       if (p.type === 'user_defined') user = true;
-      if (p.type === 'unknown') { if (unk >= 0) throw new Error(`${what}: unk is defined twice`); unk = i; }
+      if (p.type === 'unknown') {
+        if (unk >= 0) throw new Error(`${what}: unk is defined twice`);
+        unk = i;
+      }
       if (p.type === 'byte' && !m.byteFallback) throw new Error(`${what}: byte piece ${p.piece} although byte_fallback is false`);
-      if (p.type === 'normal') { this.minScore = Math.min(this.minScore, p.score); this.maxScore = Math.max(this.maxScore, p.score); }
+      if (p.type === 'normal') {
+        this.minScore = Math.min(this.minScore, p.score);
+        this.maxScore = Math.max(this.maxScore, p.score);
+      }
     });
     if (unk < 0) throw new Error(`${what}: no unknown piece`);
     this.unkId = unk;
     if (m.byteFallback) for (let b = 0; b < 256; b++) if (!this.reserved.has(bytePiece(b))) throw new Error(`${what}: byte_fallback without 256 byte pieces`);
     this.userTrie = user ? new ByteTrie() : null;
-    if (this.userTrie) m.pieces.forEach((p, i) => { if (p.type === 'user_defined') this.userTrie!.insert(utf8enc.encode(p.piece), i); });
+    if (this.userTrie)
+      m.pieces.forEach((p, i) => {
+        if (p.type === 'user_defined') this.userTrie!.insert(utf8enc.encode(p.piece), i);
+      });
     this.charsmap = m.normalizer.precompiledCharsmap.length ? new CharsMap(m.normalizer.precompiledCharsmap, what) : null;
   }
 
-  get vocabSize(): number { return this.proto.pieces.length; }
-  idToPiece(id: number): string { return this.proto.pieces[id]?.piece ?? ''; }
+  get vocabSize(): number {
+    return this.proto.pieces.length;
+  }
+  idToPiece(id: number): string {
+    return this.proto.pieces[id]?.piece ?? '';
+  }
   /** PieceToId: reserved pieces, then normal ones, else the unknown id. */
-  pieceToId(piece: string): number { return this.reserved.get(piece) ?? this.pieceIds.get(piece) ?? this.unkId; }
+  pieceToId(piece: string): number {
+    return this.reserved.get(piece) ?? this.pieceIds.get(piece) ?? this.unkId;
+  }
 
   /** The user-defined symbol at s[i] (longest), or 0. */
   private userMatch(s: Uint8Array, i: number): number {
     if (!this.userTrie) return 0;
     let len = 0;
-    this.userTrie.prefixes(s, i, s.length, (_v, l) => { len = Math.max(len, l); });
+    this.userTrie.prefixes(s, i, s.length, (_v, l) => {
+      len = Math.max(len, l);
+    });
     return len;
   }
 
@@ -292,7 +386,10 @@ export class SentencePieceProcessor {
       }
     }
     if (i >= input.length) return new Uint8Array(0);
-    const addWs = () => { if (n.escapeWhitespaces) out.push(...SPACE); else out.push(0x20); };
+    const addWs = () => {
+      if (n.escapeWhitespaces) out.push(...SPACE);
+      else out.push(0x20);
+    };
     if (!this.proto.treatWhitespaceAsSuffix && n.addDummyPrefix) addWs();
     let prevSpace = n.removeExtraWhitespaces;
     while (i < input.length) {
@@ -301,7 +398,8 @@ export class SentencePieceProcessor {
       while (prevSpace && k < r.length && r[k] === 0x20) k++;
       if (k < r.length) {
         for (; k < r.length; k++) {
-          if (n.escapeWhitespaces && r[k] === 0x20) out.push(...SPACE); else out.push(r[k]!);
+          if (n.escapeWhitespaces && r[k] === 0x20) out.push(...SPACE);
+          else out.push(r[k]!);
         }
         prevSpace = r[r.length - 1] === 0x20;
       }
@@ -336,19 +434,32 @@ export class SentencePieceProcessor {
         // as in C++: the piece score is a double (the ternary's common type), so the candidate is
         // summed and compared in double precision and stored as float
         const cand = t === 'user_defined' ? Math.fround(length * this.maxScore) - 0.1 + till : this.scores[id]! + till;
-        if (startsAt[end] === -1 || cand > bestScore[end]!) { bestScore[end] = cand; startsAt[end] = start; ids[end] = id; }
+        if (startsAt[end] === -1 || cand > bestScore[end]!) {
+          bestScore[end] = cand;
+          startsAt[end] = start;
+          ids[end] = id;
+        }
         if (!single && length === mblen) single = true;
       });
       if (!single) {
         const end = start + mblen;
         const cand = Math.fround(unkScore + till);
-        if (startsAt[end] === -1 || cand > bestScore[end]!) { bestScore[end] = cand; startsAt[end] = start; ids[end] = this.unkId; }
+        if (startsAt[end] === -1 || cand > bestScore[end]!) {
+          bestScore[end] = cand;
+          startsAt[end] = start;
+          ids[end] = this.unkId;
+        }
       }
       start += mblen;
     }
     const res: [number, number, number][] = [];
     let end = size;
-    while (end > 0) { const st = startsAt[end]!; if (st < 0) throw new Error(`${this.what}: no segmentation`); res.push([st, end, ids[end]!]); end = st; }
+    while (end > 0) {
+      const st = startsAt[end]!;
+      if (st < 0) throw new Error(`${this.what}: no segmentation`);
+      res.push([st, end, ids[end]!]);
+      end = st;
+    }
     return res.reverse();
   }
 
@@ -372,15 +483,22 @@ export class SentencePieceProcessor {
     const push = (x: Pair) => {
       heap.push(x);
       let k = heap.length - 1;
-      while (k > 0) { const up = (k - 1) >> 1; if (!better(heap[k]!, heap[up]!)) break; [heap[k], heap[up]] = [heap[up]!, heap[k]!]; k = up; }
+      while (k > 0) {
+        const up = (k - 1) >> 1;
+        if (!better(heap[k]!, heap[up]!)) break;
+        [heap[k], heap[up]] = [heap[up]!, heap[k]!];
+        k = up;
+      }
     };
     const popTop = (): Pair => {
-      const top = heap[0]!, last = heap.pop()!;
+      const top = heap[0]!,
+        last = heap.pop()!;
       if (heap.length) {
         heap[0] = last;
         let k = 0;
         for (;;) {
-          const l = 2 * k + 1, r = l + 1;
+          const l = 2 * k + 1,
+            r = l + 1;
           let m = k;
           if (l < heap.length && better(heap[l]!, heap[m]!)) m = l;
           if (r < heap.length && better(heap[r]!, heap[m]!)) m = r;
@@ -403,7 +521,8 @@ export class SentencePieceProcessor {
     for (let k = 1; k < syms.length; k++) maybeAdd(k - 1, k);
     while (heap.length) {
       const top = popTop();
-      const L = syms[top.left]!, R = syms[top.right]!;
+      const L = syms[top.left]!,
+        R = syms[top.right]!;
       if (L.len === 0 || R.len === 0 || L.len + R.len !== top.size) continue;
       L.len += R.len;
       L.next = R.next;
@@ -416,7 +535,10 @@ export class SentencePieceProcessor {
     const resegment = (start: number, w: string) => {
       const id = this.pieceToId(w);
       const rm = this.types[id] === 'unused' ? revMerge.get(w) : undefined;
-      if (!rm) { res.push([start, start + utf8enc.encode(w).length, id]); return; }
+      if (!rm) {
+        res.push([start, start + utf8enc.encode(w).length, id]);
+        return;
+      }
       resegment(start, rm[0]);
       resegment(start + utf8enc.encode(rm[0]).length, rm[1]);
     };
@@ -428,7 +550,7 @@ export class SentencePieceProcessor {
   private encodeChar(s: Uint8Array): [number, number, number][] {
     const res: [number, number, number][] = [];
     const dec = new TextDecoder('utf-8');
-    for (let i = 0; i < s.length;) {
+    for (let i = 0; i < s.length; ) {
       const len = this.userMatch(s, i) || Math.min(s.length - i, oneCharLen(s[i]!));
       res.push([i, i + len, this.pieceToId(dec.decode(s.subarray(i, i + len)))]);
       i += len;
@@ -443,7 +565,7 @@ export class SentencePieceProcessor {
   private encodeWord(s: Uint8Array): [number, number, number][] {
     const isWs = (i: number) => i + 3 <= s.length && s[i] === SPACE[0] && s[i + 1] === SPACE[1] && s[i + 2] === SPACE[2];
     const starts: number[] = [];
-    for (let i = 0; i < s.length;) {
+    for (let i = 0; i < s.length; ) {
       const len = Math.min(s.length - i, oneCharLen(s[i]!));
       if (this.proto.treatWhitespaceAsSuffix) {
         if (i === 0) starts.push(0);
@@ -463,13 +585,18 @@ export class SentencePieceProcessor {
     const s = this.normalize(text);
     const type = this.proto.modelType;
     const segs = type === 'bpe' ? this.encodeBpe(s) : type === 'char' ? this.encodeChar(s) : type === 'word' ? this.encodeWord(s) : this.encodeUnigram(s);
-    const ids: number[] = [], pieces: string[] = [];
+    const ids: number[] = [],
+      pieces: string[] = [];
     const dec = new TextDecoder('utf-8');
     let prevUnk = false;
     for (const [a, b, id] of segs) {
       const isUnk = id === this.unkId;
       if (isUnk && this.proto.byteFallback) {
-        for (let k = a; k < b; k++) { const piece = bytePiece(s[k]!); ids.push(this.pieceToId(piece)); pieces.push(piece); }
+        for (let k = a; k < b; k++) {
+          const piece = bytePiece(s[k]!);
+          ids.push(this.pieceToId(piece));
+          pieces.push(piece);
+        }
       } else if (isUnk && prevUnk) {
         pieces[pieces.length - 1] += dec.decode(s.subarray(a, b));
       } else {
@@ -482,4 +609,6 @@ export class SentencePieceProcessor {
   }
 }
 
-function bytePiece(b: number): string { return `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`; }
+function bytePiece(b: number): string {
+  return `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
+}

@@ -8,10 +8,7 @@ const CJK_END = /([。！？])/gu;
 const BULLET = /\s+(?=[*•]\s)/gu;
 
 export function splitSentences(text: string): string[] {
-  const marked = text
-    .replace(LATIN_END, '$1\u0000')
-    .replace(CJK_END, '$1\u0000')
-    .replace(BULLET, '\u0000');
+  const marked = text.replace(LATIN_END, '$1\u0000').replace(CJK_END, '$1\u0000').replace(BULLET, '\u0000');
   const out: string[] = [];
   for (const part of marked.split('\u0000')) {
     const s = part.replace(/^[*•]\s+/, '').trim();

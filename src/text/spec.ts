@@ -8,7 +8,12 @@ import { HashedNgramTokenizer, hashesOf } from './ngrams.js';
 import { SPECIALS, Tokenizer } from './tokenizer.js';
 import type { TextTokenizer } from './text-tokenizer.js';
 
-export interface SpecialIds { pad: number; unk: number; bos: number; eos: number }
+export interface SpecialIds {
+  pad: number;
+  unk: number;
+  bos: number;
+  eos: number;
+}
 
 interface SpecBase {
   /** The tokenizer's file in the model directory; null: none (the settings below are all of it). */
@@ -63,11 +68,32 @@ export const XLING_SPECIALS: SpecialIds = { pad: 0, unk: 1, bos: 2, eos: 3 };
 /** The spec of a tokenizer xling made (saved as `file` when it has one). */
 export function tokenizerSpecOf(tok: TextTokenizer, file: string | null): TokenizerSpec {
   if (tok instanceof HashedNgramTokenizer) {
-    return { type: 'hashed-ngrams', hash: 'fnv1a32-utf16', file: null, ...tok.opts, special: { ...XLING_SPECIALS }, addBos: false, addEos: false, maxLength: tok.opts.maxFeatures, lowercase: tok.norm.lowercase ?? true, romanize: tok.norm.romanize ?? false };
+    return {
+      type: 'hashed-ngrams',
+      hash: 'fnv1a32-utf16',
+      file: null,
+      ...tok.opts,
+      special: { ...XLING_SPECIALS },
+      addBos: false,
+      addEos: false,
+      maxLength: tok.opts.maxFeatures,
+      lowercase: tok.norm.lowercase ?? true,
+      romanize: tok.norm.romanize ?? false,
+    };
   }
   if (tok instanceof Tokenizer) {
     if (!file) throw new Error('a subword tokenizer needs its file name');
-    return { type: 'xling-subword', file, model: tok.model, special: { ...XLING_SPECIALS }, addBos: false, addEos: true, maxLength: tok.maxLength, lowercase: tok.norm.lowercase ?? true, romanize: tok.norm.romanize ?? false };
+    return {
+      type: 'xling-subword',
+      file,
+      model: tok.model,
+      special: { ...XLING_SPECIALS },
+      addBos: false,
+      addEos: true,
+      maxLength: tok.maxLength,
+      lowercase: tok.norm.lowercase ?? true,
+      romanize: tok.norm.romanize ?? false,
+    };
   }
   throw new Error(`no tokenizer spec for ${tok.constructor.name}`);
 }
@@ -78,8 +104,11 @@ export function checkTokenizerSpec(s: unknown, where: string): TokenizerSpec {
   if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new Error(`${f} must be an object`);
   const o = s as Record<string, unknown>;
   if (!TOKENIZER_TYPES.includes(o.type as never)) throw new Error(`${f}.type must be one of ${TOKENIZER_TYPES.join(', ')} (got ${JSON.stringify(o.type)})`);
-  const need = (k: string, ok: (v: unknown) => boolean, what: string) => { if (!ok(o[k])) throw new Error(`${f}.${k} must be ${what} (got ${JSON.stringify(o[k])})`); };
-  const bool = (v: unknown) => typeof v === 'boolean', int = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  const need = (k: string, ok: (v: unknown) => boolean, what: string) => {
+    if (!ok(o[k])) throw new Error(`${f}.${k} must be ${what} (got ${JSON.stringify(o[k])})`);
+  };
+  const bool = (v: unknown) => typeof v === 'boolean',
+    int = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
   const special = (v: unknown) => typeof v === 'object' && v !== null && ['pad', 'unk', 'bos', 'eos'].every((k) => int((v as Record<string, unknown>)[k]));
   if (o.type === 'hashed-ngrams' || o.type === 'xling-subword') {
     need('special', special, 'an object of ids {pad, unk, bos, eos}');
@@ -102,12 +131,16 @@ export function checkTokenizerSpec(s: unknown, where: string): TokenizerSpec {
 /** The tokenizer of an xling spec (hashed n-grams, xling's subword vocabulary) in model directory dir. */
 export function openXlingTokenizer(dir: string, spec: TokenizerSpec): HashedNgramTokenizer | Tokenizer {
   if (spec.type === 'hashed-ngrams') {
-    return new HashedNgramTokenizer({ ngrams: spec.ngrams, buckets: spec.buckets, words: spec.words, maxFeatures: spec.maxFeatures, ...hashesOf(spec.hashes) }, { lowercase: spec.lowercase, romanize: spec.romanize });
+    return new HashedNgramTokenizer(
+      { ngrams: spec.ngrams, buckets: spec.buckets, words: spec.words, maxFeatures: spec.maxFeatures, ...hashesOf(spec.hashes) },
+      { lowercase: spec.lowercase, romanize: spec.romanize },
+    );
   }
   if (spec.type === 'xling-subword') {
     const path = join(dir, spec.file);
     const s = spec.special;
-    if (s.pad !== 0 || s.unk !== 1 || s.bos !== 2 || s.eos !== 3 || spec.addBos || !spec.addEos) throw new Error(`${path}: xling's subword tokenizer has ${SPECIALS.join(',')} at ids 0–3 and adds EOS only; the spec asks for another layout`);
+    if (s.pad !== 0 || s.unk !== 1 || s.bos !== 2 || s.eos !== 3 || spec.addBos || !spec.addEos)
+      throw new Error(`${path}: xling's subword tokenizer has ${SPECIALS.join(',')} at ids 0–3 and adds EOS only; the spec asks for another layout`);
     const t = Tokenizer.load(path, { romanize: spec.romanize });
     if (spec.model && t.model !== spec.model) throw new Error(`${path}: a ${t.model} vocabulary, but config.json's tokenizerSpec says ${spec.model}`);
     return t;

@@ -15,14 +15,14 @@ export const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'] as const;
 
 export interface TokenizerTrainOptions {
   /** 'words': whole words (whitespace, punctuation and CJK ideographs split as BERT does), for word-level models. */
-  model?: 'bpe' | 'unigram' | 'words';    // default bpe
-  vocabSize?: number;           // default 16000
-  temperature?: number;         // language sampling p_l ∝ n_l^(1/T); default 5
-  sampleSentences?: number;     // sentences in the balanced sample; default 400000
+  model?: 'bpe' | 'unigram' | 'words'; // default bpe
+  vocabSize?: number; // default 16000
+  temperature?: number; // language sampling p_l ∝ n_l^(1/T); default 5
+  sampleSentences?: number; // sentences in the balanced sample; default 400000
   seed?: number;
   normalize?: NormalizeOptions;
-  maxLen?: number;              // ids per sentence incl. EOS; default 64
-  characterCoverage?: number;   // default 0.9995
+  maxLen?: number; // ids per sentence incl. EOS; default 64
+  characterCoverage?: number; // default 0.9995
 }
 
 export class Tokenizer implements TextTokenizer {
@@ -41,26 +41,49 @@ export class Tokenizer implements TextTokenizer {
   /** A word-level vocabulary (no subword segmentation). */
   private readonly wordLevel: boolean;
 
-  private constructor(vocab: string[], merges: [string, string][] | null, readonly norm: NormalizeOptions, readonly maxLen: number, scores: number[] | null = null, wordLevel = false) {
+  private constructor(
+    vocab: string[],
+    merges: [string, string][] | null,
+    readonly norm: NormalizeOptions,
+    readonly maxLen: number,
+    scores: number[] | null = null,
+    wordLevel = false,
+  ) {
     this.wordLevel = wordLevel;
-    vocab.forEach((t, i) => { this.ids.set(t, i); this.tokens.push(t); });
-    merges?.forEach(([a, b], r) => { const k = `${a} ${b}`; if (!this.ranks.has(k)) this.ranks.set(k, r); });
+    vocab.forEach((t, i) => {
+      this.ids.set(t, i);
+      this.tokens.push(t);
+    });
+    merges?.forEach(([a, b], r) => {
+      const k = `${a} ${b}`;
+      if (!this.ranks.has(k)) this.ranks.set(k, r);
+    });
     this.scores = scores;
     this.trie = scores ? new PieceTrie(vocab, SPECIALS.length) : null;
     this.unkScore = scores ? Math.min(...scores) - UNK_PENALTY : 0;
   }
 
-  get model(): 'bpe' | 'unigram' | 'words' { return this.wordLevel ? 'words' : this.scores ? 'unigram' : 'bpe'; }
+  get model(): 'bpe' | 'unigram' | 'words' {
+    return this.wordLevel ? 'words' : this.scores ? 'unigram' : 'bpe';
+  }
 
-  get vocabSize(): number { return this.tokens.length; }
-  get maxLength(): number { return this.maxLen; }
+  get vocabSize(): number {
+    return this.tokens.length;
+  }
+  get maxLength(): number {
+    return this.maxLen;
+  }
 
   /** The token strings by id ('▁' marks a word start). */
-  get vocab(): readonly string[] { return this.tokens; }
+  get vocab(): readonly string[] {
+    return this.tokens;
+  }
 
   /** Learns a joint vocabulary from sentences grouped by language (temperature-balanced sample). */
   static train(byLang: Map<string, string[]>, o: TokenizerTrainOptions = {}): Tokenizer {
-    const vocabSize = o.vocabSize ?? 16000, T = o.temperature ?? 5, S = o.sampleSentences ?? 400000;
+    const vocabSize = o.vocabSize ?? 16000,
+      T = o.temperature ?? 5,
+      S = o.sampleSentences ?? 400000;
     const norm = o.normalize ?? { lowercase: true };
     const langs = [...byLang].filter(([, s]) => s.length);
     if (!langs.length) throw new Error('Tokenizer.train: no sentences');
@@ -82,7 +105,11 @@ export class Tokenizer implements TextTokenizer {
     });
     if (o.model === 'words') {
       // the most frequent words (ties by text), each seen at least twice
-      const words = [...counts].filter(([, c]) => c >= 2).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, vocabSize - SPECIALS.length).map(([w]) => w);
+      const words = [...counts]
+        .filter(([, c]) => c >= 2)
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, vocabSize - SPECIALS.length)
+        .map(([w]) => w);
       return new Tokenizer([...SPECIALS, ...words], null, norm, o.maxLen ?? 64, null, true);
     }
     if (o.model === 'unigram') {
@@ -101,7 +128,9 @@ export class Tokenizer implements TextTokenizer {
    * so text beyond 8 × maxLen never reaches the ids; cutting it first keeps a long line without
    * spaces (one huge "word", segmented in quadratic time) from taking seconds.
    */
-  get maxChars(): number { return 8 * this.maxLen; }
+  get maxChars(): number {
+    return 8 * this.maxLen;
+  }
 
   /** Normalised, BPE-segmented ids, truncated to maxLen-1, then EOS. */
   encode(s: string): Int32Array {
@@ -115,16 +144,21 @@ export class Tokenizer implements TextTokenizer {
     const out: number[] = [];
     const words = this.wordLevel ? splitWords(normalize(s, this.norm)) : preTokenize(normalize(s, this.norm));
     for (let i = 0; i < words.length; i++) {
-      if (out.length >= this.maxLen - 1) { cut = true; break; }
+      if (out.length >= this.maxLen - 1) {
+        cut = true;
+        break;
+      }
       if (this.wordLevel) out.push(this.ids.get(words[i]!) ?? this.unkId);
       else for (const id of this.encodeWord(words[i]!)) out.push(id);
     }
-    if (out.length > this.maxLen - 1) { out.length = this.maxLen - 1; cut = true; }
+    if (out.length > this.maxLen - 1) {
+      out.length = this.maxLen - 1;
+      cut = true;
+    }
     if (cut) this.truncated++;
     out.push(this.eosId);
     return Int32Array.from(out);
   }
-
 
   /** Token strings of a sentence (without EOS), for inspection. */
   tokenize(s: string): string[] {
@@ -132,9 +166,16 @@ export class Tokenizer implements TextTokenizer {
   }
 
   decode(ids: ArrayLike<number>): string {
-    if (this.wordLevel) return Array.from(ids, (id) => (id >= SPECIALS.length ? this.tokens[id] : id === this.unkId ? '⁇' : '')).filter(Boolean).join(' ');
+    if (this.wordLevel)
+      return Array.from(ids, (id) => (id >= SPECIALS.length ? this.tokens[id] : id === this.unkId ? '⁇' : ''))
+        .filter(Boolean)
+        .join(' ');
     let s = '';
-    for (let i = 0; i < ids.length; i++) { const id = ids[i]!; if (id >= SPECIALS.length) s += this.tokens[id]; else if (id === this.unkId) s += '⁇'; }
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (id >= SPECIALS.length) s += this.tokens[id];
+      else if (id === this.unkId) s += '⁇';
+    }
     return s.split(WORD_START).join(' ').trim();
   }
 
@@ -161,16 +202,24 @@ export class Tokenizer implements TextTokenizer {
     let sym = Array.from(w);
     // lowest-rank merge first, until no adjacent pair is a merge (HF BPE semantics)
     for (;;) {
-      let best = Infinity, at = -1;
+      let best = Infinity,
+        at = -1;
       for (let i = 0; i + 1 < sym.length; i++) {
         const r = this.ranks.get(`${sym[i]} ${sym[i + 1]}`);
-        if (r !== undefined && r < best) { best = r; at = i; }
+        if (r !== undefined && r < best) {
+          best = r;
+          at = i;
+        }
       }
       if (at < 0) break;
-      const a = sym[at]!, b = sym[at + 1]!;
+      const a = sym[at]!,
+        b = sym[at + 1]!;
       const next: string[] = [];
       for (let i = 0; i < sym.length; i++) {
-        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) { next.push(a + b); i++; } else next.push(sym[i]!);
+        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) {
+          next.push(a + b);
+          i++;
+        } else next.push(sym[i]!);
       }
       sym = next;
     }
@@ -193,7 +242,15 @@ export class Tokenizer implements TextTokenizer {
       truncation: { direction: 'Right', max_length: this.maxLen - 1, strategy: 'LongestFirst', stride: 0 },
       padding: null,
       added_tokens: SPECIALS.map((t, i) => ({ id: i, content: t, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-      normalizer: { type: 'Sequence', normalizers: this.wordLevel ? [...normalizers, { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: false, lowercase: this.norm.lowercase ?? true }] : normalizers },
+      normalizer: {
+        type: 'Sequence',
+        normalizers: this.wordLevel
+          ? [
+              ...normalizers,
+              { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: false, lowercase: this.norm.lowercase ?? true },
+            ]
+          : normalizers,
+      },
       pre_tokenizer: this.wordLevel ? { type: 'BertPreTokenizer' } : { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
       post_processor: null,
       decoder: this.wordLevel ? null : { type: 'Metaspace', replacement: WORD_START, prepend_scheme: 'always', split: true },
@@ -205,20 +262,43 @@ export class Tokenizer implements TextTokenizer {
     if (this.wordLevel) return { type: 'WordLevel', vocab: Object.fromEntries(this.tokens.map((t, i) => [t, i])), unk_token: '<unk>' };
     if (this.scores) return { type: 'Unigram', unk_id: this.unkId, vocab: this.tokens.map((t, i) => [t, this.scores![i]!]), byte_fallback: false };
     const vocab: Record<string, number> = {};
-    this.tokens.forEach((t, i) => { vocab[t] = i; });
+    this.tokens.forEach((t, i) => {
+      vocab[t] = i;
+    });
     const merges = [...this.ranks.entries()].sort((a, b) => a[1] - b[1]).map(([k]) => k.split(' '));
-    return { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges };
+    return {
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<unk>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: true,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
+    };
   }
 
-  save(path: string): void { writeFileAtomicSync(path, JSON.stringify(this.toJSON())); }
+  save(path: string): void {
+    writeFileAtomicSync(path, JSON.stringify(this.toJSON()));
+  }
 
   /**
    * Loads a tokenizer.json. Lowercasing and the length limit are read from it (normalizer,
    * truncation); romanisation, which HF cannot express, comes from the model config.
    */
   static load(path: string, extra: { romanize?: boolean } = {}): Tokenizer {
-    let j: { model?: { type?: string; vocab?: Record<string, number> | [string, number][]; merges?: (string | [string, string])[]; unk_id?: number }; normalizer?: { normalizers?: { type: string }[] } | null; truncation?: { max_length?: number } | null };
-    try { j = JSON.parse(readFileSync(path, 'utf8')); } catch (e) { throw new Error(`${path}: cannot read tokenizer: ${(e as Error).message}`); }
+    let j: {
+      model?: { type?: string; vocab?: Record<string, number> | [string, number][]; merges?: (string | [string, string])[]; unk_id?: number };
+      normalizer?: { normalizers?: { type: string }[] } | null;
+      truncation?: { max_length?: number } | null;
+    };
+    try {
+      j = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (e) {
+      throw new Error(`${path}: cannot read tokenizer: ${(e as Error).message}`);
+    }
     const m = j.model;
     const isBpe = m?.type === 'BPE' && !!m.vocab && !Array.isArray(m.vocab) && !!m.merges;
     const isUnigram = m?.type === 'Unigram' && Array.isArray(m.vocab);
@@ -229,8 +309,13 @@ export class Tokenizer implements TextTokenizer {
     if (isUnigram) {
       if (m.unk_id !== 1) throw new Error(`${path}: expected unk_id 1`);
       const v = m.vocab as [string, number][];
-      scores = v.map(([, sc], i) => { if (typeof sc !== 'number' || !Number.isFinite(sc)) throw new Error(`${path}: vocab[${i}] has no numeric score`); return sc; });
-      v.forEach(([t], i) => { vocab[i] = t; });
+      scores = v.map(([, sc], i) => {
+        if (typeof sc !== 'number' || !Number.isFinite(sc)) throw new Error(`${path}: vocab[${i}] has no numeric score`);
+        return sc;
+      });
+      v.forEach(([t], i) => {
+        vocab[i] = t;
+      });
     } else {
       for (const [t, i] of Object.entries(m.vocab as Record<string, number>)) vocab[i] = t;
     }
@@ -242,20 +327,34 @@ export class Tokenizer implements TextTokenizer {
   }
 
   /** The same tokenizer in HF's own (Rust) implementation. */
-  toHF(): HFTokenizer { return HFTokenizer.fromString(JSON.stringify(this.toJSON())); }
+  toHF(): HFTokenizer {
+    return HFTokenizer.fromString(JSON.stringify(this.toJSON()));
+  }
 
   /** Encodes with HF's batch encoder (parallel Rust); ids as encode() returns them. */
   async encodeBatchHF(sentences: string[]): Promise<Int32Array[]> {
     const hf = this.toHF();
     const enc = await hf.encodeBatch(sentences.map((s) => normalize(s, this.norm)));
-    return enc.map((e) => { const ids = e.getIds(); ids.push(this.eosId); return Int32Array.from(ids); });
+    return enc.map((e) => {
+      const ids = e.getIds();
+      ids.push(this.eosId);
+      return Int32Array.from(ids);
+    });
   }
 }
 
 /** BERT's ideograph ranges: each such character is a word of its own. */
 function isCjkIdeograph(c: number): boolean {
-  return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x20000 && c <= 0x2a6df) || (c >= 0x2a700 && c <= 0x2b73f) ||
-    (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b820 && c <= 0x2ceaf) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
+  return (
+    (c >= 0x4e00 && c <= 0x9fff) ||
+    (c >= 0x3400 && c <= 0x4dbf) ||
+    (c >= 0x20000 && c <= 0x2a6df) ||
+    (c >= 0x2a700 && c <= 0x2b73f) ||
+    (c >= 0x2b740 && c <= 0x2b81f) ||
+    (c >= 0x2b820 && c <= 0x2ceaf) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0x2f800 && c <= 0x2fa1f)
+  );
 }
 
 const PUNCT = /\p{P}/u;
@@ -267,12 +366,19 @@ function isBertPunct(c: number, ch: string): boolean {
 export function splitWords(s: string): string[] {
   const out: string[] = [];
   let cur = '';
-  const flush = () => { if (cur) { out.push(cur); cur = ''; } };
+  const flush = () => {
+    if (cur) {
+      out.push(cur);
+      cur = '';
+    }
+  };
   for (const ch of s) {
     const c = ch.codePointAt(0)!;
     if (/\s/u.test(ch)) flush();
-    else if (isCjkIdeograph(c) || isBertPunct(c, ch)) { flush(); out.push(ch); }
-    else cur += ch;
+    else if (isCjkIdeograph(c) || isBertPunct(c, ch)) {
+      flush();
+      out.push(ch);
+    } else cur += ch;
   }
   flush();
   return out;

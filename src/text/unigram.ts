@@ -27,7 +27,10 @@ export interface UnigramLearnOptions {
 /** HF's penalty for an unknown character: the lowest piece score minus 10. */
 export const UNK_PENALTY = 10;
 
-interface TrieNode { next: Map<number, TrieNode>; id: number }
+interface TrieNode {
+  next: Map<number, TrieNode>;
+  id: number;
+}
 
 /** A trie over code points; ids are piece indices. */
 export class PieceTrie {
@@ -75,11 +78,19 @@ export function viterbi(cps: ArrayLike<number>, trie: PieceTrie, scores: ArrayLi
       if (id === skipId) return;
       if (j === i + 1) single = true;
       const s = bi + scores[id]!;
-      if (from[j] < 0 || s > best[j]!) { best[j] = s; from[j] = i; via[j] = id; }
+      if (from[j] < 0 || s > best[j]!) {
+        best[j] = s;
+        from[j] = i;
+        via[j] = id;
+      }
     });
     if (!single) {
       const s = bi + unkScore;
-      if (from[i + 1] < 0 || s > best[i + 1]!) { best[i + 1] = s; from[i + 1] = i; via[i + 1] = unkId; }
+      if (from[i + 1] < 0 || s > best[i + 1]!) {
+        best[i + 1] = s;
+        from[i + 1] = i;
+        via[i + 1] = unkId;
+      }
     }
   }
   const out: number[] = [];
@@ -96,9 +107,14 @@ function logAddExp(a: number, b: number): number {
 /** Digamma by recurrence + asymptotic series (SentencePiece's M-step uses it). */
 export function digamma(x: number): number {
   let r = 0;
-  while (x < 7) { r -= 1 / x; x += 1; }
+  while (x < 7) {
+    r -= 1 / x;
+    x += 1;
+  }
   x -= 0.5;
-  const xx = 1 / x, xx2 = xx * xx, xx4 = xx2 * xx2;
+  const xx = 1 / x,
+    xx2 = xx * xx,
+    xx4 = xx2 * xx2;
   return r + Math.log(x) + xx2 / 24 - (7 / 960) * xx4 + (31 / 8064) * xx4 * xx2 - (127 / 30720) * xx4 * xx4;
 }
 
@@ -113,13 +129,19 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
   // Alphabet: the most frequent characters covering `coverage` of all occurrences (always kept).
   const chars = new Map<number, number>();
   let totalChars = 0;
-  for (const [w, c] of wordCounts) for (const ch of w) { const cp = ch.codePointAt(0)!; chars.set(cp, (chars.get(cp) ?? 0) + c); totalChars += c; }
+  for (const [w, c] of wordCounts)
+    for (const ch of w) {
+      const cp = ch.codePointAt(0)!;
+      chars.set(cp, (chars.get(cp) ?? 0) + c);
+      totalChars += c;
+    }
   const byFreq = [...chars].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   const alphabet = new Set<number>();
   let covered = 0;
   for (const [cp, c] of byFreq) {
     if (alphabet.size && covered / totalChars >= coverage) break;
-    alphabet.add(cp); covered += c;
+    alphabet.add(cp);
+    covered += c;
   }
   alphabet.add(0x2581);
   if (alphabet.size > budget) throw new Error(`unigram: vocabulary size ${o.vocabSize} is smaller than the alphabet (${alphabet.size} characters)`);
@@ -129,15 +151,26 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
   const segFreq: number[] = [];
   for (const [w, c] of wordCounts) {
     let run: number[] = [];
-    const flush = () => { if (run.length) { segs.push(Int32Array.from(run)); segFreq.push(c); } run = []; };
-    for (const ch of w) { const cp = ch.codePointAt(0)!; if (alphabet.has(cp)) run.push(cp); else flush(); }
+    const flush = () => {
+      if (run.length) {
+        segs.push(Int32Array.from(run));
+        segFreq.push(c);
+      }
+      run = [];
+    };
+    for (const ch of w) {
+      const cp = ch.codePointAt(0)!;
+      if (alphabet.has(cp)) run.push(cp);
+      else flush();
+    }
     flush();
   }
 
   // Seeds: every substring of 2..maxLen characters, ranked by frequency × length.
   const sub = new Map<string, number>();
   for (let s = 0; s < segs.length; s++) {
-    const cps = segs[s]!, f = segFreq[s]!;
+    const cps = segs[s]!,
+      f = segFreq[s]!;
     const str = Array.from(cps, (c) => String.fromCodePoint(c));
     for (let i = 0; i < cps.length; i++) {
       let piece = str[i]!;
@@ -165,27 +198,37 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
     const expected = new Float64Array(pieces.length);
     let objective = 0;
     for (let s = 0; s < segs.length; s++) {
-      const cps = segs[s]!, f = segFreq[s]!, n = cps.length;
+      const cps = segs[s]!,
+        f = segFreq[s]!,
+        n = cps.length;
       const alpha = new Float64Array(n + 1).fill(-Infinity);
       const beta = new Float64Array(n + 1).fill(-Infinity);
       alpha[0] = 0;
       const edges: number[] = []; // (start, end, id) triples
       for (let i = 0; i < n; i++) {
-        trie.prefixes(cps, i, (j, id) => { edges.push(i, j, id); });
+        trie.prefixes(cps, i, (j, id) => {
+          edges.push(i, j, id);
+        });
       }
       for (let e = 0; e < edges.length; e += 3) {
-        const i = edges[e]!, j = edges[e + 1]!, id = edges[e + 2]!;
+        const i = edges[e]!,
+          j = edges[e + 1]!,
+          id = edges[e + 2]!;
         alpha[j] = logAddExp(alpha[j]!, alpha[i]! + scores[id]!);
       }
       beta[n] = 0;
       for (let e = edges.length - 3; e >= 0; e -= 3) {
-        const i = edges[e]!, j = edges[e + 1]!, id = edges[e + 2]!;
+        const i = edges[e]!,
+          j = edges[e + 1]!,
+          id = edges[e + 2]!;
         beta[i] = logAddExp(beta[i]!, beta[j]! + scores[id]!);
       }
       const z = alpha[n]!;
       objective -= f * z;
       for (let e = 0; e < edges.length; e += 3) {
-        const i = edges[e]!, j = edges[e + 1]!, id = edges[e + 2]!;
+        const i = edges[e]!,
+          j = edges[e + 1]!,
+          id = edges[e + 2]!;
         expected[id] += f * Math.exp(alpha[i]! + scores[id]! + beta[j]! - z);
       }
     }
@@ -207,7 +250,10 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
     const loss: [number, number][] = [];
     for (let k = 0; k < pieces.length; k++) {
       if (isChar(pieces[k]!)) continue;
-      if (freq[k] === 0) { loss.push([k, -Infinity]); continue; }
+      if (freq[k] === 0) {
+        loss.push([k, -Infinity]);
+        continue;
+      }
       // the piece's best segmentation without itself: where its occurrences would go
       const cps = Int32Array.from([...pieces[k]!], (c) => c.codePointAt(0)!);
       const alt = viterbi(cps, trie, scores, -1, -1e9, k);
@@ -227,22 +273,33 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
 
   const desired = Math.ceil(budget * 1.1);
   for (let round = 0; ; round++) {
-    const o1 = em(), o2 = em();
+    const o1 = em(),
+      o2 = em();
     log(`unigram: round ${round}: ${pieces.length} pieces, objective ${(o2 / total).toFixed(4)} (was ${(o1 / total).toFixed(4)})`);
     if (pieces.length <= desired) break;
     prune(Math.max(desired, Math.floor(pieces.length * shrink)));
   }
   // Final size: every character plus the best-scoring pieces; two more EM steps on that set.
   if (pieces.length > budget) {
-    const order = pieces.map((_, k) => k).filter((k) => !isChar(pieces[k]!)).sort((a, b) => scores[b]! - scores[a]! || a - b);
+    const order = pieces
+      .map((_, k) => k)
+      .filter((k) => !isChar(pieces[k]!))
+      .sort((a, b) => scores[b]! - scores[a]! || a - b);
     const keep = new Set(order.slice(0, budget - pieces.filter(isChar).length));
     const idx = pieces.map((_, k) => k).filter((k) => isChar(pieces[k]!) || keep.has(k));
     pieces = idx.map((k) => pieces[k]!);
     scores = idx.map((k) => scores[k]!);
   }
-  em(); em();
+  em();
+  em();
   // Pieces in descending score order (characters dropped by the M-step are restored at the end).
-  for (const cp of charList) { const ch = String.fromCodePoint(cp); if (!pieces.includes(ch)) { pieces.push(ch); scores.push(Math.min(...scores) - 1); } }
+  for (const cp of charList) {
+    const ch = String.fromCodePoint(cp);
+    if (!pieces.includes(ch)) {
+      pieces.push(ch);
+      scores.push(Math.min(...scores) - 1);
+    }
+  }
   const order = pieces.map((_, k) => k).sort((a, b) => scores[b]! - scores[a]! || a - b);
   return { pieces: order.map((k) => pieces[k]!), scores: order.map((k) => scores[k]!) };
 }

@@ -25,10 +25,10 @@ import { readSafetensorsHeader } from '../io/safetensors.js';
 
 /** Top-level settings that the init model fixes (its tokenizer and shape): refused with --init. */
 const FROM_INIT: Record<string, string> = {
-  vocab: 'the tokenizer is the init model\'s',
-  features: 'the text features are the init model\'s tokenizer',
-  encoder: 'the encoder\'s shape is the init model\'s',
-  maxLen: 'inputs are cut at the init model\'s max_seq_length',
+  vocab: "the tokenizer is the init model's",
+  features: "the text features are the init model's tokenizer",
+  encoder: "the encoder's shape is the init model's",
+  maxLen: "inputs are cut at the init model's max_seq_length",
   dropout: 'the imported encoder trains without dropout',
 };
 
@@ -42,10 +42,14 @@ const INIT_DEFAULTS = {
   logEvery: 10,
 };
 
-function isObj(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** The kinds whose models `--init` takes. */
-export function adaptableKinds(): string[] { return loaderKinds().filter((k) => getLoader(k).adaptable); }
+export function adaptableKinds(): string[] {
+  return loaderKinds().filter((k) => getLoader(k).adaptable);
+}
 
 /**
  * Checks that `dir` is a model directory `--init` can continue (read only config.json and the
@@ -53,13 +57,24 @@ export function adaptableKinds(): string[] { return loaderKinds().filter((k) => 
  */
 export function checkInitModel(dir: string): SavedModelConfig {
   let saved: SavedModelConfig;
-  try { saved = readModelConfig(dir); } catch (e) { throw new Error(`--init ${(e as Error).message}`); }
+  try {
+    saved = readModelConfig(dir);
+  } catch (e) {
+    throw new Error(`--init ${(e as Error).message}`);
+  }
   const loader = getLoader(saved.kind, `--init ${join(dir, 'config.json')}`);
-  if (!loader.adaptable) throw new Error(`--init ${dir}: a ${saved.kind} model cannot be trained further yet (--init takes ${adaptableKinds().join(', ')}; the kinds xling trains continue with --resume)`);
+  if (!loader.adaptable)
+    throw new Error(
+      `--init ${dir}: a ${saved.kind} model cannot be trained further yet (--init takes ${adaptableKinds().join(', ')}; the kinds xling trains continue with --resume)`,
+    );
   if (saved.export) throw new Error(`--init ${dir}: a compact export (${saved.export.dtype}) cannot be trained further; give the imported model directory`);
   const weights = join(dir, 'model.safetensors');
   if (!existsSync(weights)) throw new Error(`--init ${dir}: model.safetensors is missing`);
-  try { readSafetensorsHeader(weights); } catch (e) { throw new Error(`--init ${weights}: ${(e as Error).message}`); }
+  try {
+    readSafetensorsHeader(weights);
+  } catch (e) {
+    throw new Error(`--init ${weights}: ${(e as Error).message}`);
+  }
   if (saved.tokenizer && !existsSync(join(dir, saved.tokenizer))) throw new Error(`--init ${dir}: ${saved.tokenizer} is missing`);
   return saved;
 }
@@ -75,11 +90,16 @@ export function loadAdaptConfig(file: string, overrides: Partial<TrainConfig> = 
     if (k in user) throw new Error(`${file}: '${k}' does not apply with --init (${why}); remove it`);
   }
   if (user.model !== undefined && user.model !== 'dual')
-    throw new Error(`${file}: 'model' must be "dual" (or left out) with --init: the init model is trained with the dual encoder's additive-margin loss, got ${JSON.stringify(user.model)}`);
+    throw new Error(
+      `${file}: 'model' must be "dual" (or left out) with --init: the init model is trained with the dual encoder's additive-margin loss, got ${JSON.stringify(user.model)}`,
+    );
   const merged: Record<string, unknown> = { ...user, model: 'dual' };
   for (const [k, v] of Object.entries(INIT_DEFAULTS)) {
-    if (k === 'budget') { if (!('budget' in user)) merged.budget = v; continue; }
-    merged[k] = isObj(v) ? (isObj(user[k]) ? { ...v, ...user[k] } : user[k] ?? v) : user[k] ?? v;
+    if (k === 'budget') {
+      if (!('budget' in user)) merged.budget = v;
+      continue;
+    }
+    merged[k] = isObj(v) ? (isObj(user[k]) ? { ...v, ...user[k] } : (user[k] ?? v)) : (user[k] ?? v);
   }
   return parseConfig<DualTrainConfig>(merged, file, overrides as Partial<DualTrainConfig>);
 }
@@ -90,22 +110,36 @@ export function loadAdaptable(dir: string): { loaded: LoadedEncoder; net: Adapta
   const file = join(dir, 'model.safetensors');
   const loaded = getLoader(saved.kind).loadEncoder(dir, saved, (m, o) => loadModule(m, file, { prefix: o?.prefix ?? 'encoder.', rename: o?.rename }));
   const net = loaded.adaptable?.();
-  if (!net) { loaded.dispose(); throw new Error(`--init ${dir}: the ${saved.kind} loader gave no trainable encoder`); }
+  if (!net) {
+    loaded.dispose();
+    throw new Error(`--init ${dir}: the ${saved.kind} loader gave no trainable encoder`);
+  }
   return { loaded, net, saved, tokenizerText: saved.tokenizer ? readFileSync(join(dir, saved.tokenizer), 'utf8') : JSON.stringify(saved.model) };
 }
 
 /** The module saved as model.safetensors: the encoder under `encoder.` (the names the loader reads). */
 class InitModel extends Module {
-  constructor(net: Module) { super(); this.module('encoder', net); }
+  constructor(net: Module) {
+    super();
+    this.module('encoder', net);
+  }
 }
 
 /** The SentenceEncoder over the live weights: the derived inference caches are rebuilt first. */
 class LiveEncoder implements SentenceEncoder {
   constructor(private readonly inner: SentenceEncoder) {}
-  get dim(): number { return this.inner.dim; }
-  get batchLimits() { return this.inner.batchLimits; }
-  encode(seqs: Int32Array[], o?: EncodeOptions): Float32Array { return this.inner.encode(seqs, o); }
-  encodeAsync(seqs: Int32Array[], o?: EncodeOptions): Promise<Float32Array> { return this.inner.encodeAsync(seqs, o); }
+  get dim(): number {
+    return this.inner.dim;
+  }
+  get batchLimits() {
+    return this.inner.batchLimits;
+  }
+  encode(seqs: Int32Array[], o?: EncodeOptions): Float32Array {
+    return this.inner.encode(seqs, o);
+  }
+  encodeAsync(seqs: Int32Array[], o?: EncodeOptions): Promise<Float32Array> {
+    return this.inner.encodeAsync(seqs, o);
+  }
 }
 
 /** The model config of an adapted model: its `source` says that it was trained further (a string gets a suffix, an object a field). */
@@ -128,22 +162,43 @@ export class AdaptTask implements TrainingTask<Batch> {
   /** Hard negatives (loss.hardNegatives), mined with the live weights' inference encoder every loss.mineEvery steps. */
   readonly miner: HardNegativeMiner;
 
-  constructor(private readonly cfg: DualTrainConfig, private readonly init: { loaded: LoadedEncoder; net: AdaptableEncoder }, private readonly corpus: EncodedCorpus, private readonly source: string) {
+  constructor(
+    private readonly cfg: DualTrainConfig,
+    private readonly init: { loaded: LoadedEncoder; net: AdaptableEncoder },
+    private readonly corpus: EncodedCorpus,
+    private readonly source: string,
+  ) {
     this.module = new InitModel(init.net.module);
     // the model shape is the init model's; its `source` says that it was adapted
     this.modelConfig = markAdapted(init.net.modelConfig);
     const examples = buildExamples(corpus, cfg.paths);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
+      pairTemperature: cfg.batch.pairTemperature,
+    });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), cfg.loss);
   }
 
-  private ids(lang: string, row: number): Int32Array { return this.corpus.ids.get(lang)![row]!; }
-  get streamState(): StreamState { return this.stream.state; }
-  set streamState(s: unknown) { this.stream.state = s as StreamState; }
-  nextBatch(): Batch { return this.stream.next(); }
-  pairs(b: Batch): number { return b.pairs; }
-  tokens(b: Batch): number { return b.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0); }
-  truncate(b: Batch, n: number): Batch { return truncateBatch(b, n); }
+  private ids(lang: string, row: number): Int32Array {
+    return this.corpus.ids.get(lang)![row]!;
+  }
+  get streamState(): StreamState {
+    return this.stream.state;
+  }
+  set streamState(s: unknown) {
+    this.stream.state = s as StreamState;
+  }
+  nextBatch(): Batch {
+    return this.stream.next();
+  }
+  pairs(b: Batch): number {
+    return b.pairs;
+  }
+  tokens(b: Batch): number {
+    return b.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0);
+  }
+  truncate(b: Batch, n: number): Batch {
+    return truncateBatch(b, n);
+  }
 
   encoder(): SentenceEncoder {
     // the optimiser changed the weights in place since the last call (or a checkpoint was loaded)
@@ -153,11 +208,15 @@ export class AdaptTask implements TrainingTask<Batch> {
 
   describe(): string[] {
     const l = this.cfg.loss;
-    return [`adapting ${this.source}: ${this.init.net.describe()}; margin ${l.margin}, scale ${l.scale}, ${l.bidirectional ? 'both directions' : 'one direction'}, in-batch negatives${this.miner.enabled ? ` + ${this.miner.describe()}` : ''}`];
+    return [
+      `adapting ${this.source}: ${this.init.net.describe()}; margin ${l.margin}, scale ${l.scale}, ${l.bidirectional ? 'both directions' : 'one direction'}, in-batch negatives${this.miner.enabled ? ` + ${this.miner.describe()}` : ''}`,
+    ];
   }
 
   /** Every loss.mineEvery steps (from step 1): the distinct targets embedded with the current weights and indexed. */
-  beforeStep(step: number): void { this.miner.beforeStep(step, () => this.encoder()); }
+  beforeStep(step: number): void {
+    this.miner.beforeStep(step, () => this.encoder());
+  }
 
   loss(b: Batch): Tensor {
     const ex = b.examples;
@@ -165,12 +224,20 @@ export class AdaptTask implements TrainingTask<Batch> {
     const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
     // the batch's sources embedded with the live weights (inference path), their nearest targets of the last round
     const neg = this.miner.negatives(ex, () => this.encoder());
-    const exclude = collisions(src, trg, ex.map((e) => e.row));
+    const exclude = collisions(
+      src,
+      trg,
+      ex.map((e) => e.row),
+    );
     return tidy(() => batchMarginLoss(this.init.net.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
   }
 
-  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined { return this.miner.checkpointState(); }
-  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void { this.miner.loadCheckpointState(s); }
+  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
+    return this.miner.checkpointState();
+  }
+  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
+    this.miner.loadCheckpointState(s);
+  }
 
   dispose(): void {
     this.miner.dispose();

@@ -36,7 +36,10 @@ import { xsimOnDevAsync, XsimResult } from './validate.js';
 import { pause } from '../util/pause.js';
 
 /** One input of --data: a text file (one sentence a line) of a language (or of none: null), or an N-way TSV. */
-export interface DistillInput { lang: string | null; path: string }
+export interface DistillInput {
+  lang: string | null;
+  path: string;
+}
 
 export interface DistillOptions {
   /** The teacher's model directory (any kind xling loads). */
@@ -66,7 +69,11 @@ export interface DistillOptions {
 }
 
 /** Student–teacher agreement on held-out sentences: mean squared error per dimension and mean cosine. */
-export interface Agreement { mse: number; cosine: number; sentences: number }
+export interface Agreement {
+  mse: number;
+  cosine: number;
+  sentences: number;
+}
 
 export interface DistillResult {
   dir: string;
@@ -79,7 +86,10 @@ export interface DistillResult {
 }
 
 /** A text example: the student reads `text`; its target is teacher vector `target`. */
-interface Example { text: number; target: number }
+interface Example {
+  text: number;
+  target: number;
+}
 
 /** The student module saved as model.safetensors (the encoder under `encoder.`, as `xling train`'s dual models). */
 class StudentModel extends Module {
@@ -98,7 +108,14 @@ export class DistillTask implements TrainingTask<Int32Array> {
   private state = { epoch: 0, pos: 0 };
   private order: Int32Array;
 
-  constructor(private readonly cfg: TrainConfig, tok: TextTokenizer, private readonly seqs: Int32Array[], private readonly examples: Example[], private readonly targets: Uint16Array, readonly dim: number) {
+  constructor(
+    private readonly cfg: TrainConfig,
+    tok: TextTokenizer,
+    private readonly seqs: Int32Array[],
+    private readonly examples: Example[],
+    private readonly targets: Uint16Array,
+    readonly dim: number,
+  ) {
     this.modelConfig = dualConfigOf(cfg, tok);
     this.module = new StudentModel(this.modelConfig);
     this.sparseParameters = [this.module.encoder.embed.weight];
@@ -111,7 +128,9 @@ export class DistillTask implements TrainingTask<Int32Array> {
     return Int32Array.from(idx);
   }
 
-  get streamState(): unknown { return { ...this.state }; }
+  get streamState(): unknown {
+    return { ...this.state };
+  }
   set streamState(s: unknown) {
     const st = s as { epoch: number; pos: number };
     this.state = { epoch: st.epoch, pos: st.pos };
@@ -119,19 +138,33 @@ export class DistillTask implements TrainingTask<Int32Array> {
   }
 
   nextBatch(): Int32Array {
-    if (this.state.pos >= this.order.length) { this.state = { epoch: this.state.epoch + 1, pos: 0 }; this.order = this.permutation(this.state.epoch); }
-    const b = this.order.slice(this.state.pos, this.state.pos + (this.cfg.batch.size));
+    if (this.state.pos >= this.order.length) {
+      this.state = { epoch: this.state.epoch + 1, pos: 0 };
+      this.order = this.permutation(this.state.epoch);
+    }
+    const b = this.order.slice(this.state.pos, this.state.pos + this.cfg.batch.size);
     this.state.pos += b.length;
     return b;
   }
-  pairs(b: Int32Array): number { return b.length; }
-  tokens(b: Int32Array): number { let n = 0; for (const i of b) n += this.seqs[this.examples[i]!.text]!.length; return n; }
-  truncate(b: Int32Array, n: number): Int32Array { return b.length > n ? b.slice(0, Math.max(0, n)) : b; }
-  encoder(): DualSentenceEncoder { return new DualSentenceEncoder(this.module.encoder); }
+  pairs(b: Int32Array): number {
+    return b.length;
+  }
+  tokens(b: Int32Array): number {
+    let n = 0;
+    for (const i of b) n += this.seqs[this.examples[i]!.text]!.length;
+    return n;
+  }
+  truncate(b: Int32Array, n: number): Int32Array {
+    return b.length > n ? b.slice(0, Math.max(0, n)) : b;
+  }
+  encoder(): DualSentenceEncoder {
+    return new DualSentenceEncoder(this.module.encoder);
+  }
 
   /** The teacher vectors of these targets as float32 rows. */
   teacherRows(targets: ArrayLike<number>): Float32Array {
-    const d = this.dim, out = new Float32Array(targets.length * d);
+    const d = this.dim,
+      out = new Float32Array(targets.length * d);
     for (let i = 0; i < targets.length; i++) float16ToFloat32(this.targets.subarray(targets[i]! * d, (targets[i]! + 1) * d), out.subarray(i * d, (i + 1) * d));
     return out;
   }
@@ -149,35 +182,76 @@ export class DistillTask implements TrainingTask<Int32Array> {
   describe(): string[] {
     const c = this.modelConfig;
     const h = (this.cfg as DualTrainConfig).features.hashes;
-    return [`student: a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${h > 1 ? ` (${h} hashes each)` : ''}, ${c.buckets} buckets × ${c.dim} → ${c.outDim}; ${this.module.numParameters()} parameters; ${this.examples.length} examples (MSE to the teacher's vectors)`];
+    return [
+      `student: a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${h > 1 ? ` (${h} hashes each)` : ''}, ${c.buckets} buckets × ${c.dim} → ${c.outDim}; ${this.module.numParameters()} parameters; ${this.examples.length} examples (MSE to the teacher's vectors)`,
+    ];
   }
 
   /** Agreement of the current student with the teacher on examples (eval mode, no gradients). */
   agreement(examples: Example[]): Agreement {
     if (!examples.length) return { mse: NaN, cosine: NaN, sentences: 0 };
-    const enc = this.encoder(), d = this.dim;
-    let se = 0, cos = 0;
+    const enc = this.encoder(),
+      d = this.dim;
+    let se = 0,
+      cos = 0;
     for (let i = 0; i < examples.length; i += 2048) {
       const part = examples.slice(i, i + 2048);
-      const s = enc.encode(part.map((e) => this.seqs[e.text]!), { normalize: true });
+      const s = enc.encode(
+        part.map((e) => this.seqs[e.text]!),
+        { normalize: true },
+      );
       const t = this.teacherRows(part.map((e) => e.target));
-      for (let k = 0; k < s.length; k++) { const diff = s[k]! - t[k]!; se += diff * diff; cos += s[k]! * t[k]!; }
+      for (let k = 0; k < s.length; k++) {
+        const diff = s[k]! - t[k]!;
+        se += diff * diff;
+        cos += s[k]! * t[k]!;
+      }
     }
     return { mse: se / (examples.length * d), cosine: cos / examples.length, sentences: examples.length };
   }
 }
 
 /** The texts and examples of a distillation run, and the sentences of each language (for the means and the identifier). */
-interface Material { texts: string[]; examples: Example[]; heldOut: Example[]; targetText: number[]; byLang: Map<string, string[]> }
+interface Material {
+  texts: string[];
+  examples: Example[];
+  heldOut: Example[];
+  targetText: number[];
+  byLang: Map<string, string[]>;
+}
 
 async function readMaterial(o: DistillOptions, pivot: string, signal?: AbortSignal): Promise<Material> {
-  const texts: string[] = [], index = new Map<string, number>();
-  const id = (s: string) => { let i = index.get(s); if (i === undefined) { i = texts.length; texts.push(s); index.set(s, i); } return i; };
-  const targetOf = new Map<number, number>(), targetText: number[] = [];
-  const target = (t: number) => { let i = targetOf.get(t); if (i === undefined) { i = targetText.length; targetText.push(t); targetOf.set(t, i); } return i; };
+  const texts: string[] = [],
+    index = new Map<string, number>();
+  const id = (s: string) => {
+    let i = index.get(s);
+    if (i === undefined) {
+      i = texts.length;
+      texts.push(s);
+      index.set(s, i);
+    }
+    return i;
+  };
+  const targetOf = new Map<number, number>(),
+    targetText: number[] = [];
+  const target = (t: number) => {
+    let i = targetOf.get(t);
+    if (i === undefined) {
+      i = targetText.length;
+      targetText.push(t);
+      targetOf.set(t, i);
+    }
+    return i;
+  };
   const byLang = new Map<string, string[]>();
-  const addLang = (l: string | null, s: string) => { if (!l) return; let a = byLang.get(l); if (!a) byLang.set(l, a = []); a.push(s); };
-  const mono: Example[] = [], par: Example[] = [];
+  const addLang = (l: string | null, s: string) => {
+    if (!l) return;
+    let a = byLang.get(l);
+    if (!a) byLang.set(l, (a = []));
+    a.push(s);
+  };
+  const mono: Example[] = [],
+    par: Example[] = [];
   const seen = new Set<string>();
   const addMono = (l: string | null, s: string) => {
     if (!s.trim()) return;
@@ -188,7 +262,9 @@ async function readMaterial(o: DistillOptions, pivot: string, signal?: AbortSign
     seen.add(key);
     mono.push({ text: t, target: t });
   };
-  const aborted = () => { if (signal?.aborted) throw new TrainingInterrupted(null, null); };
+  const aborted = () => {
+    if (signal?.aborted) throw new TrainingInterrupted(null, null);
+  };
   for (const inp of o.data) {
     if (isTsv(inp.path) && !inp.lang) {
       const t = await loadTable(inp.path, { signal });
@@ -224,12 +300,15 @@ async function readMaterial(o: DistillOptions, pivot: string, signal?: AbortSign
   const byTarget = [...new Set(all.map((e) => e.target))];
   const nHeld = Math.min(o.heldOut ?? Math.min(1000, Math.floor(byTarget.length * 0.05)), Math.floor(byTarget.length / 2));
   const held = new Set(new Rng(`${o.config.seed}:held-out`).sample(byTarget.length, nHeld).map((i) => byTarget[i]!));
-  const examples: Example[] = [], heldOut: Example[] = [];
+  const examples: Example[] = [],
+    heldOut: Example[] = [];
   for (const e of all) (held.has(e.target) ? heldOut : examples).push({ text: e.text, target: target(e.target) });
   return { texts, examples, heldOut, targetText, byLang };
 }
 
-function isTsv(path: string): boolean { return /\.tsv(\.gz)?$/i.test(path); }
+function isTsv(path: string): boolean {
+  return /\.tsv(\.gz)?$/i.test(path);
+}
 
 /** Identifies the teacher and the texts its vectors are of: a cache made for other ones is recomputed. */
 function teacherFingerprint(teacher: string, texts: string[], targetText: number[]): string {
@@ -245,9 +324,20 @@ function teacherFingerprint(teacher: string, texts: string[], targetText: number
  * The teacher's normalised, uncentred vectors of the target sentences: OUT.partial/teacher/vectors.npy
  * (float16 [n, dim]), filled chunk by chunk; teacher/state.json records how many rows are done.
  */
-async function teacherVectors(teacher: SentenceEncoderModel, teacherDir: string, work: string, texts: string[], targetText: number[], o: DistillOptions, log: (l: string) => void): Promise<Uint16Array> {
-  const dir = join(work, 'teacher'), file = join(dir, 'vectors.npy'), stateFile = join(dir, 'state.json');
-  const n = targetText.length, d = teacher.dim;
+async function teacherVectors(
+  teacher: SentenceEncoderModel,
+  teacherDir: string,
+  work: string,
+  texts: string[],
+  targetText: number[],
+  o: DistillOptions,
+  log: (l: string) => void,
+): Promise<Uint16Array> {
+  const dir = join(work, 'teacher'),
+    file = join(dir, 'vectors.npy'),
+    stateFile = join(dir, 'state.json');
+  const n = targetText.length,
+    d = teacher.dim;
   const fp = teacherFingerprint(teacherDir, texts, targetText);
   let done = 0;
   if (existsSync(stateFile) && existsSync(file)) {
@@ -273,7 +363,11 @@ async function teacherVectors(teacher: SentenceEncoderModel, teacherDir: string,
         const part = targetText.slice(done, done + chunk).map((t) => texts[t]!);
         const v = teacher.embed(part, { center: false });
         const w = NpyRowWriter.open(file);
-        try { w.write(done, float32ToFloat16(v)); } finally { w.close(); }
+        try {
+          w.write(done, float32ToFloat16(v));
+        } finally {
+          w.close();
+        }
         // durable (closed: fsync) before it is recorded: a kill never records rows that were not written
         done += part.length;
         writeJson(stateFile, { fingerprint: fp, done, rows: n, dim: d });
@@ -296,7 +390,10 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   const cfg = o.config as DualTrainConfig;
   const pivot = o.pivot ?? 'en';
   // everything is checked before any expensive work
-  if (cfg.model !== 'dual' || cfg.vocab.type !== 'none') throw new Error(`--student-config: the student is a bag-of-n-grams dual encoder ("model": "dual" with "vocab": { "type": "none" }); got model '${cfg.model}'${cfg.model === 'dual' ? ` with vocab.type '${cfg.vocab.type}'` : ''}`);
+  if (cfg.model !== 'dual' || cfg.vocab.type !== 'none')
+    throw new Error(
+      `--student-config: the student is a bag-of-n-grams dual encoder ("model": "dual" with "vocab": { "type": "none" }); got model '${cfg.model}'${cfg.model === 'dual' ? ` with vocab.type '${cfg.vocab.type}'` : ''}`,
+    );
   if (!isModelDir(o.teacher)) throw new Error(`--teacher: ${o.teacher} is not an xling model directory (no config.json of a model)`);
   const teacherCfg = readModelConfig(o.teacher);
   for (const inp of o.data) if (!existsSync(inp.path)) throw new Error(`--data: no such file ${inp.path}`);
@@ -307,7 +404,8 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   checkReplaceable(o.out, '--out');
   const work = `${o.out}.partial`;
   const resume = o.resume ? hasCheckpoint(work) : false;
-  if (o.resume === true && !resume && !existsSync(join(work, 'teacher', 'state.json'))) throw new Error(`--resume: no checkpoint or teacher vectors in ${work} (distil without --resume to start, or use --resume-or-start)`);
+  if (o.resume === true && !resume && !existsSync(join(work, 'teacher', 'state.json')))
+    throw new Error(`--resume: no checkpoint or teacher vectors in ${work} (distil without --resume to start, or use --resume-or-start)`);
   if (!resume && isModelDir(o.out) && !o.force) throw new Error(`--out: ${o.out} already holds a model; give --force to replace it`);
 
   const teacher = loadSentenceEncoder(o.teacher);
@@ -315,15 +413,21 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     log(`student outDim set to the teacher's ${teacher.dim} (the config had ${cfg.encoder.outDim})`);
     cfg.encoder.outDim = teacher.dim;
   }
-  let mat: Material, devTable: NWayTable | null = null;
+  let mat: Material,
+    devTable: NWayTable | null = null;
   try {
     mat = await readMaterial(o, pivot, o.signal);
     if (o.dev) devTable = await loadTable(o.dev, { signal: o.signal });
   } catch (e) {
-    if (e instanceof TrainingInterrupted || o.signal?.aborted) { log('interrupted while reading the data'); throw new TrainingInterrupted(null, null); }
+    if (e instanceof TrainingInterrupted || o.signal?.aborted) {
+      log('interrupted while reading the data');
+      throw new TrainingInterrupted(null, null);
+    }
     throw e;
   }
-  log(`teacher: ${teacherCfg.kind} model, ${teacher.dim} dimensions; ${mat.texts.length} distinct sentences, ${mat.targetText.length} teacher targets, ${mat.examples.length} training examples, ${mat.heldOut.length} held out`);
+  log(
+    `teacher: ${teacherCfg.kind} model, ${teacher.dim} dimensions; ${mat.texts.length} distinct sentences, ${mat.targetText.length} teacher targets, ${mat.examples.length} training examples, ${mat.heldOut.length} held out`,
+  );
   // a resumed run keeps its work directory (checkpoint, teacher cache); a new one keeps only a matching teacher cache
   if (!resume) {
     for (const f of ['checkpoint', 'checkpoint.old', 'train-log.jsonl']) rmSync(join(work, f), { recursive: true, force: true });
@@ -335,11 +439,23 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   const seqs = mat.texts.map((s) => tok.encode(s));
   let before: Agreement | null = null;
   let task: DistillTask;
-  const fp = createHash('sha256').update(JSON.stringify({ ...cfg, budget: null, validate: null, logEvery: null, checkpointEvery: null, checkpointMinutes: null, center: null })).update(readJson<{ fingerprint: string }>(join(work, 'teacher', 'state.json')).fingerprint).digest('hex').slice(0, 16);
+  const fp = createHash('sha256')
+    .update(JSON.stringify({ ...cfg, budget: null, validate: null, logEvery: null, checkpointEvery: null, checkpointMinutes: null, center: null }))
+    .update(readJson<{ fingerprint: string }>(join(work, 'teacher', 'state.json')).fingerprint)
+    .digest('hex')
+    .slice(0, 16);
   let history: TrainLogEntry[];
   try {
     const r = await train({
-      config: cfg, corpus: { langs: [], rows: 0, ids: new Map() }, tokenizer: tok, outDir: work, resume, log, fingerprint: fp, signal: o.signal, stopAfterSteps: o.stopAfterSteps,
+      config: cfg,
+      corpus: { langs: [], rows: 0, ids: new Map() },
+      tokenizer: tok,
+      outDir: work,
+      resume,
+      log,
+      fingerprint: fp,
+      signal: o.signal,
+      stopAfterSteps: o.stopAfterSteps,
       createTask: () => {
         task = new DistillTask(cfg, tok, seqs, mat.examples, targets, teacher.dim);
         before = task.agreement(mat.heldOut);
@@ -356,7 +472,10 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     return { dir: work, log: history, teacherSentences: mat.targetText.length, examples: mat.examples.length, heldOut: null };
   }
   const after = task!.agreement(mat.heldOut);
-  if (mat.heldOut.length) log(`held-out student–teacher agreement (${mat.heldOut.length} sentences): cosine ${before!.cosine.toFixed(4)} → ${after.cosine.toFixed(4)}, MSE ${before!.mse.toExponential(3)} → ${after.mse.toExponential(3)}`);
+  if (mat.heldOut.length)
+    log(
+      `held-out student–teacher agreement (${mat.heldOut.length} sentences): cosine ${before!.cosine.toFixed(4)} → ${after.cosine.toFixed(4)}, MSE ${before!.mse.toExponential(3)} → ${after.mse.toExponential(3)}`,
+    );
   const enc = new SentenceEncoderModel(task!.encoder(), tok);
   if (cfg.center.perLang > 0 && mat.byLang.size) enc.centers = fitLanguageMeans(enc, mat.byLang, cfg.center.perLang, cfg.seed);
   writeModelFiles(work, 'dual', task!, cfg, null, enc.centers, tokenizerSpecOf(tok, null));
@@ -371,10 +490,21 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     const sc = enc.centers.size ? await xsimOnDevAsync(enc, ds, { center: 'force', signal: o.signal }) : null;
     if (tx && sx) {
       dev = { teacher: tx, teacherCentered: tc, student: sx, studentCentered: sc };
-      log(`dev similarity-search error (avg X→en, en→X over ${Object.keys(sx.langs).length} languages): teacher ${tx.average.toFixed(2)}%${tc ? ` (${tc.average.toFixed(2)}% centred)` : ''}, student ${sx.average.toFixed(2)}%${sc ? ` (${sc.average.toFixed(2)}% with per-language centring)` : ''}`);
+      log(
+        `dev similarity-search error (avg X→en, en→X over ${Object.keys(sx.langs).length} languages): teacher ${tx.average.toFixed(2)}%${tc ? ` (${tc.average.toFixed(2)}% centred)` : ''}, student ${sx.average.toFixed(2)}%${sc ? ` (${sc.average.toFixed(2)}% with per-language centring)` : ''}`,
+      );
     }
   }
-  const report = { teacher: { kind: teacherCfg.kind, dim: teacher.dim }, sentences: mat.texts.length, teacherTargets: mat.targetText.length, examples: mat.examples.length, heldOut: mat.heldOut.length ? { before, after } : null, dev: dev ?? null, steps: history.at(-1)?.step ?? 0, pairs: history.at(-1)?.pairs ?? 0 };
+  const report = {
+    teacher: { kind: teacherCfg.kind, dim: teacher.dim },
+    sentences: mat.texts.length,
+    teacherTargets: mat.targetText.length,
+    examples: mat.examples.length,
+    heldOut: mat.heldOut.length ? { before, after } : null,
+    dev: dev ?? null,
+    steps: history.at(-1)?.step ?? 0,
+    pairs: history.at(-1)?.pairs ?? 0,
+  };
   writeFileSync(join(work, 'distill.json'), JSON.stringify(report, null, 1) + '\n');
   task!.module.dispose();
   // the finished model is lean: the teacher cache and the checkpoint go (a kept checkpoint is not offered here)
@@ -382,5 +512,12 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   rmSync(keptCheckpointDir(o.out), { recursive: true, force: true });
   replaceDir(work, o.out);
   log(`student written to ${o.out}`);
-  return { dir: o.out, log: history, teacherSentences: mat.targetText.length, examples: mat.examples.length, heldOut: mat.heldOut.length ? { before: before!, after } : null, dev };
+  return {
+    dir: o.out,
+    log: history,
+    teacherSentences: mat.targetText.length,
+    examples: mat.examples.length,
+    heldOut: mat.heldOut.length ? { before: before!, after } : null,
+    dev,
+  };
 }

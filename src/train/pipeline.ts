@@ -69,23 +69,45 @@ const RUN_ONLY = new Set(['budget', 'validate', 'logEvery', 'checkpointEvery', '
 
 /** What a checkpoint must have been made with: the tokenizer's hash and the model-defining settings. */
 export function fingerprintOf(cfg: TrainConfig, tokenizerText: string): string {
-  const modelDefining = Object.fromEntries(Object.entries(cfg).filter(([k]) => !RUN_ONLY.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const modelDefining = Object.fromEntries(
+    Object.entries(cfg)
+      .filter(([k]) => !RUN_ONLY.has(k))
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
   // settings added after checkpoints were made, at the value those checkpoints trained with, do
   // not enter it: a run checkpointed by an older build resumes (the dual family's features.hashes 1)
   const f = modelDefining.features as Record<string, unknown> | undefined;
-  if (f && f.hashes === 1) { const { hashes: _, ...rest } = f; modelDefining.features = rest; }
+  if (f && f.hashes === 1) {
+    const { hashes: _, ...rest } = f;
+    modelDefining.features = rest;
+  }
   return createHash('sha256').update(tokenizerText).update('\0').update(JSON.stringify(modelDefining)).digest('hex').slice(0, 16);
 }
 
 /** The similarity-search error between every pair of dev languages, as `xling eval xsim --svg` draws it. */
 function devHeatmap(enc: SentenceEncoderModel, dev: NWayTable, langs: string[]): string {
   const per: LangVectors[] = langs.map((l) => {
-    const rows: number[] = [], texts: string[] = [];
-    dev.rows.forEach((r, i) => { const s = r.get(l); if (s) { rows.push(i); texts.push(s); } });
+    const rows: number[] = [],
+      texts: string[] = [];
+    dev.rows.forEach((r, i) => {
+      const s = r.get(l);
+      if (s) {
+        rows.push(i);
+        texts.push(s);
+      }
+    });
     return { lang: l, rows, texts, vecs: enc.embed(texts, { lang: l }) };
   });
   const m = xsimMatrix(per, enc.dim, 'index', 100);
-  return heatmap({ rows: m.langs, cols: m.langs, values: m.errors, title: `Dev similarity-search error (%) — overall ${m.overall.toFixed(1)}%`, colors: 'reds', min: 0, max: 100 });
+  return heatmap({
+    rows: m.langs,
+    cols: m.langs,
+    values: m.errors,
+    title: `Dev similarity-search error (%) — overall ${m.overall.toFixed(1)}%`,
+    colors: 'reds',
+    min: 0,
+    max: 100,
+  });
 }
 
 function byLanguage(table: NWayTable): Map<string, string[]> {
@@ -93,18 +115,29 @@ function byLanguage(table: NWayTable): Map<string, string[]> {
 }
 
 /** Where a finished model's kept checkpoint lies (`--keep-checkpoint`): beside it, never inside. */
-export function keptCheckpointDir(out: string): string { return `${out}.checkpoint`; }
+export function keptCheckpointDir(out: string): string {
+  return `${out}.checkpoint`;
+}
 
 /** Whether dir is a whole checkpoint directory (as the trainer writes it: state.json last). */
-function isCheckpointDir(dir: string): boolean { return existsSync(join(dir, 'state.json')); }
+function isCheckpointDir(dir: string): boolean {
+  return existsSync(join(dir, 'state.json'));
+}
 
 /** dst gets the files of src as hard links (copies where the filesystem has none); the trainer never rewrites a file in place. */
 function linkTree(src: string, dst: string): void {
   mkdirSync(dst, { recursive: true });
   for (const e of readdirSync(src, { withFileTypes: true })) {
-    const a = join(src, e.name), b = join(dst, e.name);
+    const a = join(src, e.name),
+      b = join(dst, e.name);
     if (e.isDirectory()) linkTree(a, b);
-    else { try { linkSync(a, b); } catch { copyFileSync(a, b); } }
+    else {
+      try {
+        linkSync(a, b);
+      } catch {
+        copyFileSync(a, b);
+      }
+    }
   }
 }
 
@@ -139,13 +172,17 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     if (!existsSync(file)) throw new Error(`--mono: no such file ${file}`);
   }
   checkReplaceable(o.out, '--out');
-  const work = `${o.out}.partial`, kept = keptCheckpointDir(o.out);
+  const work = `${o.out}.partial`,
+    kept = keptCheckpointDir(o.out);
   if (o.keepCheckpoint && existsSync(kept) && !isCheckpointDir(kept) && readdirSync(kept).length)
     throw new Error(`--keep-checkpoint: ${kept} exists and is not a checkpoint of xling train (it would be replaced); move it away`);
   // what the run continues from is decided (and refused) before any work
   const source = o.resume ? findCheckpoint(o.out, work) : null;
   if (o.resume && !source) {
-    if (o.resume !== 'or-start') throw new Error(`--resume: no checkpoint in ${work} or ${o.out} (nor beside it in ${kept}; train without --resume to start a new model, or use --resume-or-start)`);
+    if (o.resume !== 'or-start')
+      throw new Error(
+        `--resume: no checkpoint in ${work} or ${o.out} (nor beside it in ${kept}; train without --resume to start a new model, or use --resume-or-start)`,
+      );
     log(`no checkpoint in ${work}, ${o.out} or ${kept}: starting a new model`);
   }
   if (!source && isModelDir(o.out) && !o.force)
@@ -156,7 +193,9 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     log(`interrupted during ${what}; nothing to checkpoint yet`);
     return new TrainingInterrupted(null, null);
   };
-  const check = (what: string) => { if (o.signal?.aborted) throw stopped(what); };
+  const check = (what: string) => {
+    if (o.signal?.aborted) throw stopped(what);
+  };
 
   // the inputs are read before anything is written: bad data leaves no work directory behind
   let table: NWayTable, devTable: NWayTable | null;
@@ -170,7 +209,11 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     for (const [lang, file] of o.mono ?? []) {
       if (!table.langs.includes(lang)) table.langs.push(lang);
       let n = 0;
-      for await (const { line } of readLines(file, { maxChars: 20000 })) if (line.trim()) { table.rows.push(new Map([[lang, line]])); n++; }
+      for await (const { line } of readLines(file, { maxChars: 20000 }))
+        if (line.trim()) {
+          table.rows.push(new Map([[lang, line]]));
+          n++;
+        }
       log(`--mono ${lang}: ${n} sentences from ${file}`);
     }
     devTable = o.dev ? await loadTable(o.dev, { signal: o.signal }) : null;
@@ -184,14 +227,22 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     // kept checkpoint is linked, not moved, so that the finished model keeps it until the end
     rmSync(work, { recursive: true, force: true });
     cpSync(o.out, work, { recursive: true });
-    if (source.kind === 'kept') { rmSync(join(work, 'checkpoint'), { recursive: true, force: true }); linkTree(source.dir, join(work, 'checkpoint')); }
+    if (source.kind === 'kept') {
+      rmSync(join(work, 'checkpoint'), { recursive: true, force: true });
+      linkTree(source.dir, join(work, 'checkpoint'));
+    }
   }
   const resume = source !== null;
-  if (!resume) { rmSync(work, { recursive: true, force: true }); mkdirSync(work, { recursive: true }); }
+  if (!resume) {
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(work, { recursive: true });
+  }
   log(`${table.rows.length} rows, ${table.langs.length} languages`);
 
   // text → ids: the family's own features, or a subword vocabulary trained here (kept on resume)
-  let tok: TextTokenizer, tokFile: string | null = null, tokText: string;
+  let tok: TextTokenizer,
+    tokFile: string | null = null,
+    tokText: string;
   const fixed = initSaved ? undefined : family.fixedTokenizer?.(cfg);
   let init: ReturnType<typeof loadAdaptable> | null = null;
   if (o.init) {
@@ -212,10 +263,20 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
       tok = Tokenizer.load(path, { romanize: cfg.vocab.romanize });
     } else {
       const t1 = performance.now();
-      const trained = Tokenizer.train(byLanguage(table), { model: cfg.vocab.type === 'none' ? 'bpe' : cfg.vocab.type, vocabSize: cfg.vocab.size, temperature: cfg.vocab.temperature, seed: cfg.seed, maxLen: cfg.maxLen, sampleSentences: cfg.vocab.sampleSentences, normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize } });
+      const trained = Tokenizer.train(byLanguage(table), {
+        model: cfg.vocab.type === 'none' ? 'bpe' : cfg.vocab.type,
+        vocabSize: cfg.vocab.size,
+        temperature: cfg.vocab.temperature,
+        seed: cfg.seed,
+        maxLen: cfg.maxLen,
+        sampleSentences: cfg.vocab.sampleSentences,
+        normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize },
+      });
       trained.save(path);
       tok = trained;
-      log(`joint ${({ bpe: 'BPE', unigram: 'unigram', words: 'word', none: '' })[cfg.vocab.type]} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`);
+      log(
+        `joint ${{ bpe: 'BPE', unigram: 'unigram', words: 'word', none: '' }[cfg.vocab.type]} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`,
+      );
     }
     tokText = readFileSync(path, 'utf8');
   }
@@ -235,7 +296,19 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
   let trained;
   try {
     const createTask = init ? () => new AdaptTask(cfg as DualTrainConfig, init!, corpus, o.init!) : undefined;
-    trained = await train({ config: cfg, corpus, tokenizer: tok, outDir: work, resume, dev, log, priorSeconds: prepSeconds, fingerprint: fingerprintOf(cfg, tokText), signal: o.signal, createTask });
+    trained = await train({
+      config: cfg,
+      corpus,
+      tokenizer: tok,
+      outDir: work,
+      resume,
+      dev,
+      log,
+      priorSeconds: prepSeconds,
+      fingerprint: fingerprintOf(cfg, tokText),
+      signal: o.signal,
+      createTask,
+    });
   } catch (e) {
     if (init && !(e instanceof TrainingInterrupted)) init.loaded.dispose();
     if (e instanceof TrainingInterrupted) log(`interrupted at step ${e.step}: checkpoint in ${e.checkpointDir}; continue with --resume`);
@@ -244,7 +317,9 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
   const { task, log: history } = trained;
   // after the last step the checkpoint is whole: an interrupt from here on leaves it for --resume
   const stoppedAfter = (what: string): never => {
-    log(`interrupted during ${what}, after the last step (${history.at(-1)?.step ?? 0}): checkpoint in ${join(work, 'checkpoint')}; --resume finishes the model`);
+    log(
+      `interrupted during ${what}, after the last step (${history.at(-1)?.step ?? 0}): checkpoint in ${join(work, 'checkpoint')}; --resume finishes the model`,
+    );
     throw new TrainingInterrupted(history.at(-1)?.step ?? 0, join(work, 'checkpoint'));
   };
   try {
@@ -257,7 +332,10 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
       const centers = new Map<string, Float32Array>();
       for (const [l, sents] of langs) {
         await pause();
-        if (o.signal?.aborted) { prog.done(); stoppedAfter('the per-language mean vectors'); }
+        if (o.signal?.aborted) {
+          prog.done();
+          stoppedAfter('the per-language mean vectors');
+        }
         for (const [k, v] of fitLanguageMeans(enc, new Map([[l, sents]]), cfg.center.perLang, cfg.seed, (n) => prog.tick(n))) centers.set(k, v);
       }
       enc.centers = centers;
@@ -269,10 +347,15 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     enc.lid = trainModelIdentifier(byLanguage(table));
     if (enc.lid) {
       enc.lid.save(work);
-      log(`language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`);
+      log(
+        `language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`,
+      );
     }
     const mv = enc.meanVectors;
-    if (mv.negligible) log(`the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`);
+    if (mv.negligible)
+      log(
+        `the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`,
+      );
     let devResult: TrainModelResult['dev'];
     if (dev) {
       const raw = await xsimOnDevAsync(enc, dev, { center: false, signal: o.signal });
@@ -281,7 +364,10 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
       writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
       writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw!.langs)]));
       const n = Object.keys(raw!.langs).length;
-      log(`dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw!.average.toFixed(2)}%` + (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''));
+      log(
+        `dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw!.average.toFixed(2)}%` +
+          (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''),
+      );
       devResult = { raw: raw!, centered };
     }
     if (o.signal?.aborted) stoppedAfter('writing the model');

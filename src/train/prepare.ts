@@ -5,11 +5,17 @@ import { DevSet } from './validate.js';
 import { readNWayTsv } from '../data/corpus.js';
 import { pause } from '../util/pause.js';
 
-export interface NWayTable { langs: string[]; rows: Map<string, string>[] }
+export interface NWayTable {
+  langs: string[];
+  rows: Map<string, string>[];
+}
 
 /** Stopped by an abort signal (SIGINT) during preparation. */
 export class PreparationAborted extends Error {
-  constructor(what: string) { super(`interrupted during ${what}`); this.name = 'PreparationAborted'; }
+  constructor(what: string) {
+    super(`interrupted during ${what}`);
+    this.name = 'PreparationAborted';
+  }
 }
 
 /** The N-way TSV; an aborted `signal` stops the reading (PreparationAborted). */
@@ -19,7 +25,10 @@ export async function loadTable(path: string, o: { signal?: AbortSignal } = {}):
   let r = await it.next();
   while (!r.done) {
     rows.push(r.value.cells);
-    if ((rows.length & 1023) === 0 && o.signal?.aborted) { await it.return?.({ langs: [] }); throw new PreparationAborted(`reading ${path}`); }
+    if ((rows.length & 1023) === 0 && o.signal?.aborted) {
+      await it.return?.({ langs: [] });
+      throw new PreparationAborted(`reading ${path}`);
+    }
     r = await it.next();
   }
   return { langs: r.value.langs, rows };
@@ -28,7 +37,14 @@ export async function loadTable(path: string, o: { signal?: AbortSignal } = {}):
 /** Token ids of every cell of the languages the paths use. */
 export function encodeTable(t: NWayTable, tok: TextTokenizer, langs: string[] = t.langs): EncodedCorpus {
   const ids = new Map<string, (Int32Array | undefined)[]>();
-  for (const l of langs) ids.set(l, t.rows.map((r) => { const s = r.get(l); return s ? tok.encode(s) : undefined; }));
+  for (const l of langs)
+    ids.set(
+      l,
+      t.rows.map((r) => {
+        const s = r.get(l);
+        return s ? tok.encode(s) : undefined;
+      }),
+    );
   return { langs, rows: t.rows.length, ids };
 }
 
@@ -46,10 +62,19 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
     if (batch) {
       // tokenizers that run elsewhere (HFTokenizer's worker thread): one round trip per slice, not per sentence
       for (let i = 0; i < t.rows.length; i += 2048) {
-        const at: number[] = [], texts: string[] = [];
-        for (let j = i; j < Math.min(t.rows.length, i + 2048); j++) { const s = t.rows[j]!.get(l); if (s) { at.push(j); texts.push(s); } }
+        const at: number[] = [],
+          texts: string[] = [];
+        for (let j = i; j < Math.min(t.rows.length, i + 2048); j++) {
+          const s = t.rows[j]!.get(l);
+          if (s) {
+            at.push(j);
+            texts.push(s);
+          }
+        }
         const got = texts.length ? batch.call(tok, texts) : [];
-        at.forEach((j, k) => { col[j] = got[k]; });
+        at.forEach((j, k) => {
+          col[j] = got[k];
+        });
         await pause();
         if (o.signal?.aborted) throw new PreparationAborted('the text features');
       }

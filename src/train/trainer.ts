@@ -50,7 +50,10 @@ export interface TrainOptions {
 
 /** A run stopped by its abort signal; `step`: the step its checkpoint holds (null: before training started). */
 export class TrainingInterrupted extends Error {
-  constructor(readonly step: number | null, readonly checkpointDir: string | null) {
+  constructor(
+    readonly step: number | null,
+    readonly checkpointDir: string | null,
+  ) {
     super(step === null ? 'interrupted before training started' : `interrupted at step ${step}`);
     this.name = 'TrainingInterrupted';
   }
@@ -67,20 +70,30 @@ export function yielder(everyMs = 100): () => Promise<void> {
 }
 
 export interface TrainLogEntry {
-  step: number; pairs: number; loss: number; lr: number;
+  step: number;
+  pairs: number;
+  loss: number;
+  lr: number;
   /** Training seconds (preparation included, validation excluded). */
   seconds: number;
   xsim?: number;
 }
 
 interface Checkpoint {
-  step: number; pairs: number; seconds: number; stream: unknown; lossEma: number | null;
+  step: number;
+  pairs: number;
+  seconds: number;
+  stream: unknown;
+  lossEma: number | null;
   plateau?: { lr: number; best: number; bad: number };
   fingerprint?: string;
   task?: unknown;
 }
 
-export interface TrainResult { task: TrainingTask; log: TrainLogEntry[] }
+export interface TrainResult {
+  task: TrainingTask;
+  log: TrainLogEntry[];
+}
 
 /** Whether `outDir` holds a checkpoint that `train({ resume: true })` continues (checkpoint.old: a kill between the two renames of a save). */
 export function hasCheckpoint(outDir: string): boolean {
@@ -114,22 +127,36 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   const clipped = slots.filter((s) => s.clip).flatMap((s) => s.params);
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
 
-  let step = 0, pairs = 0, priorSeconds = (o.priorSeconds ?? 0) + taskSeconds, lossEma: number | null = null;
+  let step = 0,
+    pairs = 0,
+    priorSeconds = (o.priorSeconds ?? 0) + taskSeconds,
+    lossEma: number | null = null;
   let history: TrainLogEntry[] = [];
   if (o.resume) {
     const st = readJson<Checkpoint>(join(ckDir, 'state.json'));
     if (o.fingerprint && st.fingerprint && st.fingerprint !== o.fingerprint)
-      throw new Error(`--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`);
+      throw new Error(
+        `--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`,
+      );
     loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
-    for (const sl of slots) loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
+    for (const sl of slots)
+      loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
     // task state is saved only when the task has some (e.g. mined hard negatives)
-    if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors'))) loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
+    if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors')))
+      loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
     ({ step, pairs, lossEma } = st);
     priorSeconds = st.seconds;
     task.streamState = st.stream;
     if (plateau && st.plateau) plateau.load(st.plateau);
     // The log keeps only entries up to the checkpoint (later ones were lost with the kill).
-    history = existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as TrainLogEntry).filter((e) => e.step <= step) : [];
+    history = existsSync(logFile)
+      ? readFileSync(logFile, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as TrainLogEntry)
+          .filter((e) => e.step <= step)
+      : [];
     writeFileSync(logFile, history.map((e) => JSON.stringify(e) + '\n').join(''));
     log(`resumed from step ${step} (${pairs} pairs)`);
   } else {
@@ -143,17 +170,33 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   const elapsed = () => priorSeconds + (performance.now() - t0) / 1000 - validationSeconds;
   // (with a minutes budget the decaying schedules follow the clock, so a resumed run's rates differ slightly)
   const sched = lrSchedule(cfg.optim, () => Math.min(1, Math.max(pairs / budgetPairs, elapsed() / budgetSeconds)));
-  let windowStart = performance.now(), windowPairs = 0, windowTokens = 0, stepsHere = 0;
-  let lastCheckpoint = elapsed(), savedStep = step;
+  let windowStart = performance.now(),
+    windowPairs = 0,
+    windowTokens = 0,
+    stepsHere = 0;
+  let lastCheckpoint = elapsed(),
+    savedStep = step;
 
   const saveCheckpoint = () => {
     const tmp = tempPathFor(ckDir);
     mkdirSync(tmp, { recursive: true });
     saveTensors(join(tmp, 'model.safetensors'), task.module.stateDict());
-    for (const sl of slots) { const os = sl.opt.stateDict(); saveTensors(join(tmp, optimizerFile(sl.name)), os.tensors, { meta: JSON.stringify(os.meta) }); }
+    for (const sl of slots) {
+      const os = sl.opt.stateDict();
+      saveTensors(join(tmp, optimizerFile(sl.name)), os.tensors, { meta: JSON.stringify(os.meta) });
+    }
     const ts = task.checkpointState?.();
     if (ts) saveTensors(join(tmp, 'task.safetensors'), ts.tensors);
-    const st: Checkpoint = { step, pairs, seconds: elapsed(), stream: task.streamState, lossEma, plateau: plateau?.state(), fingerprint: o.fingerprint, task: ts?.meta };
+    const st: Checkpoint = {
+      step,
+      pairs,
+      seconds: elapsed(),
+      stream: task.streamState,
+      lossEma,
+      plateau: plateau?.state(),
+      fingerprint: o.fingerprint,
+      task: ts?.meta,
+    };
     writeJson(join(tmp, 'state.json'), st);
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
     if (existsSync(ckDir)) renameSync(ckDir, `${ckDir}.old`);
@@ -221,8 +264,12 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
       const secs = (performance.now() - windowStart) / 1000;
       const rate = windowPairs / secs;
       const left = Math.min((budgetPairs - pairs) / rate, budgetSeconds - elapsed());
-      log(`step ${step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${lossEma.toFixed(3)} lr ${lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`);
-      windowStart = performance.now(); windowPairs = 0; windowTokens = 0;
+      log(
+        `step ${step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${lossEma.toFixed(3)} lr ${lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`,
+      );
+      windowStart = performance.now();
+      windowPairs = 0;
+      windowTokens = 0;
     }
     if (step % cfg.checkpointEvery === 0 || (cfg.checkpointMinutes > 0 && elapsed() - lastCheckpoint >= cfg.checkpointMinutes * 60)) saveCheckpoint();
     if (step % 20 === 0) await pause(); // let finalizers run
@@ -239,9 +286,24 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
 function defaultOptimizers(task: TrainingTask, cfg: TrainConfig): OptimizerSlot[] {
   const sparse = new Set(task.sparseParameters ?? []);
   const dense = task.module.parameters().filter((p) => !sparse.has(p));
-  const slots: OptimizerSlot[] = [{ name: 'dense', opt: new Adam(dense, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay }), baseLr: cfg.optim.lr, params: dense, clip: true }];
+  const slots: OptimizerSlot[] = [
+    {
+      name: 'dense',
+      opt: new Adam(dense, { lr: cfg.optim.lr, betas: cfg.optim.betas, weightDecay: cfg.optim.weightDecay }),
+      baseLr: cfg.optim.lr,
+      params: dense,
+      clip: true,
+    },
+  ];
   const sparseLr = cfg.optim.sparseLr || cfg.optim.lr;
-  if (sparse.size) slots.push({ name: 'sparse', opt: new SparseAdam([...sparse], { lr: sparseLr, betas: cfg.optim.betas }), baseLr: sparseLr, params: [...sparse], clip: false });
+  if (sparse.size)
+    slots.push({
+      name: 'sparse',
+      opt: new SparseAdam([...sparse], { lr: sparseLr, betas: cfg.optim.betas }),
+      baseLr: sparseLr,
+      params: [...sparse],
+      clip: false,
+    });
   return slots;
 }
 
@@ -268,19 +330,42 @@ export function lrSchedule(o: TrainConfig['optim'], progress: () => number): (st
 /** Loads a safetensors file, hands its tensors to fn, frees them. */
 function loadInto(file: string, fn: (t: Map<string, Tensor>, meta: Record<string, string>) => void): void {
   const { tensors, metadata } = loadTensors(file);
-  try { fn(tensors, metadata); } finally { for (const t of tensors.values()) t.dispose(); }
+  try {
+    fn(tensors, metadata);
+  } finally {
+    for (const t of tensors.values()) t.dispose();
+  }
 }
 
 export function writeLearningCurve(outDir: string, history: TrainLogEntry[]): void {
   if (!history.length) return;
   const ema: [number, number][] = [];
   let e: number | null = null;
-  for (const h of history) { e = e === null ? h.loss : 0.95 * e + 0.05 * h.loss; ema.push([h.pairs, e]); }
+  for (const h of history) {
+    e = e === null ? h.loss : 0.95 * e + 0.05 * h.loss;
+    ema.push([h.pairs, e]);
+  }
   const series = [{ name: 'training loss (EMA)', points: ema }];
   const xs = history.filter((h) => h.xsim !== undefined);
   writeFileSync(join(outDir, 'loss.svg'), lineChart({ series, title: 'Training loss', xLabel: 'training pairs', yLabel: 'loss' }));
   if (xs.length) {
-    writeFileSync(join(outDir, 'xsim.svg'), lineChart({ series: [{ name: 'dev xsim error %', points: xs.map((h) => [h.pairs, h.xsim!]) }], title: 'Dev similarity-search error', xLabel: 'training pairs', yLabel: 'error %' }));
-    writeFileSync(join(outDir, 'xsim-minutes.svg'), lineChart({ series: [{ name: 'dev xsim error %', points: xs.map((h) => [h.seconds / 60, h.xsim!]) }], title: 'Dev similarity-search error', xLabel: 'training minutes', yLabel: 'error %' }));
+    writeFileSync(
+      join(outDir, 'xsim.svg'),
+      lineChart({
+        series: [{ name: 'dev xsim error %', points: xs.map((h) => [h.pairs, h.xsim!]) }],
+        title: 'Dev similarity-search error',
+        xLabel: 'training pairs',
+        yLabel: 'error %',
+      }),
+    );
+    writeFileSync(
+      join(outDir, 'xsim-minutes.svg'),
+      lineChart({
+        series: [{ name: 'dev xsim error %', points: xs.map((h) => [h.seconds / 60, h.xsim!]) }],
+        title: 'Dev similarity-search error',
+        xLabel: 'training minutes',
+        yLabel: 'error %',
+      }),
+    );
   }
 }

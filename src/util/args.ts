@@ -71,9 +71,12 @@ export interface CommandSpec {
 }
 
 type OptValue<D> = D extends { type: infer T extends OptType }
-  ? D extends { required: true } ? TypeOf<T>
-    : D extends { default: string | number | boolean | readonly string[] } ? TypeOf<T>
-      : T extends 'boolean' | 'list' ? TypeOf<T>
+  ? D extends { required: true }
+    ? TypeOf<T>
+    : D extends { default: string | number | boolean | readonly string[] }
+      ? TypeOf<T>
+      : T extends 'boolean' | 'list'
+        ? TypeOf<T>
         : TypeOf<T> | undefined
   : never;
 
@@ -85,7 +88,10 @@ export type ParsedArgs<S extends CommandSpec> = { -readonly [K in keyof S['optio
 
 /** A command-line mistake; the message names the offending argument. */
 export class UsageError extends Error {
-  constructor(message: string, readonly command?: string) {
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
     super(message);
     this.name = 'UsageError';
   }
@@ -112,7 +118,8 @@ function validateSpec(spec: CommandSpec): void {
     if (!['string', 'number', 'boolean', 'list'].includes(d.type)) throw new Error(`option '${key}': bad type '${String(d.type)}'`);
     if (d.alias !== undefined && !/^[A-Za-z0-9]$/.test(d.alias)) throw new Error(`option '${key}': alias must be one character`);
     if (d.type === 'number' && !d.range) throw new Error(`option '${key}': a number option needs a range`);
-    if (d.type === 'number' && d.default !== undefined && !obeys(d.default, d.range!)) throw new Error(`option '${key}': default ${String(d.default)} is outside its range`);
+    if (d.type === 'number' && d.default !== undefined && !obeys(d.default, d.range!))
+      throw new Error(`option '${key}': default ${String(d.default)} is outside its range`);
     if (d.implicit !== undefined && d.type !== 'string') throw new Error(`option '${key}': only string options take an implicit value`);
     for (const n of [...longNames(key, d), ...(d.alias ? [`-${d.alias}`] : [])]) {
       if (seen.has(n)) throw new Error(`option '${key}': duplicate name '${n}'`);
@@ -190,7 +197,10 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
     for (const [k, d] of Object.entries(spec.options)) {
       for (const n of longNames(k, d)) {
         const dist = editDistance(name, n);
-        if (dist < bestD) { bestD = dist; best = k; }
+        if (dist < bestD) {
+          bestD = dist;
+          best = k;
+        }
       }
     }
     const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${flag(best)}?)` : '';
@@ -268,7 +278,10 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
       if (letters.length === 1) {
         const key = byShort.get(letters);
         if (key === undefined) {
-          if (letters === 'h' && !hasHelpOpt) { help = true; continue; }
+          if (letters === 'h' && !hasHelpOpt) {
+            help = true;
+            continue;
+          }
           unknown(arg);
         }
         const d = spec.options[key!]!;
@@ -282,7 +295,10 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
       for (const c of letters) {
         const key = byShort.get(c);
         if (key === undefined) {
-          if (c === 'h' && !hasHelpOpt) { help = true; continue; }
+          if (c === 'h' && !hasHelpOpt) {
+            help = true;
+            continue;
+          }
           throw new UsageError(`unknown option '-${c}' in '${arg}'`, cmd);
         }
         if (spec.options[key]!.type !== 'boolean') throw new UsageError(`-${c} in '${arg}' needs a value and cannot be bundled`, cmd);
@@ -346,7 +362,10 @@ function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let cur = '';
   for (const w of words) {
-    if (cur && cur.length + 1 + w.length > width) { lines.push(cur); cur = w; } else cur = cur ? `${cur} ${w}` : w;
+    if (cur && cur.length + 1 + w.length > width) {
+      lines.push(cur);
+      cur = w;
+    } else cur = cur ? `${cur} ${w}` : w;
   }
   if (cur) lines.push(cur);
   return lines.length ? lines : [''];

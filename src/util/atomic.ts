@@ -24,12 +24,18 @@ export function tempPathFor(target: string): string {
 }
 
 /** The temporary was renamed into place or removed: no longer ours to clean up. */
-export function releaseTemp(tmp: string): void { temporaries.delete(tmp); }
+export function releaseTemp(tmp: string): void {
+  temporaries.delete(tmp);
+}
 
 /** Removes every registered temporary (synchronously; for signal handlers and exit hooks). */
 export function removeTemporaries(): void {
   for (const p of temporaries) {
-    try { fs.rmSync(p, { recursive: true, force: true }); } catch { /* nothing more to do while exiting */ }
+    try {
+      fs.rmSync(p, { recursive: true, force: true });
+    } catch {
+      /* nothing more to do while exiting */
+    }
   }
   temporaries.clear();
 }
@@ -40,7 +46,10 @@ export function removeTemporaries(): void {
  * by one synchronous call is never removed half-way; long synchronous steps delay the exit.
  */
 export function removeTemporariesOnSignals(onSignal?: (signal: NodeJS.Signals) => void): void {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.on(signal, () => {
       onSignal?.(signal);
       removeTemporaries();
@@ -62,8 +71,10 @@ export function removeStaleTemporaries(dir: string): string[] {
   const walk = (d: string): void => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
-      if (TEMP_NAME.test(e.name) && !temporaries.has(p)) { fs.rmSync(p, { recursive: true, force: true }); removed.push(p); }
-      else if (e.isDirectory()) walk(p);
+      if (TEMP_NAME.test(e.name) && !temporaries.has(p)) {
+        fs.rmSync(p, { recursive: true, force: true });
+        removed.push(p);
+      } else if (e.isDirectory()) walk(p);
     }
   };
   if (fs.existsSync(dir)) walk(dir);
@@ -71,7 +82,11 @@ export function removeStaleTemporaries(dir: string): string[] {
 }
 
 function unlinkQuiet(p: string): void {
-  try { fs.unlinkSync(p); } catch { /* already gone */ }
+  try {
+    fs.unlinkSync(p);
+  } catch {
+    /* already gone */
+  }
   releaseTemp(p);
 }
 
@@ -88,7 +103,13 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array): 
     fs.renameSync(tmp, target);
     releaseTemp(tmp);
   } catch (e) {
-    if (fd !== undefined) { try { fs.closeSync(fd); } catch { /* ignore */ } }
+    if (fd !== undefined) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* ignore */
+      }
+    }
     unlinkQuiet(tmp);
     throw e;
   }

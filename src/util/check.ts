@@ -44,5 +44,6 @@ export function checkInt(where: string, key: string, v: unknown, min: number): v
 
 /** Throws unless v is one of the allowed strings. */
 export function checkChoice(where: string, key: string, v: unknown, allowed: readonly string[]): void {
-  if (typeof v !== 'string' || !allowed.includes(v)) throw new Error(`${where}: '${key}' must be ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string' || !allowed.includes(v))
+    throw new Error(`${where}: '${key}' must be ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(v)}`);
 }

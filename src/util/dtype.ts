@@ -3,7 +3,16 @@
 export type DType = 'float32' | 'float64' | 'float16' | 'bfloat16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
 export const DTYPE_CODE: Record<DType, number> = {
-  uint8: 0, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7, bool: 11, bfloat16: 15,
+  uint8: 0,
+  int8: 1,
+  int16: 2,
+  int32: 3,
+  int64: 4,
+  float16: 5,
+  float32: 6,
+  float64: 7,
+  bool: 11,
+  bfloat16: 15,
 };
 
 const CODE_DTYPE = new Map<number, DType>(Object.entries(DTYPE_CODE).map(([k, v]) => [v, k as DType]));
@@ -21,11 +30,19 @@ export function dtypeCode(d: DType): number {
 }
 
 export const DTYPE_BYTES: Record<DType, number> = {
-  uint8: 1, int8: 1, bool: 1, int16: 2, float16: 2, bfloat16: 2, int32: 4, float32: 4, int64: 8, float64: 8,
+  uint8: 1,
+  int8: 1,
+  bool: 1,
+  int16: 2,
+  float16: 2,
+  bfloat16: 2,
+  int32: 4,
+  float32: 4,
+  int64: 8,
+  float64: 8,
 };
 
-export type TypedArray =
-  | Float32Array | Float64Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
+export type TypedArray = Float32Array | Float64Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
 
 /** The dtype a typed array maps to by default (Uint16Array holds raw float16 bits). */
 export function dtypeOfArray(a: TypedArray): DType {
@@ -43,14 +60,24 @@ export function dtypeOfArray(a: TypedArray): DType {
 /** Views raw bytes as the typed array that matches a dtype. */
 export function arrayOfDtype(buf: ArrayBuffer, d: DType): TypedArray {
   switch (d) {
-    case 'float32': return new Float32Array(buf);
-    case 'float64': return new Float64Array(buf);
-    case 'float16': case 'bfloat16': return new Uint16Array(buf);
-    case 'int64': return new BigInt64Array(buf);
-    case 'int32': return new Int32Array(buf);
-    case 'int16': return new Int16Array(buf);
-    case 'int8': return new Int8Array(buf);
-    case 'uint8': case 'bool': return new Uint8Array(buf);
+    case 'float32':
+      return new Float32Array(buf);
+    case 'float64':
+      return new Float64Array(buf);
+    case 'float16':
+    case 'bfloat16':
+      return new Uint16Array(buf);
+    case 'int64':
+      return new BigInt64Array(buf);
+    case 'int32':
+      return new Int32Array(buf);
+    case 'int16':
+      return new Int16Array(buf);
+    case 'int8':
+      return new Int8Array(buf);
+    case 'uint8':
+    case 'bool':
+      return new Uint8Array(buf);
   }
 }
 

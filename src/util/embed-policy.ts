@@ -32,7 +32,11 @@ export const CENTER_MIN_NORM = 0.1;
 export function meanNorm(centers: Map<string, Float32Array>): number {
   if (!centers.size) return 0;
   let s = 0;
-  for (const m of centers.values()) { let n = 0; for (const x of m) n += x * x; s += Math.sqrt(n); }
+  for (const m of centers.values()) {
+    let n = 0;
+    for (const x of m) n += x * x;
+    s += Math.sqrt(n);
+  }
   return s / centers.size;
 }
 
@@ -47,12 +51,16 @@ export const AUTO = 'auto';
 export const PER_SENTENCE = 'auto-per-sentence';
 
 /** Lower case with '_' between subtags (`pt-BR`, `pt_BR`, `PT_br` → `pt_br`). */
-export function canonicalLang(code: string): string { return code.trim().toLowerCase().replace(/-/g, '_'); }
+export function canonicalLang(code: string): string {
+  return code.trim().toLowerCase().replace(/-/g, '_');
+}
 
 const CODE = /^[a-z]{2,3}(_[a-z0-9]{2,8})*$/;
 
 /** Whether a string is a language code in any BCP-47 spelling (`de`, `pt-BR`, `pt_br`); 'auto' is not. */
-export function isLangCode(given: string): boolean { return CODE.test(canonicalLang(given)); }
+export function isLangCode(given: string): boolean {
+  return CODE.test(canonicalLang(given));
+}
 
 /**
  * The entry of `known` a language code names, compared as BCP-47 spellings (`pt-BR` = `pt_br`), a
@@ -66,7 +74,7 @@ export function matchLangCode(given: string, known: Iterable<string>): string | 
   const exact = langs.find((l) => canonicalLang(l) === c);
   if (exact !== undefined) return exact;
   const primary = c.split('_')[0]!;
-  return c.includes('_') ? langs.find((l) => canonicalLang(l) === primary) ?? null : null;
+  return c.includes('_') ? (langs.find((l) => canonicalLang(l) === primary) ?? null) : null;
 }
 
 /** A list of languages for a message (the first 24 and the count beyond that). */
@@ -86,7 +94,8 @@ export function resolveLangCode(given: string, known: Iterable<string>, what: st
   const c = canonicalLang(given);
   const langs = [...new Set(known)].sort();
   const list = langList(langs);
-  if (!CODE.test(c)) throw new Error(`${what} '${given}': not a language code (expected e.g. de, pt_br or pt-BR${langs.length ? `; the model knows ${list}` : ''})`);
+  if (!CODE.test(c))
+    throw new Error(`${what} '${given}': not a language code (expected e.g. de, pt_br or pt-BR${langs.length ? `; the model knows ${list}` : ''})`);
   if (!langs.length) return c;
   const match = matchLangCode(given, langs);
   if (match !== null) return match;
@@ -145,10 +154,13 @@ export class CenterPolicy {
     /** Per-language mean vectors (model.safetensors: center.<lang>); empty for models without them. */
     public centers: Map<string, Float32Array> = new Map(),
     /** The model's language identifier (lid.json), null when it has none. */
-    public lid: LanguageIdentifier | null = null) {}
+    public lid: LanguageIdentifier | null = null,
+  ) {}
 
   /** The languages a language option may name: those with mean vectors and those the identifier knows. */
-  get languages(): string[] { return [...new Set([...this.centers.keys(), ...(this.lid?.languages ?? [])])].sort(); }
+  get languages(): string[] {
+    return [...new Set([...this.centers.keys(), ...(this.lid?.languages ?? [])])].sort();
+  }
 
   /** The average norm of the mean vectors, and whether it is too small to matter (centring then skipped unless forced). */
   get meanVectors(): { languages: number; meanNorm: number; negligible: boolean } {
@@ -213,7 +225,7 @@ export class CenterPolicy {
   /** The mean vector a plan centres sentence s with (null: none). */
   meanOf(plan: CenterPlan, s: number): Float32Array | null {
     const lang = typeof plan === 'string' ? plan : Array.isArray(plan) ? plan[s] : null;
-    return lang ? this.centers.get(lang) ?? null : null;
+    return lang ? (this.centers.get(lang) ?? null) : null;
   }
 
   /**
@@ -241,7 +253,10 @@ export function centerEachRow(rows: Float32Array, d: number, mus: (Float32Array 
     centred.push(r);
   });
   if (!normalize || !centred.length) return;
-  if (centred.length === mus.length) { l2(rows, d); return; }
+  if (centred.length === mus.length) {
+    l2(rows, d);
+    return;
+  }
   const buf = new Float32Array(centred.length * d);
   centred.forEach((r, k) => buf.set(rows.subarray(r * d, (r + 1) * d), k * d));
   l2(buf, d);
@@ -253,7 +268,14 @@ export function centerEachRow(rows: Float32Array, d: number, mus: (Float32Array 
  * or centred, unless the encoder already did: `normalized`), each row's mean (mus[r]; null: none)
  * subtracted and the centred rows normalised again (when `normalize`).
  */
-export function finishRows(rows: Float32Array, d: number, mus: (Float32Array | null)[] | null, normalize: boolean, normalized = false, l2: RowNormalizer = normalizeRows): void {
+export function finishRows(
+  rows: Float32Array,
+  d: number,
+  mus: (Float32Array | null)[] | null,
+  normalize: boolean,
+  normalized = false,
+  l2: RowNormalizer = normalizeRows,
+): void {
   if (!normalized && (normalize || mus)) l2(rows, d);
   if (mus) centerEachRow(rows, d, mus, normalize, l2);
 }

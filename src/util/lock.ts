@@ -20,7 +20,12 @@ export interface WorkLock {
   release(): void;
 }
 
-interface LockInfo { pid: number; host: string; started: string; command: string }
+interface LockInfo {
+  pid: number;
+  host: string;
+  started: string;
+  command: string;
+}
 
 /** The lock file of an output: beside it, so that the output and its work directory can be replaced under it. */
 export const lockPathOf = (out: string) => `${out.replace(/(.)[\/]+$/, '$1')}.lock`;
@@ -31,7 +36,9 @@ const ours = new Set<string>();
 function readLock(path: string): LockInfo | null {
   try {
     const j = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockInfo>;
-    return typeof j.pid === 'number' && Number.isInteger(j.pid) && j.pid > 0 && typeof j.host === 'string' ? { pid: j.pid, host: j.host, started: String(j.started ?? '?'), command: String(j.command ?? '?') } : null;
+    return typeof j.pid === 'number' && Number.isInteger(j.pid) && j.pid > 0 && typeof j.host === 'string'
+      ? { pid: j.pid, host: j.host, started: String(j.started ?? '?'), command: String(j.command ?? '?') }
+      : null;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw e;
     return null;
@@ -40,7 +47,12 @@ function readLock(path: string): LockInfo | null {
 
 /** Whether process `pid` of this host runs (EPERM: it runs as another user). */
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -64,18 +76,30 @@ export function lockOutput(out: string, flag: string): WorkLock {
         if (attempt === 3) throw new Error(`${flag} ${out}: could not take ${path} (other processes keep taking it); try again`);
       }
       let held: LockInfo | null;
-      try { held = readLock(path); } catch { continue; } // removed meanwhile: try again
+      try {
+        held = readLock(path);
+      } catch {
+        continue;
+      } // removed meanwhile: try again
       if (!held) throw new Error(`${flag} ${out}: ${path} exists and is not a lock of xling; if no xling process is writing ${out}, remove it`);
       const since = `since ${held.started}: ${held.command}`;
-      if (held.host !== me.host) throw new Error(`${flag} ${out} is locked by process ${held.pid} of host ${held.host} (${since}); wait for it to finish, or remove ${path} if it no longer runs`);
+      if (held.host !== me.host)
+        throw new Error(
+          `${flag} ${out} is locked by process ${held.pid} of host ${held.host} (${since}); wait for it to finish, or remove ${path} if it no longer runs`,
+        );
       if (held.pid === process.pid && ours.has(path)) throw new Error(`${flag} ${out} is already being written by this process (${since})`);
-      if (held.pid !== process.pid && alive(held.pid)) throw new Error(`${flag} ${out} is being written by another process (pid ${held.pid}, ${since}); wait for it to finish or stop it (if pid ${held.pid} is not an xling process, remove ${path})`);
+      if (held.pid !== process.pid && alive(held.pid))
+        throw new Error(
+          `${flag} ${out} is being written by another process (pid ${held.pid}, ${since}); wait for it to finish or stop it (if pid ${held.pid} is not an xling process, remove ${path})`,
+        );
       // the process that held it is gone (or had this pid before a reboot): a stale lock, removed
       // unless another process took it over meanwhile
       try {
         const now = readLock(path);
         if (now && now.pid === held.pid && now.started === held.started) rmSync(path, { force: true });
-      } catch { /* removed meanwhile */ }
+      } catch {
+        /* removed meanwhile */
+      }
     }
   } finally {
     rmSync(tmp, { force: true });
@@ -90,7 +114,9 @@ export function lockOutput(out: string, flag: string): WorkLock {
     process.removeListener('exit', release);
     try {
       if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   };
   process.on('exit', release);
   return { path, release };
@@ -99,5 +125,9 @@ export function lockOutput(out: string, flag: string): WorkLock {
 /** Runs `f` holding the lock of output `out`; the lock is released however `f` ends. */
 export async function withOutputLock<T>(out: string, flag: string, f: () => Promise<T>): Promise<T> {
   const lock = lockOutput(out, flag);
-  try { return await f(); } finally { lock.release(); }
+  try {
+    return await f();
+  } finally {
+    lock.release();
+  }
 }

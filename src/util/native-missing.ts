@@ -4,7 +4,8 @@
 // One line for the user: what is missing, how to add it, what works without it.
 
 /** How to add the native backend, in one line. */
-export const NATIVE_INSTALL_HINT = 'install libtorch and faiss (Debian: apt install libtorch-dev libfaiss-dev, or set LIBTORCH / FAISS_HOME), then build the addon with `npm rebuild xling` (in a checkout: npm run build:native)';
+export const NATIVE_INSTALL_HINT =
+  'install libtorch and faiss (Debian: apt install libtorch-dev libfaiss-dev, or set LIBTORCH / FAISS_HOME), then build the addon with `npm rebuild xling` (in a checkout: npm run build:native)';
 
 /** XLING_SKIP_NATIVE set to anything but '', '0' or 'false': behave as if the addon were not built. */
 export function nativeSkipped(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -16,7 +17,9 @@ export class NativeBackendMissing extends Error {
   /** Why the addon is not there (XLING_SKIP_NATIVE, not built, or why it failed to load). */
   readonly reason: string;
   constructor(reason: string) {
-    super(`this needs xling's native backend (libtorch + faiss), which is not available (${reason}); ${NATIVE_INSTALL_HINT}. Without it, xling embed, xling eval xsim and xling/lite run on the portable runtime`);
+    super(
+      `this needs xling's native backend (libtorch + faiss), which is not available (${reason}); ${NATIVE_INSTALL_HINT}. Without it, xling embed, xling eval xsim and xling/lite run on the portable runtime`,
+    );
     this.name = 'NativeBackendMissing';
     this.reason = reason;
   }

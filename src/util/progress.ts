@@ -75,10 +75,14 @@ export class Progress {
     this.last = this.start;
   }
 
-  get count(): number { return this.n; }
+  get count(): number {
+    return this.n;
+  }
 
   /** Seconds since construction. */
-  elapsed(): number { return (this.now() - this.start) / 1000; }
+  elapsed(): number {
+    return (this.now() - this.start) / 1000;
+  }
 
   /** Adds `n` units (default 1); prints if the interval has passed. */
   tick(n = 1): void {

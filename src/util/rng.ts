@@ -111,7 +111,10 @@ export class Rng {
     const out: number[] = [];
     while (out.length < k) {
       const x = this.int(n);
-      if (!seen.has(x)) { seen.add(x); out.push(x); }
+      if (!seen.has(x)) {
+        seen.add(x);
+        out.push(x);
+      }
     }
     return out;
   }

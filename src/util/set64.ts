@@ -9,7 +9,8 @@
  * signature; about 20 times faster than node:crypto's MD5 on short lines.
  */
 export function hash64(text: string): bigint {
-  let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+  let h1 = 0xdeadbeef,
+    h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 2654435761);
@@ -27,11 +28,14 @@ export class Set64 {
   private count = 0;
   private zero = false; // 0 marks an empty slot: the key 0 is kept aside
 
-  get size(): number { return this.count + (this.zero ? 1 : 0); }
+  get size(): number {
+    return this.count + (this.zero ? 1 : 0);
+  }
 
   has(k: bigint): boolean {
     if (k === 0n) return this.zero;
-    const t = this.table, mask = t.length - 1;
+    const t = this.table,
+      mask = t.length - 1;
     for (let i = this.slot(k, mask); ; i = (i + 1) & mask) {
       const v = t[i]!;
       if (v === k) return true;
@@ -40,7 +44,10 @@ export class Set64 {
   }
 
   add(k: bigint): void {
-    if (k === 0n) { this.zero = true; return; }
+    if (k === 0n) {
+      this.zero = true;
+      return;
+    }
     if (2 * (this.count + 1) > this.table.length) this.grow();
     if (this.put(this.table, k)) this.count++;
   }
@@ -56,7 +63,10 @@ export class Set64 {
     for (let i = this.slot(k, mask); ; i = (i + 1) & mask) {
       const v = t[i]!;
       if (v === k) return false;
-      if (v === 0n) { t[i] = k; return true; }
+      if (v === 0n) {
+        t[i] = k;
+        return true;
+      }
     }
   }
 

@@ -6,5 +6,9 @@ import { join, resolve } from 'node:path';
 /** 'path:size:mtime' of a file, or of every file under a directory (sorted by name, recursively). */
 export function fileStamps(path: string): string[] {
   const st = statSync(path);
-  return st.isDirectory() ? readdirSync(path).sort().flatMap((f) => fileStamps(join(path, f))) : [`${resolve(path)}:${st.size}:${st.mtimeMs}`];
+  return st.isDirectory()
+    ? readdirSync(path)
+        .sort()
+        .flatMap((f) => fileStamps(join(path, f)))
+    : [`${resolve(path)}:${st.size}:${st.mtimeMs}`];
 }

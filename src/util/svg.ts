@@ -3,8 +3,22 @@
 
 const FONT = 'font-family="Helvetica, Arial, sans-serif"';
 /** Colour-blind-friendly categorical palette (Okabe–Ito, then Tableau). */
-export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000',
-  '#4E79A7', '#F28E2B', '#59A14F', '#E15759', '#B07AA1', '#9C755F'];
+export const PALETTE = [
+  '#0072B2',
+  '#E69F00',
+  '#009E73',
+  '#D55E00',
+  '#CC79A7',
+  '#56B4E9',
+  '#F0E442',
+  '#000000',
+  '#4E79A7',
+  '#F28E2B',
+  '#59A14F',
+  '#E15759',
+  '#B07AA1',
+  '#9C755F',
+];
 
 /** Escapes text for XML content and attribute values. */
 export function escapeXml(s: string): string {
@@ -23,7 +37,12 @@ function num(v: number): string {
   return Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, '');
 }
 
-export interface Ticks { lo: number; hi: number; step: number; values: number[] }
+export interface Ticks {
+  lo: number;
+  hi: number;
+  step: number;
+  values: number[];
+}
 
 function niceNum(x: number, round: boolean): number {
   const e = Math.floor(Math.log10(x));
@@ -36,7 +55,10 @@ function niceNum(x: number, round: boolean): number {
 
 /** "Nice" axis ticks covering [min, max] with about `count` intervals (1-2-5 steps). */
 export function niceTicks(min: number, max: number, count = 5): Ticks {
-  if (!Number.isFinite(min) || !Number.isFinite(max)) { min = 0; max = 1; }
+  if (!Number.isFinite(min) || !Number.isFinite(max)) {
+    min = 0;
+    max = 1;
+  }
   if (min > max) [min, max] = [max, min];
   if (min === max) {
     const d = min === 0 ? 1 : Math.abs(min) * 0.1;
@@ -79,9 +101,14 @@ function svgOpen(width: number, height: number, title?: string): string[] {
 }
 
 interface Axes {
-  x0: number; x1: number; y0: number; y1: number; // plot area (pixels), y0 = top
-  xt: Ticks; yt: Ticks;
-  sx: (v: number) => number; sy: (v: number) => number;
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number; // plot area (pixels), y0 = top
+  xt: Ticks;
+  yt: Ticks;
+  sx: (v: number) => number;
+  sy: (v: number) => number;
 }
 
 function makeAxes(box: { left: number; top: number; right: number; bottom: number }, xt: Ticks, yt: Ticks): Axes {
@@ -119,7 +146,9 @@ function drawAxes(a: Axes, xLabel?: string, yLabel?: string, xFmt?: (v: number) 
     const yl = Math.max(...a.yt.values.map((v) => textWidth(yText(v), 11)));
     const x = a.x0 - yl - 20;
     const y = (a.y0 + a.y1) / 2;
-    out.push(`<text x="${num(x)}" y="${num(y)}" text-anchor="middle" font-size="13" fill="#222" transform="rotate(-90 ${num(x)} ${num(y)})">${escapeXml(yLabel)}</text>`);
+    out.push(
+      `<text x="${num(x)}" y="${num(y)}" text-anchor="middle" font-size="13" fill="#222" transform="rotate(-90 ${num(x)} ${num(y)})">${escapeXml(yLabel)}</text>`,
+    );
   }
   return out;
 }
@@ -139,13 +168,22 @@ function legend(items: { name: string; color: string; dash?: string }[], x: numb
 function finiteRange(vals: number[]): [number, number] {
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of vals) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  for (const v of vals)
+    if (Number.isFinite(v)) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
   return lo <= hi ? [lo, hi] : [0, 1];
 }
 
 // ---------------------------------------------------------------- line chart
 
-export interface Series { name: string; points: [number, number][]; color?: string; dashed?: boolean }
+export interface Series {
+  name: string;
+  points: [number, number][];
+  color?: string;
+  dashed?: boolean;
+}
 
 export interface LineChartOptions {
   series: Series[];
@@ -180,7 +218,11 @@ export function lineChart(o: LineChartOptions): string {
   const width = o.width ?? 760;
   const height = o.height ?? 440;
   const ylog = (y: number) => (y > 0 ? Math.log10(y) : NaN);
-  const series = o.series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length]!, points: o.yLog ? s.points.map(([x, y]) => [x, ylog(y)] as [number, number]) : s.points }));
+  const series = o.series.map((s, i) => ({
+    ...s,
+    color: s.color ?? PALETTE[i % PALETTE.length]!,
+    points: o.yLog ? s.points.map(([x, y]) => [x, ylog(y)] as [number, number]) : s.points,
+  }));
   const hlines = (o.hlines ?? []).map((h) => (o.yLog ? { ...h, y: ylog(h.y) } : h));
   const yFmt = o.yLog ? (v: number) => String(+(10 ** v).toPrecision(2)) : undefined;
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
@@ -189,10 +231,14 @@ export function lineChart(o: LineChartOptions): string {
   const [ymin, ymax] = o.yDomain ? (o.yLog ? [ylog(o.yDomain[0]), ylog(o.yDomain[1])] : o.yDomain) : finiteRange(ys);
   const xt = o.xDomain ? fixedTicks(xmin, xmax) : niceTicks(xmin, xmax, Math.max(3, Math.round(width / 110)));
   const yt = o.yLog ? logTicks(ymin, ymax) : o.yDomain ? fixedTicks(ymin, ymax) : niceTicks(ymin, ymax, Math.max(3, Math.round(height / 70)));
-  const legendW = series.length > 1 || (series[0]?.name ?? '') !== ''
-    ? Math.max(...series.map((s) => textWidth(s.name, 12))) + 50 : 20;
+  const legendW = series.length > 1 || (series[0]?.name ?? '') !== '' ? Math.max(...series.map((s) => textWidth(s.name, 12))) + 50 : 20;
   const yTickW = Math.max(...yt.values.map((v) => textWidth(yFmt ? yFmt(v) : formatTick(v, yt.step), 11)));
-  const box = { left: Math.max(56, yTickW + (o.yLabel ? 34 : 14)), top: o.title ? 44 : 16, right: width - Math.min(legendW, width * 0.35), bottom: height - (o.xLabel ? 52 : 32) };
+  const box = {
+    left: Math.max(56, yTickW + (o.yLabel ? 34 : 14)),
+    top: o.title ? 44 : 16,
+    right: width - Math.min(legendW, width * 0.35),
+    bottom: height - (o.xLabel ? 52 : 32),
+  };
   const a = makeAxes(box, xt, yt);
   const out = svgOpen(width, height, o.title);
   out.push(...drawAxes(a, o.xLabel, o.yLabel, undefined, yFmt));
@@ -201,7 +247,10 @@ export function lineChart(o: LineChartOptions): string {
   out.push(`<g clip-path="url(#${clipId})">`);
   for (const h of hlines) {
     out.push(`<line x1="${num(a.x0)}" x2="${num(a.x1)}" y1="${num(a.sy(h.y))}" y2="${num(a.sy(h.y))}" stroke="#888" stroke-dasharray="5 4"/>`);
-    if (h.label) out.push(`<text x="${num(a.x1 - 4)}" y="${num(a.sy(h.y) - 4)}" text-anchor="end" font-size="11" fill="#555" stroke="#ffffff" stroke-width="3" paint-order="stroke">${escapeXml(h.label)}</text>`);
+    if (h.label)
+      out.push(
+        `<text x="${num(a.x1 - 4)}" y="${num(a.sy(h.y) - 4)}" text-anchor="end" font-size="11" fill="#555" stroke="#ffffff" stroke-width="3" paint-order="stroke">${escapeXml(h.label)}</text>`,
+      );
   }
   const markers = o.markers ?? series.every((s) => s.points.length <= 60);
   for (const s of series) {
@@ -218,7 +267,14 @@ export function lineChart(o: LineChartOptions): string {
     }
   }
   out.push('</g>');
-  if (legendW > 20) out.push(...legend(series.map((s) => ({ name: s.name, color: s.color, dash: s.dashed ? '6 4' : undefined })), a.x1 + 16, a.y0 + 10));
+  if (legendW > 20)
+    out.push(
+      ...legend(
+        series.map((s) => ({ name: s.name, color: s.color, dash: s.dashed ? '6 4' : undefined })),
+        a.x1 + 16,
+        a.y0 + 10,
+      ),
+    );
   out.push('</svg>');
   return out.join('\n');
 }
@@ -233,7 +289,10 @@ function segments(pts: [number, number][]): [number, number][][] {
   let cur: [number, number][] = [];
   for (const p of pts) {
     if (Number.isFinite(p[0]) && Number.isFinite(p[1])) cur.push(p);
-    else if (cur.length) { segs.push(cur); cur = []; }
+    else if (cur.length) {
+      segs.push(cur);
+      cur = [];
+    }
   }
   if (cur.length) segs.push(cur);
   return segs;
@@ -370,11 +429,16 @@ export function heatmap(o: HeatmapOptions): string {
     out.push(`<text x="${num(left - 6)}" y="${num(top + i * cell + cell / 2 + labelSize * 0.35)}" text-anchor="end">${escapeXml(r)}</text>`);
   });
   out.push('</g>');
-  if (o.colLabel) out.push(`<text x="${num(left + gridW / 2)}" y="${num(titleH + 12)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444">${escapeXml(o.colLabel)}</text>`);
+  if (o.colLabel)
+    out.push(
+      `<text x="${num(left + gridW / 2)}" y="${num(titleH + 12)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444">${escapeXml(o.colLabel)}</text>`,
+    );
   if (o.rowLabel) {
     const x = 14;
     const y = top + gridH / 2;
-    out.push(`<text x="${x}" y="${num(y)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444" transform="rotate(-90 ${x} ${num(y)})">${escapeXml(o.rowLabel)}</text>`);
+    out.push(
+      `<text x="${x}" y="${num(y)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444" transform="rotate(-90 ${x} ${num(y)})">${escapeXml(o.rowLabel)}</text>`,
+    );
   }
 
   // cells
@@ -388,12 +452,16 @@ export function heatmap(o: HeatmapOptions): string {
       const x = left + j * cell;
       const y = top + i * cell;
       const tip = `${o.rows[i]} → ${o.cols[j]}: ${ok ? fmt(v) : 'n/a'}`;
-      out.push(`<rect x="${num(x)}" y="${num(y)}" width="${cell}" height="${cell}" fill="${color}" stroke="#ffffff" stroke-width="${cell >= 16 ? 1 : 0.5}"><title>${escapeXml(tip)}</title></rect>`);
+      out.push(
+        `<rect x="${num(x)}" y="${num(y)}" width="${cell}" height="${cell}" fill="${color}" stroke="#ffffff" stroke-width="${cell >= 16 ? 1 : 0.5}"><title>${escapeXml(tip)}</title></rect>`,
+      );
       if (show) {
         const txt = ok ? fmt(v) : '–';
         const tc = luminance(color) > 0.35 ? '#111111' : '#ffffff';
         const fs = Math.min(valSize, (cell - 3) / Math.max(1, textWidth(txt, 1)));
-        out.push(`<text x="${num(x + cell / 2)}" y="${num(y + cell / 2 + fs * 0.35)}" text-anchor="middle" font-size="${num(fs)}" fill="${tc}">${escapeXml(txt)}</text>`);
+        out.push(
+          `<text x="${num(x + cell / 2)}" y="${num(y + cell / 2 + fs * 0.35)}" text-anchor="middle" font-size="${num(fs)}" fill="${tc}">${escapeXml(txt)}</text>`,
+        );
       }
     }
   }
@@ -445,7 +513,9 @@ export function prCurve(o: PrCurveOptions): string {
   out.push(...drawAxes(a, 'recall', 'precision'));
   const color = PALETTE[0]!;
   const clipId = `prclip${Math.abs(hashStr(JSON.stringify([o.title, pts.length, o.ap])))}`;
-  out.push(`<clipPath id="${clipId}"><rect x="${num(a.x0)}" y="${num(a.y0 - 3)}" width="${num(a.x1 - a.x0 + 3)}" height="${num(a.y1 - a.y0 + 3)}"/></clipPath>`);
+  out.push(
+    `<clipPath id="${clipId}"><rect x="${num(a.x0)}" y="${num(a.y0 - 3)}" width="${num(a.x1 - a.x0 + 3)}" height="${num(a.y1 - a.y0 + 3)}"/></clipPath>`,
+  );
   out.push(`<g clip-path="url(#${clipId})">`);
   if (pts.length > 0) {
     const line = pts.map((p, i) => `${i ? 'L' : 'M'}${num(a.sx(p[0]))},${num(a.sy(p[1]))}`).join(' ');
@@ -494,7 +564,10 @@ export function binValues(values: ArrayLike<number>, bins: number | number[]): {
     const vals: number[] = [];
     for (let i = 0; i < values.length; i++) vals.push(values[i]!);
     let [lo, hi] = finiteRange(vals);
-    if (lo === hi) { lo -= 0.5; hi += 0.5; }
+    if (lo === hi) {
+      lo -= 0.5;
+      hi += 0.5;
+    }
     edges = Array.from({ length: n + 1 }, (_, i) => lo + ((hi - lo) * i) / n);
   } else {
     edges = [...bins];
@@ -513,7 +586,11 @@ export function binValues(values: ArrayLike<number>, bins: number | number[]): {
     else {
       let l = 0;
       let r = nb - 1;
-      while (l < r) { const m = (l + r + 1) >> 1; if (edges[m]! <= v) l = m; else r = m - 1; }
+      while (l < r) {
+        const m = (l + r + 1) >> 1;
+        if (edges[m]! <= v) l = m;
+        else r = m - 1;
+      }
       b = l;
     }
     counts[b]!++;
@@ -542,13 +619,18 @@ export function histogram(o: HistogramOptions): string {
     const x0 = a.sx(edges[i]!);
     const x1 = a.sx(edges[i + 1]!);
     const y = a.sy(c);
-    out.push(`<rect x="${num(x0)}" y="${num(y)}" width="${num(Math.max(0.5, x1 - x0))}" height="${num(a.y1 - y)}"><title>[${escapeXml(num(edges[i]!))}, ${escapeXml(num(edges[i + 1]!))}): ${c}</title></rect>`);
+    out.push(
+      `<rect x="${num(x0)}" y="${num(y)}" width="${num(Math.max(0.5, x1 - x0))}" height="${num(a.y1 - y)}"><title>[${escapeXml(num(edges[i]!))}, ${escapeXml(num(edges[i + 1]!))}): ${c}</title></rect>`,
+    );
   });
   out.push('</g>');
   for (const m of o.markers ?? []) {
     const x = a.sx(m.x);
     out.push(`<line x1="${num(x)}" x2="${num(x)}" y1="${num(a.y0)}" y2="${num(a.y1)}" stroke="${PALETTE[3]}" stroke-width="1.5" stroke-dasharray="5 3"/>`);
-    if (m.label) out.push(`<text x="${num(x + 4)}" y="${num(a.y0 + 14)}" font-size="11" fill="${PALETTE[3]}" stroke="#ffffff" stroke-width="3" paint-order="stroke">${escapeXml(m.label)}</text>`);
+    if (m.label)
+      out.push(
+        `<text x="${num(x + 4)}" y="${num(a.y0 + 14)}" font-size="11" fill="${PALETTE[3]}" stroke="#ffffff" stroke-width="3" paint-order="stroke">${escapeXml(m.label)}</text>`,
+      );
   }
   out.push(`<text x="${num(a.x1)}" y="${num(a.y0 - 6)}" text-anchor="end" font-size="11" fill="#666">n = ${countFinite(o.values)}</text>`);
   out.push('</svg>');

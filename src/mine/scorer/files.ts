@@ -37,7 +37,13 @@ export interface ScorerModel extends Regression {
 }
 
 /** A second logistic regression over the scorer's features (ScorerModel.self). */
-export interface SelfHead { mean: number[]; std: number[]; weights: number[]; bias: number; trained: Record<string, unknown> }
+export interface SelfHead {
+  mean: number[];
+  std: number[];
+  weights: number[];
+  bias: number;
+  trained: Record<string, unknown>;
+}
 
 /** The scorer with its self-tables regression in place of the first, where it has one. */
 export function withSelfHead(m: ScorerModel): ScorerModel {
@@ -57,9 +63,15 @@ export function loadScorer(path: string): ScorerModel {
   const f = existsSync(path) && statSync(path).isDirectory() ? join(path, 'scorer.json') : path;
   if (!existsSync(f)) throw new Error(`${path}: not a scorer (no scorer.json; make one with xling scorer train)`);
   let m: ScorerModel;
-  try { m = JSON.parse(readFileSync(f, 'utf8')) as ScorerModel; } catch (e) { throw new Error(`${f}: invalid JSON: ${(e as Error).message}`); }
-  if (m.format !== 'xling-scorer' || m.version !== 1) throw new Error(`${f}: not an xling scorer (format ${JSON.stringify(m.format)}, version ${JSON.stringify(m.version)})`);
-  if (m.pair !== undefined && (typeof m.pair !== 'object' || m.pair === null || typeof m.pair.file !== 'string' || !/^[\w.-]+$/.test(m.pair.file))) throw new Error(`${f}: 'pair' must name its pair model's file beside scorer.json`);
+  try {
+    m = JSON.parse(readFileSync(f, 'utf8')) as ScorerModel;
+  } catch (e) {
+    throw new Error(`${f}: invalid JSON: ${(e as Error).message}`);
+  }
+  if (m.format !== 'xling-scorer' || m.version !== 1)
+    throw new Error(`${f}: not an xling scorer (format ${JSON.stringify(m.format)}, version ${JSON.stringify(m.version)})`);
+  if (m.pair !== undefined && (typeof m.pair !== 'object' || m.pair === null || typeof m.pair.file !== 'string' || !/^[\w.-]+$/.test(m.pair.file)))
+    throw new Error(`${f}: 'pair' must name its pair model's file beside scorer.json`);
   const want = scorerFeatures(!!m.pair);
   const same = Array.isArray(m.features) && m.features.length === want.length && m.features.every((x, i) => x === want[i]);
   if (!same) throw new Error(`${f}: made with other features (${String(m.features?.length)}; this xling computes ${want.length}); train it again`);
@@ -67,7 +79,8 @@ export function loadScorer(path: string): ScorerModel {
   const checkRegression = (r: Record<string, unknown>, at: string) => {
     for (const key of ['mean', 'std', 'weights'] as const) {
       const v = r[key];
-      if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error(`${f}: '${at}${key}' must hold ${want.length} finite numbers`);
+      if (!Array.isArray(v) || v.length !== want.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x)))
+        throw new Error(`${f}: '${at}${key}' must hold ${want.length} finite numbers`);
     }
     if (typeof r.bias !== 'number' || !Number.isFinite(r.bias)) throw new Error(`${f}: '${at}bias' must be a finite number`);
   };
@@ -77,8 +90,11 @@ export function loadScorer(path: string): ScorerModel {
     checkRegression(m.self as unknown as Record<string, unknown>, 'self.');
   }
   if (!Number.isInteger(m.k) || m.k < 1) throw new Error(`${f}: 'k' must be a positive integer`);
-  if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables)) throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
-  for (const [pair, t] of Object.entries(m.tables)) if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd)) throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
+  if (typeof m.tables !== 'object' || m.tables === null || Array.isArray(m.tables))
+    throw new Error(`${f}: 'tables' must be an object of word translation tables by language pair`);
+  for (const [pair, t] of Object.entries(m.tables))
+    if (!Array.isArray(t?.src_words) || !Array.isArray(t?.trg_words) || !Array.isArray(t?.fwd) || !Array.isArray(t?.bwd))
+      throw new Error(`${f}: tables['${pair}'] is not a word translation table (src_words, trg_words, fwd, bwd)`);
   if (m.pair) {
     const pf = join(dirname(f), m.pair.file);
     if (!existsSync(pf)) throw new Error(`${f}: its pair model ${pf} is missing (a scorer directory is scorer.json and ${m.pair.file} together)`);

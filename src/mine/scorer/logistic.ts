@@ -2,7 +2,12 @@
 // (IRLS; deterministic, a few iterations), and the probability it gives a candidate.
 
 /** A fitted regression: the features' standardisation, one weight per feature, and the bias. */
-export interface Regression { mean: number[]; std: number[]; weights: number[]; bias: number }
+export interface Regression {
+  mean: number[];
+  std: number[];
+  weights: number[];
+  bias: number;
+}
 
 export const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
@@ -16,7 +21,10 @@ export function fitLogistic(x: number[][], y: number[], o: { l2?: number; iterat
   const d = x[0]!.length;
   const l2 = o.l2 ?? 1e-2;
   const mean = Array.from({ length: d }, (_, j) => x.reduce((a, r) => a + r[j]!, 0) / n);
-  const std = Array.from({ length: d }, (_, j) => { const v = x.reduce((a, r) => a + (r[j]! - mean[j]!) ** 2, 0) / n; return v > 1e-12 ? Math.sqrt(v) : 1; });
+  const std = Array.from({ length: d }, (_, j) => {
+    const v = x.reduce((a, r) => a + (r[j]! - mean[j]!) ** 2, 0) / n;
+    return v > 1e-12 ? Math.sqrt(v) : 1;
+  });
   const z = x.map((r) => [1, ...r.map((v, j) => (v - mean[j]!) / std[j]!)]);
   const D = d + 1;
   let w = new Array<number>(D).fill(0);
@@ -27,7 +35,9 @@ export function fitLogistic(x: number[][], y: number[], o: { l2?: number; iterat
       const zi = z[i]!;
       let s = 0;
       for (let j = 0; j < D; j++) s += w[j]! * zi[j]!;
-      const p = sigmoid(s), r = p - y[i]!, q = Math.max(p * (1 - p), 1e-9);
+      const p = sigmoid(s),
+        r = p - y[i]!,
+        q = Math.max(p * (1 - p), 1e-9);
       for (let j = 0; j < D; j++) {
         g[j]! += r * zi[j]!;
         const qz = q * zi[j]!;
@@ -35,11 +45,17 @@ export function fitLogistic(x: number[][], y: number[], o: { l2?: number; iterat
         for (let k = j; k < D; k++) Hj[k]! += qz * zi[k]!;
       }
     }
-    for (let j = 1; j < D; j++) { g[j]! += l2 * n * w[j]!; H[j]![j]! += l2 * n; }
+    for (let j = 1; j < D; j++) {
+      g[j]! += l2 * n * w[j]!;
+      H[j]![j]! += l2 * n;
+    }
     for (let j = 0; j < D; j++) for (let k = 0; k < j; k++) H[j]![k] = H[k]![j]!;
     const step = solve(H, g);
     let change = 0;
-    w = w.map((v, j) => { change = Math.max(change, Math.abs(step[j]!)); return v - step[j]!; });
+    w = w.map((v, j) => {
+      change = Math.max(change, Math.abs(step[j]!));
+      return v - step[j]!;
+    });
     if (change < 1e-8) break;
   }
   return { mean, std, weights: w.slice(1), bias: w[0]! };
@@ -76,4 +92,3 @@ export function scoreCandidate(m: Regression, features: number[]): number {
   for (let j = 0; j < m.weights.length; j++) s += m.weights[j]! * ((features[j]! - m.mean[j]!) / m.std[j]!);
   return sigmoid(s);
 }
-

@@ -7,7 +7,11 @@ import { pairLogits, PairModel, pairWords, wordIds } from './pair-model.js';
 import type { PairLogitsFn } from './score.js';
 
 /** Texts whose words the pair model reads, embedded in `lang` (undefined: identified); lists of the same key share one vocabulary. */
-export interface WordList { key: string; lang: string | undefined; texts: string[] }
+export interface WordList {
+  key: string;
+  lang: string | undefined;
+  texts: string[];
+}
 
 /**
  * The pair model's inputs: every text split into words once (pairWords), every distinct word of a
@@ -15,7 +19,11 @@ export interface WordList { key: string; lang: string | undefined; texts: string
  * the vectors [n, dim] in one array (row r + 1 of the word table, row 0 being the padding), and
  * each list's texts as word rows.
  */
-export function embedTextWords(model: string, lists: WordList[], o: { center: boolean; dim: number; maxWords: number }): { vectors: Float32Array; n: number; keys: number; ids: number[][][] } {
+export function embedTextWords(
+  model: string,
+  lists: WordList[],
+  o: { center: boolean; dim: number; maxWords: number },
+): { vectors: Float32Array; n: number; keys: number; ids: number[][][] } {
   const words = lists.map((l) => l.texts.map((t) => pairWords(t, o.maxWords)));
   const groups = new Map<string, { lang: string | undefined; words: Set<string> }>();
   lists.forEach((l, i) => {
@@ -30,7 +38,13 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
   for (const [key, { lang, words: set }] of groups) {
     const list = [...set];
     if (list.length) {
-      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, { lang, langFlag: '--src-lang', center: o.center, label: 'pair', quiet: true });
+      const v = vectorsFor(list, undefined, model, `the words of ${lang ?? 'the sentences'}`, {
+        lang,
+        langFlag: '--src-lang',
+        center: o.center,
+        label: 'pair',
+        quiet: true,
+      });
       if (v.d !== o.dim) throw new Error(`the scorer's pair model reads ${o.dim}-dimensional word vectors; --model ${model} gives ${v.d}`);
       vectors.set(v.data, row * o.dim);
     }
@@ -46,13 +60,33 @@ export function embedTextWords(model: string, lists: WordList[], o: { center: bo
  * What xling mine / eval bucc --scorer compute with a scorer's pair model: the words of both
  * sides embedded by --model, then the logit of any candidate pair (row indices).
  */
-export function pairLogitsFor(pm: PairModel, model: string, srcText: string[], trgText: string[], srcLang: string | undefined, trgLang: string | undefined): PairLogitsFn {
-  const e = embedTextWords(model, [{ key: 'src', lang: srcLang, texts: srcText }, { key: 'trg', lang: trgLang, texts: trgText }], pm.config);
+export function pairLogitsFor(
+  pm: PairModel,
+  model: string,
+  srcText: string[],
+  trgText: string[],
+  srcLang: string | undefined,
+  trgLang: string | undefined,
+): PairLogitsFn {
+  const e = embedTextWords(
+    model,
+    [
+      { key: 'src', lang: srcLang, texts: srcText },
+      { key: 'trg', lang: trgLang, texts: trgText },
+    ],
+    pm.config,
+  );
   const table = pm.wordTable(e.vectors, e.n);
   const [sIds, tIds] = e.ids as [number[][], number[][]];
   return async (src, trg) => {
     const prog = new Progress({ label: 'pair model', unit: 'pairs', total: src.length });
-    const z = await pairLogits(pm, table, src.map((s) => sIds[s]!), trg.map((t) => tIds[t]!), { onProgress: (n) => prog.set(n) });
+    const z = await pairLogits(
+      pm,
+      table,
+      src.map((s) => sIds[s]!),
+      trg.map((t) => tIds[t]!),
+      { onProgress: (n) => prog.set(n) },
+    );
     prog.done();
     return z;
   };

@@ -9,7 +9,19 @@ import { Progress } from '../../util/progress.js';
 import { WordAligner } from '../align-features.js';
 import { mineTables, pairProducts } from '../mine.js';
 import { Assignment, assignOneToOne, greedyPairs, Picked } from './assignment.js';
-import { Aligners, candidateContext, CandidateList, COMPETITOR_FEATURES, competitorGaps, CONTENT, enumerateCandidates, FEATURES, LOGPROB, meanOf, pairColumns } from './features.js';
+import {
+  Aligners,
+  candidateContext,
+  CandidateList,
+  COMPETITOR_FEATURES,
+  competitorGaps,
+  CONTENT,
+  enumerateCandidates,
+  FEATURES,
+  LOGPROB,
+  meanOf,
+  pairColumns,
+} from './features.js';
 import { encoderMismatch, loadScorer, ScorerModel, withSelfHead } from './files.js';
 import { sigmoid } from './logistic.js';
 import { crossFittedTables, scoringOfPair, SELF_TABLES, SelfTables, selfTrainedTables, tablePairs } from './tables.js';
@@ -25,21 +37,46 @@ export type PairLogitsFn = (src: number[], trg: number[]) => Promise<Float32Arra
  * instead of its 48 features' half a kilobyte. (This relies on the scorer being linear in its
  * features, which it is: logistic regression.)
  */
-export async function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {}): Promise<{ margin: Float64Array; prob: Float64Array }> {
+export async function scoreCandidates(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  c: CandidateList,
+  srcText: string[],
+  trgText: string[],
+  m: ScorerModel,
+  o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {},
+): Promise<{ margin: Float64Array; prob: Float64Array }> {
   const featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
   if (m.pair && !o.logits) throw new Error('scoreCandidates: the scorer has a pair model; give its logits');
-  const z = new Float64Array(c.n), margin = new Float64Array(c.n), content = new Float64Array(c.n), logprob = new Float64Array(c.n);
+  const z = new Float64Array(c.n),
+    margin = new Float64Array(c.n),
+    content = new Float64Array(c.n),
+    logprob = new Float64Array(c.n);
   // one term of the logit, in scoreCandidate's order
   const term = (j: number, x: number) => m.weights[j]! * ((x - m.mean[j]!) / m.std[j]!);
   for (let i = 0; i < c.n; i++) {
-    if (i % 4096 === 0) { o.onProgress?.(i, c.n); if (i) await pause(); }
+    if (i % 4096 === 0) {
+      o.onProgress?.(i, c.n);
+      if (i) await pause();
+    }
     const f = featuresOf(c.src[i]!, c.trg[i]!, c.cos[i]!);
     let s = m.bias;
     for (let j = 0; j < f.length; j++) s += term(j, f[j]!);
-    z[i] = s; margin[i] = f[1]!; content[i] = meanOf(f, CONTENT); logprob[i] = meanOf(f, LOGPROB);
+    z[i] = s;
+    margin[i] = f[1]!;
+    content[i] = meanOf(f, CONTENT);
+    logprob[i] = meanOf(f, LOGPROB);
   }
   o.onProgress?.(c.n, c.n);
-  const add = (j0: number, cols: ArrayLike<number>[]) => { for (let i = 0; i < c.n; i++) { let s = z[i]!; cols.forEach((col, j) => { s += term(j0 + j, col[i]!); }); z[i] = s; } };
+  const add = (j0: number, cols: ArrayLike<number>[]) => {
+    for (let i = 0; i < c.n; i++) {
+      let s = z[i]!;
+      cols.forEach((col, j) => {
+        s += term(j0 + j, col[i]!);
+      });
+      z[i] = s;
+    }
+  };
   add(FEATURES.length - COMPETITOR_FEATURES.length, competitorGaps(c.src, c.trg, content, logprob));
   if (m.pair) add(FEATURES.length, pairColumns(c.src, c.trg, o.logits!));
   return { margin, prob: z.map(sigmoid) };
@@ -61,26 +98,61 @@ export async function scoreCandidates(fwd: SearchResult, bwd: SearchResult, c: C
  * cross-fitting for its first regression, on game dialogue) and keeps its first regression. See
  * bench/RESULTS.md ("Word tables from the run's own pairs", "The self-tables regression").
  */
-export async function mineWithScorer(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { k?: number; threshold?: number; assignment?: Assignment; trgIndex?: FaissIndex; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<Picked[]> {
+export async function mineWithScorer(
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  srcText: string[],
+  trgText: string[],
+  m: ScorerModel,
+  o: ScoringOptions & {
+    k?: number;
+    threshold?: number;
+    assignment?: Assignment;
+    trgIndex?: FaissIndex;
+    chunk?: number;
+    onProgress?: (done: number, total: number) => void;
+  } = {},
+): Promise<Picked[]> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, trgIndex: o.trgIndex, chunk: o.chunk, onProgress: o.onProgress });
   return mineTablesWithScorer(fwd, bwd, srcText, trgText, m, o);
 }
 
 /** mineWithScorer from both directions' k-NN tables already searched (the merge of xling cluster mine, whose shards search them). */
-export async function mineTablesWithScorer(fwd: SearchResult, bwd: SearchResult, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {}): Promise<Picked[]> {
+export async function mineTablesWithScorer(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  srcText: string[],
+  trgText: string[],
+  m: ScorerModel,
+  o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {},
+): Promise<Picked[]> {
   const c = enumerateCandidates(fwd, bwd);
   const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
 }
 
 /** How candidates are scored: the word tables (or self-trained ones), the pair model's logits, progress of each pass over the candidates. */
-export interface ScoringOptions { aligner?: WordAligner | null; selfTables?: SelfTables | null; pairLogits?: PairLogitsFn; onCandidates?: (done: number, total: number, pass: number) => void }
+export interface ScoringOptions {
+  aligner?: WordAligner | null;
+  selfTables?: SelfTables | null;
+  pairLogits?: PairLogitsFn;
+  onCandidates?: (done: number, total: number, pass: number) => void;
+}
 
 /**
  * The candidates `c` of two k-NN tables scored by the scorer (see mineWithScorer): the pair
  * model's logits, then one pass over the candidates' features — or two with self-trained word tables.
  */
-async function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: CandidateList, srcText: string[], trgText: string[], m: ScorerModel, o: ScoringOptions): Promise<{ margin: Float64Array; prob: Float64Array }> {
+async function scoreWithScorer(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  c: CandidateList,
+  srcText: string[],
+  trgText: string[],
+  m: ScorerModel,
+  o: ScoringOptions,
+): Promise<{ margin: Float64Array; prob: Float64Array }> {
   if (m.pair && !o.pairLogits) throw new Error('the scorer has a pair model: give pairLogits');
   const logits = m.pair ? await o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
@@ -88,11 +160,20 @@ async function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: Candidat
   let aligner: Aligners = o.aligner ?? null;
   if (self) {
     const first = await scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
-    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold), pairs = tablePairs(found, self);
-    if (!pairs) { self.onTables?.(null, found.length); return first; }
+    const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold),
+      pairs = tablePairs(found, self);
+    if (!pairs) {
+      self.onTables?.(null, found.length);
+      return first;
+    }
     self.onTables?.(pairs.length, found.length);
     // a scorer with a self-tables regression was fitted on tables cross-fitted by source (selfTablesFeatures)
-    aligner = (m.self ? crossFittedTables : selfTrainedTables)(pairs.map((i) => [c.src[i]!, c.trg[i]!]), srcText, trgText, self.onProgress);
+    aligner = (m.self ? crossFittedTables : selfTrainedTables)(
+      pairs.map((i) => [c.src[i]!, c.trg[i]!]),
+      srcText,
+      trgText,
+      self.onProgress,
+    );
   }
   // the second pass with self-trained tables: the scorer's regression for them, where it has one
   return scoreCandidates(fwd, bwd, c, srcText, trgText, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
@@ -105,7 +186,17 @@ async function scoreWithScorer(fwd: SearchResult, bwd: SearchResult, c: Candidat
  * given pair that is not among them ranks k), then scoreWithScorer. Pair i is src row gSrc[i] ↔ trg
  * row gTrg[i]; its cosine is the vectors' inner product, as the k-NN's.
  */
-export async function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], gSrc: Int32Array, gTrg: Int32Array, m: ScorerModel, o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
+export async function scoreGivenPairs(
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  srcText: string[],
+  trgText: string[],
+  gSrc: Int32Array,
+  gTrg: Int32Array,
+  m: ScorerModel,
+  o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {},
+): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
   const knn = enumerateCandidates(fwd, bwd);
   const at = new Map<number, number>();
@@ -118,20 +209,45 @@ export async function scoreGivenPairs(src: Float32Array, trg: Float32Array, d: n
   for (let i = 0; i < gSrc.length; i++) {
     const kk = key(gSrc[i]!, gTrg[i]!);
     let j = at.get(kk);
-    if (j === undefined) { j = knn.n + extra.length; at.set(kk, j); extra.push(i); }
+    if (j === undefined) {
+      j = knn.n + extra.length;
+      at.set(kk, j);
+      extra.push(i);
+    }
     index[i] = j;
   }
   const n = knn.n + extra.length;
   const c: CandidateList = { n, src: new Int32Array(n), trg: new Int32Array(n), cos: new Float32Array(n) };
-  c.src.set(knn.src); c.trg.set(knn.trg); c.cos.set(knn.cos);
-  const cos = pairProducts(src, trg, d, extra.map((i) => gSrc[i]!), extra.map((i) => gTrg[i]!));
-  extra.forEach((i, e) => { c.src[knn.n + e] = gSrc[i]!; c.trg[knn.n + e] = gTrg[i]!; c.cos[knn.n + e] = cos[e]!; });
+  c.src.set(knn.src);
+  c.trg.set(knn.trg);
+  c.cos.set(knn.cos);
+  const cos = pairProducts(
+    src,
+    trg,
+    d,
+    extra.map((i) => gSrc[i]!),
+    extra.map((i) => gTrg[i]!),
+  );
+  extra.forEach((i, e) => {
+    c.src[knn.n + e] = gSrc[i]!;
+    c.trg[knn.n + e] = gTrg[i]!;
+    c.cos[knn.n + e] = cos[e]!;
+  });
   const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
-  return { prob: Float64Array.from(index, (j) => r.prob[j]!), margin: Float64Array.from(index, (j) => r.margin[j]!), cos: Float32Array.from(index, (j) => c.cos[j]!) };
+  return {
+    prob: Float64Array.from(index, (j) => r.prob[j]!),
+    margin: Float64Array.from(index, (j) => r.margin[j]!),
+    cos: Float32Array.from(index, (j) => c.cos[j]!),
+  };
 }
 
-const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array }, i: number): Picked => ({ src: c.src[i]!, trg: c.trg[i]!, prob: r.prob[i]!, margin: r.margin[i]!, cos: c.cos[i]! });
-
+const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array }, i: number): Picked => ({
+  src: c.src[i]!,
+  trg: c.trg[i]!,
+  prob: r.prob[i]!,
+  margin: r.margin[i]!,
+  cos: c.cos[i]!,
+});
 
 /**
  * The scorer of a run (null without one), its word aligner for the language pair, and what is said
@@ -140,17 +256,34 @@ const pickOf = (c: CandidateList, r: { prob: Float64Array; margin: Float64Array 
  * (with `selfTables`, a note, and the settings of the tables the run then trains on its own pairs);
  * wordTables() says, once scoring is done, whose tables it used: 'scorer', 'self (N pairs)' or 'none'.
  */
-export function openScorer(dir: string | undefined, model: string | undefined, srcLang: string | undefined, trgLang: string | undefined, o: { selfTables?: boolean; say: (line: string) => void }): { scorer: ScorerModel; aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } | null {
+export function openScorer(
+  dir: string | undefined,
+  model: string | undefined,
+  srcLang: string | undefined,
+  trgLang: string | undefined,
+  o: { selfTables?: boolean; say: (line: string) => void },
+): { scorer: ScorerModel; aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } | null {
   if (!dir) return null;
   const scorer = loadScorer(dir);
-  if (scorer.pairModel && !model) throw new UsageError(`--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`);
+  if (scorer.pairModel && !model)
+    throw new UsageError(
+      `--scorer ${dir} has a pair model, which reads the sentences' words through the sentence encoder: give --model (the one it was trained with)`,
+    );
   // the scorer's encoder (its k-NN features), else its pair model's (scorers written before the first was recorded)
-  const otherEncoder = model ? encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ?? (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null) : null;
+  const otherEncoder = model
+    ? (encoderMismatch(scorer.trained, model, `--scorer ${dir}`, 'its margins, ranks and gaps') ??
+      (scorer.pairModel ? encoderMismatch(scorer.pair!.trained, model, `--scorer ${dir}'s pair model`, 'its word vectors') : null))
+    : null;
   if (otherEncoder) o.say(`warning: ${otherEncoder}`);
   let bar: Progress | null = null;
   const pair = scoringOfPair(scorer, srcLang, trgLang, {
-    selfTables: o.selfTables, say: o.say,
-    onProgress: (done, total) => { bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total }); bar.set(done); if (done === total) bar.done(); },
+    selfTables: o.selfTables,
+    say: o.say,
+    onProgress: (done, total) => {
+      bar ??= new Progress({ label: 'word tables', unit: 'EM iterations', total });
+      bar.set(done);
+      if (done === total) bar.done();
+    },
   });
   return { scorer, ...pair };
 }

@@ -16,12 +16,33 @@ import { scoreCandidate } from './logistic.js';
  * this regression), and the candidates realigned with them — the features the self-tables
  * regression is fitted on. Null when fewer than minPairs pairs (mining then keeps its first pass).
  */
-export function selfTablesFeatures(cands: ScoredCandidate[], srcText: string[], trgText: string[], m: ScorerModel, o: SelfTables = {}): { cands: ScoredCandidate[]; pairs: number } | null {
+export function selfTablesFeatures(
+  cands: ScoredCandidate[],
+  srcText: string[],
+  trgText: string[],
+  m: ScorerModel,
+  o: SelfTables = {},
+): { cands: ScoredCandidate[]; pairs: number } | null {
   const bare = realign(cands, srcText, trgText, null);
   const scored = bare.map((c) => ({ src: c.src, trg: c.trg, margin: c.margin, prob: scoreCandidate(m, c.features) }));
-  const pairs = tablePairs(assignOneToOne(scored).filter((x) => x.prob >= (o.threshold ?? SELF_TABLES.threshold)), o);
+  const pairs = tablePairs(
+    assignOneToOne(scored).filter((x) => x.prob >= (o.threshold ?? SELF_TABLES.threshold)),
+    o,
+  );
   if (!pairs) return null;
-  return { cands: realign(cands, srcText, trgText, crossFittedTables(pairs.map((x) => [x.src, x.trg]), srcText, trgText)), pairs: pairs.length };
+  return {
+    cands: realign(
+      cands,
+      srcText,
+      trgText,
+      crossFittedTables(
+        pairs.map((x) => [x.src, x.trg]),
+        srcText,
+        trgText,
+      ),
+    ),
+    pairs: pairs.length,
+  };
 }
 
 /**
@@ -31,19 +52,44 @@ export function selfTablesFeatures(cands: ScoredCandidate[], srcText: string[], 
  * `de-en`). Without tables the alignment features keep their empty values (NO_ALIGNMENT) and the
  * scorer ranks on the others — worse, so callers say so.
  */
-export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined, o: { selfTables?: boolean } = {}): { aligner: WordAligner | null; missing: string | null } {
+export function scorerTables(
+  m: ScorerModel,
+  srcLang: string | undefined,
+  trgLang: string | undefined,
+  o: { selfTables?: boolean } = {},
+): { aligner: WordAligner | null; missing: string | null } {
   const have = Object.keys(m.tables).sort();
   const list = have.length ? `it has ${have.length > 12 ? `${have.slice(0, 12).join(' ')} … (${have.length})` : have.join(' ')}` : 'it has none';
   const off = o.selfTables
     ? "word tables are trained on this run's own pairs instead (the settings' selfTables; false leaves its word-alignment features empty)"
     : 'its word-alignment features are left empty and it ranks on the others (lower precision)';
-  if (!srcLang || !trgLang || !isLangCode(srcLang) || !isLangCode(trgLang)) return { aligner: null, missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}` };
+  if (!srcLang || !trgLang || !isLangCode(srcLang) || !isLangCode(trgLang))
+    return {
+      aligner: null,
+      missing: `the scorer's word tables are by language pair (${list}): give --src-lang and --trg-lang as language codes to use them; without them ${off}`,
+    };
   // "src-trg" keys: the source language among the keys' sources, then the target among its targets
-  const split = have.map((k) => { const i = k.indexOf('-'); return { key: k, src: k.slice(0, i), trg: k.slice(i + 1) }; });
-  const src = matchLangCode(srcLang, split.map((x) => x.src));
-  const trg = src === null ? null : matchLangCode(trgLang, split.filter((x) => x.src === src).map((x) => x.trg));
+  const split = have.map((k) => {
+    const i = k.indexOf('-');
+    return { key: k, src: k.slice(0, i), trg: k.slice(i + 1) };
+  });
+  const src = matchLangCode(
+    srcLang,
+    split.map((x) => x.src),
+  );
+  const trg =
+    src === null
+      ? null
+      : matchLangCode(
+          trgLang,
+          split.filter((x) => x.src === src).map((x) => x.trg),
+        );
   const found = split.find((x) => x.src === src && x.trg === trg);
-  if (!found) return { aligner: null, missing: `the scorer has no word tables for ${srcLang}-${trgLang} (${list}): ${off}; train it with that pair (xling scorer train --parallel TSV --pairs ${srcLang}-${trgLang})` };
+  if (!found)
+    return {
+      aligner: null,
+      missing: `the scorer has no word tables for ${srcLang}-${trgLang} (${list}): ${off}; train it with that pair (xling scorer train --parallel TSV --pairs ${srcLang}-${trgLang})`,
+    };
   return { aligner: new WordAligner(m.tables[found.key]!), missing: null };
 }
 
@@ -54,17 +100,30 @@ export function scorerTables(m: ScorerModel, srcLang: string | undefined, trgLan
  * whose tables were used: 'scorer', 'self (N pairs)' or 'none'. What xling mine, eval bucc, scorer
  * score and the merge of cluster mine score with.
  */
-export function scoringOfPair(m: ScorerModel, srcLang: string | undefined, trgLang: string | undefined, o: { selfTables?: boolean; say: (line: string) => void; onProgress?: SelfTables['onProgress'] }): { aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } {
+export function scoringOfPair(
+  m: ScorerModel,
+  srcLang: string | undefined,
+  trgLang: string | undefined,
+  o: { selfTables?: boolean; say: (line: string) => void; onProgress?: SelfTables['onProgress'] },
+): { aligner: WordAligner | null; selfTables: SelfTables | null; wordTables: () => string } {
   const tables = scorerTables(m, srcLang, trgLang, o);
   if (tables.missing) o.say(`${o.selfTables ? 'note' : 'warning'}: ${tables.missing}`);
   const { threshold, minPairs } = SELF_TABLES;
   let selfPairs: number | null = null;
-  const selfTables: SelfTables | null = !tables.aligner && o.selfTables ? {
-    onProgress: o.onProgress,
-    onTables: (n, found) => { selfPairs = n; o.say(n === null
-      ? `${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without`
-      : `training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them${m.self ? " (cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression)" : ''}`); },
-  } : null;
+  const selfTables: SelfTables | null =
+    !tables.aligner && o.selfTables
+      ? {
+          onProgress: o.onProgress,
+          onTables: (n, found) => {
+            selfPairs = n;
+            o.say(
+              n === null
+                ? `${found} pairs scored ≥ ${threshold} without word tables, fewer than ${minPairs}: too few to train them on; scored without`
+                : `training word tables on ${n === found ? `the ${n}` : `the ${n} most probable of the ${found}`} pairs scored ≥ ${threshold} without them, then scoring again with them${m.self ? " (cross-fitted by source: each half of the sources aligned by the other half's tables; the scorer's self-tables regression)" : ''}`,
+            );
+          },
+        }
+      : null;
   return { aligner: tables.aligner, selfTables, wordTables: () => (tables.aligner ? 'scorer' : selfPairs ? `self (${selfPairs} pairs)` : 'none') };
 }
 
@@ -75,7 +134,12 @@ export function scoringOfPair(m: ScorerModel, srcLang: string | undefined, trgLa
  * own pairs otherwise vouch for the wrong pairs among them too). onProgress: both halves' EM
  * iterations, one after the other.
  */
-export function crossFittedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): (s: number) => WordAligner | null {
+export function crossFittedTables(
+  pairs: [number, number][],
+  srcText: string[],
+  trgText: string[],
+  onProgress?: (done: number, total: number) => void,
+): (s: number) => WordAligner | null {
   const own = [0, 1].map((f) => pairs.filter(([q]) => q % 2 === f));
   const halves = own.filter((x) => x.length).length;
   let before = 0;
@@ -88,8 +152,18 @@ export function crossFittedTables(pairs: [number, number][], srcText: string[], 
 }
 
 /** Word tables (both directions, IBM Model 1, entries ≥ SELF_TABLES.minProb) trained on pairs of rows of a run's own sentences. */
-export function selfTrainedTables(pairs: [number, number][], srcText: string[], trgText: string[], onProgress?: (done: number, total: number) => void): WordAligner {
-  return new WordAligner(trainWordTables(pairs.map(([q, t]) => [srcText[q]!, trgText[t]!]), { minProb: SELF_TABLES.minProb, onProgress }));
+export function selfTrainedTables(
+  pairs: [number, number][],
+  srcText: string[],
+  trgText: string[],
+  onProgress?: (done: number, total: number) => void,
+): WordAligner {
+  return new WordAligner(
+    trainWordTables(
+      pairs.map(([q, t]) => [srcText[q]!, trgText[t]!]),
+      { minProb: SELF_TABLES.minProb, onProgress },
+    ),
+  );
 }
 
 /** Of the first pass's pairs (best first, at or above the threshold), those the tables learn from: at most maxPairs; null when fewer than minPairs. */
@@ -114,4 +188,3 @@ export interface SelfTables {
   /** The tables' training: EM iterations done of all. */
   onProgress?: (done: number, total: number) => void;
 }
-

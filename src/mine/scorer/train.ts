@@ -28,7 +28,12 @@ import { selfTablesFeatures, SELF_TABLES } from './tables.js';
 
 /** A source/target sentence set with its gold pairs (as row indices). */
 export interface LabelledSet {
-  name: string; srcLang: string; trgLang: string; src: string[]; trg: string[]; gold: Set<string>;
+  name: string;
+  srcLang: string;
+  trgLang: string;
+  src: string[];
+  trg: string[];
+  gold: Set<string>;
   /** Translations outside the set for the word tables (parallel data); none: the tables are cross-fitted on the gold pairs. */
   extra?: [string, string][];
 }
@@ -42,15 +47,27 @@ export async function buccSets(dir: string, split?: string): Promise<LabelledSet
     if (!m) continue;
     const [, sl, tl, sp] = m as unknown as [string, string, string, string];
     if (split && sp !== split) continue;
-    const sf = join(dir, `${sl}-${tl}.${sp}.${sl}`), tf = join(dir, `${sl}-${tl}.${sp}.${tl}`);
-    if (!files.includes(`${sl}-${tl}.${sp}.${sl}`) || !files.includes(`${sl}-${tl}.${sp}.${tl}`)) throw new Error(`${join(dir, f)}: no ${sf} or ${tf} beside it`);
-    const S = await readBucc(sf), T = await readBucc(tf);
+    const sf = join(dir, `${sl}-${tl}.${sp}.${sl}`),
+      tf = join(dir, `${sl}-${tl}.${sp}.${tl}`);
+    if (!files.includes(`${sl}-${tl}.${sp}.${sl}`) || !files.includes(`${sl}-${tl}.${sp}.${tl}`))
+      throw new Error(`${join(dir, f)}: no ${sf} or ${tf} beside it`);
+    const S = await readBucc(sf),
+      T = await readBucc(tf);
     const g = goldSet(await readGold(join(dir, f)), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), join(dir, f));
-    const si = new Map(S.map((s, i) => [s.id, i])), ti = new Map(T.map((t, i) => [t.id, i]));
-    const gold = new Set([...g].map((k) => { const [a, b] = k.split('\t') as [string, string]; return `${si.get(a)}\t${ti.get(b)}`; }));
+    const si = new Map(S.map((s, i) => [s.id, i])),
+      ti = new Map(T.map((t, i) => [t.id, i]));
+    const gold = new Set(
+      [...g].map((k) => {
+        const [a, b] = k.split('\t') as [string, string];
+        return `${si.get(a)}\t${ti.get(b)}`;
+      }),
+    );
     out.push({ name: `${sl}-${tl}.${sp}`, srcLang: sl, trgLang: tl, src: S.map((s) => s.sentence), trg: T.map((t) => t.sentence), gold });
   }
-  if (!out.length) throw new Error(`--bucc ${dir}: no SRC-TRG.SPLIT.gold files${split ? ` of split '${split}'` : ''} (BUCC format: xx-en.dev.xx, xx-en.dev.en, xx-en.dev.gold)`);
+  if (!out.length)
+    throw new Error(
+      `--bucc ${dir}: no SRC-TRG.SPLIT.gold files${split ? ` of split '${split}'` : ''} (BUCC format: xx-en.dev.xx, xx-en.dev.en, xx-en.dev.gold)`,
+    );
   return out;
 }
 
@@ -60,32 +77,58 @@ export async function buccSets(dir: string, split?: string): Promise<LabelledSet
  * only on the target side (sentences without a translation, as in BUCC). With `truncated`, partial
  * translations (src/mine/truncated.ts) among them as wrong candidates: a scorer for cleaning.
  */
-export async function parallelSets(file: string, pairs: [string, string][] | null, rows: number, seed = 1, tableRows = 5000, o: { truncated?: boolean } = {}): Promise<LabelledSet[]> {
+export async function parallelSets(
+  file: string,
+  pairs: [string, string][] | null,
+  rows: number,
+  seed = 1,
+  tableRows = 5000,
+  o: { truncated?: boolean } = {},
+): Promise<LabelledSet[]> {
   const { langs, rows: all } = await loadNWayTsv(file);
   const want = pairs ?? langs.filter((l) => l !== 'en').map((l) => [l, 'en'] as [string, string]);
   const out: LabelledSet[] = [];
   for (const [sl, tl] of want) {
-    if (!langs.includes(sl) || !langs.includes(tl)) throw new Error(`--pairs ${sl}-${tl}: --parallel ${file} has no column '${!langs.includes(sl) ? sl : tl}' (it has ${langs.join(' ')})`);
+    if (!langs.includes(sl) || !langs.includes(tl))
+      throw new Error(`--pairs ${sl}-${tl}: --parallel ${file} has no column '${!langs.includes(sl) ? sl : tl}' (it has ${langs.join(' ')})`);
     const both = all.filter((r) => r.get(sl) && r.get(tl));
     if (both.length < 10) continue;
     const pick = new Rng(`${seed}:${sl}-${tl}`).shuffle(both.slice()).slice(0, rows);
     const picked = new Set(pick);
-    const nPair = Math.round(pick.length * 0.6), nSrc = Math.round(pick.length * 0.2);
-    const src: string[] = [], trg: string[] = [], gold = new Set<string>();
+    const nPair = Math.round(pick.length * 0.6),
+      nSrc = Math.round(pick.length * 0.2);
+    const src: string[] = [],
+      trg: string[] = [],
+      gold = new Set<string>();
     const seen = new Set(pick.flatMap((r) => [r.get(sl)!, r.get(tl)!]));
-    const add = (list: string[], text: string | null) => { if (text !== null && !seen.has(text)) { seen.add(text); list.push(text); } };
+    const add = (list: string[], text: string | null) => {
+      if (text !== null && !seen.has(text)) {
+        seen.add(text);
+        list.push(text);
+      }
+    };
     pick.forEach((r, i) => {
-      const a = r.get(sl)!, b = r.get(tl)!;
-      if (i < nPair) { gold.add(`${src.length}\t${trg.length}`); src.push(a); trg.push(b); }
-      else if (i < nPair + nSrc) src.push(a);
+      const a = r.get(sl)!,
+        b = r.get(tl)!;
+      if (i < nPair) {
+        gold.add(`${src.length}\t${trg.length}`);
+        src.push(a);
+        trg.push(b);
+      } else if (i < nPair + nSrc) src.push(a);
       else trg.push(b);
       if (o.truncated) {
         // a partial translation where the translation is missing, and beside a quarter of the gold pairs
         const tr = new Rng(`${seed}:${sl}-${tl}:truncated:${i}`);
-        if (i < nPair) { if (tr.next() < 0.25) add(trg, truncated(b, tr)); } else if (i < nPair + nSrc) add(trg, truncated(b, tr)); else add(src, truncated(a, tr));
+        if (i < nPair) {
+          if (tr.next() < 0.25) add(trg, truncated(b, tr));
+        } else if (i < nPair + nSrc) add(trg, truncated(b, tr));
+        else add(src, truncated(a, tr));
       }
     });
-    const extra = new Rng(`${seed}:${sl}-${tl}:tables`).shuffle(both.filter((r) => !picked.has(r))).slice(0, tableRows).map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
+    const extra = new Rng(`${seed}:${sl}-${tl}:tables`)
+      .shuffle(both.filter((r) => !picked.has(r)))
+      .slice(0, tableRows)
+      .map((r) => [r.get(sl)!, r.get(tl)!] as [string, string]);
     out.push({ name: `${sl}-${tl}`, srcLang: sl, trgLang: tl, src, trg, gold, extra });
   }
   if (!out.length) throw new Error(`--parallel ${file}: no language pair with at least 10 rows`);
@@ -100,15 +143,26 @@ export async function parallelSets(file: string, pairs: [string, string][] | nul
 export async function attachTables(sets: LabelledSet[], file: string, tableRows: number, seed = 1): Promise<void> {
   const { langs, rows: all } = await loadNWayTsv(file);
   for (const set of sets) {
-    if (!langs.includes(set.srcLang) || !langs.includes(set.trgLang)) throw new Error(`--tables ${file}: no column '${!langs.includes(set.srcLang) ? set.srcLang : set.trgLang}' for ${set.name} (it has ${langs.join(' ')})`);
+    if (!langs.includes(set.srcLang) || !langs.includes(set.trgLang))
+      throw new Error(`--tables ${file}: no column '${!langs.includes(set.srcLang) ? set.srcLang : set.trgLang}' for ${set.name} (it has ${langs.join(' ')})`);
     const inSet = new Set([...set.src, ...set.trg]);
     const both = all.filter((r) => r.get(set.srcLang) && r.get(set.trgLang) && !inSet.has(r.get(set.srcLang)!) && !inSet.has(r.get(set.trgLang)!));
-    set.extra = new Rng(`${seed}:${set.srcLang}-${set.trgLang}:tables`).shuffle(both).slice(0, tableRows).map((r) => [r.get(set.srcLang)!, r.get(set.trgLang)!] as [string, string]);
+    set.extra = new Rng(`${seed}:${set.srcLang}-${set.trgLang}:tables`)
+      .shuffle(both)
+      .slice(0, tableRows)
+      .map((r) => [r.get(set.srcLang)!, r.get(set.trgLang)!] as [string, string]);
   }
 }
 
 /** The scorer's candidates of one set (k-NN both ways with the model's vectors) and their gold labels. */
-export function labelledCandidates(set: LabelledSet, model: string, k: number, center: boolean, label: string, o: { minProb?: number } = {}): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
+export function labelledCandidates(
+  set: LabelledSet,
+  model: string,
+  k: number,
+  center: boolean,
+  label: string,
+  o: { minProb?: number } = {},
+): { cands: ScoredCandidate[]; labels: number[]; tables: WordTables } {
   const sv = vectorsFor(set.src, undefined, model, `${set.name} ${set.srcLang}`, { lang: set.srcLang, langFlag: '--src-lang', center, label, quiet: true });
   const tv = vectorsFor(set.trg, undefined, model, `${set.name} ${set.trgLang}`, { lang: set.trgLang, langFlag: '--trg-lang', center, label, quiet: true });
   const { fwd, bwd } = mineTables(sv.data, tv.data, sv.d, { k: Math.min(k, set.src.length, set.trg.length), chunk: 16384 });
@@ -129,13 +183,34 @@ export function labelledCandidates(set: LabelledSet, model: string, k: number, c
 }
 
 /** Fits a scorer on labelled candidates (label 1: a gold pair). */
-export function trainScorer(cands: ScoredCandidate[], labels: number[], k: number, trained: Record<string, unknown>, o: { l2?: number; tables?: Record<string, WordTables>; pair?: ScorerModel['pair']; pairModel?: PairModel } = {}): ScorerModel {
+export function trainScorer(
+  cands: ScoredCandidate[],
+  labels: number[],
+  k: number,
+  trained: Record<string, unknown>,
+  o: { l2?: number; tables?: Record<string, WordTables>; pair?: ScorerModel['pair']; pairModel?: PairModel } = {},
+): ScorerModel {
   const pos = labels.reduce((a, b) => a + b, 0);
-  if (!pos || pos === labels.length) throw new Error(`scorer: the training candidates need both gold pairs and wrong ones (got ${pos} of ${labels.length} gold)`);
+  if (!pos || pos === labels.length)
+    throw new Error(`scorer: the training candidates need both gold pairs and wrong ones (got ${pos} of ${labels.length} gold)`);
   const features = scorerFeatures(!!o.pair);
-  if (cands.some((c) => c.features.length !== features.length)) throw new Error(`scorer: every candidate needs ${features.length} features${o.pair ? ' (with the pair model\'s)' : ''}`);
-  const f = fitLogistic(cands.map((c) => c.features), labels, o);
-  return { format: 'xling-scorer', version: 1, features, ...f, k, trained: { ...trained, candidates: cands.length, positives: pos }, tables: o.tables ?? {}, ...(o.pair ? { pair: o.pair, pairModel: o.pairModel } : {}) };
+  if (cands.some((c) => c.features.length !== features.length))
+    throw new Error(`scorer: every candidate needs ${features.length} features${o.pair ? " (with the pair model's)" : ''}`);
+  const f = fitLogistic(
+    cands.map((c) => c.features),
+    labels,
+    o,
+  );
+  return {
+    format: 'xling-scorer',
+    version: 1,
+    features,
+    ...f,
+    k,
+    trained: { ...trained, candidates: cands.length, positives: pos },
+    tables: o.tables ?? {},
+    ...(o.pair ? { pair: o.pair, pairModel: o.pairModel } : {}),
+  };
 }
 
 /** What xling scorer train trains from and writes (its options checked by the command). */
@@ -143,17 +218,22 @@ export interface ScorerTrainRun {
   /** The sentence encoder whose vectors the scorer re-scores. */
   model: string;
   /** BUCC triples SRC-TRG.SPLIT.{SRC,TRG,gold} of a directory (optionally one split), or */
-  bucc?: string; split?: string;
+  bucc?: string;
+  split?: string;
   /** an N-way parallel TSV: its language pairs (null: each column with en), rows drawn per pair. */
-  parallel?: string; pairs: [string, string][] | null; rows: number;
+  parallel?: string;
+  pairs: [string, string][] | null;
+  rows: number;
   /** Word tables from this N-way parallel TSV. */
   tables?: string;
   /** The scorer directory to write (its work directory OUT.partial beside it). */
   output: string;
   /** Reuse what a killed run (or one that kept it) left in OUT.partial; keep OUT.partial at the end. */
-  resume: boolean; keepWork: boolean;
+  resume: boolean;
+  keepWork: boolean;
   /** Train a pair model, or take the one of this scorer. */
-  pairModel: boolean; pairFrom?: string;
+  pairModel: boolean;
+  pairFrom?: string;
   settings: ScorerTrainSettings;
 }
 
@@ -167,12 +247,17 @@ export type ScorerTrainSummary = Record<string, unknown> & { training_accuracy: 
 export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): Promise<ScorerTrainSummary> {
   const cfg = o.settings;
   const sameTsv = !!o.tables && !!o.parallel && o.tables === o.parallel;
-  const sets = o.bucc ? await buccSets(o.bucc, o.split) : await parallelSets(o.parallel!, o.pairs, o.rows, 1, sameTsv ? (cfg.tableRows ?? Infinity) : (cfg.tableRows ?? 5000), { truncated: cfg.truncated });
+  const sets = o.bucc
+    ? await buccSets(o.bucc, o.split)
+    : await parallelSets(o.parallel!, o.pairs, o.rows, 1, sameTsv ? (cfg.tableRows ?? Infinity) : (cfg.tableRows ?? 5000), { truncated: cfg.truncated });
   // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
   const known = sets.filter((set) => {
     try {
       const what = o.bucc ? `--bucc ${o.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`;
-      checkLangOptions(o.model, [[what, set.srcLang], [what, set.trgLang]]);
+      checkLangOptions(o.model, [
+        [what, set.srcLang],
+        [what, set.trgLang],
+      ]);
       return true;
     } catch (e) {
       // the option's advice ('auto' …) is not for a language pair
@@ -189,13 +274,17 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
   if (o.pairFrom) {
     pairFrom = loadScorer(o.pairFrom);
     if (!pairFrom.pairModel) throw new Error(`--pair-from ${o.pairFrom}: that scorer has no pair model (train one with --pair-model)`);
-    if (pairFrom.pairModel.config.dim !== modelDim(o.model)) throw new Error(`--pair-from ${o.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${o.model} gives ${modelDim(o.model)} (it was trained with another encoder)`);
+    if (pairFrom.pairModel.config.dim !== modelDim(o.model))
+      throw new Error(
+        `--pair-from ${o.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${o.model} gives ${modelDim(o.model)} (it was trained with another encoder)`,
+      );
     const other = encoderMismatch(pairFrom.pair!.trained, o.model, `--pair-from ${o.pairFrom}'s pair model`, 'its word vectors');
     if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
   }
   if (o.tables && !sameTsv) await attachTables(sets, o.tables, cfg.tableRows ?? Infinity);
   const perSet: { cands: ScoredCandidate[]; labels: number[] }[] = [];
-  const cands: ScoredCandidate[] = [], labels: number[] = [];
+  const cands: ScoredCandidate[] = [],
+    labels: number[] = [];
   const tables: Record<string, WordTables> = {};
   const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
   // each language pair's candidates and tables are kept in OUT.partial as they are made, so that
@@ -211,15 +300,35 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
   const prog = new Progress({ label: 'scorer train', unit: 'pairs', total: sets.length });
   let reused = 0;
   for (const set of sets) {
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, k: cfg.k, center: cfg.center, minProb: cfg.tableMinProb, set: set.name, src: set.src, trg: set.trg, gold: [...set.gold], extra: set.extra ?? null })).digest('hex');
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify({
+          model: modelStamp,
+          k: cfg.k,
+          center: cfg.center,
+          minProb: cfg.tableMinProb,
+          set: set.name,
+          src: set.src,
+          trg: set.trg,
+          gold: [...set.gold],
+          extra: set.extra ?? null,
+        }),
+      )
+      .digest('hex');
     const file = join(work, `${set.name.replace(/[^\w.-]/g, '_')}.json`);
     let r: ReturnType<typeof labelledCandidates> | null = null;
     let fromCache = false;
     if (o.resume && existsSync(file)) {
       try {
         const c = JSON.parse(readFileSync(file, 'utf8')) as { key: string; r: ReturnType<typeof labelledCandidates> };
-        if (c.key === key) { r = c.r; reused++; fromCache = true; } else process.stderr.write(`[scorer] ${set.name}: made with other arguments in ${work}; done again\n`);
-      } catch { process.stderr.write(`[scorer] ${set.name}: ${file} unreadable; done again\n`); }
+        if (c.key === key) {
+          r = c.r;
+          reused++;
+          fromCache = true;
+        } else process.stderr.write(`[scorer] ${set.name}: made with other arguments in ${work}; done again\n`);
+      } catch {
+        process.stderr.write(`[scorer] ${set.name}: ${file} unreadable; done again\n`);
+      }
     }
     if (!r) {
       r = labelledCandidates(set, o.model, cfg.k, cfg.center, 'scorer', { minProb: cfg.tableMinProb });
@@ -229,7 +338,9 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
     tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
     per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
-    process.stderr.write(`[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`);
+    process.stderr.write(
+      `[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`,
+    );
     prog.tick();
     // a signal stops the run here (each pair done is kept in OUT.partial for --resume)
     await pause();
@@ -242,51 +353,156 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
   if (o.pairModel) {
     const file = o.tables ?? o.parallel!;
     const p = cfg.pairModel;
-    const rows = await pairModelRows(file, sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })), p.rows);
+    const rows = await pairModelRows(
+      file,
+      sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })),
+      p.rows,
+    );
     // (the epochs are not in the key: a resumed run may go on for more of them; match and siblings, variants
     // no longer offered, stay in it as false so that an earlier run's work directory is still reused)
-    const key = createHash('sha256').update(JSON.stringify({ model: modelStamp, center: cfg.center, file: fileStamps(file).join(), rows: p.rows, negatives: p.negatives, maxWords: p.maxWords, sets: sets.map((s) => s.name), hidden: p.hidden, pca: p.pca, match: false, siblings: false, ...(p.seed !== 1 ? { seed: p.seed } : {}) })).digest('hex');
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify({
+          model: modelStamp,
+          center: cfg.center,
+          file: fileStamps(file).join(),
+          rows: p.rows,
+          negatives: p.negatives,
+          maxWords: p.maxWords,
+          sets: sets.map((s) => s.name),
+          hidden: p.hidden,
+          pca: p.pca,
+          match: false,
+          siblings: false,
+          ...(p.seed !== 1 ? { seed: p.seed } : {}),
+        }),
+      )
+      .digest('hex');
     manualSeed(p.seed);
-    pair = await trainScorerPairModel(sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      { model: o.model, dim: modelDim(o.model), center: cfg.center, hidden: p.hidden, pca: p.pca, epochs: p.epochs, negatives: p.negatives, maxWords: p.maxWords, work, resume: o.resume, key, signal });
+    pair = await trainScorerPairModel(
+      sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
+      {
+        model: o.model,
+        dim: modelDim(o.model),
+        center: cfg.center,
+        hidden: p.hidden,
+        pca: p.pca,
+        epochs: p.epochs,
+        negatives: p.negatives,
+        maxWords: p.maxWords,
+        work,
+        resume: o.resume,
+        key,
+        signal,
+      },
+    );
     pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: p.rows, negatives: p.negatives, seed: p.seed, encoder, encoder_dir: o.model };
   } else if (pairFrom) {
     const pm = pairFrom.pairModel!;
-    const e = embedTextWords(o.model, sets.flatMap((s) => [{ key: s.srcLang, lang: s.srcLang, texts: s.src }, { key: s.trgLang, lang: s.trgLang, texts: s.trg }]), pm.config);
-    pair = { pm, table: pm.wordTable(e.vectors, e.n), ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })), trained: { ...pairFrom.pair!.trained, from: o.pairFrom } };
+    const e = embedTextWords(
+      o.model,
+      sets.flatMap((s) => [
+        { key: s.srcLang, lang: s.srcLang, texts: s.src },
+        { key: s.trgLang, lang: s.trgLang, texts: s.trg },
+      ]),
+      pm.config,
+    );
+    pair = {
+      pm,
+      table: pm.wordTable(e.vectors, e.n),
+      ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })),
+      trained: { ...pairFrom.pair!.trained, from: o.pairFrom },
+    };
   }
   for (const [i, { cands: c, labels: l }] of perSet.entries()) {
     if (pair) {
       const { src, trg } = pair.ids[i]!;
-      addPairFeatures(c, await pairLogits(pair.pm, pair.table, c.map((x) => src[x.src]!), c.map((x) => trg[x.trg]!)));
+      addPairFeatures(
+        c,
+        await pairLogits(
+          pair.pm,
+          pair.table,
+          c.map((x) => src[x.src]!),
+          c.map((x) => trg[x.trg]!),
+        ),
+      );
     }
-    cands.push(...c); labels.push(...l);
+    cands.push(...c);
+    labels.push(...l);
   }
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
-  const m = trainScorer(cands, labels, cfg.k, { data: o.bucc ? 'bucc' : 'parallel', ...(cfg.truncated ? { synthetic: 'truncated' } : {}), encoder, encoder_dir: o.model, sets: Object.keys(per), word_tables: o.tables ? `${o.tables}${cfg.tableRows ? ` (${cfg.tableRows} rows a pair)` : ''}` : o.bucc ? 'gold pairs' : `${cfg.tableRows ?? 5000} rows a pair` }, { l2: cfg.l2, tables, pair: pairInfo, pairModel: pair?.pm });
+  const m = trainScorer(
+    cands,
+    labels,
+    cfg.k,
+    {
+      data: o.bucc ? 'bucc' : 'parallel',
+      ...(cfg.truncated ? { synthetic: 'truncated' } : {}),
+      encoder,
+      encoder_dir: o.model,
+      sets: Object.keys(per),
+      word_tables: o.tables
+        ? `${o.tables}${cfg.tableRows ? ` (${cfg.tableRows} rows a pair)` : ''}`
+        : o.bucc
+          ? 'gold pairs'
+          : `${cfg.tableRows ?? 5000} rows a pair`,
+    },
+    { l2: cfg.l2, tables, pair: pairInfo, pairModel: pair?.pm },
+  );
   let correct = 0;
-  cands.forEach((c, i) => { if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++; });
+  cands.forEach((c, i) => {
+    if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++;
+  });
   m.trained.training_accuracy = correct / cands.length;
   if (cfg.selfHead) {
     // what mining with self-trained tables does to each set, and the regression fitted on it
     const selfProg = new Progress({ label: 'scorer self-tables regression', unit: 'pairs', total: sets.length });
-    const xs: number[][] = [], ys: number[] = [];
-    let used = 0, pairs = 0;
+    const xs: number[][] = [],
+      ys: number[] = [];
+    let used = 0,
+      pairs = 0;
     sets.forEach((set, i) => {
       const r = selfTablesFeatures(perSet[i]!.cands, set.src, set.trg, m);
-      if (r) { r.cands.forEach((c, j) => { xs.push(c.features); ys.push(perSet[i]!.labels[j]!); }); used++; pairs += r.pairs; }
+      if (r) {
+        r.cands.forEach((c, j) => {
+          xs.push(c.features);
+          ys.push(perSet[i]!.labels[j]!);
+        });
+        used++;
+        pairs += r.pairs;
+      }
       selfProg.tick();
     });
     selfProg.done();
     if (used && ys.some((y) => y === 1) && ys.some((y) => y === 0)) {
-      m.self = { ...fitLogistic(xs, ys, { l2: cfg.l2 }), trained: { sets: used, candidates: xs.length, positives: ys.reduce((x, y) => x + y, 0), table_pairs: pairs, tables: 'cross-fitted by source' } };
-      process.stderr.write(`[scorer] self-tables regression: ${used} of ${sets.length} sets (tables from ${pairs} pairs their candidates scored ≥ ${SELF_TABLES.threshold} without tables), ${xs.length} candidates\n`);
-    } else process.stderr.write(`[scorer] self-tables regression: no set has ${SELF_TABLES.minPairs} pairs scored ≥ ${SELF_TABLES.threshold} without tables; none fitted\n`);
+      m.self = {
+        ...fitLogistic(xs, ys, { l2: cfg.l2 }),
+        trained: { sets: used, candidates: xs.length, positives: ys.reduce((x, y) => x + y, 0), table_pairs: pairs, tables: 'cross-fitted by source' },
+      };
+      process.stderr.write(
+        `[scorer] self-tables regression: ${used} of ${sets.length} sets (tables from ${pairs} pairs their candidates scored ≥ ${SELF_TABLES.threshold} without tables), ${xs.length} candidates\n`,
+      );
+    } else
+      process.stderr.write(
+        `[scorer] self-tables regression: no set has ${SELF_TABLES.minPairs} pairs scored ≥ ${SELF_TABLES.threshold} without tables; none fitted\n`,
+      );
   }
-  if (pair) { mkdirSync(o.output, { recursive: true }); savePairModel(pair.pm, join(o.output, 'pair-model.safetensors')); }
+  if (pair) {
+    mkdirSync(o.output, { recursive: true });
+    savePairModel(pair.pm, join(o.output, 'pair-model.safetensors'));
+  }
   saveScorer(o.output, m);
   if (!o.keepWork) rmSync(work, { recursive: true, force: true });
-  const summary = { output: o.output, sets: per, candidates: cands.length, positives: labels.reduce((x, y) => x + y, 0), training_accuracy: correct / cands.length, k: cfg.k, ...(pair ? { pair_model: pair.trained } : {}), self_head: m.self?.trained ?? null };
+  const summary = {
+    output: o.output,
+    sets: per,
+    candidates: cands.length,
+    positives: labels.reduce((x, y) => x + y, 0),
+    training_accuracy: correct / cands.length,
+    k: cfg.k,
+    ...(pair ? { pair_model: pair.trained } : {}),
+    self_head: m.self?.trained ?? null,
+  };
   process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${o.output}\n`);
   return summary;
 }

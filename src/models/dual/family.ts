@@ -21,8 +21,28 @@ import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
   /** Hashed character n-gram features (vocab.type 'none': the sentence is one bag of them and of its words). */
-  features: { buckets: number; ngrams: [number, number]; words: boolean; combine: 'sum' | 'mean'; dim: number; initStd: number; maxFeatures: number; dropout: number; hashes: number };
-  encoder: { body: BodyKind; layers: number; heads: number; ff: number; hidden: number; maxLen: number; pooling: PoolKind[]; activation: 'tanh' | 'none'; outDim: number };
+  features: {
+    buckets: number;
+    ngrams: [number, number];
+    words: boolean;
+    combine: 'sum' | 'mean';
+    dim: number;
+    initStd: number;
+    maxFeatures: number;
+    dropout: number;
+    hashes: number;
+  };
+  encoder: {
+    body: BodyKind;
+    layers: number;
+    heads: number;
+    ff: number;
+    hidden: number;
+    maxLen: number;
+    pooling: PoolKind[];
+    activation: 'tanh' | 'none';
+    outDim: number;
+  };
   /** hardNegatives: k per example, mined every mineEvery steps over the training targets (0 = off). */
   /**
    * matryoshka: nested prefix widths (e.g. [512, 256, 128, 64]); the loss is summed over the
@@ -43,16 +63,33 @@ export function dualConfigOf(cfg: TrainConfig, tok: TextTokenizer): DualConfig {
   const c = cfg as DualTrainConfig;
   return {
     unit: c.vocab.type === 'none' ? 'sentence' : 'token',
-    vocabSize: c.vocab.type === 'none' ? 0 : tok.vocabSize, padId: tok.padId,
-    buckets: c.features.buckets, ngrams: c.features.ngrams, combine: c.features.combine, dim: c.features.dim, initStd: c.features.initStd, featureDropout: c.features.dropout,
-    body: c.encoder.body, layers: c.encoder.layers, heads: c.encoder.heads, ff: c.encoder.ff, hidden: c.encoder.hidden, maxLen: c.encoder.maxLen,
-    dropout: c.dropout, pooling: c.encoder.pooling, activation: c.encoder.activation, outDim: c.encoder.outDim,
+    vocabSize: c.vocab.type === 'none' ? 0 : tok.vocabSize,
+    padId: tok.padId,
+    buckets: c.features.buckets,
+    ngrams: c.features.ngrams,
+    combine: c.features.combine,
+    dim: c.features.dim,
+    initStd: c.features.initStd,
+    featureDropout: c.features.dropout,
+    body: c.encoder.body,
+    layers: c.encoder.layers,
+    heads: c.encoder.heads,
+    ff: c.encoder.ff,
+    hidden: c.encoder.hidden,
+    maxLen: c.encoder.maxLen,
+    dropout: c.dropout,
+    pooling: c.encoder.pooling,
+    activation: c.encoder.activation,
+    outDim: c.encoder.outDim,
   };
 }
 
 function ngramTokenizer(cfg: DualTrainConfig): HashedNgramTokenizer {
   const f = cfg.features;
-  return new HashedNgramTokenizer({ ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) }, { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize });
+  return new HashedNgramTokenizer(
+    { ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) },
+    { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize },
+  );
 }
 
 /** The module saved as model.safetensors: the encoder under `encoder.` (PyTorch names). */
@@ -65,11 +102,19 @@ class DualModel extends Module {
 }
 
 export class DualSentenceEncoder extends TensorEncoder {
-  constructor(readonly net: DualEncoder) { super(); }
-  get dim(): number { return this.net.dim; }
+  constructor(readonly net: DualEncoder) {
+    super();
+  }
+  get dim(): number {
+    return this.net.dim;
+  }
   /** The averaging encoder reads bags without padding: a batch of 16k sentences costs no more per sentence. */
-  get batchLimits() { return this.net.cfg.body === 'none' ? { maxTokens: 1 << 24, maxSentences: 16384, unpadded: this.net.bagOnly } : undefined; }
-  vectors(seqs: Int32Array[]): Tensor { return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs))); }
+  get batchLimits() {
+    return this.net.cfg.body === 'none' ? { maxTokens: 1 << 24, maxSentences: 16384, unpadded: this.net.bagOnly } : undefined;
+  }
+  vectors(seqs: Int32Array[]): Tensor {
+    return inEvalMode(this.net, () => noGrad(() => this.net.forward(seqs)));
+  }
   /** Kernels on worker threads (the net must be in eval mode: feature dropout is a training-time draw). */
   override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
     if (this.net.training) return this.vectors(seqs);
@@ -79,7 +124,10 @@ export class DualSentenceEncoder extends TensorEncoder {
 
 export { collisions } from './negatives.js';
 
-interface DualBatch { batch: Batch; negatives: Int32Array[] }
+interface DualBatch {
+  batch: Batch;
+  negatives: Int32Array[];
+}
 
 class DualTask implements TrainingTask<DualBatch> {
   readonly module: DualModel;
@@ -90,54 +138,112 @@ class DualTask implements TrainingTask<DualBatch> {
   /** Hard negatives (loss.hardNegatives), mined with the current model every loss.mineEvery steps. */
   private readonly miner: HardNegativeMiner;
 
-  constructor(cfg: TrainConfig, private readonly tok: TextTokenizer, private readonly corpus: EncodedCorpus) {
+  constructor(
+    cfg: TrainConfig,
+    private readonly tok: TextTokenizer,
+    private readonly corpus: EncodedCorpus,
+  ) {
     this.cfg = cfg as DualTrainConfig;
     this.modelConfig = dualConfigOf(cfg, tok);
     this.module = new DualModel(this.modelConfig, this.modelConfig.unit === 'token' ? (tok as Tokenizer).vocab : undefined);
     this.sparseParameters = [this.module.encoder.embed.weight];
     const examples = buildExamples(corpus, cfg.paths);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
+      pairTemperature: cfg.batch.pairTemperature,
+    });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), this.cfg.loss);
   }
 
-  private ids(lang: string, row: number): Int32Array { return this.corpus.ids.get(lang)![row]!; }
+  private ids(lang: string, row: number): Int32Array {
+    return this.corpus.ids.get(lang)![row]!;
+  }
 
-  get streamState(): StreamState { return this.stream.state; }
-  set streamState(s: unknown) { this.stream.state = s as StreamState; }
-  nextBatch(): DualBatch { return { batch: this.stream.next(), negatives: [] }; }
-  pairs(b: DualBatch): number { return b.batch.pairs; }
-  tokens(b: DualBatch): number { return b.batch.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0); }
-  truncate(b: DualBatch, n: number): DualBatch { return { ...b, batch: truncateBatch(b.batch, n) }; }
-  encoder(): DualSentenceEncoder { return new DualSentenceEncoder(this.module.encoder); }
+  get streamState(): StreamState {
+    return this.stream.state;
+  }
+  set streamState(s: unknown) {
+    this.stream.state = s as StreamState;
+  }
+  nextBatch(): DualBatch {
+    return { batch: this.stream.next(), negatives: [] };
+  }
+  pairs(b: DualBatch): number {
+    return b.batch.pairs;
+  }
+  tokens(b: DualBatch): number {
+    return b.batch.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0);
+  }
+  truncate(b: DualBatch, n: number): DualBatch {
+    return { ...b, batch: truncateBatch(b.batch, n) };
+  }
+  encoder(): DualSentenceEncoder {
+    return new DualSentenceEncoder(this.module.encoder);
+  }
 
   describe(): string[] {
     const c = this.modelConfig;
-    const feats = c.unit === 'sentence' ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}${this.cfg.features.hashes > 1 ? ` (${this.cfg.features.hashes} hashes each)` : ''}` : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
+    const feats =
+      c.unit === 'sentence'
+        ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}${this.cfg.features.hashes > 1 ? ` (${this.cfg.features.hashes} hashes each)` : ''}`
+        : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
     const body = c.body === 'none' ? 'averaging encoder' : c.body === 'transformer' ? `Transformer ${c.layers}×${c.dim}` : `BiLSTM ${c.layers}×${c.hidden}`;
-    return [`dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`];
+    return [
+      `dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`,
+    ];
   }
 
   /** Every mineEvery steps (from step 1): embed the distinct targets with the current model and index them. */
-  beforeStep(step: number): void { this.miner.beforeStep(step, () => this.encoder()); }
+  beforeStep(step: number): void {
+    this.miner.beforeStep(step, () => this.encoder());
+  }
 
   loss(b: DualBatch): Tensor {
     const ex = b.batch.examples;
     const src = ex.map((e) => this.ids(e.src[0]!, e.row));
     const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
     const neg = this.miner.negatives(ex, () => this.encoder());
-    const exclude = collisions(src, trg, ex.map((e) => e.row));
+    const exclude = collisions(
+      src,
+      trg,
+      ex.map((e) => e.row),
+    );
     return tidy(() => batchMarginLoss(this.module.encoder.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
   }
 
-  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined { return this.miner.checkpointState(); }
-  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void { this.miner.loadCheckpointState(s); }
-  dispose(): void { this.miner.dispose(); }
+  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
+    return this.miner.checkpointState();
+  }
+  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
+    this.miner.loadCheckpointState(s);
+  }
+  dispose(): void {
+    this.miner.dispose();
+  }
 }
 
 /** Every key of DualConfig (the compiler checks the list is complete). */
 const DUAL_MODEL_KEYS: Record<keyof DualConfig, true> = {
-  unit: true, vocabSize: true, padId: true, buckets: true, ngrams: true, combine: true, dim: true, initStd: true, featureDropout: true, body: true,
-  layers: true, heads: true, ff: true, hidden: true, maxLen: true, dropout: true, pooling: true, activation: true, outDim: true, prune: true, pq: true,
+  unit: true,
+  vocabSize: true,
+  padId: true,
+  buckets: true,
+  ngrams: true,
+  combine: true,
+  dim: true,
+  initStd: true,
+  featureDropout: true,
+  body: true,
+  layers: true,
+  heads: true,
+  ff: true,
+  hidden: true,
+  maxLen: true,
+  dropout: true,
+  pooling: true,
+  activation: true,
+  outDim: true,
+  prune: true,
+  pq: true,
 };
 
 export const dualFamily: ModelFamily = {
@@ -163,7 +269,8 @@ export const dualFamily: ModelFamily = {
     const c = cfg as DualTrainConfig;
     const int = (key: string, v: unknown, min: number) => checkInt(file, key, v, min);
     for (const [i, p] of c.paths.entries()) {
-      if (p.kind !== '1:1' || (p.trg !== '*' && p.trg.length !== 1)) throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language, or '*': every pair of languages)`);
+      if (p.kind !== '1:1' || (p.trg !== '*' && p.trg.length !== 1))
+        throw new Error(`${file}: paths[${i}]: the dual encoder trains on 1:1 paths (one target language, or '*': every pair of languages)`);
     }
     int('features.buckets', c.features.buckets, 1);
     if (!Array.isArray(c.features.ngrams) || c.features.ngrams.length !== 2) throw new Error(`${file}: 'features.ngrams' must be [min, max]`);
@@ -175,36 +282,46 @@ export const dualFamily: ModelFamily = {
     int('features.maxFeatures', c.features.maxFeatures, 1);
     checkNumber(file, 'features.dropout', c.features.dropout, { min: 0, below: 1 });
     checkNumber(file, 'features.hashes', c.features.hashes, { int: true, min: 1, max: 8 });
-    if (c.features.hashes > 1 && c.vocab.type !== 'none') throw new Error(`${file}: 'features.hashes' (ids per n-gram) is for sentence bags ('vocab.type' 'none')`);
+    if (c.features.hashes > 1 && c.vocab.type !== 'none')
+      throw new Error(`${file}: 'features.hashes' (ids per n-gram) is for sentence bags ('vocab.type' 'none')`);
     checkChoice(file, 'encoder.body', c.encoder.body, ['none', 'transformer', 'bilstm']);
     for (const k of ['layers', 'heads', 'ff', 'hidden', 'maxLen', 'outDim'] as const) int(`encoder.${k}`, c.encoder[k], 1);
-    if (!Array.isArray(c.encoder.pooling) || !c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' must list one or more of ${POOLS.join(', ')}`);
+    if (!Array.isArray(c.encoder.pooling) || !c.encoder.pooling.length)
+      throw new Error(`${file}: 'encoder.pooling' must list one or more of ${POOLS.join(', ')}`);
     c.encoder.pooling.forEach((p, i) => checkChoice(file, `encoder.pooling[${i}]`, p, POOLS));
     if (new Set(c.encoder.pooling).size !== c.encoder.pooling.length) throw new Error(`${file}: 'encoder.pooling' lists a pooling twice`);
     checkChoice(file, 'encoder.activation', c.encoder.activation, ['tanh', 'none']);
-    if (c.encoder.body === 'transformer' && c.features.dim % c.encoder.heads !== 0) throw new Error(`${file}: 'features.dim' (${c.features.dim}) must be divisible by 'encoder.heads' (${c.encoder.heads})`);
-    if (c.encoder.body === 'transformer' && c.encoder.maxLen < c.maxLen) throw new Error(`${file}: 'encoder.maxLen' (${c.encoder.maxLen}) must be >= 'maxLen' (${c.maxLen}), the longest tokenised sentence`);
+    if (c.encoder.body === 'transformer' && c.features.dim % c.encoder.heads !== 0)
+      throw new Error(`${file}: 'features.dim' (${c.features.dim}) must be divisible by 'encoder.heads' (${c.encoder.heads})`);
+    if (c.encoder.body === 'transformer' && c.encoder.maxLen < c.maxLen)
+      throw new Error(`${file}: 'encoder.maxLen' (${c.encoder.maxLen}) must be >= 'maxLen' (${c.maxLen}), the longest tokenised sentence`);
     if (c.vocab.type === 'none' && (c.encoder.body !== 'none' || c.encoder.pooling.join() !== 'mean'))
-      throw new Error(`${file}: with 'vocab.type' 'none' a sentence is one bag of n-grams: 'encoder.body' must be 'none' and 'encoder.pooling' ["mean"] (use a bpe/unigram vocabulary for token sequences)`);
+      throw new Error(
+        `${file}: with 'vocab.type' 'none' a sentence is one bag of n-grams: 'encoder.body' must be 'none' and 'encoder.pooling' ["mean"] (use a bpe/unigram vocabulary for token sequences)`,
+      );
     checkNumber(file, 'loss.margin', c.loss.margin, { min: 0, max: 2 });
     checkNumber(file, 'loss.scale', c.loss.scale, { above: 0 });
     int('loss.hardNegatives', c.loss.hardNegatives, 0);
     int('loss.mineEvery', c.loss.mineEvery, 1);
     int('loss.mineNprobe', c.loss.mineNprobe, 1);
-    if (!Array.isArray(c.loss.matryoshka)) throw new Error(`${file}: 'loss.matryoshka' must be a list of widths (e.g. [512, 256, 128, 64]), got ${JSON.stringify(c.loss.matryoshka)}`);
+    if (!Array.isArray(c.loss.matryoshka))
+      throw new Error(`${file}: 'loss.matryoshka' must be a list of widths (e.g. [512, 256, 128, 64]), got ${JSON.stringify(c.loss.matryoshka)}`);
     c.loss.matryoshka.forEach((d, i) => checkNumber(file, `loss.matryoshka[${i}]`, d, { int: true, min: 1, max: c.encoder.outDim }));
     if (new Set(c.loss.matryoshka).size !== c.loss.matryoshka.length) throw new Error(`${file}: 'loss.matryoshka' lists a width twice`);
   },
   fixedTokenizer(cfg) {
     return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
   },
-  createTask(cfg, tok, corpus) { return new DualTask(cfg, tok, corpus); },
+  createTask(cfg, tok, corpus) {
+    return new DualTask(cfg, tok, corpus);
+  },
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as DualConfig;
     let tokenizer: TextTokenizer, tokens: readonly string[] | undefined;
     const spec = specOf(dir, saved);
     const want = mc.unit === 'token' ? 'xling-subword' : 'hashed-ngrams';
-    if (spec.type !== want) throw new Error(`${join(dir, 'config.json')}: a dual model of unit '${mc.unit}' reads a ${want} tokenizer, but tokenizerSpec says ${spec.type}`);
+    if (spec.type !== want)
+      throw new Error(`${join(dir, 'config.json')}: a dual model of unit '${mc.unit}' reads a ${want} tokenizer, but tokenizerSpec says ${spec.type}`);
     const t = openXlingTokenizer(dir, spec);
     tokenizer = t;
     if (t instanceof Tokenizer) tokens = t.vocab;
@@ -217,7 +334,9 @@ export const dualFamily: ModelFamily = {
       try {
         if (!t) throw new Error(`${join(dir, 'model.safetensors')}: '${PRUNE_KEY}' is missing (the model's config says its table is pruned)`);
         net.setPrunedBuckets(t.data() as Int32Array);
-      } finally { t?.dispose(); }
+      } finally {
+        t?.dispose();
+      }
     }
     net.eval();
     return { encoder: new DualSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };

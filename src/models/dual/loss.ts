@@ -25,8 +25,16 @@ export function additiveMarginLoss(x: Tensor, y: Tensor, o: MarginLossOptions, z
     // s·(x·yᵀ − m·I): the margin only on the positive (the diagonal)
     let sim = x.matmul(y.t());
     const diag = arange(0, B * B, B + 1);
-    sim = sim.view([-1]).indexAdd(0, diag, fromArray(new Float32Array(B).fill(-o.margin))).view([B, B]).mul(o.scale);
-    if (exclude && exclude.length) sim = sim.view([-1]).indexFill(0, fromArray(BigInt64Array.from(Array.from(exclude, BigInt))), -Infinity).view([B, B]);
+    sim = sim
+      .view([-1])
+      .indexAdd(0, diag, fromArray(new Float32Array(B).fill(-o.margin)))
+      .view([B, B])
+      .mul(o.scale);
+    if (exclude && exclude.length)
+      sim = sim
+        .view([-1])
+        .indexFill(0, fromArray(BigInt64Array.from(Array.from(exclude, BigInt))), -Infinity)
+        .view([B, B]);
     const fwd = z && z.size(0) ? cat([sim, x.matmul(z.t()).mul(o.scale)], 1) : sim;
     const loss = crossEntropy(fwd, labels);
     return o.bidirectional ? loss.add(crossEntropy(sim.t(), labels)) : loss;
@@ -40,7 +48,8 @@ export function additiveMarginLoss(x: Tensor, y: Tensor, o: MarginLossOptions, z
  */
 export function batchMarginLoss(raw: Tensor, B: number, o: MarginLossOptions & { matryoshka: readonly number[] }, exclude?: ArrayLike<number>): Tensor {
   return tidy(() => {
-    const full = raw.size(1), K = raw.size(0) - 2 * B;
+    const full = raw.size(1),
+      K = raw.size(0) - 2 * B;
     const widths = o.matryoshka.length ? o.matryoshka : [full];
     let total: Tensor | null = null;
     for (const d of widths) {

@@ -10,7 +10,8 @@ import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } fro
 import { NGRAM_ID_OFFSET, prunedBucketMap, subwordNgramTable } from '../../text/ngrams.js';
 
 /** Length groups of a batch for encoders with a body (see forward), and the fewest rows a group gets. */
-const MAX_LENGTH_GROUPS = 4, MIN_GROUP_ROWS = 32;
+const MAX_LENGTH_GROUPS = 4,
+  MIN_GROUP_ROWS = 32;
 
 export type PoolKind = 'max' | 'mean' | 'first' | 'attention';
 export type BodyKind = 'none' | 'transformer' | 'bilstm';
@@ -62,13 +63,32 @@ export interface DualConfig {
 }
 
 export const DUAL_DEFAULTS: Omit<DualConfig, 'vocabSize'> = {
-  unit: 'sentence', padId: 0, buckets: 1 << 20, ngrams: [1, 5], combine: 'sum', dim: 256, initStd: 0.1, featureDropout: 0,
-  body: 'none', layers: 3, heads: 4, ff: 1024, hidden: 256, maxLen: 64, dropout: 0,
-  pooling: ['mean'], activation: 'tanh', outDim: 512,
+  unit: 'sentence',
+  padId: 0,
+  buckets: 1 << 20,
+  ngrams: [1, 5],
+  combine: 'sum',
+  dim: 256,
+  initStd: 0.1,
+  featureDropout: 0,
+  body: 'none',
+  layers: 3,
+  heads: 4,
+  ff: 1024,
+  hidden: 256,
+  maxLen: 64,
+  dropout: 0,
+  pooling: ['mean'],
+  activation: 'tanh',
+  outDim: 512,
 };
 
 /** Bags for the native embedding bag: concatenated ids, offsets [bags+1], per-id weights. */
-export interface Bags { ids: Int32Array; offsets: BigInt64Array; weights: Float32Array }
+export interface Bags {
+  ids: Int32Array;
+  offsets: BigInt64Array;
+  weights: Float32Array;
+}
 
 export class DualEncoder extends Module {
   readonly embed: EmbeddingBag;
@@ -85,7 +105,10 @@ export class DualEncoder extends Module {
   private readonly scratch: BagScratch = { ids: new Int32Array(0), weights: new Float32Array(0) };
 
   /** tokens: the subword vocabulary's token strings (unit 'token'). */
-  constructor(readonly cfg: DualConfig, tokens?: readonly string[]) {
+  constructor(
+    readonly cfg: DualConfig,
+    tokens?: readonly string[],
+  ) {
     super();
     const rows = this.bucketBase + (cfg.prune ? cfg.prune.kept + cfg.prune.fallback : cfg.buckets);
     this.embed = this.module('embed', new EmbeddingBag(rows, cfg.dim, cfg.initStd));
@@ -98,7 +121,10 @@ export class DualEncoder extends Module {
     let width = cfg.dim;
     if (cfg.body === 'transformer') {
       this.pos = this.module('pos', new Embedding(cfg.maxLen, cfg.dim));
-      this.transformer = this.module('transformer', new TransformerEncoder({ dim: cfg.dim, heads: cfg.heads, ff: cfg.ff, dropout: cfg.dropout, numLayers: cfg.layers }));
+      this.transformer = this.module(
+        'transformer',
+        new TransformerEncoder({ dim: cfg.dim, heads: cfg.heads, ff: cfg.ff, dropout: cfg.dropout, numLayers: cfg.layers }),
+      );
     } else if (cfg.body === 'bilstm') {
       this.lstm = this.module('lstm', new LSTM(cfg.dim, cfg.hidden, { numLayers: cfg.layers, bidirectional: true, dropout: cfg.layers > 1 ? cfg.dropout : 0 }));
       width = 2 * cfg.hidden;
@@ -107,10 +133,14 @@ export class DualEncoder extends Module {
     this.proj = this.module('proj', new Linear(width * cfg.pooling.length, cfg.outDim));
   }
 
-  get dim(): number { return this.cfg.outDim; }
+  get dim(): number {
+    return this.cfg.outDim;
+  }
 
   /** The feature-table row of bucket 0 (rows below are special tokens or subwords). */
-  get bucketBase(): number { return this.cfg.unit === 'sentence' ? NGRAM_ID_OFFSET : this.cfg.vocabSize; }
+  get bucketBase(): number {
+    return this.cfg.unit === 'sentence' ? NGRAM_ID_OFFSET : this.cfg.vocabSize;
+  }
 
   /** A pruned model's kept buckets (ascending; cfg.prune.kept of them): from now on features are read through the map. */
   setPrunedBuckets(kept: Int32Array): void {
@@ -136,7 +166,9 @@ export class DualEncoder extends Module {
     const b = this.bagOnly ? (this.cfg.unit === 'sentence' ? sentenceBags(seqs, scratch) : this.tokenBags(seqs, 0, true)) : this.tokenBags(seqs, T, false);
     if (this.bucketMap) {
       // sentence bags: every id is a bucket id (the bags own their ids array)
-      const map = this.bucketMap, base = this.bucketBase, ids = b.ids;
+      const map = this.bucketMap,
+        base = this.bucketBase,
+        ids = b.ids;
       for (let i = 0; i < ids.length; i++) ids[i] = base + map[ids[i]! - base]!;
     }
     if (this.training && this.cfg.featureDropout > 0) dropFeatures(b, this.cfg.featureDropout);
@@ -154,11 +186,14 @@ export class DualEncoder extends Module {
     if (groups <= 1) return this.forwardPadded(seqs);
     const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length || a - b);
     const rank = new Int32Array(seqs.length);
-    order.forEach((i, r) => { rank[i] = r; });
+    order.forEach((i, r) => {
+      rank[i] = r;
+    });
     return tidy(() => {
       const parts: Tensor[] = [];
       for (let g = 0; g < groups; g++) {
-        const lo = Math.floor((g * seqs.length) / groups), hi = Math.floor(((g + 1) * seqs.length) / groups);
+        const lo = Math.floor((g * seqs.length) / groups),
+          hi = Math.floor(((g + 1) * seqs.length) / groups);
         parts.push(this.forwardPadded(order.slice(lo, hi).map((i) => seqs[i]!)));
       }
       return cat(parts, 0).indexSelect(0, fromArray(rank));
@@ -178,16 +213,24 @@ export class DualEncoder extends Module {
         const B = seqs.length;
         if (this.cfg.body === 'transformer' && T > this.cfg.maxLen) throw new Error(`DualEncoder: ${T} tokens exceed maxLen ${this.cfg.maxLen}`);
         const lengths = seqs.map((s) => Math.max(1, s.length));
-        const mask = fromArray(Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)), [B, T], 'bool');
+        const mask = fromArray(
+          Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)),
+          [B, T],
+          'bool',
+        );
         let h = dropout(this.bag(bags).view([B, T, this.cfg.dim]), this.cfg.dropout, this.training);
         if (this.transformer) h = this.transformer.forward(h.add(this.pos!.forward(arange(T).unsqueeze(0))), mask.logicalNot());
         else if (this.lstm) h = this.lstm.forward(h, { lengths }).output;
         const feats = this.cfg.pooling.map((k) => {
           switch (k) {
-            case 'max': return maxPool(h, mask);
-            case 'mean': return meanPool(h, mask);
-            case 'first': return firstToken(h);
-            case 'attention': return this.attnPool!.forward(h, mask);
+            case 'max':
+              return maxPool(h, mask);
+            case 'mean':
+              return meanPool(h, mask);
+            case 'first':
+              return firstToken(h);
+            case 'attention':
+              return this.attnPool!.forward(h, mask);
           }
         });
         pooled = feats.length === 1 ? feats[0]! : cat(feats, 1);
@@ -206,7 +249,10 @@ export class DualEncoder extends Module {
   async forwardAsync(seqs: Int32Array[]): Promise<Tensor> {
     if (!this.bagOnly) return noGrad(() => this.forward(seqs));
     const tmp: Tensor[] = [];
-    const own = <T extends Tensor>(t: T): T => { tmp.push(t); return t; };
+    const own = <T extends Tensor>(t: T): T => {
+      tmp.push(t);
+      return t;
+    };
     try {
       // the bags are copied into tensors before the first await: one scratch serves every call
       const b = this.featureBags(seqs, this.scratch);
@@ -231,18 +277,25 @@ export class DualEncoder extends Module {
     const mean = this.cfg.combine === 'mean';
     let n = 0;
     for (const s of seqs) for (const t of s) n += 1 + to[t + 1]! - to[t]!;
-    const ids = new Int32Array(n), weights = new Float32Array(n);
+    const ids = new Int32Array(n),
+      weights = new Float32Array(n);
     const offsets = new BigInt64Array((perSentence ? seqs.length : seqs.length * T) + 1);
-    let k = 0, bag = 0;
+    let k = 0,
+      bag = 0;
     for (const s of seqs) {
       const sentScale = perSentence ? 1 / Math.max(1, s.length) : 1;
       for (let i = 0; i < s.length; i++) {
         const t = s[i]!;
         if (t < 0 || t >= this.cfg.vocabSize) throw new Error(`DualEncoder: token id ${t} out of range [0, ${this.cfg.vocabSize})`);
-        const a = to[t]!, e = to[t + 1]!;
+        const a = to[t]!,
+          e = to[t + 1]!;
         const w = sentScale * (mean ? 1 / (1 + e - a) : 1);
-        ids[k] = t; weights[k++] = w;
-        for (let j = a; j < e; j++) { ids[k] = tid[j]!; weights[k++] = w; }
+        ids[k] = t;
+        weights[k++] = w;
+        for (let j = a; j < e; j++) {
+          ids[k] = tid[j]!;
+          weights[k++] = w;
+        }
         if (!perSentence) offsets[++bag] = BigInt(k);
       }
       if (perSentence) offsets[++bag] = BigInt(k);
@@ -261,9 +314,14 @@ function dropFeatures(b: Bags, p: number): void {
   const u = noGrad(() => tidy(() => rand([b.ids.length]).toFloat32Array()));
   const w = b.weights;
   for (let k = 0; k + 1 < b.offsets.length; k++) {
-    const lo = Number(b.offsets[k]), hi = Number(b.offsets[k + 1]);
-    let all = 0, kept = 0;
-    for (let j = lo; j < hi; j++) { all += w[j]!; if (u[j]! >= p) kept += w[j]!; }
+    const lo = Number(b.offsets[k]),
+      hi = Number(b.offsets[k + 1]);
+    let all = 0,
+      kept = 0;
+    for (let j = lo; j < hi; j++) {
+      all += w[j]!;
+      if (u[j]! >= p) kept += w[j]!;
+    }
     if (kept <= 0) continue;
     const scale = all / kept;
     for (let j = lo; j < hi; j++) w[j] = u[j]! >= p ? w[j]! * scale : 0;
@@ -271,7 +329,10 @@ function dropFeatures(b: Bags, p: number): void {
 }
 
 /** Arrays sentenceBags may fill instead of allocating (grown as needed; the bags are views into them). */
-export interface BagScratch { ids: Int32Array; weights: Float32Array }
+export interface BagScratch {
+  ids: Int32Array;
+  weights: Float32Array;
+}
 
 /**
  * One bag per sentence of hashed feature ids, each feature weighted 1/count (the mean). With
@@ -285,7 +346,8 @@ export function sentenceBags(seqs: Int32Array[], scratch?: BagScratch): Bags {
     scratch.ids = new Int32Array(cap);
     scratch.weights = new Float32Array(cap);
   }
-  const ids = scratch ? scratch.ids.subarray(0, n) : new Int32Array(n), weights = scratch ? scratch.weights.subarray(0, n) : new Float32Array(n);
+  const ids = scratch ? scratch.ids.subarray(0, n) : new Int32Array(n),
+    weights = scratch ? scratch.weights.subarray(0, n) : new Float32Array(n);
   const offsets = new BigInt64Array(seqs.length + 1);
   let k = 0;
   for (let b = 0; b < seqs.length; b++) {

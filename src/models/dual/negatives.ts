@@ -26,15 +26,25 @@ export function collisions(src: Int32Array[], trg: Int32Array[], rows?: number[]
   const out: number[] = [];
   if (rows) {
     const byRow = new Map<number, number[]>();
-    rows.forEach((r, i) => { const g = byRow.get(r); if (g) g.push(i); else byRow.set(r, [i]); });
+    rows.forEach((r, i) => {
+      const g = byRow.get(r);
+      if (g) g.push(i);
+      else byRow.set(r, [i]);
+    });
     for (const g of byRow.values()) for (const i of g) for (const j of g) if (i !== j) out.push(i * B + j);
   }
   for (const side of [src, trg]) {
     const groups = new Map<number, number[]>();
-    side.forEach((s, i) => { const k = seqKey(s); const g = groups.get(k); if (g) g.push(i); else groups.set(k, [i]); });
+    side.forEach((s, i) => {
+      const k = seqKey(s);
+      const g = groups.get(k);
+      if (g) g.push(i);
+      else groups.set(k, [i]);
+    });
     for (const g of groups.values()) {
       if (g.length < 2) continue;
-      for (const i of g) for (const j of g) if (i !== j && side[i]!.length === side[j]!.length && side[i]!.every((t, q) => t === side[j]![q])) out.push(i * B + j);
+      for (const i of g)
+        for (const j of g) if (i !== j && side[i]!.length === side[j]!.length && side[i]!.every((t, q) => t === side[j]![q])) out.push(i * B + j);
     }
   }
   return [...new Set(out)];
@@ -53,15 +63,18 @@ export interface MiningOptions {
 /** Vectors of many sequences in chunks that suit the encoder (normalised rows). */
 export function embedAll(enc: SentenceEncoder, seqs: Int32Array[]): Float32Array {
   const d = enc.dim;
-  const maxS = Math.min(4096, enc.batchLimits?.maxSentences ?? 4096), maxT = enc.batchLimits?.maxTokens ?? 32000;
+  const maxS = Math.min(4096, enc.batchLimits?.maxSentences ?? 4096),
+    maxT = enc.batchLimits?.maxTokens ?? 32000;
   const out = new Float32Array(seqs.length * d);
-  for (let i = 0; i < seqs.length;) {
+  for (let i = 0; i < seqs.length; ) {
     // in order, cut where the padded size would pass maxTokens (or at maxSentences)
-    let j = i, longest = 0;
+    let j = i,
+      longest = 0;
     while (j < seqs.length && j - i < maxS) {
       const l = Math.max(longest, seqs[j]!.length);
       if (j > i && l * (j - i + 1) > maxT) break;
-      longest = l; j++;
+      longest = l;
+      j++;
     }
     out.set(enc.encode(seqs.slice(i, j), { normalize: true }), i * d);
     i = j;
@@ -76,7 +89,11 @@ export class HardNegativeMiner {
   private dim = 0;
   private index: FaissIndex | null = null;
 
-  constructor(examples: readonly Example[], private readonly ids: (lang: string, row: number) => Int32Array, private readonly o: MiningOptions) {
+  constructor(
+    examples: readonly Example[],
+    private readonly ids: (lang: string, row: number) => Int32Array,
+    private readonly o: MiningOptions,
+  ) {
     if (o.hardNegatives <= 0) return;
     const seen = new Set<string>();
     for (const e of examples) {
@@ -88,31 +105,49 @@ export class HardNegativeMiner {
   }
 
   /** Whether the loss gets hard negatives (hardNegatives > 0 and there are targets). */
-  get enabled(): boolean { return this.targets.length > 0; }
+  get enabled(): boolean {
+    return this.targets.length > 0;
+  }
   /** Whether a mining round has been made (or restored): negatives() finds some from now on. */
-  get mined(): boolean { return this.index !== null; }
+  get mined(): boolean {
+    return this.index !== null;
+  }
   /** "k hard negatives mined every N steps" for the training log ('' when off). */
-  describe(): string { return this.enabled ? `${this.o.hardNegatives} hard negative${this.o.hardNegatives > 1 ? 's' : ''} mined every ${this.o.mineEvery} steps over ${this.targets.length} targets` : ''; }
+  describe(): string {
+    return this.enabled
+      ? `${this.o.hardNegatives} hard negative${this.o.hardNegatives > 1 ? 's' : ''} mined every ${this.o.mineEvery} steps over ${this.targets.length} targets`
+      : '';
+  }
 
   /** Every mineEvery steps (from step 1): embed the distinct targets with the current model and index them. */
   beforeStep(step: number, encoder: () => SentenceEncoder): void {
     if (!this.enabled || (step - 1) % this.o.mineEvery !== 0) return;
     const enc = encoder();
     this.dim = enc.dim;
-    this.targetVecs = embedAll(enc, this.targets.map((t) => this.ids(t.lang, t.row)));
+    this.targetVecs = embedAll(
+      enc,
+      this.targets.map((t) => this.ids(t.lang, t.row)),
+    );
     this.buildIndex();
   }
 
   private buildIndex(): void {
     this.index?.dispose();
     this.index = null;
-    const n = this.targets.length, d = this.dim;
+    const n = this.targets.length,
+      d = this.dim;
     const nlist = Math.round(Math.sqrt(n));
     const index = FaissIndex.create(d, n >= 4096 ? `IVF${nlist},Flat` : 'Flat', 'ip');
     try {
-      if (n >= 4096) { index.train(this.targetVecs!); index.setNprobe(this.o.mineNprobe); }
+      if (n >= 4096) {
+        index.train(this.targetVecs!);
+        index.setNprobe(this.o.mineNprobe);
+      }
       index.add(this.targetVecs!);
-    } catch (e) { index.dispose(); throw e; }
+    } catch (e) {
+      index.dispose();
+      throw e;
+    }
     this.index = index;
   }
 
@@ -124,7 +159,10 @@ export class HardNegativeMiner {
   negatives(examples: readonly Example[], encoder: () => SentenceEncoder): Int32Array[] {
     if (!this.index) return [];
     const k = this.o.hardNegatives;
-    const srcVecs = embedAll(encoder(), examples.map((e) => this.ids(e.src[0]!, e.row)));
+    const srcVecs = embedAll(
+      encoder(),
+      examples.map((e) => this.ids(e.src[0]!, e.row)),
+    );
     const r = this.index.search(srcVecs, k + 2);
     const out: Int32Array[] = [];
     examples.forEach((e, i) => {
@@ -152,11 +190,16 @@ export class HardNegativeMiner {
     if (!t || !this.enabled) return;
     const [n, d] = t.shape as [number, number];
     if (t.shape.length !== 2 || n !== this.targets.length)
-      throw new Error(`--resume: the checkpoint's mined target vectors [${t.shape.join(', ')}] do not match the ${this.targets.length} distinct training targets (resume with the data the run was started with)`);
+      throw new Error(
+        `--resume: the checkpoint's mined target vectors [${t.shape.join(', ')}] do not match the ${this.targets.length} distinct training targets (resume with the data the run was started with)`,
+      );
     this.dim = d;
     this.targetVecs = t.toFloat32Array();
     this.buildIndex();
   }
 
-  dispose(): void { this.index?.dispose(); this.index = null; }
+  dispose(): void {
+    this.index?.dispose();
+    this.index = null;
+  }
 }

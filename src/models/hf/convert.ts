@@ -26,17 +26,25 @@ export interface HfImportOptions {
 type Json = Record<string, unknown>;
 
 const ACTIVATIONS: Record<string, HfActivation> = {
-  gelu: 'gelu', gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', relu: 'relu', tanh: 'tanh',
+  gelu: 'gelu',
+  gelu_new: 'gelu_tanh',
+  gelu_pytorch_tanh: 'gelu_tanh',
+  relu: 'relu',
+  tanh: 'tanh',
 };
 
 /** sentence-transformers' Dense activation_function (a class path) → ours. */
 const DENSE_ACTIVATIONS: Record<string, HfActivation> = {
-  'torch.nn.modules.activation.Tanh': 'tanh', 'torch.nn.modules.linear.Identity': 'identity',
-  'torch.nn.modules.activation.ReLU': 'relu', 'torch.nn.modules.activation.Sigmoid': 'sigmoid',
+  'torch.nn.modules.activation.Tanh': 'tanh',
+  'torch.nn.modules.linear.Identity': 'identity',
+  'torch.nn.modules.activation.ReLU': 'relu',
+  'torch.nn.modules.activation.Sigmoid': 'sigmoid',
   'torch.nn.modules.activation.GELU': 'gelu',
 };
 
-function readOptionalJson(f: string): Json | null { return existsSync(f) ? readJson<Json>(f) : null; }
+function readOptionalJson(f: string): Json | null {
+  return existsSync(f) ? readJson<Json>(f) : null;
+}
 
 function num(c: Json, key: string, f: string, dflt?: number): number {
   const v = c[key] ?? dflt;
@@ -59,7 +67,8 @@ interface WeightsSource {
 function weightsSource(dir: string, what: string): WeightsSource {
   const st = join(dir, 'model.safetensors');
   if (existsSync(st)) return { file: st, names: Object.keys(readSafetensorsHeader(st).entries), load: (want) => loadTensors(st, want).tensors };
-  if (existsSync(join(dir, 'model.safetensors.index.json')) || existsSync(join(dir, 'pytorch_model.bin.index.json'))) throw new Error(`${what}: sharded weights (*.index.json) are not supported; save the model as one model.safetensors`);
+  if (existsSync(join(dir, 'model.safetensors.index.json')) || existsSync(join(dir, 'pytorch_model.bin.index.json')))
+    throw new Error(`${what}: sharded weights (*.index.json) are not supported; save the model as one model.safetensors`);
   const bin = join(dir, 'pytorch_model.bin');
   if (existsSync(bin)) {
     const sd = tensorsOf(readTorchCheckpoint(bin), bin);
@@ -85,22 +94,40 @@ function bodyConfig(c: Json, f: string): Omit<HfModelConfig, 'pooling' | 'dense'
   };
   if (arch === 'distilbert') {
     return {
-      arch, vocabSize: num(c, 'vocab_size', f), hidden: num(c, 'dim', f), layers: num(c, 'n_layers', f), heads: num(c, 'n_heads', f),
-      intermediate: num(c, 'hidden_dim', f), maxPositions: num(c, 'max_position_embeddings', f), typeVocabSize: 0,
-      eps: 1e-12, activation: act('activation'), padTokenId: num(c, 'pad_token_id', f, 0),
+      arch,
+      vocabSize: num(c, 'vocab_size', f),
+      hidden: num(c, 'dim', f),
+      layers: num(c, 'n_layers', f),
+      heads: num(c, 'n_heads', f),
+      intermediate: num(c, 'hidden_dim', f),
+      maxPositions: num(c, 'max_position_embeddings', f),
+      typeVocabSize: 0,
+      eps: 1e-12,
+      activation: act('activation'),
+      padTokenId: num(c, 'pad_token_id', f, 0),
     };
   }
   const pe = c.position_embedding_type ?? 'absolute';
   if (pe !== 'absolute') throw new Error(`${f}: position_embedding_type ${JSON.stringify(pe)} is not supported (only absolute)`);
   return {
-    arch, vocabSize: num(c, 'vocab_size', f), hidden: num(c, 'hidden_size', f), layers: num(c, 'num_hidden_layers', f),
-    heads: num(c, 'num_attention_heads', f), intermediate: num(c, 'intermediate_size', f),
-    maxPositions: num(c, 'max_position_embeddings', f), typeVocabSize: num(c, 'type_vocab_size', f, 2),
-    eps: num(c, 'layer_norm_eps', f, 1e-12), activation: act('hidden_act'), padTokenId: num(c, 'pad_token_id', f, arch === 'xlm-roberta' ? 1 : 0),
+    arch,
+    vocabSize: num(c, 'vocab_size', f),
+    hidden: num(c, 'hidden_size', f),
+    layers: num(c, 'num_hidden_layers', f),
+    heads: num(c, 'num_attention_heads', f),
+    intermediate: num(c, 'intermediate_size', f),
+    maxPositions: num(c, 'max_position_embeddings', f),
+    typeVocabSize: num(c, 'type_vocab_size', f, 2),
+    eps: num(c, 'layer_norm_eps', f, 1e-12),
+    activation: act('hidden_act'),
+    padTokenId: num(c, 'pad_token_id', f, arch === 'xlm-roberta' ? 1 : 0),
   };
 }
 
-interface StModule { type: string; path: string }
+interface StModule {
+  type: string;
+  path: string;
+}
 
 /** sentence-transformers' module chain (modules.json); without one, the Transformer and mean pooling (as sentence-transformers does). */
 function stModules(dir: string, log: (s: string) => void): StModule[] {
@@ -113,12 +140,16 @@ function stModules(dir: string, log: (s: string) => void): StModule[] {
   if (!Array.isArray(m)) throw new Error(`${f}: a list of modules expected`);
   return m.map((x: Json, i) => {
     if (typeof x?.type !== 'string') throw new Error(`${f}: module ${i} has no type`);
-    return { type: x.type.replace(/^sentence_transformers\.models\.(\w+)\.\1$/, 'sentence_transformers.models.$1'), path: typeof x.path === 'string' ? x.path : '' };
+    return {
+      type: x.type.replace(/^sentence_transformers\.models\.(\w+)\.\1$/, 'sentence_transformers.models.$1'),
+      path: typeof x.path === 'string' ? x.path : '',
+    };
   });
 }
 
 function poolingModes(f: string, c: Json): PoolMode[] {
-  if (c.pooling_mode_weightedmean_tokens) throw new Error(`${f}: pooling_mode_weightedmean_tokens is not supported (supported: cls, max, mean, mean_sqrt_len, lasttoken)`);
+  if (c.pooling_mode_weightedmean_tokens)
+    throw new Error(`${f}: pooling_mode_weightedmean_tokens is not supported (supported: cls, max, mean, mean_sqrt_len, lasttoken)`);
   if (c.include_prompt === false) throw new Error(`${f}: include_prompt false (prompt tokens left out of the pooling) is not supported`);
   const modes: PoolMode[] = [];
   if (c.pooling_mode_cls_token) modes.push('cls');
@@ -150,32 +181,45 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const hf = readJson<Json>(cfgFile);
   const body = bodyConfig(hf, cfgFile);
   const tokFile = join(from, 'tokenizer.json');
-  if (!existsSync(tokFile)) throw new Error(`--from ${from}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`);
+  if (!existsSync(tokFile))
+    throw new Error(
+      `--from ${from}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`,
+    );
   const source = weightsSource(from, `--from ${from}`);
   const weights = source.file;
 
   // sentence-transformers' modules
   let pooling: PoolMode[] = ['mean'];
   const dense: { spec: DenseSpec; source: WeightsSource }[] = [];
-  let normalize = false, sawTransformer = false, sawPooling = false;
+  let normalize = false,
+    sawTransformer = false,
+    sawPooling = false;
   for (const m of stModules(from, log)) {
     const dir = join(from, m.path);
     const kind = m.type.replace(/^sentence_transformers\.models\./, '');
-    if (kind === 'Transformer') { sawTransformer = true; continue; }
+    if (kind === 'Transformer') {
+      sawTransformer = true;
+      continue;
+    }
     if (!sawTransformer) throw new Error(`${join(from, 'modules.json')}: the first module must be the Transformer (got ${m.type})`);
     if (kind === 'Pooling') {
       const f = join(dir, 'config.json');
       const pc = readJson<Json>(f);
       pooling = poolingModes(f, pc);
-      if (pc.word_embedding_dimension !== undefined && pc.word_embedding_dimension !== body.hidden) throw new Error(`${f}: word_embedding_dimension ${String(pc.word_embedding_dimension)} != the model's hidden size ${body.hidden}`);
+      if (pc.word_embedding_dimension !== undefined && pc.word_embedding_dimension !== body.hidden)
+        throw new Error(`${f}: word_embedding_dimension ${String(pc.word_embedding_dimension)} != the model's hidden size ${body.hidden}`);
       sawPooling = true;
     } else if (kind === 'Dense') {
       const f = join(dir, 'config.json');
       const dc = readJson<Json>(f);
       const an = typeof dc.activation_function === 'string' ? dc.activation_function : 'torch.nn.modules.activation.Tanh';
       const activation = DENSE_ACTIVATIONS[an];
-      if (!activation) throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
-      dense.push({ spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation }, source: weightsSource(dir, `${m.path}`) });
+      if (!activation)
+        throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
+      dense.push({
+        spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation },
+        source: weightsSource(dir, `${m.path}`),
+      });
     } else if (kind === 'Normalize') {
       normalize = true;
     } else {
@@ -191,7 +235,10 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const tokCfg = readOptionalJson(join(from, 'tokenizer_config.json'));
   const tokMax = typeof tokCfg?.model_max_length === 'number' && tokCfg.model_max_length < 1e6 ? tokCfg.model_max_length : positions;
   let maxSeqLength = o.maxLength ?? (typeof sbert?.max_seq_length === 'number' ? sbert.max_seq_length : tokMax);
-  if (maxSeqLength > positions) { log(`maximum length ${maxSeqLength} > the ${positions} positions of the model: cut to ${positions}`); maxSeqLength = positions; }
+  if (maxSeqLength > positions) {
+    log(`maximum length ${maxSeqLength} > the ${positions} positions of the model: cut to ${positions}`);
+    maxSeqLength = positions;
+  }
   const stc = readOptionalJson(join(from, 'config_sentence_transformers.json'));
   const prompts: Record<string, string> = {};
   if (stc?.prompts && typeof stc.prompts === 'object') for (const [k, v] of Object.entries(stc.prompts as Json)) if (typeof v === 'string') prompts[k] = v;
@@ -199,16 +246,28 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const defaultName = typeof stc?.default_prompt_name === 'string' ? stc.default_prompt_name : null;
   if (o.prompt !== undefined) prompt = Object.hasOwn(prompts, o.prompt) ? prompts[o.prompt]! : o.prompt;
   else if (defaultName) {
-    if (!Object.hasOwn(prompts, defaultName)) throw new Error(`${join(from, 'config_sentence_transformers.json')}: default_prompt_name ${JSON.stringify(defaultName)} is not among the prompts`);
+    if (!Object.hasOwn(prompts, defaultName))
+      throw new Error(`${join(from, 'config_sentence_transformers.json')}: default_prompt_name ${JSON.stringify(defaultName)} is not among the prompts`);
     prompt = prompts[defaultName]!;
   }
 
-  const mc: HfModelConfig = { ...body, pooling, dense: dense.map((d) => d.spec), normalize, maxSeqLength, prompts, prompt, source: `${basename(resolve(from))} (${body.arch})` };
+  const mc: HfModelConfig = {
+    ...body,
+    pooling,
+    dense: dense.map((d) => d.spec),
+    normalize,
+    maxSeqLength,
+    prompts,
+    prompt,
+    source: `${basename(resolve(from))} (${body.arch})`,
+  };
   // the tokenizer must load, and its ids fit the embedding table
   const tok = HFTokenizer.load(tokFile, { maxLength: maxSeqLength, prompt, padId: mc.padTokenId });
   try {
     if (tok.vocabSize > mc.vocabSize) throw new Error(`${tokFile}: ${tok.vocabSize} tokens, but the model's vocab_size is ${mc.vocabSize}`);
-  } finally { tok.dispose(); }
+  } finally {
+    tok.dispose();
+  }
 
   // the weights, checked against the model built from the config (names, shapes)
   const net = noGrad(() => new HfEncoder(mc));
@@ -218,9 +277,14 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
   const prefix = namePrefix(names, weights);
   const legacy = (n: string): string => n.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias');
   const stored = new Map<string, string>(); // our name → stored name
-  for (const n of names) if (n.startsWith(prefix)) { const k = legacy(n.slice(prefix.length)); if (want.has(k)) stored.set(k, n); }
+  for (const n of names)
+    if (n.startsWith(prefix)) {
+      const k = legacy(n.slice(prefix.length));
+      if (want.has(k)) stored.set(k, n);
+    }
   const missing = [...want.keys()].filter((k) => !k.startsWith('dense.') && !stored.has(k));
-  if (missing.length) throw new Error(`${weights}: missing weights ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ` (+${missing.length - 8} more)` : ''}`);
+  if (missing.length)
+    throw new Error(`${weights}: missing weights ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ` (+${missing.length - 8} more)` : ''}`);
   const out_ = new Map<string, Tensor>();
   const owned: Tensor[] = [];
   try {
@@ -241,15 +305,24 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
     for (const [k, t] of out_) {
       const w = want.get(k.slice('encoder.'.length));
       if (!w) throw new Error(`internal: unexpected weight ${k}`);
-      if (t.shape.join(',') !== w.join(',')) throw new Error(`${k.startsWith('encoder.dense.') ? 'Dense' : weights}: '${k.slice('encoder.'.length)}' has shape [${t.shape.join(', ')}], the config gives [${w.join(', ')}]`);
-      if (t.dtype !== 'float32') { const f = noGrad(() => t.float()); owned.push(f); out_.set(k, f); }
+      if (t.shape.join(',') !== w.join(','))
+        throw new Error(
+          `${k.startsWith('encoder.dense.') ? 'Dense' : weights}: '${k.slice('encoder.'.length)}' has shape [${t.shape.join(', ')}], the config gives [${w.join(', ')}]`,
+        );
+      if (t.dtype !== 'float32') {
+        const f = noGrad(() => t.float());
+        owned.push(f);
+        out_.set(k, f);
+      }
       parameters += t.numel;
     }
     saveTensors(join(out, 'model.safetensors'), out_, { format: 'pt' });
     copyFileSync(tokFile, join(out, 'tokenizer.json'));
     const config: SavedModelConfig = { format: 'xling', version: 2, kind: `hf-${mc.arch}`, encoderOnly: true, model: mc, tokenizer: 'tokenizer.json' };
     writeJson(join(out, 'config.json'), config);
-    log(`${mc.source}: ${mc.layers} layers, ${mc.hidden} wide, ${mc.heads} heads, ${(parameters / 1e6).toFixed(1)}M parameters; pooling ${pooling.join('+')}${dense.length ? `, ${dense.length} Dense` : ''}${normalize ? ', Normalize' : ''}; max length ${maxSeqLength}${prompt ? `, prompt ${JSON.stringify(prompt)}` : ''}`);
+    log(
+      `${mc.source}: ${mc.layers} layers, ${mc.hidden} wide, ${mc.heads} heads, ${(parameters / 1e6).toFixed(1)}M parameters; pooling ${pooling.join('+')}${dense.length ? `, ${dense.length} Dense` : ''}${normalize ? ', Normalize' : ''}; max length ${maxSeqLength}${prompt ? `, prompt ${JSON.stringify(prompt)}` : ''}`,
+    );
     return { config, parameters };
   } finally {
     for (const t of owned) t.dispose();

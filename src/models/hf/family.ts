@@ -6,7 +6,8 @@ import { HFTokenizer } from '../../text/hf-tokenizer.js';
 import { EncoderLoader, LoadedEncoder, LoadWeights, SavedModelConfig } from '../family.js';
 import { HF_ARCHS, HF_MODEL_KEYS, HfArch, HfEncoder, HfModelConfig, HfSentenceEncoder } from './model.js';
 
-let warned = false, warnedBf16 = false;
+let warned = false,
+  warnedBf16 = false;
 
 function hfLoader(arch: HfArch): EncoderLoader {
   return {
@@ -23,7 +24,12 @@ function hfLoader(arch: HfArch): EncoderLoader {
       const tokFile = saved.tokenizerSpec?.file ?? saved.tokenizer;
       if (!tokFile) throw new Error(`${f}: 'tokenizer' is missing (an imported model keeps its tokenizer.json)`);
       const net = new HfEncoder(mc);
-      try { load(net); } catch (e) { net.dispose(); throw e; }
+      try {
+        load(net);
+      } catch (e) {
+        net.dispose();
+        throw e;
+      }
       net.eval();
       if (opts?.precision === 'bf16') {
         net.precision = 'bf16';
@@ -33,7 +39,9 @@ function hfLoader(arch: HfArch): EncoderLoader {
         }
       }
       const tokenizer = HFTokenizer.load(join(dir, tokFile), {
-        maxLength: mc.maxSeqLength, prompt: mc.prompt, padId: mc.padTokenId,
+        maxLength: mc.maxSeqLength,
+        prompt: mc.prompt,
+        padId: mc.padTokenId,
         onFirstTruncation: (n) => {
           if (warned) return;
           warned = true;
@@ -41,12 +49,19 @@ function hfLoader(arch: HfArch): EncoderLoader {
         },
       });
       return {
-        encoder: new HfSentenceEncoder(net), tokenizer, dispose: () => { net.dispose(); tokenizer.dispose(); },
+        encoder: new HfSentenceEncoder(net),
+        tokenizer,
+        dispose: () => {
+          net.dispose();
+          tokenizer.dispose();
+        },
         adaptable: () => ({
-          module: net, modelConfig: mc,
+          module: net,
+          modelConfig: mc,
           forward: (seqs) => net.forwardPadded(seqs),
           weightsChanged: () => net.weightsChanged(),
-          describe: () => `${mc.arch} ${mc.layers}×${mc.hidden} (${mc.heads} heads), ${mc.pooling.join('+')} pooling${mc.dense.length ? ` + ${mc.dense.length} Dense` : ''} → ${net.dim}, from ${mc.source}; ${net.numParameters()} parameters`,
+          describe: () =>
+            `${mc.arch} ${mc.layers}×${mc.hidden} (${mc.heads} heads), ${mc.pooling.join('+')} pooling${mc.dense.length ? ` + ${mc.dense.length} Dense` : ''} → ${net.dim}, from ${mc.source}; ${net.numParameters()} parameters`,
         }),
       };
     },

@@ -22,7 +22,12 @@ export const POOL_MODES = ['cls', 'max', 'mean', 'mean_sqrt_len', 'lasttoken'] a
 export type PoolMode = (typeof POOL_MODES)[number];
 
 /** One sentence-transformers Dense module: linear (+ bias) then an activation. */
-export interface DenseSpec { in: number; out: number; bias: boolean; activation: HfActivation }
+export interface DenseSpec {
+  in: number;
+  out: number;
+  bias: boolean;
+  activation: HfActivation;
+}
 
 /** config.json's `model` for an imported Hugging Face encoder. */
 export interface HfModelConfig {
@@ -50,12 +55,34 @@ export interface HfModelConfig {
   source: string;
 }
 
-export const HF_MODEL_KEYS: readonly (keyof HfModelConfig)[] = ['arch', 'vocabSize', 'hidden', 'layers', 'heads', 'intermediate', 'maxPositions', 'typeVocabSize', 'eps', 'activation', 'padTokenId', 'pooling', 'dense', 'normalize', 'maxSeqLength', 'prompts', 'prompt', 'source'];
+export const HF_MODEL_KEYS: readonly (keyof HfModelConfig)[] = [
+  'arch',
+  'vocabSize',
+  'hidden',
+  'layers',
+  'heads',
+  'intermediate',
+  'maxPositions',
+  'typeVocabSize',
+  'eps',
+  'activation',
+  'padTokenId',
+  'pooling',
+  'dense',
+  'normalize',
+  'maxSeqLength',
+  'prompts',
+  'prompt',
+  'source',
+];
 
 /** A weight of a given shape, left uninitialised (it is read from the model file right after). */
 class Weight extends Module {
   readonly weight: Tensor;
-  constructor(shape: number[]) { super(); this.weight = this.param('weight', empty(shape)); }
+  constructor(shape: number[]) {
+    super();
+    this.weight = this.param('weight', empty(shape));
+  }
 }
 
 /** nn.Linear without the initialisation (weights come from the file). */
@@ -67,17 +94,25 @@ class Dense extends Module {
     this.weight = this.param('weight', empty([outF, inF]));
     this.bias = bias ? this.param('bias', empty([outF])) : null;
   }
-  forward(x: Tensor): Tensor { return linear(x, this.weight, this.bias); }
+  forward(x: Tensor): Tensor {
+    return linear(x, this.weight, this.bias);
+  }
 }
 
 export function activate(x: Tensor, a: HfActivation): Tensor {
   switch (a) {
-    case 'gelu': return x.gelu();
-    case 'gelu_tanh': return x.gelu('tanh');
-    case 'relu': return x.relu();
-    case 'tanh': return x.tanh();
-    case 'sigmoid': return x.sigmoid();
-    case 'identity': return x;
+    case 'gelu':
+      return x.gelu();
+    case 'gelu_tanh':
+      return x.gelu('tanh');
+    case 'relu':
+      return x.relu();
+    case 'tanh':
+      return x.tanh();
+    case 'sigmoid':
+      return x.sigmoid();
+    case 'identity':
+      return x;
   }
 }
 
@@ -86,16 +121,33 @@ export function activate(x: Tensor, a: HfActivation): Tensor {
  * carry BERT's names (attention.self.query, …) or DistilBERT's (attention.q_lin, …).
  */
 class Layer extends Module {
-  readonly q: Dense; readonly k: Dense; readonly v: Dense; readonly o: Dense;
-  readonly ln1: LayerNorm; readonly ff1: Dense; readonly ff2: Dense; readonly ln2: LayerNorm;
+  readonly q: Dense;
+  readonly k: Dense;
+  readonly v: Dense;
+  readonly o: Dense;
+  readonly ln1: LayerNorm;
+  readonly ff1: Dense;
+  readonly ff2: Dense;
+  readonly ln2: LayerNorm;
   /** Q, K and V as one matrix, a no-grad copy for inference (built on first use: one GEMM instead of three; stale if the weights change). */
   private qkv: { w: Tensor; b: Tensor } | null = null;
 
   constructor(readonly c: HfModelConfig) {
     super();
-    const d = c.hidden, f = c.intermediate, bert = c.arch !== 'distilbert';
+    const d = c.hidden,
+      f = c.intermediate,
+      bert = c.arch !== 'distilbert';
     const n = bert
-      ? ['attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense', 'attention.output.LayerNorm', 'intermediate.dense', 'output.dense', 'output.LayerNorm']
+      ? [
+          'attention.self.query',
+          'attention.self.key',
+          'attention.self.value',
+          'attention.output.dense',
+          'attention.output.LayerNorm',
+          'intermediate.dense',
+          'output.dense',
+          'output.LayerNorm',
+        ]
       : ['attention.q_lin', 'attention.k_lin', 'attention.v_lin', 'attention.out_lin', 'sa_layer_norm', 'ffn.lin1', 'ffn.lin2', 'output_layer_norm'];
     this.q = this.module(n[0]!, new Dense(d, d));
     this.k = this.module(n[1]!, new Dense(d, d));
@@ -119,15 +171,31 @@ class Layer extends Module {
   /** The 12 weights of the packed kernel (native/transformer.h), in its order. */
   packedWeights(): Tensor[] {
     const { w, b } = this.fused();
-    return [w, b, this.o.weight, this.o.bias!, this.ln1.weight, this.ln1.bias, this.ff1.weight, this.ff1.bias!, this.ff2.weight, this.ff2.bias!, this.ln2.weight, this.ln2.bias];
+    return [
+      w,
+      b,
+      this.o.weight,
+      this.o.bias!,
+      this.ln1.weight,
+      this.ln1.bias,
+      this.ff1.weight,
+      this.ff1.bias!,
+      this.ff2.weight,
+      this.ff2.bias!,
+      this.ln2.weight,
+      this.ln2.bias,
+    ];
   }
 
   /** x [B, T, D]; maskBias [B, 1, 1, T]: 0 at tokens, the dtype's minimum at padding. */
   forward(x: Tensor, maskBias: Tensor): Tensor {
     const [B, T, D] = x.shape as [number, number, number];
-    const H = this.c.heads, hd = D / H;
+    const H = this.c.heads,
+      hd = D / H;
     // with gradient, Q/K/V stacked afresh so the gradient reaches each (the cache is a no-grad copy)
-    const { w, b } = isGradEnabled() ? { w: cat([this.q.weight, this.k.weight, this.v.weight], 0), b: cat([this.q.bias!, this.k.bias!, this.v.bias!], 0) } : this.fused();
+    const { w, b } = isGradEnabled()
+      ? { w: cat([this.q.weight, this.k.weight, this.v.weight], 0), b: cat([this.q.bias!, this.k.bias!, this.v.bias!], 0) }
+      : this.fused();
     const heads = (t: Tensor): Tensor => t.view([B, T, H, hd]).transpose(1, 2); // [B, H, T, hd]
     const [q, k, v] = linear(x, w, b).chunk(3, -1) as [Tensor, Tensor, Tensor];
     // scores = q·kᵀ / √hd + mask (BERT divides the product; DistilBERT scales q first: the same to rounding)
@@ -139,7 +207,11 @@ class Layer extends Module {
 
   /** Drops the stacked Q/K/V copy (the weights changed: it is rebuilt on the next inference). */
   dropCache(): void {
-    if (this.qkv) { this.qkv.w.dispose(); this.qkv.b.dispose(); this.qkv = null; }
+    if (this.qkv) {
+      this.qkv.w.dispose();
+      this.qkv.b.dispose();
+      this.qkv = null;
+    }
   }
 
   override dispose(): void {
@@ -177,13 +249,18 @@ export class HfEncoder extends Module {
     this.dense = heads.items;
   }
 
-  get pooledWidth(): number { return this.c.hidden * this.c.pooling.length; }
-  get dim(): number { return this.c.dense.length ? this.c.dense[this.c.dense.length - 1]!.out : this.pooledWidth; }
+  get pooledWidth(): number {
+    return this.c.hidden * this.c.pooling.length;
+  }
+  get dim(): number {
+    return this.c.dense.length ? this.c.dense[this.c.dense.length - 1]!.out : this.pooledWidth;
+  }
 
   /** Position ids: 0, 1, … (BERT, DistilBERT); XLM-R counts from padding_idx + 1 and gives padding padding_idx. */
   private positions(lengths: number[], T: number): BigInt64Array {
     const p = new BigInt64Array(lengths.length * T);
-    const xlmr = this.c.arch === 'xlm-roberta', pad = this.c.padTokenId;
+    const xlmr = this.c.arch === 'xlm-roberta',
+      pad = this.c.padTokenId;
     lengths.forEach((n, r) => {
       for (let t = 0; t < T; t++) p[r * T + t] = BigInt(xlmr ? (t < n ? pad + 1 + t : pad) : t);
     });
@@ -216,7 +293,12 @@ export class HfEncoder extends Module {
   forward(seqs: Int32Array[]): Tensor {
     if (!isGradEnabled() && this.packedActivation) {
       const lengths = this.check(seqs);
-      return tidy(() => this.head(packedEncoderLayers(this.embedPacked(seqs, lengths), lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation!), lengths));
+      return tidy(() =>
+        this.head(
+          packedEncoderLayers(this.embedPacked(seqs, lengths), lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation!),
+          lengths,
+        ),
+      );
     }
     return this.forwardPadded(seqs);
   }
@@ -227,8 +309,16 @@ export class HfEncoder extends Module {
     const lengths = this.check(seqs);
     const x = noGrad(() => tidy(() => this.embedPacked(seqs, lengths)));
     let h: Tensor;
-    try { h = await packedEncoderLayersAsync(x, lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation); } finally { x.dispose(); }
-    try { return noGrad(() => tidy(() => this.head(h, lengths))); } finally { h.dispose(); }
+    try {
+      h = await packedEncoderLayersAsync(x, lengths, this.packedWeights(), this.c.heads, this.c.eps, this.packedActivation);
+    } finally {
+      x.dispose();
+    }
+    try {
+      return noGrad(() => tidy(() => this.head(h, lengths)));
+    } finally {
+      h.dispose();
+    }
   }
 
   /**
@@ -237,10 +327,15 @@ export class HfEncoder extends Module {
    * activations rounded to bfloat16 with float32 accumulation: about twice the speed where the CPU
    * has AVX512_BF16; cosine to the fp32 vectors > 0.999). Training and the padded path stay float32.
    */
-  get precision(): 'fp32' | 'bf16' { return this.matrixPrecision; }
+  get precision(): 'fp32' | 'bf16' {
+    return this.matrixPrecision;
+  }
   set precision(p: 'fp32' | 'bf16') {
     if (p !== 'fp32' && p !== 'bf16') throw new Error(`precision must be 'fp32' or 'bf16', got ${JSON.stringify(p)}`);
-    if (p !== this.matrixPrecision) { this.dropPacked(); this.matrixPrecision = p; }
+    if (p !== this.matrixPrecision) {
+      this.dropPacked();
+      this.matrixPrecision = p;
+    }
   }
   private matrixPrecision: 'fp32' | 'bf16' = 'fp32';
 
@@ -285,11 +380,16 @@ export class HfEncoder extends Module {
   /** Embeddings of the packed tokens [N, D]: word + position + type 0, layer-normed. */
   private embedPacked(seqs: Int32Array[], lengths: number[]): Tensor {
     const N = lengths.reduce((a, n) => a + n, 0);
-    const ids = new BigInt64Array(N), pos = new BigInt64Array(N);
-    const xlmr = this.c.arch === 'xlm-roberta', pad = this.c.padTokenId;
+    const ids = new BigInt64Array(N),
+      pos = new BigInt64Array(N);
+    const xlmr = this.c.arch === 'xlm-roberta',
+      pad = this.c.padTokenId;
     let o = 0;
     for (const s of seqs) {
-      for (let t = 0; t < s.length; t++) { ids[o + t] = BigInt(s[t]!); pos[o + t] = BigInt(xlmr ? pad + 1 + t : t); }
+      for (let t = 0; t < s.length; t++) {
+        ids[o + t] = BigInt(s[t]!);
+        pos[o + t] = BigInt(xlmr ? pad + 1 + t : t);
+      }
       o += s.length;
     }
     let x = embedding(this.wordEmb.weight, fromArray(ids, [N]));
@@ -300,12 +400,20 @@ export class HfEncoder extends Module {
 
   /** Pooling and the heads over packed token vectors h [N, D] (rows re-spread over a padded [B, T, D]). */
   private head(h: Tensor, lengths: number[]): Tensor {
-    const B = lengths.length, T = Math.max(1, ...lengths), N = h.size(0);
+    const B = lengths.length,
+      T = Math.max(1, ...lengths),
+      N = h.size(0);
     // padded position → packed row, padding → an appended zero row
     const at = new BigInt64Array(B * T).fill(BigInt(N));
     const mask = new Float32Array(B * T);
     let o = 0;
-    lengths.forEach((n, r) => { for (let t = 0; t < n; t++) { at[r * T + t] = BigInt(o + t); mask[r * T + t] = 1; } o += n; });
+    lengths.forEach((n, r) => {
+      for (let t = 0; t < n; t++) {
+        at[r * T + t] = BigInt(o + t);
+        mask[r * T + t] = 1;
+      }
+      o += n;
+    });
     const padded = embedding(cat([h, zeros([1, h.size(1)])], 0), fromArray(at, [B, T]));
     return this.heads(this.pool(padded, fromArray(mask, [B, T]), lengths));
   }
@@ -321,11 +429,17 @@ export class HfEncoder extends Module {
   /** The op-by-op forward over the padded batch (differentiable). */
   forwardPadded(seqs: Int32Array[]): Tensor {
     return tidy(() => {
-      const B = seqs.length, T = Math.max(1, ...seqs.map((s) => s.length));
+      const B = seqs.length,
+        T = Math.max(1, ...seqs.map((s) => s.length));
       const lengths = this.check(seqs);
       const ids = new BigInt64Array(B * T).fill(BigInt(this.c.padTokenId));
       const mask = new Float32Array(B * T);
-      seqs.forEach((s, r) => { for (let t = 0; t < s.length; t++) { ids[r * T + t] = BigInt(s[t]!); mask[r * T + t] = 1; } });
+      seqs.forEach((s, r) => {
+        for (let t = 0; t < s.length; t++) {
+          ids[r * T + t] = BigInt(s[t]!);
+          mask[r * T + t] = 1;
+        }
+      });
       let x = embedding(this.wordEmb.weight, fromArray(ids, [B, T]));
       x = x.add(embedding(this.posEmb.weight, fromArray(this.positions(lengths, T), [B, T])));
       if (this.typeEmb) x = x.add(this.typeEmb.weight.select(0, 0));
@@ -343,12 +457,19 @@ export class HfEncoder extends Module {
     const m3 = mask.unsqueeze(-1);
     const parts = this.c.pooling.map((mode) => {
       switch (mode) {
-        case 'cls': return h.select(1, 0);
-        case 'max': return h.maskedFill(m3.eq(0), -1e9).max(1)[0]!; // padding set to -1e9 as Pooling does
-        case 'mean': return h.mul(m3).sum(1).div(m3.sum(1).clampMin(1e-9));
-        case 'mean_sqrt_len': return h.mul(m3).sum(1).div(m3.sum(1).clampMin(1e-9).sqrt());
+        case 'cls':
+          return h.select(1, 0);
+        case 'max':
+          return h.maskedFill(m3.eq(0), -1e9).max(1)[0]!; // padding set to -1e9 as Pooling does
+        case 'mean':
+          return h.mul(m3).sum(1).div(m3.sum(1).clampMin(1e-9));
+        case 'mean_sqrt_len':
+          return h.mul(m3).sum(1).div(m3.sum(1).clampMin(1e-9).sqrt());
         case 'lasttoken': {
-          const idx = fromArray(BigInt64Array.from(lengths, (n) => BigInt(Math.max(0, n - 1))), [h.size(0), 1, 1]).expand([h.size(0), 1, h.size(2)]);
+          const idx = fromArray(
+            BigInt64Array.from(lengths, (n) => BigInt(Math.max(0, n - 1))),
+            [h.size(0), 1, 1],
+          ).expand([h.size(0), 1, h.size(2)]);
           return h.gather(1, idx).squeeze(1);
         }
       }
@@ -359,10 +480,18 @@ export class HfEncoder extends Module {
 
 /** The SentenceEncoder of an imported model. */
 export class HfSentenceEncoder extends TensorEncoder {
-  constructor(readonly net: HfEncoder) { super(); }
-  get dim(): number { return this.net.dim; }
+  constructor(readonly net: HfEncoder) {
+    super();
+  }
+  get dim(): number {
+    return this.net.dim;
+  }
   /** Attention is quadratic in length: moderate batches keep the working set small. */
   readonly batchLimits = { maxTokens: 8192, maxSentences: 256 };
-  vectors(seqs: Int32Array[]): Tensor { return noGrad(() => this.net.forward(seqs)); }
-  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return this.net.forwardAsync(seqs); }
+  vectors(seqs: Int32Array[]): Tensor {
+    return noGrad(() => this.net.forward(seqs));
+  }
+  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
+    return this.net.forwardAsync(seqs);
+  }
 }

@@ -18,7 +18,8 @@ export function skipGramLoss(u: Tensor, v: Tensor, n: Tensor): Tensor {
 /** Pairwise L2 distances ‖a_i − b_j‖ [A, B]. */
 export function l2Distances(a: Tensor, b: Tensor): Tensor {
   return tidy(() => {
-    const aa = a.mul(a).sum([1], true), bb = b.mul(b).sum([1], true).t();
+    const aa = a.mul(a).sum([1], true),
+      bb = b.mul(b).sum([1], true).t();
     return aa.add(bb).sub(a.matmul(b.t()).mul(2)).clampMin(1e-12).sqrt();
   });
 }

@@ -26,8 +26,10 @@ export interface JmtConfig {
 function lookupBags(seqs: Int32Array[], T: number): { ids: Int32Array; offsets: BigInt64Array } {
   let n = 0;
   for (const s of seqs) n += s.length;
-  const ids = new Int32Array(n), offsets = new BigInt64Array(seqs.length * T + 1);
-  let k = 0, b = 0;
+  const ids = new Int32Array(n),
+    offsets = new BigInt64Array(seqs.length * T + 1);
+  let k = 0,
+    b = 0;
   for (const s of seqs) {
     for (let t = 0; t < T; t++) {
       if (t < s.length) ids[k++] = s[t]!;
@@ -46,7 +48,9 @@ export class JmtEncoder extends Module {
     this.lstm = cfg.encoder === 'lstm' ? this.module('lstm', new LSTM(cfg.dim, cfg.hidden, { numLayers: cfg.layers, bidirectional: true })) : null;
   }
 
-  get dim(): number { return this.cfg.encoder === 'lstm' ? 2 * this.cfg.hidden : this.cfg.dim; }
+  get dim(): number {
+    return this.cfg.encoder === 'lstm' ? 2 * this.cfg.hidden : this.cfg.dim;
+  }
 
   /** Rows of the word-embedding table for ids (any shape flattened), [n, dim]. */
   rows(ids: Int32Array): Tensor {
@@ -56,11 +60,16 @@ export class JmtEncoder extends Module {
   /** Sentence vectors [B, dim] of word-id sequences: mean over time (LSTM outputs or embeddings). */
   forward(seqs: Int32Array[]): Tensor {
     return tidy(() => {
-      const B = seqs.length, T = Math.max(1, ...seqs.map((s) => s.length));
+      const B = seqs.length,
+        T = Math.max(1, ...seqs.map((s) => s.length));
       const lengths = seqs.map((s) => Math.max(1, s.length));
       const { ids, offsets } = lookupBags(seqs, T);
       const x = dropout(this.embed.forward(fromArray(ids), fromArray(offsets)).view([B, T, this.cfg.dim]), this.cfg.dropout, this.training);
-      const mask = fromArray(Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)), [B, T], 'bool');
+      const mask = fromArray(
+        Uint8Array.from({ length: B * T }, (_, i) => (i % T < lengths[Math.floor(i / T)]! ? 1 : 0)),
+        [B, T],
+        'bool',
+      );
       const h = this.lstm ? this.lstm.forward(x, { lengths }).output : x;
       return meanPool(h, mask);
     });

@@ -19,7 +19,11 @@ export interface SkipGramOptions {
   negatives: number;
 }
 
-export interface SkipGramBatch { words: Int32Array; contexts: Int32Array; negatives: Int32Array }
+export interface SkipGramBatch {
+  words: Int32Array;
+  contexts: Int32Array;
+  negatives: Int32Array;
+}
 
 /** Alignment links of one row: [position in the language's sentence, position in the pivot's]. */
 export type RowLinks = [number, number][];
@@ -36,14 +40,24 @@ export class SkipGramSampler {
    * corpus: token ids per language and row (rows without the pivot are monolingual text); links:
    * per language, the alignment links of each row with the pivot language.
    */
-  constructor(corpus: EncodedCorpus, links: Map<string, (RowLinks | undefined)[]>, pivot: string, vocabSize: number, readonly o: SkipGramOptions) {
+  constructor(
+    corpus: EncodedCorpus,
+    links: Map<string, (RowLinks | undefined)[]>,
+    pivot: string,
+    vocabSize: number,
+    readonly o: SkipGramOptions,
+  ) {
     const counts = new Float64Array(vocabSize);
     const pivotIds = corpus.ids.get(pivot);
     for (const l of corpus.langs) {
       for (const [r, s] of corpus.ids.get(l)!.entries()) {
         if (!s || (!o.extraMono && !pivotIds?.[r])) continue;
         let words = 0;
-        for (const t of s) if (t >= FIRST_WORD) { counts[t]! += 1; words++; }
+        for (const t of s)
+          if (t >= FIRST_WORD) {
+            counts[t]! += 1;
+            words++;
+          }
         if (words >= 2) this.mono.push(s);
       }
     }
@@ -56,11 +70,18 @@ export class SkipGramSampler {
     if (o.cross && !this.cross.length) throw new Error('skip-gram: no aligned word pairs (is the pivot language in the corpus?)');
     this.cum = new Float64Array(vocabSize);
     let acc = 0;
-    counts.forEach((c, i) => { acc += c ** 0.75; this.cum[i] = acc; });
+    counts.forEach((c, i) => {
+      acc += c ** 0.75;
+      this.cum[i] = acc;
+    });
   }
 
-  get monoSentences(): number { return this.mono.length; }
-  get alignedRows(): number { return this.cross.length; }
+  get monoSentences(): number {
+    return this.mono.length;
+  }
+  get alignedRows(): number {
+    return this.cross.length;
+  }
 
   /** A random context position around i in a sentence of length n (word ids only), or -1. */
   private contextAt(s: Int32Array, i: number, rng: Rng, includeSelf: boolean): number {
@@ -75,7 +96,9 @@ export class SkipGramSampler {
 
   batch(seed: number): SkipGramBatch {
     const rng = new Rng(seed);
-    const P = this.o.batch, words = new Int32Array(P), contexts = new Int32Array(P);
+    const P = this.o.batch,
+      words = new Int32Array(P),
+      contexts = new Int32Array(P);
     const nCross = this.o.cross ? (this.o.mono ? P >> 1 : P) : 0;
     let k = 0;
     while (k < P) {
@@ -87,22 +110,29 @@ export class SkipGramSampler {
         if (w < FIRST_WORD) continue;
         const j = this.contextAt(ctx, at, rng, true);
         if (j < 0) continue;
-        words[k] = w; contexts[k++] = ctx[j]!;
+        words[k] = w;
+        contexts[k++] = ctx[j]!;
       } else {
         const s = this.mono[rng.int(this.mono.length)]!;
         const i = rng.int(s.length);
         if (s[i]! < FIRST_WORD) continue;
         const j = this.contextAt(s, i, rng, false);
         if (j < 0) continue;
-        words[k] = s[i]!; contexts[k++] = s[j]!;
+        words[k] = s[i]!;
+        contexts[k++] = s[j]!;
       }
     }
     const negatives = new Int32Array(this.o.negatives);
     const total = this.cum[this.cum.length - 1]!;
     for (let q = 0; q < negatives.length; q++) {
       const u = rng.next() * total;
-      let lo = 0, hi = this.cum.length - 1;
-      while (lo < hi) { const mid = (lo + hi) >> 1; if (this.cum[mid]! > u) hi = mid; else lo = mid + 1; }
+      let lo = 0,
+        hi = this.cum.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.cum[mid]! > u) hi = mid;
+        else lo = mid + 1;
+      }
       negatives[q] = lo;
     }
     return { words, contexts, negatives };

@@ -37,14 +37,19 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
   const what = o.checkpoint;
   // the SentencePiece model first: cheap, and a wrong file is a clear error before the big read
   let spmBytes: Buffer;
-  try { spmBytes = readFileSync(o.spm); } catch (e) { throw new Error(`--spm ${o.spm}: ${(e as Error).message}`); }
+  try {
+    spmBytes = readFileSync(o.spm);
+  } catch (e) {
+    throw new Error(`--spm ${o.spm}: ${(e as Error).message}`);
+  }
   const sp = new SentencePieceProcessor(spmBytes, `--spm ${o.spm}`);
   const vocab = o.vocab ? readFairseqDictionary(o.vocab) : null;
 
   const ck = readTorchCheckpoint(o.checkpoint);
   if (!(ck instanceof Map)) throw new Error(`${what}: not a LASER checkpoint (a dict with 'params' and 'model' expected)`);
   if (!ck.has('params')) {
-    if (ck.has('cfg')) throw new Error(`${what}: a LASER Transformer checkpoint (fairseq 'cfg'): only LASER's BiLSTM encoders (a 'params' entry) are supported`);
+    if (ck.has('cfg'))
+      throw new Error(`${what}: a LASER Transformer checkpoint (fairseq 'cfg'): only LASER's BiLSTM encoders (a 'params' entry) are supported`);
     throw new Error(`${what}: no 'params' entry (not a LASER BiLSTM checkpoint; keys: ${[...ck.keys()].map(String).join(', ')})`);
   }
   const params = paramsOf(ck.get('params'), what);
@@ -54,8 +59,11 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
     if (!Number.isSafeInteger(v) || (v as number) < 0) throw new Error(`${what}: params.${k} must be a non-negative integer (got ${String(v)})`);
     return v as number;
   };
-  const numEmbeddings = int('num_embeddings'), padId = int('padding_idx');
-  const embedDim = int('embed_dim', 320), hidden = int('hidden_size', 512), layers = int('num_layers', 1);
+  const numEmbeddings = int('num_embeddings'),
+    padId = int('padding_idx');
+  const embedDim = int('embed_dim', 320),
+    hidden = int('hidden_size', 512),
+    layers = int('num_layers', 1);
   const bidirectional = params.has('bidirectional') ? params.get('bidirectional') === true : false;
   if (layers < 1 || hidden < 1 || embedDim < 1 || numEmbeddings < 4) throw new Error(`${what}: params describe an empty encoder`);
   if (padId >= numEmbeddings) throw new Error(`${what}: params.padding_idx ${padId} ≥ num_embeddings ${numEmbeddings}`);
@@ -93,18 +101,33 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
     }
   } else throw new Error(`${what}: the checkpoint holds no dictionary: give the fairseq dictionary with --vocab FILE.cvocab`);
   for (const [k, v] of Object.entries(LASER_SPECIALS)) dict.set(k, v);
-  for (const [p, id] of dict) if (id < 0 || id >= numEmbeddings) throw new Error(`${o.vocab ? `--vocab ${o.vocab}` : what}: id ${id} of ${JSON.stringify(p)} is outside the embedding table (${numEmbeddings} rows)`);
+  for (const [p, id] of dict)
+    if (id < 0 || id >= numEmbeddings)
+      throw new Error(`${o.vocab ? `--vocab ${o.vocab}` : what}: id ${id} of ${JSON.stringify(p)} is outside the embedding table (${numEmbeddings} rows)`);
   let known = 0;
   for (let i = 0; i < sp.vocabSize; i++) if (dict.has(sp.idToPiece(i))) known++;
-  if (known < Math.min(10, sp.vocabSize / 10)) throw new Error(`--spm ${o.spm}: only ${known} of its ${sp.vocabSize} pieces are in the dictionary (wrong SentencePiece model for this checkpoint?)`);
-  log(`[import] LASER BiLSTM ${layers}×${hidden}${bidirectional ? '×2' : ''}, embeddings ${numEmbeddings}×${embedDim}; ${dict.size} dictionary entries, ${known}/${sp.vocabSize} SentencePiece pieces in it (${sp.proto.modelType})`);
+  if (known < Math.min(10, sp.vocabSize / 10))
+    throw new Error(`--spm ${o.spm}: only ${known} of its ${sp.vocabSize} pieces are in the dictionary (wrong SentencePiece model for this checkpoint?)`);
+  log(
+    `[import] LASER BiLSTM ${layers}×${hidden}${bidirectional ? '×2' : ''}, embeddings ${numEmbeddings}×${embedDim}; ${dict.size} dictionary entries, ${known}/${sp.vocabSize} SentencePiece pieces in it (${sp.proto.modelType})`,
+  );
 
   const model: LaserLstmConfig = {
-    vocabSize: numEmbeddings, padId, embedDim, hidden, layers, bidirectional,
+    vocabSize: numEmbeddings,
+    padId,
+    embedDim,
+    hidden,
+    layers,
+    bidirectional,
     source: { checkpoint: basename(o.checkpoint), spm: basename(o.spm), vocab: o.vocab ? basename(o.vocab) : null },
   };
   const tok: LaserTokenizerFile = {
-    type: 'laser-spm', spm: spmBytes.toString('base64'), dictionary: [...dict], lowerCase: true, normalizePunct: true, maxLen: o.maxLen ?? 1024,
+    type: 'laser-spm',
+    spm: spmBytes.toString('base64'),
+    dictionary: [...dict],
+    lowerCase: true,
+    normalizePunct: true,
+    maxLen: o.maxLen ?? 1024,
   };
   writeSafetensors(join(dir, 'model.safetensors'), out, { format: 'pt' });
   writeFileAtomicSync(join(dir, LASER_TOKENIZER_FILE), JSON.stringify(tok) + '\n');

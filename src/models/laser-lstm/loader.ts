@@ -26,12 +26,30 @@ export interface LaserLstmConfig {
   source: { checkpoint: string; spm: string; vocab: string | null; adapted?: string };
 }
 
-const KEYS: Record<keyof LaserLstmConfig, true> = { vocabSize: true, padId: true, embedDim: true, hidden: true, layers: true, bidirectional: true, source: true };
+const KEYS: Record<keyof LaserLstmConfig, true> = {
+  vocabSize: true,
+  padId: true,
+  embedDim: true,
+  hidden: true,
+  layers: true,
+  bidirectional: true,
+  source: true,
+};
 
 export function laserConfigOfImported(m: LaserLstmConfig): LaserConfig {
   return {
-    vocabSize: m.vocabSize, padId: m.padId, embedDim: m.embedDim, hidden: m.hidden, layers: m.layers, bidirectional: m.bidirectional,
-    pooling: 'max', decEmbedDim: 1, decHidden: 1, langEmbedDim: 1, targetLangs: [], dropout: 0,
+    vocabSize: m.vocabSize,
+    padId: m.padId,
+    embedDim: m.embedDim,
+    hidden: m.hidden,
+    layers: m.layers,
+    bidirectional: m.bidirectional,
+    pooling: 'max',
+    decEmbedDim: 1,
+    decHidden: 1,
+    langEmbedDim: 1,
+    targetLangs: [],
+    dropout: 0,
   };
 }
 
@@ -42,8 +60,12 @@ export function laserConfigOfImported(m: LaserLstmConfig): LaserConfig {
  */
 class ImportedLaserEncoder extends LaserSentenceEncoder {
   readonly batchLimits = { maxTokens: 16384, maxSentences: 1024 };
-  override vectors(seqs: Int32Array[]): Tensor { return encodePacked(this.net, seqs); }
-  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> { return encodePackedAsync(this.net, seqs); }
+  override vectors(seqs: Int32Array[]): Tensor {
+    return encodePacked(this.net, seqs);
+  }
+  override vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
+    return encodePackedAsync(this.net, seqs);
+  }
 }
 
 export const laserLstmLoader: EncoderLoader = {
@@ -55,18 +77,27 @@ export const laserLstmLoader: EncoderLoader = {
     const m = saved.model as LaserLstmConfig;
     const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizerSpec?.file ?? saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
     const net = withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m)));
-    try { load(net); } catch (e) { net.dispose(); throw e; }
+    try {
+      load(net);
+    } catch (e) {
+      net.dispose();
+      throw e;
+    }
     net.eval();
     const c = net.cfg;
     return {
-      encoder: new ImportedLaserEncoder(net, m.padId), tokenizer, dispose: () => net.dispose(),
+      encoder: new ImportedLaserEncoder(net, m.padId),
+      tokenizer,
+      dispose: () => net.dispose(),
       adaptable: () => ({
-        module: net, modelConfig: m,
+        module: net,
+        modelConfig: m,
         // the padded, differentiable forward (LSTM layers with lengths, max-pool with padded steps at -1e9)
         forward: (seqs) => net.forward(padBatch(seqs, m.padId)),
         // the packed kernel reads net.embed.weight and the LSTM's parameters themselves: nothing is derived from them
         weightsChanged: () => {},
-        describe: () => `LASER BiLSTM ${c.layers}×${c.hidden}${c.bidirectional ? '×2' : ''}, embeddings ${c.vocabSize}×${c.embedDim}, max-pool → ${net.dim}, from ${m.source.checkpoint}; ${net.numParameters()} parameters`,
+        describe: () =>
+          `LASER BiLSTM ${c.layers}×${c.hidden}${c.bidirectional ? '×2' : ''}, embeddings ${c.vocabSize}×${c.embedDim}, max-pool → ${net.dim}, from ${m.source.checkpoint}; ${net.numParameters()} parameters`,
       }),
     };
   },

@@ -6,7 +6,11 @@ import { LaserEncoder } from '../laser/model.js';
 import { lstmStackEncode, lstmStackEncodeAsync } from '../../tensor/kernels.js';
 import { fromArray, noGrad, Tensor } from '../../tensor/index.js';
 
-interface PackedBatch { ids: Tensor; lengths: number[]; inv: Tensor }
+interface PackedBatch {
+  ids: Tensor;
+  lengths: number[];
+  inv: Tensor;
+}
 
 /** Rows in decreasing length (the kernel's order), ids [B, T] int32, and the inverse order. */
 function packedBatch(seqs: ArrayLike<number>[]): PackedBatch {
@@ -16,7 +20,9 @@ function packedBatch(seqs: ArrayLike<number>[]): PackedBatch {
   const buf = new Int32Array(seqs.length * T);
   order.forEach((i, r) => buf.set(seqs[i]!, r * T));
   const inv = new BigInt64Array(order.length);
-  order.forEach((i, r) => { inv[i] = BigInt(r); });
+  order.forEach((i, r) => {
+    inv[i] = BigInt(r);
+  });
   return { ids: fromArray(buf, [seqs.length, T]), lengths, inv: fromArray(inv) };
 }
 
@@ -30,8 +36,15 @@ export function encodePacked(net: LaserEncoder, seqs: ArrayLike<number>[]): Tens
   const b = packedBatch(seqs);
   try {
     const out = lstmStackEncode(b.ids, b.lengths, ...args(net));
-    try { return noGrad(() => out.indexSelect(0, b.inv)); } finally { out.dispose(); }
-  } finally { b.ids.dispose(); b.inv.dispose(); }
+    try {
+      return noGrad(() => out.indexSelect(0, b.inv));
+    } finally {
+      out.dispose();
+    }
+  } finally {
+    b.ids.dispose();
+    b.inv.dispose();
+  }
 }
 
 /** encodePacked() on a libuv worker thread. */
@@ -39,6 +52,13 @@ export async function encodePackedAsync(net: LaserEncoder, seqs: ArrayLike<numbe
   const b = packedBatch(seqs);
   try {
     const out = await lstmStackEncodeAsync(b.ids, b.lengths, ...args(net));
-    try { return noGrad(() => out.indexSelect(0, b.inv)); } finally { out.dispose(); }
-  } finally { b.ids.dispose(); b.inv.dispose(); }
+    try {
+      return noGrad(() => out.indexSelect(0, b.inv));
+    } finally {
+      out.dispose();
+    }
+  } finally {
+    b.ids.dispose();
+    b.inv.dispose();
+  }
 }

@@ -31,14 +31,21 @@ export const LASER_SPECIALS: Record<string, number> = { '<s>': 0, '<pad>': 1, '<
  */
 export function readFairseqDictionary(path: string): Map<string, number> {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch (e) { throw new Error(`--vocab ${path}: ${(e as Error).message}`); }
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`--vocab ${path}: ${(e as Error).message}`);
+  }
   const d = new Map<string, number>(Object.entries(LASER_SPECIALS));
   text.split('\n').forEach((raw, i) => {
     const line = raw.replace(/\s+$/, '');
     if (!line) return;
     let parts = line.split(' ');
     let overwrite = false;
-    if (parts[parts.length - 1] === '#fairseq:overwrite') { overwrite = true; parts = parts.slice(0, -1); }
+    if (parts[parts.length - 1] === '#fairseq:overwrite') {
+      overwrite = true;
+      parts = parts.slice(0, -1);
+    }
     if (parts.length < 2 || !/^\d+$/.test(parts[parts.length - 1]!)) throw new Error(`--vocab ${path}:${i + 1}: expected "<symbol> <count>"`);
     const word = parts.slice(0, -1).join(' ');
     if (d.has(word) && !overwrite) throw new Error(`--vocab ${path}:${i + 1}: duplicate symbol ${JSON.stringify(word)} (fairseq needs "#fairseq:overwrite")`);
@@ -55,28 +62,46 @@ export class LaserTokenizer implements TextTokenizer {
   truncated = 0;
   readonly sp: SentencePieceProcessor;
   private readonly dict: Map<string, number>;
-  constructor(readonly file: LaserTokenizerFile, readonly vocabSize: number, what = LASER_TOKENIZER_FILE) {
+  constructor(
+    readonly file: LaserTokenizerFile,
+    readonly vocabSize: number,
+    what = LASER_TOKENIZER_FILE,
+  ) {
     this.sp = new SentencePieceProcessor(Buffer.from(file.spm, 'base64'), `${what}: spm`);
     this.dict = new Map(file.dictionary);
     for (const [k, v] of Object.entries(LASER_SPECIALS)) this.dict.set(k, v);
-    for (const [p, id] of this.dict) if (!Number.isInteger(id) || id < 0 || id >= vocabSize) throw new Error(`${what}: dictionary id ${id} of ${JSON.stringify(p)} is outside the embedding table (${vocabSize} rows)`);
+    for (const [p, id] of this.dict)
+      if (!Number.isInteger(id) || id < 0 || id >= vocabSize)
+        throw new Error(`${what}: dictionary id ${id} of ${JSON.stringify(p)} is outside the embedding table (${vocabSize} rows)`);
   }
-  get maxLength(): number { return this.file.maxLen; }
+  get maxLength(): number {
+    return this.file.maxLen;
+  }
 
   static load(path: string, vocabSize: number): LaserTokenizer {
     let f: LaserTokenizerFile;
-    try { f = JSON.parse(readFileSync(path, 'utf8')) as LaserTokenizerFile; } catch (e) { throw new Error(`${path}: ${(e as Error).message}`); }
+    try {
+      f = JSON.parse(readFileSync(path, 'utf8')) as LaserTokenizerFile;
+    } catch (e) {
+      throw new Error(`${path}: ${(e as Error).message}`);
+    }
     if (f.type !== 'laser-spm') throw new Error(`${path}: not a LASER tokenizer file`);
     return new LaserTokenizer(f, vocabSize, path);
   }
 
   /** The text SentencePiece sees (LaserTokenizer.tokenize before encoding). */
   preprocess(s: string): string {
-    return this.file.normalizePunct ? laserPreprocess(s, { lowerCase: this.file.lowerCase }) : (this.file.lowerCase ? s.replace(/\p{C}/gu, ' ').toLowerCase() : s.replace(/\p{C}/gu, ' '));
+    return this.file.normalizePunct
+      ? laserPreprocess(s, { lowerCase: this.file.lowerCase })
+      : this.file.lowerCase
+        ? s.replace(/\p{C}/gu, ' ').toLowerCase()
+        : s.replace(/\p{C}/gu, ' ');
   }
 
   /** LASER's pieces of a sentence (what LaserTokenizer.tokenize joins with spaces). */
-  pieces(s: string): string[] { return this.sp.encode(this.preprocess(s)).pieces; }
+  pieces(s: string): string[] {
+    return this.sp.encode(this.preprocess(s)).pieces;
+  }
 
   encode(s: string): Int32Array {
     const toks = pySplit(this.pieces(s).join(' '));

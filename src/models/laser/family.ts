@@ -23,10 +23,18 @@ export function laserConfigOf(cfg: TrainConfig, tok: TextTokenizer): LaserConfig
   const c = cfg as LaserTrainConfig;
   const trgLangs = [...new Set(c.paths.flatMap((p) => (p.trg === '*' ? [] : p.trg)))]; // ('*' is refused by validate)
   return {
-    vocabSize: tok.vocabSize, padId: tok.padId,
-    embedDim: c.encoder.embedDim, hidden: c.encoder.hidden, layers: c.encoder.layers, bidirectional: c.encoder.bidirectional, pooling: c.encoder.pooling,
-    decEmbedDim: c.decoder.embedDim, decHidden: c.decoder.hidden, langEmbedDim: c.decoder.langEmbedDim,
-    targetLangs: trgLangs, dropout: c.dropout,
+    vocabSize: tok.vocabSize,
+    padId: tok.padId,
+    embedDim: c.encoder.embedDim,
+    hidden: c.encoder.hidden,
+    layers: c.encoder.layers,
+    bidirectional: c.encoder.bidirectional,
+    pooling: c.encoder.pooling,
+    decEmbedDim: c.decoder.embedDim,
+    decHidden: c.decoder.hidden,
+    langEmbedDim: c.decoder.langEmbedDim,
+    targetLangs: trgLangs,
+    dropout: c.dropout,
   };
 }
 
@@ -37,12 +45,16 @@ export function laserConfigOf(cfg: TrainConfig, tok: TextTokenizer): LaserConfig
 export function unigramOutputBias(model: LaserModel, examples: Example[], c: EncodedCorpus): void {
   const bias = model.decoder.out.bias;
   if (!bias) return;
-  const counts = new Float64Array(model.cfg.vocabSize).fill(1);  // add-one: unseen tokens stay possible
+  const counts = new Float64Array(model.cfg.vocabSize).fill(1); // add-one: unseen tokens stay possible
   for (const e of examples) for (const l of e.trg) for (const t of c.ids.get(l)![e.row]!) counts[t]! += 1;
   let total = 0;
   for (const n of counts) total += n;
   const logp = Float32Array.from(counts, (n) => Math.log(n / total));
-  noGrad(() => { const t = fromArray(logp); bias.copy_(t); t.dispose(); });
+  noGrad(() => {
+    const t = fromArray(logp);
+    bias.copy_(t);
+    t.dispose();
+  });
 }
 
 /** The translation loss of one batch: every source of an example is encoded, every target decoded. */
@@ -50,7 +62,12 @@ function batchLoss(model: LaserModel, b: Batch, c: EncodedCorpus, bos: number, p
   const ids = (lang: string, row: number) => c.ids.get(lang)![row]!;
   const langId = (l: string) => model.cfg.targetLangs.indexOf(l);
   const nSrc = b.examples[0]!.src.length;
-  const srcs = Array.from({ length: nSrc }, (_, k) => padBatch(b.examples.map((e) => ids(e.src[k]!, e.row)), pad));
+  const srcs = Array.from({ length: nSrc }, (_, k) =>
+    padBatch(
+      b.examples.map((e) => ids(e.src[k]!, e.row)),
+      pad,
+    ),
+  );
   // 1:N: every example has the same number of targets (the path's list); k-th target per example.
   const nTrg = b.examples[0]!.trg.length;
   const targets = Array.from({ length: nTrg }, (_, k) => ({
@@ -68,33 +85,65 @@ class LaserTask implements TrainingTask<Batch> {
   readonly module: LaserModel;
   readonly modelConfig: LaserConfig;
   private readonly stream: BatchStream;
-  constructor(cfg: LaserTrainConfig, private readonly tok: TextTokenizer, private readonly corpus: EncodedCorpus) {
+  constructor(
+    cfg: LaserTrainConfig,
+    private readonly tok: TextTokenizer,
+    private readonly corpus: EncodedCorpus,
+  ) {
     this.modelConfig = laserConfigOf(cfg, tok);
     this.module = new LaserModel(this.modelConfig);
     const examples = buildExamples(corpus, cfg.paths);
     if (cfg.decoder.outBias === 'unigram') unigramOutputBias(this.module, examples, corpus);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, { pairTemperature: cfg.batch.pairTemperature });
+    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
+      pairTemperature: cfg.batch.pairTemperature,
+    });
   }
-  get streamState(): StreamState { return this.stream.state; }
-  set streamState(s: unknown) { this.stream.state = s as StreamState; }
-  nextBatch(): Batch { return this.stream.next(); }
-  pairs(b: Batch): number { return b.pairs; }
+  get streamState(): StreamState {
+    return this.stream.state;
+  }
+  set streamState(s: unknown) {
+    this.stream.state = s as StreamState;
+  }
+  nextBatch(): Batch {
+    return this.stream.next();
+  }
+  pairs(b: Batch): number {
+    return b.pairs;
+  }
   tokens(b: Batch): number {
     const len = (l: string, row: number) => this.corpus.ids.get(l)![row]!.length;
     return b.examples.reduce((a, e) => a + len(e.src[0]!, e.row) + e.trg.reduce((s, t) => s + len(t, e.row), 0), 0);
   }
-  truncate(b: Batch, n: number): Batch { return truncateBatch(b, n); }
-  loss(b: Batch): Tensor { return batchLoss(this.module, b, this.corpus, this.tok.bosId, this.tok.padId); }
-  encoder(): LaserSentenceEncoder { return new LaserSentenceEncoder(this.module.encoder, this.tok.padId); }
+  truncate(b: Batch, n: number): Batch {
+    return truncateBatch(b, n);
+  }
+  loss(b: Batch): Tensor {
+    return batchLoss(this.module, b, this.corpus, this.tok.bosId, this.tok.padId);
+  }
+  encoder(): LaserSentenceEncoder {
+    return new LaserSentenceEncoder(this.module.encoder, this.tok.padId);
+  }
   describe(): string[] {
-    return [`LASER: BiLSTM ${this.modelConfig.layers}×${this.modelConfig.hidden} (${this.modelConfig.pooling}-pool, ${this.module.encoder.dim}-d), decoder LSTM ${this.modelConfig.decHidden}, ${this.module.numParameters()} parameters`];
+    return [
+      `LASER: BiLSTM ${this.modelConfig.layers}×${this.modelConfig.hidden} (${this.modelConfig.pooling}-pool, ${this.module.encoder.dim}-d), decoder LSTM ${this.modelConfig.decHidden}, ${this.module.numParameters()} parameters`,
+    ];
   }
 }
 
 /** Every key of LaserConfig (the compiler checks the list is complete). */
 const LASER_MODEL_KEYS: Record<keyof LaserConfig, true> = {
-  vocabSize: true, padId: true, embedDim: true, hidden: true, layers: true, bidirectional: true, pooling: true,
-  decEmbedDim: true, decHidden: true, langEmbedDim: true, targetLangs: true, dropout: true,
+  vocabSize: true,
+  padId: true,
+  embedDim: true,
+  hidden: true,
+  layers: true,
+  bidirectional: true,
+  pooling: true,
+  decEmbedDim: true,
+  decHidden: true,
+  langEmbedDim: true,
+  targetLangs: true,
+  dropout: true,
 };
 
 export const laserFamily: ModelFamily = {
@@ -117,7 +166,9 @@ export const laserFamily: ModelFamily = {
     checkChoice(file, 'encoder.pooling', c.encoder.pooling, ['max', 'last']);
     checkChoice(file, 'decoder.outBias', c.decoder.outBias, ['uniform', 'unigram']);
   },
-  createTask(cfg, tok, corpus) { return new LaserTask(cfg as LaserTrainConfig, tok, corpus); },
+  createTask(cfg, tok, corpus) {
+    return new LaserTask(cfg as LaserTrainConfig, tok, corpus);
+  },
   loadEncoder(dir, saved, load) {
     const tokenizer = subwordTokenizer(dir, saved);
     const net = new LaserEncoder(saved.model as LaserConfig);

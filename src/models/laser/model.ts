@@ -12,22 +12,30 @@ export interface LaserConfig {
   vocabSize: number;
   padId: number;
   /** Encoder */
-  embedDim: number;      // 320
-  hidden: number;        // 512 per direction
-  layers: number;        // 1
+  embedDim: number; // 320
+  hidden: number; // 512 per direction
+  layers: number; // 1
   bidirectional: boolean;
   pooling: 'max' | 'last';
   /** Decoder */
-  decEmbedDim: number;   // 320
-  decHidden: number;     // 1024
-  langEmbedDim: number;  // 32
+  decEmbedDim: number; // 320
+  decHidden: number; // 1024
+  langEmbedDim: number; // 32
   targetLangs: string[]; // decoder target languages (index = language id)
-  dropout: number;       // on embeddings and the sentence vector
+  dropout: number; // on embeddings and the sentence vector
 }
 
 export const LASER_DEFAULTS: Omit<LaserConfig, 'vocabSize' | 'targetLangs'> = {
-  padId: 0, embedDim: 320, hidden: 512, layers: 1, bidirectional: true, pooling: 'max',
-  decEmbedDim: 320, decHidden: 1024, langEmbedDim: 32, dropout: 0,
+  padId: 0,
+  embedDim: 320,
+  hidden: 512,
+  layers: 1,
+  bidirectional: true,
+  pooling: 'max',
+  decEmbedDim: 320,
+  decHidden: 1024,
+  langEmbedDim: 32,
+  dropout: 0,
 };
 
 export class LaserEncoder extends Module {
@@ -36,9 +44,14 @@ export class LaserEncoder extends Module {
   constructor(readonly cfg: LaserConfig) {
     super();
     this.embed = this.module('embed', new Embedding(cfg.vocabSize, cfg.embedDim, cfg.padId));
-    this.lstm = this.module('lstm', new LSTM(cfg.embedDim, cfg.hidden, { numLayers: cfg.layers, bidirectional: cfg.bidirectional, dropout: cfg.layers > 1 ? cfg.dropout : 0 }));
+    this.lstm = this.module(
+      'lstm',
+      new LSTM(cfg.embedDim, cfg.hidden, { numLayers: cfg.layers, bidirectional: cfg.bidirectional, dropout: cfg.layers > 1 ? cfg.dropout : 0 }),
+    );
   }
-  get dim(): number { return this.lstm.outputSize; }
+  get dim(): number {
+    return this.lstm.outputSize;
+  }
 
   /** Sentence vectors [B, dim]. The encoder never sees a language id. */
   forward(b: TokenBatch): Tensor {
@@ -73,7 +86,13 @@ export async function encodeAsync(enc: LaserEncoder, b: TokenBatch, tables?: LST
   const x = noGrad(() => enc.embed.forward(b.ids));
   try {
     const r = await lstmForwardAsync(enc.lstm, x, { lengths: b.lengths, paddingValue: -1e9 });
-    try { return noGrad(() => r.output.max(1)[0]); } finally { r.output.dispose(); r.h.dispose(); r.c.dispose(); }
+    try {
+      return noGrad(() => r.output.max(1)[0]);
+    } finally {
+      r.output.dispose();
+      r.h.dispose();
+      r.c.dispose();
+    }
   } finally {
     x.dispose();
   }
@@ -84,8 +103,15 @@ export async function encodeAsync(enc: LaserEncoder, b: TokenBatch, tables?: LST
  * path precomputes the first layer's input projection per vocabulary entry (LSTMTokenTables).
  */
 export class LaserSentenceEncoder extends TensorEncoder {
-  constructor(readonly net: LaserEncoder, readonly padId: number) { super(); }
-  get dim(): number { return this.net.dim; }
+  constructor(
+    readonly net: LaserEncoder,
+    readonly padId: number,
+  ) {
+    super();
+  }
+  get dim(): number {
+    return this.net.dim;
+  }
 
   vectors(seqs: Int32Array[]): Tensor {
     return inEvalMode(this.net, () => noGrad(() => tidy(() => this.net.forward(padBatch(seqs, this.padId)))));
@@ -93,7 +119,11 @@ export class LaserSentenceEncoder extends TensorEncoder {
 
   override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
     const b = padBatch(seqs, this.padId);
-    try { return await encodeAsync(this.net, b); } finally { b.ids.dispose(); }
+    try {
+      return await encodeAsync(this.net, b);
+    } finally {
+      b.ids.dispose();
+    }
   }
 
   fastPath(job: { tokens: number; force?: boolean }): (SentenceEncoder & { dispose(): void }) | null {
@@ -101,11 +131,28 @@ export class LaserSentenceEncoder extends TensorEncoder {
     if (!job.force && job.tokens < this.net.cfg.vocabSize) return null;
     const tables = encoderTables(this.net);
     if (!tables) return null;
-    const { padId } = this, pooling = this.net.cfg.pooling, dim = this.dim;
-    return tensorEncoder(dim,
-      (seqs) => noGrad(() => tidy(() => { const b = padBatch(seqs, padId); return tables.encode(b.ids, b.lengths, pooling); })),
-      async (seqs) => { const b = padBatch(seqs, padId); try { return await tables.encodeAsync(b.ids, b.lengths, pooling); } finally { b.ids.dispose(); } },
-      { dispose: () => tables.dispose() });
+    const { padId } = this,
+      pooling = this.net.cfg.pooling,
+      dim = this.dim;
+    return tensorEncoder(
+      dim,
+      (seqs) =>
+        noGrad(() =>
+          tidy(() => {
+            const b = padBatch(seqs, padId);
+            return tables.encode(b.ids, b.lengths, pooling);
+          }),
+        ),
+      async (seqs) => {
+        const b = padBatch(seqs, padId);
+        try {
+          return await tables.encodeAsync(b.ids, b.lengths, pooling);
+        } finally {
+          b.ids.dispose();
+        }
+      },
+      { dispose: () => tables.dispose() },
+    );
   }
 }
 
@@ -121,7 +168,10 @@ export class LaserDecoder extends Module {
   readonly init: Linear;
   readonly lstm: LSTM;
   readonly out: Linear;
-  constructor(readonly cfg: LaserConfig, sentDim: number) {
+  constructor(
+    readonly cfg: LaserConfig,
+    sentDim: number,
+  ) {
     super();
     this.embed = this.module('embed', new Embedding(cfg.vocabSize, cfg.decEmbedDim, cfg.padId));
     this.langEmbed = this.module('lang_embed', new Embedding(Math.max(1, cfg.targetLangs.length), cfg.langEmbedDim));
@@ -173,9 +223,10 @@ export class LaserModel extends Module {
       let total: Tensor | null = null;
       for (const t of targets) {
         const { tgtIn, gold, valid } = teacherForcing(t.seqs, this.cfg.padId, bosId);
-        const langT = typeof t.lang === 'number'
-          ? fromArray(new BigInt64Array(t.seqs.length).fill(BigInt(t.lang)))
-          : fromArray(BigInt64Array.from(Array.from(t.lang), (v) => BigInt(v)));
+        const langT =
+          typeof t.lang === 'number'
+            ? fromArray(new BigInt64Array(t.seqs.length).fill(BigInt(t.lang)))
+            : fromArray(BigInt64Array.from(Array.from(t.lang), (v) => BigInt(v)));
         const logits = this.decoder.forward(sent, tgtIn, langT, valid);
         const l = crossEntropy(logits, gold);
         total = total ? total.add(l) : l;
@@ -195,7 +246,10 @@ export function teacherForcing(seqs: ArrayLike<number>[], padId: number, bosId: 
     const inp = [bosId];
     for (let j = 0; j + 1 < s.length; j++) inp.push(s[j]!);
     ins.push(inp);
-    for (let j = 0; j < s.length; j++) { gold.push(BigInt(s[j]!)); valid.push(BigInt(i * T + j)); }
+    for (let j = 0; j < s.length; j++) {
+      gold.push(BigInt(s[j]!));
+      valid.push(BigInt(i * T + j));
+    }
   });
   const tgtIn = padBatch(ins, padId);
   if (tgtIn.ids.size(1) !== T) throw new Error('teacherForcing: inconsistent lengths');

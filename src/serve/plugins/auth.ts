@@ -15,10 +15,20 @@ const auth: FastifyPluginCallback<{ apiKey?: string }> = (app, { apiKey }, done)
     const keyDigest = createHash('sha256').update(apiKey).digest();
     const authorized = (h: string | undefined) => {
       const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(h ?? '');
-      return timingSafeEqual(createHash('sha256').update(m ? m[1]! : '').digest(), keyDigest) && !!m;
+      return (
+        timingSafeEqual(
+          createHash('sha256')
+            .update(m ? m[1]! : '')
+            .digest(),
+          keyDigest,
+        ) && !!m
+      );
     };
     app.addHook('onRequest', (req, reply, next) => {
-      if (OPEN.has(pathOf(req.url)) || authorized(req.headers.authorization)) { next(); return; }
+      if (OPEN.has(pathOf(req.url)) || authorized(req.headers.authorization)) {
+        next();
+        return;
+      }
       reply.header('www-authenticate', req.headers.authorization ? 'Bearer realm="xling", error="invalid_token"' : 'Bearer realm="xling"');
       next(new HttpError(401, 'Unauthorized: give Authorization: Bearer <api key>', 'Unauthorized'));
     });

@@ -13,13 +13,19 @@ import { SERVE_LIMITS } from '../settings.js';
 
 /** JSON nested deeper than max ([ and { outside strings)? A linear scan, before any parsing. */
 export function jsonDeeperThan(s: string, max: number): boolean {
-  let depth = 0, inString = false;
+  let depth = 0,
+    inString = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (inString) { if (c === 92) i++; else if (c === 34) inString = false; continue; }
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+      continue;
+    }
     if (c === 34) inString = true;
-    else if (c === 123 || c === 91) { if (++depth > max) return true; }
-    else if (c === 125 || c === 93) depth--;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
   }
   return false;
 }
@@ -36,11 +42,20 @@ export function drainBody(raw: IncomingMessage, bound: number): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
     const done = () => {
-      raw.off('data', onData); raw.off('end', done); raw.off('close', done); raw.off('error', done);
+      raw.off('data', onData);
+      raw.off('end', done);
+      raw.off('close', done);
+      raw.off('error', done);
       resolve();
     };
-    const onData = (c: Buffer) => { seen += c.length; if (seen > bound) done(); };
-    raw.on('data', onData); raw.once('end', done); raw.once('close', done); raw.once('error', done);
+    const onData = (c: Buffer) => {
+      seen += c.length;
+      if (seen > bound) done();
+    };
+    raw.on('data', onData);
+    raw.once('end', done);
+    raw.once('close', done);
+    raw.once('error', done);
     raw.resume();
   });
 }
@@ -52,27 +67,47 @@ export function drainBody(raw: IncomingMessage, bound: number): Promise<void> {
  */
 function decoded(payload: Readable, enc: string, limit: number, onClose: (f: () => void) => void): Transform {
   const z = enc === 'deflate' ? createInflate() : createGunzip();
-  let encoded = 0, seen = 0, over = false;
+  let encoded = 0,
+    seen = 0,
+    over = false;
   const counted = new Transform({
     transform(chunk: Buffer, _e, cb) {
-      if (over) { cb(); return; }
+      if (over) {
+        cb();
+        return;
+      }
       seen += chunk.length;
-      if (seen <= limit) { cb(null, chunk); return; }
+      if (seen <= limit) {
+        cb(null, chunk);
+        return;
+      }
       over = true;
       payload.unpipe(z);
       z.destroy();
       const fail = () => counted.destroy(new HttpError(413, `Payload too large: the body limit is ${limit} bytes (decoded)`, 'Validation'));
       if (payload.readableEnded) fail();
-      else { payload.on('data', () => { if (encoded > limit) fail(); }); payload.once('end', fail); payload.resume(); }
+      else {
+        payload.on('data', () => {
+          if (encoded > limit) fail();
+        });
+        payload.once('end', fail);
+        payload.resume();
+      }
       cb();
     },
   }) as Transform & { receivedEncodedLength: number };
   // Fastify checks the received length against Content-Length with this
   counted.receivedEncodedLength = 0;
-  payload.on('data', (c: Buffer) => { encoded += c.length; counted.receivedEncodedLength = encoded; });
+  payload.on('data', (c: Buffer) => {
+    encoded += c.length;
+    counted.receivedEncodedLength = encoded;
+  });
   payload.on('error', (e) => counted.destroy(e));
   z.on('error', () => counted.destroy(new HttpError(400, `the body is not valid ${enc === 'deflate' ? 'deflate' : 'gzip'} data`, 'Validation')));
-  onClose(() => { z.destroy(); counted.destroy(); });
+  onClose(() => {
+    z.destroy();
+    counted.destroy();
+  });
   payload.pipe(z).pipe(counted);
   return counted;
 }
@@ -81,15 +116,22 @@ const body: FastifyPluginCallback<{ bodyLimit: number }> = (app, { bodyLimit }, 
   app.addHook('preParsing', async (req, reply, payload) => {
     const enc = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (enc === 'identity' || enc === '') return payload;
-    if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') throw new HttpError(415, `Content-Encoding '${enc.slice(0, 40)}' is not supported (gzip, deflate)`, 'Validation');
+    if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate')
+      throw new HttpError(415, `Content-Encoding '${enc.slice(0, 40)}' is not supported (gzip, deflate)`, 'Validation');
     return decoded(payload, enc, bodyLimit, (f) => reply.raw.once('close', f));
   });
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, buf, next) => {
-    if (!isUtf8(buf as Buffer)) { next(new HttpError(422, 'Input validation error: the body is not valid UTF-8', 'Validation'), undefined); return; }
+    if (!isUtf8(buf as Buffer)) {
+      next(new HttpError(422, 'Input validation error: the body is not valid UTF-8', 'Validation'), undefined);
+      return;
+    }
     const text = (buf as Buffer).toString('utf8');
-    if (jsonDeeperThan(text, SERVE_LIMITS.jsonDepth)) { next(new HttpError(400, `JSON nested deeper than ${SERVE_LIMITS.jsonDepth} levels`, 'Validation'), undefined); return; }
+    if (jsonDeeperThan(text, SERVE_LIMITS.jsonDepth)) {
+      next(new HttpError(400, `JSON nested deeper than ${SERVE_LIMITS.jsonDepth} levels`, 'Validation'), undefined);
+      return;
+    }
     jsonParser(req, text, next);
   });
   done();

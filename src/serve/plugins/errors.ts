@@ -12,9 +12,16 @@ import { drainBody } from './body.js';
 const errors: FastifyPluginCallback<{ bodyLimit: number }> = (app, { bodyLimit }, done) => {
   const known: { re: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (r) => {
-    const re = new RegExp('^' + r.url.split('/').map((p) => p.startsWith(':') ? '[^/]+' : p === '*' ? '.*' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/') + '$');
+    const re = new RegExp(
+      '^' +
+        r.url
+          .split('/')
+          .map((p) => (p.startsWith(':') ? '[^/]+' : p === '*' ? '.*' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/') +
+        '$',
+    );
     let k = known.find((x) => x.re.source === re.source);
-    if (!k) known.push(k = { re, methods: new Set() });
+    if (!k) known.push((k = { re, methods: new Set() }));
     for (const m of Array.isArray(r.method) ? r.method : [r.method]) k.methods.add(m);
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, reply) => {
@@ -27,14 +34,20 @@ const errors: FastifyPluginCallback<{ bodyLimit: number }> = (app, { bodyLimit }
     }
     if (err instanceof HttpError) return reply.status(err.status).send({ error: err.message, error_type: err.type });
     if (err.validation) return reply.status(422).send({ error: `Input validation error: ${err.message}`, error_type: 'Validation' });
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: `Payload too large: the body limit is ${bodyLimit} bytes`, error_type: 'Validation' });
-    if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode === 415 ? 415 : 400).send({ error: withoutPaths(err.message), error_type: 'Validation' });
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return reply.status(413).send({ error: `Payload too large: the body limit is ${bodyLimit} bytes`, error_type: 'Validation' });
+    if (err.statusCode && err.statusCode < 500)
+      return reply.status(err.statusCode === 415 ? 415 : 400).send({ error: withoutPaths(err.message), error_type: 'Validation' });
     return reply.status(500).send({ error: withoutPaths(err.message), error_type: 'Backend' });
   });
   app.setNotFoundHandler((req, reply) => {
     const path = pathOf(req.url);
     const allow = [...new Set(known.filter((k) => k.re.test(path)).flatMap((k) => [...k.methods]))].sort().join(', ');
-    if (allow) return reply.status(405).header('allow', allow).send({ error: `method ${req.method} not allowed on ${path.slice(0, 200)} (allowed: ${allow})`, error_type: 'MethodNotAllowed' });
+    if (allow)
+      return reply
+        .status(405)
+        .header('allow', allow)
+        .send({ error: `method ${req.method} not allowed on ${path.slice(0, 200)} (allowed: ${allow})`, error_type: 'MethodNotAllowed' });
     return reply.status(404).send({ error: `no route ${req.method} ${path.slice(0, 200)}`, error_type: 'NotFound' });
   });
   done();

@@ -20,11 +20,39 @@ export class ServeMetrics {
   constructor(queueDepth: () => number) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'xling_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers });
-    this.duration = new Histogram({ name: 'xling_request_duration_seconds', help: 'request latency', labelNames: ['route'], buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
-    this.batchSize = new Histogram({ name: 'xling_batch_sentences', help: 'sentences per inference batch', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096], registers });
-    this.batchTokens = new Histogram({ name: 'xling_batch_tokens', help: 'tokens per inference batch', buckets: [16, 64, 256, 1024, 4096, 16384, 65536], registers });
-    this.batchSeconds = new Histogram({ name: 'xling_batch_duration_seconds', help: 'inference time per batch', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers });
-    new Gauge({ name: 'xling_queue_sentences', help: 'sentences waiting for a batch', registers, collect() { this.set(queueDepth()); } });
+    this.duration = new Histogram({
+      name: 'xling_request_duration_seconds',
+      help: 'request latency',
+      labelNames: ['route'],
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.batchSize = new Histogram({
+      name: 'xling_batch_sentences',
+      help: 'sentences per inference batch',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096],
+      registers,
+    });
+    this.batchTokens = new Histogram({
+      name: 'xling_batch_tokens',
+      help: 'tokens per inference batch',
+      buckets: [16, 64, 256, 1024, 4096, 16384, 65536],
+      registers,
+    });
+    this.batchSeconds = new Histogram({
+      name: 'xling_batch_duration_seconds',
+      help: 'inference time per batch',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    new Gauge({
+      name: 'xling_queue_sentences',
+      help: 'sentences waiting for a batch',
+      registers,
+      collect() {
+        this.set(queueDepth());
+      },
+    });
     this.inflight = new Gauge({ name: 'xling_inflight_requests', help: 'requests being served', registers });
   }
 
@@ -40,7 +68,10 @@ type Timed = FastifyRequest & { t0?: number };
 
 /** Times every request from its headers to its response (the first onRequest hook: register this plugin before auth and limits). */
 const metrics: FastifyPluginCallback<{ metrics: ServeMetrics }> = (app, { metrics: m }, done) => {
-  app.addHook('onRequest', (req, _reply, next) => { (req as Timed).t0 = performance.now(); next(); });
+  app.addHook('onRequest', (req, _reply, next) => {
+    (req as Timed).t0 = performance.now();
+    next();
+  });
   app.addHook('onResponse', (req, reply, next) => {
     const route = req.routeOptions.url ?? 'unknown';
     m.requests.inc({ route, status: String(reply.statusCode) });

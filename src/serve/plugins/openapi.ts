@@ -7,7 +7,9 @@ import swaggerUi from '@fastify/swagger-ui';
 
 const openapi: FastifyPluginAsync = async (app) => {
   await app.register(swagger, {
-    openapi: { info: { title: 'xling', description: 'Language-agnostic sentence embeddings: TEI-compatible embedding routes, search and mining', version: '0.1.0' } },
+    openapi: {
+      info: { title: 'xling', description: 'Language-agnostic sentence embeddings: TEI-compatible embedding routes, search and mining', version: '0.1.0' },
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 };

@@ -16,13 +16,16 @@ import { RouteOptions, xlingFields } from '../context.js';
 /** The first n of each row's d dimensions, re-normalised (Matryoshka-style truncation). */
 function firstDims(rows: Float32Array, d: number, n: number, normalize: boolean): Float32Array {
   if (n === d) return rows;
-  const m = rows.length / d, out = new Float32Array(m * n);
+  const m = rows.length / d,
+    out = new Float32Array(m * n);
   for (let i = 0; i < m; i++) out.set(rows.subarray(i * d, i * d + n), i * n);
   if (normalize) l2normalizeRows(out, n);
   return out;
 }
 
-function toBase64(v: Float32Array): string { return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'); }
+function toBase64(v: Float32Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}
 
 /** Responses with at least this many numbers are formatted on a libuv thread (fewer: here, cheaper than the hand-off). */
 const ASYNC_FORMAT_NUMBERS = 4096;
@@ -37,48 +40,103 @@ const errorSchema = { type: 'object', properties: { error: { type: 'string' }, e
 const ids = { type: 'array', items: { type: 'integer' }, minItems: 1 };
 const inputs = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, ids, { type: 'array', items: ids }] };
 const asList = (x: string | string[] | number[] | number[][]): (string | number[])[] =>
-  typeof x === 'string' ? [x] : x.length && typeof x[0] === 'number' ? [x as number[]] : x as (string | number[])[];
+  typeof x === 'string' ? [x] : x.length && typeof x[0] === 'number' ? [x as number[]] : (x as (string | number[])[]);
 const dimensions = { type: 'integer', minimum: 1, description: 'the first N dimensions of each vector, re-normalised (Matryoshka truncation)' };
 
 export const embeddingRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
-  const { embedder } = ctx, d = embedder.d;
+  const { embedder } = ctx,
+    d = embedder.d;
   const dimsOf = (n: number | undefined) => {
     if (n === undefined) return d;
     if (n > d) throw new HttpError(422, `Input validation error: dimensions ${n} > the model's ${d}`, 'Validation');
     return n;
   };
 
-  app.post('/embed', {
-    schema: {
-      description: 'TEI: embed one or more inputs; returns one vector per input', tags: ['TEI'],
-      body: { type: 'object', required: ['inputs'], properties: { inputs, normalize: { type: 'boolean', default: true }, truncate: { type: 'boolean', description: 'cut inputs over the model\'s length (default: refuse them, 413; --auto-truncate: cut)' }, truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] }, dimensions, ...xlingFields } },
-      response: { 200: { type: 'array', items: { type: 'array', items: { type: 'number' } } }, 413: errorSchema, 422: errorSchema, 429: errorSchema },
+  app.post(
+    '/embed',
+    {
+      schema: {
+        description: 'TEI: embed one or more inputs; returns one vector per input',
+        tags: ['TEI'],
+        body: {
+          type: 'object',
+          required: ['inputs'],
+          properties: {
+            inputs,
+            normalize: { type: 'boolean', default: true },
+            truncate: { type: 'boolean', description: "cut inputs over the model's length (default: refuse them, 413; --auto-truncate: cut)" },
+            truncation_direction: { type: 'string', enum: ['Left', 'Right', 'left', 'right'] },
+            dimensions,
+            ...xlingFields,
+          },
+        },
+        response: { 200: { type: 'array', items: { type: 'array', items: { type: 'number' } } }, 413: errorSchema, 422: errorSchema, 429: errorSchema },
+      },
     },
-  }, async (req, reply) => {
-    const b = req.body as { inputs: string | string[] | number[] | number[][]; normalize?: boolean; truncate?: boolean; lang?: string | null; center?: boolean; dimensions?: number };
-    const n = dimsOf(b.dimensions);
-    const v = firstDims(await embedder.vectors(asList(b.inputs), { ...b, signal: signalOf(req) }, reply), d, n, b.normalize !== false);
-    const rows = v.length / n;
-    return reply.type('application/json; charset=utf-8').send(await joinRowsOff(v, n, rows ? ['[', ...Array<string>(rows - 1).fill(','), ']'] : ['[]']));
-  });
+    async (req, reply) => {
+      const b = req.body as {
+        inputs: string | string[] | number[] | number[][];
+        normalize?: boolean;
+        truncate?: boolean;
+        lang?: string | null;
+        center?: boolean;
+        dimensions?: number;
+      };
+      const n = dimsOf(b.dimensions);
+      const v = firstDims(await embedder.vectors(asList(b.inputs), { ...b, signal: signalOf(req) }, reply), d, n, b.normalize !== false);
+      const rows = v.length / n;
+      return reply.type('application/json; charset=utf-8').send(await joinRowsOff(v, n, rows ? ['[', ...Array<string>(rows - 1).fill(','), ']'] : ['[]']));
+    },
+  );
 
-  app.post('/v1/embeddings', {
-    schema: {
-      description: 'OpenAI-compatible embeddings', tags: ['OpenAI'],
-      body: { type: 'object', required: ['input'], properties: { input: inputs, model: { type: 'string' }, encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' }, dimensions, user: { type: 'string' }, truncate: { type: 'boolean', description: 'xling: cut inputs over the model\'s length (default: refuse them, 413, as /embed; --auto-truncate: cut)' }, ...xlingFields } },
+  app.post(
+    '/v1/embeddings',
+    {
+      schema: {
+        description: 'OpenAI-compatible embeddings',
+        tags: ['OpenAI'],
+        body: {
+          type: 'object',
+          required: ['input'],
+          properties: {
+            input: inputs,
+            model: { type: 'string' },
+            encoding_format: { type: 'string', enum: ['float', 'base64'], default: 'float' },
+            dimensions,
+            user: { type: 'string' },
+            truncate: {
+              type: 'boolean',
+              description: "xling: cut inputs over the model's length (default: refuse them, 413, as /embed; --auto-truncate: cut)",
+            },
+            ...xlingFields,
+          },
+        },
+      },
     },
-  }, async (req, reply) => {
-    const b = req.body as { input: string | string[] | number[] | number[][]; model?: string; encoding_format?: 'float' | 'base64'; lang?: string | null; center?: boolean; dimensions?: number; truncate?: boolean };
-    const texts = asList(b.input);
-    const counted = { tokens: 0 };
-    const n = dimsOf(b.dimensions);
-    const v = firstDims(await embedder.vectors(texts, { ...b, signal: signalOf(req) }, reply, counted), d, n, true);
-    const usage = JSON.stringify({ prompt_tokens: counted.tokens, total_tokens: counted.tokens });
-    const head = '{"object":"list","data":[', tail = `],"model":${JSON.stringify(b.model ?? basename(ctx.options.modelDir))},"usage":${usage}}`;
-    const open = '{"object":"embedding","embedding":', close = (i: number) => `,"index":${i}}`;
-    reply.type('application/json; charset=utf-8');
-    if (b.encoding_format === 'base64') return reply.send(head + texts.map((_, i) => `${open}"${toBase64(v.subarray(i * n, (i + 1) * n))}"${close(i)}`).join(',') + tail);
-    return reply.send(await joinRowsOff(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
-  });
+    async (req, reply) => {
+      const b = req.body as {
+        input: string | string[] | number[] | number[][];
+        model?: string;
+        encoding_format?: 'float' | 'base64';
+        lang?: string | null;
+        center?: boolean;
+        dimensions?: number;
+        truncate?: boolean;
+      };
+      const texts = asList(b.input);
+      const counted = { tokens: 0 };
+      const n = dimsOf(b.dimensions);
+      const v = firstDims(await embedder.vectors(texts, { ...b, signal: signalOf(req) }, reply, counted), d, n, true);
+      const usage = JSON.stringify({ prompt_tokens: counted.tokens, total_tokens: counted.tokens });
+      const head = '{"object":"list","data":[',
+        tail = `],"model":${JSON.stringify(b.model ?? basename(ctx.options.modelDir))},"usage":${usage}}`;
+      const open = '{"object":"embedding","embedding":',
+        close = (i: number) => `,"index":${i}}`;
+      reply.type('application/json; charset=utf-8');
+      if (b.encoding_format === 'base64')
+        return reply.send(head + texts.map((_, i) => `${open}"${toBase64(v.subarray(i * n, (i + 1) * n))}"${close(i)}`).join(',') + tail);
+      return reply.send(await joinRowsOff(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
+    },
+  );
   done();
 };

@@ -25,19 +25,36 @@ export function liteCapable(config: unknown): boolean {
 }
 
 export const explorerRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
-  const o = ctx.options, model = o.model;
+  const o = ctx.options,
+    model = o.model;
   let mapping: Promise<SentenceMap> | null = null;
-  app.get('/map', { schema: { description: 'A 2-D map (UMAP) of a sample of the store\'s sentences, for the explorer', tags: ['xling'] } }, async () => {
+  app.get('/map', { schema: { description: "A 2-D map (UMAP) of a sample of the store's sentences, for the explorer", tags: ['xling'] } }, async () => {
     if (!o.store) throw new HttpError(503, 'no sentence store loaded (xling serve --index F.faiss --store S)', 'Unavailable');
     mapping ??= buildMap(model, o.store, {
-      sample: o.mapSample ?? 5000, cacheFile: o.indexPath ? `${o.indexPath}.map.json` : undefined, indexFile: o.indexPath, modelDir: o.modelDir,
+      sample: o.mapSample ?? 5000,
+      cacheFile: o.indexPath ? `${o.indexPath}.map.json` : undefined,
+      indexFile: o.indexPath,
+      modelDir: o.modelDir,
       // kept in memory for the server's life; the failed write is logged once
-      onCacheError: (e) => { app.log.warn(`map cache not written (${(e as NodeJS.ErrnoException).code ?? e.message}): kept in memory`); if (!o.logger) process.stderr.write(`[serve] the explorer's map could not be cached beside the index (${(e as NodeJS.ErrnoException).code ?? e.message}); kept in memory\n`); },
+      onCacheError: (e) => {
+        app.log.warn(`map cache not written (${(e as NodeJS.ErrnoException).code ?? e.message}): kept in memory`);
+        if (!o.logger)
+          process.stderr.write(
+            `[serve] the explorer's map could not be cached beside the index (${(e as NodeJS.ErrnoException).code ?? e.message}); kept in memory\n`,
+          );
+      },
     });
-    try { return await mapping; } catch (e) { mapping = null; throw e; }
+    try {
+      return await mapping;
+    } catch (e) {
+      mapping = null;
+      throw e;
+    }
   });
 
-  app.get('/model/figures', { schema: { description: 'The figures the model directory holds', tags: ['xling'] } }, async () => FIGURES.filter((f) => existsSync(join(o.modelDir, f))));
+  app.get('/model/figures', { schema: { description: 'The figures the model directory holds', tags: ['xling'] } }, async () =>
+    FIGURES.filter((f) => existsSync(join(o.modelDir, f))),
+  );
   app.get('/model/:file', { schema: { hide: true } }, async (req, reply) => {
     const file = (req.params as { file: string }).file;
     if (!FIGURES.includes(file) || !existsSync(join(o.modelDir, file))) throw new HttpError(404, `no figure ${file} in the model directory`, 'NotFound');

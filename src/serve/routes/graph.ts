@@ -9,18 +9,25 @@ import { PathFinder } from '../paths.js';
 import { RouteOptions } from '../context.js';
 
 export const graphRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
-  const { options: o, embedder } = ctx, d = embedder.d;
+  const { options: o, embedder } = ctx,
+    d = embedder.d;
   const graph = o.graph;
-  const needGraph = () => { if (!graph) throw new HttpError(503, 'no graph loaded (xling serve --graph G)', 'Unavailable'); return graph; };
+  const needGraph = () => {
+    if (!graph) throw new HttpError(503, 'no graph loaded (xling serve --graph G)', 'Unavailable');
+    return graph;
+  };
   const paths = graph ? new PathFinder(graph.dir) : null;
-  if (paths) app.addHook('onClose', async () => { await paths.close(); });
+  if (paths)
+    app.addHook('onClose', async () => {
+      await paths.close();
+    });
   // a sentence of the graph: an id (checked), or the sentence nearest to a text
   const nodeOf = async (g: GraphReader, x: number | string, lang: string | null | undefined): Promise<number> => {
     if (typeof x === 'number') {
       if (!Number.isInteger(x) || x < 0 || x >= g.size) throw new HttpError(422, `sentence ${x} out of range [0, ${g.size})`, 'Validation');
       return x;
     }
-    if (!o.index || d !== o.index.d) throw new HttpError(503, 'texts need the graph\'s index and a model of its dimension', 'Unavailable');
+    if (!o.index || d !== o.index.d) throw new HttpError(503, "texts need the graph's index and a model of its dimension", 'Unavailable');
     const q = await embedder.vectors([x], { truncate: true, normalize: true, lang });
     const r = await o.index.searchAsync(q, Math.min(g.meta.candidates, o.index.ntotal), g.meta.nprobe ? { nprobe: g.meta.nprobe } : undefined);
     const n = rankCandidates(g, q, r.labels, 1)[0];
@@ -28,43 +35,96 @@ export const graphRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, d
     return n.id;
   };
 
-  app.get('/neighbours/:id', {
-    schema: {
-      description: 'A sentence of the graph and its k nearest sentences (every language), with cosine distances', tags: ['graph'],
-      params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } } },
-      querystring: { type: 'object', properties: { k: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' }, threshold: { type: 'string', pattern: '^[0-9]*\\.?[0-9]+$' } } },
-    },
-  }, async (req) => {
-    const g = needGraph();
-    const id = Number((req.params as { id: string }).id), q = req.query as { k?: number | string; threshold?: number | string };
-    await nodeOf(g, id, null);
-    return { id, text: g.store.text(id), lang: g.store.lang(id), neighbours: g.neighboursOf(id, q.threshold !== undefined ? Number(q.threshold) : Infinity).slice(0, q.k !== undefined ? Number(q.k) : g.meta.k) };
-  });
-
-  app.post('/path', {
-    schema: {
-      description: 'The minimax trajectory between two sentences: the path along neighbour edges whose largest step is smallest. Each end is one of from_id (a sentence id), from_text (a text snapped to its nearest sentence) or from (a JSON number: an id; a string: a text); the same for to', tags: ['graph'],
-      body: {
-        type: 'object', properties: {
-          from: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] }, to: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }] },
-          from_id: { type: 'integer', minimum: 0 }, to_id: { type: 'integer', minimum: 0 }, from_text: { type: 'string', minLength: 1 }, to_text: { type: 'string', minLength: 1 },
-          lang: { type: ['string', 'null'] }, undirected: { type: 'boolean', description: 'walk neighbour edges both ways' },
+  app.get(
+    '/neighbours/:id',
+    {
+      schema: {
+        description: 'A sentence of the graph and its k nearest sentences (every language), with cosine distances',
+        tags: ['graph'],
+        params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } } },
+        querystring: {
+          type: 'object',
+          properties: { k: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' }, threshold: { type: 'string', pattern: '^[0-9]*\\.?[0-9]+$' } },
         },
       },
     },
-  }, async (req) => {
-    const g = needGraph();
-    const b = req.body as { from?: number | string; to?: number | string; from_id?: number; to_id?: number; from_text?: string; to_text?: string; lang?: string | null; undirected?: boolean };
-    const end = (side: 'from' | 'to'): number | string => {
-      const given = [b[side], b[`${side}_id`], b[`${side}_text`]].filter((x) => x !== undefined);
-      if (given.length !== 1) throw new HttpError(422, `Input validation error: give exactly one of ${side}_id, ${side}_text or ${side}`, 'Validation');
-      return given[0]!;
-    };
-    const ends = [end('from'), end('to')];
-    const from = await nodeOf(g, ends[0]!, b.lang), to = await nodeOf(g, ends[1]!, b.lang);
-    const p = await paths!.find(from, to, b.undirected ?? false);
-    if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
-    return { from, to, found: true, maxStep: p.maxStep, visited: p.visited, steps: p.steps.map((st) => ({ ...st, text: g.store.text(st.id), lang: g.store.lang(st.id) })) };
-  });
+    async (req) => {
+      const g = needGraph();
+      const id = Number((req.params as { id: string }).id),
+        q = req.query as { k?: number | string; threshold?: number | string };
+      await nodeOf(g, id, null);
+      return {
+        id,
+        text: g.store.text(id),
+        lang: g.store.lang(id),
+        neighbours: g.neighboursOf(id, q.threshold !== undefined ? Number(q.threshold) : Infinity).slice(0, q.k !== undefined ? Number(q.k) : g.meta.k),
+      };
+    },
+  );
+
+  app.post(
+    '/path',
+    {
+      schema: {
+        description:
+          'The minimax trajectory between two sentences: the path along neighbour edges whose largest step is smallest. Each end is one of from_id (a sentence id), from_text (a text snapped to its nearest sentence) or from (a JSON number: an id; a string: a text); the same for to',
+        tags: ['graph'],
+        body: {
+          type: 'object',
+          properties: {
+            from: {
+              anyOf: [
+                { type: 'integer', minimum: 0 },
+                { type: 'string', minLength: 1 },
+              ],
+            },
+            to: {
+              anyOf: [
+                { type: 'integer', minimum: 0 },
+                { type: 'string', minLength: 1 },
+              ],
+            },
+            from_id: { type: 'integer', minimum: 0 },
+            to_id: { type: 'integer', minimum: 0 },
+            from_text: { type: 'string', minLength: 1 },
+            to_text: { type: 'string', minLength: 1 },
+            lang: { type: ['string', 'null'] },
+            undirected: { type: 'boolean', description: 'walk neighbour edges both ways' },
+          },
+        },
+      },
+    },
+    async (req) => {
+      const g = needGraph();
+      const b = req.body as {
+        from?: number | string;
+        to?: number | string;
+        from_id?: number;
+        to_id?: number;
+        from_text?: string;
+        to_text?: string;
+        lang?: string | null;
+        undirected?: boolean;
+      };
+      const end = (side: 'from' | 'to'): number | string => {
+        const given = [b[side], b[`${side}_id`], b[`${side}_text`]].filter((x) => x !== undefined);
+        if (given.length !== 1) throw new HttpError(422, `Input validation error: give exactly one of ${side}_id, ${side}_text or ${side}`, 'Validation');
+        return given[0]!;
+      };
+      const ends = [end('from'), end('to')];
+      const from = await nodeOf(g, ends[0]!, b.lang),
+        to = await nodeOf(g, ends[1]!, b.lang);
+      const p = await paths!.find(from, to, b.undirected ?? false);
+      if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
+      return {
+        from,
+        to,
+        found: true,
+        maxStep: p.maxStep,
+        visited: p.visited,
+        steps: p.steps.map((st) => ({ ...st, text: g.store.text(st.id), lang: g.store.lang(st.id) })),
+      };
+    },
+  );
   done();
 };

@@ -23,35 +23,56 @@ function queryVector(v: number[], d: number): Float32Array {
 }
 
 export const searchRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
-  const { options: o, embedder } = ctx, d = embedder.d;
-  app.post('/search', {
-    schema: {
-      description: 'k nearest sentences of the index to a text (or a vector), with their text and language', tags: ['xling'],
-      body: { type: 'object', properties: { text: { type: 'string' }, vector: { type: 'array', items: { type: 'number' } }, k: { type: 'integer', minimum: 1, maximum: SERVE_LIMITS.searchK, default: 10 }, nprobe: { type: 'integer', minimum: 1 }, rescore: { type: 'integer', minimum: 0, maximum: 100 }, ...xlingFields } },
+  const { options: o, embedder } = ctx,
+    d = embedder.d;
+  app.post(
+    '/search',
+    {
+      schema: {
+        description: 'k nearest sentences of the index to a text (or a vector), with their text and language',
+        tags: ['xling'],
+        body: {
+          type: 'object',
+          properties: {
+            text: { type: 'string' },
+            vector: { type: 'array', items: { type: 'number' } },
+            k: { type: 'integer', minimum: 1, maximum: SERVE_LIMITS.searchK, default: 10 },
+            nprobe: { type: 'integer', minimum: 1 },
+            rescore: { type: 'integer', minimum: 0, maximum: 100 },
+            ...xlingFields,
+          },
+        },
+      },
     },
-  }, async (req) => {
-    const idx = o.index;
-    if (!idx) throw new HttpError(503, 'no index loaded (xling serve --index F.faiss --store S)', 'Unavailable');
-    const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; rescore?: number; lang?: string | null; center?: boolean };
-    if (b.rescore !== undefined && !(idx instanceof BinaryFlatIndex)) throw new HttpError(422, 'Input validation error: rescore applies to binary indexes only (this index holds float vectors)', 'Validation');
-    if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
-    if (b.nprobe !== undefined && !idx.info.ivf) throw new HttpError(422, 'Input validation error: nprobe applies to IVF indexes only (this index has no inverted lists)', 'Validation');
-    let q: Float32Array;
-    if (b.vector) q = queryVector(b.vector, idx.d);
-    else {
-      if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
-      q = await embedder.vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
-    }
-    // binary: the k·rescore nearest by Hamming distance re-ranked by the float query (default 4; 0: Hamming distances as scores)
-    const r = idx instanceof BinaryFlatIndex ? await idx.searchAsync(q, b.k ?? 10, { rescore: b.rescore ?? 4 }) : await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
-    const results = [];
-    for (let j = 0; j < r.k; j++) {
-      const id = Number(r.labels[j]);
-      if (id < 0) continue;
-      const known = o.store && id < o.store.size;
-      results.push({ id, score: r.distances[j]!, text: known ? o.store!.text(id) : null, lang: known ? o.store!.lang(id) : null });
-    }
-    return { results };
-  });
+    async (req) => {
+      const idx = o.index;
+      if (!idx) throw new HttpError(503, 'no index loaded (xling serve --index F.faiss --store S)', 'Unavailable');
+      const b = req.body as { text?: string; vector?: number[]; k?: number; nprobe?: number; rescore?: number; lang?: string | null; center?: boolean };
+      if (b.rescore !== undefined && !(idx instanceof BinaryFlatIndex))
+        throw new HttpError(422, 'Input validation error: rescore applies to binary indexes only (this index holds float vectors)', 'Validation');
+      if (!b.text === !b.vector) throw new HttpError(422, 'give exactly one of text or vector', 'Validation');
+      if (b.nprobe !== undefined && !idx.info.ivf)
+        throw new HttpError(422, 'Input validation error: nprobe applies to IVF indexes only (this index has no inverted lists)', 'Validation');
+      let q: Float32Array;
+      if (b.vector) q = queryVector(b.vector, idx.d);
+      else {
+        if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
+        q = await embedder.vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
+      }
+      // binary: the k·rescore nearest by Hamming distance re-ranked by the float query (default 4; 0: Hamming distances as scores)
+      const r =
+        idx instanceof BinaryFlatIndex
+          ? await idx.searchAsync(q, b.k ?? 10, { rescore: b.rescore ?? 4 })
+          : await idx.searchAsync(q, b.k ?? 10, b.nprobe !== undefined ? { nprobe: b.nprobe } : undefined);
+      const results = [];
+      for (let j = 0; j < r.k; j++) {
+        const id = Number(r.labels[j]);
+        if (id < 0) continue;
+        const known = o.store && id < o.store.size;
+        results.push({ id, score: r.distances[j]!, text: known ? o.store!.text(id) : null, lang: known ? o.store!.lang(id) : null });
+      }
+      return { results };
+    },
+  );
   done();
 };
