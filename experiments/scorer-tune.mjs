@@ -403,7 +403,7 @@ if (env.ANALYZE) {
       if (gT.has(c.trg)) console.log(`     trg's gold src: ${s.src[gT.get(c.trg)]}`);
     }
   console.log('--- missed');
-  const byPair = new Map(e.c.map((c, i) => [`${c.src}\t${c.trg}`, S.scoreCandidate(mp, c.features)]));
+  const byPair = new Map(e.c.map((c) => [`${c.src}\t${c.trg}`, S.scoreCandidate(mp, c.features)]));
   for (const g of s.gold)
     if (!accS.has(g)) {
       const [a, b] = g.split('\t').map(Number);
@@ -474,7 +474,7 @@ function fitMlp(X, Y, o = {}) {
         for (let k = 0; k < H; k++) {
           let a = b1[k];
           for (let j = 0; j < d; j++) a += W1[k * d + j] * z[j];
-          h[k] = a > 0 ? a : 0;
+          h[k] = Math.max(a, 0);
           o2 += W2[k] * h[k];
         }
         const p = 1 / (1 + Math.exp(-o2)),

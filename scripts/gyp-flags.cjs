@@ -1,9 +1,9 @@
 // Computes compiler/linker flags for binding.gyp. Debian's multiarch libtorch/faiss by default;
 // LIBTORCH (an unpacked libtorch distribution, cxx11 ABI) and FAISS_HOME (an install prefix)
 // override them, the way tch-rs does.
-const fs = require('fs');
-const path = require('path');
-const { execSync } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execSync } = require('node:child_process');
 
 function multiarch() {
   try {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeBackendMissing, nativeSkipped } from './util/native-missing.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the addon's functions take and return whatever each kernel does
 export type NativeFn = (...args: any[]) => any;
 
 export interface NativeAddon {

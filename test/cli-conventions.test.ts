@@ -131,7 +131,7 @@ describe('CLI conventions: --json - and --svg -', () => {
       assert.deepEqual(camelKeys(j), [], 'JSON keys are snake_case');
       if (t.svg) {
         const s = ok(cli([...t.cmd, ...t.args, '--svg', '-']), t.cmd.join(' '));
-        assert.match(s.stdout, /^<svg[^]*<\/svg>\s*$/, 'standard output is one SVG document');
+        assert.match(s.stdout, /^<svg[\s\S]*<\/svg>\s*$/, 'standard output is one SVG document');
         const both = await inProcess([...t.cmd, ...t.args, '--svg', '-', '--json', '-']);
         assert.equal(both.status, 2, both.stderr);
         assert.match(both.stderr, /both write to standard output/);
@@ -339,7 +339,7 @@ describe('CLI conventions: outputs', () => {
       }
     }
     // and the help shows it so
-    assert.match(ok(cli(['train', '--help']), 'train --help').stdout, /-o, --output DIR[^]*also --out/);
+    assert.match(ok(cli(['train', '--help']), 'train --help').stdout, /-o, --output DIR[\s\S]*also --out/);
   });
 
   it('missing parent directories of outputs are created (classify train -o a/b/clf), before any work is refused', async () => {

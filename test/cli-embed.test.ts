@@ -55,13 +55,7 @@ describe('CLI: embed', () => {
   it('blank lines keep their rows, are counted in a warning, and never vote for the language', () => {
     const lines = de.slice(0, 10);
     writeFileSync(p('de10.txt'), lines.join('\n') + '\n');
-    writeFileSync(
-      p('de10-blank.txt'),
-      lines
-        .map((l) => [l, '', '', ' ', '', '', ''])
-        .flat()
-        .join('\n') + '\n',
-    );
+    writeFileSync(p('de10-blank.txt'), lines.flatMap((l) => [l, '', '', ' ', '', '', '']).join('\n') + '\n');
     const plain = embed('de10.txt', 'de10.npy'),
       blank = embed('de10-blank.txt', 'de10-blank.npy');
     assert.equal(identified(blank.stderr), identified(plain.stderr), blank.stderr);

@@ -172,7 +172,7 @@ describe('xling distill', () => {
     // the CLI's own checks (child processes are slow: the rest in-process below, and test/cli-bad-input.test.ts)
     const cases: [string[], number, RegExp][] = [
       [['--teacher', teacherDir, '--student-config', cfg, '-o', join(dir, 'x1')], 2, /--data/],
-      [['--teacher', teacherDir, '--student-config', laserCfg, '--data', dev, '-o', join(dir, 'x2')], 1, /--student-config[^]*dual/],
+      [['--teacher', teacherDir, '--student-config', laserCfg, '--data', dev, '-o', join(dir, 'x2')], 1, /--student-config[\s\S]*dual/],
     ];
     for (const [args, code, msg] of cases) {
       const r = cli(['distill', ...args]);
@@ -184,11 +184,11 @@ describe('xling distill', () => {
     const refused: [Partial<Parameters<typeof distillModel>[0]>, RegExp][] = [
       [{ teacher: join(dir, 'none') }, /--teacher/],
       [{ teacher: dir }, /--teacher/],
-      [{ data: [], parallel: dev, pivot: 'xx' }, /--parallel[^]*'xx'/],
-      [{ data: [{ lang: 'de', path: join(dir, 'missing.txt') }] }, /--data[^]*missing\.txt/],
+      [{ data: [], parallel: dev, pivot: 'xx' }, /--parallel[\s\S]*'xx'/],
+      [{ data: [{ lang: 'de', path: join(dir, 'missing.txt') }] }, /--data[\s\S]*missing\.txt/],
       [{ resume: true }, /--resume/],
-      [{ out: teacherDir, force: true }, /--out[^]*teacher/],
-      [{ config: parseConfig({ model: 'dual', vocab: { type: 'bpe', size: 1000 } }) }, /--student-config[^]*vocab/],
+      [{ out: teacherDir, force: true }, /--out[\s\S]*teacher/],
+      [{ config: parseConfig({ model: 'dual', vocab: { type: 'bpe', size: 1000 } }) }, /--student-config[\s\S]*vocab/],
     ];
     let k = 3;
     for (const [over, msg] of refused) {

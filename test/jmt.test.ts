@@ -162,9 +162,8 @@ describe('multilingual skip-gram pairs', () => {
     const b = mono.batch(7);
     const near = (w: number, c: number) =>
       [...corpus.ids.values()].some((rows) =>
-        rows.some(
-          (s) =>
-            s && s.some((t, i) => t === w && s.slice(Math.max(0, i - window), i + window + 1).some((u, j) => u === c && j !== i - Math.max(0, i - window))),
+        rows.some((s) =>
+          s?.some((t, i) => t === w && s.slice(Math.max(0, i - window), i + window + 1).some((u, j) => u === c && j !== i - Math.max(0, i - window))),
         ),
       );
     for (let k = 0; k < 50; k++) assert.ok(near(b.words[k]!, b.contexts[k]!), `monolingual pair ${k}`);

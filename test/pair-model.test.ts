@@ -22,7 +22,7 @@ import {
 import { addPairFeatures, scorerFeatures, FEATURES } from '../src/mine/scorer/index.js';
 import { Adam } from '../src/nn/optim.js';
 import { loadTensors, saveTensors } from '../src/nn/serialize.js';
-import { manualSeed, noGrad, tensor } from '../src/tensor/tensor.js';
+import { manualSeed, tensor } from '../src/tensor/tensor.js';
 import { Rng } from '../src/util/rng.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-pair-'));

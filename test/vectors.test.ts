@@ -43,7 +43,7 @@ type Route = 'cli' | 'server' | 'cluster';
  * Where a route's vectors may differ, by how much (max abs) and why; undefined: bit-identical.
  * `against`: the committed vectors (the old xling embed's) or this version's xling embed.
  */
-function tolerance(route: Route, m: string, v: Variant, against: 'expected' | 'cli'): { max: number; why: string } | undefined {
+function tolerance(route: Route, m: string, _v: Variant, against: 'expected' | 'cli'): { max: number; why: string } | undefined {
   const lstm = m === 'laser' || m === 'laser-lstm';
   if (route === 'cluster' && lstm)
     return {

@@ -3,7 +3,7 @@
 // small MLP (as LASER's MLDoc setup: tanh hidden layers, dropout, Adam, the best epoch chosen on a
 // held-out part of the training language). Saved as a directory (classifier.json +
 // weights.safetensors); metrics: accuracy, macro-F1, per-class figures, the confusion matrix.
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Linear, Module } from '../nn/index.js';
 import { Adam } from '../nn/optim.js';
@@ -90,8 +90,7 @@ export function predict(clf: TrainedClassifier, x: Float32Array): Int32Array {
 /** Trains a classifier on document vectors x [n, d] with label indices y. */
 export function trainClassifier(x: Float32Array, y: Int32Array, labels: string[], o: ClassifierOptions): TrainedClassifier {
   const n = y.length,
-    d = x.length / n,
-    C = labels.length;
+    d = x.length / n;
   if (!n) throw new Error('no training documents');
   return o.type === 'perceptron' ? trainPerceptron(x, y, d, labels, o) : trainMlp(x, y, d, labels, o);
 }

@@ -3,7 +3,7 @@ import { parseSources, readSources, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { neighbourJoining, symmetricKL, tokenCounts, toNewick, treeSvg, vocabularyUse } from '../analyze/vocab.js';
 import { Rng } from '../util/rng.js';
-import { command, usage } from './command.js';
+import { command } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 /** Letters a romanising tokenizer rewrites (Cyrillic, Greek). */

@@ -4,7 +4,6 @@
 import { spreadSample } from '../embed/centering.js';
 import { InputEmbedder } from './vectors.js';
 import { canonicalLang } from '../embed/language.js';
-import { readFileSync } from 'node:fs';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { docsFileLangs, documentRetrieval, documentVectors, readParallelDocs } from '../eval/documents.js';
 import { alignByIds, precisionAtK } from '../eval/retrieval.js';

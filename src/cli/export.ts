@@ -20,7 +20,7 @@ export function wordVectorsText(modelDir: string): { text: string; words: number
   const { tensors } = loadTensors(join(modelDir, 'model.safetensors'), (k) => k === 'encoder.embed.weight');
   try {
     const t = tensors.get('encoder.embed.weight');
-    if (!t || t.shape.length !== 2 || t.shape[0]! < tok.vocabSize)
+    if (t?.shape.length !== 2 || t.shape[0]! < tok.vocabSize)
       throw new Error(`--model ${modelDir}: no token-embedding table (encoder.embed.weight) over its ${tok.vocabSize} tokens`);
     const dim = t.shape[1]!,
       w = t.float().toFloat32Array();

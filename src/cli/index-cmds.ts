@@ -3,12 +3,10 @@
 import { statSync } from 'node:fs';
 import { addRows, createIndex, readVectorRows, shardRows, trainIndex } from '../index/build.js';
 import { FaissIndex, knn, Metric, readIndex } from '../index/faiss.js';
-import { NpyRowReader } from '../io/npy.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../index/exact.js';
 import { writeNpy } from '../io/npy.js';
-import { normalizeRows } from '../util/vectors.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';

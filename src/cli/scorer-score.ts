@@ -120,6 +120,7 @@ async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promis
   else await scoreCorpus(a, s, work, filters);
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: the block store and the label evaluation belong in src/mine
 async function scoreCorpus(
   a: ParsedArgs<typeof scorerScoreSpec>,
   s: MineSettings,

@@ -489,7 +489,7 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
             });
             pairs = await pairSentences(es, bs, lang, undefined);
           }
-          if (!pairs || !pairs.length) {
+          if (!pairs?.length) {
             stats.skippedSentences++;
             continue;
           }

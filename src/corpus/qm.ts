@@ -149,7 +149,7 @@ export const qmReader: SourceReader = {
       withSource++;
       if (msg.translations.length !== 1) continue;
       const tr = msg.translations[0];
-      if (!tr || !tr.trim()) continue;
+      if (!tr?.trim()) continue;
       const a = cleanMessage(msg.source),
         b = cleanMessage(tr);
       if (a === undefined || b === undefined) continue;

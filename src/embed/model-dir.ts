@@ -4,7 +4,7 @@
 // models, tokenizer.json (Hugging Face format). An exported directory holds only encoder.* and
 // center.*. Format 1 (`xling-laser`, before model families) still loads.
 import { LID_FILE, loadLanguageIdentifier } from '../text/lid.js';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SavedModelConfig, TrainingTask } from '../models/family.js';
 import { getLoader } from '../models/registry.js';

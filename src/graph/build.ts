@@ -536,6 +536,7 @@ function exactScores(vectors: Tensor, r: number, ids: Int32Array): Float32Array 
   );
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: planning, shard building and merging in one function
 export async function buildGraph(o: GraphBuildOptions): Promise<GraphMeta> {
   const log = o.log ?? ((l: string) => process.stderr.write(`[graph] ${l}\n`));
   const g = o.out,

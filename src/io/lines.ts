@@ -102,7 +102,11 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
     no++;
     let end = buf.length;
     if (end && buf[end - 1] === 13) end--;
-    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) (buf = buf.subarray(3)), (end -= 3); // BOM
+    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+      // BOM
+      buf = buf.subarray(3);
+      end -= 3;
+    }
     let s: string;
     try {
       s = dec.decode(buf.subarray(0, end));
@@ -114,7 +118,7 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
   };
   try {
     for await (const chunk of src as AsyncIterable<Buffer>) {
-      let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
       let start = 0;
       for (let i = buf.indexOf(10, start); i !== -1; i = buf.indexOf(10, start)) {
         yield { line: emit(buf.subarray(start, i)), no, offset: bufAt + start };
@@ -134,5 +138,5 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
     if (code && !msg.includes(path)) throw new Error(`${path}: ${msg}`);
     throw e;
   }
-  if (carry && carry.length) yield { line: emit(carry), no, offset: bufAt };
+  if (carry?.length) yield { line: emit(carry), no, offset: bufAt };
 }

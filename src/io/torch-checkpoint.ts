@@ -169,7 +169,7 @@ function torchGlobals(): Map<string, AllowedGlobal> {
       const [fn, , args] = a as [unknown, unknown, unknown];
       if (!Array.isArray(args)) throw new Error('expects an argument tuple');
       const f = [...m.entries()].find(([, g]) => g === (fn as { g?: AllowedGlobal })?.g);
-      if (!f || !f[1].call) throw new Error('expects a tensor rebuild function');
+      if (!f?.[1].call) throw new Error('expects a tensor rebuild function');
       return f[1].call(args);
     },
   });

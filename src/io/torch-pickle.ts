@@ -50,8 +50,6 @@ export interface UnpickleOptions {
   what?: string;
 }
 
-const MARK = Symbol('mark');
-
 /** Errors of the unpickler carry the input's name and the byte offset. */
 export class UnpickleError extends Error {}
 
@@ -59,6 +57,7 @@ export class UnpickleError extends Error {}
  * Unpickles one pickle starting at `offset`; returns the value and the offset after its STOP
  * opcode (files such as PyTorch's legacy format hold several pickles in a row).
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the pickle machine: one loop over one opcode switch
 export function unpickle(buf: Uint8Array, opts: UnpickleOptions, offset = 0): { value: unknown; end: number } {
   const what = opts.what ?? 'pickle';
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);

@@ -103,7 +103,6 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
   } | null = null;
   /** Where the product-quantised table's parts lie in the file's buffer (for the WebAssembly kernel; null: not all in the table's buffer). */
   private readonly pqAt: { widths: number; codebooks: number; basis: number; mean: number } | null = null;
-  private readonly rows: number;
   private readonly W: Float32Array;
   private readonly b: Float32Array;
   private readonly tanh: boolean;
@@ -195,7 +194,6 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
         dtype = 'int8';
       } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
     }
-    this.rows = rows;
     this.featureDim = fd;
     this.dtype = dtype;
     const W = get('encoder.proj.weight'),

@@ -323,7 +323,7 @@ export class LanguageIdentifier {
   }
 
   private static softmax(s: Float64Array, n: number, T: number, beta: number): Float64Array {
-    const k = 1 / (T * Math.pow(n, beta));
+    const k = 1 / (T * n ** beta);
     let m = -Infinity;
     for (const x of s) m = Math.max(m, x * k);
     const p = new Float64Array(s.length);
@@ -494,7 +494,7 @@ export class LanguageIdentifier {
       let acc = 0;
       for (const h of scored) {
         // −log softmax(s·k)[y] = log Σ exp(s_j·k) − s_y·k, with max_j s_j = 0
-        const k = 1 / (T * Math.pow(h.n, beta));
+        const k = 1 / (T * h.n ** beta);
         let z = 0;
         for (let j = 0; j < h.s.length; j++) z += Math.exp(h.s[j]! * k);
         acc += Math.log(z) - h.s[h.lang]! * k;

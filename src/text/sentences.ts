@@ -3,7 +3,7 @@
 // dashes are not bullets: "name - what it does"). Good enough to average sentence vectors into
 // document vectors; a document of one line without such marks is one sentence.
 
-const LATIN_END = /([.!?…]["'»”)\]]*)\s+(?=["'«“(\[]?[\p{Lu}\p{Lo}\p{N}])/gu;
+const LATIN_END = /([.!?…]["'»”)\]]*)\s+(?=["'«“([]?[\p{Lu}\p{Lo}\p{N}])/gu;
 const CJK_END = /([。！？])/gu;
 const BULLET = /\s+(?=[*•]\s)/gu;
 

@@ -159,6 +159,7 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   return withOutputLock(o.out, '--out', () => trainModelLocked(o));
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: resume, preparation, training and the finishing steps in one function
 async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult> {
   const t0 = performance.now();
   const cfg = o.config;

@@ -100,6 +100,7 @@ export function hasCheckpoint(outDir: string): boolean {
   return ['checkpoint', 'checkpoint.old'].some((d) => existsSync(join(outDir, d, 'state.json')));
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: the training loop with its checkpointing, validation and progress
 export async function train(o: TrainOptions): Promise<TrainResult> {
   const { config: cfg, corpus, tokenizer: tok, outDir } = o;
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));

@@ -28,7 +28,7 @@ interface LockInfo {
 }
 
 /** The lock file of an output: beside it, so that the output and its work directory can be replaced under it. */
-export const lockPathOf = (out: string) => `${out.replace(/(.)[\/]+$/, '$1')}.lock`;
+export const lockPathOf = (out: string) => `${out.replace(/(.)[/]+$/, '$1')}.lock`;
 
 /** The lock files this process holds. */
 const ours = new Set<string>();

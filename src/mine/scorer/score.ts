@@ -8,7 +8,7 @@ import { pause } from '../../util/pause.js';
 import { Progress } from '../../util/progress.js';
 import { WordAligner } from '../align-features.js';
 import { mineTables, pairProducts } from '../mine.js';
-import { Assignment, assignOneToOne, greedyPairs, Picked } from './assignment.js';
+import { Assignment, greedyPairs, Picked } from './assignment.js';
 import {
   Aligners,
   candidateContext,

@@ -244,6 +244,7 @@ export type ScorerTrainSummary = Record<string, unknown> & { training_accuracy: 
  * Trains a scorer and writes it to o.output; a signal stops it between language pairs or pair-model
  * batches (ScorerTrainingStopped, what was done kept in OUT.partial for o.resume).
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: data preparation, the stages of training and persistence in one function
 export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): Promise<ScorerTrainSummary> {
   const cfg = o.settings;
   const sameTsv = !!o.tables && !!o.parallel && o.tables === o.parallel;

@@ -140,7 +140,7 @@ class DualTask implements TrainingTask<DualBatch> {
 
   constructor(
     cfg: TrainConfig,
-    private readonly tok: TextTokenizer,
+    tok: TextTokenizer,
     private readonly corpus: EncodedCorpus,
   ) {
     this.cfg = cfg as DualTrainConfig;

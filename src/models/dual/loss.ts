@@ -30,12 +30,12 @@ export function additiveMarginLoss(x: Tensor, y: Tensor, o: MarginLossOptions, z
       .indexAdd(0, diag, fromArray(new Float32Array(B).fill(-o.margin)))
       .view([B, B])
       .mul(o.scale);
-    if (exclude && exclude.length)
+    if (exclude?.length)
       sim = sim
         .view([-1])
         .indexFill(0, fromArray(BigInt64Array.from(Array.from(exclude, BigInt))), -Infinity)
         .view([B, B]);
-    const fwd = z && z.size(0) ? cat([sim, x.matmul(z.t()).mul(o.scale)], 1) : sim;
+    const fwd = z?.size(0) ? cat([sim, x.matmul(z.t()).mul(o.scale)], 1) : sim;
     const loss = crossEntropy(fwd, labels);
     return o.bidirectional ? loss.add(crossEntropy(sim.t(), labels)) : loss;
   });

@@ -134,7 +134,7 @@ class JmtTask implements TrainingTask<JmtBatch> {
 
   constructor(
     cfg: TrainConfig,
-    private readonly tok: TextTokenizer,
+    tok: TextTokenizer,
     private readonly corpus: EncodedCorpus,
     log: (l: string) => void,
   ) {

@@ -2,11 +2,9 @@
 // configured paths (1:1, 1:N, M:1), and the BiLSTM encoder for inference.
 import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
 import { padBatch } from '../../data/batch.js';
-import { Tokenizer } from '../../text/tokenizer.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 import { checkChoice, checkNumber } from '../../util/check.js';
-import { join } from 'node:path';
 import { ModelFamily, subwordTokenizer, TrainConfig, TrainingTask } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserModel, LaserSentenceEncoder } from './model.js';
 
