@@ -4,8 +4,9 @@
 // (misaligned), of the row next to it in the file (adjacent_row), the target cut to the first
 // half of its words (truncated), the English on both sides (untranslated), the row's sentence in another
 // language instead of xx (wrong_language). Each system scores every line (xling scorer score:
-// cosine, the ratio margin, each scorer; each without filters, --no-drop-identical, and with
-// --drop-identical --lid-filter); reported: average precision of the true pairs, F1 at the
+// cosine, the ratio margin, each scorer; each without filters, and with the filters that drop
+// identical sides and other languages: the settings files WORK/unfiltered.json and WORK/filtered.json,
+// given with --config, with --block as the settings' block); reported: average precision of the true pairs, F1 at the
 // F1-optimal threshold, and the share of each kind of noise kept at that threshold.
 //   node experiments/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]
 import { spawnSync } from 'node:child_process';
@@ -31,12 +32,22 @@ if (!model || model.startsWith('--') || !data || !langs.length) {
 const rowsPer = Number(opt('--rows', '1000')),
   work = opt('--work', 'clean-eval'),
   json = opt('--json'),
-  block = opt('--block') ? ['--block', opt('--block')] : [];
+  block = opt('--block') ? { block: Number(opt('--block')) } : {};
 const scorers = all('--scorer').map((s) => {
   const i = s.indexOf('=');
   return [s.slice(0, i), s.slice(i + 1)];
 });
 mkdirSync(work, { recursive: true });
+// xling scorer score's settings (configs/scorer-mine.json's keys): without filters (scorer score drops
+// identical sides unless told not to), and with identical sides and other languages dropped
+const config = {};
+for (const [name, filters] of [
+  ['unfiltered', { dropIdentical: false }],
+  ['filtered', { dropIdentical: true, lid: true }],
+]) {
+  config[name] = join(work, `${name}.json`);
+  writeFileSync(config[name], JSON.stringify({ ...block, filters }, null, 1) + '\n');
+}
 
 // a seeded generator (mulberry32)
 function rng(seed) {
@@ -151,8 +162,8 @@ for (const xx of langs) {
   for (const [name, extra] of systems)
     for (const filtered of [false, true]) {
       const out = join(work, `${xx}-en.${name}${filtered ? '.filtered' : ''}.tsv`);
-      const filters = filtered ? ['--drop-identical', '--lid-filter'] : ['--no-drop-identical'];
-      xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...filters, ...block, '-o', out]);
+      const settings = ['--config', config[filtered ? 'filtered' : 'unfiltered']];
+      xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...settings, '-o', out]);
       const rows = readFileSync(out, 'utf8')
         .trimEnd()
         .split('\n')

@@ -6,10 +6,13 @@
 // Both scorers take their word tables from every row of the parallel TSV (xling scorer train
 // --tables; never a sentence of the sets they are trained or evaluated on); --gold-tables keeps the
 // gold scorer's tables on half a's gold pairs and the parallel one's on 5,000 rows (as before).
-// --pair-model: the parallel scorer also trains its pair model (xling scorer train --pair-model,
-// --pair-rows N a language pair, and its other options as given), and the gold scorer takes it
-// (--pair-from).
-//   node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]
+// --pair-model: the parallel scorer also trains its pair model (xling scorer train --pair-model;
+// --pair-rows N a language pair and the other --pair-* options become the settings' pairModel keys),
+// and the gold scorer takes it (--pair-from). The hyperparameters go to xling scorer train in a
+// settings file written to WORK/scorer-train.json (--config), and --assignment to eval bucc in
+// WORK/mine.json. (The pair model's --pair-context and --pair-match variants and the --siblings
+// features were removed from xling, and with them from this driver.)
+//   node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N]] [--self-head]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,8 +26,13 @@ const opt = (k, d) => {
 const model = args[0];
 if (!model || model.startsWith('--')) {
   console.error(
-    'usage: node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N] [--pair-context C] [--pair-match] [--siblings]] [--self-head]',
+    'usage: node experiments/scorer-eval.mjs MODEL [--mining DIR] [--parallel TSV] [--rows N] [--work DIR] [--gold-tables] [--assignment greedy|exchange] [--pair-model [--pair-rows N] [--pair-max-words N] [--pair-negatives N] [--pair-epochs N] [--pair-hidden N] [--pair-pca N]] [--self-head]',
   );
+  process.exit(2);
+}
+const removed = ['--pair-context', '--pair-match', '--siblings'].filter((o) => args.includes(o));
+if (removed.length) {
+  console.error(`${removed.join(', ')}: removed from xling scorer train (no gain on the dev sets)`);
   process.exit(2);
 }
 const mining = opt('--mining', '../shared/data/gettext/mining');
@@ -32,8 +40,11 @@ const parallel = opt('--parallel', '../shared/data/gettext/train.tsv.gz');
 const rows = opt('--rows', '2000');
 const work = opt('--work', 'scorer-eval');
 const tables = args.includes('--gold-tables') ? [] : ['--tables', parallel];
-const assignment = ['--assignment', opt('--assignment', 'greedy')];
 mkdirSync(join(work, 'halves'), { recursive: true });
+// eval bucc's settings (configs/scorer-mine.json's keys): the scorer's one-to-one assignment
+const mineConfig = join(work, 'mine.json');
+writeFileSync(mineConfig, JSON.stringify({ assignment: opt('--assignment', 'greedy') }, null, 1) + '\n');
+const assignment = ['--config', mineConfig];
 
 const half = (id) => (createHash('sha1').update(id).digest()[0] & 1 ? 'b' : 'a');
 const read = (f) =>
@@ -86,14 +97,28 @@ function xling(a) {
 }
 const langPairs = pairs.map((p) => p).join(',');
 const pairModel = args.includes('--pair-model');
-// the pair model's other options, passed on as given
-const pairPassed = ['--pair-max-words', '--pair-negatives', '--pair-epochs', '--pair-hidden', '--pair-pca', '--pair-context'].flatMap((o) =>
-  args.includes(o) ? [o, opt(o, '')] : [],
-);
-for (const f of ['--pair-match', '--siblings']) if (args.includes(f)) pairPassed.push(f);
-// --self-head: both scorers also fit the self-tables regression (xling scorer train --self-head)
-const selfHead = args.includes('--self-head') ? ['--self-head'] : [];
-const pairTrain = pairModel ? ['--pair-model', '--pair-rows', opt('--pair-rows', '15000'), ...pairPassed] : [];
+// xling scorer train's settings (configs/scorer.json's keys): the pair model's size and training as
+// given (its rows: 15000 a pair unless --pair-rows), and --self-head: both scorers also fit the
+// self-tables regression
+const pairKeys = {
+  '--pair-rows': 'rows',
+  '--pair-max-words': 'maxWords',
+  '--pair-negatives': 'negatives',
+  '--pair-epochs': 'epochs',
+  '--pair-hidden': 'hidden',
+  '--pair-pca': 'pca',
+};
+const trainSettings = { selfHead: args.includes('--self-head') };
+if (pairModel)
+  trainSettings.pairModel = Object.fromEntries(
+    Object.entries(pairKeys)
+      .filter(([o]) => args.includes(o))
+      .map(([o, k]) => [k, Number(opt(o))]),
+  );
+const trainConfig = join(work, 'scorer-train.json');
+writeFileSync(trainConfig, JSON.stringify(trainSettings, null, 1) + '\n');
+const trainCfg = ['--config', trainConfig];
+const pairTrain = pairModel ? ['--pair-model'] : [];
 const pairFrom = pairModel ? ['--pair-from', join(work, 'scorer-parallel')] : [];
 xling([
   'scorer',
@@ -108,7 +133,7 @@ xling([
   rows,
   ...tables,
   ...pairTrain,
-  ...selfHead,
+  ...trainCfg,
   '-o',
   join(work, 'scorer-parallel'),
   '--json',
@@ -125,7 +150,7 @@ xling([
   'a',
   ...tables,
   ...pairFrom,
-  ...selfHead,
+  ...trainCfg,
   '-o',
   join(work, 'scorer-gold'),
   '--json',

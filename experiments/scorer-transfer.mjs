@@ -5,8 +5,9 @@
 // of experiments/scorer-eval.mjs, whose `<pair>.margin.json` and `<pair>.<name>.json` hold thresholds
 // chosen on the shared mining sets), also F1 and precision at those thresholds, as a user mining a
 // new domain with a threshold from dev would get (`--threshold-from`).
-// --no-self-tables is passed on to eval bucc (a scorer without the pair's word tables then leaves its
-// word-alignment features empty instead of training tables on the set's own pairs).
+// --no-self-tables: eval bucc is given the setting "selfTables": false (WORK/settings.json, --config): a
+// scorer without the pair's word tables then leaves its word-alignment features empty instead of
+// training tables on the set's own pairs.
 //   node experiments/scorer-transfer.mjs MODEL SETS --scorer NAME=DIR [--scorer NAME=DIR …] [--calibration DIR] [--work DIR] [--no-self-tables]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +39,9 @@ const cal = opt('--calibration');
 const noSelf = args.includes('--no-self-tables');
 const work = opt('--work', join(sets, 'transfer'));
 mkdirSync(work, { recursive: true });
+// eval bucc's settings (configs/scorer-mine.json's keys)
+const config = join(work, 'settings.json');
+writeFileSync(config, JSON.stringify({ selfTables: !noSelf }, null, 1) + '\n');
 
 function xling(a) {
   const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...a], { encoding: 'utf8', maxBuffer: 1 << 28 });
@@ -79,13 +83,7 @@ for (const g of golds) {
     const json = join(work, `${p}.${s.name}.json`);
     const calFile = cal ? join(cal, `${p}.${s.name === 'margin' ? 'margin' : s.name}.json`) : null;
     const useCal = calFile && existsSync(calFile);
-    const err = xling([
-      ...base,
-      ...(s.dir ? ['--scorer', s.dir, ...(noSelf ? ['--no-self-tables'] : [])] : []),
-      ...(useCal ? ['--threshold-from', calFile] : []),
-      '--json',
-      json,
-    ]);
+    const err = xling([...base, ...(s.dir ? ['--scorer', s.dir, '--config', config] : []), ...(useCal ? ['--threshold-from', calFile] : []), '--json', json]);
     const r = JSON.parse(readFileSync(json, 'utf8'));
     row[s.name] = { f1: r.f1, threshold: r.threshold, at: r.at_threshold ?? null, tables: !/has no word tables/.test(err) };
   }
@@ -106,6 +104,6 @@ console.log(
 );
 if (table.some((r) => scorers.some((s) => !r[s.name].tables)))
   console.log(
-    `\n\\* the scorer has no word tables for that pair (${noSelf ? 'its word-alignment features are empty' : "they are trained on the set's own pairs: --self-tables"}).`,
+    `\n\\* the scorer has no word tables for that pair (${noSelf ? 'its word-alignment features are empty' : "they are trained on the set's own pairs: the setting selfTables"}).`,
   );
 writeFileSync(join(work, 'table.json'), JSON.stringify(table, null, 1) + '\n');

@@ -2,7 +2,7 @@
 // the "Tuning on half a" table of bench/RESULTS.md. Run experiments/scorer-eval.mjs first (it writes the
 // halves), then, from the repository root after npx tsc -p .:
 //   node experiments/scorer-tune.mjs MODEL --halves WORK/halves [--parallel TSV] [--cache DIR]
-//        [--tables gold|par|full] [--prune P (0.05, as scorer train's --table-min-prob)] [--l2 X] [--k K] [--assignment greedy|exchange]
+//        [--tables gold|par|full] [--prune P] [--l2 X] [--k K] [--assignment greedy|exchange]
 //        [--mlp HIDDEN] [--stack] [--both] [--veto F [--veto-code]] [--analyze LANG] [--extra MODEL2]
 // Two protocols: (1) gold, two folds of every pair's half a (split by a hash of the sentence;
 // a gold pair stays whole): train on one fold of all six pairs, evaluate the other, average;
@@ -10,6 +10,9 @@
 // evaluated on every pair's whole half a. Word tables: gold = cross-fitted on the training gold
 // pairs (as xling scorer train --bucc without --tables), par = 5,000 other rows of the TSV,
 // full = every row of the TSV outside the parallel sets (as --tables). Vectors are cached in --cache.
+// It calls the library itself (no xling command): --l2, --k and --prune are the settings l2, k and
+// tableMinProb of xling scorer train's --config file (configs/scorer.json), --assignment the setting
+// assignment of mine / eval bucc's (configs/scorer-mine.json), each checked as xling checks them.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -46,9 +49,26 @@ const env = {
   VETO_CODE: flag('--veto-code') ? '1' : undefined,
 };
 const D = resolve('dist/src');
+// the public entry where it has what is used; the scorer's internals from its module
+const X = await import('xling');
+const S = await import(`${D}/mine/scorer/index.js`);
+try {
+  const t = X.scorerTrainSettings(undefined, 'scorer-tune', {
+    ...(env.L2 !== undefined && { l2: Number(env.L2) }),
+    ...(env.K !== undefined && { k: Number(env.K) }),
+    tableMinProb: Number(env.PRUNE),
+  });
+  env.L2 = String(t.l2);
+  env.K = String(t.k);
+  env.PRUNE = String(t.tableMinProb);
+  env.ASSIGN = X.mineSettings('xling eval bucc', undefined, { where: 'scorer-tune', user: env.ASSIGN ? { assignment: env.ASSIGN } : {} }).assignment;
+} catch (e) {
+  console.error(e.message);
+  process.exit(2);
+}
 mkdirSync(C, { recursive: true });
 if (!existsSync(join(C, 'meta.json'))) {
-  const { buccSets, parallelSets } = await import(`${D}/cli/scorer.js`);
+  const { buccSets, parallelSets } = S;
   const { vectorsFor } = await import(`${D}/cli/vectors.js`);
   const sets = [];
   for (const h of ['a', 'b']) for (const s of await buccSets(halves, h)) sets.push({ ...s, kind: `bucc-${h}` });
@@ -79,10 +99,9 @@ if (!existsSync(join(C, 'meta.json'))) {
   }
   writeFileSync(`${C}/meta.json`, JSON.stringify(meta));
 }
-const S = await import(`${D}/mine/scorer.js`);
 const { trainWordTables, WordAligner } = await import(`${D}/mine/align-features.js`);
-const { mineTables, mine } = await import(`${D}/mine/mine.js`);
-const { evaluateBucc } = await import(`${D}/eval/bucc.js`);
+const { mineTables } = await import(`${D}/mine/mine.js`);
+const { mine, evaluateBucc } = X;
 const meta = JSON.parse(readFileSync(`${C}/meta.json`, 'utf8'));
 const extra = new Map();
 if (extraModel) {
@@ -145,8 +164,7 @@ function subset(s, fold) {
 const parOf = (lang) => sets.get(`${lang}-en.par`);
 let fullRows = null;
 if (TABLES === 'full') {
-  const { loadNWayTsv } = await import(`${D}/data/corpus.js`);
-  const { rows } = await loadNWayTsv(parallel);
+  const { rows } = await X.loadNWayTsv(parallel);
   fullRows = (l) => {
     const p = parOf(l),
       seen = new Set(p.src);
