@@ -144,16 +144,6 @@ class NgramKeys {
     }
     return s;
   }
-  /** The key of an n-gram (-1 when a character has no id). */
-  key(g: string): number {
-    let k = 0;
-    for (const c of g) {
-      const i = this.ids.get(c);
-      if (!i) return -1;
-      k = k * this.radix + i;
-    }
-    return k;
-  }
 }
 
 /**
@@ -209,7 +199,8 @@ class NgramTrie {
 export class LanguageIdentifier {
   /** The languages it can answer, sorted. */
   readonly languages: string[];
-  private readonly index = new Map<number, number>();
+  /** Number of n-gram features (the union of the languages' profiles). */
+  readonly features: number;
   private readonly keys: NgramKeys;
   /**
    * log p(g | l) is a language's smoothing floor for every n-gram outside its profile, and a
@@ -232,16 +223,25 @@ export class LanguageIdentifier {
     const chars = new Set<string>();
     for (const l of this.languages) for (const g of file.languages[l]!.ngrams) for (const c of g) chars.add(c);
     this.keys = new NgramKeys([...chars].sort(), file.ngrams[0], file.ngrams[1]);
-    const keyOf = (g: string) => this.keys.key(g);
+    // every profile n-gram, numbered once (those through a character without an id are never counted)
+    const featureOf = new Map<string, number>();
+    let nodes = 0;
     for (const l of this.languages)
-      for (const g of file.languages[l]!.ngrams) {
-        const k = keyOf(g);
-        if (k >= 0 && !this.index.has(k)) this.index.set(k, this.index.size);
-      }
+      for (const g of file.languages[l]!.ngrams)
+        if (!featureOf.has(g) && Array.from(g).every((c) => this.keys.ids.has(c))) {
+          featureOf.set(g, featureOf.size);
+          nodes += g.length;
+        }
+    const F = (this.features = featureOf.size);
+    this.trie = new NgramTrie(nodes);
+    for (const [g, f] of featureOf)
+      this.trie.add(
+        Array.from(g, (c) => this.keys.ids.get(c)!),
+        f,
+      );
     // (values rounded to float32 as the identifier has always stored them: the same scores)
     this.floor = new Float64Array(L);
-    const F = this.index.size,
-      count = new Int32Array(F + 1),
+    const count = new Int32Array(F + 1),
       entries: [number, number, number][] = [];
     this.languages.forEach((l, j) => {
       const p = file.languages[l]!,
@@ -249,21 +249,12 @@ export class LanguageIdentifier {
         floor = Math.fround(Math.log(a) - denom);
       this.floor[j] = floor;
       p.ngrams.forEach((g, i) => {
-        const k = keyOf(g);
-        if (k < 0) return;
-        const f = this.index.get(k)!;
+        const f = featureOf.get(g);
+        if (f === undefined) return;
         entries.push([f, j, Math.fround(Math.log(p.counts[i]! + a) - denom) - floor]);
         count[f + 1]!++;
       });
     });
-    let nodes = 0;
-    for (const k of this.index.keys()) nodes += this.keys.text(k).length;
-    this.trie = new NgramTrie(nodes);
-    for (const [k, f] of this.index)
-      this.trie.add(
-        Array.from(this.keys.text(k), (c) => this.keys.ids.get(c)!),
-        f,
-      );
     this.start = new Int32Array(F + 1);
     for (let f = 0; f < F; f++) this.start[f + 1] = this.start[f]! + count[f + 1]!;
     this.entryLang = new Int32Array(entries.length);
@@ -276,10 +267,6 @@ export class LanguageIdentifier {
     }
   }
 
-  /** Number of n-gram features (the union of the languages' profiles). */
-  get features(): number {
-    return this.index.size;
-  }
   /** The fitted calibration: posterior = softmax(score / (temperature · n^lengthPower)). */
   get calibration(): { temperature: number; lengthPower: number } {
     return { temperature: this.file.temperature, lengthPower: this.file.lengthPower };
