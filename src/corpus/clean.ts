@@ -4,7 +4,8 @@
 // translation identical to the English dropped, multi-sentence texts split into sentence pairs
 // when both sides have as many sentences.
 
-import { TextKind } from './types.js';
+import { hashSeed } from '../util/rng.js';
+import { TextKind, TranslationUnit } from './types.js';
 
 // tags of the markup catalogs carry (Pango, HTML, Mallard/DocBook inline): removed, their text kept
 const MARKUP = new Set([
@@ -107,6 +108,27 @@ export function cleanMessage(raw: string): string | undefined {
   return normalizeSpace(s);
 }
 
+/**
+ * A catalog message (gettext, Qt) as a translation unit: the English and its translation cleaned
+ * (undefined when the translation is blank or either side is dropped). Its document, for holding
+ * out dev rows the same in every language's catalog: `doc` (the program file or context of the
+ * message), else one of 1,000 slices by the English text.
+ */
+export function messageUnit(en: string, tr: string, lang: string, source: string, doc: string | undefined): TranslationUnit | undefined {
+  if (!tr.trim()) return undefined;
+  const a = cleanMessage(en),
+    b = cleanMessage(tr);
+  if (a === undefined || b === undefined) return undefined;
+  return {
+    texts: new Map([
+      ['en', a],
+      [lang, b],
+    ]),
+    source,
+    doc: doc ? doc : `#${hashSeed(en) % 1000}`,
+    kind: 'message',
+  };
+}
 /** NFC, control characters and line breaks to spaces, whitespace collapsed. */
 export function normalizeSpace(s: string): string {
   // eslint-disable-next-line no-control-regex

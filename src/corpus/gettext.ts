@@ -6,13 +6,13 @@
 // (elsewhere the forms do not follow English's singular/plural); contexts (msgctxt) only tell
 // entries apart. The catalog's language comes from its header's `Language:` field, else from the
 // path (`…/locale/LANG/LC_MESSAGES/x.mo`, `LANG.po`, `LANG.domain.po`, `domain-LANG.po`).
-// Accelerators, markup and placeholders are handled by cleanMessage (clean.ts).
+// Accelerators, markup and placeholders are handled by cleanMessage (clean.ts, through messageUnit).
 // Spec: GNU gettext manual, "The Format of PO Files" and "The Format of GNU MO Files".
 import { readFileSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import gettextParser, { GetTextTranslations } from 'gettext-parser';
 import { hashSeed } from '../util/rng.js';
-import { cleanMessage } from './clean.js';
+import { messageUnit } from './clean.js';
 import { normalizeLang, isEnglishVariant } from './langs.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
@@ -85,24 +85,11 @@ export const gettextReader: SourceReader = {
           if (nplurals === 2 || nplurals === 1) pairs.push([e.msgid, e.msgstr[0] ?? '']);
           if (nplurals === 2) pairs.push([e.msgid_plural, e.msgstr[1] ?? '']);
         } else pairs.push([e.msgid, e.msgstr[0] ?? '']);
+        // the document: the program file of the message (else a slice by its msgid, as messageUnit takes it)
+        const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
         for (const [en, tr] of pairs) {
-          if (!tr.trim()) continue;
-          const a = cleanMessage(en),
-            b = cleanMessage(tr);
-          if (a === undefined || b === undefined) continue;
-          const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
-          // a document for holding out dev rows, the same in every language's catalog: the program
-          // file of the message, else one of 1,000 slices by the English text
-          const doc = ref ? ref : `#${hashSeed(e.msgid) % 1000}`;
-          yield {
-            texts: new Map([
-              ['en', a],
-              [lang, b],
-            ]),
-            source,
-            doc,
-            kind: 'message',
-          };
+          const u = messageUnit(en, tr, lang, source, ref || `#${hashSeed(e.msgid) % 1000}`);
+          if (u) yield u;
         }
       }
     }

@@ -12,8 +12,7 @@
 // Spec: Qt's translator.cpp (QTranslator::load) and lrelease's qm.cpp; GNU gettext's write-qt.c.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { hashSeed } from '../util/rng.js';
-import { cleanMessage } from './clean.js';
+import { messageUnit } from './clean.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
@@ -148,23 +147,9 @@ export const qmReader: SourceReader = {
       if (msg.source === undefined || msg.source === '') continue;
       withSource++;
       if (msg.translations.length !== 1) continue;
-      const tr = msg.translations[0];
-      if (!tr?.trim()) continue;
-      const a = cleanMessage(msg.source),
-        b = cleanMessage(tr);
-      if (a === undefined || b === undefined) continue;
-      // the document for holding out dev rows, the same in every language's file: the message's
-      // context (a class or a file), else one of 1,000 slices by the English text
-      const doc = msg.context ? msg.context : `#${hashSeed(msg.source) % 1000}`;
-      yield {
-        texts: new Map([
-          ['en', a],
-          [lang, b],
-        ]),
-        source,
-        doc,
-        kind: 'message',
-      };
+      // the document: the message's context (a class or a file)
+      const u = messageUnit(msg.source, msg.translations[0] ?? '', lang, source, msg.context);
+      if (u) yield u;
     }
     if (qm.messages.length > 0 && withSource === 0)
       throw new Error(`${file}: its ${qm.messages.length} messages keep no source text (a stripped .qm): nothing to pair`);
