@@ -1,4 +1,4 @@
-// The training loop, one readable function for every model family: the family's task gives
+// The training loop, one readable loop for every model family: the family's task gives
 // batches and the loss; this loop owns the optimisers, the schedule, the budget, clipping,
 // checkpoints (weights + optimiser + data position + log, resumable after a kill -9 losing at
 // most one interval), validation, logging and the learning curves. Deterministic given the seed
@@ -100,23 +100,13 @@ export function hasCheckpoint(outDir: string): boolean {
   return ['checkpoint', 'checkpoint.old'].some((d) => existsSync(join(outDir, d, 'state.json')));
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: the training loop with its checkpointing, validation and progress
 export async function train(o: TrainOptions): Promise<TrainResult> {
   const { config: cfg, corpus, tokenizer: tok, outDir } = o;
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   mkdirSync(outDir, { recursive: true });
   const ckDir = join(outDir, 'checkpoint');
   const logFile = join(outDir, 'train-log.jsonl');
-  if (o.resume) {
-    // a kill -9 can leave half-written temporaries, and (between the two renames of saveCheckpoint)
-    // the last whole checkpoint under checkpoint.old
-    removeStaleTemporaries(outDir);
-    if (!existsSync(join(ckDir, 'state.json')) && existsSync(join(`${ckDir}.old`, 'state.json'))) {
-      rmSync(ckDir, { recursive: true, force: true });
-      renameSync(`${ckDir}.old`, ckDir);
-    }
-  }
-  if (o.resume && !hasCheckpoint(outDir)) throw new Error(`--resume: no checkpoint in ${ckDir}`);
+  if (o.resume) recoverCheckpointDir(outDir, ckDir);
 
   manualSeed(cfg.seed);
   const tTask = performance.now();
@@ -125,77 +115,244 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
   const taskSeconds = (performance.now() - tTask) / 1000;
   for (const line of task.describe?.() ?? []) log(line);
   const slots = task.optimizers?.() ?? defaultOptimizers(task, cfg);
-  const clipped = slots.filter((s) => s.clip).flatMap((s) => s.params);
   const plateau = cfg.optim.schedule === 'plateau' ? new PlateauDecay(cfg.optim.lr) : null;
+  const parts: RunParts = { task, slots, plateau };
 
-  let step = 0,
-    pairs = 0,
-    priorSeconds = (o.priorSeconds ?? 0) + taskSeconds,
-    lossEma: number | null = null;
-  let history: TrainLogEntry[] = [];
+  let start: Position;
   if (o.resume) {
-    const st = readJson<Checkpoint>(join(ckDir, 'state.json'));
-    if (o.fingerprint && st.fingerprint && st.fingerprint !== o.fingerprint)
-      throw new Error(
-        `--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`,
-      );
-    loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
-    for (const sl of slots)
-      loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
-    // task state is saved only when the task has some (e.g. mined hard negatives)
-    if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors')))
-      loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
-    ({ step, pairs, lossEma } = st);
-    priorSeconds = st.seconds;
-    task.streamState = st.stream;
-    if (plateau && st.plateau) plateau.load(st.plateau);
-    // The log keeps only entries up to the checkpoint (later ones were lost with the kill).
-    history = existsSync(logFile)
-      ? readFileSync(logFile, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as TrainLogEntry)
-          .filter((e) => e.step <= step)
-      : [];
-    writeFileSync(logFile, history.map((e) => JSON.stringify(e) + '\n').join(''));
-    log(`resumed from step ${step} (${pairs} pairs)`);
+    start = restoreCheckpoint(ckDir, logFile, parts, o.fingerprint);
+    log(`resumed from step ${start.step} (${start.pairs} pairs)`);
   } else {
+    start = { step: 0, pairs: 0, lossEma: null, seconds: (o.priorSeconds ?? 0) + taskSeconds, history: [] };
     writeFileSync(logFile, '');
   }
+  return new TrainingRun(o, log, parts, start, ckDir, logFile).run();
+}
 
-  const budgetPairs = cfg.budget.pairs || Infinity;
-  const budgetSeconds = cfg.budget.minutes ? cfg.budget.minutes * 60 : Infinity; // 0 = unset
-  const t0 = performance.now();
-  let validationSeconds = 0;
-  const elapsed = () => priorSeconds + (performance.now() - t0) / 1000 - validationSeconds;
-  // (with a minutes budget the decaying schedules follow the clock, so a resumed run's rates differ slightly)
-  const sched = lrSchedule(cfg.optim, () => Math.min(1, Math.max(pairs / budgetPairs, elapsed() / budgetSeconds)));
-  let windowStart = performance.now(),
-    windowPairs = 0,
-    windowTokens = 0,
-    stepsHere = 0;
-  let lastCheckpoint = elapsed(),
-    savedStep = step;
+/**
+ * Makes outDir/checkpoint the last whole checkpoint before a resume: a kill -9 can leave
+ * half-written temporaries, and (between the two renames of a save) the last whole checkpoint
+ * under checkpoint.old. An error when there is none.
+ */
+function recoverCheckpointDir(outDir: string, ckDir: string): void {
+  removeStaleTemporaries(outDir);
+  if (!existsSync(join(ckDir, 'state.json')) && existsSync(join(`${ckDir}.old`, 'state.json'))) {
+    rmSync(ckDir, { recursive: true, force: true });
+    renameSync(`${ckDir}.old`, ckDir);
+  }
+  if (!hasCheckpoint(outDir)) throw new Error(`--resume: no checkpoint in ${ckDir}`);
+}
 
-  const saveCheckpoint = () => {
+/** What the loop trains: the task, its optimisers and the plateau schedule (null: another schedule). */
+interface RunParts {
+  task: TrainingTask;
+  slots: OptimizerSlot[];
+  plateau: PlateauDecay | null;
+}
+
+/** Where a run starts: step, pairs, loss average, training seconds so far and the log up to there. */
+interface Position {
+  step: number;
+  pairs: number;
+  lossEma: number | null;
+  seconds: number;
+  history: TrainLogEntry[];
+}
+
+/**
+ * Loads the checkpoint in ckDir into the model, the optimisers, the task and the plateau schedule,
+ * and cuts the log file back to the checkpoint's step; refuses one made with another fingerprint.
+ */
+function restoreCheckpoint(ckDir: string, logFile: string, { task, slots, plateau }: RunParts, fingerprint: string | undefined): Position {
+  const st = readJson<Checkpoint>(join(ckDir, 'state.json'));
+  if (fingerprint && st.fingerprint && st.fingerprint !== fingerprint)
+    throw new Error(
+      `--resume: the checkpoint in ${ckDir} was made with another tokenizer or model configuration; resume with the configuration it was started with, or train without --resume`,
+    );
+  loadInto(join(ckDir, 'model.safetensors'), (t) => task.module.loadStateDict(t));
+  for (const sl of slots)
+    loadInto(join(ckDir, optimizerFile(sl.name)), (t, m) => sl.opt.loadStateDict({ tensors: t, meta: JSON.parse(m.meta ?? '{}') as Record<string, number> }));
+  // task state is saved only when the task has some (e.g. mined hard negatives)
+  if (task.loadCheckpointState && existsSync(join(ckDir, 'task.safetensors')))
+    loadInto(join(ckDir, 'task.safetensors'), (t) => task.loadCheckpointState!({ tensors: t, meta: st.task }));
+  const { step, pairs, lossEma } = st;
+  task.streamState = st.stream;
+  if (plateau && st.plateau) plateau.load(st.plateau);
+  // The log keeps only entries up to the checkpoint (later ones were lost with the kill).
+  const history = existsSync(logFile)
+    ? readFileSync(logFile, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as TrainLogEntry)
+        .filter((e) => e.step <= step)
+    : [];
+  writeFileSync(logFile, history.map((e) => JSON.stringify(e) + '\n').join(''));
+  return { step, pairs, lossEma, seconds: st.seconds, history };
+}
+
+/** One process's share of a run: the loop from a start position to the budget, an abort or a simulated kill. */
+class TrainingRun {
+  private readonly cfg: TrainConfig;
+  private readonly task: TrainingTask;
+  private readonly slots: OptimizerSlot[];
+  private readonly clipped: Tensor[];
+  private readonly plateau: PlateauDecay | null;
+  private step: number;
+  private pairs: number;
+  private lossEma: number | null;
+  private readonly history: TrainLogEntry[];
+  private readonly priorSeconds: number;
+  private readonly budgetPairs: number;
+  private readonly budgetSeconds: number;
+  private readonly t0: number;
+  private validationSeconds = 0;
+  private readonly sched: (step: number) => number;
+  // the throughput window of the progress line
+  private windowStart: number;
+  private windowPairs = 0;
+  private windowTokens = 0;
+  private stepsHere = 0;
+  private lastCheckpoint: number;
+  private savedStep: number;
+
+  constructor(
+    private readonly o: TrainOptions,
+    private readonly log: (line: string) => void,
+    parts: RunParts,
+    start: Position,
+    private readonly ckDir: string,
+    private readonly logFile: string,
+  ) {
+    const cfg = o.config;
+    this.cfg = cfg;
+    this.task = parts.task;
+    this.slots = parts.slots;
+    this.plateau = parts.plateau;
+    this.clipped = parts.slots.filter((s) => s.clip).flatMap((s) => s.params);
+    this.step = start.step;
+    this.pairs = start.pairs;
+    this.lossEma = start.lossEma;
+    this.history = start.history;
+    this.priorSeconds = start.seconds;
+    this.budgetPairs = cfg.budget.pairs || Infinity;
+    this.budgetSeconds = cfg.budget.minutes ? cfg.budget.minutes * 60 : Infinity; // 0 = unset
+    this.t0 = performance.now();
+    // (with a minutes budget the decaying schedules follow the clock, so a resumed run's rates differ slightly)
+    this.sched = lrSchedule(cfg.optim, () => Math.min(1, Math.max(this.pairs / this.budgetPairs, this.elapsed() / this.budgetSeconds)));
+    this.windowStart = performance.now();
+    this.lastCheckpoint = this.elapsed();
+    this.savedStep = this.step;
+  }
+
+  /** Training seconds (preparation and earlier processes included, validation excluded). */
+  private elapsed(): number {
+    return this.priorSeconds + (performance.now() - this.t0) / 1000 - this.validationSeconds;
+  }
+
+  async run(): Promise<TrainResult> {
+    const { o, cfg, task } = this;
+    const maybePause = yielder();
+    task.module.train();
+    while (this.pairs < this.budgetPairs && this.elapsed() < this.budgetSeconds) {
+      // a simulated kill: stop without the final checkpoint
+      if (o.stopAfterSteps !== undefined && this.stepsHere >= o.stopAfterSteps) return { task, log: this.history };
+      await maybePause(); // a SIGINT handler runs here at the latest ~100 ms after the step it arrived in
+      if (o.signal?.aborted) this.interrupted();
+      const raw = task.nextBatch();
+      const batch = task.truncate(raw, this.budgetPairs - this.pairs);
+      const n = task.pairs(batch);
+      if (!n && task.pairs(raw) > 0) break; // cut to nothing: the pair budget is spent (some batches count no pairs)
+      const entry = await this.trainStep(batch, n);
+      await this.validate(entry);
+      this.history.push(entry);
+      appendFileSync(this.logFile, JSON.stringify(entry) + '\n');
+      if (this.step % cfg.logEvery === 0) this.logProgress(entry.lr);
+      if (this.step % cfg.checkpointEvery === 0 || (cfg.checkpointMinutes > 0 && this.elapsed() - this.lastCheckpoint >= cfg.checkpointMinutes * 60))
+        this.saveCheckpoint();
+      if (this.step % 20 === 0) await pause(); // let finalizers run
+    }
+    if (this.savedStep !== this.step) this.saveCheckpoint();
+    writeLearningCurve(o.outDir, this.history);
+    return { task, log: this.history };
+  }
+
+  /** One optimisation step on a batch of n pairs; its log entry (without validation). */
+  private async trainStep(batch: unknown, n: number): Promise<TrainLogEntry> {
+    const { cfg, task, slots, plateau } = this;
+    const step = ++this.step;
+    this.stepsHere++;
+    await task.beforeStep?.(step);
+    manualSeed(cfg.seed * 1000003 + step); // dropout masks depend on (seed, step) only: resumable
+    const lr = plateau ? plateau.lr : this.sched(step);
+    for (const sl of slots) sl.opt.lr = sl.baseLr * (lr / cfg.optim.lr);
+    const stepping = task.stepsWith ? new Set(task.stepsWith(batch)) : null;
+    const loss = tidy(() => {
+      for (const sl of slots) sl.opt.zeroGrad();
+      const l = task.loss(batch, step);
+      l.backward();
+      if (cfg.optim.clip > 0 && this.clipped.length) clipGradNorm(this.clipped, cfg.optim.clip);
+      for (const sl of slots) if (!stepping || stepping.has(sl.name)) sl.opt.step();
+      return l.item();
+    });
+    if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${step} (loss ${loss}); lower optim.lr`);
+    this.pairs += n;
+    this.windowPairs += n;
+    this.windowTokens += task.tokens(batch);
+    this.lossEma = this.lossEma === null ? loss : 0.95 * this.lossEma + 0.05 * loss;
+    return { step, pairs: this.pairs, loss, lr, seconds: this.elapsed() };
+  }
+
+  /** Dev xsim into the entry (and the plateau schedule) when validation is due; its time is not training time. */
+  private async validate(entry: TrainLogEntry): Promise<void> {
+    const { o, cfg, task } = this;
+    if (!(cfg.validate.every > 0 && o.dev && this.step % cfg.validate.every === 0)) return;
+    const v0 = performance.now();
+    const x = await xsimOnDevAsync(new SentenceEncoderModel(task.encoder(), o.tokenizer), o.dev, { signal: o.signal });
+    task.module.train();
+    this.validationSeconds += (performance.now() - v0) / 1000;
+    this.windowStart += performance.now() - v0;
+    if (x) {
+      entry.xsim = x.average;
+      if (this.plateau) this.plateau.observe(entry.xsim);
+      this.log(`step ${this.step}: dev xsim ${entry.xsim.toFixed(2)}% after ${formatDuration(entry.seconds)} of training`);
+    }
+  }
+
+  /** The progress line: pairs, loss average, rate and time left since the last one. */
+  private logProgress(lr: number): void {
+    const { budgetPairs, pairs } = this;
+    const secs = (performance.now() - this.windowStart) / 1000;
+    const rate = this.windowPairs / secs;
+    const left = Math.min((budgetPairs - pairs) / rate, this.budgetSeconds - this.elapsed());
+    this.log(
+      `step ${this.step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${this.lossEma!.toFixed(3)} lr ${lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(this.windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`,
+    );
+    this.windowStart = performance.now();
+    this.windowPairs = 0;
+    this.windowTokens = 0;
+  }
+
+  /** Writes the checkpoint of the current step: built under a temporary name, then swapped in by two renames. */
+  private saveCheckpoint(): void {
+    const { task, ckDir } = this;
     const tmp = tempPathFor(ckDir);
     mkdirSync(tmp, { recursive: true });
     saveTensors(join(tmp, 'model.safetensors'), task.module.stateDict());
-    for (const sl of slots) {
+    for (const sl of this.slots) {
       const os = sl.opt.stateDict();
       saveTensors(join(tmp, optimizerFile(sl.name)), os.tensors, { meta: JSON.stringify(os.meta) });
     }
     const ts = task.checkpointState?.();
     if (ts) saveTensors(join(tmp, 'task.safetensors'), ts.tensors);
     const st: Checkpoint = {
-      step,
-      pairs,
-      seconds: elapsed(),
+      step: this.step,
+      pairs: this.pairs,
+      seconds: this.elapsed(),
       stream: task.streamState,
-      lossEma,
-      plateau: plateau?.state(),
-      fingerprint: o.fingerprint,
+      lossEma: this.lossEma,
+      plateau: this.plateau?.state(),
+      fingerprint: this.o.fingerprint,
       task: ts?.meta,
     };
     writeJson(join(tmp, 'state.json'), st);
@@ -204,80 +361,18 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
     renameSync(tmp, ckDir);
     releaseTemp(tmp);
     rmSync(`${ckDir}.old`, { recursive: true, force: true });
-    lastCheckpoint = elapsed();
-    savedStep = step;
-  };
-
-  const interrupted = (): never => {
-    if (savedStep !== step || !hasCheckpoint(outDir)) saveCheckpoint();
-    writeLearningCurve(outDir, history);
-    task.dispose?.();
-    task.module.dispose();
-    throw new TrainingInterrupted(step, ckDir);
-  };
-  const maybePause = yielder();
-  task.module.train();
-  while (pairs < budgetPairs && elapsed() < budgetSeconds) {
-    // a simulated kill: stop without the final checkpoint
-    if (o.stopAfterSteps !== undefined && stepsHere >= o.stopAfterSteps) return { task, log: history };
-    await maybePause(); // a SIGINT handler runs here at the latest ~100 ms after the step it arrived in
-    if (o.signal?.aborted) interrupted();
-    const raw = task.nextBatch();
-    const batch = task.truncate(raw, budgetPairs - pairs);
-    const n = task.pairs(batch);
-    if (!n && task.pairs(raw) > 0) break; // cut to nothing: the pair budget is spent (some batches count no pairs)
-    step++;
-    stepsHere++;
-    await task.beforeStep?.(step);
-    manualSeed(cfg.seed * 1000003 + step); // dropout masks depend on (seed, step) only: resumable
-    const lr = plateau ? plateau.lr : sched(step);
-    for (const sl of slots) sl.opt.lr = sl.baseLr * (lr / cfg.optim.lr);
-    const stepping = task.stepsWith ? new Set(task.stepsWith(batch)) : null;
-    const loss = tidy(() => {
-      for (const sl of slots) sl.opt.zeroGrad();
-      const l = task.loss(batch, step);
-      l.backward();
-      if (cfg.optim.clip > 0 && clipped.length) clipGradNorm(clipped, cfg.optim.clip);
-      for (const sl of slots) if (!stepping || stepping.has(sl.name)) sl.opt.step();
-      return l.item();
-    });
-    if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${step} (loss ${loss}); lower optim.lr`);
-    pairs += n;
-    windowPairs += n;
-    windowTokens += task.tokens(batch);
-    lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
-    const entry: TrainLogEntry = { step, pairs, loss, lr, seconds: elapsed() };
-    if (cfg.validate.every > 0 && o.dev && step % cfg.validate.every === 0) {
-      const v0 = performance.now();
-      const x = await xsimOnDevAsync(new SentenceEncoderModel(task.encoder(), tok), o.dev, { signal: o.signal });
-      task.module.train();
-      validationSeconds += (performance.now() - v0) / 1000;
-      windowStart += performance.now() - v0;
-      if (x) {
-        entry.xsim = x.average;
-        if (plateau) plateau.observe(entry.xsim);
-        log(`step ${step}: dev xsim ${entry.xsim.toFixed(2)}% after ${formatDuration(entry.seconds)} of training`);
-      }
-    }
-    history.push(entry);
-    appendFileSync(logFile, JSON.stringify(entry) + '\n');
-    if (step % cfg.logEvery === 0) {
-      const secs = (performance.now() - windowStart) / 1000;
-      const rate = windowPairs / secs;
-      const left = Math.min((budgetPairs - pairs) / rate, budgetSeconds - elapsed());
-      log(
-        `step ${step} pairs ${pairs}${Number.isFinite(budgetPairs) ? '/' + budgetPairs : ''} loss ${lossEma.toFixed(3)} lr ${lr.toExponential(2)} ${rate.toFixed(1)} pairs/s ${(windowTokens / secs).toFixed(0)} tok/s ETA ${formatDuration(Math.max(0, left))}`,
-      );
-      windowStart = performance.now();
-      windowPairs = 0;
-      windowTokens = 0;
-    }
-    if (step % cfg.checkpointEvery === 0 || (cfg.checkpointMinutes > 0 && elapsed() - lastCheckpoint >= cfg.checkpointMinutes * 60)) saveCheckpoint();
-    if (step % 20 === 0) await pause(); // let finalizers run
+    this.lastCheckpoint = this.elapsed();
+    this.savedStep = this.step;
   }
-  if (savedStep !== step) saveCheckpoint();
-  writeLearningCurve(outDir, history);
-  return { task, log: history };
+
+  /** The abort: a checkpoint of the last finished step (unless saved), the curves, the task freed, then TrainingInterrupted. */
+  private interrupted(): never {
+    if (this.savedStep !== this.step || !hasCheckpoint(this.o.outDir)) this.saveCheckpoint();
+    writeLearningCurve(this.o.outDir, this.history);
+    this.task.dispose?.();
+    this.task.module.dispose();
+    throw new TrainingInterrupted(this.step, this.ckDir);
+  }
 }
 
 /**
