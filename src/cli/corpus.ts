@@ -22,7 +22,11 @@ export const corpusCommand = command(
     description:
       'SOURCE: a file or a folder (walked whole: an extracted package, a po/ folder, a folder per language of translated documents) or a .deb file; --debian fetches packages by name with apt-get download. Units are cleaned (markup, accelerators, placeholders, whitespace), paired through English, deduplicated (the most frequent translation per language), and written with a #source column; a summary of rows per source and language goes to stderr (--stats: JSON). Bad files are reported and skipped.',
     positionals: [
-      { name: 'sources', variadic: true, help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations, document sets; .deb files' },
+      {
+        name: 'sources',
+        variadic: true,
+        help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations, Ding and EDICT dictionaries, document sets; .deb files',
+      },
     ],
     options: {
       out: { type: 'string', required: true, metavar: 'TSV', help: 'the corpus (.gz compresses)' },

@@ -84,10 +84,13 @@ export interface LineReadOptions {
   startByte?: number;
   /** … which is the start of this line (1-based; for numbering and messages). */
   firstLine?: number;
+  /** The text encoding (a WHATWG label such as 'euc-jp'; default 'utf-8'); a byte sequence invalid in it is an error naming the line. */
+  encoding?: string;
 }
 
 export async function* readLines(given: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
-  const dec = new TextDecoder('utf-8', { fatal: true });
+  const encoding = o.encoding ?? 'utf-8';
+  const dec = new TextDecoder(encoding, { fatal: true });
   const startByte = o.startByte ?? 0;
   const path = shownPath(given);
   const file = await readablePath(given);
@@ -102,7 +105,7 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
     no++;
     let end = buf.length;
     if (end && buf[end - 1] === 13) end--;
-    if (no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+    if (encoding === 'utf-8' && no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
       // BOM
       buf = buf.subarray(3);
       end -= 3;
@@ -111,7 +114,7 @@ export async function* readLines(given: string, o: LineReadOptions = {}): AsyncG
     try {
       s = dec.decode(buf.subarray(0, end));
     } catch {
-      throw new Error(`${path}:${no}: invalid UTF-8`);
+      throw new Error(`${path}:${no}: invalid ${encoding === 'utf-8' ? 'UTF-8' : encoding.toUpperCase()}`);
     }
     if (o.maxChars && s.length > o.maxChars) throw new Error(`${path}:${no}: line longer than ${o.maxChars} characters`);
     return s;
