@@ -3,8 +3,8 @@
 // (configs/scorer-mine.json). Defaults live here; a file gives only what it changes. Every key and
 // value is checked, and a bad one is refused naming the file and the key (as src/models/config.ts
 // checks training configurations).
-import { readFileSync } from 'node:fs';
 import { checkChoice, checkNumber, NumberRule } from '../util/check.js';
+import { readJsonFile } from '../util/json-file.js';
 
 /** One setting: its kind and allowed values; `nullable`: null (or absent) means "not set". */
 type Rule =
@@ -222,18 +222,12 @@ function merge(def: Record<string, unknown>, user: unknown, schema: Schema, file
   return out;
 }
 
+/** A settings file's value; errors name `where` (cannot read the settings file, not JSON). */
 function readSettings(file: string, where: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new Error(`${where}: cannot read the settings file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${where}: not JSON (${(e as Error).message})`);
-  }
+  return readJsonFile(file, {
+    unreadable: (e) => `${where}: cannot read the settings file (${e.code ?? e.message})`,
+    invalid: (e) => `${where}: not JSON (${e.message})`,
+  });
 }
 
 /** xling scorer train's settings: the defaults, with a settings file's values over them (none: the defaults); errors name `where`. */

@@ -1,8 +1,9 @@
 // Weights as safetensors (PyTorch-compatible names), configs as JSON beside them. Tensor bytes go
 // between file and tensor storage natively (no JS copies: fresh memory is slow to first-touch).
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { fromSafetensorsDtype, readSafetensorsHeader, safetensorsLayout } from '../io/safetensors.js';
 import { atomicOutputSync, writeFileAtomicSync } from '../util/atomic.js';
+import { readJsonFile } from '../util/json-file.js';
 import { DType, DTYPE_BYTES } from '../tensor/dtype.js';
 import { readInto, writeFrom } from '../tensor/kernels.js';
 import { empty } from '../tensor/ops.js';
@@ -113,16 +114,7 @@ export function writeJson(path: string, value: unknown): void {
   writeFileAtomicSync(path, JSON.stringify(value, null, 2) + '\n');
 }
 
+/** The value of a JSON file (`cannot read PATH: …`, `PATH: invalid JSON: …` when it cannot be had). */
 export function readJson<T = unknown>(path: string): T {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
-  }
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
-  }
+  return readJsonFile<T>(path);
 }
