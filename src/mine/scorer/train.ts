@@ -244,14 +244,66 @@ export type ScorerTrainSummary = Record<string, unknown> & { training_accuracy: 
  * Trains a scorer and writes it to o.output; a signal stops it between language pairs or pair-model
  * batches (ScorerTrainingStopped, what was done kept in OUT.partial for o.resume).
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: data preparation, the stages of training and persistence in one function
 export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): Promise<ScorerTrainSummary> {
   const cfg = o.settings;
-  const sameTsv = !!o.tables && !!o.parallel && o.tables === o.parallel;
+  const sets = await trainingSets(o);
+  // a pair model to take: checked before any work
+  const pairFrom = o.pairFrom ? pairModelFrom(o.pairFrom, o.model) : null;
+  if (o.tables && !sameTables(o)) await attachTables(sets, o.tables, cfg.tableRows ?? Infinity);
+  // each language pair's candidates and tables are kept in OUT.partial as they are made, so that
+  // --resume continues a killed run; a pair is reused only when everything it was made from is the same
+  const work = `${o.output}.partial`;
+  if (!o.resume && existsSync(work)) {
+    rmSync(work, { recursive: true, force: true });
+    process.stderr.write(`[scorer] removed ${work} of an earlier run (--resume reuses it)\n`);
+  }
+  mkdirSync(work, { recursive: true });
+  const made = await candidatesOfSets(o, sets, work, signal);
+  // the pair model (trained here or taken from --pair-from), its logits as three more features of every set's candidates
+  const pair = o.pairModel ? await trainedPairModel(o, sets, work, signal) : pairFrom ? takenPairModel(o, sets, pairFrom) : null;
+  const { cands, labels } = await pooledCandidates(made.perSet, pair);
+  const m = fitScorer(o, cands, labels, made, pair);
+  let correct = 0;
+  cands.forEach((c, i) => {
+    if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++;
+  });
+  m.trained.training_accuracy = correct / cands.length;
+  if (cfg.selfHead) fitSelfTables(m, sets, made.perSet, cfg.l2);
+  if (pair) {
+    mkdirSync(o.output, { recursive: true });
+    savePairModel(pair.pm, join(o.output, 'pair-model.safetensors'));
+  }
+  saveScorer(o.output, m);
+  if (!o.keepWork) rmSync(work, { recursive: true, force: true });
+  const summary = {
+    output: o.output,
+    sets: made.per,
+    candidates: cands.length,
+    positives: labels.reduce((x, y) => x + y, 0),
+    training_accuracy: correct / cands.length,
+    k: cfg.k,
+    ...(pair ? { pair_model: pair.trained } : {}),
+    self_head: m.self?.trained ?? null,
+  };
+  process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${o.output}\n`);
+  return summary;
+}
+
+/** The word tables come from the parallel TSV the sets are drawn from. */
+const sameTables = (o: ScorerTrainRun) => !!o.tables && !!o.parallel && o.tables === o.parallel;
+
+/**
+ * The labelled sets of a run (BUCC triples, or drawn from the parallel TSV), each pair's languages
+ * checked against the model before any work: of a TSV's columns taken by default, those the model
+ * does not know are left out (said); a pair asked for by name is refused.
+ */
+async function trainingSets(o: ScorerTrainRun): Promise<LabelledSet[]> {
+  const cfg = o.settings;
   const sets = o.bucc
     ? await buccSets(o.bucc, o.split)
-    : await parallelSets(o.parallel!, o.pairs, o.rows, 1, sameTsv ? (cfg.tableRows ?? Infinity) : (cfg.tableRows ?? 5000), { truncated: cfg.truncated });
-  // every pair's languages known to the model before any work; of a TSV's columns taken by default, the others are left out
+    : await parallelSets(o.parallel!, o.pairs, o.rows, 1, sameTables(o) ? (cfg.tableRows ?? Infinity) : (cfg.tableRows ?? 5000), {
+        truncated: cfg.truncated,
+      });
   const known = sets.filter((set) => {
     try {
       const what = o.bucc ? `--bucc ${o.bucc} (${set.name})` : `--pairs ${set.srcLang}-${set.trgLang}`;
@@ -269,35 +321,38 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
     }
   });
   if (!known.length) throw new Error(`--parallel ${o.parallel}: the model knows no language pair of its columns`);
-  sets.splice(0, sets.length, ...known);
-  // a pair model to take: checked before any work
-  let pairFrom: ScorerModel | null = null;
-  if (o.pairFrom) {
-    pairFrom = loadScorer(o.pairFrom);
-    if (!pairFrom.pairModel) throw new Error(`--pair-from ${o.pairFrom}: that scorer has no pair model (train one with --pair-model)`);
-    if (pairFrom.pairModel.config.dim !== modelDim(o.model))
-      throw new Error(
-        `--pair-from ${o.pairFrom}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${o.model} gives ${modelDim(o.model)} (it was trained with another encoder)`,
-      );
-    const other = encoderMismatch(pairFrom.pair!.trained, o.model, `--pair-from ${o.pairFrom}'s pair model`, 'its word vectors');
-    if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
-  }
-  if (o.tables && !sameTsv) await attachTables(sets, o.tables, cfg.tableRows ?? Infinity);
-  const perSet: { cands: ScoredCandidate[]; labels: number[] }[] = [];
-  const cands: ScoredCandidate[] = [],
-    labels: number[] = [];
-  const tables: Record<string, WordTables> = {};
-  const per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }> = {};
-  // each language pair's candidates and tables are kept in OUT.partial as they are made, so that
-  // --resume continues a killed run; a pair is reused only when everything it was made from is the same
-  const work = `${o.output}.partial`;
-  if (!o.resume && existsSync(work)) {
-    rmSync(work, { recursive: true, force: true });
-    process.stderr.write(`[scorer] removed ${work} of an earlier run (--resume reuses it)\n`);
-  }
-  mkdirSync(work, { recursive: true });
+  return known;
+}
+
+/** The scorer of --pair-from, checked: it has a pair model, and that reads this encoder's word vectors (another encoder of that size: a warning). */
+function pairModelFrom(dir: string, model: string): ScorerModel {
+  const pairFrom = loadScorer(dir);
+  if (!pairFrom.pairModel) throw new Error(`--pair-from ${dir}: that scorer has no pair model (train one with --pair-model)`);
+  if (pairFrom.pairModel.config.dim !== modelDim(model))
+    throw new Error(
+      `--pair-from ${dir}: its pair model reads ${pairFrom.pairModel.config.dim}-dimensional word vectors; --model ${model} gives ${modelDim(model)} (it was trained with another encoder)`,
+    );
+  const other = encoderMismatch(pairFrom.pair!.trained, model, `--pair-from ${dir}'s pair model`, 'its word vectors');
+  if (other) process.stderr.write(`[scorer] warning: ${other}\n`);
+  return pairFrom;
+}
+
+/** Each set's candidates, labels and word tables, and what is said of them (xling scorer train --json's sets). */
+interface SetCandidates {
+  perSet: { cands: ScoredCandidate[]; labels: number[] }[];
+  tables: Record<string, WordTables>;
+  per: Record<string, { sentences: [number, number]; gold: number; candidates: number; gold_candidates: number }>;
+}
+
+/**
+ * Every set's candidates and word tables (labelledCandidates), each kept in the work directory as
+ * it is made and reused by o.resume when its key (the model's files, the settings and the set's
+ * sentences) is the same; a signal stops the run between sets.
+ */
+async function candidatesOfSets(o: ScorerTrainRun, sets: LabelledSet[], work: string, signal?: AbortSignal): Promise<SetCandidates> {
+  const cfg = o.settings;
+  const out: SetCandidates = { perSet: [], tables: {}, per: {} };
   const modelStamp = fileStamps(o.model);
-  const encoder = encoderFingerprint(o.model);
   const prog = new Progress({ label: 'scorer train', unit: 'pairs', total: sets.length });
   let reused = 0;
   for (const set of sets) {
@@ -317,28 +372,17 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
       )
       .digest('hex');
     const file = join(work, `${set.name.replace(/[^\w.-]/g, '_')}.json`);
-    let r: ReturnType<typeof labelledCandidates> | null = null;
-    let fromCache = false;
-    if (o.resume && existsSync(file)) {
-      try {
-        const c = JSON.parse(readFileSync(file, 'utf8')) as { key: string; r: ReturnType<typeof labelledCandidates> };
-        if (c.key === key) {
-          r = c.r;
-          reused++;
-          fromCache = true;
-        } else process.stderr.write(`[scorer] ${set.name}: made with other arguments in ${work}; done again\n`);
-      } catch {
-        process.stderr.write(`[scorer] ${set.name}: ${file} unreadable; done again\n`);
-      }
-    }
-    if (!r) {
+    let r = o.resume ? keptCandidates(file, key, set.name, work) : null;
+    const fromCache = !!r;
+    if (r) reused++;
+    else {
       r = labelledCandidates(set, o.model, cfg.k, cfg.center, 'scorer', { minProb: cfg.tableMinProb });
       writeFileAtomicSync(file, JSON.stringify({ key, r }));
     }
-    perSet.push({ cands: r.cands, labels: r.labels });
-    tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
+    out.perSet.push({ cands: r.cands, labels: r.labels });
+    out.tables[`${set.srcLang}-${set.trgLang}`] = r.tables;
     const hit = r.labels.reduce((x, y) => x + y, 0);
-    per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
+    out.per[set.name] = { sentences: [set.src.length, set.trg.length], gold: set.gold.size, candidates: r.cands.length, gold_candidates: hit };
     process.stderr.write(
       `[scorer] ${set.name}: ${set.src.length} × ${set.trg.length} sentences, ${set.gold.size} gold pairs, ${r.cands.length} candidates (${hit} gold among them); word tables from ${set.extra ? `${set.extra.length} parallel rows` : 'the gold pairs'}${fromCache ? ' (reused)' : ''}\n`,
     );
@@ -349,72 +393,113 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
   }
   prog.done();
   if (reused) process.stderr.write(`[scorer] --resume: ${reused} of ${sets.length} language pairs reused from ${work}\n`);
-  // the pair model (trained here or taken from --pair-from), its logits as three more features of every set's candidates
-  let pair: { pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> } | null = null;
-  if (o.pairModel) {
-    const file = o.tables ?? o.parallel!;
-    const p = cfg.pairModel;
-    const rows = await pairModelRows(
-      file,
-      sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })),
-      p.rows,
-    );
-    // (the epochs are not in the key: a resumed run may go on for more of them; match and siblings, variants
-    // no longer offered, stay in it as false so that an earlier run's work directory is still reused)
-    const key = createHash('sha256')
-      .update(
-        JSON.stringify({
-          model: modelStamp,
-          center: cfg.center,
-          file: fileStamps(file).join(),
-          rows: p.rows,
-          negatives: p.negatives,
-          maxWords: p.maxWords,
-          sets: sets.map((s) => s.name),
-          hidden: p.hidden,
-          pca: p.pca,
-          match: false,
-          siblings: false,
-          ...(p.seed !== 1 ? { seed: p.seed } : {}),
-        }),
-      )
-      .digest('hex');
-    manualSeed(p.seed);
-    pair = await trainScorerPairModel(
-      sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
-      {
-        model: o.model,
-        dim: modelDim(o.model),
+  return out;
+}
+
+/** A set's candidates kept in the work directory by an earlier run, if made with the same key (else null, said). */
+function keptCandidates(file: string, key: string, name: string, work: string): ReturnType<typeof labelledCandidates> | null {
+  if (!existsSync(file)) return null;
+  try {
+    const c = JSON.parse(readFileSync(file, 'utf8')) as { key: string; r: ReturnType<typeof labelledCandidates> };
+    if (c.key === key) return c.r;
+    process.stderr.write(`[scorer] ${name}: made with other arguments in ${work}; done again\n`);
+  } catch {
+    process.stderr.write(`[scorer] ${name}: ${file} unreadable; done again\n`);
+  }
+  return null;
+}
+
+/** A pair model ready to score the sets' candidates: the model, its word table, each set's word ids a side, and what is said of its training. */
+interface ReadyPairModel {
+  pm: PairModel;
+  table: Tensor;
+  ids: { src: number[][]; trg: number[][] }[];
+  trained: Record<string, unknown>;
+}
+
+/** The pair model trained here (pair-train.ts) on rows of the tables' (or the parallel) TSV that are no sentence of a set; resumable in the work directory. */
+async function trainedPairModel(o: ScorerTrainRun, sets: LabelledSet[], work: string, signal?: AbortSignal): Promise<ReadyPairModel> {
+  const cfg = o.settings;
+  const file = o.tables ?? o.parallel!;
+  const p = cfg.pairModel;
+  const rows = await pairModelRows(
+    file,
+    sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })),
+    p.rows,
+  );
+  // (the epochs are not in the key: a resumed run may go on for more of them; match and siblings, variants
+  // no longer offered, stay in it as false so that an earlier run's work directory is still reused)
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify({
+        model: fileStamps(o.model),
         center: cfg.center,
-        hidden: p.hidden,
-        pca: p.pca,
-        epochs: p.epochs,
+        file: fileStamps(file).join(),
+        rows: p.rows,
         negatives: p.negatives,
         maxWords: p.maxWords,
-        work,
-        resume: o.resume,
-        key,
-        signal,
-      },
-    );
-    pair.trained = { ...pair.trained, rows_from: file, rows_per_pair: p.rows, negatives: p.negatives, seed: p.seed, encoder, encoder_dir: o.model };
-  } else if (pairFrom) {
-    const pm = pairFrom.pairModel!;
-    const e = embedTextWords(
-      o.model,
-      sets.flatMap((s) => [
-        { key: s.srcLang, lang: s.srcLang, texts: s.src },
-        { key: s.trgLang, lang: s.trgLang, texts: s.trg },
-      ]),
-      pm.config,
-    );
-    pair = {
-      pm,
-      table: pm.wordTable(e.vectors, e.n),
-      ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })),
-      trained: { ...pairFrom.pair!.trained, from: o.pairFrom },
-    };
-  }
+        sets: sets.map((s) => s.name),
+        hidden: p.hidden,
+        pca: p.pca,
+        match: false,
+        siblings: false,
+        ...(p.seed !== 1 ? { seed: p.seed } : {}),
+      }),
+    )
+    .digest('hex');
+  manualSeed(p.seed);
+  const pair = await trainScorerPairModel(
+    sets.map((s, i) => ({ srcLang: s.srcLang, trgLang: s.trgLang, sentences: { src: s.src, trg: s.trg }, rows: rows[i]! })),
+    {
+      model: o.model,
+      dim: modelDim(o.model),
+      center: cfg.center,
+      hidden: p.hidden,
+      pca: p.pca,
+      epochs: p.epochs,
+      negatives: p.negatives,
+      maxWords: p.maxWords,
+      work,
+      resume: o.resume,
+      key,
+      signal,
+    },
+  );
+  pair.trained = {
+    ...pair.trained,
+    rows_from: file,
+    rows_per_pair: p.rows,
+    negatives: p.negatives,
+    seed: p.seed,
+    encoder: encoderFingerprint(o.model),
+    encoder_dir: o.model,
+  };
+  return pair;
+}
+
+/** The pair model of --pair-from, its word table made from the sets' words. */
+function takenPairModel(o: ScorerTrainRun, sets: LabelledSet[], pairFrom: ScorerModel): ReadyPairModel {
+  const pm = pairFrom.pairModel!;
+  const e = embedTextWords(
+    o.model,
+    sets.flatMap((s) => [
+      { key: s.srcLang, lang: s.srcLang, texts: s.src },
+      { key: s.trgLang, lang: s.trgLang, texts: s.trg },
+    ]),
+    pm.config,
+  );
+  return {
+    pm,
+    table: pm.wordTable(e.vectors, e.n),
+    ids: sets.map((_, i) => ({ src: e.ids[2 * i]!, trg: e.ids[2 * i + 1]! })),
+    trained: { ...pairFrom.pair!.trained, from: o.pairFrom },
+  };
+}
+
+/** Every set's candidates and labels in one list, with the pair model's logits added to their features. */
+async function pooledCandidates(perSet: SetCandidates['perSet'], pair: ReadyPairModel | null): Promise<{ cands: ScoredCandidate[]; labels: number[] }> {
+  const cands: ScoredCandidate[] = [],
+    labels: number[] = [];
   for (const [i, { cands: c, labels: l }] of perSet.entries()) {
     if (pair) {
       const { src, trg } = pair.ids[i]!;
@@ -431,79 +516,63 @@ export async function trainScorerRun(o: ScorerTrainRun, signal?: AbortSignal): P
     cands.push(...c);
     labels.push(...l);
   }
+  return { cands, labels };
+}
+
+/** The regression over the pooled candidates, with what the scorer says of its training data. */
+function fitScorer(o: ScorerTrainRun, cands: ScoredCandidate[], labels: number[], made: SetCandidates, pair: ReadyPairModel | null): ScorerModel {
+  const cfg = o.settings;
   const pairInfo = pair ? { file: 'pair-model.safetensors', config: pair.pm.config, trained: pair.trained } : undefined;
-  const m = trainScorer(
+  return trainScorer(
     cands,
     labels,
     cfg.k,
     {
       data: o.bucc ? 'bucc' : 'parallel',
       ...(cfg.truncated ? { synthetic: 'truncated' } : {}),
-      encoder,
+      encoder: encoderFingerprint(o.model),
       encoder_dir: o.model,
-      sets: Object.keys(per),
+      sets: Object.keys(made.per),
       word_tables: o.tables
         ? `${o.tables}${cfg.tableRows ? ` (${cfg.tableRows} rows a pair)` : ''}`
         : o.bucc
           ? 'gold pairs'
           : `${cfg.tableRows ?? 5000} rows a pair`,
     },
-    { l2: cfg.l2, tables, pair: pairInfo, pairModel: pair?.pm },
+    { l2: cfg.l2, tables: made.tables, pair: pairInfo, pairModel: pair?.pm },
   );
-  let correct = 0;
-  cands.forEach((c, i) => {
-    if ((scoreCandidate(m, c.features) >= 0.5 ? 1 : 0) === labels[i]) correct++;
+}
+
+/** The self-tables regression (m.self): what mining with self-trained tables does to each set, and the regression fitted on it (none without both labels). */
+function fitSelfTables(m: ScorerModel, sets: LabelledSet[], perSet: SetCandidates['perSet'], l2: number | undefined): void {
+  const selfProg = new Progress({ label: 'scorer self-tables regression', unit: 'pairs', total: sets.length });
+  const xs: number[][] = [],
+    ys: number[] = [];
+  let used = 0,
+    pairs = 0;
+  sets.forEach((set, i) => {
+    const r = selfTablesFeatures(perSet[i]!.cands, set.src, set.trg, m);
+    if (r) {
+      r.cands.forEach((c, j) => {
+        xs.push(c.features);
+        ys.push(perSet[i]!.labels[j]!);
+      });
+      used++;
+      pairs += r.pairs;
+    }
+    selfProg.tick();
   });
-  m.trained.training_accuracy = correct / cands.length;
-  if (cfg.selfHead) {
-    // what mining with self-trained tables does to each set, and the regression fitted on it
-    const selfProg = new Progress({ label: 'scorer self-tables regression', unit: 'pairs', total: sets.length });
-    const xs: number[][] = [],
-      ys: number[] = [];
-    let used = 0,
-      pairs = 0;
-    sets.forEach((set, i) => {
-      const r = selfTablesFeatures(perSet[i]!.cands, set.src, set.trg, m);
-      if (r) {
-        r.cands.forEach((c, j) => {
-          xs.push(c.features);
-          ys.push(perSet[i]!.labels[j]!);
-        });
-        used++;
-        pairs += r.pairs;
-      }
-      selfProg.tick();
-    });
-    selfProg.done();
-    if (used && ys.some((y) => y === 1) && ys.some((y) => y === 0)) {
-      m.self = {
-        ...fitLogistic(xs, ys, { l2: cfg.l2 }),
-        trained: { sets: used, candidates: xs.length, positives: ys.reduce((x, y) => x + y, 0), table_pairs: pairs, tables: 'cross-fitted by source' },
-      };
-      process.stderr.write(
-        `[scorer] self-tables regression: ${used} of ${sets.length} sets (tables from ${pairs} pairs their candidates scored ≥ ${SELF_TABLES.threshold} without tables), ${xs.length} candidates\n`,
-      );
-    } else
-      process.stderr.write(
-        `[scorer] self-tables regression: no set has ${SELF_TABLES.minPairs} pairs scored ≥ ${SELF_TABLES.threshold} without tables; none fitted\n`,
-      );
-  }
-  if (pair) {
-    mkdirSync(o.output, { recursive: true });
-    savePairModel(pair.pm, join(o.output, 'pair-model.safetensors'));
-  }
-  saveScorer(o.output, m);
-  if (!o.keepWork) rmSync(work, { recursive: true, force: true });
-  const summary = {
-    output: o.output,
-    sets: per,
-    candidates: cands.length,
-    positives: labels.reduce((x, y) => x + y, 0),
-    training_accuracy: correct / cands.length,
-    k: cfg.k,
-    ...(pair ? { pair_model: pair.trained } : {}),
-    self_head: m.self?.trained ?? null,
-  };
-  process.stderr.write(`[scorer] ${cands.length} candidates, training accuracy ${(100 * summary.training_accuracy).toFixed(2)}% → ${o.output}\n`);
-  return summary;
+  selfProg.done();
+  if (used && ys.some((y) => y === 1) && ys.some((y) => y === 0)) {
+    m.self = {
+      ...fitLogistic(xs, ys, { l2 }),
+      trained: { sets: used, candidates: xs.length, positives: ys.reduce((x, y) => x + y, 0), table_pairs: pairs, tables: 'cross-fitted by source' },
+    };
+    process.stderr.write(
+      `[scorer] self-tables regression: ${used} of ${sets.length} sets (tables from ${pairs} pairs their candidates scored ≥ ${SELF_TABLES.threshold} without tables), ${xs.length} candidates\n`,
+    );
+  } else
+    process.stderr.write(
+      `[scorer] self-tables regression: no set has ${SELF_TABLES.minPairs} pairs scored ≥ ${SELF_TABLES.threshold} without tables; none fitted\n`,
+    );
 }
