@@ -7,12 +7,13 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EncodedCorpus } from '../data/examples.js';
 import { fitLanguageMeans } from '../embed/centering.js';
 import { CENTER_MIN_NORM, trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { tokenizerSpecOf } from '../text/spec.js';
-import { TrainConfig } from '../models/family.js';
+import { ModelFamily, SavedModelConfig, TrainConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { Tokenizer } from '../text/tokenizer.js';
@@ -23,8 +24,8 @@ import { readLines } from '../io/lines.js';
 import { AdaptTask, checkInitModel, loadAdaptable } from './adapt.js';
 import { DualTrainConfig } from '../models/dual/family.js';
 import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
-import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry } from './trainer.js';
-import { xsimOnDevAsync, XsimResult } from './validate.js';
+import { hasCheckpoint, train, TrainingInterrupted, TrainLogEntry, TrainResult } from './trainer.js';
+import { DevSet, xsimOnDevAsync, XsimResult } from './validate.js';
 import { pause } from '../util/pause.js';
 import { withOutputLock } from '../util/lock.js';
 
@@ -159,25 +160,72 @@ export async function trainModel(o: TrainModelOptions): Promise<TrainModelResult
   return withOutputLock(o.out, '--out', () => trainModelLocked(o));
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: to be split: resume, preparation, training and the finishing steps in one function
 async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult> {
   const t0 = performance.now();
   const cfg = o.config;
   const log = o.log ?? ((l: string) => process.stderr.write(`[train] ${l}\n`));
   const family = getFamily(cfg.model);
   const initSaved = o.init ? checkInitModel(o.init) : null;
+  checkInputFiles(o);
+  checkReplaceable(o.out, '--out');
+  const work = `${o.out}.partial`,
+    kept = keptCheckpointDir(o.out);
+  // what the run continues from is decided (and refused) before any work
+  const r: Run = { o, cfg, log, work, kept, source: resumeSource(o, work, kept, log) };
+
+  // the inputs are read before anything is written: bad data leaves no work directory behind
+  const { table, devTable } = await readInputs(r);
+  checkAborted(r, 'reading the data');
+  prepareWorkDir(r);
+  const resume = r.source !== null;
+  log(`${table.rows.length} rows, ${table.langs.length} languages`);
+
+  const features = textFeatures(r, family, initSaved, resume, table);
+  checkAborted(r, 'the vocabulary');
+  const corpus = await encodeCorpus(r, table, features.tok);
+  const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
+  const prepSeconds = (performance.now() - t0) / 1000;
+
+  const { task, log: history } = await runTrainer(r, features, corpus, dev, resume, prepSeconds);
+  try {
+    return await finishModel(r, { task, history, features, initSaved, table, devTable, dev });
+  } finally {
+    task.dispose?.();
+    task.module.dispose();
+  }
+}
+
+/** What the steps of one trainModel run share. */
+interface Run {
+  o: TrainModelOptions;
+  cfg: TrainConfig;
+  log: (line: string) => void;
+  /** OUT.partial, where the model is built. */
+  work: string;
+  /** OUT.checkpoint, where a finished model's checkpoint is kept. */
+  kept: string;
+  /** The checkpoint the run continues (null: a new model). */
+  source: ResumeSource;
+}
+
+/** The input files exist and the --mono languages are language codes. */
+function checkInputFiles(o: TrainModelOptions): void {
   if (!existsSync(o.data)) throw new Error(`--data: no such file ${o.data}`);
   if (o.dev && !existsSync(o.dev)) throw new Error(`--dev: no such file ${o.dev}`);
   for (const [lang, file] of o.mono ?? []) {
     if (!/^[a-z]{2,3}(_[a-z]{2,4})?$/i.test(lang)) throw new Error(`--mono: '${lang}' is not a language code (give LANG=FILE)`);
     if (!existsSync(file)) throw new Error(`--mono: no such file ${file}`);
   }
-  checkReplaceable(o.out, '--out');
-  const work = `${o.out}.partial`,
-    kept = keptCheckpointDir(o.out);
+}
+
+/**
+ * The checkpoint a run continues (null: it starts a new model), refusing what it must not do: a
+ * --resume without a checkpoint (unless 'or-start'), replacing a model without --force, or
+ * --keep-checkpoint over a directory that is not a checkpoint.
+ */
+function resumeSource(o: TrainModelOptions, work: string, kept: string, log: (line: string) => void): ResumeSource {
   if (o.keepCheckpoint && existsSync(kept) && !isCheckpointDir(kept) && readdirSync(kept).length)
     throw new Error(`--keep-checkpoint: ${kept} exists and is not a checkpoint of xling train (it would be replaced); move it away`);
-  // what the run continues from is decided (and refused) before any work
   const source = o.resume ? findCheckpoint(o.out, work) : null;
   if (o.resume && !source) {
     if (o.resume !== 'or-start')
@@ -188,24 +236,30 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
   }
   if (!source && isModelDir(o.out) && !o.force)
     throw new Error(`--out: ${o.out} already holds a model; give --force to replace it (or --resume to train it further)`);
-  const stopped = (what: string): TrainingInterrupted => {
-    // nothing trained yet: a fresh work directory without a checkpoint is of no use
-    if (!hasCheckpoint(work) && existsSync(work) && source?.kind !== 'work') rmSync(work, { recursive: true, force: true });
-    log(`interrupted during ${what}; nothing to checkpoint yet`);
-    return new TrainingInterrupted(null, null);
-  };
-  const check = (what: string) => {
-    if (o.signal?.aborted) throw stopped(what);
-  };
+  return source;
+}
 
-  // the inputs are read before anything is written: bad data leaves no work directory behind
-  let table: NWayTable, devTable: NWayTable | null;
+/** The interrupt before the first step: nothing to checkpoint yet. */
+function stoppedBeforeTraining(r: Run, what: string): TrainingInterrupted {
+  // nothing trained yet: a fresh work directory without a checkpoint is of no use
+  if (!hasCheckpoint(r.work) && existsSync(r.work) && r.source?.kind !== 'work') rmSync(r.work, { recursive: true, force: true });
+  r.log(`interrupted during ${what}; nothing to checkpoint yet`);
+  return new TrainingInterrupted(null, null);
+}
+
+function checkAborted(r: Run, what: string): void {
+  if (r.o.signal?.aborted) throw stoppedBeforeTraining(r, what);
+}
+
+/** The training table (less --exclude-langs, plus the --mono sentences) and the dev table. */
+async function readInputs(r: Run): Promise<{ table: NWayTable; devTable: NWayTable | null }> {
+  const { o, log } = r;
   try {
-    table = await loadTable(o.data, { signal: o.signal });
+    const table = await loadTable(o.data, { signal: o.signal });
     if (o.excludeLangs?.length) {
       for (const l of o.excludeLangs) if (!table.langs.includes(l)) throw new Error(`--exclude-langs: '${l}' is not a column of ${o.data}`);
       table.langs = table.langs.filter((l) => !o.excludeLangs!.includes(l));
-      for (const r of table.rows) for (const l of o.excludeLangs) r.delete(l);
+      for (const row of table.rows) for (const l of o.excludeLangs) row.delete(l);
     }
     for (const [lang, file] of o.mono ?? []) {
       if (!table.langs.includes(lang)) table.langs.push(lang);
@@ -217,12 +271,16 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
         }
       log(`--mono ${lang}: ${n} sentences from ${file}`);
     }
-    devTable = o.dev ? await loadTable(o.dev, { signal: o.signal }) : null;
+    const devTable = o.dev ? await loadTable(o.dev, { signal: o.signal }) : null;
+    return { table, devTable };
   } catch (e) {
-    if (e instanceof PreparationAborted) throw stopped('reading the data');
+    if (e instanceof PreparationAborted) throw stoppedBeforeTraining(r, 'reading the data');
     throw e;
   }
-  check('reading the data');
+}
+
+/** OUT.partial as the run starts: a copy of the finished model it continues, the work directory of a killed run, or a new empty one. */
+function prepareWorkDir({ o, work, source }: Run): void {
   if (source?.kind === 'kept' || source?.kind === 'inside') {
     // continue a finished model (e.g. with a larger budget): work on a copy, swap at the end; the
     // kept checkpoint is linked, not moved, so that the finished model keeps it until the end
@@ -233,71 +291,85 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
       linkTree(source.dir, join(work, 'checkpoint'));
     }
   }
-  const resume = source !== null;
-  if (!resume) {
+  if (source === null) {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
   }
-  log(`${table.rows.length} rows, ${table.langs.length} languages`);
+}
 
-  // text → ids: the family's own features, or a subword vocabulary trained here (kept on resume)
-  let tok: TextTokenizer,
-    tokFile: string | null = null,
-    tokText: string;
+/** How text becomes ids: the tokenizer, its file in the model (null: none) and its text (fingerprinted). */
+interface TextFeatures {
+  tok: TextTokenizer;
+  tokFile: string | null;
+  tokText: string;
+  /** The --init model's encoder, trained further. */
+  init: ReturnType<typeof loadAdaptable> | null;
+}
+
+/** text → ids: the --init model's tokenizer, the family's own features, or a subword vocabulary trained here (kept on resume). */
+function textFeatures(r: Run, family: ModelFamily, initSaved: SavedModelConfig | null, resume: boolean, table: NWayTable): TextFeatures {
+  const { o, cfg, log, work } = r;
   const fixed = initSaved ? undefined : family.fixedTokenizer?.(cfg);
-  let init: ReturnType<typeof loadAdaptable> | null = null;
   if (o.init) {
     // the init model's encoder and tokenizer (its tokenizer file is copied: the output is a model of its kind)
-    init = loadAdaptable(o.init);
-    tok = init.loaded.tokenizer;
-    tokText = init.tokenizerText;
-    tokFile = init.saved.tokenizer;
+    const init = loadAdaptable(o.init);
+    const tokFile = init.saved.tokenizer;
     if (tokFile) copyFileSync(join(o.init, tokFile), join(work, tokFile));
     log(`init model ${o.init} (${init.saved.kind})`);
-  } else if (fixed) {
-    tok = fixed;
-    tokText = JSON.stringify(fixed);
-  } else {
-    tokFile = 'tokenizer.json';
-    const path = join(work, tokFile);
-    if (resume && existsSync(path)) {
-      tok = Tokenizer.load(path, { romanize: cfg.vocab.romanize });
-    } else {
-      const t1 = performance.now();
-      const trained = Tokenizer.train(byLanguage(table), {
-        model: cfg.vocab.type === 'none' ? 'bpe' : cfg.vocab.type,
-        vocabSize: cfg.vocab.size,
-        temperature: cfg.vocab.temperature,
-        seed: cfg.seed,
-        maxLen: cfg.maxLen,
-        sampleSentences: cfg.vocab.sampleSentences,
-        normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize },
-      });
-      trained.save(path);
-      tok = trained;
-      log(
-        `joint ${{ bpe: 'BPE', unigram: 'unigram', words: 'word', none: '' }[cfg.vocab.type]} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`,
-      );
-    }
-    tokText = readFileSync(path, 'utf8');
+    return { tok: init.loaded.tokenizer, tokFile, tokText: init.tokenizerText, init };
   }
-  check('the vocabulary');
+  if (fixed) return { tok: fixed, tokFile: null, tokText: JSON.stringify(fixed), init: null };
+  const tokFile = 'tokenizer.json';
+  const path = join(work, tokFile);
+  let tok: TextTokenizer;
+  if (resume && existsSync(path)) {
+    tok = Tokenizer.load(path, { romanize: cfg.vocab.romanize });
+  } else {
+    const t1 = performance.now();
+    const trained = Tokenizer.train(byLanguage(table), {
+      model: cfg.vocab.type === 'none' ? 'bpe' : cfg.vocab.type,
+      vocabSize: cfg.vocab.size,
+      temperature: cfg.vocab.temperature,
+      seed: cfg.seed,
+      maxLen: cfg.maxLen,
+      sampleSentences: cfg.vocab.sampleSentences,
+      normalize: { lowercase: cfg.vocab.lowercase, romanize: cfg.vocab.romanize },
+    });
+    trained.save(path);
+    tok = trained;
+    log(
+      `joint ${{ bpe: 'BPE', unigram: 'unigram', words: 'word', none: '' }[cfg.vocab.type]} vocabulary of ${trained.vocabSize} trained in ${((performance.now() - t1) / 1000).toFixed(1)}s`,
+    );
+  }
+  return { tok, tokFile, tokText: readFileSync(path, 'utf8'), init: null };
+}
+
+/** The table's token ids. */
+async function encodeCorpus(r: Run, table: NWayTable, tok: TextTokenizer): Promise<EncodedCorpus> {
   const t2 = performance.now();
   let corpus;
   try {
-    corpus = await encodeTableAsync(table, tok, { signal: o.signal });
+    corpus = await encodeTableAsync(table, tok, { signal: r.o.signal });
   } catch (e) {
-    if (e instanceof PreparationAborted) throw stopped('the text features');
+    if (e instanceof PreparationAborted) throw stoppedBeforeTraining(r, 'the text features');
     throw e;
   }
-  log(`text features of ${table.langs.length} languages in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
-  const dev = devTable ? devSetOf(devTable, cfg.validate.langs, 200, cfg.validate.maxRows) : undefined;
-  const prepSeconds = (performance.now() - t0) / 1000;
+  r.log(`text features of ${table.langs.length} languages in ${((performance.now() - t2) / 1000).toFixed(1)}s`);
+  return corpus;
+}
 
-  let trained;
+/** The training loop in OUT.partial (see train()); an interrupt is logged with how to continue. */
+async function runTrainer(
+  { o, cfg, log, work }: Run,
+  { tok, tokText, init }: TextFeatures,
+  corpus: EncodedCorpus,
+  dev: DevSet | undefined,
+  resume: boolean,
+  prepSeconds: number,
+): Promise<TrainResult> {
   try {
-    const createTask = init ? () => new AdaptTask(cfg as DualTrainConfig, init!, corpus, o.init!) : undefined;
-    trained = await train({
+    const createTask = init ? () => new AdaptTask(cfg as DualTrainConfig, init, corpus, o.init!) : undefined;
+    return await train({
       config: cfg,
       corpus,
       tokenizer: tok,
@@ -315,7 +387,26 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     if (e instanceof TrainingInterrupted) log(`interrupted at step ${e.step}: checkpoint in ${e.checkpointDir}; continue with --resume`);
     throw e;
   }
-  const { task, log: history } = trained;
+}
+
+/** What the finishing steps work from: the trained task and what the run prepared. */
+interface Trained {
+  task: TrainingTask;
+  history: TrainLogEntry[];
+  features: TextFeatures;
+  initSaved: SavedModelConfig | null;
+  table: NWayTable;
+  devTable: NWayTable | null;
+  dev: DevSet | undefined;
+}
+
+/**
+ * After the last step: the per-language means, the model files, the language identifier and the
+ * dev error in OUT.partial, then the swap into OUT and the checkpoint kept beside it or removed.
+ */
+async function finishModel(r: Run, { task, history, features, initSaved, table, devTable, dev }: Trained): Promise<TrainModelResult> {
+  const { o, cfg, log, work } = r;
+  const { tok, tokFile } = features;
   // after the last step the checkpoint is whole: an interrupt from here on leaves it for --resume
   const stoppedAfter = (what: string): never => {
     log(
@@ -323,70 +414,79 @@ async function trainModelLocked(o: TrainModelOptions): Promise<TrainModelResult>
     );
     throw new TrainingInterrupted(history.at(-1)?.step ?? 0, join(work, 'checkpoint'));
   };
-  try {
-    const enc = new SentenceEncoderModel(task.encoder(), tok);
-    if (cfg.center.perLang > 0) {
-      const langs = byLanguage(table);
-      const total = [...langs.values()].reduce((a, s) => a + Math.min(s.length, cfg.center.perLang), 0);
-      const prog = new Progress({ label: 'per-language mean vectors', unit: 'sents', total, silent: o.quiet });
-      // one language at a time, letting the event loop run in between (a SIGINT stops here)
-      const centers = new Map<string, Float32Array>();
-      for (const [l, sents] of langs) {
-        await pause();
-        if (o.signal?.aborted) {
-          prog.done();
-          stoppedAfter('the per-language mean vectors');
-        }
-        for (const [k, v] of fitLanguageMeans(enc, new Map([[l, sents]]), cfg.center.perLang, cfg.seed, (n) => prog.tick(n))) centers.set(k, v);
-      }
-      enc.centers = centers;
-      prog.done();
-    }
-    writeModelFiles(work, initSaved?.kind ?? cfg.model, task, cfg, tokFile, enc.centers, initSaved ? initSaved.tokenizerSpec : tokenizerSpecOf(tok, tokFile));
-    // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
-    const t3 = performance.now();
-    enc.lid = trainModelIdentifier(byLanguage(table));
-    if (enc.lid) {
-      enc.lid.save(work);
-      log(
-        `language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`,
-      );
-    }
-    const mv = enc.meanVectors;
-    if (mv.negligible)
-      log(
-        `the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`,
-      );
-    let devResult: TrainModelResult['dev'];
-    if (dev) {
-      const raw = await xsimOnDevAsync(enc, dev, { center: false, signal: o.signal });
-      const centered = raw && enc.centers.size ? await xsimOnDevAsync(enc, dev, { center: 'force', signal: o.signal }) : null;
-      if (!raw || (enc.centers.size && !centered)) stoppedAfter('the dev evaluation');
-      writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
-      writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable!, ['en', ...Object.keys(raw!.langs)]));
-      const n = Object.keys(raw!.langs).length;
-      log(
-        `dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw!.average.toFixed(2)}%` +
-          (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''),
-      );
-      devResult = { raw: raw!, centered };
-    }
-    if (o.signal?.aborted) stoppedAfter('writing the model');
-    replaceDir(work, o.out);
-    // the finished model is lean: its checkpoint goes beside it (--keep-checkpoint) or away. (Until
-    // this is done, a --resume finds the checkpoint inside, as in models trained before.)
-    if (isCheckpointDir(kept)) rmSync(kept, { recursive: true, force: true });
-    const inside = join(o.out, 'checkpoint');
-    if (o.keepCheckpoint && isCheckpointDir(inside)) {
-      rmSync(kept, { recursive: true, force: true });
-      renameSync(inside, kept);
-    }
-    rmSync(inside, { recursive: true, force: true });
-    rmSync(`${inside}.old`, { recursive: true, force: true });
-    log(`model written to ${o.out}` + (o.keepCheckpoint ? ` (checkpoint for --resume in ${kept})` : ''));
-    return { dir: o.out, log: history, dev: devResult };
-  } finally {
-    task.dispose?.();
-    task.module.dispose();
+  const enc = new SentenceEncoderModel(task.encoder(), tok);
+  if (cfg.center.perLang > 0) await fitCenters(r, enc, table, stoppedAfter);
+  writeModelFiles(work, initSaved?.kind ?? cfg.model, task, cfg, tokFile, enc.centers, initSaved ? initSaved.tokenizerSpec : tokenizerSpecOf(tok, tokFile));
+  // the language identifier (lid.json) of the corpus's languages: centring's 'auto'
+  const t3 = performance.now();
+  enc.lid = trainModelIdentifier(byLanguage(table));
+  if (enc.lid) {
+    enc.lid.save(work);
+    log(
+      `language identifier of ${enc.lid.languages.length} languages (${enc.lid.features} character n-grams) trained in ${((performance.now() - t3) / 1000).toFixed(1)}s`,
+    );
   }
+  const mv = enc.meanVectors;
+  if (mv.negligible)
+    log(
+      `the per-language mean vectors are too small to matter (mean norm ${mv.meanNorm.toFixed(3)} < ${CENTER_MIN_NORM}): embedding does not centre by default`,
+    );
+  const devResult = dev ? await evaluateDev(r, enc, dev, devTable!, stoppedAfter) : undefined;
+  if (o.signal?.aborted) stoppedAfter('writing the model');
+  installModel(r);
+  return { dir: o.out, log: history, dev: devResult };
+}
+
+/** The per-language mean vectors into enc.centers, one language at a time, letting the event loop run in between (a SIGINT stops here). */
+async function fitCenters({ o, cfg }: Run, enc: SentenceEncoderModel, table: NWayTable, stoppedAfter: (what: string) => never): Promise<void> {
+  const langs = byLanguage(table);
+  const total = [...langs.values()].reduce((a, s) => a + Math.min(s.length, cfg.center.perLang), 0);
+  const prog = new Progress({ label: 'per-language mean vectors', unit: 'sents', total, silent: o.quiet });
+  const centers = new Map<string, Float32Array>();
+  for (const [l, sents] of langs) {
+    await pause();
+    if (o.signal?.aborted) {
+      prog.done();
+      stoppedAfter('the per-language mean vectors');
+    }
+    for (const [k, v] of fitLanguageMeans(enc, new Map([[l, sents]]), cfg.center.perLang, cfg.seed, (n) => prog.tick(n))) centers.set(k, v);
+  }
+  enc.centers = centers;
+  prog.done();
+}
+
+/** The dev error without and with per-language centring: dev-xsim.json, the dev-xsim.svg heatmap and a log line. */
+async function evaluateDev(
+  { o, log, work }: Run,
+  enc: SentenceEncoderModel,
+  dev: DevSet,
+  devTable: NWayTable,
+  stoppedAfter: (what: string) => never,
+): Promise<NonNullable<TrainModelResult['dev']>> {
+  const raw = await xsimOnDevAsync(enc, dev, { center: false, signal: o.signal });
+  const centered = raw && enc.centers.size ? await xsimOnDevAsync(enc, dev, { center: 'force', signal: o.signal }) : null;
+  if (!raw || (enc.centers.size && !centered)) stoppedAfter('the dev evaluation');
+  writeFileSync(join(work, 'dev-xsim.json'), JSON.stringify({ ...raw, centered }, null, 1) + '\n');
+  writeFileSync(join(work, 'dev-xsim.svg'), devHeatmap(enc, devTable, ['en', ...Object.keys(raw!.langs)]));
+  const n = Object.keys(raw!.langs).length;
+  log(
+    `dev similarity-search error (avg X→en, en→X over ${n} languages): ${raw!.average.toFixed(2)}%` +
+      (centered ? `; with per-language centring (embed --lang): ${centered.average.toFixed(2)}%` : ''),
+  );
+  return { raw: raw!, centered };
+}
+
+/** OUT.partial becomes OUT; the finished model is lean: its checkpoint goes beside it (--keep-checkpoint) or away. */
+function installModel({ o, log, work, kept }: Run): void {
+  replaceDir(work, o.out);
+  // (until this is done, a --resume finds the checkpoint inside, as in models trained before)
+  if (isCheckpointDir(kept)) rmSync(kept, { recursive: true, force: true });
+  const inside = join(o.out, 'checkpoint');
+  if (o.keepCheckpoint && isCheckpointDir(inside)) {
+    rmSync(kept, { recursive: true, force: true });
+    renameSync(inside, kept);
+  }
+  rmSync(inside, { recursive: true, force: true });
+  rmSync(`${inside}.old`, { recursive: true, force: true });
+  log(`model written to ${o.out}` + (o.keepCheckpoint ? ` (checkpoint for --resume in ${kept})` : ''));
 }
