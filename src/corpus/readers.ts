@@ -2,6 +2,7 @@
 // reads it), and the reader of document sets (folders of translated documents, one per language).
 import { SentenceEmbedder } from '../docalign/align.js';
 import { cldrReader } from './cldr.js';
+import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { gettextReader } from './gettext.js';
@@ -19,7 +20,7 @@ export interface DocumentSetReader {
 }
 
 export function corpusReaders(): SourceReader[] {
-  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, dingReader, edictReader, mosesReader, nwayTsvReader];
+  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, cldrMainReader, dingReader, edictReader, mosesReader, nwayTsvReader];
 }
 
 export function documentSetReader(): DocumentSetReader {

@@ -1,0 +1,147 @@
+// CLDR locale data (Unicode CLDR, LDML — UTS #35: the files common/main/*.xml) as everyday
+// phrases: the names a locale gives to languages (Part 2 "Locale Display Names": `<languages>`,
+// the two-letter codes, without a script or region), to countries (`<territories>`, the
+// two-letter regions), to the Gregorian months and weekdays (Part 4 "Dates": wide format names),
+// to the date fields and their relative forms ("yesterday", "next week", "this month"), and to
+// units (Part 6 "Units": the long display names, "kilometers", "hours"). Each value is found by
+// its element path with the `type` attributes (`localeDisplayNames/territories/territory[DE]`) and
+// paired with the value at the same path in en.xml of the same folder (read once per folder, as
+// the annotations reader does). Values with an `alt` attribute (short, variant and menu forms),
+// `↑↑↑` (inherited) and patterns with placeholders are not read; root, English and sub-locales
+// folding into their parent's code give nothing (cldrLang).
+import { statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { cldrLang } from './cldr.js';
+import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
+import { rootElement, xmlEvents } from './xml.js';
+
+/** The element paths read, as `name[type]` steps below <ldml>. */
+const WANTED = [
+  /^localeDisplayNames\/languages\/language\[[a-z]{2}\]$/,
+  /^localeDisplayNames\/territories\/territory\[[A-Z]{2}\]$/,
+  /^dates\/calendars\/calendar\[gregorian\]\/months\/monthContext\[format\]\/monthWidth\[wide\]\/month\[\d+\]$/,
+  /^dates\/calendars\/calendar\[gregorian\]\/days\/dayContext\[format\]\/dayWidth\[wide\]\/day\[[a-z]+\]$/,
+  /^dates\/fields\/field\[(?:era|year|quarter|month|week|day|weekday|dayperiod|hour|minute|second|zone)\]\/displayName$/,
+  /^dates\/fields\/field\[(?:year|quarter|month|week|day|sun|mon|tue|wed|thu|fri|sat)\]\/relative\[-?\d\]$/,
+  /^units\/unitLength\[long\]\/unit\[[a-z0-9-]+\]\/displayName$/,
+];
+
+const INHERITED = '↑↑↑';
+
+export const cldrMainReader: SourceReader = {
+  name: 'cldr-main',
+  accepts(file: string, head: Buffer): boolean {
+    if (!file.toLowerCase().endsWith('.xml')) return false;
+    if (basename(dirname(resolve(file))) !== 'main') return false;
+    return rootElement(head) === 'ldml';
+  },
+  read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
+    return readCldrMain(file, ctx);
+  },
+};
+
+interface LocaleValues {
+  identity: { language?: string; script?: string; territory?: string; variant?: string };
+  values: Map<string, string>;
+}
+
+/** The wanted values of a locale file by path; `wanted` is asked once the <identity> is read (no: stop). */
+async function readValues(file: string, wanted: (id: LocaleValues['identity']) => boolean): Promise<LocaleValues> {
+  const identity: LocaleValues['identity'] = {};
+  const values = new Map<string, string>();
+  const path: string[] = [];
+  const alt: boolean[] = [];
+  let text: string[] | null = null;
+  let identityDone = false;
+  outer: for await (const batch of xmlEvents(file)) {
+    for (const ev of batch) {
+      if (ev.kind === 'text') {
+        if (text) text.push(ev.text);
+        continue;
+      }
+      if (ev.kind === 'open') {
+        if (path.length === 0 && alt.length === 0 && ev.name !== 'ldml')
+          throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
+        if (alt.length === 0) {
+          alt.push(false); // <ldml> itself
+          continue;
+        }
+        const t = ev.attrs.type;
+        path.push(t === undefined ? ev.name : `${ev.name}[${t}]`);
+        alt.push(alt[alt.length - 1]! || ev.attrs.alt !== undefined || ev.attrs.draft === 'unconfirmed');
+        if (path.length === 2 && path[0] === 'identity') {
+          if (ev.name === 'language') identity.language = t;
+          else if (ev.name === 'script') identity.script = t;
+          else if (ev.name === 'territory') identity.territory = t;
+          else if (ev.name === 'variant') identity.variant = t;
+        }
+        text = !alt[alt.length - 1] && WANTED.some((w) => w.test(path.join('/'))) ? [] : null;
+        continue;
+      }
+      if (alt.length === 1) break outer; // </ldml>
+      const key = path.join('/');
+      if (text) {
+        const v = text.join('').trim();
+        if (v && v !== INHERITED && !v.includes('{') && !values.has(key)) values.set(key, v);
+        text = null;
+      }
+      path.pop();
+      alt.pop();
+      if (path.length === 0 && key === 'identity') {
+        identityDone = true;
+        if (identity.language === undefined) throw new Error(`${file}: <identity> names no <language type>`);
+        if (!wanted(identity)) break outer;
+      }
+    }
+  }
+  if (!identityDone) throw new Error(`${file}: no <identity>; the locale is unknown`);
+  return { identity, values };
+}
+
+/** English values per folder, read once (again only if en.xml changes). */
+const englishCache = new Map<string, { mtimeMs: number; values: Promise<Map<string, string>> }>();
+
+function englishValues(folder: string): Promise<Map<string, string>> {
+  const file = join(folder, 'en.xml');
+  let mtimeMs: number;
+  try {
+    mtimeMs = statSync(file).mtimeMs;
+  } catch {
+    return Promise.reject(new Error(`${file}: no such file; CLDR locale names are paired with the English ones of en.xml in their folder`));
+  }
+  const cached = englishCache.get(folder);
+  if (cached && cached.mtimeMs === mtimeMs) return cached.values;
+  const values = readValues(file, () => true).then((v) => {
+    if (v.identity.language !== 'en' || v.identity.territory !== undefined) {
+      throw new Error(`${file}: its <identity> is ${[v.identity.language, v.identity.script, v.identity.territory].filter(Boolean).join('_')}, not en`);
+    }
+    return v.values;
+  });
+  englishCache.set(folder, { mtimeMs, values });
+  values.catch(() => englishCache.delete(folder));
+  return values;
+}
+
+async function* readCldrMain(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
+  const source = ctx.source ?? file;
+  let lang: string | undefined;
+  const v = await readValues(file, (id) => {
+    lang = id.variant === undefined ? cldrLang(id.language!, id.script, id.territory) : undefined;
+    return lang !== undefined;
+  });
+  if (lang === undefined) return;
+  const english = await englishValues(dirname(file));
+  for (const [key, text] of v.values) {
+    const en = english.get(key);
+    if (en === undefined || en === text) continue;
+    yield {
+      texts: new Map([
+        ['en', en],
+        [lang, text],
+      ]),
+      source,
+      doc: `${basename(file)}#${key.split('/')[1] ?? key}`,
+      kind: 'phrase',
+    };
+  }
+}
