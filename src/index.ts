@@ -27,7 +27,8 @@ export type { TrainConfig, PathConfig } from './models/config.js';
 export { mine, marginScore, unify } from './mine/mine.js';
 export { knnChunked, exactSearch, recallVsExact, rescoreExact } from './index/exact.js';
 export type { MarginKind, Retrieval, Candidate } from './mine/mine.js';
-// The second-stage mining scorer (src/mine/scorer/): train one, load one, score candidates or given pairs, mine with it; a whole mining run.
+// The second-stage mining scorer (src/mine/scorer/): train one, load one, score candidates or given pairs, mine with it; a whole mining run;
+// a parallel corpus scored pair by pair (xling scorer score: read in passes, its blocks kept in a work directory, evaluated against its labels).
 export {
   trainScorerRun,
   loadScorer,
@@ -37,8 +38,30 @@ export {
   mineWithScorer,
   mineTablesWithScorer,
   scoreGivenPairs,
+  scoreCorpus,
+  ScoredCorpus,
+  columnsSource,
+  alignedSource,
+  scoringKey,
+  openBlockStore,
+  evaluateLabels,
 } from './mine/scorer/index.js';
-export type { ScorerModel, ScorerTrainRun, ScorerTrainSummary, Assignment, Picked } from './mine/scorer/index.js';
+export type {
+  ScorerModel,
+  ScorerTrainRun,
+  ScorerTrainSummary,
+  Assignment,
+  Picked,
+  OpenedScorer,
+  CorpusScoring,
+  CorpusSource,
+  BlockStore,
+  LabelledRun,
+  LabelEvaluation,
+} from './mine/scorer/index.js';
+// A threshold calibrated on a dev pair (--threshold-from), checked against a run's scoring.
+export { thresholdFromFile } from './mine/calibration.js';
+export type { ScoringOfRun } from './mine/calibration.js';
 export { scorerTrainSettings, mineSettings, SCORER_TRAIN_DEFAULTS, MINE_DEFAULTS } from './mine/settings.js';
 export type { ScorerTrainSettings, MineSettings } from './mine/settings.js';
 export { mineCorpora } from './mine/run.js';
@@ -46,6 +69,8 @@ export { alignSentences, alignOverlapVectors, embedderOf } from './docalign/alig
 export type { AlignedGroup, AlignOptions, SentenceEmbedder } from './docalign/align.js';
 export { scoreAlignments, parseVecalign } from './docalign/score.js';
 export { evaluateBucc, evaluateAtThreshold } from './eval/bucc.js';
+export { evaluateBuccRun } from './eval/bucc-run.js';
+export type { BuccRun, BuccRunResult } from './eval/bucc-run.js';
 export { precisionAtK } from './eval/retrieval.js';
 export { xsimMatrix } from './eval/xsim-matrix.js';
 export { readNpy, writeNpy, NpyRowReader, NpyWriter } from './io/npy.js';

@@ -49,7 +49,7 @@ import {
   crossFittedTables,
 } from '../src/mine/scorer/index.js';
 import { Rng } from '../src/util/rng.js';
-import { blocksOf, DIGEST_LINES, linesOf, scanCorpus } from '../src/cli/corpus-passes.js';
+import { blocksOf, DIGEST_LINES, linesOf, scanCorpus } from '../src/mine/scorer/corpus-passes.js';
 import { cli, cliAsync, devColumn, mainJs, root, tinyDualModel } from './fixtures/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xling-scorer-'));

@@ -11,6 +11,7 @@ import { MINE_PLAN } from '../cluster/mine.js';
 import { readSentences } from '../data/corpus.js';
 import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
+import { thresholdFromFile } from '../mine/calibration.js';
 import { anyFilter, FilterOptions } from '../mine/filters.js';
 import { Assignment, openScorer } from '../mine/scorer/index.js';
 import { checkLangOptions } from './vectors.js';
@@ -38,7 +39,6 @@ import {
   MINE_SCORING_OPTIONS,
   parseThreshold,
   settingsOf,
-  thresholdFromFile,
 } from './mine-options.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';

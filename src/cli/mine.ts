@@ -2,6 +2,7 @@
 // mine_bitexts), optionally re-scored by a second-stage scorer; tuning knobs in --config.
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { mineCorpora } from '../mine/run.js';
+import { thresholdFromFile } from '../mine/calibration.js';
 import { Assignment, openScorer } from '../mine/scorer/index.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';
@@ -22,7 +23,6 @@ import {
   MINE_SCORING_OPTIONS,
   parseThreshold,
   settingsOf,
-  thresholdFromFile,
 } from './mine-options.js';
 
 export const mineCommand = command(

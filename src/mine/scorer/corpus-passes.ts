@@ -3,7 +3,7 @@
 // later pass must read the same lines (a file changed meanwhile is refused) and gives them one at
 // a time or in blocks of pairs. Standard input and pipes are spooled on the first read (readLines).
 import { createHash } from 'node:crypto';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../../io/lines.js';
 
 /** A pair of the corpus: the line as written back (its score appended), its sides, and with --label-col whether it is good. */
 export interface Row {
