@@ -9,8 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { arange, fromArray, loadSentenceEncoder, noGrad, tidy, xsimOnDev } from 'xling';
-import { lineChart } from '../dist/src/util/svg.js';
+import { arange, fromArray, lineChart, loadSentenceEncoder, noGrad, tidy, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);

@@ -4,7 +4,7 @@
 //   node experiments/quality-curves.mjs OUT.svg "label=RUN_DIR" ["label2=RUN_DIR2" …]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lineChart } from '../dist/src/util/svg.js';
+import { lineChart } from 'xling';
 
 const [out, ...runs] = process.argv.slice(2);
 if (!out || !runs.length) {

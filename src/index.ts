@@ -87,4 +87,7 @@ export type { ClassifierOptions, TrainedClassifier, Evaluation as ClassifierEval
 export { readLabelledDocs } from './classify/documents.js';
 export { GraphReader, neighboursOfText, snap, minimaxPath, openIndex as openGraphIndex } from './graph/query.js';
 export { LanguageIdentifier, loadLanguageIdentifier, LID_CONFIDENCE } from './text/lid.js';
+// Line charts as standalone SVG (the trainer's loss and dev curves are drawn with it).
+export { lineChart } from './util/svg.js';
+export type { LineChartOptions, Series as ChartSeries } from './util/svg.js';
 export { lidTrainingText } from './embed/language.js';
