@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { flowStatus, listFlows } from '../src/cluster/flow.js';
 import { LocalRedis, startLocalRedis } from '../src/cluster/local-redis.js';
 import { stagedFlowStatus } from '../src/cluster/stages.js';
+import { float16ToFloat32 } from '../src/io/half.js';
 import { readNpy, writeNpy } from '../src/io/npy.js';
 import { cli, cliAsync, devColumn, tinyDualModel } from './fixtures/cli.js';
 
@@ -137,6 +138,30 @@ describe('xling cluster embed on BullMQ + Redis', () => {
     assert.match(again.stderr, new RegExp(`flow ${flow}: already completed`));
     assert.equal(statSync(p('small.npy')).mtimeMs, mtime, 'not written again');
     for (const w of ws) await stop(w);
+  });
+
+  it("--dtype float16 writes xling embed --dtype float16's vectors (the float32 ones rounded); --fp16 is gone", async () => {
+    corpus('half.txt', 600);
+    const one = cli(['embed', '--model', model, '--input', p('half.txt'), '-o', p('half-single.npy'), '--dtype', 'float16', '--quiet']);
+    assert.equal(one.status, 0, one.stderr);
+    const w = await startWorker('h1');
+    const r = await runAsync(clusterEmbed('half.txt', 'half.npy', ['--shards', '2', '--dtype', 'float16']));
+    assert.equal(r.code, 0, r.stderr);
+    const got = readNpy(p('half.npy')),
+      want = readNpy(p('half-single.npy'));
+    assert.equal(got.dtype, 'float16');
+    assert.deepEqual(got.shape, want.shape);
+    // the float32 vectors agree within 1e-5: rounded to float16 (< 1 in magnitude), within one step of 2^-11
+    const a = float16ToFloat32(got.data as Uint16Array),
+      b = float16ToFloat32(want.data as Uint16Array);
+    let worst = 0;
+    for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+    assert.ok(worst <= 2 ** -11, `max abs difference ${worst}`);
+    const old = cli(clusterEmbed('half.txt', 'half-old.npy', ['--shards', '2', '--fp16']));
+    assert.equal(old.status, 2, old.stderr);
+    assert.match(old.stderr, /--fp16/);
+    assert.equal(existsSync(p('half-old.npy')), false);
+    await stop(w);
   });
 
   it('a worker killed mid-shard: another takes the shard, the result is unchanged; a Redis restart mid-flow loses nothing', async () => {

@@ -124,6 +124,12 @@ export const clusterEmbedCommand = command(
       model: { ...EMBED_FILE_OPTIONS.model, help: 'model directory (every worker must reach it at this path)' },
       input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line; .gz allowed' },
       output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors (.npy), written by the merge job' },
+      dtype: {
+        type: 'string',
+        choices: ['float32', 'float16'],
+        default: 'float32',
+        help: "the vectors' type: float16 halves the file (as xling embed --dtype float16)",
+      },
       redis: REDIS,
       shards: { type: 'number', required: true, range: { int: true, min: 1, max: 100000 }, help: 'jobs the input is split into' },
       work: { type: 'string', required: true, metavar: 'DIR', help: 'directory every worker can reach: shard files (flow id subdirectory)' },
@@ -172,10 +178,11 @@ export const clusterEmbedCommand = command(
       lines++;
       sample.add(line);
     }
+    const fp16 = a.dtype === 'float16';
     if (!lines) {
       // as xling embed: an empty input gives a (0, d) array (written here; there is no shard to run)
       const d = loadSentenceEncoder(a.model).dim;
-      writeNpy(a.output, a.fp16 ? new Uint16Array(0) : new Float32Array(0), [0, d], a.fp16 ? 'float16' : 'float32');
+      writeNpy(a.output, fp16 ? new Uint16Array(0) : new Float32Array(0), [0, d], fp16 ? 'float16' : 'float32');
       if (!a.quiet) process.stderr.write(`[cluster] ${a.input} is empty: wrote a (0, ${d}) array to ${a.output}\n`);
       return;
     }
@@ -195,7 +202,7 @@ export const clusterEmbedCommand = command(
       lang,
       center,
       normalize: a.normalize,
-      fp16: a.fp16,
+      fp16,
       batchTokens: a.batchTokens,
       batchSentences: a.batchSentences,
       precision,

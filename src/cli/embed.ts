@@ -89,16 +89,13 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Vecto
   return npySink(path, dim, fp16 ? 'float16' : 'float32');
 }
 
-// --fp16 of the other commands that embed files is --dtype float16 here (one option for what is written)
-const { fp16: _fp16, ...FILE_OPTIONS } = EMBED_FILE_OPTIONS;
-
 export const embedCommand = command(
   ['embed'],
   {
     name: 'xling embed',
     summary: 'embed sentences (or documents) into vectors (.npy)',
     options: {
-      ...FILE_OPTIONS,
+      ...EMBED_FILE_OPTIONS,
       model: DEFAULTED_MODEL_OPTION,
       input: {
         type: 'string',

@@ -26,13 +26,12 @@ export const PRECISION_OPTION = {
 export const LANG_HELP =
   "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
 
-/** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed). */
+/** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed); what is written (--dtype) is each command's own. */
 export const EMBED_FILE_OPTIONS = {
   model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
   lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
   center: EMBED_OPTIONS.center,
   forceCenter: EMBED_OPTIONS.forceCenter,
-  fp16: { type: 'boolean', default: false, help: 'write float16 .npy' },
   normalize: { type: 'boolean', default: true, help: 'L2-normalise vectors (--no-normalize to keep raw)' },
   batchTokens: EMBED_OPTIONS.batchTokens,
   batchSentences: EMBED_OPTIONS.batchSentences,
