@@ -1,5 +1,5 @@
 // xling corpus: parallel training data from translation sources (gettext catalogs, TMX, XLIFF,
-// Moses corpora, CLDR annotations, translated document sets, Debian packages).
+// Moses corpora, CLDR annotations and locale data, dictionaries, translated document sets, Debian packages).
 import { buildCorpus } from '../corpus/build.js';
 import { existsSync, statSync } from 'node:fs';
 import { embedderOf, SentenceEmbedder } from '../docalign/align.js';
@@ -25,7 +25,7 @@ export const corpusCommand = command(
       {
         name: 'sources',
         variadic: true,
-        help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations, Ding and EDICT dictionaries, document sets; .deb files',
+        help: 'files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations and locale data, Ding and EDICT dictionaries, document sets; .deb files',
       },
     ],
     options: {
