@@ -53,6 +53,13 @@ function filtersOf(r: MineRequest): FilterOptions {
 const knnFile = (work: string, dir: 'fwd' | 'bwd', what: 'dist' | 'ids', i: number, n: number) =>
   join(work, `knn-${dir}-${what}.shard-${String(i).padStart(5, '0')}-of-${n}.npy`);
 
+/**
+ * Written in the work directory once the merge has written the output, before it removes the k-NN
+ * files: another delivery of the same merge job (its lock lost while the merge held the CPU) then
+ * knows the work is done, whether it starts after or fails reading files being removed.
+ */
+const mergedMarker = (work: string) => join(work, 'merged');
+
 /** Both directions' k-NN tables of the shards, joined (rows in order). */
 function joinShards(work: string, dir: 'fwd' | 'bwd', n: number, k: number): SearchResult {
   const parts = Array.from({ length: n }, (_, i) => {
@@ -86,6 +93,7 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
   }),
   run: async (r, _stage, shard, { work, log }) => {
     const [i, n] = shard!;
+    rmSync(mergedMarker(work), { force: true }); // the flow is (re)built
     if ((['fwd', 'bwd'] as const).every((dir) => existsSync(knnFile(work, dir, 'ids', i, n)))) return;
     const sv = readVectors(r.srcVectors),
       tv = readVectors(r.trgVectors),
@@ -113,46 +121,59 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
       log(`${dir}: rows ${lo}..${hi - 1}, k ${k}`);
     }
   },
-  merge: async (r, _stage, shards, { work, log }) => {
-    const sv = readVectors(r.srcVectors),
-      tv = readVectors(r.trgVectors);
-    const k = Math.min(r.k, sv.n, tv.n);
-    const fwd = joinShards(work, 'fwd', shards, k),
-      bwd = joinShards(work, 'bwd', shards, k);
-    const S = await readSentences(r.src),
-      T = await readSentences(r.trg);
-    // the pairs as xling mine picks them (src/mine/mined-pairs.ts), with the scorer opened as it opens it
-    const sc = r.scorer ? openScorer(r.scorer.dir, r.scorer.model, r.scorer.srcLang, r.scorer.trgLang, { selfTables: r.scorer.selfTables, say: log }) : null;
-    const pairLogits = sc?.scorer.pairModel
-      ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang)
-      : undefined;
-    const { rows, threshold, auto } = await minedPairs(fwd, bwd, S.sentences, T.sentences, {
-      margin: r.margin,
-      retrieval: r.retrieval,
-      threshold: r.scorer?.auto ? 'auto' : r.threshold,
-      say: log,
-      scorer: sc ? { model: sc.scorer, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: r.scorer!.assignment } : undefined,
-    });
-    const wordTables = sc?.wordTables();
-    const run = {
-      model: r.scorer?.model ?? null,
-      margin: r.margin,
-      retrieval: r.scorer ? 'scorer' : r.retrieval,
-      k,
-      scorer: r.scorer?.dir ?? null,
-      wordTables,
-      threshold,
-      auto,
-    };
-    const out = minedFiles(rows, S, T, filtersOf(r), run, { header: r.header });
-    if (out.filtered) log(out.filtered);
-    // the output last: a flow is done when it exists
-    if (r.keepAll) writeFileAtomicSync(r.keepAll, out.rejected);
-    if (r.stats) writeFileAtomicSync(r.stats, out.stats);
-    writeFileAtomicSync(r.output, out.text);
-    log(`${out.pairs} pairs (${r.scorer ? `scorer ${r.scorer.dir}` : `${r.margin}, ${r.retrieval}`}, k=${k}) → ${r.output}`);
-    for (const f of readdirSync(work)) if (/^knn-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
+  merge: async (r, _stage, shards, ctx) => {
+    const doneBefore = () => existsSync(mergedMarker(ctx.work)) && existsSync(r.output);
+    if (doneBefore()) return ctx.log('merged already by another delivery of this job');
+    try {
+      await mergeMined(r, shards, ctx);
+    } catch (e) {
+      if (doneBefore()) return ctx.log('merged by another delivery of this job while this one ran');
+      throw e;
+    }
   },
   done: (r) => existsSync(r.output),
   output: (r) => r.output,
 };
+
+/** The merge of a mining flow: the shards' k-NN tables joined, the pairs picked as xling mine picks them, the output written. */
+async function mergeMined(r: MineRequest, shards: number, { work, log }: { work: string; log: (l: string) => void }): Promise<void> {
+  const sv = readVectors(r.srcVectors),
+    tv = readVectors(r.trgVectors);
+  const k = Math.min(r.k, sv.n, tv.n);
+  const fwd = joinShards(work, 'fwd', shards, k),
+    bwd = joinShards(work, 'bwd', shards, k);
+  const S = await readSentences(r.src),
+    T = await readSentences(r.trg);
+  // the pairs as xling mine picks them (src/mine/mined-pairs.ts), with the scorer opened as it opens it
+  const sc = r.scorer ? openScorer(r.scorer.dir, r.scorer.model, r.scorer.srcLang, r.scorer.trgLang, { selfTables: r.scorer.selfTables, say: log }) : null;
+  const pairLogits = sc?.scorer.pairModel
+    ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang)
+    : undefined;
+  const { rows, threshold, auto } = await minedPairs(fwd, bwd, S.sentences, T.sentences, {
+    margin: r.margin,
+    retrieval: r.retrieval,
+    threshold: r.scorer?.auto ? 'auto' : r.threshold,
+    say: log,
+    scorer: sc ? { model: sc.scorer, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: r.scorer!.assignment } : undefined,
+  });
+  const wordTables = sc?.wordTables();
+  const run = {
+    model: r.scorer?.model ?? null,
+    margin: r.margin,
+    retrieval: r.scorer ? 'scorer' : r.retrieval,
+    k,
+    scorer: r.scorer?.dir ?? null,
+    wordTables,
+    threshold,
+    auto,
+  };
+  const out = minedFiles(rows, S, T, filtersOf(r), run, { header: r.header });
+  if (out.filtered) log(out.filtered);
+  // the output last: a flow is done when it exists
+  if (r.keepAll) writeFileAtomicSync(r.keepAll, out.rejected);
+  if (r.stats) writeFileAtomicSync(r.stats, out.stats);
+  writeFileAtomicSync(r.output, out.text);
+  log(`${out.pairs} pairs (${r.scorer ? `scorer ${r.scorer.dir}` : `${r.margin}, ${r.retrieval}`}, k=${k}) → ${r.output}`);
+  writeFileAtomicSync(mergedMarker(work), `${r.output}\n`);
+  for (const f of readdirSync(work)) if (/^knn-|\.tmp-/.test(f)) rmSync(join(work, f), { force: true });
+}
