@@ -22,10 +22,15 @@ export interface ScoringOfRun {
  * fields were recorded are taken as they are.
  */
 export function thresholdFromFile(file: string, precision: number | undefined, run: ScoringOfRun, label = 'mine'): number {
-  const j = readJsonFile<{ threshold?: unknown; cuts?: unknown; scorer?: unknown; margin?: unknown; k?: unknown; kRequested?: unknown; word_tables?: unknown }>(
-    file,
-    { unreadable: (e) => `--threshold-from ${file}: ${e.message}`, invalid: (e) => `--threshold-from ${file}: ${e.message}` },
-  );
+  const j = readJsonFile<{
+    threshold?: unknown;
+    cuts?: unknown;
+    scorer?: unknown;
+    margin?: unknown;
+    k?: unknown;
+    k_requested?: unknown;
+    word_tables?: unknown;
+  }>(file, { unreadable: (e) => `--threshold-from ${file}: ${e.message}`, invalid: (e) => `--threshold-from ${file}: ${e.message}` });
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new Error(`--threshold-from ${file}: not an xling eval bucc --json object`);
   if (run.scorer !== (typeof j.scorer === 'string'))
     throw new Error(
@@ -36,7 +41,7 @@ export function thresholdFromFile(file: string, precision: number | undefined, r
       throw new Error(
         `--threshold-from ${file}: calibrated with --margin ${j.margin}, but this run uses --margin ${run.margin} (the scores are not comparable)`,
       );
-    const k = typeof j.kRequested === 'number' ? j.kRequested : j.k;
+    const k = typeof j.k_requested === 'number' ? j.k_requested : j.k; // the k asked for, when fewer rows capped it
     if (run.margin !== 'absolute' && typeof k === 'number' && k !== run.k)
       throw new Error(
         `--threshold-from ${file}: calibrated with k=${k}, but this run uses k=${run.k} (a ${run.margin} margin's scale depends on the neighbours it averages; give -k ${k})`,
