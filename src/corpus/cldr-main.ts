@@ -9,9 +9,8 @@
 // the annotations reader does). Values with an `alt` attribute (short, variant and menu forms),
 // `↑↑↑` (inherited) and patterns with placeholders are not read; root, English and sub-locales
 // folding into their parent's code give nothing (cldrLang).
-import { statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { cldrLang } from './cldr.js';
+import { basename, dirname, resolve } from 'node:path';
+import { cldrLang, englishOfFolder } from './cldr.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { rootElement, xmlEvents } from './xml.js';
 
@@ -98,28 +97,13 @@ async function readValues(file: string, wanted: (id: LocaleValues['identity']) =
   return { identity, values };
 }
 
-/** English values per folder, read once (again only if en.xml changes). */
+/** English values per locale-data folder. */
 const englishCache = new Map<string, { mtimeMs: number; values: Promise<Map<string, string>> }>();
 
 function englishValues(folder: string): Promise<Map<string, string>> {
-  const file = join(folder, 'en.xml');
-  let mtimeMs: number;
-  try {
-    mtimeMs = statSync(file).mtimeMs;
-  } catch {
-    return Promise.reject(new Error(`${file}: no such file; CLDR locale names are paired with the English ones of en.xml in their folder`));
-  }
-  const cached = englishCache.get(folder);
-  if (cached && cached.mtimeMs === mtimeMs) return cached.values;
-  const values = readValues(file, () => true).then((v) => {
-    if (v.identity.language !== 'en' || v.identity.territory !== undefined) {
-      throw new Error(`${file}: its <identity> is ${[v.identity.language, v.identity.script, v.identity.territory].filter(Boolean).join('_')}, not en`);
-    }
-    return v.values;
-  });
-  englishCache.set(folder, { mtimeMs, values });
-  values.catch(() => englishCache.delete(folder));
-  return values;
+  return englishOfFolder(englishCache, folder, 'CLDR locale names are paired with the English ones of en.xml in their folder', (file) =>
+    readValues(file, () => true),
+  );
 }
 
 async function* readCldrMain(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {

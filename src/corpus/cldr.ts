@@ -122,28 +122,43 @@ async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: Anno
   return { identity, names };
 }
 
-/** English names per folder, read once (again only if en.xml changes). */
-const englishCache = new Map<string, { mtimeMs: number; names: Promise<Map<string, string>> }>();
-
-function englishNames(folder: string, ctx: ReadContext): Promise<Map<string, string>> {
+/**
+ * The English values of a CLDR folder (its en.xml), read once per folder with `read` and kept (read
+ * again only if en.xml changes); `why` ends the error of a folder without en.xml.
+ */
+export function englishOfFolder<T>(
+  cache: Map<string, { mtimeMs: number; values: Promise<T> }>,
+  folder: string,
+  why: string,
+  read: (file: string) => Promise<{ identity: { language?: string; script?: string; territory?: string }; values: T }>,
+): Promise<T> {
   const file = join(folder, 'en.xml');
   let mtimeMs: number;
   try {
     mtimeMs = statSync(file).mtimeMs;
   } catch {
-    return Promise.reject(new Error(`${file}: no such file; CLDR annotations are paired with the English names of en.xml in their folder`));
+    return Promise.reject(new Error(`${file}: no such file; ${why}`));
   }
-  const cached = englishCache.get(folder);
-  if (cached && cached.mtimeMs === mtimeMs) return cached.names;
-  const names = readAnnotations(file, ctx, () => true).then((a) => {
+  const cached = cache.get(folder);
+  if (cached && cached.mtimeMs === mtimeMs) return cached.values;
+  const values = read(file).then((a) => {
     if (a.identity.language !== 'en' || a.identity.territory !== undefined) {
       throw new Error(`${file}: its <identity> is ${[a.identity.language, a.identity.script, a.identity.territory].filter(Boolean).join('_')}, not en`);
     }
-    return a.names;
+    return a.values;
   });
-  englishCache.set(folder, { mtimeMs, names });
-  names.catch(() => englishCache.delete(folder));
-  return names;
+  cache.set(folder, { mtimeMs, values });
+  values.catch(() => cache.delete(folder));
+  return values;
+}
+
+/** English names per annotations folder. */
+const englishCache = new Map<string, { mtimeMs: number; values: Promise<Map<string, string>> }>();
+
+function englishNames(folder: string, ctx: ReadContext): Promise<Map<string, string>> {
+  return englishOfFolder(englishCache, folder, 'CLDR annotations are paired with the English names of en.xml in their folder', (file) =>
+    readAnnotations(file, ctx, () => true).then((a) => ({ identity: a.identity, values: a.names })),
+  );
 }
 
 async function* readCldr(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
