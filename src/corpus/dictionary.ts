@@ -91,7 +91,7 @@ export const dingReader: SourceReader = {
   accepts(file: string, head: Buffer): boolean {
     if (!dingLangs(file)) return false;
     const text = head.toString('utf8');
-    return /^# Version :: /.test(text) || /^[^\n#][^\n]* :: [^\n]+\n/m.test(text.split('\n').slice(0, 20).join('\n') + '\n');
+    return /^# Version :: /.test(text) || text.split('\n', 20).some((line) => /^[^#].* :: ./.test(line));
   },
   read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
     return readDing(file, ctx);

@@ -11,7 +11,7 @@ import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { candidatesFromKnn, MarginKind, mineTablesAsync, Retrieval } from '../mine/mine.js';
 import { Assignment, mineTablesWithScorer, OpenedScorer, pairLogitsFor } from '../mine/scorer/index.js';
-import { cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from './bucc.js';
+import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from './bucc.js';
 
 /** What xling eval bucc evaluates (its options checked by the command). */
 export interface BuccRun {
@@ -96,14 +96,7 @@ function buccReport(o: BuccRun, cands: Scored[], gold: Set<string>, k: number): 
   const sc = o.scorer;
   const r = evaluateBucc(cands, gold);
   const report: Record<string, unknown> = {
-    precision: r.precision,
-    recall: r.recall,
-    f1: r.f1,
-    threshold: r.threshold,
-    averagePrecision: r.averagePrecision,
-    tp: r.tp,
-    predicted: r.predicted,
-    gold: r.gold,
+    ...bestPointReport(r),
     candidates: cands.length,
     margin: o.margin,
     retrieval: o.retrieval,

@@ -91,6 +91,20 @@ export function prfText(r: { precision: number; recall: number; f1: number }): s
   return `P ${(100 * r.precision).toFixed(2)}  R ${(100 * r.recall).toFixed(2)}  F1 ${(100 * r.f1).toFixed(2)}`;
 }
 
+/** The --json fields of the F1-optimal point of an evaluation, in the order every report writes them. */
+export function bestPointReport(r: BuccResult): Record<string, number> {
+  return {
+    precision: r.precision,
+    recall: r.recall,
+    f1: r.f1,
+    threshold: r.threshold,
+    averagePrecision: r.averagePrecision,
+    tp: r.tp,
+    predicted: r.predicted,
+    gold: r.gold,
+  };
+}
+
 /** P and R at every distinct score as [threshold, precision, recall] (the --json 'cuts' that --threshold-from --target-precision reads). */
 export function cutRows(r: BuccResult): [number, number, number][] {
   return r.cuts.map((c) => [c.threshold, c.precision, c.recall]);

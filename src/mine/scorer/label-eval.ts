@@ -2,7 +2,7 @@
 // lines labelled 1 its gold — P/R/F1 at the F1-optimal threshold, average precision, P/R at every
 // score (what --threshold-from reads, with the run's scoring to check it against) and at the run's
 // own threshold, the precision–recall curve; the BUCC-2018 measures of src/eval/bucc.ts.
-import { cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../../eval/bucc.js';
+import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../../eval/bucc.js';
 
 /** How the corpus was scored: the scorer's directory (null: the margin), the margin, k, and the threshold applied (if any). */
 export interface LabelledRun {
@@ -31,14 +31,7 @@ export function evaluateLabels(label: Uint8Array, score: Float64Array, run: Labe
   return {
     text,
     report: {
-      precision: r.precision,
-      recall: r.recall,
-      f1: r.f1,
-      threshold: r.threshold,
-      averagePrecision: r.averagePrecision,
-      tp: r.tp,
-      predicted: r.predicted,
-      gold: r.gold,
+      ...bestPointReport(r),
       lines: label.length,
       ...(at ? { atThreshold: at } : {}),
       scorer: run.scorer,
