@@ -1,4 +1,4 @@
-// The graph's query step at scale (issue 30 §2): the cost per query sentence at equal recall@10
+// The graph's query step at scale (bench/README.md, "The query step at scale"): the cost per query sentence at equal recall@10
 // (≥ --target against exact search, after the index's candidates are re-ranked with the exact
 // float16 vectors by `xling graph build`'s own re-ranking, `rerankCandidates`) for candidate index layouts, side by side in one process:
 //   default  OPQ16,IVF√N,PQ16                 (the graph's default above the exact crossover)

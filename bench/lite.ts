@@ -12,7 +12,7 @@
 // (all threads of the process) each: on a shared machine the CPU seconds move less than the wall
 // time. Keys: *_sents_per_s (wall), *_sents_per_cpu_s, `lite_{fp32,int8}_ratio` (lite on 2 worker
 // threads / native, wall), `lite_{fp32,int8}_cpu_ratio` (the same per CPU-second),
-// `lite_int8_vs_bar_ratio` (lite int8 on 2 workers / the 20,000 sentences/s goal of issue 28) and
+// `lite_int8_vs_bar_ratio` (lite int8 on 2 workers / a goal of 20,000 sentences/s) and
 // the load average at the start and the end (the machine is shared: read the figures with it).
 // `--pq DIR`: also a product-quantised export (xling export --dtype pq; lite sums its rows as
 // coordinates in the WebAssembly kernel embedBatchPq; native reads the rows back at load): native_pq, lite_pq_2workers, lite_pq_1thread, `lite_pq_ratio` (lite on

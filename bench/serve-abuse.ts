@@ -1,4 +1,4 @@
-// A mixed abuse run against `xling serve` on loopback (issue 23): for --minutes M, a bounded
+// A mixed abuse run against `xling serve` on loopback: for --minutes M, a bounded
 // number of clients (--clients, default 16) send, in a seeded random mix, ordinary /embed and
 // /search requests and hostile ones — bodies abandoned half-way, requests abandoned while being
 // embedded, 100k-level nested JSON, gzip bombs, invalid UTF-8, zero and overflowing vectors,

@@ -1,6 +1,6 @@
 // Where the addon's single-precision GEMMs go: oneDNN's sgemm, which libtorch already loads. It
 // has AVX-512 kernels; Debian's OpenBLAS 0.3.21 runs its AVX2 (Haswell) kernels on the AVX-512 CPUs
-// of these machines at about 0.6× the speed (bench/RESULTS.md, issue 30).
+// of these machines at about 0.6× the speed (bench/RESULTS.md).
 //
 // faiss (linked statically, libfaiss.a) calls the Fortran BLAS `sgemm_` for every large product:
 // exact k-NN (flat indexes, mining, coarse assignment of IVF indexes), OPQ rotations, k-means and

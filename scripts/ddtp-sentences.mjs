@@ -1,4 +1,4 @@
-// The DDTP part of issue 30's real-sentence graph: every package description of the shared DDTP
+// The DDTP part of the real-sentence graph (bench/README.md, "The k-nn graph"): every package description of the shared DDTP
 // files (docs.dev.xx-en: both sides; classify.*: the text column) split into sentences, distinct
 // per language, one LANG.txt per language, for `xling graph build --data LANG=OUT/ddtp.LANG.txt`.
 //   node scripts/ddtp-sentences.mjs OUT [--ddtp ../shared/data/ddtp]     (after the build: uses dist/)

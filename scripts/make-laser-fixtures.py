@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fixtures of the LASER import (issue 26), committed so CI needs no Python:
+"""Fixtures of the LASER import, committed so CI needs no Python:
   test/fixtures/laser/spm-unigram.model, spm-bpe.model   spm_train on the shared training corpus
   test/fixtures/laser/spm-ids.json.gz                    python3-sentencepiece's ids for every
                                                          sentence of the shared dev set (40 languages:

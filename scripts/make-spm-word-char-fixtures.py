@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""SentencePiece WORD and CHAR model fixtures (issue 26), committed so CI needs no Python:
+"""SentencePiece WORD and CHAR model fixtures, committed so CI needs no Python:
   test/fixtures/laser/spm-word.model, spm-char.model   spm_train --model_type=word / char on a slice
                                                        of the shared training corpus
   test/fixtures/laser/spm-ids-word-char.json.gz        python3-sentencepiece's ids for every sentence

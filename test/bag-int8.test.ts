@@ -1,4 +1,4 @@
-// The int8 embedding bag (native embeddingBagInt8, issue 28): bags over int8 rows with per-row
+// The int8 embedding bag (native embeddingBagInt8): bags over int8 rows with per-row
 // float32 scales equal the float bag over the dequantised table, on the worker thread as on the
 // caller's; bad arguments are JS errors; EmbeddingBag.setInt8 keeps the table int8 and inference-only.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The graph's query step at scale (issue 30 §2): PQ fast-scan converted from a mergeable 4-bit
+// The graph's query step at scale: PQ fast-scan converted from a mergeable 4-bit
 // IVF-PQ (the same search whether the index was filled in one process or merged from shards), an
 // HNSW coarse quantizer (built the same with any number of threads), their recall against exact
 // search after re-ranking, the refusals that keep faiss from ending the process, and a graph built

@@ -1,4 +1,4 @@
-// xling train --init (issue 27): an imported LASER BiLSTM (the tiny 2-layer fixture of
+// xling train --init: an imported LASER BiLSTM (the tiny 2-layer fixture of
 // test/fixtures/laser, imported with `xling import laser`) trained further with the dual encoder's
 // additive-margin loss, and hard negatives (loss.hardNegatives) for every adaptable kind (this
 // LASER model and the DistilBERT fixture). The task is learnable but not solvable by the untrained

@@ -1,4 +1,4 @@
-// xling cluster embed on the imported LASER fixture (issue 26: `cluster` works with an imported
+// xling cluster embed on the imported LASER fixture (`cluster` works with an imported
 // model unchanged): a private Redis, two workers, the input in shards; the vectors equal xling
 // embed's and LASER's own reference vectors (L2-normalised), row for row.
 import assert from 'node:assert/strict';

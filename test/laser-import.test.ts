@@ -1,4 +1,4 @@
-// `xling import laser` (issue 26): a random 2-layer BiLSTM in LASER's checkpoint layout, saved by
+// `xling import laser`: a random 2-layer BiLSTM in LASER's checkpoint layout, saved by
 // torch.save in both formats (scripts/make-laser-fixtures.py), imported and run by xling: token ids
 // and vectors equal those of independent PyTorch code following laser_encoders (≤ 1e-5 max abs,
 // every sentence, any batch size); bad inputs are clear errors; every command runs on the model.

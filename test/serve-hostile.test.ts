@@ -1,4 +1,4 @@
-// xling serve under hostile and careless clients (issue 23), over loopback with bounded loops:
+// xling serve under hostile and careless clients, over loopback with bounded loops:
 // concurrency slots come back when clients abort (mid-body and mid-handler), search parameters are
 // per request, the explorer's map cache follows the index's content and survives an unwritable
 // cache, every size and time is bounded (nesting, /mine work, whole-request timeout, headers,

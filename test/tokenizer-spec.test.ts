@@ -1,4 +1,4 @@
-// The tokenizer spec in config.json (issue 25): a model directory written before specs gets one
+// The tokenizer spec in config.json: a model directory written before specs gets one
 // derived from its legacy fields; a directory with a spec and no training configuration loads and
 // embeds exactly as before (loading never reads `train`); a bad spec is refused naming the key.
 import assert from 'node:assert/strict';

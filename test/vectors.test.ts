@@ -1,4 +1,4 @@
-// Vectors before/after (issue 25): tiny models of every trained family (dual, LASER, JMT) and an
+// Vectors before/after the restructuring: tiny models of every trained family (dual, LASER, JMT) and an
 // imported LASER checkpoint (laser-lstm), with the vectors the code of before the restructuring
 // wrote for a fixed set of sentences in seven languages (test/fixtures/vectors/expected, made by
 // make.sh there and never re-made). Each is embedded again through `xling embed`, the server's
@@ -58,12 +58,12 @@ function tolerance(route: Route, m: string, _v: Variant, against: 'expected' | '
   if (against === 'expected' && m === 'laser-lstm')
     return {
       max: 1e-6,
-      why: "issue 26 replaced the imported LASER encoder's forward by one native call over packed sequences (lstmStackEncode: input GEMMs over real tokens only, both directions side by side), so sums are rounded in another order (a few ulp; the PyTorch parity tests hold it to the reference)",
+      why: "a later change replaced the imported LASER encoder's forward by one native call over packed sequences (lstmStackEncode: input GEMMs over real tokens only, both directions side by side), so sums are rounded in another order (a few ulp; the PyTorch parity tests hold it to the reference)",
     };
   if (against === 'expected')
     return {
       max: 1e-6,
-      why: "the committed vectors were written on one CPU (the issue-25 session's, where xling embed reproduced them bit for bit); libtorch, OpenBLAS and oneDNN pick their GEMM and reduction kernels by the instruction set, so on another CPU sums round in another order (an AMD EPYC with AVX-512: ≤ 1.2e-7 before centring, ≤ 6.1e-7 after; there the old code of 0aeb77a and this version write the same bits for uncentred vectors of the trained families and differ by the stated ulps elsewhere: bench/RESULTS.md, issue 25); the routes still agree with this machine's xling embed bit for bit, CPU or not. Also: issue 25 re-normalises centred and document vectors with the one embed-path normaliser (≤ 1 ulp)",
+      why: "the committed vectors were written on one CPU (the restructuring's, where xling embed reproduced them bit for bit); libtorch, OpenBLAS and oneDNN pick their GEMM and reduction kernels by the instruction set, so on another CPU sums round in another order (an AMD EPYC with AVX-512: ≤ 1.2e-7 before centring, ≤ 6.1e-7 after; there the old code of 0aeb77a and this version write the same bits for uncentred vectors of the trained families and differ by the stated ulps elsewhere: bench/RESULTS.md); the routes still agree with this machine's xling embed bit for bit, CPU or not. Also: the restructuring re-normalises centred and document vectors with the one embed-path normaliser (≤ 1 ulp)",
     };
   return undefined;
 }
@@ -110,7 +110,7 @@ async function xling(args: string[]): Promise<void> {
 
 const cliVectors = new Map<string, Float32Array>();
 
-describe('vectors of before the restructuring (issue 25)', () => {
+describe('vectors of before the restructuring', () => {
   it('xling embed gives the committed vectors of every family and variant (in-process; one run as a process)', async () => {
     for (const m of MODELS) {
       for (const v of variantsOf(m)) {
