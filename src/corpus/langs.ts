@@ -108,3 +108,59 @@ export function normalizeLang(raw: string): string | undefined {
   if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;
   return lang;
 }
+
+/** Names of languages as games and stores spell them (Steam's language names) where they are not English names of languages. */
+const NAME_ALIASES = new Map<string, string>([
+  ['schinese', 'zh'],
+  ['tchinese', 'zh_tw'],
+  ['koreana', 'ko'],
+  ['brazilian', 'pt_br'],
+  ['latam', 'es'],
+  ['simplified chinese', 'zh'],
+  ['chinese simplified', 'zh'],
+  ['traditional chinese', 'zh_tw'],
+  ['chinese traditional', 'zh_tw'],
+  ['brazilian portuguese', 'pt_br'],
+  ['portuguese brazilian', 'pt_br'],
+]);
+
+/** Withdrawn ISO 639-1 codes that Intl still names (in → id, iw → he, …): the current code wins. */
+const WITHDRAWN = new Set(['in', 'iw', 'ji', 'jw', 'mo', 'sh']);
+
+const nameKey = (s: string) =>
+  s
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z]+/g, ' ')
+    .trim();
+
+let byEnglishName: Map<string, string> | undefined;
+
+/** English language names (ICU's, through Intl.DisplayNames) → the corpus's codes. */
+function englishNames(): Map<string, string> {
+  if (byEnglishName) return byEnglishName;
+  const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+  const m = new Map<string, string>();
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  for (const a of letters)
+    for (const b of letters) {
+      const code = a + b;
+      if (WITHDRAWN.has(code)) continue;
+      const name = names.of(code);
+      const norm = normalizeLang(code);
+      if (name && norm && !m.has(nameKey(name))) m.set(nameKey(name), norm);
+    }
+  byEnglishName = m;
+  return m;
+}
+
+/**
+ * The corpus's code for a language named in English (`french`, `Simplified Chinese`,
+ * `norwegian_bokmal`), as games name their translation folders, or for a code; undefined when
+ * it is neither.
+ */
+export function langFromName(name: string): string | undefined {
+  const k = nameKey(name);
+  return NAME_ALIASES.get(k) ?? englishNames().get(k) ?? normalizeLang(name);
+}

@@ -8,6 +8,7 @@ import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
+import { renpyReader } from './renpy.js';
 import { tmxReader } from './tmx.js';
 import { nwayTsvReader } from './tsv.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -20,7 +21,7 @@ export interface DocumentSetReader {
 }
 
 export function corpusReaders(): SourceReader[] {
-  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, cldrMainReader, dingReader, edictReader, mosesReader, nwayTsvReader];
+  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, cldrMainReader, dingReader, edictReader, renpyReader, mosesReader, nwayTsvReader];
 }
 
 export function documentSetReader(): DocumentSetReader {
