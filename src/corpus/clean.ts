@@ -98,12 +98,15 @@ export function stripAccelerators(s: string): string {
 
 const ENTITY: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
-/** A software message cleaned for the corpus, or undefined when it is to be dropped. */
-export function cleanMessage(raw: string): string | undefined {
+/**
+ * A software message cleaned for the corpus, or undefined when it is to be dropped. Prose (no
+ * accelerators: `accelerators` false) keeps its `&` and `_`.
+ */
+export function cleanMessage(raw: string, accelerators = true): string | undefined {
   if (PLACEHOLDER.test(raw)) return undefined;
   let s = stripMarkup(raw);
   if (s === undefined) return undefined;
-  s = stripAccelerators(s); // before the entities: `&amp;` is an ampersand, `&A` an accelerator
+  if (accelerators) s = stripAccelerators(s); // before the entities: `&amp;` is an ampersand, `&A` an accelerator
   s = s.replace(/&(amp|lt|gt|quot|apos|nbsp);/g, (_, n: string) => ENTITY[n]!);
   return normalizeSpace(s);
 }

@@ -132,35 +132,45 @@ const nameKey = (s: string) =>
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
-    .replace(/[^a-z]+/g, ' ')
+    .replace(/\P{L}+/gu, ' ')
     .trim();
 
-let byEnglishName: Map<string, string> | undefined;
+let byName: Map<string, string> | undefined;
 
-/** English language names (ICU's, through Intl.DisplayNames) → the corpus's codes. */
-function englishNames(): Map<string, string> {
-  if (byEnglishName) return byEnglishName;
-  const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+/** Language names (ICU's, through Intl.DisplayNames: the English name and the language's own) → the corpus's codes. */
+function languageNames(): Map<string, string> {
+  if (byName) return byName;
+  const english = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
   const m = new Map<string, string>();
+  const own = new Map<string, string>();
   const letters = 'abcdefghijklmnopqrstuvwxyz';
   for (const a of letters)
     for (const b of letters) {
       const code = a + b;
-      if (WITHDRAWN.has(code)) continue;
-      const name = names.of(code);
       const norm = normalizeLang(code);
-      if (name && norm && !m.has(nameKey(name))) m.set(nameKey(name), norm);
+      const name = WITHDRAWN.has(code) ? undefined : english.of(code);
+      if (!name || !norm) continue;
+      if (!m.has(nameKey(name))) m.set(nameKey(name), norm);
+      const autonym = new Intl.DisplayNames([code], { type: 'language', fallback: 'none' }).of(code);
+      if (autonym && !own.has(nameKey(autonym))) own.set(nameKey(autonym), norm);
     }
-  byEnglishName = m;
+  for (const [k, v] of own) if (!m.has(k)) m.set(k, v); // an English name wins over another language's own name
+  byName = m;
   return m;
 }
 
 /**
- * The corpus's code for a language named in English (`french`, `Simplified Chinese`,
- * `norwegian_bokmal`), as games name their translation folders, or for a code; undefined when
- * it is neither.
+ * The corpus's code for a language named in English or in itself (`french`, `Simplified Chinese`,
+ * `norwegian_bokmal`, `Deutsch`, `Русский`), as games name their translation folders and tables,
+ * or for a code; undefined when it is neither.
  */
 export function langFromName(name: string): string | undefined {
   const k = nameKey(name);
-  return NAME_ALIASES.get(k) ?? englishNames().get(k) ?? normalizeLang(name);
+  return NAME_ALIASES.get(k) ?? languageNames().get(k) ?? normalizeLang(name);
+}
+
+/** Whether ICU names the language of a corpus code (`xx` and `qq` are well-formed codes of no language). */
+export function knownLanguage(code: string): boolean {
+  const base = code.split('_')[0]!;
+  return new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(base) !== undefined;
 }

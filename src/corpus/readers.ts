@@ -9,6 +9,7 @@ import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
 import { renpyReader } from './renpy.js';
+import { stringTableReader } from './stringtable.js';
 import { tmxReader } from './tmx.js';
 import { nwayTsvReader } from './tsv.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -21,7 +22,20 @@ export interface DocumentSetReader {
 }
 
 export function corpusReaders(): SourceReader[] {
-  return [gettextReader, qmReader, tmxReader, xliffReader, cldrReader, cldrMainReader, dingReader, edictReader, renpyReader, mosesReader, nwayTsvReader];
+  return [
+    gettextReader,
+    qmReader,
+    tmxReader,
+    xliffReader,
+    cldrReader,
+    cldrMainReader,
+    dingReader,
+    edictReader,
+    renpyReader,
+    stringTableReader,
+    mosesReader,
+    nwayTsvReader,
+  ];
 }
 
 export function documentSetReader(): DocumentSetReader {
