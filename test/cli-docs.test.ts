@@ -32,3 +32,14 @@ describe('docs/cli.md', () => {
     assert.equal(generated.split('\n## ').length - 1, commands.length);
   });
 });
+
+describe('the command surface', () => {
+  it('every command takes at most 20 options besides --help (settings beyond that live in --config files)', () => {
+    const over = commands.filter((c) => Object.keys(c.spec.options).filter((k) => k !== 'help').length > 20);
+    assert.deepEqual(
+      over.map((c) => `xling ${c.path.join(' ')}: ${Object.keys(c.spec.options).length}`),
+      [],
+    );
+    assert.ok(commands.length >= 30, 'the commands list is the whole CLI');
+  });
+});
