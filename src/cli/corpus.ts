@@ -106,7 +106,7 @@ export const corpusCommand = command(
     }
     const dropped = Object.entries(summary.dropped).sort((x, y) => y[1] - x[1]);
     if (dropped.length) lines.push(`  left out: ${dropped.map(([w, n]) => `${w} ${n}`).join('; ')}`);
-    if (summary.problems) lines.push(`  ${summary.problems} files skipped (above)`);
+    if (summary.problems) lines.push(`  ${summary.problems} problems reported above (each a file or an entry skipped)`);
     process.stderr.write(lines.join('\n') + '\n');
     if (a.stats) writeJsonOutput(a.stats, { ...summary, skipped: problems });
   },
