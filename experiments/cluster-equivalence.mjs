@@ -8,8 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { startLocalRedis } from '../dist/src/cluster/local-redis.js';
-import { readNpy } from 'xling';
+import { readNpy, startLocalRedis } from 'xling';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {

@@ -91,3 +91,6 @@ export { LanguageIdentifier, loadLanguageIdentifier, LID_CONFIDENCE } from './te
 export { lineChart } from './util/svg.js';
 export type { LineChartOptions, Series as ChartSeries } from './util/svg.js';
 export { lidTrainingText } from './embed/language.js';
+// A private redis-server on a free loopback port, for running xling cluster's queue on one machine.
+export { startLocalRedis } from './cluster/local-redis.js';
+export type { LocalRedis } from './cluster/local-redis.js';
