@@ -7,14 +7,13 @@
 // closed, a folder that is not a language, two languages in one file, bytes that are not UTF-8.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { buildCorpus } from '../src/corpus/build.js';
 import { langFromName } from '../src/corpus/langs.js';
 import { renpyReader, renpyText, sayText } from '../src/corpus/renpy.js';
 import type { SourceProblem } from '../src/corpus/types.js';
+import { corpusRows } from './fixtures/corpus.js';
 
 const FIX = 'test/fixtures/corpus-renpy/walk';
 const TL = join(FIX, 'game/tl');
@@ -116,13 +115,7 @@ test('two languages in one file, and bytes that are not UTF-8, are errors naming
 
 test('xling corpus over a game folder: N-way rows through English, the two languages of one line in one row', async () => {
   const out = join(tmp, 'renpy.tsv.gz');
-  const problems: SourceProblem[] = [];
-  await buildCorpus({ sources: [FIX], out, quiet: true, minLangRows: 1, onProblem: (p) => problems.push(p) });
-  const rows = gunzipSync(readFileSync(out))
-    .toString('utf8')
-    .trimEnd()
-    .split('\n')
-    .map((l) => l.split('\t'));
+  const { rows, problems } = await corpusRows([FIX], out);
   assert.deepEqual(rows[0], ['en', 'ja', 'zh', '#source']);
   const byEn = new Map(rows.slice(1).map((r) => [r[0], r]));
   assert.deepEqual(byEn.get('The rain stopped just before the bus came.')?.slice(0, 3), [

@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { buildCorpus } from '../src/corpus/build.js';
 import { parseStringTable, stringTableLanguage, stringTableReader } from '../src/corpus/stringtable.js';
 import type { SourceProblem } from '../src/corpus/types.js';
+import { corpusRows } from './fixtures/corpus.js';
 
 const FIX = 'test/fixtures/corpus-stringtable/game/stringtables';
 const tmp = mkdtempSync(join(tmpdir(), 'xling-corpus-stringtable-'));
@@ -89,13 +88,7 @@ test('the language from the first line (an English name or the language’s own)
 
 test('xling corpus over the folder: rows through English with both languages', async () => {
   const out = join(tmp, 'st.tsv.gz');
-  const problems: SourceProblem[] = [];
-  await buildCorpus({ sources: [FIX], out, quiet: true, minLangRows: 1, onProblem: (p) => problems.push(p) });
-  const rows = gunzipSync(readFileSync(out))
-    .toString('utf8')
-    .trimEnd()
-    .split('\n')
-    .map((l) => l.split('\t'));
+  const { rows, problems } = await corpusRows([FIX], out);
   assert.deepEqual(rows[0], ['en', 'de', 'ru', '#source']);
   const rain = rows.find((r) => r[0] === 'Heavy rain floods the lower fields tonight.');
   assert.deepEqual(rain?.slice(0, 3), [

@@ -25,7 +25,7 @@
 // the block's (a name as Steam and Ren'Py spell it, or a code); `translate None` is the game's own
 // language and gives nothing. Spec: the Ren'Py documentation, "Translation" and "Text".
 import { basename, dirname, sep } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readUtf8File } from '../io/lines.js';
 import { messageUnit } from './clean.js';
 import { isEnglishVariant, langFromName } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
@@ -225,13 +225,7 @@ export const renpyReader: SourceReader = {
     return /\.rpym?$/i.test(file) && file.split(sep).slice(0, -2).includes('tl');
   },
   async *read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file));
-    } catch (e) {
-      if (e instanceof TypeError) throw new Error(`${file}: not UTF-8 text`);
-      throw e;
-    }
+    const text = readUtf8File(file);
     const { lang: name, pairs } = parseRenpyTranslations(file, text, (line, message) => ctx.onProblem({ file, line, message }));
     if (name === undefined || name === 'None') return; // no blocks, or the game's own language
     const lang = langFromName(name);

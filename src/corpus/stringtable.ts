@@ -11,8 +11,9 @@
 // values (`%1%`, `%planet%`) are placeholders and dropped, as in catalogs; inline tags (`<i>`, `<rgba …>`) are
 // removed. The language is the first line's name (`Russian`, `Deutsch`, `Français`), else the file
 // name's (`ru.txt`).
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
+import { readUtf8File } from '../io/lines.js';
 import { hashSeed } from '../util/rng.js';
 import { cleanMessage } from './clean.js';
 import { isEnglishVariant, knownLanguage, langFromName, normalizeLang } from './langs.js';
@@ -85,13 +86,7 @@ export function parseStringTable(file: string, text: string, onProblem: (line: n
 }
 
 function readTable(file: string, onProblem: (line: number, message: string) => void): StringTable {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file));
-  } catch (e) {
-    if (e instanceof TypeError) throw new Error(`${file}: not UTF-8 text`);
-    throw e;
-  }
+  const text = readUtf8File(file);
   return parseStringTable(file, text, onProblem);
 }
 

@@ -6,7 +6,7 @@
 // that can be read only once (pipes, process substitution /dev/fd/N) are copied to a temporary
 // file on first read, so that commands that read an input twice (a language sample, then the
 // lines) read the same bytes.
-import { closeSync, createReadStream, createWriteStream, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -86,6 +86,16 @@ export interface LineReadOptions {
   firstLine?: number;
   /** The text encoding (a WHATWG label such as 'euc-jp'; default 'utf-8'); a byte sequence invalid in it is an error naming the line. */
   encoding?: string;
+}
+
+/** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file. */
+export function readUtf8File(file: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(readFileSync(file));
+  } catch (e) {
+    if (e instanceof TypeError) throw new Error(`${file}: not UTF-8 text`);
+    throw e;
+  }
 }
 
 export async function* readLines(given: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
