@@ -5,8 +5,8 @@
 // half of its words (truncated), the English on both sides (untranslated), the row's sentence in another
 // language instead of xx (wrong_language). Each system scores every line (xling scorer score:
 // cosine, the ratio margin, each scorer; each without filters, and with the filters that drop
-// identical sides and other languages: the settings files WORK/unfiltered.json and WORK/filtered.json,
-// given with --config, with --block as the settings' block); reported: average precision of the true pairs, F1 at the
+// identical sides and other languages: the settings files WORK/unfiltered*.json and WORK/filtered*.json,
+// given with --config, with --block as the settings' block and cosine as the margin 'absolute'); reported: average precision of the true pairs, F1 at the
 // F1-optimal threshold, and the share of each kind of noise kept at that threshold.
 //   node experiments/clean-eval.mjs MODEL --data TSV --langs de,fr,… [--scorer NAME=DIR …] [--rows 1000] [--block N] [--work DIR] [--json FILE]
 import { spawnSync } from 'node:child_process';
@@ -39,15 +39,14 @@ const scorers = all('--scorer').map((s) => {
 });
 mkdirSync(work, { recursive: true });
 // xling scorer score's settings (configs/scorer-mine.json's keys): without filters (scorer score drops
-// identical sides unless told not to), and with identical sides and other languages dropped
-const config = {};
-for (const [name, filters] of [
-  ['unfiltered', { dropIdentical: false }],
-  ['filtered', { dropIdentical: true, lid: true }],
-]) {
-  config[name] = join(work, `${name}.json`);
-  writeFileSync(config[name], JSON.stringify({ ...block, filters }, null, 1) + '\n');
-}
+// identical sides unless told not to), and with identical sides and other languages dropped; cosine
+// is the margin setting 'absolute'
+const settingsFile = (filtered, margin) => {
+  const file = join(work, `${filtered ? 'filtered' : 'unfiltered'}${margin ? `.${margin}` : ''}.json`);
+  const filters = filtered ? { dropIdentical: true, lid: true } : { dropIdentical: false };
+  writeFileSync(file, JSON.stringify({ ...block, ...(margin ? { margin } : {}), filters }, null, 1) + '\n');
+  return file;
+};
 
 // a seeded generator (mulberry32)
 function rng(seed) {
@@ -152,17 +151,17 @@ function measure(rows) {
   return { ap: ap / pos, f1: best.f1, threshold: best.threshold, kept: share };
 }
 
-const systems = [['cosine', ['--margin', 'absolute']], ['margin', []], ...scorers.map(([n, d]) => [n, ['--scorer', d]])];
+const systems = [['cosine', [], 'absolute'], ['margin', []], ...scorers.map(([n, d]) => [n, ['--scorer', d]])];
 const results = {};
 for (const xx of langs) {
   const lines = corpus(xx);
   const file = join(work, `${xx}-en.tsv`);
   writeFileSync(file, lines.map((l) => l.join('\t')).join('\n') + '\n');
   results[xx] = {};
-  for (const [name, extra] of systems)
+  for (const [name, extra, margin] of systems)
     for (const filtered of [false, true]) {
       const out = join(work, `${xx}-en.${name}${filtered ? '.filtered' : ''}.tsv`);
-      const settings = ['--config', config[filtered ? 'filtered' : 'unfiltered']];
+      const settings = ['--config', settingsFile(filtered, margin)];
       xling(['scorer', 'score', '--input', file, '--model', model, '--src-lang', xx, '--trg-lang', 'en', ...extra, ...settings, '-o', out]);
       const rows = readFileSync(out, 'utf8')
         .trimEnd()
