@@ -27,7 +27,7 @@
 import { basename, dirname, sep } from 'node:path';
 import { readUtf8File } from '../io/lines.js';
 import { messageUnit } from './clean.js';
-import { isEnglishVariant, langFromName } from './langs.js';
+import { isEnglishVariant, knownLanguage, langFromName } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
 /** Statements that take a string but say nothing (`voice "a.ogg"`, `play music "x.ogg"`). */
@@ -109,7 +109,6 @@ const MAX_LITERAL_LINES = 50;
 /** What a say statement says, or undefined when the line is not one (or its string is not closed). */
 export function sayText(statement: string): string | undefined {
   const s = statement.trim();
-  let at = 0;
   const first = literalAt(s, 0);
   if (first) {
     // "what", or "who" "what"
@@ -119,8 +118,7 @@ export function sayText(statement: string): string | undefined {
   }
   const who = /^([A-Za-z_][\w.]*)\s+/.exec(s);
   if (!who || NOT_SAY.has(who[1]!)) return undefined;
-  at = who[0].length;
-  return literalAt(s, at)?.body;
+  return literalAt(s, who[0].length)?.body;
 }
 
 /**
@@ -150,7 +148,6 @@ function docOf(file: string): string {
 
 interface Block {
   kind: 'say' | 'strings' | 'other';
-  lang: string;
   line: number;
   originals: string[];
   translations: string[];
@@ -188,7 +185,7 @@ export function parseRenpyTranslations(
       if (lang !== undefined && m[1] !== lang) throw new Error(`${file}:${i + 1}: blocks of two languages in one file (${lang}, ${m[1]})`);
       lang = m[1]!;
       const kind = m[2] === 'strings' ? 'strings' : m[2] === 'python' || m[2] === 'style' ? 'other' : 'say';
-      block = { kind, lang, line: i + 1, originals: [], translations: [], pairs: [] };
+      block = { kind, line: i + 1, originals: [], translations: [], pairs: [] };
       continue;
     }
     if (!block || block.kind === 'other') continue;
@@ -229,7 +226,7 @@ export const renpyReader: SourceReader = {
     const { lang: name, pairs } = parseRenpyTranslations(file, text, (line, message) => ctx.onProblem({ file, line, message }));
     if (name === undefined || name === 'None') return; // no blocks, or the game's own language
     const lang = langFromName(name);
-    if (!lang) throw new Error(`${file}: "${name}" is not a language name or code xling knows`);
+    if (!lang || !knownLanguage(lang)) throw new Error(`${file}: "${name}" is not a language name or code xling knows`);
     if (lang === 'en' || isEnglishVariant(lang)) return;
     const source = ctx.source ?? file;
     const doc = docOf(file);
