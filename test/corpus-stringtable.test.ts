@@ -80,6 +80,12 @@ test('the language from the first line (an English name or the language’s own)
   await assert.rejects(read(join(dir, 'it.txt')), /en\.txt: no such file; string tables are paired with the English table of their folder/);
   writeFileSync(join(dir, 'xx.txt'), 'Klingon\n\nCANCEL\nqIl\n');
   await assert.rejects(read(join(dir, 'xx.txt')), /xx\.txt:1: "Klingon" names no language xling knows, nor does the file name/);
+  writeFileSync(join(dir, 'en.txt'), 'English\n\nCANCEL\nCancel the order\n\nnot an identifier\nText\n');
+  assert.deepEqual(
+    (await read(join(dir, 'en.txt'))).problems,
+    [[6, '"not an identifier" is not an identifier']],
+    "the English table's own faults are reported",
+  );
   writeFileSync(join(dir, 'sv.txt'), Buffer.from([0x53, 0x76, 0x65, 0x6e, 0x73, 0x6b, 0x61, 0x0a, 0xff, 0x0a]));
   await assert.rejects(read(join(dir, 'sv.txt')), /sv\.txt: not UTF-8 text/);
   assert.equal(stringTableReader.accepts(join(FIX, 'ru.txt'), Buffer.alloc(0)), true);

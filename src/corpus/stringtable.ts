@@ -103,7 +103,7 @@ function englishTable(folder: string): Map<string, string> {
   }
   const cached = englishCache.get(folder);
   if (cached && cached.mtimeMs === mtimeMs) return cached.entries;
-  // the English table's own faults are reported with the file that reads it first
+  // the English table's own faults are reported when the walk reaches en.txt itself
   const entries = readTable(file, () => {}).entries;
   englishCache.set(folder, { mtimeMs, entries });
   return entries;
@@ -130,7 +130,11 @@ export const stringTableReader: SourceReader = {
     return /^[a-z]{2,3}([_-][A-Za-z]{2,4})?\.txt$/.test(basename(file)) && file.split(sep).slice(-2, -1)[0] === 'stringtables';
   },
   async *read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
-    if (basename(file) === 'en.txt') return; // the English side of every other table
+    if (basename(file) === 'en.txt') {
+      // the English side of every other table: read here only for its faults
+      readTable(file, (line, message) => ctx.onProblem({ file, line, message }));
+      return;
+    }
     const table = readTable(file, (line, message) => ctx.onProblem({ file, line, message }));
     const lang = stringTableLanguage(file, table.name);
     if (!lang) throw new Error(`${file}:1: "${table.name}" names no language xling knows, nor does the file name`);
