@@ -158,7 +158,7 @@ export const stringTableReader: SourceReader = {
             [lang, ct],
           ]),
           source,
-          // held out by entry, the same in every language
+          // held out by identifier (one of 1,000 slices), the same in every language
           doc: `${basename(dirname(dirname(file)))}#${hashSeed(key) % 1000}`,
           kind: 'prose',
         };
