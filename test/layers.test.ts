@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,5 +64,18 @@ describe('layering rules', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('experiment drivers', () => {
+  it("import the library only through its public entry ('xling'), never dist/ or src/ internals", () => {
+    const dir = join(root, 'experiments');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.mjs'));
+    assert.ok(files.length >= 10, 'the drivers are there');
+    const internal = /(?:from\s+|import\s*\()\s*[`'"][^`'"]*(?:\bdist\/|\bsrc\/|\$\{)/;
+    const offenders = files.filter((f) => internal.test(readFileSync(join(dir, f), 'utf8')));
+    assert.deepEqual(offenders, []);
+    assert.ok(internal.test(`const S = await import(\`$\{D}/mine/scorer/index.js\`);`), 'the check catches a dynamic import of internals');
+    assert.ok(internal.test("import { startLocalRedis } from '../dist/src/cluster/local-redis.js';"), 'and a static one');
   });
 });
