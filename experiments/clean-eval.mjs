@@ -41,10 +41,14 @@ mkdirSync(work, { recursive: true });
 // xling scorer score's settings (configs/scorer-mine.json's keys): without filters (scorer score drops
 // identical sides unless told not to), and with identical sides and other languages dropped; cosine
 // is the margin setting 'absolute'
+const settingsFiles = new Set();
 const settingsFile = (filtered, margin) => {
   const file = join(work, `${filtered ? 'filtered' : 'unfiltered'}${margin ? `.${margin}` : ''}.json`);
-  const filters = filtered ? { dropIdentical: true, lid: true } : { dropIdentical: false };
-  writeFileSync(file, JSON.stringify({ ...block, ...(margin ? { margin } : {}), filters }, null, 1) + '\n');
+  if (!settingsFiles.has(file)) {
+    const filters = filtered ? { dropIdentical: true, lid: true } : { dropIdentical: false };
+    writeFileSync(file, JSON.stringify({ ...block, ...(margin ? { margin } : {}), filters }, null, 1) + '\n');
+    settingsFiles.add(file);
+  }
   return file;
 };
 

@@ -10,6 +10,7 @@
 // `↑↑↑` (inherited) and patterns with placeholders are not read; root, English and sub-locales
 // folding into their parent's code give nothing (cldrLang).
 import { basename, dirname, resolve } from 'node:path';
+import type { FileCache } from '../util/file-cache.js';
 import { cldrLang, englishOfFolder } from './cldr.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { rootElement, xmlEvents } from './xml.js';
@@ -98,7 +99,7 @@ async function readValues(file: string, wanted: (id: LocaleValues['identity']) =
 }
 
 /** English values per locale-data folder. */
-const englishCache = new Map<string, { mtimeMs: number; values: Promise<Map<string, string>> }>();
+const englishCache: FileCache<Promise<Map<string, string>>> = new Map();
 
 function englishValues(folder: string): Promise<Map<string, string>> {
   return englishOfFolder(englishCache, folder, 'CLDR locale names are paired with the English ones of en.xml in their folder', (file) =>

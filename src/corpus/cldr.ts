@@ -9,8 +9,8 @@
 // nothing, and so does a regional or script sub-locale whose code folds into its parent's
 // (de_CH, es_419, zh_Hant_HK, sr_Cyrl_BA): its few entries are variants of the parent's names,
 // not another language. CLDR's `pt` is Brazilian Portuguese (pt_br), `pt_PT` European (pt).
-import { statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { FileCache, readCached } from '../util/file-cache.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
 import { rootElement, xmlEvents } from './xml.js';
@@ -127,33 +127,27 @@ async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: Anno
  * again only if en.xml changes); `why` ends the error of a folder without en.xml.
  */
 export function englishOfFolder<T>(
-  cache: Map<string, { mtimeMs: number; values: Promise<T> }>,
+  cache: FileCache<Promise<T>>,
   folder: string,
   why: string,
   read: (file: string) => Promise<{ identity: { language?: string; script?: string; territory?: string }; values: T }>,
 ): Promise<T> {
-  const file = join(folder, 'en.xml');
-  let mtimeMs: number;
   try {
-    mtimeMs = statSync(file).mtimeMs;
-  } catch {
-    return Promise.reject(new Error(`${file}: no such file; ${why}`));
+    return readCached(cache, join(folder, 'en.xml'), why, (file) =>
+      read(file).then((a) => {
+        if (a.identity.language !== 'en' || a.identity.territory !== undefined) {
+          throw new Error(`${file}: its <identity> is ${[a.identity.language, a.identity.script, a.identity.territory].filter(Boolean).join('_')}, not en`);
+        }
+        return a.values;
+      }),
+    );
+  } catch (e) {
+    return Promise.reject(e);
   }
-  const cached = cache.get(folder);
-  if (cached && cached.mtimeMs === mtimeMs) return cached.values;
-  const values = read(file).then((a) => {
-    if (a.identity.language !== 'en' || a.identity.territory !== undefined) {
-      throw new Error(`${file}: its <identity> is ${[a.identity.language, a.identity.script, a.identity.territory].filter(Boolean).join('_')}, not en`);
-    }
-    return a.values;
-  });
-  cache.set(folder, { mtimeMs, values });
-  values.catch(() => cache.delete(folder));
-  return values;
 }
 
 /** English names per annotations folder. */
-const englishCache = new Map<string, { mtimeMs: number; values: Promise<Map<string, string>> }>();
+const englishCache: FileCache<Promise<Map<string, string>>> = new Map();
 
 function englishNames(folder: string, ctx: ReadContext): Promise<Map<string, string>> {
   return englishOfFolder(englishCache, folder, 'CLDR annotations are paired with the English names of en.xml in their folder', (file) =>

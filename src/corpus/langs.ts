@@ -136,11 +136,15 @@ const nameKey = (s: string) =>
     .trim();
 
 let byName: Map<string, string> | undefined;
+let englishDisplay: Intl.DisplayNames | undefined;
+
+/** ICU's English names of languages (made once). */
+const englishLanguageNames = () => (englishDisplay ??= new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }));
 
 /** Language names (ICU's, through Intl.DisplayNames: the English name and the language's own) → the corpus's codes. */
 function languageNames(): Map<string, string> {
   if (byName) return byName;
-  const english = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+  const english = englishLanguageNames();
   const m = new Map<string, string>();
   const own = new Map<string, string>();
   const letters = 'abcdefghijklmnopqrstuvwxyz';
@@ -172,5 +176,5 @@ export function langFromName(name: string): string | undefined {
 /** Whether ICU names the language of a corpus code (`xx` and `qq` are well-formed codes of no language). */
 export function knownLanguage(code: string): boolean {
   const base = code.split('_')[0]!;
-  return new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(base) !== undefined;
+  return englishLanguageNames().of(base) !== undefined;
 }

@@ -11,9 +11,9 @@
 // values (`%1%`, `%planet%`) are placeholders and dropped, as in catalogs; inline tags (`<i>`, `<rgba …>`) are
 // removed. The language is the first line's name (`Russian`, `Deutsch`, `Français`), else the file
 // name's (`ru.txt`).
-import { statSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { readUtf8File } from '../io/lines.js';
+import { FileCache, readCached } from '../util/file-cache.js';
 import { hashSeed } from '../util/rng.js';
 import { cleanMessage } from './clean.js';
 import { isEnglishVariant, knownLanguage, langFromName, normalizeLang } from './langs.js';
@@ -90,23 +90,17 @@ function readTable(file: string, onProblem: (line: number, message: string) => v
   return parseStringTable(file, text, onProblem);
 }
 
-/** The English tables read, per folder (re-read when the file changes). */
-const englishCache = new Map<string, { mtimeMs: number; entries: Map<string, string> }>();
+/** The English tables read, per file (read again when it changes). */
+const englishCache: FileCache<Map<string, string>> = new Map();
 
+/** The English table of a folder (its en.txt); its own faults are reported when the walk reaches en.txt itself. */
 function englishTable(folder: string): Map<string, string> {
-  const file = join(folder, 'en.txt');
-  let mtimeMs: number;
-  try {
-    mtimeMs = statSync(file).mtimeMs;
-  } catch {
-    throw new Error(`${file}: no such file; string tables are paired with the English table of their folder`);
-  }
-  const cached = englishCache.get(folder);
-  if (cached && cached.mtimeMs === mtimeMs) return cached.entries;
-  // the English table's own faults are reported when the walk reaches en.txt itself
-  const entries = readTable(file, () => {}).entries;
-  englishCache.set(folder, { mtimeMs, entries });
-  return entries;
+  return readCached(
+    englishCache,
+    join(folder, 'en.txt'),
+    'string tables are paired with the English table of their folder',
+    (file) => readTable(file, () => {}).entries,
+  );
 }
 
 /** The language of a table: its first line's name, else its file name's. */
