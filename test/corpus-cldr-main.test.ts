@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { buildCorpus } from '../src/corpus/build.js';
 import { cldrMainReader } from '../src/corpus/cldr-main.js';
 import type { SourceProblem } from '../src/corpus/types.js';
+import { corpusRows } from './fixtures/corpus.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'xling-cldr-main-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -127,13 +126,13 @@ test('CLDR locale data: a folder without en.xml and a file without <identity> ar
 
   const main = makeMain(join(tmp, 'c'));
   const out = join(tmp, 'cldr.tsv.gz');
-  const problems: string[] = [];
-  const s = await buildCorpus({ sources: [main], out, quiet: true, minLangRows: 1, onProblem: (p) => problems.push(`${p.file}: ${p.message}`) });
+  const built = await corpusRows([main], out);
+  const s = built.summary;
+  const problems = built.problems.map((p) => `${p.file}: ${p.message}`);
   assert.deepEqual(problems, []);
-  const lines = gunzipSync(readFileSync(out)).toString('utf8').trim().split('\n');
-  const head = lines[0]!.split('\t');
+  const head = built.rows[0]!;
   assert.deepEqual(head.filter((h) => !h.startsWith('#')).sort(), ['en', 'ru']);
-  const yesterday = lines.map((l) => l.split('\t')).find((r) => r[head.indexOf('en')] === 'yesterday');
+  const yesterday = built.rows.find((r) => r[head.indexOf('en')] === 'yesterday');
   assert.equal(yesterday?.[head.indexOf('ru')], 'вчера');
   assert.equal(s.rows, 7);
 });

@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { buildCorpus } from '../src/corpus/build.js';
 import { dingPairs, dingReader, edictPair, edictReader, stripDictionaryAnnotations } from '../src/corpus/dictionary.js';
 import type { SourceProblem, SourceReader } from '../src/corpus/types.js';
+import { corpusRows } from './fixtures/corpus.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'xling-corpus-dict-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -117,18 +116,13 @@ test('xling corpus over a Debian-like tree with both dictionaries: one N-way cor
   writeFileSync(join(root, 'usr/share/trans/de-en'), DING);
   writeFileSync(join(root, 'usr/share/edict/edict'), EDICT_EUC);
   const out = join(tmp, 'dict.tsv.gz');
-  const problems: string[] = [];
-  const s = await buildCorpus({ sources: [root], out, quiet: true, minLangRows: 1, onProblem: (p) => problems.push(`${p.file}: ${p.message}`) });
+  const built = await corpusRows([root], out);
+  const s = built.summary;
+  const problems = built.problems.map((p) => `${p.file}: ${p.message}`);
   assert.deepEqual(problems, []);
-  const lines = gunzipSync(readFileSync(out)).toString('utf8').trim().split('\n');
-  const head = lines[0]!.split('\t');
+  const head = built.rows[0]!;
   assert.deepEqual(head.filter((h) => !h.startsWith('#')).sort(), ['de', 'en', 'ja']);
-  const rows = new Map(
-    lines
-      .slice(1)
-      .map((l) => l.split('\t'))
-      .map((r) => [r[head.indexOf('en')]!, r]),
-  );
+  const rows = new Map(built.rows.slice(1).map((r) => [r[head.indexOf('en')]!, r]));
   assert.equal(rows.get('Is anyone there?')?.[head.indexOf('de')], 'Ist da jemand?');
   assert.equal(rows.get('station')?.[head.indexOf('ja')], '駅');
   assert.equal(s.rows, 6);
