@@ -90,17 +90,22 @@ function readTable(file: string, onProblem: (line: number, message: string) => v
   return parseStringTable(file, text, onProblem);
 }
 
-/** The English tables read, per file (read again when it changes). */
-const englishCache: FileCache<Map<string, string>> = new Map();
+/** An English table: its entries, and its own faults (reported when the walk reaches en.txt itself). */
+interface EnglishTable {
+  entries: Map<string, string>;
+  problems: [line: number, message: string][];
+}
 
-/** The English table of a folder (its en.txt); its own faults are reported when the walk reaches en.txt itself. */
-function englishTable(folder: string): Map<string, string> {
-  return readCached(
-    englishCache,
-    join(folder, 'en.txt'),
-    'string tables are paired with the English table of their folder',
-    (file) => readTable(file, () => {}).entries,
-  );
+/** The English tables read, per file (read again when it changes). */
+const englishCache: FileCache<EnglishTable> = new Map();
+
+/** The English table of a folder (its en.txt), read once for every table of the folder and for en.txt's own faults. */
+function englishTable(folder: string): EnglishTable {
+  return readCached(englishCache, join(folder, 'en.txt'), 'string tables are paired with the English table of their folder', (file) => {
+    const problems: EnglishTable['problems'] = [];
+    const { entries } = readTable(file, (line, message) => problems.push([line, message]));
+    return { entries, problems };
+  });
 }
 
 /** The language of a table: its first line's name, else its file name's. */
@@ -125,15 +130,15 @@ export const stringTableReader: SourceReader = {
   },
   async *read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
     if (basename(file) === 'en.txt') {
-      // the English side of every other table: read here only for its faults
-      readTable(file, (line, message) => ctx.onProblem({ file, line, message }));
+      // the English side of every other table: here only its faults are reported
+      for (const [line, message] of englishTable(dirname(file)).problems) ctx.onProblem({ file, line, message });
       return;
     }
     const table = readTable(file, (line, message) => ctx.onProblem({ file, line, message }));
     const lang = stringTableLanguage(file, table.name);
     if (!lang) throw new Error(`${file}:1: "${table.name}" names no language xling knows, nor does the file name`);
     if (lang === 'en' || isEnglishVariant(lang)) return;
-    const english = englishTable(dirname(file));
+    const english = englishTable(dirname(file)).entries;
     const source = ctx.source ?? file;
     for (const [key, tr] of table.entries) {
       const en = english.get(key);
