@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/models/config.js';
-import { BatchStream, buildExamples, epochBatches, epochPairBatches, pairKey } from '../src/data/examples.js';
+import { BatchStream, buildExamples, epochBatches, epochLangBatches, epochPairBatches, pairKey, temperatureShares } from '../src/data/examples.js';
 import { train, TrainingInterrupted } from '../src/train/trainer.js';
 import { fingerprintOf } from '../src/train/pipeline.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
@@ -144,6 +144,56 @@ describe('LASER trainer', () => {
     }
     const b = new BatchStream(ex, trainSet, 1, 8, 10, 0, at, { pairTemperature: 5 });
     for (let i = 120; i < 150; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
+  });
+
+  it('mixes language pairs in batches with a temperature over their shares', () => {
+    // xx→en has 700 examples, en→yy 70: T = 1 keeps 10:1, T = 3 gives 700^(1/3) : 70^(1/3) ≈ 2.15 : 1
+    const ex = buildExamples(trainSet, [
+      { kind: '1:1', src: ['xx'], trg: ['en'] },
+      { kind: '1:1', src: ['en'], trg: ['yy'], weight: 0.1 },
+    ]);
+    const [big, small] = temperatureShares([700, 70], 3);
+    assert.ok(Math.abs(big! / small! - 10 ** (1 / 3)) < 1e-9);
+    const seenSmall = new Map<number, number>();
+    let mixed = 0,
+      smallN = 0,
+      total = 0;
+    for (let epoch = 0; epoch < 4; epoch++) {
+      const bs = epochLangBatches(ex, trainSet, 1, epoch, 8, 10, 0, 3);
+      for (const b of bs) {
+        if (new Set(b.examples.map(pairKey)).size > 1) mixed++;
+        for (const e of b.examples) {
+          total++;
+          if (e.src[0] === 'en') {
+            smallN++;
+            seenSmall.set(e.row, (seenSmall.get(e.row) ?? 0) + 1);
+          }
+        }
+      }
+    }
+    assert.equal(total, 4 * 770, 'an epoch has as many examples as the corpus');
+    assert.equal(smallN, 4 * Math.round(small! * 770), 'the small pair takes its share');
+    assert.ok(mixed > 0, 'batches mix pairs');
+    // the small pair is read in whole passes: every example as often as the others, give or take one
+    const counts = [...seenSmall.values()];
+    assert.equal(seenSmall.size, 70);
+    assert.ok(Math.max(...counts) - Math.min(...counts) <= 1, `repeats ${Math.min(...counts)}–${Math.max(...counts)}`);
+    // deterministic and resumable from the stream state
+    const key = (st: BatchStream) =>
+      st
+        .next()
+        .examples.map((e) => `${e.src[0]}${e.row}`)
+        .join();
+    const a = new BatchStream(ex, trainSet, 1, 8, 10, 0, undefined, { langTemperature: 3 });
+    const seen: string[] = [];
+    let at = a.state;
+    for (let i = 0; i < 250; i++) {
+      if (i === 200) at = a.state;
+      seen.push(key(a));
+    }
+    const b = new BatchStream(ex, trainSet, 1, 8, 10, 0, at, { langTemperature: 3 });
+    for (let i = 200; i < 250; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
+    assert.throws(() => parseConfig({ batch: { pairTemperature: 2, langTemperature: 2 } }, 'c.json'), /exclude each other/);
   });
 
   it('decoder.outBias unigram starts the output bias at the log frequency of target tokens', () => {

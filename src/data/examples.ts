@@ -111,13 +111,18 @@ export interface StreamState {
  */
 export function epochBatches(ex: Example[], c: EncodedCorpus, seed: number, epoch: number, size: number, sortChunk: number, maxTokens: number): Batch[] {
   const rng = new Rng(seed * 7919 + epoch);
-  const order = rng.shuffle(Array.from(ex.keys()));
+  const order = rng.shuffle(Array.from(ex.keys())).map((j) => ex[j]!);
+  return cutBatches(order, c, rng, size, sortChunk, maxTokens);
+}
+
+/** Shuffled examples cut into chunks of size*sortChunk, each length-sorted and cut into shuffled batches. */
+function cutBatches(order: Example[], c: EncodedCorpus, rng: Rng, size: number, sortChunk: number, maxTokens: number): Batch[] {
   const len = (e: Example) => c.ids.get(e.src[0]!)![e.row]!.length;
   const kindRank = { '1:1': 0, '1:N': 1, 'M:1': 2 } as const;
   const batches: Batch[] = [];
   const chunkSize = size * Math.max(1, sortChunk);
   for (let i = 0; i < order.length; i += chunkSize) {
-    const chunk = order.slice(i, i + chunkSize).map((j) => ex[j]!);
+    const chunk = order.slice(i, i + chunkSize);
     chunk.sort((a, b) => kindRank[a.kind] - kindRank[b.kind] || len(a) - len(b));
     const local: Batch[] = [];
     let cur: Example[] = [];
@@ -137,6 +142,67 @@ export function epochBatches(ex: Example[], c: EncodedCorpus, seed: number, epoc
     batches.push(...rng.shuffle(local));
   }
   return batches;
+}
+
+/** Examples grouped by language pair (pairKey), the keys sorted. */
+function groupByPair(ex: Example[]): { keys: string[]; groups: Map<string, Example[]> } {
+  const groups = new Map<string, Example[]>();
+  for (const e of ex) {
+    const k = pairKey(e);
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = []));
+    g.push(e);
+  }
+  return { keys: [...groups.keys()].sort(), groups };
+}
+
+/** Each group's share of an epoch: n^(1/T) normalised (T = 1: its own share; large T: towards equal shares). */
+export function temperatureShares(sizes: number[], temperature: number): number[] {
+  const w = sizes.map((n) => n ** (1 / temperature));
+  const sum = w.reduce((a, x) => a + x, 0);
+  return w.map((x) => x / sum);
+}
+
+/**
+ * Batches of one epoch that mix language pairs, each pair's share of the epoch's examples drawn
+ * ∝ n_pair^(1/T) (as XLM and LASER2 upsample low-resource languages): an epoch has as many examples
+ * as the corpus; a pair takes round(share × total) of them, reading its examples in an order
+ * reshuffled at each pass over them, so a small pair repeats and a large one is read in part,
+ * continuing where the previous epoch stopped (the position is a function of the epoch, so the
+ * stream stays resumable). Then shuffled, length-sorted in chunks and cut as in epochBatches.
+ */
+export function epochLangBatches(
+  ex: Example[],
+  c: EncodedCorpus,
+  seed: number,
+  epoch: number,
+  size: number,
+  sortChunk: number,
+  maxTokens: number,
+  temperature: number,
+): Batch[] {
+  const { keys, groups } = groupByPair(ex);
+  const shares = temperatureShares(
+    keys.map((k) => groups.get(k)!.length),
+    temperature,
+  );
+  const picked: Example[] = [];
+  keys.forEach((k, gi) => {
+    const g = groups.get(k)!;
+    const quota = Math.round(shares[gi]! * ex.length);
+    let cycle = -1;
+    let perm: number[] = [];
+    for (let pos = epoch * quota; pos < (epoch + 1) * quota; pos++) {
+      const cy = Math.floor(pos / g.length);
+      if (cy !== cycle) {
+        cycle = cy;
+        perm = new Rng(seed * 31 + 1000003 * (gi + 1) + cy * 7).shuffle(Array.from(g.keys()));
+      }
+      picked.push(g[perm[pos - cy * g.length]!]!);
+    }
+  });
+  const rng = new Rng(seed * 7919 + epoch);
+  return cutBatches(rng.shuffle(picked), c, rng, size, sortChunk, maxTokens);
 }
 
 export function pairsOf(examples: Example[]): number {
@@ -165,14 +231,7 @@ export function epochPairBatches(
   maxTokens: number,
   temperature: number,
 ): Batch[] {
-  const groups = new Map<string, Example[]>();
-  for (const e of ex) {
-    const k = pairKey(e);
-    let g = groups.get(k);
-    if (!g) groups.set(k, (g = []));
-    g.push(e);
-  }
-  const keys = [...groups.keys()].sort();
+  const { keys, groups } = groupByPair(ex);
   const lists = keys.map((k, gi) => ({
     gi,
     cycle: 0,
@@ -204,6 +263,8 @@ export function epochPairBatches(
 export interface StreamOptions {
   /** One language pair per batch, pairs drawn with this temperature (0 = off: batches mix pairs). */
   pairTemperature?: number;
+  /** Mixed batches, each language pair's share of an epoch ∝ n^(1/T) (0 or 1 = off: in proportion to its examples). */
+  langTemperature?: number;
 }
 
 /** Endless resumable stream of batches. */
@@ -220,17 +281,17 @@ export class BatchStream {
     private readonly opts: StreamOptions = {},
   ) {}
 
+  private epoch(e: number): Batch[] {
+    const { pairTemperature: T = 0, langTemperature: L = 0 } = this.opts;
+    if (T > 0) return epochPairBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, T);
+    if (L > 0 && L !== 1) return epochLangBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, L);
+    return epochBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens);
+  }
+
   next(): Batch {
     for (;;) {
       if (!this.cache || this.cache.epoch !== this.state.epoch) {
-        const T = this.opts.pairTemperature ?? 0;
-        this.cache = {
-          epoch: this.state.epoch,
-          batches:
-            T > 0
-              ? epochPairBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens, T)
-              : epochBatches(this.ex, this.c, this.seed, this.state.epoch, this.size, this.sortChunk, this.maxTokens),
-        };
+        this.cache = { epoch: this.state.epoch, batches: this.epoch(this.state.epoch) };
       }
       const b = this.cache.batches[this.state.batch];
       if (b) {

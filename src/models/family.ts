@@ -28,9 +28,10 @@ export interface TrainConfig {
   /**
    * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
    * length-sorted chunks of size × sortChunk examples; pairTemperature > 0: every batch holds one
-   * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs).
+   * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs); langTemperature > 0: batches
+   * mix pairs, each pair's share of an epoch ∝ n^(1/T) (0 or 1: in proportion to its examples).
    */
-  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number };
+  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number; langTemperature: number };
   maxLen: number;
   /**
    * sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. schedule

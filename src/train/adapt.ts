@@ -174,6 +174,7 @@ export class AdaptTask implements TrainingTask<Batch> {
     const examples = buildExamples(corpus, cfg.paths);
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
+      langTemperature: cfg.batch.langTemperature,
     });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), cfg.loss);
   }

@@ -150,6 +150,7 @@ class DualTask implements TrainingTask<DualBatch> {
     const examples = buildExamples(corpus, cfg.paths);
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
+      langTemperature: cfg.batch.langTemperature,
     });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), this.cfg.loss);
   }

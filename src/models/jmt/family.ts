@@ -143,6 +143,7 @@ class JmtTask implements TrainingTask<JmtBatch> {
     this.module = new JmtModel(this.modelConfig);
     this.stream = new BatchStream(buildExamples(corpus, cfg.paths), corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
+      langTemperature: cfg.batch.langTemperature,
     });
     const sg = this.cfg.skipgram;
     if (sg.enabled) {

@@ -94,6 +94,7 @@ class LaserTask implements TrainingTask<Batch> {
     if (cfg.decoder.outBias === 'unigram') unigramOutputBias(this.module, examples, corpus);
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
+      langTemperature: cfg.batch.langTemperature,
     });
   }
   get streamState(): StreamState {
