@@ -11,6 +11,7 @@ import { qmReader } from './qm.js';
 import { renpyReader } from './renpy.js';
 import { stringTableReader } from './stringtable.js';
 import { tmxReader } from './tmx.js';
+import { tuxpaintStampReader } from './tuxpaint.js';
 import { nwayTsvReader } from './tsv.js';
 import { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { xliffReader } from './xliff.js';
@@ -33,6 +34,7 @@ export function corpusReaders(): SourceReader[] {
     edictReader,
     renpyReader,
     stringTableReader,
+    tuxpaintStampReader,
     mosesReader,
     nwayTsvReader,
   ];
