@@ -59,6 +59,7 @@ test('language codes of catalogs, headers and CLDR normalised to the corpus code
     ['LC_MESSAGES', undefined],
     ['kok@roman', 'kok_roman'],
     ['kok_roman', 'kok_roman'],
+    ['sr@ije', 'sr_ije'],
     ['uz_Cyrl', 'uz'],
     ['LC_MESSAGES', undefined],
   ];
@@ -232,14 +233,23 @@ test('pairs format; merging an N-way TSV with a catalog; dev rows held out by do
 
   // an N-way TSV merged with the catalogs: a row of the TSV and a catalog entry with the same English text become one row
   const extra = join(tmp, 'extra.tsv');
-  writeFileSync(extra, 'en\tit\t#source\nOpen the file\tApri il file\tmine\nA row of its own here\tUna riga tutta sua\tmine\n');
+  writeFileSync(
+    extra,
+    'en\tit\tsr_ije\t#source\nOpen the file\tApri il file\t\tmine\nA row of its own here\tUna riga tutta sua\t\tmine\nDog\tCane\tPas\tmine\nFirst one. Then two.\tPrima uno. Poi due.\t\tmine\n',
+  );
   const merged = join(tmp, 'm.tsv');
   await buildCorpus({ sources: [extra, `${FIX}/po`], out: merged, quiet: true, minLangRows: 1 });
   const m = tsv(merged);
-  assert.deepEqual(m[0], ['en', 'de', 'fr', 'it', '#source']);
+  assert.deepEqual(m[0], ['en', 'de', 'fr', 'it', 'sr_ije', '#source']);
+  // a built corpus's rows are taken as they are: a one-word row kept, a two-sentence row not split again
+  assert.deepEqual(
+    m.find((r) => r[0] === 'Dog'),
+    ['Dog', '', '', 'Cane', 'Pas', 'extra.tsv'],
+  );
+  assert.ok(m.some((r) => r[0] === 'First one. Then two.' && r[3] === 'Prima uno. Poi due.'));
   assert.deepEqual(
     m.find((r) => r[0] === 'Open the file'),
-    ['Open the file', 'Datei öffnen', 'Ouvrir le fichier', 'Apri il file', 'extra.tsv,po'],
+    ['Open the file', 'Datei öffnen', 'Ouvrir le fichier', 'Apri il file', '', 'extra.tsv,po'],
   );
 
   // dev: a document (the message's program file) is held out whole, in every language

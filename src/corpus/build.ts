@@ -146,7 +146,7 @@ function* cleanUnit(u: TranslationUnit, o: CorpusOptions, drop: (why: string) =>
   }
   const rules = lengthRules(u.kind, o);
   // a multi-sentence English text: sentence pairs where every language has as many sentences
-  if (en !== undefined && u.kind !== 'phrase') {
+  if (en !== undefined && u.kind !== 'phrase' && u.kind !== 'row') {
     const enSents = sentences(en, 'en');
     if (enSents.length > 1) {
       const split = new Map<string, string[]>();

@@ -150,7 +150,14 @@ export interface LengthRules {
 
 /** The default length rules by kind: the shared corpus kept messages of 4–60 English words. */
 export function lengthRules(kind: TextKind, o: { minWords?: number; maxWords?: number } = {}): LengthRules {
-  const d = kind === 'phrase' ? { minWords: 1, maxWords: 12 } : kind === 'prose' ? { minWords: 3, maxWords: 80 } : { minWords: 3, maxWords: 60 };
+  const d =
+    kind === 'row'
+      ? { minWords: 0, maxWords: Number.POSITIVE_INFINITY }
+      : kind === 'phrase'
+        ? { minWords: 1, maxWords: 12 }
+        : kind === 'prose'
+          ? { minWords: 3, maxWords: 80 }
+          : { minWords: 3, maxWords: 60 };
   return { minWords: o.minWords ?? d.minWords, maxWords: o.maxWords ?? d.maxWords };
 }
 

@@ -93,14 +93,14 @@ export function normalizeLang(raw: string): string | undefined {
   if (lang === 'no') return 'nb'; // CLDR's Norwegian is Bokmål, gettext's nb
   if (lang === 'en' && region !== undefined && region !== 'us') return `en_${region}`;
   if (modifier === 'latin' || script === 'latn') return lang === 'sr' || lang === 'uz' ? `${lang}_latn` : lang;
-  // a variant subtag already in the corpus's form (kok_roman, ks_devanagari: lower case in the
-  // input, unlike a locale's region): kept, so that codes normalise to themselves
+  // a variant subtag already in the corpus's form (kok_roman, ks_devanagari, sr_ije from sr@ije:
+  // lower case in the input, unlike a locale's region): kept, so that codes normalise to themselves
   const rawRest = raw
     .trim()
     .replace(/[@.].*$/, '')
     .split(/[-_]/)
     .slice(1);
-  const variant = rest.find((p, i) => p.length >= 4 && !SCRIPTS.has(p) && /^[a-z]+$/.test(p) && rawRest[i] === p);
+  const variant = rest.find((p, i) => p.length >= 3 && !SCRIPTS.has(p) && /^[a-z]+$/.test(p) && rawRest[i] === p);
   if (variant !== undefined && modifier === '') return `${lang}_${variant}`;
   if (rest.some((p) => p !== script && p !== region && p !== variant)) return undefined; // LC_MESSAGES, de_XYZ12345
   // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,

@@ -1,7 +1,8 @@
 // An N-way parallel TSV (xling's corpus format: a header of language codes, one row per text,
 // empty cells for missing translations; `#`-prefixed metadata columns such as #source) as a
 // source of `xling corpus`, so that corpora are merged and deduplicated with other sources.
-// Rows carry no document, so none of them is held out for a dev set.
+// Rows carry no document, so none of them is held out for a dev set; they were cleaned, split and
+// filtered by length when that corpus was built, and are taken as they are (kind 'row').
 import { isMetaColumn } from '../data/corpus.js';
 import { readLines } from '../io/lines.js';
 import { normalizeLang } from './langs.js';
@@ -37,7 +38,7 @@ export const nwayTsvReader: SourceReader = {
         const l = cols![i];
         if (l && c) texts.set(l, c);
       });
-      yield { texts, source: ctx.source ?? (srcCol >= 0 && cells[srcCol] ? cells[srcCol]! : file), kind: 'message' };
+      yield { texts, source: ctx.source ?? (srcCol >= 0 && cells[srcCol] ? cells[srcCol]! : file), kind: 'row' };
     }
     if (!cols) throw new Error(`${file}: empty file (no header)`);
   },

@@ -5,7 +5,8 @@
 // pairwise TSV.
 
 /** The kind of text a unit holds; cleaning and length rules depend on it. */
-export type TextKind = 'message' | 'prose' | 'phrase';
+/** 'row': a row of a corpus built before (an N-way TSV), taken as it is: no sentence split, no length rules. */
+export type TextKind = 'message' | 'prose' | 'phrase' | 'row';
 
 export interface TranslationUnit {
   /**
