@@ -295,7 +295,9 @@ test('xling corpus: summary, --stats, usage and input errors with no output', ()
 });
 
 test('the general harvest names no held-out package', () => {
-  const list = readFileSync('configs/general-corpus.txt', 'utf8')
+  const list = ['configs/general-corpus.txt', 'configs/everyday-corpus.txt']
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n')
     .split('\n')
     .map((l) => l.replace(/#.*/, '').trim())
     .filter((l) => l);
