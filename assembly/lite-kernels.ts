@@ -94,7 +94,7 @@ function bag(dtype: i32, table: usize, scales: usize, fd: i32, ids: usize, n: i3
     v128.store(o, f32x4.add(v128.load(o, 96), a6), 96); v128.store(o, f32x4.add(v128.load(o, 112), a7), 112);
   }
   for (let j: usize = 0; j < (<usize>fd << 2); j += 16) v128.store(out + j, f32x4.mul(v128.load(out + j), w));
-  if (act == 1) for (let j: usize = 0; j < (<usize>fd << 2); j += 4) store<f32>(out + j, <f32>Math.tanh(<f64>load<f32>(out + j)));
+  if (act == 1) tanhRow(out, fd);
 }
 
 /**
@@ -160,43 +160,137 @@ export function embedBatch(dtype: i32, table: usize, scales: usize, fd: i32, act
 }
 
 /**
+ * tanh of four float32: x clamped to ±7.905311 (where float32 tanh is ±1), then a rational
+ * function of degree 13/6 (Eigen's float tanh), x itself below 4e-4; within 4e-7 of tanh.
+ */
+@inline function tanh4(x: v128): v128 {
+  const c = f32x4.splat(<f32>7.90531110763549805);
+  const xc = f32x4.min(c, f32x4.max(f32x4.neg(c), x));
+  const x2 = f32x4.mul(xc, xc);
+  let p = f32x4.splat(<f32>-2.76076847742355e-16);
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>2.00018790482477e-13));
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>-8.60467152213735e-11));
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>5.12229709037114e-8));
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>1.48572235717979e-5));
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>6.37261928875436e-4));
+  p = f32x4.add(f32x4.mul(p, x2), f32x4.splat(<f32>4.89352455891786e-3));
+  p = f32x4.mul(p, xc);
+  let q = f32x4.splat(<f32>1.19825839466702e-6);
+  q = f32x4.add(f32x4.mul(q, x2), f32x4.splat(<f32>1.185347056866540e-4));
+  q = f32x4.add(f32x4.mul(q, x2), f32x4.splat(<f32>2.26843463243900e-3));
+  q = f32x4.add(f32x4.mul(q, x2), f32x4.splat(<f32>4.89352518554385e-3));
+  return v128.bitselect(x, f32x4.div(p, q), f32x4.lt(f32x4.abs(x), f32x4.splat(<f32>0.0004)));
+}
+
+/** tanh of n float32 at p (n a multiple of 4), in place. */
+function tanhRow(p: usize, n: i32): void {
+  for (let j: usize = 0; j < (<usize>n << 2); j += 16) v128.store(p + j, tanh4(v128.load(p + j)));
+}
+
+/** Subspaces a packed copy of the codebooks holds (pq.bytes: M); a table with more is summed from the codebooks as stored. */
+const PACK_SUBSPACES: i32 = 256;
+
+/**
+ * The codebooks packed for pqSum at pack (a thread's scratch): a 16-byte header (the codebooks'
+ * address, M, K: packed once per table), then for each subspace j its 256 entries of 4 float32
+ * (its widths[j] ≤ 4 coordinates, zeros after), 4 KB a subspace: the subspace summed over a
+ * sentence's rows then reads 4 KB, not a line of each 448-byte codebook row. False (nothing
+ * packed) when M is over PACK_SUBSPACES or a subspace is wider than 4.
+ */
+function packCodebooks(pack: usize, M: i32, widths: usize, codebooks: usize, K: i32): bool {
+  if (M > PACK_SUBSPACES) return false;
+  for (let j = 0; j < M; j++) if (load<i32>(widths + (<usize>j << 2)) > 4) return false;
+  if (load<i32>(pack) == <i32>codebooks && load<i32>(pack, 4) == M && load<i32>(pack, 8) == K) return true;
+  const kBytes = <usize>K << 2, lane = i32x4(0, 1, 2, 3);
+  let o: usize = 0;
+  for (let j = 0; j < M; j++) {
+    const wj = load<i32>(widths + (<usize>j << 2));
+    const keep = i32x4.lt_s(lane, i32x4.splat(wj));
+    const to = pack + 16 + (<usize>j << 12);
+    for (let c: usize = 0; c < 256; c++) {
+      // the last subspace's 4 floats may run past the codebooks: within the memory, and masked off
+      v128.store(to + (c << 4), v128.and(v128.load(codebooks + c * kBytes + (o << 2)), keep));
+    }
+    o += <usize>wj;
+  }
+  store<i32>(pack, <i32>codebooks);
+  store<i32>(pack, M, 4);
+  store<i32>(pack, K, 8);
+  return true;
+}
+
+/**
+ * The sum of a sentence's n product-quantised rows as coordinates, times w, into z (K float32):
+ * rows[0..n) hold the rows' addresses (codes + id · M). One subspace at a time over all rows, its
+ * sum in registers: from the packed codebooks (packCodebooks; pack 0: none), else reading 4 floats
+ * of each codebook entry as stored (those past the subspace's width belong to the next subspace
+ * or lie beyond the table) for a subspace of at most 4 coordinates, and through memory for a wider
+ * one. The 4 lanes are stored at the subspace's offset, in increasing order, so the next subspace
+ * overwrites the extra lanes (z has room for 4 past K).
+ */
+function pqSum(rows: usize, n: i32, M: i32, widths: usize, codebooks: usize, kBytes: usize, pack: usize, w: f32, z: usize): void {
+  const end = <usize>n << 2, end4 = <usize>(n & ~3) << 2, ws = f32x4.splat(w);
+  let o: usize = 0;
+  for (let j = 0; j < M; j++) {
+    const wj = <usize>load<i32>(widths + (<usize>j << 2));
+    const zo = z + (o << 2), jj = <usize>j;
+    // entry c of subspace j at cb + c · stride
+    const packed = pack != 0;
+    const cb = packed ? pack + 16 + (jj << 12) : codebooks + (o << 2), stride = packed ? <usize>16 : kBytes;
+    if (wj <= 4) {
+      let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+      let k: usize = 0;
+      for (; k < end4; k += 16) {
+        const r = rows + k;
+        a0 = f32x4.add(a0, v128.load(cb + <usize>load<u8>(<usize>load<i32>(r) + jj) * stride));
+        a1 = f32x4.add(a1, v128.load(cb + <usize>load<u8>(<usize>load<i32>(r, 4) + jj) * stride));
+        a2 = f32x4.add(a2, v128.load(cb + <usize>load<u8>(<usize>load<i32>(r, 8) + jj) * stride));
+        a3 = f32x4.add(a3, v128.load(cb + <usize>load<u8>(<usize>load<i32>(r, 12) + jj) * stride));
+      }
+      for (; k < end; k += 4) a0 = f32x4.add(a0, v128.load(cb + <usize>load<u8>(<usize>load<i32>(rows + k) + jj) * stride));
+      v128.store(zo, f32x4.mul(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)), ws));
+    } else {
+      memory.fill(zo, 0, wj << 2);
+      for (let k: usize = 0; k < end; k += 4) {
+        const c = cb + <usize>load<u8>(<usize>load<i32>(rows + k) + jj) * kBytes;
+        for (let t: usize = 0; t < wj; t++) store<f32>(zo + (t << 2), load<f32>(zo + (t << 2)) + load<f32>(c + (t << 2)));
+      }
+      for (let t: usize = 0; t < wj; t++) store<f32>(zo + (t << 2), load<f32>(zo + (t << 2)) * w);
+    }
+    o += wj;
+  }
+}
+
+/**
  * embedBatch for a product-quantised table (xling export --dtype pq; src/io/pq-layout.ts): each
  * row is M bytes, byte j naming a centroid of subspace j (widths[j] coordinates at codebook columns
- * off_j …, codebooks [256, K] float32). A sentence's rows are summed as coordinates into z (K
- * float32), then h = tanh(Σw · mean + w · basis z) (basis [fd, K], K a multiple of 4), w =
- * float32(1/n), Σw = n · w; then the projection as embedBatch. z: scratch of K float32.
+ * off_j …, codebooks [256, K] float32). A sentence's rows are summed as coordinates times w =
+ * float32(1/n) into its row of Z (pqSum; K a multiple of 4), then h = tanh(mean + basis z) for the
+ * batch at once (project: basis [fd, K]), then the projection as embedBatch. z: scratch of
+ * (nb rounded up to 4) · K + 4 float32; pack: scratch for the packed codebooks (packCodebooks: 16
+ * + PACK_SUBSPACES · 4096 bytes). The ids are overwritten with their rows' addresses.
  */
 export function embedBatchPq(codes: usize, M: i32, widths: usize, codebooks: usize, K: i32, basis: usize, mean: usize, fd: i32, act: i32,
-  W: usize, b: usize, d: i32, ids: usize, offs: usize, nb: i32, z: usize, h: usize, y: usize): void {
+  W: usize, b: usize, d: i32, ids: usize, offs: usize, nb: i32, z: usize, pack: usize, h: usize, y: usize): void {
   const rowBytes = <usize>fd << 2, kBytes = <usize>K << 2;
+  const packed = packCodebooks(pack, M, widths, codebooks, K) ? pack : 0;
+  // every row's address, and a read of each (its first and last byte: a row may span two lines)
+  // so that the memory system fetches them all at once before the sums wait on them
+  const all = load<i32>(offs + (<usize>nb << 2));
+  let x: i32 = 0;
+  for (let k: usize = 0; k < (<usize>all << 2); k += 4) {
+    const row = codes + <usize>load<i32>(ids + k) * <usize>M;
+    store<i32>(ids + k, <i32>row);
+    x ^= <i32>load<u8>(row) ^ <i32>load<u8>(row + <usize>M - 1);
+  }
+  store<i32>(z, x);
   for (let s = 0; s < nb; s++) {
     const a = load<i32>(offs + (<usize>s << 2)), e = load<i32>(offs + (<usize>(s + 1) << 2)), n = e - a;
-    memory.fill(z, 0, kBytes);
-    for (let k = a; k < e; k++) {
-      const row = codes + <usize>load<i32>(ids + (<usize>k << 2)) * <usize>M;
-      let o: usize = 0;
-      for (let j = 0; j < M; j++) {
-        const wj = <usize>load<i32>(widths + (<usize>j << 2));
-        const c = codebooks + (<usize>load<u8>(row + <usize>j) * kBytes) + (o << 2);
-        const zo = z + (o << 2);
-        if (wj == 2) {
-          store<f32>(zo, load<f32>(zo) + load<f32>(c));
-          store<f32>(zo, load<f32>(zo, 4) + load<f32>(c, 4), 4);
-        } else for (let t: usize = 0; t < wj; t++) store<f32>(zo + (t << 2), load<f32>(zo + (t << 2)) + load<f32>(c + (t << 2)));
-        o += wj;
-      }
-    }
-    const w = <f32>(1.0 / <f64>max(n, 1)), sumW = <f32>n * w;
-    const hs = h + <usize>s * rowBytes;
-    for (let i = 0; i < fd; i++) {
-      const bi = basis + <usize>i * kBytes;
-      let acc = f32x4.splat(0);
-      for (let k: usize = 0; k < kBytes; k += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(bi + k), v128.load(z + k)));
-      const x = sumW * load<f32>(mean + (<usize>i << 2)) + w * hsum(acc);
-      store<f32>(hs + (<usize>i << 2), act == 1 ? <f32>Math.tanh(<f64>x) : x);
-    }
+    pqSum(ids + (<usize>a << 2), n, M, widths, codebooks, kBytes, packed, <f32>(1.0 / <f64>max(n, 1)), z + <usize>s * kBytes);
   }
   const padded = (nb + 3) & ~3;
-  for (let s = nb; s < padded; s++) memory.fill(h + <usize>s * rowBytes, 0, rowBytes);
+  for (let s = nb; s < padded; s++) memory.fill(z + <usize>s * kBytes, 0, kBytes);
+  project(basis, mean, fd, K, z, padded, h);
+  if (act == 1) tanhRow(h, padded * fd);
   project(W, b, d, fd, h, padded, y);
 }

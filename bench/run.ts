@@ -56,4 +56,17 @@ for (const [name, file] of [
   results[name] = r;
   say(`${name}: ${JSON.stringify(r)}`);
 }
+// the CLI's start-up against an xling/lite script, and its throughput against the machine's roof
+if (want('cold_start') || want('embed_roof')) {
+  const { coldStart, embedRoof } = await import('./cold-start.js');
+  for (const [name, f] of [
+    ['cold_start', coldStart],
+    ['embed_roof', embedRoof],
+  ] as const) {
+    if (!want(name)) continue;
+    const r = await f();
+    results[name] = r;
+    say(`${name}: ${JSON.stringify(r)}`);
+  }
+}
 if (jsonMode()) console.log(JSON.stringify(results));

@@ -78,6 +78,11 @@ export function nativeAddon(): NativeAddon {
   return loaded;
 }
 
+/** Whether the addon is loaded already (never loads it). */
+export function nativeLoaded(): boolean {
+  return loaded !== null;
+}
+
 /** Why the addon is not there (null: it is, now loaded); never throws for a missing backend. */
 export function nativeProblem(): NativeBackendMissing | null {
   try {

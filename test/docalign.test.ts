@@ -17,6 +17,7 @@ import { formatAlignment, TSV_HEADER } from '../src/docalign/files.js';
 import { Group, inOrderAlignment, lengthAlignment, parseVecalign, scoreAlignments, vecalignLine } from '../src/docalign/score.js';
 import { syntheticDocument, SyntheticOptions } from '../src/docalign/synthetic.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
+import { loadEncoderForRuntime } from '../src/embed/portable.js';
 import { hashSeed, Rng } from '../src/util/rng.js';
 import { cliInProcess, devColumn, root, temporariesIn, tinyDualModel } from './fixtures/cli.js';
 
@@ -302,7 +303,8 @@ function pageSentences(lang: string): string[] {
 }
 
 describe('xling align with a trained model', () => {
-  const m = loadSentenceEncoder(model);
+  // the model as xling align opens it (a bag-of-n-grams model: the portable runtime), so that the library's groups are the command's
+  const m = loadEncoderForRuntime(model);
   const emb = embedderOf(m);
 
   it('synthetic documents of held-out rows (merges, splits, deletions): F1 well above the length and in-order baselines', async () => {

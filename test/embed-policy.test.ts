@@ -3,13 +3,13 @@
 // plan for the same options) and xling/lite's model is a SentenceEncoder that the native embed path
 // runs over, giving lite's own vectors, on its TypeScript and its WebAssembly kernels.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportEncoder, loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
-import { loadPortableSentenceEncoder } from '../src/embed/portable.js';
+import { loadPortableSentenceEncoder, onKernels } from '../src/embed/portable.js';
 import { readModelBytes } from '../src/lite/index.js';
 import { LiteModel } from '../src/lite/model.js';
 import { parseSafetensors } from '../src/lite/safetensors.js';
@@ -99,7 +99,16 @@ describe('xling/lite and the native embed path share one policy', () => {
   it("the same plan for the same options, and lite as the SentenceEncoder of the native embed path gives lite's own vectors", async () => {
     const native = loadSentenceEncoder(fp32);
     const portable = loadPortableSentenceEncoder(fp32);
-    const js = portable.encoder as LiteModel;
+    // the portable runtime runs lite's WebAssembly kernels; lite's pure-TypeScript path is built here
+    assert.ok(onKernels(portable));
+    const file = join(fp32, 'model.safetensors'),
+      raw = readFileSync(file);
+    const js = new LiteModel(
+      portable.config as ConstructorParameters<typeof LiteModel>[0],
+      parseSafetensors(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file),
+      file,
+    );
+    js.lid = portable.lid;
     assert.ok(js instanceof LiteModel && js instanceof CenterPolicy && native instanceof CenterPolicy);
     assert.equal(js.kernel, 'js');
     const wasm = await wasmModel(fp32);

@@ -123,7 +123,8 @@ describe('compact exports', () => {
     writeFileSync(input, sents.join('\n') + '\n');
     const r = cli(['embed', '--model', join(dir, 'int8'), '--input', input, '-o', join(dir, 'int8.npy'), '--lang', 'de', '--quiet']);
     assert.equal(r.status, 0, r.stderr);
-    assert.ok(maxDiff(readNpy(join(dir, 'int8.npy')).data as Float32Array, loadSentenceEncoder(join(dir, 'int8')).embed(sents, { lang: 'de' })) < 1e-6);
+    // (on the portable runtime: the native path's vectors within its bound)
+    assert.ok(maxDiff(readNpy(join(dir, 'int8.npy')).data as Float32Array, loadSentenceEncoder(join(dir, 'int8')).embed(sents, { lang: 'de' })) < 1e-5);
     const x = cli([
       'eval',
       'xsim',

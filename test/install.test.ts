@@ -68,10 +68,8 @@ describe('npm install of the packed package without the native backend', { timeo
     const r = sh('npx', ['--no-install', 'xling', 'embed', '--input', input, '-o', out], project, baseEnv);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /using the default model .*node_modules\/xling\/models\/default/);
-    assert.match(
-      r.stderr,
-      /the native backend is not available \(the addon was not built: no build\/Release\/xling\.node\): embedding on the portable runtime \(xling\/lite\)/,
-    );
+    // the default model runs on the portable runtime whether or not the addon is there: nothing to say
+    assert.doesNotMatch(r.stderr, /native backend|portable runtime/);
     const ref = join(dir, 'native.npy');
     const n = sh(process.execPath, [mainJs, 'embed', '--model', join(root, 'models/default'), '--input', input, '-o', ref, '--quiet'], root, baseEnv);
     assert.equal(n.status, 0, n.stderr);

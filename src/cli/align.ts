@@ -3,8 +3,7 @@
 import { AlignFormat, AlignJob, alignFiles, readPairList } from '../docalign/files.js';
 import { embedderOf } from '../docalign/align.js';
 import { loadEncoderForRuntime } from '../embed/portable.js';
-import { nativeAvailable } from '../tensor/backend.js';
-import { setNumThreads } from '../tensor/tensor.js';
+import { setComputeThreads } from '../tensor/backend.js';
 import { command, usage } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, PathArg, writeTextOutput } from './io.js';
@@ -53,7 +52,7 @@ export const alignCommand = command(
         help: 'a sentence left unaligned costs this quantile of the costs of random 1:1 pairs (higher: fewer unaligned; vecalign -d)',
       },
       center: EMBED_OPTIONS.center,
-      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
     },
   },
   async (a) => {
@@ -85,7 +84,7 @@ export const alignCommand = command(
       ]);
       jobs = [{ src: a.src!, trg: a.trg!, out: a.output, srcWhat: '--src', trgWhat: '--trg' }];
     }
-    if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+    if (a.threads) setComputeThreads(a.threads);
     // the documents are read (an empty one refused) before the model is loaded and the languages checked against it
     const open = () => {
       const model = loadEncoderForRuntime(modelOrDefault(a.model));

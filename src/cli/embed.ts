@@ -8,7 +8,6 @@ import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
 import { chunksOf, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
-import { setNumThreads } from '../tensor/tensor.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { l2normalizeRows } from '../embed/vectors.js';
@@ -16,7 +15,7 @@ import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
 import { pause } from '../util/pause.js';
-import { nativeAvailable } from '../tensor/backend.js';
+import { setComputeThreads } from '../tensor/backend.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 
 /**
@@ -123,7 +122,7 @@ export const embedCommand = command(
         range: { int: true, min: 1 },
         help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)',
       },
-      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
       quiet: { type: 'boolean', default: false },
     },
   },
@@ -142,9 +141,9 @@ export const embedCommand = command(
       ['--output (ranges)', rangesOut, 'out'],
     ]);
     const model = modelOrDefault(a.model, a.quiet);
-    // without the addon: the portable runtime (an exported bag-of-n-grams model), said on stderr
-    if (a.threads && nativeAvailable()) setNumThreads(a.threads);
-    const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' }, a.quiet);
+    if (a.threads) setComputeThreads(a.threads);
+    // a bag-of-n-grams model (the default one) on the portable runtime, others on the native backend
+    const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' });
     const d = m.dim;
     const ranges = a.ranges ? readRanges(a.ranges, d) : null;
     const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));

@@ -2,10 +2,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEncoderForRuntime } from '../embed/portable.js';
-import { nativeAvailable } from '../tensor/backend.js';
+import { setComputeThreads } from '../tensor/backend.js';
 import { describeCenter } from './vectors.js';
 import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
-import { setNumThreads } from '../tensor/tensor.js';
 import { readLines } from '../io/lines.js';
 import { loadTable, NWayTable } from '../train/prepare.js';
 import { heatmap } from '../util/svg.js';
@@ -66,11 +65,11 @@ export const evalXsimCommand = command(
       minRows: { type: 'number', default: 100, range: { int: true, min: 1 }, help: 'skip language pairs with fewer common rows' },
       json: { type: 'string', metavar: 'FILE', help: 'write the matrix as JSON (error rates as fractions; - for standard output)' },
       svg: { type: 'string', metavar: 'FILE', help: 'write the heat map as SVG (- for standard output)' },
-      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
     },
   },
   async (a) => {
-    if (a.threads && nativeAvailable()) setNumThreads(a.threads);
+    if (a.threads) setComputeThreads(a.threads);
     if (a.model && a.vectors) usage('give --model or --vectors, not both');
     if (a.langs.length && new Set(a.langs).size < 2)
       usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);

@@ -3,8 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { editDistance, UsageError } from '../util/args.js';
 import { removeTemporariesOnSignals } from '../util/atomic.js';
-import { CliCommand } from './command.js';
-import { commands } from './commands.js';
+import { COMMAND_TABLE as commands, CommandEntry } from './command-table.js';
 import { removeCreatedDirectories } from './io.js';
 
 /** The package's version (package.json, two folders above dist/src/cli). */
@@ -16,8 +15,8 @@ export function version(): string {
   }
 }
 
-function rows(cs: CliCommand[]): string[] {
-  return cs.map((c) => `  xling ${c.path.join(' ').padEnd(18)} ${c.spec.summary ?? ''}`);
+function rows(cs: CommandEntry[]): string[] {
+  return cs.map((c) => `  xling ${c.path.join(' ').padEnd(18)} ${c.summary}`);
 }
 
 function help(): string {
@@ -34,7 +33,7 @@ function help(): string {
 }
 
 /** The commands of a group (`xling graph`): those whose path starts with its words. */
-function groupOf(words: string[]): CliCommand[] {
+function groupOf(words: string[]): CommandEntry[] {
   return commands.filter((c) => c.path.length > words.length && words.every((w, i) => c.path[i] === w));
 }
 
@@ -50,8 +49,8 @@ function groupHelp(words: string[]): string {
 }
 
 /** The command argv names (the longest path that matches). */
-function find(argv: string[]): CliCommand | undefined {
-  let cmd: CliCommand | undefined;
+function find(argv: string[]): CommandEntry | undefined {
+  let cmd: CommandEntry | undefined;
   for (const c of commands) if (c.path.every((w, i) => argv[i] === w) && (!cmd || c.path.length > cmd.path.length)) cmd = c;
   return cmd;
 }
@@ -131,8 +130,8 @@ export async function runCli(argv: string[], io: CliStreams = processStreams, as
     io.err(`xling help: no command '${words.join(' ')}'${hint ? ` (did you mean 'xling ${hint}'?)` : ''}\n`);
     return 2;
   }
-  const cmd = find(argv);
-  if (!cmd) {
+  const found = find(argv);
+  if (!found) {
     // a group (`xling graph`, `xling graph --help`): its commands
     const group = argv.slice(0, 1);
     if (groupOf(group).length && (argv.length === 1 || argv[1] === '--help' || argv[1] === '-h')) {
@@ -144,7 +143,9 @@ export async function runCli(argv: string[], io: CliStreams = processStreams, as
     io.err(`xling: unknown command '${typed}'${hint ? ` (did you mean 'xling ${hint}'?)` : ''}\n\n${groupOf(group).length ? groupHelp(group) : help()}\n`);
     return 2;
   }
-  const name = `xling ${cmd.path.join(' ')}`;
+  const name = `xling ${found.path.join(' ')}`;
+  // only the command that runs is imported (with what it needs)
+  const cmd = await found.load();
   // an interrupted command leaves no temporary files (and no partial outputs: those are temporaries)
   if (asProcess) {
     if (!cmd.ownSignals) removeTemporariesOnSignals((signal) => io.err(`\n${name}: interrupted (${signal})\n`));

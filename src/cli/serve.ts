@@ -1,12 +1,12 @@
 // xling serve: the embedding and search HTTP API (src/serve/server.ts) and the web explorer.
-import { loadSentenceEncoder } from '../embed/model-dir.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
 import { GraphReader, openIndex as openGraphIndex } from '../graph/query.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
 import { BinaryFlatIndex, isBinaryIndexFile } from '../index/binary.js';
 import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
 import { loadServeConfig } from '../serve/config.js';
 import { loadStore, SentenceStore } from '../io/sentence-store.js';
-import { setNumThreads } from '../tensor/tensor.js';
+import { setComputeThreads } from '../tensor/backend.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
@@ -52,7 +52,7 @@ export const serveCommand = command(
       },
       center: { type: 'boolean', default: true, help: 'per-language centring when a language is given' },
       precision: PRECISION_OPTION,
-      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
       log: { type: 'boolean', default: false, help: 'log every request (JSON lines on stdout)' },
       config: { type: 'string', metavar: 'FILE', help: 'JSON file of tuning knobs: body limit, timeouts, connection cap (see configs/serve.json)' },
     },
@@ -74,8 +74,9 @@ export const serveCommand = command(
       ['--config', a.config, 'in'],
     ]);
     const tuning = a.config ? loadServeConfig(a.config) : {};
-    if (a.threads) setNumThreads(a.threads);
-    const model = loadSentenceEncoder(modelDir, { precision: a.precision as 'fp32' | 'bf16' });
+    if (a.threads) setComputeThreads(a.threads);
+    // a bag-of-n-grams model (the default one) on the portable runtime, others on the native backend
+    const model = loadEncoderForRuntime(modelDir, { precision: a.precision as 'fp32' | 'bf16' });
     let index: FaissIndex | BinaryFlatIndex | undefined, store: SentenceStore | undefined;
     if (a.index) {
       index = isBinaryIndexFile(a.index) ? BinaryFlatIndex.read(a.index) : readIndex(a.index);

@@ -1,7 +1,7 @@
 // How a command embeds one input with a model: the centring language given, or identified from a
 // sample spread over the input, or each line's own; the model loaded once per process
 // (vectorsFor). Used by the CLI's commands and by the jobs that embed inside xling's workers.
-import { loadSentenceEncoder } from './model-dir.js';
+import { loadEncoderForRuntime } from './portable.js';
 import { SentenceEncoderModel } from './model.js';
 import { spreadSample } from './centering.js';
 import { AUTO, CENTER_MIN_NORM, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from './language.js';
@@ -217,6 +217,6 @@ export function modelDim(modelDir: string): number {
 
 let cache: { dir: string; model: SentenceEncoderModel } | null = null;
 function cachedModel(dir: string): SentenceEncoderModel {
-  if (!cache || cache.dir !== dir) cache = { dir, model: loadSentenceEncoder(dir) };
+  if (!cache || cache.dir !== dir) cache = { dir, model: loadEncoderForRuntime(dir) };
   return cache.model;
 }

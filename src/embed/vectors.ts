@@ -2,9 +2,10 @@
 // builder, centring, document averaging): plain Float32Array rows in and out, the arithmetic behind
 // this one function. It runs torch's normalize (x / max(‖x‖, 1e-12), float32), the arithmetic the
 // vectors of every model have always been written with (on a copy of the rows it gives the
-// same bits as on the encoder's output tensor); a runtime without the addon swaps this function.
+// same bits as on the encoder's output tensor) where the addon is loaded; where it is not (the
+// portable runtime, src/embed/portable.ts) the same formula in TypeScript, loading nothing.
 // Vectors read from files are normalised by src/util/vectors.ts (io and index sit below tensor/).
-import { nativeAvailable } from '../tensor/backend.js';
+import { nativeLoaded } from '../tensor/backend.js';
 import { normalize } from '../tensor/ops.js';
 import { fromArray, noGrad, tidy } from '../tensor/tensor.js';
 import { normalizeRows } from '../util/vectors.js';
@@ -13,9 +14,9 @@ import { centerEachRow as centerRowsWith } from '../util/embed-policy.js';
 /** L2-normalises rows of d values in place (a zero row stays zero). */
 export function l2normalizeRows(rows: Float32Array, d: number): void {
   if (!rows.length) return;
-  // without the addon (the portable runtime, src/embed/portable.ts): the same formula in
+  // the addon not loaded (the portable runtime, src/embed/portable.ts): the same formula in
   // TypeScript, sums in float64 (within a float32 rounding of torch's)
-  if (!nativeAvailable()) {
+  if (!nativeLoaded()) {
     normalizeRows(rows, d);
     return;
   }

@@ -2,7 +2,7 @@
 // parallel set: for (p, q), the share of sentences whose cosine 1-NN among all q sentences of
 // the rows both languages have is not their own row. Text mode counts a retrieved sentence
 // whose text is identical to the gold one as correct.
-import { nativeAvailable } from '../tensor/backend.js';
+import { nativePays } from '../tensor/backend.js';
 import { fromArray, noGrad, tidy } from '../tensor/index.js';
 
 export interface LangVectors {
@@ -27,9 +27,17 @@ export interface XsimMatrix {
  * The 1-NN by cosine (dot products of normalised rows) between row-aligned X and Y (both [m, d]):
  * for each row of X the nearest row of Y (fwd), and for each row of Y the nearest row of X (bwd).
  * Every similarity-search error (the dev metric of training, the xsim matrix) counts from these.
+ * native: on the native backend (default: where it is loaded, or the products pay for loading it).
  */
-export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: number, both = true): { fwd: number[]; bwd: number[] | null } {
-  if (!nativeAvailable()) return nearestRowsPortable(X, Y, m, d, both);
+export function nearestRows(
+  X: Float32Array,
+  Y: Float32Array,
+  m: number,
+  d: number,
+  both = true,
+  native = nativePays(2 * m * m * d),
+): { fwd: number[]; bwd: number[] | null } {
+  if (!native) return nearestRowsPortable(X, Y, m, d, both);
   return noGrad(() =>
     tidy(() => {
       const s = fromArray(X, [m, d]).matmul(fromArray(Y, [m, d]).t());
@@ -39,8 +47,8 @@ export function nearestRows(X: Float32Array, Y: Float32Array, m: number, d: numb
 }
 
 /**
- * nearestRows without the native backend (xling eval xsim on the portable runtime): the same
- * products in plain TypeScript, O(m²·d), the first maximum on ties as torch's argmax.
+ * nearestRows in plain TypeScript (without the native backend, or for a search too small to pay
+ * for loading it): the same products, O(m²·d), the first maximum on ties as torch's argmax.
  */
 function nearestRowsPortable(X: Float32Array, Y: Float32Array, m: number, d: number, both: boolean): { fwd: number[]; bwd: number[] | null } {
   const fwd = new Array<number>(m).fill(0),
@@ -83,6 +91,10 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
   const errors = langs.map(() => new Array<number>(n).fill(NaN));
   const counts = langs.map(() => new Array<number>(n).fill(0));
   const pos = langs.map((l) => new Map(l.rows.map((r, i) => [r, i])));
+  // every pair's products (at most), to decide once whether the native backend pays for the matrix
+  let flops = 0;
+  for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (a !== b) flops += 2 * Math.min(langs[a]!.rows.length, langs[b]!.rows.length) ** 2 * dim;
+  const native = nativePays(flops);
   for (let a = 0; a < n; a++) {
     for (let b = 0; b < n; b++) {
       if (a === b) continue;
@@ -106,7 +118,7 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
         langs[b]!.vecs,
         common.map((c) => c[1]),
       );
-      const nn = nearestRows(X, Y, m, dim, false).fwd;
+      const nn = nearestRows(X, Y, m, dim, false, native).fwd;
       let wrong = 0;
       const tb = langs[b]!.texts;
       for (let i = 0; i < m; i++) {

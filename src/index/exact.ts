@@ -4,18 +4,63 @@
 // lists of base blocks, exact re-scoring of found neighbours (bit-stable scores whatever the
 // batching), and recall of an approximate search against the exact one. Faiss indexes live in
 // ./faiss.ts; the graph builder's float16 re-ranking stays with its tensors in src/graph/build.ts.
+import { nativePays } from '../tensor/backend.js';
 import { knn as faissKnn, knnAsync, SearchResult } from './faiss.js';
 
 export type KnnFn = (queries: Float32Array, base: Float32Array, d: number, k: number) => SearchResult;
 
-/** k-NN of every query row, chunked over queries. */
+/**
+ * Whether an exact search of q against base runs in TypeScript (knnPortable) rather than on faiss:
+ * where loading the native backend would cost more than the search (nativePays).
+ */
+function searchesPortably(q: Float32Array, base: Float32Array, d: number): boolean {
+  return !nativePays((2 * q.length * base.length) / d);
+}
+
+/**
+ * The k best base rows of every query by inner product, in TypeScript (a search too small to pay
+ * for loading faiss): each score as rescoreExact computes it (rowProduct), best first, ties to the
+ * lower id.
+ */
+export function knnPortable(q: Float32Array, base: Float32Array, d: number, k: number): SearchResult {
+  const n = q.length / d,
+    nb = base.length / d,
+    kk = Math.min(k, nb);
+  const distances = new Float32Array(n * kk).fill(-Infinity),
+    labels = new BigInt64Array(n * kk).fill(-1n);
+  const best = new Float64Array(kk),
+    ids = new Int32Array(kk);
+  for (let i = 0; i < n; i++) {
+    let have = 0;
+    for (let j = 0; j < nb; j++) {
+      const s = rowProduct(q, i, base, j, d);
+      if (have === kk && s <= best[kk - 1]!) continue;
+      // insert in order (equal scores keep the earlier, lower id first)
+      let at = have < kk ? have++ : kk - 1;
+      while (at > 0 && best[at - 1]! < s) {
+        best[at] = best[at - 1]!;
+        ids[at] = ids[at - 1]!;
+        at--;
+      }
+      best[at] = s;
+      ids[at] = j;
+    }
+    for (let t = 0; t < have; t++) {
+      distances[i * kk + t] = best[t]!;
+      labels[i * kk + t] = BigInt(ids[t]!);
+    }
+  }
+  return { distances, labels, n, k: kk };
+}
+
+/** k-NN of every query row, chunked over queries (by default exact: faiss, or knnPortable for a small search). */
 export function knnChunked(
   q: Float32Array,
   base: Float32Array,
   d: number,
   k: number,
   chunk = 65536,
-  fn: KnnFn = (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip'),
+  fn: KnnFn = searchesPortably(q, base, d) ? knnPortable : (a, b, dd, kk) => faissKnn(a, b, dd, kk, 'ip'),
   onChunk?: (rows: number) => void,
 ): SearchResult {
   const n = q.length / d;
@@ -32,7 +77,7 @@ export function knnChunked(
   return { distances, labels, n, k: kk };
 }
 
-/** knnChunked on faiss's worker threads: the event loop stays free between and during chunks (job locks, HTTP). */
+/** knnChunked on faiss's worker threads: the event loop stays free between and during chunks (job locks, HTTP); a small search (knnPortable) runs here. */
 export async function knnChunkedAsync(
   q: Float32Array,
   base: Float32Array,
@@ -45,9 +90,10 @@ export async function knnChunkedAsync(
   const kk = Math.min(k, base.length / d);
   const distances = new Float32Array(n * kk),
     labels = new BigInt64Array(n * kk);
+  const portable = searchesPortably(q, base, d);
   for (let i = 0; i < n; i += chunk) {
     const j = Math.min(n, i + chunk);
-    const r = await knnAsync(q.subarray(i * d, j * d), base, d, kk, 'ip');
+    const r = portable ? knnPortable(q.subarray(i * d, j * d), base, d, kk) : await knnAsync(q.subarray(i * d, j * d), base, d, kk, 'ip');
     distances.set(r.distances, i * kk);
     labels.set(r.labels, i * kk);
     onChunk?.(j - i);

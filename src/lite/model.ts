@@ -427,6 +427,7 @@ export class LiteModel extends CenterPolicy implements SentenceEncoder {
           k.offs,
           nb,
           k.z,
+          k.pack,
           k.h,
           k.y,
         );

@@ -1,6 +1,8 @@
 // Node worker threads for xling/lite: every worker views the same model bytes (a
 // SharedArrayBuffer), a batch is cut into one contiguous slice per worker, rows come back in order.
-import { Worker } from 'node:worker_threads';
+// WorkerPool embeds sentences for loadModel's threads option; IdsPool encodes token ids for the
+// CLI's portable runtime (src/embed/portable.ts), whose callers wait synchronously.
+import { MessageChannel, MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { CenterPlan, LiteEmbedOptions, LiteModel } from './model.js';
 import { Arena, WasmMemory } from './wasm.js';
 
@@ -101,4 +103,128 @@ export class WorkerPool {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
+}
+
+/** A job of an IdsPool's worker: sentences' token ids (ids[offs[s] .. offs[s+1])), rows back normalised or not. */
+export interface IdsJob {
+  ids: Int32Array;
+  offs: Int32Array;
+  normalize: boolean;
+}
+
+/**
+ * Worker threads that encode token ids (SentenceEncoder.encode) for a caller that waits for them
+ * synchronously, as SentenceEncoder.encode does: each worker has its own message port and a
+ * shared flag; the caller posts a worker its slice, computes its own slice meanwhile, then waits on
+ * the flag (Atomics.wait, as a worker's reply cannot arrive through the event loop of a thread that
+ * is busy) and takes the rows off the port (receiveMessageOnPort). encodeAsync waits without
+ * blocking the event loop (Atomics.waitAsync) and leaves the calling thread free.
+ */
+export class IdsPool {
+  private readonly workers: { worker: Worker; port: MessagePort; flag: Int32Array }[] = [];
+  private busy = false;
+
+  constructor(n: number, memory: WasmMemory, arena: Arena, config: unknown, where: string) {
+    for (let i = 0; i < n; i++) {
+      const { port1, port2 } = new MessageChannel();
+      const flag = new Int32Array(new SharedArrayBuffer(4));
+      // worker i uses the kernels' scratch slot i + 1 (slot 0 is the calling thread's)
+      const worker = new Worker(new URL('./worker.js', import.meta.url), {
+        workerData: { memory, arena, slot: i + 1, config, where, port: port2, flag },
+        transferList: [port2],
+      });
+      worker.unref();
+      port1.unref();
+      this.workers.push({ worker, port: port1, flag });
+    }
+  }
+
+  /** Whether a job is in flight (encodeAsync): a synchronous caller then computes alone. */
+  get inUse(): boolean {
+    return this.busy;
+  }
+
+  /** Threads that compute a job: the workers and, for encode, the calling thread. */
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /**
+   * The rows of seqs (dim floats each) into out: slices by their token counts, the first to
+   * `here` (the calling thread), the others to the workers.
+   */
+  encode(seqs: Int32Array[], dim: number, normalize: boolean, out: Float32Array, here: (part: Int32Array[], into: Float32Array) => void): void {
+    const cuts = slices(seqs, this.workers.length + 1);
+    this.busy = true;
+    try {
+      this.workers.forEach((w, i) => post(w, seqs, cuts[i + 1]!, cuts[i + 2]!, normalize));
+      here(seqs.slice(0, cuts[1]), out.subarray(0, cuts[1]! * dim));
+      this.workers.forEach((w, i) => {
+        while (Atomics.wait(w.flag, 0, 0, 1000) === 'timed-out');
+        out.set(reply(w), cuts[i + 1]! * dim);
+      });
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** encode() on the workers alone, the calling thread's event loop free meanwhile. */
+  async encodeAsync(seqs: Int32Array[], dim: number, normalize: boolean): Promise<Float32Array> {
+    const cuts = slices(seqs, this.workers.length);
+    const out = new Float32Array(seqs.length * dim);
+    this.busy = true;
+    try {
+      this.workers.forEach((w, i) => post(w, seqs, cuts[i]!, cuts[i + 1]!, normalize));
+      for (const [i, w] of this.workers.entries()) {
+        const waited = waitAsync(w.flag, 0, 0);
+        if (waited.async) await waited.value;
+        out.set(reply(w), cuts[i]! * dim);
+      }
+    } finally {
+      this.busy = false;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}
+
+/** Atomics.waitAsync (Node 16+; not in this project's TypeScript library). */
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<string> | string } }).waitAsync;
+
+/** k + 1 cut points of seqs into k runs of about equal token counts. */
+function slices(seqs: Int32Array[], k: number): number[] {
+  let total = 0;
+  for (const s of seqs) total += s.length + 1;
+  const cuts = [0];
+  let acc = 0,
+    next = 1;
+  for (let i = 0; i < seqs.length && next < k; i++) {
+    acc += seqs[i]!.length + 1;
+    while (next < k && acc >= (total * next) / k) {
+      cuts.push(i + 1);
+      next++;
+    }
+  }
+  while (cuts.length <= k) cuts.push(seqs.length);
+  return cuts;
+}
+
+function post(w: { port: MessagePort; flag: Int32Array }, seqs: Int32Array[], lo: number, hi: number, normalize: boolean): void {
+  const offs = new Int32Array(hi - lo + 1);
+  for (let s = lo; s < hi; s++) offs[s - lo + 1] = offs[s - lo]! + seqs[s]!.length;
+  const ids = new Int32Array(offs[hi - lo]!);
+  for (let s = lo; s < hi; s++) ids.set(seqs[s]!, offs[s - lo]!);
+  Atomics.store(w.flag, 0, 0);
+  const job: IdsJob = { ids, offs, normalize };
+  w.port.postMessage(job, [ids.buffer, offs.buffer]);
+}
+
+function reply(w: { port: MessagePort }): Float32Array {
+  const m = receiveMessageOnPort(w.port)?.message as { rows?: Float32Array; error?: string } | undefined;
+  if (!m) throw new Error('xling/lite: a worker thread signalled without a reply');
+  if (m.error !== undefined) throw new Error(m.error);
+  return m.rows!;
 }

@@ -24,6 +24,8 @@ interface WasmApi {
   compile(bytes: Uint8Array): Promise<WasmModule>;
   instantiate(m: WasmModule, imports: Record<string, Record<string, unknown>>): Promise<{ exports: Record<string, unknown> }>;
   Memory: new (d: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (m: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
 }
 const wasmApi = (): WasmApi | undefined => (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 
@@ -34,14 +36,17 @@ export const IDS_CAP = 65536;
 const ROWS_BYTES = 65536;
 /** Coordinates of a product-quantised table's rows the scratch z holds (its K). */
 export const PQ_DIMS_CAP = 1024;
+/** At most this many sentences per kernel call. */
+const MAX_BATCH = 16;
+/** Bytes of the packed codebooks of a product-quantised table (embedBatchPq's pack: a header, then 4 KB for each of up to 256 subspaces). */
+const PACK_BYTES = 16 + 256 * 4096;
 const SLOT_IDS = 0,
   SLOT_OFFS = IDS_CAP * 4,
   SLOT_H = SLOT_OFFS + 4096,
   SLOT_Y = SLOT_H + ROWS_BYTES,
-  SLOT_Z = SLOT_Y + ROWS_BYTES;
-const SLOT_BYTES = Math.ceil((SLOT_Z + PQ_DIMS_CAP * 4) / PAGE) * PAGE;
-/** At most this many sentences per kernel call. */
-const MAX_BATCH = 16;
+  SLOT_Z = SLOT_Y + ROWS_BYTES,
+  SLOT_PACK = SLOT_Z + (MAX_BATCH * PQ_DIMS_CAP + 4) * 4;
+const SLOT_BYTES = Math.ceil((SLOT_PACK + PACK_BYTES) / PAGE) * PAGE;
 
 export interface KernelExports {
   embedBatch(
@@ -76,6 +81,7 @@ export interface KernelExports {
     offs: number,
     nb: number,
     z: number,
+    pack: number,
     h: number,
     y: number,
   ): void;
@@ -89,8 +95,10 @@ export interface WasmKernel {
   readonly offs: number;
   readonly h: number;
   readonly y: number;
-  /** Scratch of PQ_DIMS_CAP float32 (embedBatchPq's z). */
+  /** Scratch of a batch's rows of PQ_DIMS_CAP float32, and 4 more (embedBatchPq's z). */
   readonly z: number;
+  /** Scratch of PACK_BYTES (embedBatchPq's packed codebooks). */
+  readonly pack: number;
   /** Sentences per call for features of fd and vectors of d floats (0: too wide for a slot). */
   batch(fd: number, d: number): number;
 }
@@ -113,17 +121,23 @@ function decode64(s: string): Uint8Array {
 
 const compiled = new Map<boolean, Promise<WasmModule | null>>();
 
+/** The kernels' bytes (shared: the build importing a shared memory), or null where this engine cannot compile them. */
+function kernelBytes(wa: WasmApi | undefined, shared: boolean): Uint8Array | null {
+  if (!wa || (shared && typeof SharedArrayBuffer === 'undefined')) return null;
+  const bytes = decode64(shared ? KERNELS_WASM_SHARED : KERNELS_WASM_PLAIN);
+  return wa.validate(bytes) ? bytes : null;
+}
+
 /** The compiled kernels (shared: for a shared memory), or null where WebAssembly SIMD (or shared memory) is missing. */
 export function kernelModule(shared: boolean): Promise<WasmModule | null> {
   let p = compiled.get(shared);
   if (!p) {
     p = (async () => {
       const wa = wasmApi();
-      if (!wa || (shared && typeof SharedArrayBuffer === 'undefined')) return null;
-      const bytes = decode64(shared ? KERNELS_WASM_SHARED : KERNELS_WASM_PLAIN);
-      if (!wa.validate(bytes)) return null;
+      const bytes = kernelBytes(wa, shared);
+      if (!bytes) return null;
       try {
-        return await wa.compile(bytes);
+        return await wa!.compile(bytes);
       } catch {
         return null;
       }
@@ -131,6 +145,22 @@ export function kernelModule(shared: boolean): Promise<WasmModule | null> {
     compiled.set(shared, p);
   }
   return p;
+}
+
+/**
+ * kernelModule compiled synchronously (Node, where a synchronous caller loads a model: the CLI's
+ * portable runtime; browsers refuse large synchronous compiles on their main thread, these
+ * kernels are a few kilobytes).
+ */
+export function kernelModuleSync(shared: boolean): WasmModule | null {
+  const wa = wasmApi();
+  const bytes = kernelBytes(wa, shared);
+  if (!bytes) return null;
+  try {
+    return new wa!.Module(bytes);
+  } catch {
+    return null;
+  }
 }
 
 /** The layout for a model file, or null when it does not fit a 32-bit WebAssembly memory. */
@@ -154,17 +184,31 @@ export function arenaMemory(a: Arena): WasmMemory | null {
 
 /** A kernel over a memory laid out as `a`, using slot number `slot`. */
 export async function instantiateKernel(module: WasmModule, memory: WasmMemory, a: Arena, slot: number): Promise<WasmKernel> {
+  checkSlot(a, slot);
+  return kernelAt((await wasmApi()!.instantiate(module, { env: { memory } })).exports, memory, a, slot);
+}
+
+/** instantiateKernel, synchronously (see kernelModuleSync). */
+export function instantiateKernelSync(module: WasmModule, memory: WasmMemory, a: Arena, slot: number): WasmKernel {
+  checkSlot(a, slot);
+  return kernelAt(new (wasmApi()!.Instance)(module, { env: { memory } }).exports, memory, a, slot);
+}
+
+function checkSlot(a: Arena, slot: number): void {
   if (!(slot >= 0 && slot < a.slots)) throw new Error(`xling/lite: no scratch slot ${slot} (the memory has ${a.slots})`);
-  const instance = await wasmApi()!.instantiate(module, { env: { memory } });
+}
+
+function kernelAt(exports: Record<string, unknown>, memory: WasmMemory, a: Arena, slot: number): WasmKernel {
   const at = Math.ceil((a.base + a.size) / PAGE) * PAGE + slot * SLOT_BYTES;
   return {
-    exports: instance.exports as unknown as KernelExports,
+    exports: exports as unknown as KernelExports,
     memory,
     ids: at + SLOT_IDS,
     offs: at + SLOT_OFFS,
     h: at + SLOT_H,
     y: at + SLOT_Y,
     z: at + SLOT_Z,
+    pack: at + SLOT_PACK,
     batch: (fd, d) => {
       // the projection takes four sentences at a time: room for the batch rounded up to four
       const n = Math.min(MAX_BATCH, Math.floor(ROWS_BYTES / (4 * fd)), Math.floor(ROWS_BYTES / (4 * d))) & ~3;
