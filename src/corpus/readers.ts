@@ -5,6 +5,7 @@ import { cldrReader } from './cldr.js';
 import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
+import { freedictReader } from './freedict.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
@@ -31,6 +32,7 @@ export function corpusReaders(): SourceReader[] {
     cldrMainReader,
     dingReader,
     edictReader,
+    freedictReader,
     renpyReader,
     stringTableReader,
     mosesReader,
