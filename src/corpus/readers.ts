@@ -6,6 +6,7 @@ import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { freedictReader } from './freedict.js';
+import { megaglestReader } from './megaglest.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
@@ -34,6 +35,7 @@ export function corpusReaders(): SourceReader[] {
     edictReader,
     freedictReader,
     renpyReader,
+    megaglestReader,
     stringTableReader,
     mosesReader,
     nwayTsvReader,
