@@ -7,6 +7,7 @@ import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { freedictReader } from './freedict.js';
 import { megaglestReader } from './megaglest.js';
+import { filletsReader } from './fillets.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
@@ -36,6 +37,7 @@ export function corpusReaders(): SourceReader[] {
     freedictReader,
     renpyReader,
     megaglestReader,
+    filletsReader,
     stringTableReader,
     mosesReader,
     nwayTsvReader,
