@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { buildCorpus } from '../src/corpus/build.js';
 import { cleanMessage, sentences, stripAccelerators, stripMarkup } from '../src/corpus/clean.js';
-import { gettextReader } from '../src/corpus/gettext.js';
+import { gettextReader, isNameCatalog } from '../src/corpus/gettext.js';
 import { normalizeLang } from '../src/corpus/langs.js';
 import { readNWayTsv } from '../src/data/corpus.js';
 
@@ -145,6 +145,46 @@ test('a .mo catalog (msgfmt) reads as its .po; the language from the path; one-f
     ]
       .map((u) => JSON.stringify(u))
       .sort(),
+  );
+});
+
+test("iso-codes' lists of names (countries, languages, currencies) are phrases: one-word names kept; its subdivisions and other catalogs keep the message rule", async () => {
+  assert.ok(isNameCatalog('/usr/share/locale/de/LC_MESSAGES/iso_3166-1.mo'));
+  assert.ok(isNameCatalog('iso-codes/iso_4217/de.po'));
+  assert.ok(!isNameCatalog('/usr/share/locale/de/LC_MESSAGES/iso_3166-2.mo'));
+  assert.ok(!isNameCatalog('/usr/share/locale/de/LC_MESSAGES/iso_639-3.mo'));
+  assert.ok(!isNameCatalog('/usr/share/locale/de/LC_MESSAGES/gramps.mo'));
+  const root = join(tmp, 'iso');
+  const po = (entries: [string, string][]) =>
+    'msgid ""\nmsgstr "Language: kk\\nContent-Type: text/plain; charset=UTF-8\\n"\n\n' + entries.map(([a, b]) => `msgid "${a}"\nmsgstr "${b}"\n`).join('\n');
+  for (const [domain, entries] of [
+    [
+      'iso_3166-1',
+      [
+        ['Germany', 'Германия'],
+        ['United Kingdom', 'Ұлыбритания'],
+      ],
+    ],
+    ['iso_3166-2', [['Bavaria', 'Бавария']]],
+    [
+      'app',
+      [
+        ['Open', 'Ашу'],
+        ['Open the file', 'Файлды ашу'],
+      ],
+    ],
+  ] as [string, [string, string][]][]) {
+    mkdirSync(join(root, domain), { recursive: true });
+    writeFileSync(join(root, domain, 'kk.po'), po(entries));
+  }
+  const out = join(tmp, 'iso.tsv');
+  await buildCorpus({ sources: [root], out, quiet: true, minLangRows: 1 });
+  assert.deepEqual(
+    tsv(out)
+      .slice(1)
+      .map((r) => `${r[0]}=${r[1]}`)
+      .sort(),
+    ['Germany=Германия', 'Open the file=Файлды ашу', 'United Kingdom=Ұлыбритания'],
   );
 });
 

@@ -9,7 +9,7 @@
 // Accelerators, markup and placeholders are handled by cleanMessage (clean.ts, through messageUnit).
 // Spec: GNU gettext manual, "The Format of PO Files" and "The Format of GNU MO Files".
 import { readFileSync } from 'node:fs';
-import { basename, sep } from 'node:path';
+import { basename, dirname, sep } from 'node:path';
 import gettextParser, { GetTextTranslations } from 'gettext-parser';
 import { hashSeed } from '../util/rng.js';
 import { messageUnit } from './clean.js';
@@ -61,6 +61,18 @@ export function parseCatalog(file: string, data: Buffer): GetTextTranslations {
   }
 }
 
+/**
+ * Whether a catalog is one of iso-codes' lists of names (`iso_3166-1.mo`: countries; `iso_639-2`:
+ * languages; `iso_4217`: currencies; `iso_15924`: scripts; in its sources `iso_3166-1/de.po`): its
+ * entries are names, read as phrases (one English word or more), not messages. The long lists of
+ * countries' subdivisions (`iso_3166-2`) and of all languages (`iso_639-3`), mostly names of
+ * places and small languages spelt in another script, are not.
+ */
+export function isNameCatalog(file: string): boolean {
+  const domain = /\.po$/i.test(file) ? basename(dirname(file)) : basename(file).replace(/\.(mo|gmo)$/i, '');
+  return /^iso_[0-9]+(-[0-9]+)?$/.test(domain) && domain !== 'iso_3166-2' && domain !== 'iso_639-3';
+}
+
 export const gettextReader: SourceReader = {
   name: 'gettext',
   accepts(file, head) {
@@ -75,6 +87,7 @@ export const gettextReader: SourceReader = {
     if (!lang) throw new Error(`${file}: no language (no Language header, none in the path)`);
     if (lang === 'en' || isEnglishVariant(lang)) return;
     const nplurals = pluralCount(cat.headers);
+    const names = isNameCatalog(file);
     const source = ctx.source ?? file;
     for (const entries of Object.values(cat.translations)) {
       for (const e of Object.values(entries)) {
@@ -89,7 +102,7 @@ export const gettextReader: SourceReader = {
         const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
         for (const [en, tr] of pairs) {
           const u = messageUnit(en, tr, lang, source, ref || `#${hashSeed(e.msgid) % 1000}`);
-          if (u) yield u;
+          if (u) yield names ? { ...u, kind: 'phrase' } : u;
         }
       }
     }

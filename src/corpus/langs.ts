@@ -122,6 +122,11 @@ const NAME_ALIASES = new Map<string, string>([
   ['chinese traditional', 'zh_tw'],
   ['brazilian portuguese', 'pt_br'],
   ['portuguese brazilian', 'pt_br'],
+  ['portuguese brazil', 'pt_br'],
+  ['chinese china', 'zh'],
+  ['chinese taiwan', 'zh_tw'],
+  ['gaelic', 'gd'], // games' "Gaelic" is Scottish Gaelic; Irish is "Irish"
+  ['nko', 'nqo'],
 ]);
 
 /** Withdrawn ISO 639-1 codes that Intl still names (in → id, iw → he, …): the current code wins. */

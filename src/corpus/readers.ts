@@ -5,6 +5,9 @@ import { cldrReader } from './cldr.js';
 import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
+import { freedictReader } from './freedict.js';
+import { megaglestReader } from './megaglest.js';
+import { filletsReader } from './fillets.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
 import { qmReader } from './qm.js';
@@ -32,7 +35,10 @@ export function corpusReaders(): SourceReader[] {
     cldrMainReader,
     dingReader,
     edictReader,
+    freedictReader,
     renpyReader,
+    megaglestReader,
+    filletsReader,
     stringTableReader,
     tuxpaintStampReader,
     mosesReader,
