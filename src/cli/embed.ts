@@ -132,6 +132,11 @@ export const embedCommand = command(
       threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
       quiet: { type: 'boolean', default: false },
     },
+    examples: [
+      'xling embed --input sentences.txt -o vectors.npy',
+      'xling embed --input sentences.txt -o vectors.jsonl',
+      "echo 'Guten Morgen' | xling embed --input - -o -",
+    ],
   },
   async (a) => {
     const fp16 = a.dtype === 'float16';
