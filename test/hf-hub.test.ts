@@ -141,11 +141,15 @@ describe('xling import hf NAME through a local Hub', () => {
     assert.ok(!existsSync(p('x')), 'no partial output');
   });
 
-  test('the server stopped: HF_HUB_OFFLINE=1 imports from the cache; nothing cached and no network: one line', async () => {
+  test('the server stopped: HF_HUB_OFFLINE=1 (or no answer) imports from the cache; nothing cached and no network: one line', async () => {
     await hub.close();
     const r = ok(await xling(['import', 'hf', NAME, '-o', p('offline')], { HF_HUB_OFFLINE: '1' }), 'offline import');
     assert.deepEqual(modelFiles(p('offline')), modelFiles(p('from-dir')));
     assert.match(r.stderr, /cached snapshot/);
+    // online but the Hub unreachable: the cached snapshot of the revision, said on standard error
+    const fb = ok(await xling(['import', 'hf', NAME, '-o', p('fallback')]), 'import with the Hub unreachable');
+    assert.match(fb.stderr, /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): the cached snapshot [0-9a-f]{40}/);
+    assert.deepEqual(modelFiles(p('fallback')), modelFiles(p('from-dir')));
     failsWith(
       await xling(['import', 'hf', NAME, '-o', p('x')], { HF_HOME: p('empty-home') }),
       /^xling-test\/tiny-bert: cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,

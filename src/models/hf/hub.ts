@@ -66,11 +66,10 @@ interface HubSettings {
 export function hubSettings(env: NodeJS.ProcessEnv = process.env): HubSettings {
   const hfHome = env.HF_HOME ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'huggingface');
   const tokenFile = env.HF_TOKEN_PATH ?? join(hfHome, 'token');
-  const token = env.HF_TOKEN ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined);
-  if (token !== undefined && !token.startsWith('hf_'))
-    throw new Error(`${env.HF_TOKEN !== undefined ? 'HF_TOKEN' : tokenFile}: a Hugging Face access token starts with hf_`);
+  const token = env.HF_TOKEN || (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
+  if (token && !token.startsWith('hf_')) throw new Error(`${env.HF_TOKEN ? 'HF_TOKEN' : tokenFile}: a Hugging Face access token starts with hf_`);
   return {
-    endpoint: (env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, ''),
+    endpoint: (env.HF_ENDPOINT || 'https://huggingface.co').replace(/\/+$/, ''),
     token: token || undefined,
     offline: /^(1|on|yes|true)$/i.test(env.HF_HUB_OFFLINE ?? ''),
     cacheDir: env.HF_HUB_CACHE ?? env.HUGGINGFACE_HUB_CACHE ?? join(hfHome, 'hub'),
@@ -123,8 +122,9 @@ function hubFetch(state: FetchState): typeof fetch {
       state.failure = new HubHttpError(res.status, res.headers.get('x-error-code'), res.url || String(input), detail);
       throw state.failure;
     }
+    // a file's bytes (not the API's answers), large enough to be worth a progress line
     const total = Number(res.headers.get('content-length'));
-    if (res.status !== 200 || !res.body || !(total >= LARGE_FILE)) return res;
+    if (res.status !== 200 || !res.body || !(total >= LARGE_FILE) || res.url.includes('/api/')) return res;
     const prog = new Progress({ label: `download ${state.file}`, unit: 'bytes', total });
     const counted = res.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
@@ -145,7 +145,8 @@ function hubFetch(state: FetchState): typeof fetch {
 
 /** One line for what failed, from the Hub's error code or the network error. */
 function hubFailure(e: unknown, state: FetchState, label: string, endpoint: string): Error {
-  const f = e instanceof HubHttpError || e instanceof NetworkError ? e : state.failure;
+  // the library passes a failed download's error on as its bare message: the failure kept is that one
+  const f = e instanceof HubHttpError || e instanceof NetworkError ? e : e instanceof Error ? null : state.failure;
   const file = state.file ? `${state.file}: ` : '';
   if (f instanceof NetworkError) return new Error(`${label}: cannot reach ${endpoint} (${f.message}); HF_HUB_OFFLINE=1 uses the cache only`);
   if (!f) return new Error(`${label}: ${file}${e instanceof Error ? e.message : String(e)}`);
