@@ -10,11 +10,11 @@ import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
-import { openVectors, readVectors } from './vectors.js';
+import { openVectors, readVectors, Vectors } from './vectors.js';
 import { binarySearch, buildBinaryIndex, isBinaryVectors } from './binary-search.js';
 import { isBinaryIndexFile } from '../index/binary.js';
 import { writeIndexMeta } from '../index/meta.js';
-import { hitsJsonLines, hitsTsv } from '../index/hits.js';
+import { hitsJsonLines, hitsTsv, SearchHits } from '../index/hits.js';
 import { loadStore } from '../io/sentence-store.js';
 import { embedQueries, isNpyFile, queryModel, readTextQueries } from '../embed/queries.js';
 import { modelDim } from './vectors.js';
@@ -424,44 +424,49 @@ export const searchCommand = command(
       } finally {
         idx.dispose();
       }
-    } else {
-      // exact: the base is read in blocks of rows (any size), each block's top k merged in
-      const r = openVectors(a.base!);
-      if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, ${queriesAre} ${q.d}`);
-      const m = metric ?? 'cosine';
-      const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
-      const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
-      let acc: ReturnType<typeof knnChunked> | null = null;
-      for (let i = 0; i < r.rows; i += a.baseBlock) {
-        const j = Math.min(r.rows, i + a.baseBlock);
-        const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', a.base!), q.d, a.k, 65536, fn);
-        // mergeTopK keeps the largest scores: L2 distances are merged negated
-        if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
-        acc = mergeTopK(acc, part, i, Math.min(a.k, j));
-        prog.tick(j - i);
-      }
-      prog.done();
-      r.close();
-      res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
-      if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
-    }
-    // faiss's D and I: [queries, k], -1 where fewer than k were found
-    const K = a.k,
-      D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity),
-      I = new BigInt64Array(res.n * K).fill(-1n);
-    for (let i = 0; i < res.n; i++)
-      for (let j = 0; j < Math.min(K, res.k); j++) {
-        D[i * K + j] = res.distances[i * res.k + j]!;
-        I[i * K + j] = res.labels[i * res.k + j]!;
-      }
-    if (a.distances) writeNpy(a.distances, D, [res.n, K]);
-    if (a.ids) writeNpy(a.ids, I, [res.n, K]);
-    const hits = { D, I, n: res.n, k: K };
+    } else res = exactSearch(q, a.base!, metric ?? 'cosine', a.k, a.baseBlock, queriesAre);
+    const hits = faissArrays(res, a.k, l2);
+    if (a.distances) writeNpy(a.distances, hits.D, [hits.n, hits.k]);
+    if (a.ids) writeNpy(a.ids, hits.I, [hits.n, hits.k]);
     if (out.tsv) writeTextOutput(out.tsv[1], hitsTsv(hits, store));
-    if (out.jsonl) writeTextOutput(out.jsonl[1], hitsJsonLines(hits, texts ?? Array.from({ length: res.n }, (_, i) => i), store));
+    if (out.jsonl) writeTextOutput(out.jsonl[1], hitsJsonLines(hits, texts ?? Array.from({ length: hits.n }, (_, i) => i), store));
   },
   { native: true },
 );
+
+/** Exact search of the queries against a .npy: the base read in blocks of rows (any size), each block's top k merged in. */
+function exactSearch(q: Vectors, base: string, m: 'ip' | 'l2' | 'cosine', k: number, block: number, queriesAre: string): ReturnType<typeof knnChunked> {
+  const r = openVectors(base);
+  if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${base} has ${r.cols}, ${queriesAre} ${q.d}`);
+  const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
+  const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
+  let acc: ReturnType<typeof knnChunked> | null = null;
+  for (let i = 0; i < r.rows; i += block) {
+    const j = Math.min(r.rows, i + block);
+    const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', base), q.d, k, 65536, fn);
+    // mergeTopK keeps the largest scores: L2 distances are merged negated
+    if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
+    acc = mergeTopK(acc, part, i, Math.min(k, j));
+    prog.tick(j - i);
+  }
+  prog.done();
+  r.close();
+  const res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
+  if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
+  return res;
+}
+
+/** faiss's D and I of a search: [queries, K], -1 ids (and the worst scores) where fewer than K were found. */
+function faissArrays(res: { n: number; k: number; labels: BigInt64Array; distances: Float32Array }, K: number, l2: boolean): SearchHits {
+  const D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity),
+    I = new BigInt64Array(res.n * K).fill(-1n);
+  for (let i = 0; i < res.n; i++)
+    for (let j = 0; j < Math.min(K, res.k); j++) {
+      D[i * K + j] = res.distances[i * res.k + j]!;
+      I[i * K + j] = res.labels[i * res.k + j]!;
+    }
+  return { D, I, n: res.n, k: K };
+}
 
 /**
  * Where xling search writes its hits: TSV (-o), JSON lines (--json, or -o FILE.jsonl); -o - with
