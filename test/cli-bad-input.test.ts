@@ -239,7 +239,7 @@ table(['embed'], ['--model', f('model'), '--input', f('s.txt'), '-o', 'OUT/v.npy
   withValue(g, '-o', f('s.txt'), 2),
   withValue(g, '-o', aDir, 2),
   withValue(g, '-o', `${f('s.txt')}/sub/v.npy`, 2),
-  withValue(g, '-o', '-', 2),
+  { ...withValue(g, '-o', '-', 2), args: [...withValue(g, '-o', '-', 2).args, '--raw-f32'] },
 ]);
 table(['distill'], ['--teacher', f('model'), '--student-config', f('cfg.json'), '--data', f('s.txt'), '-o', 'OUT/s'], (g) => [
   ...badFiles(g, '--data'),

@@ -85,6 +85,7 @@ writeFileSync(f('labelled.tsv'), text(de.map((s, i) => `${s}\t${i % 2 ? en[(i + 
     v.map((x) => x + 0.1 * rng.normal()),
     [n, d],
   );
+  writeNpy(f('q1.npy'), v.subarray(0, d), [1, d]);
 }
 ok(cli(['classify', 'train', '--model', model, '--data', f('docs-en.tsv'), '-o', f('clf'), '--epochs', '2']), 'classify train');
 ok(cli(['graph', 'build', '--model', model, '--data', f('nway.tsv'), '--out', f('graph'), '--min-words', '0', '-k', '5', '--quiet']), 'graph build');
@@ -106,6 +107,7 @@ const jsonTable: { cmd: string[]; args: string[]; svg?: boolean }[] = [
   { cmd: ['graph', 'neighbours'], args: ['--graph', f('graph'), '#3'] },
   { cmd: ['graph', 'path'], args: ['--graph', f('graph'), '#3', '#7', '--undirected'] },
   { cmd: ['scorer', 'train'], args: ['--model', model, '--parallel', f('nway.tsv'), '--rows', '20', '-o', f('scorer')] },
+  { cmd: ['search'], args: ['--base', f('b.npy'), '--queries', f('q1.npy'), '-k', '3'] },
   { cmd: ['scorer', 'score'], args: ['--input', f('labelled.tsv'), '--label-col', '3', '--model', model, '-o', f('labelled.scored.tsv')], svg: true },
 ];
 /** Commands with --json that need a Redis queue (their --json - is tested in test/cluster.test.ts). */

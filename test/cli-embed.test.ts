@@ -66,6 +66,40 @@ describe('CLI: embed', () => {
     assertClose(Float32Array.from(lines.flatMap((_, i) => [...blank.v.subarray(7 * i * d, (7 * i + 1) * d)])), plain.v, 'the rows of the text lines');
   });
 
+  it('-o FILE.jsonl and -o - write JSON lines (one array a row) with the very values of the .npy; --docs too', () => {
+    writeFileSync(p('j.txt'), de.slice(0, 25).join('\n') + '\n');
+    const npy = embed('j.txt', 'j.npy');
+    const rows = (text: string) =>
+      text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as number[]);
+    const same = (got: number[][], what: string) => {
+      assert.equal(got.length, 25, what);
+      assert.deepEqual(Float32Array.from(got.flat()), npy.v, what);
+    };
+    assert.equal(cli(['embed', '--model', model, '--input', p('j.txt'), '-o', p('j.jsonl')]).status, 0);
+    same(rows(readFileSync(p('j.jsonl'), 'utf8')), '.jsonl');
+    const out = cli(['embed', '--model', model, '--input', p('j.txt'), '-o', '-']);
+    assert.equal(out.status, 0, out.stderr);
+    same(rows(out.stdout), 'standard output');
+    // documents: one averaged vector a document, as in the .npy
+    writeFileSync(
+      p('jd.tsv'),
+      de
+        .slice(0, 6)
+        .map((s, i) => `d${i % 2}\t${s}`)
+        .join('\n') + '\n',
+    );
+    const docs = embed('jd.tsv', 'jd.npy', ['--docs']);
+    assert.equal(cli(['embed', '--model', model, '--input', p('jd.tsv'), '--docs', '-o', p('jd.jsonl')]).status, 0);
+    assert.deepEqual(Float32Array.from(rows(readFileSync(p('jd.jsonl'), 'utf8')).flat()), docs.v);
+    assert.equal(readFileSync(p('jd.jsonl.ids'), 'utf8'), 'd0\nd1\n');
+    const bad = cli(['embed', '--model', model, '--input', p('j.txt'), '-o', p('j8.jsonl'), '--dtype', 'int8']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /JSON lines hold float32 vectors; --dtype int8/);
+  });
+
   it('very long lines are cut before tokenising, with one warning', () => {
     writeFileSync(p('long.txt'), ['Datei öffnen', 'x'.repeat(2_000_000), 'y'.repeat(500_000), 'Speichern'].join('\n') + '\n');
     // (no wall-clock bound: the tokenizer's test checks that a 2 MB line costs what its cut prefix does)

@@ -445,3 +445,18 @@ test('joinRows: each float32 as the shortest decimal that reads back as itself, 
   assert.throws(() => joinRows(Float32Array.from([1, 2]), 2, ['']), /rows \+ 1 strings/);
   assert.throws(() => joinRows(Float32Array.from([1, 2]), 2, ['', 3 as unknown as string]), /parts\[1\] is not a string/);
 });
+
+test('jsonLinesOfRows (no addon): each float32 as the shortest decimal that reads back as itself, one row a line', async () => {
+  const { float32Json, jsonLinesOfRows } = await import('../src/io/json.js');
+  const v = Float32Array.from([0.1, 1 / 3, -0.5, 0, 1e-7, 3.4e38, 1.4e-45, 123456.7, Number.NaN, Infinity, -2, 0.25]);
+  assert.equal(jsonLinesOfRows(v, 4), '[0.1,0.33333334,-0.5,0]\n[1e-7,3.4e+38,1e-45,123456.7]\n[null,null,-2,0.25]\n');
+  const r = new Float32Array(4096);
+  for (let i = 0; i < r.length; i++) r[i] = Math.fround(Math.sin(i * 12.9898) * 43758.5453) / 10 ** (i % 40);
+  for (const x of r) {
+    const s = float32Json(x);
+    assert.equal(Math.fround(Number(s)), x, s);
+    // nothing shorter reads back as x
+    const digits = s.replace(/^-|e.*$|\./g, '').replace(/^0+/, '').length;
+    if (digits > 1) assert.notEqual(Math.fround(Number(x.toPrecision(digits - 1))), x, s);
+  }
+});

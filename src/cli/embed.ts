@@ -7,7 +7,7 @@ import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
-import { chunksOf, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
+import { chunksOf, jsonLinesSink, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { l2normalizeRows } from '../embed/vectors.js';
@@ -92,7 +92,7 @@ export const embedCommand = command(
   ['embed'],
   {
     name: 'xling embed',
-    summary: 'embed sentences (or documents) into vectors (.npy)',
+    summary: 'embed sentences (or documents) into vectors (.npy or JSON lines)',
     options: {
       ...EMBED_FILE_OPTIONS,
       model: DEFAULTED_MODEL_OPTION,
@@ -102,7 +102,13 @@ export const embedCommand = command(
         metavar: 'FILE',
         help: 'one sentence per line (or doc_id<TAB>sentence with --docs); gzip allowed (recognised by its bytes); - for standard input (pipes and /dev/fd/N work too); an empty input gives a (0, d) array',
       },
-      output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors: .npy (default) or raw float32 with --raw-f32' },
+      output: {
+        type: 'string',
+        required: true,
+        alias: 'o',
+        metavar: 'FILE',
+        help: 'vectors: .npy (default), .jsonl (one JSON array of numbers a line; - for standard output) or raw float32 with --raw-f32',
+      },
       rawF32: { type: 'boolean', default: false, help: 'write headerless little-endian float32 rows (LASER format)' },
       dtype: {
         type: 'string',
@@ -125,18 +131,28 @@ export const embedCommand = command(
       threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
       quiet: { type: 'boolean', default: false },
     },
+    examples: [
+      'xling embed --input sentences.txt -o vectors.npy',
+      'xling embed --input sentences.txt -o vectors.jsonl',
+      "echo 'Guten Morgen' | xling embed --input - -o -",
+    ],
   },
   async (a) => {
     const fp16 = a.dtype === 'float16';
     const precision = (fp16 ? 'float32' : a.dtype) as VectorPrecision;
     if (a.rawF32 && a.dtype !== 'float32') usage(`--raw-f32 writes float32 rows: it excludes --dtype ${a.dtype}`);
     if (a.ranges && precision !== 'int8' && precision !== 'uint8') usage('--ranges goes with --dtype int8 or uint8');
+    // JSON lines: a .jsonl file, or standard output
+    const jsonl = a.output === '-' || /\.jsonl$/i.test(a.output);
+    if (jsonl && (a.rawF32 || a.dtype !== 'float32'))
+      usage(`-o ${a.output}: JSON lines hold float32 vectors; ${a.rawF32 ? '--raw-f32' : `--dtype ${a.dtype}`} writes a file of its own (name it FILE.npy)`);
+    if (a.output === '-' && a.docs) usage('--docs with -o -: the document ids are written beside the vectors (OUTPUT.ids); give -o FILE.jsonl or FILE.npy');
     const rangesOut = precision === 'int8' || precision === 'uint8' ? (a.ranges ? undefined : `${a.output}.ranges.npy`) : undefined;
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ['--input', a.input, 'in-text'],
       ['--ranges', a.ranges, 'in'],
-      ['--output', a.output, 'out'],
+      ['--output', a.output, jsonl ? 'out-text' : 'out'],
       ['--output (document ids)', a.docs ? `${a.output}.ids` : undefined, 'out'],
       ['--output (ranges)', rangesOut, 'out'],
     ]);
@@ -146,7 +162,12 @@ export const embedCommand = command(
     const m = loadEncoderForRuntime(model, { precision: a.precision as 'fp32' | 'bf16' });
     const d = m.dim;
     const ranges = a.ranges ? readRanges(a.ranges, d) : null;
-    const sinkFor = () => (precision === 'float32' ? openSink(a.output, d, fp16, a.rawF32) : quantizedSink(a.output, d, precision, ranges, rangesOut!));
+    const sinkFor = () =>
+      jsonl
+        ? jsonLinesSink(a.output, d)
+        : precision === 'float32'
+          ? openSink(a.output, d, fp16, a.rawF32)
+          : quantizedSink(a.output, d, precision, ranges, rangesOut!);
     const job = new InputEmbedder(
       m,
       {
@@ -204,7 +225,7 @@ export const embedCommand = command(
       const out = new Float32Array(ids.length * d);
       sums.forEach((s, i) => out.set(s, i * d));
       if (a.normalize) l2normalizeRows(out, d);
-      if (a.rawF32 || precision !== 'float32') {
+      if (a.rawF32 || precision !== 'float32' || jsonl) {
         const sink = sinkFor();
         sink.append(out);
         sink.close();

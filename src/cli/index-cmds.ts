@@ -10,9 +10,14 @@ import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { command, usage } from './command.js';
 import { checkPaths, inContext, writeTextOutput } from './io.js';
-import { openVectors, readVectors } from './vectors.js';
+import { openVectors, readVectors, Vectors } from './vectors.js';
 import { binarySearch, buildBinaryIndex, isBinaryVectors } from './binary-search.js';
 import { isBinaryIndexFile } from '../index/binary.js';
+import { writeIndexMeta } from '../index/meta.js';
+import { hitsJsonLines, hitsTsv, SearchHits } from '../index/hits.js';
+import { loadStore } from '../io/sentence-store.js';
+import { embedQueries, isNpyFile, queryModel, readTextQueries } from '../embed/queries.js';
+import { modelDim } from './vectors.js';
 
 function parseShard(s: string | undefined): [number, number] {
   if (!s) return [0, 1];
@@ -68,6 +73,11 @@ export const indexBuildCommand = command(
       opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations (faiss default 50; each costs a d×d SVD)' },
       polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training (only for Hamming filtering; slow)' },
       allowDuplicateIds: { type: 'boolean', default: false, help: "with --trained: add even when the index already holds some of these rows' ids" },
+      model: {
+        type: 'string',
+        metavar: 'DIR',
+        help: 'the model that made the vectors, recorded beside the index (FAISS.json): xling search embeds text queries with it',
+      },
       output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
     },
   },
@@ -76,6 +86,7 @@ export const indexBuildCommand = command(
     checkPaths([
       ['<vectors>', path, 'in'],
       ['--trained', a.trained, 'in'],
+      ['--model', a.model, 'in-dir'],
       ['--output', a.output, 'out'],
     ]);
     // packed sign bits (embed --dtype ubinary|binary): a faiss binary flat index
@@ -87,6 +98,7 @@ export const indexBuildCommand = command(
     const r = openVectors(path);
     const n = r.rows,
       d = r.cols;
+    if (a.model && modelDim(a.model) !== d) throw new Error(`--model ${a.model} gives ${modelDim(a.model)}-d vectors, ${path} holds ${d}-d ones`);
     let index: FaissIndex;
     if (a.trained) {
       index = openIndex('--trained', a.trained);
@@ -142,6 +154,7 @@ export const indexBuildCommand = command(
     prog.done();
     r.close();
     inContext(`--output ${a.output}`, () => index.write(a.output));
+    writeIndexMeta(a.output, a.model ? { model: a.model, dim: d } : null);
     process.stderr.write(`[index] ${a.output}: ${index.ntotal} vectors (rows ${lo}..${hi - 1})\n`);
     index.dispose();
   },
@@ -266,13 +279,28 @@ export const searchCommand = command(
   ['search'],
   {
     name: 'xling search',
-    summary: 'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
+    summary: 'k nearest neighbours of query sentences or vectors (through an index, or exactly against a .npy), with the sentences found',
     description:
-      "Results as TSV (query_row, rank, id, score; rows, ranks and ids from 0) and/or as faiss's D and I arrays in .npy (--distances, --ids: [queries, k], float32 and int64, -1 ids where fewer than k were found).",
+      'Results as TSV (query_row, rank, id, score, and the sentence with --store; rows, ranks and ids from 0), as JSON lines (one {"query", "hits": [{"id", "score", "text"}]} a query: -o FILE.jsonl or --json) and/or as faiss\'s D and I arrays in .npy (--distances, --ids: [queries, k], float32 and int64, -1 ids where fewer than k were found). Text queries are embedded with --model, else the model index build --model recorded, else the default model, each centred by its own language.',
     options: {
       index: { type: 'string', metavar: 'FAISS', help: 'search through this index' },
       base: { type: 'string', metavar: 'NPY', help: 'or: exact search against these vectors (chunked)' },
-      queries: { type: 'string', required: true, metavar: 'NPY' },
+      query: { type: 'list', splitCommas: false, metavar: 'TEXT', help: 'a query sentence (repeatable), embedded with the model' },
+      queries: {
+        type: 'string',
+        metavar: 'FILE',
+        help: 'query vectors (.npy), or query sentences, one a line (any other file; - for standard input)',
+      },
+      store: {
+        type: 'string',
+        metavar: 'FILE',
+        help: "the index's sentences, line i for row i (plain, or lang<TAB>sentence): the hits get their text",
+      },
+      model: {
+        type: 'string',
+        metavar: 'DIR',
+        help: 'embeds text queries (default: the model recorded by xling index build --model, else the default model)',
+      },
       k: { type: 'number', alias: 'k', default: 10, range: { int: true, min: 1 } },
       metric: {
         type: 'string',
@@ -296,7 +324,18 @@ export const searchCommand = command(
         help: "HNSW indexes: candidates kept while searching the graph (faiss's efSearch, default 16; more: higher recall, slower)",
       },
       baseBlock: { type: 'number', default: 262144, range: { int: true, min: 1 }, help: 'exact search: base rows read per block' },
-      output: { type: 'string', alias: 'o', metavar: 'TSV', help: 'query_row<TAB>rank<TAB>id<TAB>score (0-based rows, ranks and ids); - for standard output' },
+      output: {
+        type: 'string',
+        alias: 'o',
+        metavar: 'TSV',
+        help: 'query_row<TAB>rank<TAB>id<TAB>score[<TAB>sentence] (0-based rows, ranks and ids); FILE.jsonl: JSON lines (see --json); - for standard output (the default for text queries)',
+      },
+      json: {
+        type: 'string',
+        metavar: 'FILE',
+        implicit: '-',
+        help: 'the hits as JSON lines, one {"query", "hits": [{"id", "score", "text"}]} a query (- or the bare flag: standard output; with -o -, standard output holds them alone)',
+      },
       distances: { type: 'string', metavar: 'NPY', help: "faiss's D: float32 [queries, k] (scores: inner products, or squared L2 distances)" },
       ids: { type: 'string', metavar: 'NPY', help: "faiss's I: int64 [queries, k] (-1: no result)" },
       rescore: {
@@ -308,15 +347,23 @@ export const searchCommand = command(
       threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads for the search (default: all cores)' },
     },
     examples: [
+      "xling search --index corpus.faiss --store sentences.txt --query 'Wo ist der Bahnhof?' -k 5",
+      'xling search --index corpus.faiss --store sentences.txt --queries questions.txt -o hits.jsonl',
       'xling search --index corpus.faiss --queries q.npy -k 10 --distances D.npy --ids I.npy',
       'xling search --base corpus.npy --queries q.npy -k 5 --metric cosine -o -',
     ],
   },
   async (a) => {
     if (!a.index === !a.base) usage('give exactly one of --index or --base');
+    const query = a.query.length ? a.query : undefined;
+    if ((query === undefined) === (a.queries === undefined))
+      usage('give the queries: --query TEXT (repeatable) or --queries FILE (.npy vectors, or sentences one a line), one of them');
+    const text = query !== undefined || !isNpyFile(a.queries!);
+    if (a.model !== undefined && !text) usage(`--model embeds text queries (--query, --queries FILE.txt); --queries ${a.queries} holds vectors`);
     if (a.nprobe !== undefined && !a.index) usage('--nprobe applies to --index');
     if (a.efSearch !== undefined && !a.index) usage('--ef-search applies to --index (of an HNSW index)');
-    if (!a.output && !a.distances && !a.ids) usage('give an output: -o TSV, and/or --distances D.npy and --ids I.npy');
+    const out = searchOutputs(a, text);
+    if (!out.tsv && !out.jsonl && !a.distances && !a.ids) usage('give an output: -o TSV (or FILE.jsonl), --json, and/or --distances D.npy and --ids I.npy');
     if (a.output && a.output !== '-' && /\.npy$/i.test(a.output))
       usage(`-o ${a.output}: -o writes TSV; faiss's D and I as .npy are --distances FILE.npy and --ids FILE.npy`);
     for (const [flag, f] of [
@@ -328,29 +375,39 @@ export const searchCommand = command(
     checkPaths([
       ['--index', a.index, 'in'],
       ['--base', a.base, 'in'],
-      ['--queries', a.queries, 'in'],
-      ['--output', a.output, 'out-text'],
+      ['--queries', a.queries, text ? 'in-text' : 'in'],
+      ['--store', a.store, 'in-text'],
+      ['--model', a.model, 'in-dir'],
+      [out.tsv?.[0] ?? '--output', out.tsv?.[1], 'out-text'],
+      [out.jsonl?.[0] ?? '--json', out.jsonl?.[1], 'out-text'],
       ['--distances', a.distances, 'out'],
       ['--ids', a.ids, 'out'],
     ]);
     if (a.threads) setNumThreads(a.threads);
     if ((a.index && isBinaryIndexFile(a.index)) || (a.base && isBinaryVectors(a.base))) {
+      const where = a.index ? `--index ${a.index}` : `--base ${a.base}`;
       if (a.metric || a.nprobe !== undefined || a.efSearch !== undefined)
-        usage(`--metric/--nprobe/--ef-search: ${a.index ? `--index ${a.index}` : `--base ${a.base}`} holds binary codes, searched exactly by Hamming distance`);
-      binarySearch({ index: a.index, base: a.base, queries: a.queries, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
+        usage(`--metric/--nprobe/--ef-search: ${where} holds binary codes, searched exactly by Hamming distance`);
+      if (text || a.store || out.jsonl)
+        usage(`${where} holds binary codes: it is searched with .npy queries, into TSV, --distances and --ids (no text queries, --store or JSON lines)`);
+      binarySearch({ index: a.index, base: a.base, queries: a.queries!, k: a.k, rescore: a.rescore, output: a.output, distances: a.distances, ids: a.ids });
       return;
     }
     if (a.rescore !== undefined) usage('--rescore applies to binary codes (an --index of a binary flat index, or a --base of uint8/int8 codes)');
     const metric = a.metric as 'ip' | 'l2' | 'cosine' | undefined;
-    // queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
-    const q = metric === 'ip' || metric === 'l2' ? rawVectors(a.queries) : readVectors(a.queries);
+    const store = a.store ? { store: await loadStore(a.store), path: a.store } : undefined;
+    // text queries are embedded (normalised); vector queries are L2-normalised unless --metric ip or l2 asks for the raw vectors
+    const texts = text ? await readTextQueries(query, a.queries) : null;
+    const model = texts ? queryModel(a.model, a.index, (l) => process.stderr.write(l)) : undefined;
+    const q = texts ? embedQueries(texts, model!) : metric === 'ip' || metric === 'l2' ? rawVectors(a.queries!) : readVectors(a.queries!);
+    const queriesAre = texts ? `the queries' vectors (of the model ${model}; --model for another)` : `--queries ${a.queries}`;
     let res,
       l2 = metric === 'l2';
     if (a.index) {
       const idx = openIndex('--index', a.index, a.nprobe);
       l2 = idx.metric === 'l2';
       try {
-        if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --queries ${a.queries} has ${q.d}`);
+        if (idx.d !== q.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, ${queriesAre} ${q.d}`);
         if (metric && (metric === 'l2') !== (idx.metric === 'l2'))
           throw new Error(
             `--metric ${metric}: --index ${a.index} is built for ${idx.metric === 'l2' ? 'L2 distances' : 'inner products'}${idx.metric === 'ip' ? ' (ip, or cosine: the queries normalised)' : ' (l2)'}`,
@@ -367,50 +424,66 @@ export const searchCommand = command(
       } finally {
         idx.dispose();
       }
-    } else {
-      // exact: the base is read in blocks of rows (any size), each block's top k merged in
-      const r = openVectors(a.base!);
-      if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${a.base} has ${r.cols}, --queries ${a.queries} has ${q.d}`);
-      const m = metric ?? 'cosine';
-      const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
-      const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
-      let acc: ReturnType<typeof knnChunked> | null = null;
-      for (let i = 0; i < r.rows; i += a.baseBlock) {
-        const j = Math.min(r.rows, i + a.baseBlock);
-        const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', a.base!), q.d, a.k, 65536, fn);
-        // mergeTopK keeps the largest scores: L2 distances are merged negated
-        if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
-        acc = mergeTopK(acc, part, i, Math.min(a.k, j));
-        prog.tick(j - i);
-      }
-      prog.done();
-      r.close();
-      res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
-      if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
-    }
-    // faiss's D and I: [queries, k], -1 where fewer than k were found
-    const K = a.k,
-      D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity),
-      I = new BigInt64Array(res.n * K).fill(-1n);
-    for (let i = 0; i < res.n; i++)
-      for (let j = 0; j < Math.min(K, res.k); j++) {
-        D[i * K + j] = res.distances[i * res.k + j]!;
-        I[i * K + j] = res.labels[i * res.k + j]!;
-      }
-    if (a.distances) writeNpy(a.distances, D, [res.n, K]);
-    if (a.ids) writeNpy(a.ids, I, [res.n, K]);
-    if (a.output) {
-      const lines: string[] = [];
-      for (let i = 0; i < res.n; i++)
-        for (let j = 0; j < K; j++) {
-          const l = I[i * K + j]!;
-          if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${D[i * K + j]!.toFixed(6)}`);
-        }
-      writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
-    }
+    } else res = exactSearch(q, a.base!, metric ?? 'cosine', a.k, a.baseBlock, queriesAre);
+    const hits = faissArrays(res, a.k, l2);
+    if (a.distances) writeNpy(a.distances, hits.D, [hits.n, hits.k]);
+    if (a.ids) writeNpy(a.ids, hits.I, [hits.n, hits.k]);
+    if (out.tsv) writeTextOutput(out.tsv[1], hitsTsv(hits, store));
+    if (out.jsonl) writeTextOutput(out.jsonl[1], hitsJsonLines(hits, texts ?? Array.from({ length: hits.n }, (_, i) => i), store));
   },
   { native: true },
 );
+
+/** Exact search of the queries against a .npy: the base read in blocks of rows (any size), each block's top k merged in. */
+function exactSearch(q: Vectors, base: string, m: 'ip' | 'l2' | 'cosine', k: number, block: number, queriesAre: string): ReturnType<typeof knnChunked> {
+  const r = openVectors(base);
+  if (r.cols !== q.d) throw new Error(`dimension mismatch: --base ${base} has ${r.cols}, ${queriesAre} ${q.d}`);
+  const fn = (x: Float32Array, b: Float32Array, dd: number, kk: number) => knn(x, b, dd, kk, m === 'l2' ? 'l2' : 'ip');
+  const prog = new Progress({ label: 'exact search', unit: 'base rows', total: r.rows });
+  let acc: ReturnType<typeof knnChunked> | null = null;
+  for (let i = 0; i < r.rows; i += block) {
+    const j = Math.min(r.rows, i + block);
+    const part = knnChunked(q.data, readVectorRows(r, i, j, m === 'cosine', base), q.d, k, 65536, fn);
+    // mergeTopK keeps the largest scores: L2 distances are merged negated
+    if (m === 'l2') for (let t = 0; t < part.distances.length; t++) part.distances[t] = -part.distances[t]!;
+    acc = mergeTopK(acc, part, i, Math.min(k, j));
+    prog.tick(j - i);
+  }
+  prog.done();
+  r.close();
+  const res = acc ?? { n: q.n, k: 0, labels: new BigInt64Array(0), distances: new Float32Array(0) };
+  if (m === 'l2') for (let t = 0; t < res.distances.length; t++) res.distances[t] = -res.distances[t]!;
+  return res;
+}
+
+/** faiss's D and I of a search: [queries, K], -1 ids (and the worst scores) where fewer than K were found. */
+function faissArrays(res: { n: number; k: number; labels: BigInt64Array; distances: Float32Array }, K: number, l2: boolean): SearchHits {
+  const D = new Float32Array(res.n * K).fill(l2 ? Infinity : -Infinity),
+    I = new BigInt64Array(res.n * K).fill(-1n);
+  for (let i = 0; i < res.n; i++)
+    for (let j = 0; j < Math.min(K, res.k); j++) {
+      D[i * K + j] = res.distances[i * res.k + j]!;
+      I[i * K + j] = res.labels[i * res.k + j]!;
+    }
+  return { D, I, n: res.n, k: K };
+}
+
+/**
+ * Where xling search writes its hits: TSV (-o), JSON lines (--json, or -o FILE.jsonl); -o - with
+ * --json - gives the JSON lines alone on standard output; text queries without any output: TSV on
+ * standard output. Each as [the option that named it, the path].
+ */
+function searchOutputs(
+  a: { output?: string; json?: string; distances?: string; ids?: string },
+  text: boolean,
+): { tsv?: [string, string]; jsonl?: [string, string] } {
+  const toJsonl = a.output !== undefined && /\.jsonl$/i.test(a.output);
+  if (toJsonl && a.json !== undefined) usage(`-o ${a.output} and --json ${a.json}: the JSON lines twice; give one of them`);
+  const jsonl: [string, string] | undefined = a.json !== undefined ? ['--json', a.json] : toJsonl ? ['--output', a.output!] : undefined;
+  if (a.output !== undefined && !toJsonl && !(a.output === '-' && a.json === '-')) return { tsv: ['--output', a.output], jsonl };
+  if (!jsonl && !a.distances && !a.ids && text) return { tsv: ['--output', '-'] };
+  return { jsonl };
+}
 
 /** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
 export function vectorsArgument(a: { vectors?: string; _: string[] }): string {

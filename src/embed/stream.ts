@@ -2,14 +2,59 @@
 // embed step): chunks of input are embedded one at a time and their rows handed to a sink in
 // order, with a callback after each chunk (progress, cancellation, yielding to the event loop);
 // the sink is closed at the end and aborted on an error, so no partial output is left.
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { float32ToFloat16 } from '../io/half.js';
+import { jsonLinesOfRows } from '../io/json.js';
 import { NpyWriter } from '../io/npy.js';
+import { releaseTemp, tempPathFor } from '../util/atomic.js';
 
 /** Where streamed vectors go, in row order. */
 export interface VectorSink {
   append(rows: Float32Array): void;
+  /** Resolves when what was appended may be followed by more (a full pipe drained). */
+  flush?(): Promise<void>;
   close(): void;
   abort(): void;
+}
+
+/**
+ * JSON lines: one array of `dim` numbers a row (float32's shortest decimals). A file is written
+ * atomically (temporary, renamed on close); '-' streams to standard output, waiting while its pipe is full.
+ */
+export function jsonLinesSink(path: string, dim: number): VectorSink {
+  if (path === '-') {
+    let full = false;
+    return {
+      append(rows) {
+        full = !process.stdout.write(jsonLinesOfRows(rows, dim)) || full;
+      },
+      async flush() {
+        if (full) await new Promise((r) => process.stdout.once('drain', r));
+        full = false;
+      },
+      close() {},
+      abort() {},
+    };
+  }
+  const tmp = tempPathFor(path);
+  const fd = openSync(tmp, 'w');
+  const end = (keep: boolean) => {
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed */
+    }
+    if (keep) renameSync(tmp, path);
+    else rmSync(tmp, { force: true });
+    releaseTemp(tmp);
+  };
+  return {
+    append(rows) {
+      writeSync(fd, jsonLinesOfRows(rows, dim));
+    },
+    close: () => end(true),
+    abort: () => end(false),
+  };
 }
 
 /** A .npy of `dim` columns (float32, or float16 converted from the float32 rows), written atomically (temporary, renamed on close). */
@@ -57,6 +102,7 @@ export async function streamEmbeddings<T>(
     for await (const c of chunks) {
       const v = await embed(c);
       sink.append(v);
+      await sink.flush?.();
       const n = v.length / dim;
       total += n;
       await after?.(n, total);

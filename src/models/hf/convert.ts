@@ -4,7 +4,8 @@
 // allow-list unpickler of src/io/torch-checkpoint.ts), tokenizer.json and, when present,
 // sentence-transformers' modules.json (Transformer → Pooling → Dense … → Normalize),
 // 1_Pooling/config.json, 2_Dense/{config.json, model.safetensors or pytorch_model.bin}, sentence_bert_config.json
-// (max_seq_length) and config_sentence_transformers.json (prompts). Nothing is downloaded.
+// (max_seq_length) and config_sentence_transformers.json (prompts). Nothing is downloaded here
+// (hub.ts fetches a snapshot by name).
 import { copyFileSync, existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { readSafetensorsHeader } from '../../io/safetensors.js';
@@ -21,6 +22,10 @@ export interface HfImportOptions {
   /** Ids per input at most (default: sentence-transformers' max_seq_length). */
   maxLength?: number;
   log?: (line: string) => void;
+  /** Names the snapshot in errors (default: `--from DIR`). */
+  label?: string;
+  /** The model's source as recorded in config.json (default: the snapshot folder's name). */
+  source?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -169,30 +174,57 @@ function namePrefix(names: string[], file: string): string {
   return hits.includes('') ? '' : hits.sort((a, b) => a.length - b.length)[0]!;
 }
 
-/**
- * Converts the snapshot `from` into the (empty or new) directory `out`. Everything is checked
- * before the weights are written; the caller writes into a temporary directory and moves it.
- */
-export function importHfSnapshot(from: string, out: string, o: HfImportOptions = {}): { config: SavedModelConfig; parameters: number } {
-  const log = o.log ?? (() => {});
-  if (!existsSync(from) || !statSync(from).isDirectory()) throw new Error(`--from ${from}: not a directory`);
+/** The files of a snapshot's top folder that the import reads (besides the weights and the modules' folders). */
+export const SNAPSHOT_FILES = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'modules.json',
+  'sentence_bert_config.json',
+  'config_sentence_transformers.json',
+] as const;
+
+/** The snapshot's Transformer: its config.json's shape, tokenizer.json and weights. */
+function readBody(from: string, what: string) {
+  if (!existsSync(from) || !statSync(from).isDirectory()) throw new Error(`${what}: not a directory`);
   const cfgFile = join(from, 'config.json');
-  if (!existsSync(cfgFile)) throw new Error(`--from ${from}: no config.json (a Hugging Face model snapshot has one)`);
-  const hf = readJson<Json>(cfgFile);
-  const body = bodyConfig(hf, cfgFile);
+  if (!existsSync(cfgFile)) throw new Error(`${what}: no config.json (a Hugging Face model snapshot has one)`);
+  const body = bodyConfig(readJson<Json>(cfgFile), cfgFile);
   const tokFile = join(from, 'tokenizer.json');
   if (!existsSync(tokFile))
     throw new Error(
-      `--from ${from}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`,
+      `${what}: no tokenizer.json (the fast tokenizer file; snapshots with only vocab.txt or sentencepiece.bpe.model need it saved by transformers' AutoTokenizer.save_pretrained)`,
     );
-  const source = weightsSource(from, `--from ${from}`);
-  const weights = source.file;
+  return { body, tokFile, source: weightsSource(from, what) };
+}
 
-  // sentence-transformers' modules
-  let pooling: PoolMode[] = ['mean'];
-  const dense: { spec: DenseSpec; source: WeightsSource }[] = [];
-  let normalize = false,
-    sawTransformer = false,
+type Body = ReturnType<typeof bodyConfig>;
+
+interface Heads {
+  pooling: PoolMode[];
+  dense: { spec: DenseSpec; source: WeightsSource }[];
+  normalize: boolean;
+}
+
+/** One Dense module: its config and weights. */
+function denseModule(dir: string, path: string): { spec: DenseSpec; source: WeightsSource } {
+  const f = join(dir, 'config.json');
+  const dc = readJson<Json>(f);
+  const an = typeof dc.activation_function === 'string' ? dc.activation_function : 'torch.nn.modules.activation.Tanh';
+  const activation = DENSE_ACTIVATIONS[an];
+  if (!activation)
+    throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
+  return {
+    spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation },
+    source: weightsSource(dir, path),
+  };
+}
+
+/** sentence-transformers' modules after the Transformer: pooling, Dense layers, Normalize. */
+function readHeads(from: string, body: Body, log: (s: string) => void): Heads {
+  const heads: Heads = { pooling: ['mean'], dense: [], normalize: false };
+  const modulesFile = join(from, 'modules.json');
+  let sawTransformer = false,
     sawPooling = false;
   for (const m of stModules(from, log)) {
     const dir = join(from, m.path);
@@ -201,56 +233,149 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
       sawTransformer = true;
       continue;
     }
-    if (!sawTransformer) throw new Error(`${join(from, 'modules.json')}: the first module must be the Transformer (got ${m.type})`);
+    if (!sawTransformer) throw new Error(`${modulesFile}: the first module must be the Transformer (got ${m.type})`);
     if (kind === 'Pooling') {
       const f = join(dir, 'config.json');
       const pc = readJson<Json>(f);
-      pooling = poolingModes(f, pc);
+      heads.pooling = poolingModes(f, pc);
       if (pc.word_embedding_dimension !== undefined && pc.word_embedding_dimension !== body.hidden)
         throw new Error(`${f}: word_embedding_dimension ${String(pc.word_embedding_dimension)} != the model's hidden size ${body.hidden}`);
       sawPooling = true;
-    } else if (kind === 'Dense') {
-      const f = join(dir, 'config.json');
-      const dc = readJson<Json>(f);
-      const an = typeof dc.activation_function === 'string' ? dc.activation_function : 'torch.nn.modules.activation.Tanh';
-      const activation = DENSE_ACTIVATIONS[an];
-      if (!activation)
-        throw new Error(`${f}: activation_function ${JSON.stringify(an)} is not supported (supported: ${Object.keys(DENSE_ACTIVATIONS).join(', ')})`);
-      dense.push({
-        spec: { in: num(dc, 'in_features', f), out: num(dc, 'out_features', f), bias: dc.bias !== false, activation },
-        source: weightsSource(dir, `${m.path}`),
-      });
-    } else if (kind === 'Normalize') {
-      normalize = true;
-    } else {
-      throw new Error(`${join(from, 'modules.json')}: module ${m.type} is not supported (supported: Transformer, Pooling, Dense, Normalize)`);
-    }
+    } else if (kind === 'Dense') heads.dense.push(denseModule(dir, m.path));
+    else if (kind === 'Normalize') heads.normalize = true;
+    else throw new Error(`${modulesFile}: module ${m.type} is not supported (supported: Transformer, Pooling, Dense, Normalize)`);
   }
-  if (sawTransformer && !sawPooling && existsSync(join(from, 'modules.json'))) throw new Error(`${join(from, 'modules.json')}: no Pooling module`);
+  if (sawTransformer && !sawPooling && existsSync(modulesFile)) throw new Error(`${modulesFile}: no Pooling module`);
+  return heads;
+}
 
-  // maximum length and prompts
+/** The maximum input length: --max-length, else sentence-transformers' or the tokenizer's, never past the model's positions. */
+function maxLengthOf(from: string, body: Body, given: number | undefined, log: (s: string) => void): number {
   const sbert = readOptionalJson(join(from, 'sentence_bert_config.json'));
   if (sbert?.do_lower_case) throw new Error(`${join(from, 'sentence_bert_config.json')}: do_lower_case true is not supported`);
   const positions = body.maxPositions - (body.arch === 'xlm-roberta' ? body.padTokenId + 1 : 0);
   const tokCfg = readOptionalJson(join(from, 'tokenizer_config.json'));
   const tokMax = typeof tokCfg?.model_max_length === 'number' && tokCfg.model_max_length < 1e6 ? tokCfg.model_max_length : positions;
-  let maxSeqLength = o.maxLength ?? (typeof sbert?.max_seq_length === 'number' ? sbert.max_seq_length : tokMax);
-  if (maxSeqLength > positions) {
-    log(`maximum length ${maxSeqLength} > the ${positions} positions of the model: cut to ${positions}`);
-    maxSeqLength = positions;
-  }
-  const stc = readOptionalJson(join(from, 'config_sentence_transformers.json'));
+  const max = given ?? (typeof sbert?.max_seq_length === 'number' ? sbert.max_seq_length : tokMax);
+  if (max <= positions) return max;
+  log(`maximum length ${max} > the ${positions} positions of the model: cut to ${positions}`);
+  return positions;
+}
+
+/** The prompts of config_sentence_transformers.json and the one put before every input (--prompt, else its default). */
+function promptsOf(from: string, given: string | undefined): { prompts: Record<string, string>; prompt: string } {
+  const file = join(from, 'config_sentence_transformers.json');
+  const stc = readOptionalJson(file);
   const prompts: Record<string, string> = {};
   if (stc?.prompts && typeof stc.prompts === 'object') for (const [k, v] of Object.entries(stc.prompts as Json)) if (typeof v === 'string') prompts[k] = v;
-  let prompt = '';
+  if (given !== undefined) return { prompts, prompt: Object.hasOwn(prompts, given) ? prompts[given]! : given };
   const defaultName = typeof stc?.default_prompt_name === 'string' ? stc.default_prompt_name : null;
-  if (o.prompt !== undefined) prompt = Object.hasOwn(prompts, o.prompt) ? prompts[o.prompt]! : o.prompt;
-  else if (defaultName) {
-    if (!Object.hasOwn(prompts, defaultName))
-      throw new Error(`${join(from, 'config_sentence_transformers.json')}: default_prompt_name ${JSON.stringify(defaultName)} is not among the prompts`);
-    prompt = prompts[defaultName]!;
-  }
+  if (!defaultName) return { prompts, prompt: '' };
+  if (!Object.hasOwn(prompts, defaultName)) throw new Error(`${file}: default_prompt_name ${JSON.stringify(defaultName)} is not among the prompts`);
+  return { prompts, prompt: prompts[defaultName]! };
+}
 
+/** The tokenizer must load, and its ids fit the embedding table. */
+function checkTokenizer(tokFile: string, mc: HfModelConfig): void {
+  const tok = HFTokenizer.load(tokFile, { maxLength: mc.maxSeqLength, prompt: mc.prompt, padId: mc.padTokenId });
+  try {
+    if (tok.vocabSize > mc.vocabSize) throw new Error(`${tokFile}: ${tok.vocabSize} tokens, but the model's vocab_size is ${mc.vocabSize}`);
+  } finally {
+    tok.dispose();
+  }
+}
+
+/** Our weight names → the stored ones (prefix and legacy gamma/beta names resolved); every weight of the body must be there. */
+function storedNames(source: WeightsSource, want: Map<string, number[]>): Map<string, string> {
+  const prefix = namePrefix(source.names, source.file);
+  const legacy = (n: string): string => n.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias');
+  const stored = new Map<string, string>();
+  for (const n of source.names)
+    if (n.startsWith(prefix)) {
+      const k = legacy(n.slice(prefix.length));
+      if (want.has(k)) stored.set(k, n);
+    }
+  const missing = [...want.keys()].filter((k) => !k.startsWith('dense.') && !stored.has(k));
+  if (missing.length)
+    throw new Error(`${source.file}: missing weights ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ` (+${missing.length - 8} more)` : ''}`);
+  return stored;
+}
+
+/** The encoder's weights (`encoder.` names), read from the snapshot; `owned` collects every tensor to dispose. */
+function gatherWeights(source: WeightsSource, stored: Map<string, string>, dense: Heads['dense'], owned: Tensor[]): Map<string, Tensor> {
+  const out = new Map<string, Tensor>();
+  const wanted = new Set(stored.values());
+  const tensors = source.load((n) => wanted.has(n));
+  owned.push(...tensors.values());
+  for (const [k, n] of stored) out.set(`encoder.${k}`, tensors.get(n)!);
+  dense.forEach((d, i) => {
+    const dt = d.source.load(() => true);
+    owned.push(...dt.values());
+    for (const p of d.spec.bias ? ['weight', 'bias'] : ['weight']) {
+      const t = dt.get(`linear.${p}`);
+      if (!t) throw new Error(`${d.source.file}: no linear.${p}`);
+      out.set(`encoder.dense.${i}.${p}`, t);
+    }
+  });
+  return out;
+}
+
+/** Checks every weight's shape against the model built from the config, as float32; the parameter count. */
+function checkShapes(weights: Map<string, Tensor>, want: Map<string, number[]>, file: string, owned: Tensor[]): number {
+  let parameters = 0;
+  for (const [k, t] of weights) {
+    const w = want.get(k.slice('encoder.'.length));
+    if (!w) throw new Error(`internal: unexpected weight ${k}`);
+    if (t.shape.join(',') !== w.join(','))
+      throw new Error(
+        `${k.startsWith('encoder.dense.') ? 'Dense' : file}: '${k.slice('encoder.'.length)}' has shape [${t.shape.join(', ')}], the config gives [${w.join(', ')}]`,
+      );
+    if (t.dtype !== 'float32') {
+      const f = noGrad(() => t.float());
+      owned.push(f);
+      weights.set(k, f);
+    }
+    parameters += t.numel;
+  }
+  return parameters;
+}
+
+/** Writes the model directory: the weights (checked against the model the config builds), tokenizer.json, config.json. */
+function writeModel(
+  out: string,
+  mc: HfModelConfig,
+  source: WeightsSource,
+  dense: Heads['dense'],
+  tokFile: string,
+): { config: SavedModelConfig; parameters: number } {
+  const net = noGrad(() => new HfEncoder(mc));
+  const want = new Map([...net.stateDict()].map(([k, t]) => [k, t.shape]));
+  net.dispose();
+  const stored = storedNames(source, want);
+  const owned: Tensor[] = [];
+  try {
+    const weights = gatherWeights(source, stored, dense, owned);
+    const parameters = checkShapes(weights, want, source.file, owned);
+    saveTensors(join(out, 'model.safetensors'), weights, { format: 'pt' });
+    copyFileSync(tokFile, join(out, 'tokenizer.json'));
+    const config: SavedModelConfig = { format: 'xling', version: 2, kind: `hf-${mc.arch}`, encoderOnly: true, model: mc, tokenizer: 'tokenizer.json' };
+    writeJson(join(out, 'config.json'), config);
+    return { config, parameters };
+  } finally {
+    for (const t of owned) t.dispose();
+  }
+}
+
+/**
+ * Converts the snapshot `from` into the (empty or new) directory `out`. Everything is checked
+ * before the weights are written; the caller writes into a temporary directory and moves it.
+ */
+export function importHfSnapshot(from: string, out: string, o: HfImportOptions = {}): { config: SavedModelConfig; parameters: number } {
+  const log = o.log ?? (() => {});
+  const { body, tokFile, source } = readBody(from, o.label ?? `--from ${from}`);
+  const { pooling, dense, normalize } = readHeads(from, body, log);
+  const maxSeqLength = maxLengthOf(from, body, o.maxLength, log);
+  const { prompts, prompt } = promptsOf(from, o.prompt);
   const mc: HfModelConfig = {
     ...body,
     pooling,
@@ -259,72 +384,12 @@ export function importHfSnapshot(from: string, out: string, o: HfImportOptions =
     maxSeqLength,
     prompts,
     prompt,
-    source: `${basename(resolve(from))} (${body.arch})`,
+    source: `${o.source ?? basename(resolve(from))} (${body.arch})`,
   };
-  // the tokenizer must load, and its ids fit the embedding table
-  const tok = HFTokenizer.load(tokFile, { maxLength: maxSeqLength, prompt, padId: mc.padTokenId });
-  try {
-    if (tok.vocabSize > mc.vocabSize) throw new Error(`${tokFile}: ${tok.vocabSize} tokens, but the model's vocab_size is ${mc.vocabSize}`);
-  } finally {
-    tok.dispose();
-  }
-
-  // the weights, checked against the model built from the config (names, shapes)
-  const net = noGrad(() => new HfEncoder(mc));
-  const want = new Map([...net.stateDict()].map(([k, t]) => [k, t.shape]));
-  net.dispose();
-  const names = source.names;
-  const prefix = namePrefix(names, weights);
-  const legacy = (n: string): string => n.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias');
-  const stored = new Map<string, string>(); // our name → stored name
-  for (const n of names)
-    if (n.startsWith(prefix)) {
-      const k = legacy(n.slice(prefix.length));
-      if (want.has(k)) stored.set(k, n);
-    }
-  const missing = [...want.keys()].filter((k) => !k.startsWith('dense.') && !stored.has(k));
-  if (missing.length)
-    throw new Error(`${weights}: missing weights ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ` (+${missing.length - 8} more)` : ''}`);
-  const out_ = new Map<string, Tensor>();
-  const owned: Tensor[] = [];
-  try {
-    const wanted = new Set(stored.values());
-    const tensors = source.load((n) => wanted.has(n));
-    owned.push(...tensors.values());
-    for (const [k, n] of stored) out_.set(`encoder.${k}`, tensors.get(n)!);
-    dense.forEach((d, i) => {
-      const dt = d.source.load(() => true);
-      owned.push(...dt.values());
-      for (const p of d.spec.bias ? ['weight', 'bias'] : ['weight']) {
-        const t = dt.get(`linear.${p}`);
-        if (!t) throw new Error(`${d.source.file}: no linear.${p}`);
-        out_.set(`encoder.dense.${i}.${p}`, t);
-      }
-    });
-    let parameters = 0;
-    for (const [k, t] of out_) {
-      const w = want.get(k.slice('encoder.'.length));
-      if (!w) throw new Error(`internal: unexpected weight ${k}`);
-      if (t.shape.join(',') !== w.join(','))
-        throw new Error(
-          `${k.startsWith('encoder.dense.') ? 'Dense' : weights}: '${k.slice('encoder.'.length)}' has shape [${t.shape.join(', ')}], the config gives [${w.join(', ')}]`,
-        );
-      if (t.dtype !== 'float32') {
-        const f = noGrad(() => t.float());
-        owned.push(f);
-        out_.set(k, f);
-      }
-      parameters += t.numel;
-    }
-    saveTensors(join(out, 'model.safetensors'), out_, { format: 'pt' });
-    copyFileSync(tokFile, join(out, 'tokenizer.json'));
-    const config: SavedModelConfig = { format: 'xling', version: 2, kind: `hf-${mc.arch}`, encoderOnly: true, model: mc, tokenizer: 'tokenizer.json' };
-    writeJson(join(out, 'config.json'), config);
-    log(
-      `${mc.source}: ${mc.layers} layers, ${mc.hidden} wide, ${mc.heads} heads, ${(parameters / 1e6).toFixed(1)}M parameters; pooling ${pooling.join('+')}${dense.length ? `, ${dense.length} Dense` : ''}${normalize ? ', Normalize' : ''}; max length ${maxSeqLength}${prompt ? `, prompt ${JSON.stringify(prompt)}` : ''}`,
-    );
-    return { config, parameters };
-  } finally {
-    for (const t of owned) t.dispose();
-  }
+  checkTokenizer(tokFile, mc);
+  const r = writeModel(out, mc, source, dense, tokFile);
+  log(
+    `${mc.source}: ${mc.layers} layers, ${mc.hidden} wide, ${mc.heads} heads, ${(r.parameters / 1e6).toFixed(1)}M parameters; pooling ${pooling.join('+')}${dense.length ? `, ${dense.length} Dense` : ''}${normalize ? ', Normalize' : ''}; max length ${maxSeqLength}${prompt ? `, prompt ${JSON.stringify(prompt)}` : ''}`,
+  );
+  return r;
 }
