@@ -18,7 +18,7 @@ export const nwayTsvReader: SourceReader = {
   async *read(file, ctx): AsyncIterable<TranslationUnit> {
     let cols: (string | undefined)[] | null = null;
     let srcCol = -1;
-    for await (const { line, no } of readLines(file, { maxChars: 100000 })) {
+    for await (const { line, no } of readLines(file)) {
       const cells = line.split('\t');
       if (!cols) {
         cols = cells.map((c) => (isMetaColumn(c) ? undefined : normalizeLang(c)));

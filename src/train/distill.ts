@@ -270,7 +270,7 @@ async function readMaterial(o: DistillOptions, pivot: string, signal?: AbortSign
       const t = await loadTable(inp.path, { signal });
       for (const r of t.rows) for (const [l, s] of r) addMono(l, s);
     } else {
-      for await (const { line } of readLines(inp.path, { maxChars: 20000 })) addMono(inp.lang, line);
+      for await (const { line } of readLines(inp.path)) addMono(inp.lang, line);
     }
     aborted();
   }

@@ -264,7 +264,7 @@ async function readInputs(r: Run): Promise<{ table: NWayTable; devTable: NWayTab
     for (const [lang, file] of o.mono ?? []) {
       if (!table.langs.includes(lang)) table.langs.push(lang);
       let n = 0;
-      for await (const { line } of readLines(file, { maxChars: 20000 }))
+      for await (const { line } of readLines(file))
         if (line.trim()) {
           table.rows.push(new Map([[lang, line]]));
           n++;
