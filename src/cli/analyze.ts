@@ -4,6 +4,7 @@ import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { neighbourJoining, symmetricKL, tokenCounts, toNewick, treeSvg, vocabularyUse } from '../analyze/vocab.js';
 import { Rng } from '../util/rng.js';
 import { command } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 /** Letters a romanising tokenizer rewrites (Cyrillic, Greek). */
@@ -20,7 +21,7 @@ export const analyzeVocabCommand = command(
       "and the tree is Saitou & Nei's neighbour joining over that matrix, drawn with branch lengths to scale. " +
       "Languages whose script the model's tokenizer romanises are marked.",
     options: {
-      model: { type: 'string', required: true, metavar: 'DIR' },
+      model: DEFAULTED_MODEL_OPTION,
       data: {
         type: 'list',
         splitCommas: false,
@@ -31,15 +32,16 @@ export const analyzeVocabCommand = command(
       sample: { type: 'number', default: 20000, range: { int: true, min: 1 }, help: 'sentences per language' },
       alpha: { type: 'number', default: 0.5, range: { above: 0 }, help: 'add-alpha smoothing of token counts' },
       minSentences: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'leave out languages with fewer sentences' },
-      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: 'random seed of the sentence sample' },
       json: { type: 'string', metavar: 'FILE', help: 'per-language counts, the divergence matrix and the tree' },
       newick: { type: 'string', metavar: 'FILE', help: 'the tree in Newick format' },
       svg: { type: 'string', metavar: 'FILE', help: 'the tree drawn to scale' },
     },
-    examples: ['xling analyze vocab --model runs/fast --data ../shared/data/gettext/train.tsv.gz --svg vocab-tree.svg --newick vocab-tree.nwk'],
+    examples: ['xling analyze vocab --data data/sample/gettext.train.tsv.gz --svg vocab-tree.svg --newick vocab-tree.nwk'],
   },
   async (a) => {
     const sources = parseSources(a.data);
+    a.model = modelOrDefault(a.model);
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const),

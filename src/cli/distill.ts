@@ -48,7 +48,7 @@ export const distillCommand = command(
     },
     positionals: [{ name: 'text', variadic: true, help: 'more inputs of --data (`--data A B C`)' }],
     examples: [
-      'xling distill --teacher models/T --student-config configs/student-small.json --data ../shared/data/gettext/train.tsv.gz --parallel ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz -o models/S',
+      'xling distill --teacher models/T --student-config configs/student-small.json --data data/sample/gettext.train.tsv.gz --parallel data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz -o models/S',
     ],
   },
   async (a) => {

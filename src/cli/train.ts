@@ -53,9 +53,9 @@ export const trainCommand = command(
       },
     },
     examples: [
-      'xling train --config configs/fast-1h.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out runs/fast',
-      'xling train --config configs/laser-16k-pairs.json --data ../shared/data/gettext/train.tsv.gz --out runs/laser',
-      'xling train --init models/labse --config configs/adapt.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out models/labse-gettext',
+      'xling train --config configs/fast-1h.json --data data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz --out runs/fast',
+      'xling train --config configs/laser-16k-pairs.json --data data/sample/gettext.train.tsv.gz --out runs/laser',
+      'xling train --init models/labse --config configs/adapt.json --data data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz --out models/labse-gettext',
     ],
   },
   async (a) => {

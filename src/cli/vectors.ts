@@ -1,5 +1,6 @@
 // Sentence vectors for the CLI: one .npy reader with one dtype rule for every command, and one
 // way to embed text with a model (xling embed's options and defaults; src/embed/input.ts) for every command that does.
+import { DEFAULTED_MODEL_OPTION } from './default-model.js';
 export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
 export { checkLangOption, checkLangOptions, describeCenter, type EmbedSettings, InputEmbedder, modelDim, vectorsFor } from '../embed/input.js';
 
@@ -28,7 +29,7 @@ export const LANG_HELP =
 
 /** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed); what is written (--dtype) is each command's own. */
 export const EMBED_FILE_OPTIONS = {
-  model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
+  model: DEFAULTED_MODEL_OPTION,
   lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
   center: EMBED_OPTIONS.center,
   forceCenter: EMBED_OPTIONS.forceCenter,
