@@ -6,6 +6,7 @@ import { Rng } from '../util/rng.js';
 import { command } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
+import { cutLinesWarning } from './vectors.js';
 
 /** Letters a romanising tokenizer rewrites (Cyrillic, Greek). */
 const ROMANISED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f]/u;
@@ -64,10 +65,24 @@ export const analyzeVocabCommand = command(
     }
     const byLang = new Map([...reservoirs].filter(([, r]) => r.seen >= a.minSentences).map(([l, r]) => [l, r.kept]));
     const skipped = [...reservoirs].filter(([, r]) => r.seen < a.minSentences).map(([l]) => l);
-    if (skipped.length) process.stderr.write(`[vocab] left out (fewer than ${a.minSentences} sentences): ${skipped.join(', ')}\n`);
-    if (byLang.size < 2) throw new Error(`--data: ${byLang.size} language(s) with at least ${a.minSentences} sentences; the analysis needs two or more`);
+    if (skipped.length) process.stderr.write(`[vocab] left out (fewer than --min-sentences ${a.minSentences} sentences): ${skipped.join(', ')}\n`);
+    if (byLang.size < 2)
+      throw new Error(
+        `--data: ${byLang.size} language(s) with at least --min-sentences ${a.minSentences} sentences; the analysis needs two or more (give a lower --min-sentences to keep languages with fewer)`,
+      );
 
+    const cutBefore = tok.truncated ?? 0;
     const langs = tokenCounts(tok, byLang, a.sample, a.seed).sort((x, y) => x.lang.localeCompare(y.lang));
+    const cut = (tok.truncated ?? 0) - cutBefore;
+    if (cut)
+      process.stderr.write(
+        cutLinesWarning(
+          'vocab',
+          `--data ${a.data.join(' ')}`,
+          cut,
+          [...byLang.values()].reduce((n, x) => n + x.length, 0),
+        ),
+      );
     const use = vocabularyUse(langs);
     const names = langs.map((l) => l.lang);
     const dist = langs.map((p) => langs.map((q) => (p === q ? 0 : symmetricKL(p, q, a.alpha))));

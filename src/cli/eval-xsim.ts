@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { nativeAvailable } from '../tensor/backend.js';
-import { describeCenter } from './vectors.js';
+import { cutLinesWarning, describeCenter } from './vectors.js';
 import { formatXsimMatrix, LangVectors, XsimMatrix, xsimMatrix } from '../eval/xsim-matrix.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { parseLangFile, readLines } from '../io/input.js';
@@ -138,9 +138,7 @@ export const evalXsimCommand = command(
         vecs = model.embed(texts, { lang: c.lang ?? undefined, center: mode });
         const cut = (model.tokenizer.truncated ?? 0) - before;
         if (cut)
-          process.stderr.write(
-            `[xsim] warning: ${files.length > 1 ? files.find((x) => x.lang === l)!.file : `${data} column ${l}`}: ${cut} of ${texts.length} lines were longer than the model reads and were cut to its maximum input length\n`,
-          );
+          process.stderr.write(cutLinesWarning('xsim', files.length > 1 ? files.find((x) => x.lang === l)!.file : `${data} column ${l}`, cut, texts.length));
         dim = model.dim;
       } else {
         const f = join(a.vectors!, `${l}.npy`);

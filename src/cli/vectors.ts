@@ -2,7 +2,17 @@
 // way to embed text with a model (xling embed's options and defaults; src/embed/input.ts) for every command that does.
 import { DEFAULTED_MODEL_OPTION } from './default-model.js';
 export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
-export { checkLangOption, checkLangOptions, describeCenter, type EmbedSettings, InputEmbedder, modelDim, vectorsFor } from '../embed/input.js';
+export {
+  checkLangOption,
+  checkLangOptions,
+  cutLinesWarning,
+  describeCenter,
+  type EmbedSettings,
+  InputEmbedder,
+  linesCut,
+  modelDim,
+  vectorsFor,
+} from '../embed/input.js';
 
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {

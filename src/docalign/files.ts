@@ -114,6 +114,14 @@ export async function alignFiles(
     const j = jobs[k]!,
       { src, trg } = docs[k]!;
     const t0 = performance.now();
+    for (const [file, sents] of [
+      [j.src, src],
+      [j.trg, trg],
+    ] as const) {
+      const cut = embedder.cutOf?.(sents) ?? 0;
+      if (cut)
+        o.log?.(`warning: ${shownPath(file)}: ${cut} of ${sents.length} lines were longer than the model reads and were cut to its maximum input length`);
+    }
     const g = await alignSentences(src, trg, embedder, opts);
     const dels = g.filter((x) => !x.src.length || !x.trg.length).length;
     o.write(j.out, formatAlignment(g, src, trg, o));
