@@ -19,7 +19,7 @@ import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
-import { isGzipFile, readLines, readOnce } from '../io/lines.js';
+import { isGzipFile, readLines, readOnce } from '../io/input.js';
 import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';

@@ -12,7 +12,7 @@ import { kebab } from '../util/args.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { checkPaths, inContext, summaryWriter, writeJsonOutput } from './io.js';
 import { readVectors } from './vectors.js';
 

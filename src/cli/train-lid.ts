@@ -3,7 +3,7 @@
 import { readModelConfig } from '../embed/model-dir.js';
 import { lidTrainingText } from '../embed/language.js';
 import { LanguageIdentifier } from '../text/lid.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 

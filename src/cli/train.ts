@@ -5,6 +5,7 @@ import { loadConfig } from '../models/config.js';
 import { keptCheckpointDir, trainModel } from '../train/pipeline.js';
 import { checkInitModel, loadAdaptConfig } from '../train/adapt.js';
 import { command, usage } from './command.js';
+import { checkLanguageCode } from '../io/input.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
@@ -63,7 +64,7 @@ export const trainCommand = command(
     const mono = a.mono.map((m): [string, string] => {
       const i = m.indexOf('=');
       if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`);
-      return [m.slice(0, i), m.slice(i + 1)];
+      return [checkLanguageCode(m.slice(0, i), `--mono ${m}`), m.slice(i + 1)];
     });
     checkPaths([
       ['--init', a.init, 'in-dir'],

@@ -12,7 +12,7 @@ import { closeSync, existsSync, lstatSync, statSync, mkdtempSync, openSync, read
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createGzip } from 'node:zlib';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { atomicOutput } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { hashSeed } from '../util/rng.js';

@@ -20,7 +20,7 @@
 // common words are read (the rest is rare vocabulary); a unit pairs the headword (its kana reading
 // when the entry is usually written in kana) with the first gloss of the first sense.
 import { basename, dirname } from 'node:path';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { normalizeLang } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 

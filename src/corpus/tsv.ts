@@ -3,7 +3,7 @@
 // source of `xling corpus`, so that corpora are merged and deduplicated with other sources.
 // Rows carry no document, so none of them is held out for a dev set.
 import { isMetaColumn } from '../data/corpus.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { normalizeLang } from './langs.js';
 import { SourceReader, TranslationUnit } from './types.js';
 

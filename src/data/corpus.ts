@@ -1,5 +1,5 @@
 // Streaming corpus readers. Every error names the file and line. Lines are strict UTF-8.
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 
 export interface ReadOptions {
   /** Lines longer than this are cut to it (default MAX_LINE_CHARS, src/io/lines.ts). */

@@ -4,7 +4,7 @@
 // vecalign's own `[0, 1]:[2]:0.123456` lines. Every document is read (and refused when empty or
 // unreadable) before anything is embedded.
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { readLines, shownPath } from '../io/lines.js';
+import { readLines, shownPath } from '../io/input.js';
 import { AlignedGroup, alignSentences, AlignOptions, SentenceEmbedder } from './align.js';
 import { vecalignLine } from './score.js';
 

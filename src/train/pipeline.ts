@@ -20,7 +20,7 @@ import { Tokenizer } from '../text/tokenizer.js';
 import { Progress } from '../util/progress.js';
 import { heatmap } from '../util/svg.js';
 import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { AdaptTask, checkInitModel, loadAdaptable } from './adapt.js';
 import { DualTrainConfig } from '../models/dual/family.js';
 import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
