@@ -99,12 +99,29 @@ export interface LineReadOptions {
   encoding?: string;
 }
 
-/** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file. */
+/** The first line (1-based) of data whose bytes are not UTF-8 (0: none). */
+export function firstInvalidUtf8Line(data: Uint8Array): number {
+  const dec = new TextDecoder('utf-8', { fatal: true });
+  for (let start = 0, no = 1; start <= data.length; no++) {
+    let nl = data.indexOf(10, start);
+    if (nl < 0) nl = data.length;
+    try {
+      dec.decode(data.subarray(start, nl));
+    } catch {
+      return no;
+    }
+    start = nl + 1;
+  }
+  return 0;
+}
+
+/** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file and line, as readLines says it. */
 export function readUtf8File(file: string): string {
+  const data = readFileSync(file);
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(readFileSync(file));
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(data);
   } catch (e) {
-    if (e instanceof TypeError) throw new Error(`${file}: not UTF-8 text`);
+    if (e instanceof TypeError) throw new Error(`${file}:${firstInvalidUtf8Line(data) || 1}: invalid UTF-8`);
     throw e;
   }
 }
