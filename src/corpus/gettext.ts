@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import gettextParser, { GetTextTranslation, GetTextTranslations } from 'gettext-parser';
+import { invalidUtf8Lines } from '../io/input.js';
 import { hashSeed } from '../util/rng.js';
 import { messageUnit } from './clean.js';
 import { normalizeLang, isEnglishVariant } from './langs.js';
@@ -59,31 +60,6 @@ export function parseCatalog(file: string, data: Buffer): GetTextTranslations {
   } catch (e) {
     throw new Error(`${file}: not a readable gettext catalog (${(e as Error).message})`);
   }
-}
-
-/** Lines (1-based) whose bytes are not UTF-8. */
-function invalidUtf8Lines(data: Buffer): number[] {
-  const dec = new TextDecoder('utf-8', { fatal: true });
-  try {
-    dec.decode(data);
-    return [];
-  } catch {
-    /* find the lines */
-  }
-  const bad: number[] = [];
-  let start = 0;
-  for (let no = 1; start <= data.length; no++) {
-    const nl = data.indexOf(10, start);
-    const end = nl < 0 ? data.length : nl;
-    try {
-      dec.decode(data.subarray(start, end));
-    } catch {
-      bad.push(no);
-    }
-    if (nl < 0) break;
-    start = nl + 1;
-  }
-  return bad;
 }
 
 /** A parsed catalog's entries (the header entry left out). */

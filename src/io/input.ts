@@ -9,7 +9,7 @@
 import { editDistance } from '../util/args.js';
 import { canonicalLang, isLangCode } from '../util/embed-policy.js';
 
-export { cutWarning, isGzipFile, isStdin, MAX_LINE_CHARS, readablePath, readLines, readOnce, readUtf8File, shownPath } from './lines.js';
+export { cutWarning, invalidUtf8Lines, isGzipFile, isStdin, MAX_LINE_CHARS, readablePath, readLines, readOnce, readUtf8File, shownPath } from './lines.js';
 
 const displayNames: Intl.DisplayNames | null = (() => {
   try {

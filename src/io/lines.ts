@@ -99,20 +99,27 @@ export interface LineReadOptions {
   encoding?: string;
 }
 
-/** The first line (1-based) of data whose bytes are not UTF-8 (0: none). */
-export function firstInvalidUtf8Line(data: Uint8Array): number {
+/** The lines (1-based) of data whose bytes are not UTF-8, at most `most` of them (none: valid UTF-8). */
+export function invalidUtf8Lines(data: Uint8Array, most = Infinity): number[] {
   const dec = new TextDecoder('utf-8', { fatal: true });
-  for (let start = 0, no = 1; start <= data.length; no++) {
+  try {
+    dec.decode(data);
+    return [];
+  } catch {
+    /* find the lines */
+  }
+  const bad: number[] = [];
+  for (let start = 0, no = 1; start <= data.length && bad.length < most; no++) {
     let nl = data.indexOf(10, start);
     if (nl < 0) nl = data.length;
     try {
       dec.decode(data.subarray(start, nl));
     } catch {
-      return no;
+      bad.push(no);
     }
     start = nl + 1;
   }
-  return 0;
+  return bad;
 }
 
 /** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file and line, as readLines says it. */
@@ -121,7 +128,7 @@ export function readUtf8File(file: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(data);
   } catch (e) {
-    if (e instanceof TypeError) throw new Error(`${file}:${firstInvalidUtf8Line(data) || 1}: invalid UTF-8`);
+    if (e instanceof TypeError) throw new Error(`${file}:${invalidUtf8Lines(data, 1)[0] ?? 1}: invalid UTF-8`);
     throw e;
   }
 }
