@@ -87,7 +87,7 @@ test('the language from the first line (an English name or the language’s own)
     "the English table's own faults are reported",
   );
   writeFileSync(join(dir, 'sv.txt'), Buffer.from([0x53, 0x76, 0x65, 0x6e, 0x73, 0x6b, 0x61, 0x0a, 0xff, 0x0a]));
-  await assert.rejects(read(join(dir, 'sv.txt')), /sv\.txt: not UTF-8 text/);
+  await assert.rejects(read(join(dir, 'sv.txt')), /sv\.txt:\d+: invalid UTF-8/);
   assert.equal(stringTableReader.accepts(join(FIX, 'ru.txt'), Buffer.alloc(0)), true);
   assert.equal(stringTableReader.accepts(join(tmp, 'notes/ru.txt'), Buffer.alloc(0)), false, 'only files of a stringtables folder');
 });

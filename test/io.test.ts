@@ -292,6 +292,56 @@ test("readLines gives each line's byte offset, and starts at one", async () => {
   }, /cannot be read from a byte offset/);
 });
 
+test('readLines cuts a line longer than maxChars (never an error): its rest is skipped unread, the count said once, offsets kept', async () => {
+  const f = p('long-lines.txt');
+  // a line of 3 MB crosses the reader's 1 MB chunks; one of 'é' (2 bytes a character) is cut inside none of them
+  const big = 'x'.repeat(3 << 20),
+    accents = 'é'.repeat(3000);
+  fs.writeFileSync(
+    f,
+    `short
+${big}
+middle
+${accents}
+${'y'.repeat(1000)}
+last`,
+  );
+  const cut: number[] = [];
+  const all = [];
+  for await (const l of readLines(f, { maxChars: 1000, onCut: (k) => cut.push(k) })) all.push(l);
+  assert.deepEqual(
+    all.map((l) => l.line),
+    ['short', 'x'.repeat(1000), 'middle', 'é'.repeat(1000), 'y'.repeat(1000), 'last'],
+  );
+  assert.deepEqual(cut, [2], 'the 3 MB line and the accented one (a line of exactly maxChars is not cut)');
+  assert.deepEqual(
+    all.map((l) => l.offset),
+    [0, 6, 7 + big.length, 14 + big.length, 15 + big.length + 6000, 16 + big.length + 7000],
+  );
+  // without onCut: one warning on stderr naming the file and the count
+  const errWrite = process.stderr.write;
+  let said = '';
+  process.stderr.write = ((c: string) => {
+    said += c;
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    for await (const _ of readLines(f, { maxChars: 1000 })) {
+      /* */
+    }
+  } finally {
+    process.stderr.write = errWrite;
+  }
+  assert.equal(said, `[xling] warning: ${f}: 2 lines longer than 1000 characters were cut to 1000\n`);
+  // invalid bytes in the part of a line that is read are still refused, naming the line
+  fs.writeFileSync(p('long-bad.txt'), Buffer.concat([Buffer.from('ok\n'), Buffer.from([0xff]), Buffer.from('z'.repeat(5000))]));
+  await assert.rejects(async () => {
+    for await (const _ of readLines(p('long-bad.txt'), { maxChars: 1000 })) {
+      /* */
+    }
+  }, /long-bad\.txt:2: invalid UTF-8/);
+});
+
 test('raw float32 (LASER) files', () => {
   const data = Float32Array.from({ length: 12 }, (_, i) => i - 5.5);
   writeRawF32(p('emb.raw'), data);

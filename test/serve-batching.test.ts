@@ -59,7 +59,7 @@ describe('xling serve: pooled requests', () => {
       ['/v1/embeddings', { input: [...de, ...ja] }],
       ['/v1/embeddings', { input: fr, encoding_format: 'base64' }],
       ['/embed', { inputs: 'Open file' }],
-      ['/embed', { inputs: ['', '   ', 'x'] }],
+      ['/embed', { inputs: ['   ', ' ', 'x'] }], // blank inputs (an empty string is refused: 422)
     ];
     const answer = async (r: Response) => ({
       status: r.status,

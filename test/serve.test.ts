@@ -238,6 +238,48 @@ describe('xling serve: bad input, limits, and the server keeps answering', () =>
     if (type) assert.match(j.error_type, type);
   };
 
+  it("GET /v1/models and /v1/models/{id} answer as OpenAI's, with the model served", async () => {
+    const list = (await (await fetch(base + '/v1/models')).json()) as { object: string; data: Record<string, unknown>[] };
+    assert.equal(list.object, 'list');
+    assert.equal(list.data.length, 1);
+    const m = list.data[0]!;
+    assert.deepEqual(Object.keys(m).sort(), ['created', 'id', 'object', 'owned_by']);
+    assert.equal(m.id, 'model');
+    assert.equal(m.object, 'model');
+    assert.ok(Number.isInteger(m.created) && (m.created as number) > 0);
+    assert.equal(typeof m.owned_by, 'string');
+    assert.deepEqual(await (await fetch(base + '/v1/models/model')).json(), m);
+    const other = await fetch(base + '/v1/models/gpt-4');
+    assert.equal(other.status, 404);
+    assert.match(((await other.json()) as { error: string }).error, /'gpt-4' not found.*'model'/);
+    // the id is the one /v1/embeddings answers with
+    const e = (await (await post('/v1/embeddings', { input: 'Hallo' })).json()) as { model: string };
+    assert.equal(e.model, m.id);
+  });
+
+  it('no inputs and empty strings are 422 naming the field the request used; usage counts the characters a bag of n-grams reads', async () => {
+    const refused = async (path: string, body: unknown, field: RegExp) => {
+      const r = await post(path, body);
+      assert.equal(r.status, 422, `${path} ${JSON.stringify(body)}`);
+      const j = (await r.json()) as { error: string; error_type: string };
+      assert.match(j.error, field, `${path} ${JSON.stringify(body)}: ${j.error}`);
+    };
+    await refused('/v1/embeddings', { input: [] }, /`input` cannot be empty/);
+    await refused('/embed', { inputs: [] }, /`inputs` cannot be empty/);
+    await refused('/v1/embeddings', { input: '' }, /`input` cannot hold an empty string/);
+    await refused('/v1/embeddings', { input: ['Hallo', ''] }, /`input` cannot hold an empty string \(input 1\)/);
+    await refused('/embed', { inputs: '' }, /`inputs` cannot hold an empty string/);
+    await refused('/similarity', { pairs: [['', 'Hallo']] }, /`pairs` cannot hold an empty string/);
+    // TEI's field sent to OpenAI's route, and the other way round
+    await refused('/v1/embeddings', { inputs: ['Hallo'] }, /'input'.*the body has 'inputs'/);
+    await refused('/embed', { input: ['Hallo'] }, /'inputs'.*the body has 'input'/);
+    const texts = ['Hello world.', 'Open the file.'];
+    const u = (await (await post('/v1/embeddings', { input: texts })).json()) as { usage: { prompt_tokens: number; total_tokens: number } };
+    // the tiny model lower-cases and reads every character: 12 + 14, not its ~240 n-gram features
+    assert.equal(u.usage.prompt_tokens, texts.join('').length);
+    assert.equal(u.usage.total_tokens, u.usage.prompt_tokens);
+  });
+
   it('malformed JSON 400; wrong types and empty input 422; too many inputs, oversized bodies and inputs 413', async () => {
     await err(await post('/embed', '{"inputs":'), 400);
     await err(await post('/embed', { inputs: [null, 2] }), 422, /Validation/);

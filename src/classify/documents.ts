@@ -1,5 +1,5 @@
 // Labelled documents for classification: label<TAB>id<TAB>text per line (the DDTP task files).
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 
 export interface LabelledDocs {
   labels: string[];

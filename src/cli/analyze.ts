@@ -4,7 +4,9 @@ import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { neighbourJoining, symmetricKL, tokenCounts, toNewick, treeSvg, vocabularyUse } from '../analyze/vocab.js';
 import { Rng } from '../util/rng.js';
 import { command } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
+import { cutLinesWarning } from './vectors.js';
 
 /** Letters a romanising tokenizer rewrites (Cyrillic, Greek). */
 const ROMANISED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f]/u;
@@ -20,7 +22,7 @@ export const analyzeVocabCommand = command(
       "and the tree is Saitou & Nei's neighbour joining over that matrix, drawn with branch lengths to scale. " +
       "Languages whose script the model's tokenizer romanises are marked.",
     options: {
-      model: { type: 'string', required: true, metavar: 'DIR' },
+      model: DEFAULTED_MODEL_OPTION,
       data: {
         type: 'list',
         splitCommas: false,
@@ -31,15 +33,16 @@ export const analyzeVocabCommand = command(
       sample: { type: 'number', default: 20000, range: { int: true, min: 1 }, help: 'sentences per language' },
       alpha: { type: 'number', default: 0.5, range: { above: 0 }, help: 'add-alpha smoothing of token counts' },
       minSentences: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'leave out languages with fewer sentences' },
-      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: 'random seed of the sentence sample' },
       json: { type: 'string', metavar: 'FILE', help: 'per-language counts, the divergence matrix and the tree' },
       newick: { type: 'string', metavar: 'FILE', help: 'the tree in Newick format' },
       svg: { type: 'string', metavar: 'FILE', help: 'the tree drawn to scale' },
     },
-    examples: ['xling analyze vocab --model runs/fast --data ../shared/data/gettext/train.tsv.gz --svg vocab-tree.svg --newick vocab-tree.nwk'],
+    examples: ['xling analyze vocab --data data/sample/gettext.train.tsv.gz --svg vocab-tree.svg --newick vocab-tree.nwk'],
   },
   async (a) => {
     const sources = parseSources(a.data);
+    a.model = modelOrDefault(a.model);
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ...sources.map((s) => ['--data', sourcePath(s), 'in-text'] as const),
@@ -62,10 +65,24 @@ export const analyzeVocabCommand = command(
     }
     const byLang = new Map([...reservoirs].filter(([, r]) => r.seen >= a.minSentences).map(([l, r]) => [l, r.kept]));
     const skipped = [...reservoirs].filter(([, r]) => r.seen < a.minSentences).map(([l]) => l);
-    if (skipped.length) process.stderr.write(`[vocab] left out (fewer than ${a.minSentences} sentences): ${skipped.join(', ')}\n`);
-    if (byLang.size < 2) throw new Error(`--data: ${byLang.size} language(s) with at least ${a.minSentences} sentences; the analysis needs two or more`);
+    if (skipped.length) process.stderr.write(`[vocab] left out (fewer than --min-sentences ${a.minSentences} sentences): ${skipped.join(', ')}\n`);
+    if (byLang.size < 2)
+      throw new Error(
+        `--data: ${byLang.size} language(s) with at least --min-sentences ${a.minSentences} sentences; the analysis needs two or more (give a lower --min-sentences to keep languages with fewer)`,
+      );
 
+    const cutBefore = tok.truncated ?? 0;
     const langs = tokenCounts(tok, byLang, a.sample, a.seed).sort((x, y) => x.lang.localeCompare(y.lang));
+    const cut = (tok.truncated ?? 0) - cutBefore;
+    if (cut)
+      process.stderr.write(
+        cutLinesWarning(
+          'vocab',
+          `--data ${a.data.join(' ')}`,
+          cut,
+          [...byLang.values()].reduce((n, x) => n + x.length, 0),
+        ),
+      );
     const use = vocabularyUse(langs);
     const names = langs.map((l) => l.lang);
     const dist = langs.map((p) => langs.map((q) => (p === q ? 0 : symmetricKL(p, q, a.alpha))));

@@ -9,10 +9,11 @@ import { readLabelledDocs } from '../classify/documents.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 const MODEL_OPTIONS = {
-  model: { type: 'string', required: true, metavar: 'DIR', help: 'sentence encoder (model directory)' },
+  model: { ...DEFAULTED_MODEL_OPTION, help: 'sentence encoder (model directory; default: the model that comes with xling, models/default)' },
   data: { type: 'string', required: true, metavar: 'TSV', help: 'label<TAB>id<TAB>text per line (- for standard input)' },
   lang: { type: 'string', default: 'auto', help: "language of the documents for per-language centring ('auto': identified, as xling embed does)" },
   center: { type: 'boolean', default: true, help: 'per-language centring (--no-center: plain vectors)' },
@@ -34,20 +35,26 @@ export const classifyTrainCommand = command(
         help: 'MLP (tanh hidden layers, dropout, Adam; best held-out epoch) or averaged perceptron',
       },
       hidden: { type: 'list', default: ['64'], help: 'MLP hidden layer widths' },
-      dropout: { type: 'number', default: CLASSIFIER_DEFAULTS.dropout, range: { min: 0, below: 1 } },
-      epochs: { type: 'number', default: CLASSIFIER_DEFAULTS.epochs, range: { int: true, min: 1 } },
-      lr: { type: 'number', default: CLASSIFIER_DEFAULTS.lr, range: { above: 0 } },
+      dropout: { type: 'number', default: CLASSIFIER_DEFAULTS.dropout, range: { min: 0, below: 1 }, help: "the MLP's dropout rate" },
+      epochs: {
+        type: 'number',
+        default: CLASSIFIER_DEFAULTS.epochs,
+        range: { int: true, min: 1 },
+        help: 'passes over the training documents (the best on the held-out share is kept)',
+      },
+      lr: { type: 'number', default: CLASSIFIER_DEFAULTS.lr, range: { above: 0 }, help: 'learning rate (Adam)' },
       heldOut: {
         type: 'number',
         default: CLASSIFIER_DEFAULTS.heldOut,
         range: { min: 0, below: 1 },
         help: 'share of the training documents held out to choose the MLP epoch',
       },
-      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: 'random seed (initialisation, held-out split, batches)' },
     },
-    examples: ['xling classify train --model runs/fast --data ../shared/data/ddtp/classify.train.en.tsv -o clf/'],
+    examples: ['xling classify train --data classify.train.en.tsv -o clf/'],
   },
   async (a) => {
+    a.model = modelOrDefault(a.model);
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ['--data', a.data, 'in-text'],
@@ -95,9 +102,10 @@ export const classifyEvalCommand = command(
       json: { type: 'string', metavar: 'FILE', help: 'accuracy, macro_f1 (fractions), per-class figures, confusion matrix' },
       svg: { type: 'string', metavar: 'FILE', help: 'confusion matrix (rows = gold, columns = predicted; - for standard output)' },
     },
-    examples: ['xling classify eval --model runs/fast --classifier clf/ --data ../shared/data/ddtp/classify.dev.de.tsv --json r.json --svg cm.svg'],
+    examples: ['xling classify eval --classifier clf/ --data classify.dev.de.tsv --json r.json --svg cm.svg'],
   },
   async (a) => {
+    a.model = modelOrDefault(a.model);
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ['--classifier', a.classifier, 'in-dir'],

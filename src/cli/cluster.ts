@@ -19,11 +19,12 @@ import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
-import { isGzipFile, readLines, readOnce } from '../io/lines.js';
+import { isGzipFile, readLines, readOnce } from '../io/input.js';
 import { writeNpy } from '../io/npy.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
 import { GRAPH_BUILD_OPTIONS } from './graph.js';
 import {
@@ -121,7 +122,10 @@ export const clusterEmbedCommand = command(
       'Counts the input, decides the centring language once (as xling embed does), submits one job per shard and a merge job, then follows them (shards done, sentences/s, ETA). The same command again follows or resumes the same flow: finished shards are kept. Exit 1 when a shard fails for good.',
     options: {
       ...EMBED_FILE_OPTIONS,
-      model: { ...EMBED_FILE_OPTIONS.model, help: 'model directory (every worker must reach it at this path)' },
+      model: {
+        ...DEFAULTED_MODEL_OPTION,
+        help: "model directory (every worker must reach it at this path; default: the model that comes with xling, models/default, at the path of this command's installation)",
+      },
       input: { type: 'string', required: true, metavar: 'FILE', help: 'one sentence per line; .gz allowed' },
       output: { type: 'string', required: true, alias: 'o', metavar: 'FILE', help: 'vectors (.npy), written by the merge job' },
       dtype: {
@@ -141,7 +145,7 @@ export const clusterEmbedCommand = command(
         help: 'tries per job (exponential backoff from 2 s; input errors are not retried)',
       },
       detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
-      quiet: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false, help: 'no progress lines (warnings and errors are still printed)' },
     },
     examples: [
       'xling cluster embed --model runs/fast --input corpus.txt --output corpus.npy --redis redis://queue-host:6379 --shards 64 --work /shared/xling-work',
@@ -154,6 +158,7 @@ export const clusterEmbedCommand = command(
       usage(
         `--input ${a.input}: the workers read the input at its path, so it must be a file (standard input and pipes can be read only once); use xling embed, or write it to a file first`,
       );
+    a.model = resolve(modelOrDefault(a.model));
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ['--input', a.input, 'in'],
@@ -258,7 +263,7 @@ const STAGED_OPTIONS = {
     help: 'tries per job (exponential backoff from 2 s; errors reading the input are not retried)',
   },
   detach: { type: 'boolean', default: false, help: 'submit and exit (follow with xling cluster status)' },
-  quiet: { type: 'boolean', default: false },
+  quiet: { type: 'boolean', default: false, help: 'no progress lines (warnings and errors are still printed)' },
 } as const;
 
 export const clusterGraphCommand = command(
@@ -273,7 +278,7 @@ export const clusterGraphCommand = command(
       ...STAGED_OPTIONS,
     },
     examples: [
-      'xling cluster graph --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out /shared/graphs/gettext --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work',
+      'xling cluster graph --model runs/fast --data data/sample/gettext.train.tsv.gz --out /shared/graphs/gettext --redis redis://queue-host:6379 --shards 16 --work /shared/xling-work',
     ],
   },
   async (a) => {
@@ -281,6 +286,7 @@ export const clusterGraphCommand = command(
     checkRedisUrl(a.redis);
     const sources = parseSources(a.data).map((s) => ('text' in s ? { ...s, text: resolve(s.text) } : { ...s, tsv: resolve(s.tsv) }));
     if (!sources.length && !existsSync(join(a.out, 'graph.json'))) usage('--data: give the sentences (a new graph starts with its store)');
+    a.model = resolve(modelOrDefault(a.model));
     checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
     if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
     if (existsSync(a.out) && !statSync(a.out).isDirectory()) usage(`--out ${a.out}: exists and is not a directory`);
@@ -318,14 +324,14 @@ export const clusterIndexCommand = command(
     options: {
       vectors: { type: 'string', metavar: 'NPY', help: 'the vectors (the same as the first argument)' },
       factory: { type: 'string', default: 'Flat', help: 'faiss index_factory string (not HNSW: faiss cannot merge HNSW graphs)' },
-      metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'] },
+      metric: { type: 'string', default: 'ip', choices: ['ip', 'l2'], help: 'inner product (cosine for normalised vectors) or Euclidean distance' },
       trainSample: { type: 'number', default: 200000, range: { int: true, min: 1 }, help: 'rows sampled (seeded) to train the index' },
       chunk: { type: 'number', default: 100000, range: { int: true, min: 1 }, help: 'rows added per call' },
       normalize: { type: 'boolean', default: true, help: 'L2-normalise rows (cosine via inner product)' },
-      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: 'random seed of the training sample' },
       opqIters: { type: 'number', default: 20, range: { int: true, min: 1 }, help: 'OPQ optimisation iterations' },
       polysemous: { type: 'boolean', default: false, help: 'polysemous PQ training' },
-      output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS' },
+      output: { type: 'string', alias: 'o', required: true, metavar: 'FAISS', help: 'the index file written' },
       ...STAGED_OPTIONS,
     },
     positionals: [{ name: 'vectors', help: '.npy matrix [n, d] of float32/float16/float64; or --vectors' }],

@@ -49,7 +49,7 @@ export const corpusCommand = command(
       minLangRows: { type: 'number', default: 50, range: { int: true, min: 1 }, help: 'languages with fewer rows are left out' },
       model: { type: 'string', metavar: 'DIR', help: "the encoder aligning document paragraphs whose sentence counts differ (default: xling's default model)" },
       noAlign: { type: 'boolean', default: false, help: 'pair only paragraphs with equal sentence counts (no encoder)' },
-      stats: { type: 'string', metavar: 'JSON', help: 'the summary as JSON' },
+      stats: { type: 'string', metavar: 'JSON', help: 'the summary as JSON (- for standard output)' },
       quiet: { type: 'boolean', default: false, help: 'no progress lines' },
     },
     examples: [
@@ -68,7 +68,7 @@ export const corpusCommand = command(
       ...a._.map((s) => ['<sources>', s, statSync(s).isDirectory() ? 'in-dir' : 'in'] as const),
       ['--out', a.out, 'out'],
       ['--dev-out', a.devOut, 'out'],
-      ['--stats', a.stats, 'out'],
+      ['--stats', a.stats, 'out-text'],
       ['--model', a.model, 'in-dir'],
     ]);
     const problems: string[] = [];

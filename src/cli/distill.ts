@@ -3,6 +3,7 @@ import { loadConfig } from '../models/config.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { distillModel, DistillInput } from '../train/distill.js';
 import { command, usage } from './command.js';
+import { parseLangFile } from '../io/input.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
@@ -48,7 +49,7 @@ export const distillCommand = command(
     },
     positionals: [{ name: 'text', variadic: true, help: 'more inputs of --data (`--data A B C`)' }],
     examples: [
-      'xling distill --teacher models/T --student-config configs/student-small.json --data ../shared/data/gettext/train.tsv.gz --parallel ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz -o models/S',
+      'xling distill --teacher models/T --student-config configs/student-small.json --data data/sample/gettext.train.tsv.gz --parallel data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz -o models/S',
     ],
   },
   async (a) => {
@@ -56,9 +57,13 @@ export const distillCommand = command(
     const inputs = [...a.data, ...a._];
     if (!inputs.length && !a.parallel) usage('give --data TEXT (monolingual sentences) and/or --parallel TSV');
     const data = inputs.map((d): DistillInput => {
-      const m = /^([a-z]{2,3}(?:_[a-z]{2,4})?)=(.+)$/i.exec(d);
-      if (!m && /^[^/=]*=/.test(d)) usage(`--data: '${d.slice(0, d.indexOf('='))}' is not a language code (give FILE or LANG=FILE)`);
-      return m ? { lang: m[1]!, path: m[2]! } : { lang: null, path: d };
+      let p: { lang?: string; file: string };
+      try {
+        p = parseLangFile(d, '--data');
+      } catch (e) {
+        return usage(`${(e as Error).message} (give FILE or LANG=FILE)`);
+      }
+      return { lang: p.lang ?? null, path: p.file };
     });
     checkPaths([
       ['--teacher', a.teacher, 'in-dir'],

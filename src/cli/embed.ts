@@ -129,7 +129,7 @@ export const embedCommand = command(
         help: 'sentences read and length-sorted at a time (memory bound; the vectors do not depend on it)',
       },
       threads: { type: 'number', range: { int: true, min: 1 }, help: 'threads that compute (default: all cores)' },
-      quiet: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false, help: 'no progress or identification lines (warnings and errors are still printed)' },
     },
     examples: [
       'xling embed --input sentences.txt -o vectors.npy',

@@ -12,7 +12,7 @@ import { kebab } from '../util/args.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { openIndex } from './index-cmds.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { checkPaths, inContext, summaryWriter, writeJsonOutput } from './io.js';
 import { readVectors } from './vectors.js';
 
@@ -43,15 +43,12 @@ export const evalRetrievalCommand = command(
       },
       trgLang: { type: 'string', metavar: 'LANG', help: 'language of the --docs target side (default as --src-lang)' },
       srcIds: { type: 'string', metavar: 'FILE', help: 'one id per row (e.g. OUTPUT.ids of `xling embed --docs`); align by id instead of row' },
-      trgIds: { type: 'string', metavar: 'FILE' },
+      trgIds: { type: 'string', metavar: 'FILE', help: 'ids of the target rows, one a line (as --src-ids)' },
       index: { type: 'string', metavar: 'FAISS', help: 'forward search through this index over the target vectors (recall vs exact is reported)' },
       nprobe: { type: 'number', range: { int: true, min: 1 }, help: 'nprobe for --index (IVF indexes)' },
       json: { type: 'string', metavar: 'FILE', help: 'write the figures as JSON (fractions; - for standard output, the summary then goes to standard error)' },
     },
-    examples: [
-      'xling eval retrieval --docs ../shared/data/ddtp/docs.dev.de-en.tsv.gz --model runs/fast --json r.json',
-      'xling eval retrieval --src-vectors de.npy --trg-vectors en.npy',
-    ],
+    examples: ['xling eval retrieval --docs docs.de-en.tsv.gz --json r.json', 'xling eval retrieval --src-vectors de.npy --trg-vectors en.npy'],
   },
   async (a) => {
     if (a.docs !== undefined) return evalDocs(a);

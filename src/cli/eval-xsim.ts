@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { setComputeThreads } from '../tensor/backend.js';
-import { describeCenter } from './vectors.js';
-import { formatXsimMatrix, LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
-import { readLines } from '../io/lines.js';
+import { cutLinesWarning, describeCenter } from './vectors.js';
+import { formatXsimMatrix, LangVectors, XsimMatrix, xsimMatrix } from '../eval/xsim-matrix.js';
+import { parseLangFile, readLines } from '../io/input.js';
 import { loadTable, NWayTable } from '../train/prepare.js';
 import { heatmap } from '../util/svg.js';
 import { modelOrDefault } from './default-model.js';
@@ -22,7 +22,7 @@ async function alignedFiles(files: { lang: string; file: string }[]): Promise<NW
   let first: { file: string; n: number } | undefined;
   for (const { lang, file } of files) {
     let n = 0;
-    for await (const { line } of readLines(file, { maxChars: 20000 })) {
+    for await (const { line } of readLines(file)) {
       const row = rows[n] ?? (rows[n] = new Map());
       if (line.trim()) row.set(lang, line);
       n++;
@@ -31,6 +31,14 @@ async function alignedFiles(files: { lang: string; file: string }[]): Promise<NW
     first ??= { file, n };
   }
   return { langs, rows };
+}
+
+/** The pairs of languages below --min-rows (each unordered pair once, with its common rows). */
+function shortPairs(m: XsimMatrix, minRows: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < m.langs.length; i++)
+    for (let j = i + 1; j < m.langs.length; j++) if (m.counts[i]![j]! < minRows) out.push(`${m.langs[i]}-${m.langs[j]} (${m.counts[i]![j]})`);
+  return out;
 }
 
 export const evalXsimCommand = command(
@@ -74,8 +82,8 @@ export const evalXsimCommand = command(
     if (a.langs.length && new Set(a.langs).size < 2)
       usage(`--langs: give two or more languages (the error rate is between languages), got '${a.langs.join(',')}'`);
     const files = a.data.map((d) => {
-      const m = /^([A-Za-z][\w-]*)=(.+)$/.exec(d);
-      return m ? { lang: m[1]!, file: m[2]! } : { lang: '', file: d };
+      const p = parseLangFile(d, '--data');
+      return { lang: p.lang ?? '', file: p.file };
     });
     if (files.length > 1 && files.some((x) => !x.lang)) usage('--data: give one N-way TSV, or LANG=FILE for each language');
     if (files.length === 1 && files[0]!.lang) usage(`--data ${a.data[0]}: give LANG=FILE for two or more languages (or one N-way TSV)`);
@@ -125,7 +133,11 @@ export const evalXsimCommand = command(
           said.add(c.reason ?? '');
           process.stderr.write(`[xsim] column ${l}: ${describeCenter(model, c, 'the column name (without --identify)')}\n`);
         }
+        const before = model.tokenizer.truncated ?? 0;
         vecs = model.embed(texts, { lang: c.lang ?? undefined, center: mode });
+        const cut = (model.tokenizer.truncated ?? 0) - before;
+        if (cut)
+          process.stderr.write(cutLinesWarning('xsim', files.length > 1 ? files.find((x) => x.lang === l)!.file : `${data} column ${l}`, cut, texts.length));
         dim = model.dim;
       } else {
         const f = join(a.vectors!, `${l}.npy`);
@@ -143,12 +155,14 @@ export const evalXsimCommand = command(
     }
     const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
     const say = summaryWriter(a.json, a.svg);
+    const short = shortPairs(m, a.minRows);
+    if (Number.isNaN(m.overall))
+      throw new Error(
+        `no pair of languages has --min-rows ${a.minRows} rows in common (the most is ${Math.max(0, ...m.counts.flat())}): give a lower --min-rows to measure on fewer`,
+      );
+    if (short.length) process.stderr.write(`[xsim] skipped (fewer rows in common than --min-rows ${a.minRows}): ${short.join(', ')}\n`);
     say(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
-    say(
-      Number.isNaN(m.overall)
-        ? `overall average: none (no pair of languages has --min-rows ${a.minRows} rows in common)\n`
-        : `overall average: ${m.overall.toFixed(2)}%\n`,
-    );
+    say(`overall average: ${m.overall.toFixed(2)}%\n`);
     // the JSON holds fractions (the table and the heat map show percent)
     const frac = (x: number) => (Number.isNaN(x) ? x : +(x / 100).toFixed(6));
     if (a.json)

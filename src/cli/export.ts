@@ -60,7 +60,12 @@ export const exportCommand = command(
     name: 'xling export',
     summary: 'write the encoder alone (-o DIR), or the word vectors in word2vec text format (--words FILE)',
     options: {
-      model: { type: 'string', required: true, metavar: 'DIR' },
+      model: {
+        type: 'string',
+        required: true,
+        metavar: 'DIR',
+        help: 'the model to export (no default: the model that comes with xling is already exported, PQ-compressed)',
+      },
       out: { type: 'string', alias: 'o', metavar: 'DIR', help: 'a model directory holding only the encoder (and the per-language means)' },
       words: { type: 'string', metavar: 'FILE', help: 'word2vec text format: the vocabulary with its embedding rows (word-level and subword models)' },
       dtype: {

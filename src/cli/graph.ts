@@ -20,7 +20,7 @@ function parseShard(s: string | undefined): [number, number] | undefined {
 
 /** What a graph is built from and how (xling graph build and xling cluster graph). */
 export const GRAPH_BUILD_OPTIONS = {
-  model: { type: 'string', required: true, metavar: 'DIR' },
+  model: DEFAULTED_MODEL_OPTION,
   data: {
     type: 'list',
     splitCommas: false,
@@ -28,7 +28,7 @@ export const GRAPH_BUILD_OPTIONS = {
     help: 'sentences: an N-way TSV(.gz) (every column; TSV:de,en for some), or LANG=FILE (one sentence per line); repeatable (store step)',
   },
   out: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory' },
-  k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 } },
+  k: { type: 'number', alias: 'k', default: 20, range: { int: true, min: 1, max: 1000 }, help: 'neighbours kept per sentence (the edges of the graph)' },
   factory: {
     type: 'string',
     help: "'exact' (blocked exact search over the float16 vectors, no index) or a faiss index factory; default by the collection's size: exact below the measured crossover (150k sentences at 512 dimensions, scaled as N²·d), OPQ16,IVF√N,PQ16 above (where that cannot reach --recall-target, the build says so and names OPQ16,IVF(8√N)_HNSW32,PQ16: an HNSW coarse quantizer over many lists; bench/RESULTS.md)",
@@ -66,12 +66,12 @@ export const graphBuildCommand = command(
     options: {
       ...GRAPH_BUILD_OPTIONS,
       model: DEFAULTED_MODEL_OPTION,
-      shard: { type: 'string', metavar: 'i/n' },
+      shard: { type: 'string', metavar: 'i/n', help: 'do shard i of n (0-based) of the embed, add and query steps; then xling graph merge' },
       step: { type: 'list', choices: [...GRAPH_STEPS], help: 'run only these steps (default: all that are not done)' },
-      threads: { type: 'number', range: { int: true, min: 1 } },
-      quiet: { type: 'boolean', default: false },
+      threads: { type: 'number', range: { int: true, min: 1 }, help: 'intra-op threads (default: all cores)' },
+      quiet: { type: 'boolean', default: false, help: 'no progress lines (warnings and errors are still printed)' },
     },
-    examples: ['xling graph build --model runs/fast --data ../shared/data/gettext/train.tsv.gz --out graphs/gettext'],
+    examples: ['xling graph build --data data/sample/gettext.train.tsv.gz --out graphs/gettext'],
   },
   async (a) => {
     const shard = parseShard(a.shard);
@@ -112,7 +112,7 @@ export const graphMergeCommand = command(
   {
     name: 'xling graph merge',
     summary: 'join the outputs of the shards of a graph build step (vectors, index, neighbours)',
-    options: { graph: { type: 'string', required: true, metavar: 'DIR' } },
+    options: { graph: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory (xling graph build --shard)' } },
   },
   async (a) => {
     checkPaths([['--graph', a.graph, 'in-dir']]);
@@ -127,14 +127,14 @@ export const graphStatsCommand = command(
     name: 'xling graph stats',
     summary: "a graph's size, recall, build times, distance histograms and language mixing",
     options: {
-      graph: { type: 'string', required: true, metavar: 'DIR' },
+      graph: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory (xling graph build)' },
       json: {
         type: 'string',
         metavar: 'FILE',
         help: 'sentences, recall_at_10, bytes_per_sentence, build_seconds, steps, same-language shares, distance quantiles',
       },
       svg: { type: 'string', metavar: 'FILE', help: 'histogram of the distance to the nearest and to the k-th neighbour' },
-      sample: { type: 'number', default: 50000, range: { int: true, min: 1 } },
+      sample: { type: 'number', default: 50000, range: { int: true, min: 1 }, help: 'sentences sampled (seeded) for the distance statistics' },
     },
   },
   async (a) => {
@@ -216,7 +216,7 @@ function queryModel(a: { model?: string; graph: string }, quiet = false) {
 }
 
 const QUERY_OPTIONS = {
-  graph: { type: 'string', required: true, metavar: 'DIR' },
+  graph: { type: 'string', required: true, metavar: 'DIR', help: 'graph directory (xling graph build)' },
   model: { type: 'string', metavar: 'DIR', help: 'embed texts with this model (default: the one the graph was built with)' },
   lang: { type: 'string', help: 'language of the query text (default: identified)' },
   json: { type: 'string', metavar: 'FILE', implicit: '-', help: 'write the result as JSON (- or the bare flag: standard output)' },
@@ -290,7 +290,7 @@ export const graphPathCommand = command(
     summary: 'the minimax trajectory between two sentences (the path whose largest step is smallest)',
     positionals: [
       { name: 'from', required: true, help: 'a sentence (snapped to its nearest sentence of the graph) or #ID' },
-      { name: 'to', required: true },
+      { name: 'to', required: true, help: 'the other end: a sentence or #ID' },
     ],
     options: {
       ...QUERY_OPTIONS,

@@ -8,7 +8,7 @@
 import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rmdirSync, statSync, Stats, writeSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { faissMessage } from '../index/faiss.js';
-import { isStdin } from '../io/lines.js';
+import { isStdin } from '../io/input.js';
 import { atomicOutput, writeFileAtomicSync } from '../util/atomic.js';
 import { usage } from './command.js';
 

@@ -6,6 +6,7 @@ import { loadTable } from '../train/prepare.js';
 import { codeSwitchProbe } from '../probe/code-switch.js';
 import { lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
 
 /** Languages written with spaces between words (what a word-level switch can mix into English). */
@@ -30,7 +31,7 @@ export const probeCodeSwitchCommand = command(
       'replaces --rates of the words of each probed English sentence by aligned words drawn from --switch-langs languages at once, embeds it as English, ' +
       'and searches it among every sentence of --data (all languages). Reports how often the nearest sentence is the original English one, and how often it is the original or one of its translations.',
     options: {
-      model: { type: 'string', required: true, metavar: 'DIR' },
+      model: DEFAULTED_MODEL_OPTION,
       data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way TSV(.gz) with an en column: the probed sentences and the collection searched' },
       alignData: { type: 'string', metavar: 'TSV', help: "more N-way rows for the word aligner's statistics (e.g. the training table)" },
       alignRows: { type: 'number', default: 20000, range: { int: true, min: 0 }, help: 'rows of --align-data used' },
@@ -42,18 +43,17 @@ export const probeCodeSwitchCommand = command(
       switchLangs: { type: 'list', default: ['2', '3', '5', '7'], help: 'languages mixed into one sentence' },
       sentences: { type: 'number', default: 500, range: { int: true, min: 1 }, help: 'English sentences probed per cell' },
       center: { type: 'boolean', default: true, help: 'per-language centring (the probes as English)' },
-      seed: { type: 'number', default: 1, range: { int: true, min: 0 } },
+      seed: { type: 'number', default: 1, range: { int: true, min: 0 }, help: 'random seed of the sentences and words switched' },
       json: { type: 'string', metavar: 'FILE', help: 'cells (rate, languages, probes, original_top1, row_top1) and examples' },
       svg: { type: 'string', metavar: 'FILE', help: 'original-is-nearest against the share of words replaced, one line per number of languages' },
-      quiet: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false, help: 'no progress lines (warnings and errors are still printed)' },
     },
-    examples: [
-      'xling probe code-switch --model runs/fast --data ../shared/data/gettext/dev.tsv.gz --align-data ../shared/data/gettext/train.tsv.gz --json cs.json --svg cs.svg',
-    ],
+    examples: ['xling probe code-switch --data data/sample/gettext.dev.tsv.gz --align-data data/sample/gettext.train.tsv.gz --json cs.json --svg cs.svg'],
   },
   async (a) => {
     const rates = numbers('--rates', a.rates, (x) => x > 0 && x <= 1, 'a share in (0, 1]');
     const switchLangs = numbers('--switch-langs', a.switchLangs, (x) => Number.isInteger(x) && x >= 1, 'a whole number of languages ≥ 1');
+    a.model = modelOrDefault(a.model);
     checkPaths([
       ['--model', a.model, 'in-dir'],
       ['--data', a.data, 'in-text'],

@@ -11,6 +11,7 @@ import { alignedSource, columnsSource, evaluateLabels, foreignFiles, openScorer,
 import { withOutputLock } from '../util/lock.js';
 import { ParsedArgs } from '../util/args.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextLines, writeTextOutput } from './io.js';
 import {
   candidateProgress,
@@ -39,7 +40,7 @@ const scorerScoreSpec = {
     labelCol: { type: 'number', range: { int: true, min: 1 }, help: 'with --input: a 1/0 column to evaluate against' },
     src: { type: 'string', metavar: 'FILE', help: 'instead of --input: source lines, aligned with --trg' },
     trg: { type: 'string', metavar: 'FILE', help: 'instead of --input: target lines' },
-    model: { type: 'string', required: true, metavar: 'DIR', help: "the sentence encoder (the scorer's)" },
+    model: { ...DEFAULTED_MODEL_OPTION, help: "the sentence encoder (the scorer's; default: the model that comes with xling, models/default)" },
     srcLang: MINE_MODEL_OPTIONS.srcLang,
     trgLang: MINE_MODEL_OPTIONS.trgLang,
     scorer: { type: 'string', metavar: 'DIR', help: 'score with this scorer (default: the margin)' },
@@ -85,13 +86,14 @@ async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promis
     usage(
       `${s.work ? `${configWhere(a.config)}: 'work' ` : "--output's work directory "}${work}: holds files that are not scored blocks (${foreign.slice(0, 3).join(', ')}); give an empty or new directory`,
     );
+  const model = modelOrDefault(a.model);
   const filters = filterOptionsOf(s.filters, configWhere(a.config));
-  filters.lid = lidFilterOf(s.filters, a, a.model, configWhere(a.config));
+  filters.lid = lidFilterOf(s.filters, a, model, configWhere(a.config));
   checkPaths([
     ['--input', a.input, 'in-text'],
     ['--src', a.src, 'in-text'],
     ['--trg', a.trg, 'in-text'],
-    ['--model', a.model, 'in-dir'],
+    ['--model', model, 'in-dir'],
     ['--scorer', a.scorer, 'in-dir'],
     ['--threshold-from', a.thresholdFrom, 'in'],
     ['--output', a.output, 'out-text'],
@@ -100,7 +102,7 @@ async function scoreCorpusCommand(a: ParsedArgs<typeof scorerScoreSpec>): Promis
     ['--json', a.json, 'out-text'],
     ['--svg', a.svg, 'out-text'],
   ]);
-  checkLangOptions(a.model, [
+  checkLangOptions(model, [
     ['--src-lang', a.srcLang],
     ['--trg-lang', a.trgLang],
   ]);
@@ -118,7 +120,8 @@ async function scoreCorpusFiles(
   filters: ReturnType<typeof filterOptionsOf>,
 ): Promise<void> {
   const say = (l: string) => process.stderr.write(`[score] ${l}\n`);
-  const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say });
+  const model = modelOrDefault(a.model, true);
+  const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say });
   const scorer = opened?.scorer ?? null;
   const threshold = a.thresholdFrom
     ? thresholdFromFile(
@@ -133,7 +136,7 @@ async function scoreCorpusFiles(
     source: a.input ? columnsSource(a.input, a.srcCol - 1, a.trgCol - 1, a.labelCol !== undefined ? a.labelCol - 1 : undefined) : alignedSource(a.src!, a.trg!),
     name: a.input ?? a.src!,
     sideName: (side) => (a.input ? `--input ${a.input} (${side})` : `--${side} ${side === 'sources' ? a.src : a.trg}`),
-    model: a.model,
+    model,
     srcLang: a.srcLang,
     trgLang: a.trgLang,
     srcEmbed: embedSettingsOf(s, a.srcLang, '--src-lang', 'score'),
@@ -186,7 +189,7 @@ async function scoreCorpusFiles(
           rejected: counts,
           threshold: threshold ?? null,
           mean_score: r.meanScore(),
-          model: a.model,
+          model,
           scorer: a.scorer ?? null,
           ...(opened ? { word_tables: opened.wordTables() } : { margin: s.margin }),
           k: r.k,

@@ -8,6 +8,7 @@ import { TrainingInterrupted } from '../train/trainer.js';
 import { ParsedArgs } from '../util/args.js';
 import { withOutputLock } from '../util/lock.js';
 import { command, usage } from './command.js';
+import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths, writeTextOutput } from './io.js';
 import { configWhere } from './mine-options.js';
@@ -27,7 +28,7 @@ const scorerTrainSpec = {
   description:
     "Its hyperparameters (k, the regression's L2, the word tables, the pair model's size and training) are in the --config file: defaults in code, an example in configs/scorer.json, each setting in docs/mine-and-score.md.",
   options: {
-    model: { type: 'string', required: true, metavar: 'DIR', help: 'the encoder whose vectors it re-scores' },
+    model: { ...DEFAULTED_MODEL_OPTION, help: 'the encoder whose vectors it re-scores (default: the model that comes with xling, models/default)' },
     bucc: { type: 'string', metavar: 'DIR', help: 'BUCC triples SRC-TRG.SPLIT.{SRC,TRG,gold}' },
     split: { type: 'string', help: 'with --bucc: only this split (e.g. train)' },
     parallel: { type: 'string', metavar: 'TSV', aliases: ['from-parallel'], help: 'no gold: an N-way parallel TSV(.gz)' },
@@ -66,9 +67,10 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   if (a.pairModel && a.pairFrom) usage('give --pair-model (train one) or --pair-from DIR (take one), not both');
   if (cfg.truncated && !parallel) usage(`${configWhere(a.config)}: 'truncated' adds sentences to --parallel sets: give --parallel`);
   if (a.pairModel && !a.tables && !parallel) usage('--pair-model learns from translations: give --tables TSV (or train from --parallel TSV)');
+  const model = modelOrDefault(a.model);
   checkPaths([
     ['--pair-from', a.pairFrom, 'in-dir'],
-    ['--model', a.model, 'in-dir'],
+    ['--model', model, 'in-dir'],
     ['--bucc', a.bucc, 'in-dir'],
     ['--parallel', parallel, 'in'],
     ['--json', a.json, 'out-text'],
@@ -82,7 +84,7 @@ async function trainScorerCommand(a: ParsedArgs<typeof scorerTrainSpec>, signal:
   const summary = await withOutputLock(a.output, '--output', () =>
     trainScorerRun(
       {
-        model: a.model,
+        model,
         bucc: a.bucc,
         split: a.split,
         parallel,

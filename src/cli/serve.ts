@@ -9,7 +9,7 @@ import { loadStore, SentenceStore } from '../io/sentence-store.js';
 import { setComputeThreads } from '../tensor/backend.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
-import { checkPaths } from './io.js';
+import { checkPaths, inContext } from './io.js';
 import { PRECISION_OPTION } from './vectors.js';
 
 export const serveCommand = command(
@@ -22,7 +22,7 @@ export const serveCommand = command(
     options: {
       model: DEFAULTED_MODEL_OPTION,
       port: { type: 'number', default: 8080, range: { int: true, min: 0, max: 65535 }, help: '0: any free port (printed)' },
-      host: { type: 'string', default: '127.0.0.1' },
+      host: { type: 'string', default: '127.0.0.1', help: 'address to listen on (0.0.0.0: every interface)' },
       index: { type: 'string', metavar: 'FAISS', help: 'faiss index over sentence vectors, for /search and the explorer' },
       store: { type: 'string', metavar: 'FILE', help: 'the sentences of the index: line i = index row i (lang<TAB>sentence or plain)' },
       graph: {
@@ -79,7 +79,14 @@ export const serveCommand = command(
     const model = loadEncoderForRuntime(modelDir, { precision: a.precision as 'fp32' | 'bf16' });
     let index: FaissIndex | BinaryFlatIndex | undefined, store: SentenceStore | undefined;
     if (a.index) {
-      index = isBinaryIndexFile(a.index) ? BinaryFlatIndex.read(a.index) : readIndex(a.index);
+      const file = a.index;
+      if (isBinaryIndexFile(file)) index = inContext(`--index ${file}`, () => BinaryFlatIndex.read(file));
+      else
+        try {
+          index = readIndex(file);
+        } catch {
+          throw new Error(`--index ${file}: not a faiss index (faiss cannot read it; xling index build writes one)`);
+        }
       if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${modelDir} gives ${model.dim}-d`);
     }
     if (a.store) {

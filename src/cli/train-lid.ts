@@ -3,7 +3,7 @@
 import { readModelConfig } from '../embed/model-dir.js';
 import { lidTrainingText } from '../embed/language.js';
 import { LanguageIdentifier } from '../text/lid.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 
@@ -17,14 +17,19 @@ export const trainLidCommand = command(
       'embedding with --lang auto (the default) centres with the identified language only when the confidence is at least 0.5. ' +
       'The file is written atomically into the model directory (an existing one is replaced).',
     options: {
-      model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
+      model: {
+        type: 'string',
+        required: true,
+        metavar: 'DIR',
+        help: 'the model directory the identifier is written into (no default: the model that comes with xling is part of the installation and is not changed)',
+      },
       data: { type: 'string', required: true, metavar: 'TSV', help: 'N-way parallel TSV(.gz) with a header of language codes (e.g. the training corpus)' },
       langs: { type: 'list', help: 'only these columns (default: every column)' },
       maxLines: { type: 'number', default: 5000, range: { int: true, min: 20 }, help: 'lines per language (spread over the file)' },
       topK: { type: 'number', default: 1000, range: { int: true, min: 10 }, help: 'character n-grams kept per language' },
-      quiet: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false, help: 'no progress lines (warnings and errors are still printed)' },
     },
-    examples: ['xling train-lid --model runs/fast --data ../shared/data/gettext/train.tsv.gz'],
+    examples: ['xling train-lid --model runs/fast --data data/sample/gettext.train.tsv.gz'],
   },
   async (a) => {
     checkPaths([

@@ -5,6 +5,7 @@ import { loadConfig } from '../models/config.js';
 import { keptCheckpointDir, trainModel } from '../train/pipeline.js';
 import { checkInitModel, loadAdaptConfig } from '../train/adapt.js';
 import { command, usage } from './command.js';
+import { checkLanguageCode } from '../io/input.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
@@ -53,9 +54,9 @@ export const trainCommand = command(
       },
     },
     examples: [
-      'xling train --config configs/fast-1h.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out runs/fast',
-      'xling train --config configs/laser-16k-pairs.json --data ../shared/data/gettext/train.tsv.gz --out runs/laser',
-      'xling train --init models/labse --config configs/adapt.json --data ../shared/data/gettext/train.tsv.gz --dev ../shared/data/gettext/dev.tsv.gz --out models/labse-gettext',
+      'xling train --config configs/fast-1h.json --data data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz --out runs/fast',
+      'xling train --config configs/laser-16k-pairs.json --data data/sample/gettext.train.tsv.gz --out runs/laser',
+      'xling train --init models/labse --config configs/adapt.json --data data/sample/gettext.train.tsv.gz --dev data/sample/gettext.dev.tsv.gz --out models/labse-gettext',
     ],
   },
   async (a) => {
@@ -63,7 +64,7 @@ export const trainCommand = command(
     const mono = a.mono.map((m): [string, string] => {
       const i = m.indexOf('=');
       if (i <= 0 || i === m.length - 1) usage(`--mono: expected LANG=FILE, got '${m}'`);
-      return [m.slice(0, i), m.slice(i + 1)];
+      return [checkLanguageCode(m.slice(0, i), `--mono ${m}`), m.slice(i + 1)];
     });
     checkPaths([
       ['--init', a.init, 'in-dir'],

@@ -1,7 +1,18 @@
 // Sentence vectors for the CLI: one .npy reader with one dtype rule for every command, and one
 // way to embed text with a model (xling embed's options and defaults; src/embed/input.ts) for every command that does.
+import { DEFAULTED_MODEL_OPTION } from './default-model.js';
 export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
-export { checkLangOption, checkLangOptions, describeCenter, type EmbedSettings, InputEmbedder, modelDim, vectorsFor } from '../embed/input.js';
+export {
+  checkLangOption,
+  checkLangOptions,
+  cutLinesWarning,
+  describeCenter,
+  type EmbedSettings,
+  InputEmbedder,
+  linesCut,
+  modelDim,
+  vectorsFor,
+} from '../embed/input.js';
 
 /** Options of every command that embeds text with a model, with xling embed's defaults (the language option is per input). */
 export const EMBED_OPTIONS = {
@@ -28,7 +39,7 @@ export const LANG_HELP =
 
 /** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed); what is written (--dtype) is each command's own. */
 export const EMBED_FILE_OPTIONS = {
-  model: { type: 'string', required: true, metavar: 'DIR', help: 'model directory (xling train / xling export)' },
+  model: DEFAULTED_MODEL_OPTION,
   lang: { type: 'string', help: `language of the input: ${LANG_HELP}` },
   center: EMBED_OPTIONS.center,
   forceCenter: EMBED_OPTIONS.forceCenter,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { chunksOf, streamEmbeddings, VectorSink } from '../embed/stream.js';
 import { float32ToFloat16 } from '../io/half.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { NpyRowWriter, readNpyHeader } from '../io/npy.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 

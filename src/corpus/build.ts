@@ -12,7 +12,7 @@ import { closeSync, existsSync, lstatSync, statSync, mkdtempSync, openSync, read
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createGzip } from 'node:zlib';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { atomicOutput } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { hashSeed } from '../util/rng.js';
@@ -406,7 +406,13 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
       .filter(([l, n]) => l === 'en' || n >= minRows)
       .map(([l]) => l)
       .sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
-    for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} cells < ${minRows})`] = n;
+    for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} rows < --min-lang-rows ${minRows})`] = n;
+    if (!langs.some((l) => l !== 'en')) {
+      const most = [...langCount].filter(([l]) => l !== 'en').sort((x, y) => y[1] - x[1])[0];
+      throw new Error(
+        `every language has fewer rows than --min-lang-rows ${minRows}${most ? ` (the most: ${most[0]} ${most[1]})` : ''}: nothing to write; give a lower --min-lang-rows to keep them`,
+      );
+    }
     summary.langs = langs;
     const nway = o.format !== 'pairs';
     const rowsOut = (rows: AsyncIterable<Row> | Iterable<Row>, count: (n: number) => void, tally: boolean) =>

@@ -20,7 +20,7 @@
 // common words are read (the rest is rare vocabulary); a unit pairs the headword (its kana reading
 // when the entry is usually written in kana) with the first gloss of the first sense.
 import { basename, dirname } from 'node:path';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { normalizeLang } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
@@ -104,7 +104,7 @@ async function* readDing(file: string, ctx: ReadContext): AsyncGenerator<Transla
   const [left, right] = langs;
   const source = ctx.source ?? file;
   let entries = 0;
-  for await (const { line, no } of readLines(file, { maxChars: 100_000 })) {
+  for await (const { line, no } of readLines(file)) {
     if (line === '' || line.startsWith('#')) continue;
     if (!line.includes(' :: ')) {
       ctx.onProblem({ file, line: no, message: 'not a dictionary entry (no " :: " between the two languages); skipped' });
@@ -162,7 +162,7 @@ export const edictReader: SourceReader = {
 async function* readEdict(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
   const source = ctx.source ?? file;
   let entries = 0;
-  const lines = readLines(file, { maxChars: 100_000, encoding: 'euc-jp' });
+  const lines = readLines(file, { encoding: 'euc-jp' });
   for await (const { line, no } of lines) {
     if (no === 1 || line === '') continue; // the header
     if (!/ \/.*\/$/.test(line)) {

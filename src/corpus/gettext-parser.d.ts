@@ -10,7 +10,7 @@ declare module 'gettext-parser' {
   }
   export interface GetTextTranslations {
     charset: string;
-    headers: Record<string, string>;
+    headers?: Record<string, string>;
     translations: Record<string, Record<string, GetTextTranslation>>;
   }
   export const po: { parse(buffer: Buffer | string, options?: { defaultCharset?: string; validation?: boolean }): GetTextTranslations };

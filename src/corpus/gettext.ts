@@ -10,7 +10,8 @@
 // Spec: GNU gettext manual, "The Format of PO Files" and "The Format of GNU MO Files".
 import { readFileSync } from 'node:fs';
 import { basename, dirname, sep } from 'node:path';
-import gettextParser, { GetTextTranslations } from 'gettext-parser';
+import gettextParser, { GetTextTranslation, GetTextTranslations } from 'gettext-parser';
+import { invalidUtf8Lines } from '../io/input.js';
 import { hashSeed } from '../util/rng.js';
 import { messageUnit } from './clean.js';
 import { normalizeLang, isEnglishVariant } from './langs.js';
@@ -73,6 +74,32 @@ export function isNameCatalog(file: string): boolean {
   return /^iso_[0-9]+(-[0-9]+)?$/.test(domain) && domain !== 'iso_3166-2' && domain !== 'iso_639-3';
 }
 
+/** A parsed catalog's entries (the header entry left out). */
+function catalogEntries(cat: GetTextTranslations): GetTextTranslation[] {
+  return Object.values(cat.translations ?? {})
+    .flatMap((byId) => Object.values(byId))
+    .filter((e) => e.msgid);
+}
+
+/**
+ * A parsed catalog's entries, with what does not decode reported and left out: a catalog that
+ * declares UTF-8 but holds other bytes decodes them as U+FFFD, which would end up in the corpus.
+ * Each bad line of a .po is reported (file:line); an entry holding U+FFFD is skipped.
+ */
+function decodedEntries(file: string, data: Buffer, cat: GetTextTranslations, mo: boolean, ctx: ReadContext): GetTextTranslation[] {
+  const entries = catalogEntries(cat);
+  const utf8 = /^utf-?8$/i.test(cat.charset ?? '');
+  const badLines = utf8 && !mo ? invalidUtf8Lines(data) : [];
+  for (const line of badLines) ctx.onProblem({ file, line, message: 'invalid UTF-8 (the catalog declares UTF-8): its entry is left out' });
+  return entries.filter((e) => {
+    const text = [e.msgid, e.msgid_plural ?? '', ...(e.msgstr ?? [])].join('\n');
+    if (!text.includes('\uFFFD')) return true;
+    if (!badLines.length)
+      ctx.onProblem({ file, message: `entry '${e.msgid.slice(0, 40)}': text that does not decode as ${cat.charset ?? 'its charset'}; left out` });
+    return false;
+  });
+}
+
 export const gettextReader: SourceReader = {
   name: 'gettext',
   accepts(file, head) {
@@ -83,27 +110,27 @@ export const gettextReader: SourceReader = {
     const data = readFileSync(file);
     if (/\.(mo|gmo)$/i.test(file) && !isMo(data)) throw new Error(`${file}: not a .mo file (bad magic number)`);
     const cat = parseCatalog(file, data);
-    const lang = catalogLanguage(file, cat.headers);
+    if (!catalogEntries(cat).length) throw new Error(`${file}: ${data.toString('latin1').trim() ? 'no entries (an empty catalog)' : 'an empty file'}`);
+    const headers = cat.headers ?? {};
+    const lang = catalogLanguage(file, headers);
     if (!lang) throw new Error(`${file}: no language (no Language header, none in the path)`);
     if (lang === 'en' || isEnglishVariant(lang)) return;
-    const nplurals = pluralCount(cat.headers);
+    const nplurals = pluralCount(headers);
     const names = isNameCatalog(file);
     const source = ctx.source ?? file;
-    for (const entries of Object.values(cat.translations)) {
-      for (const e of Object.values(entries)) {
-        if (!e.msgid || e.obsolete) continue;
-        if (/\bfuzzy\b/.test(e.comments?.flag ?? '')) continue;
-        const pairs: [string, string][] = [];
-        if (e.msgid_plural) {
-          if (nplurals === 2 || nplurals === 1) pairs.push([e.msgid, e.msgstr[0] ?? '']);
-          if (nplurals === 2) pairs.push([e.msgid_plural, e.msgstr[1] ?? '']);
-        } else pairs.push([e.msgid, e.msgstr[0] ?? '']);
-        // the document: the program file of the message (else a slice by its msgid, as messageUnit takes it)
-        const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
-        for (const [en, tr] of pairs) {
-          const u = messageUnit(en, tr, lang, source, ref || `#${hashSeed(e.msgid) % 1000}`);
-          if (u) yield names ? { ...u, kind: 'phrase' } : u;
-        }
+    for (const e of decodedEntries(file, data, cat, isMo(data), ctx)) {
+      if (e.obsolete) continue;
+      if (/\bfuzzy\b/.test(e.comments?.flag ?? '')) continue;
+      const pairs: [string, string][] = [];
+      if (e.msgid_plural) {
+        if (nplurals === 2 || nplurals === 1) pairs.push([e.msgid, e.msgstr[0] ?? '']);
+        if (nplurals === 2) pairs.push([e.msgid_plural, e.msgstr[1] ?? '']);
+      } else pairs.push([e.msgid, e.msgstr[0] ?? '']);
+      // the document: the program file of the message (else a slice by its msgid, as messageUnit takes it)
+      const ref = e.comments?.reference?.split(/\s+/)[0]?.replace(/:\d+$/, '');
+      for (const [en, tr] of pairs) {
+        const u = messageUnit(en, tr, lang, source, ref || `#${hashSeed(e.msgid) % 1000}`);
+        if (u) yield names ? { ...u, kind: 'phrase' } : u;
       }
     }
   },

@@ -10,7 +10,7 @@
 // language is an untranslated sentence: the unit keeps the others, or is skipped.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { normalizeLang } from './langs.js';
 import { unitTexts } from './xml.js';

@@ -25,7 +25,7 @@
 // the block's (a name as Steam and Ren'Py spell it, or a code); `translate None` is the game's own
 // language and gives nothing. Spec: the Ren'Py documentation, "Translation" and "Text".
 import { basename, dirname, sep } from 'node:path';
-import { readUtf8File } from '../io/lines.js';
+import { readUtf8File } from '../io/input.js';
 import { messageUnit } from './clean.js';
 import { isEnglishVariant, knownLanguage, langFromName } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';

@@ -12,7 +12,7 @@
 // removed. The language is the first line's name (`Russian`, `Deutsch`, `Français`), else the file
 // name's (`ru.txt`).
 import { basename, dirname, join, sep } from 'node:path';
-import { readUtf8File } from '../io/lines.js';
+import { readUtf8File } from '../io/input.js';
 import { FileCache, readCached } from '../util/file-cache.js';
 import { hashSeed } from '../util/rng.js';
 import { cleanMessage } from './clean.js';

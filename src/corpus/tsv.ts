@@ -4,7 +4,7 @@
 // Rows carry no document, so none of them is held out for a dev set; they were cleaned, split and
 // filtered by length when that corpus was built, and are taken as they are (kind 'row').
 import { isMetaColumn } from '../data/corpus.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { normalizeLang } from './langs.js';
 import { SourceReader, TranslationUnit } from './types.js';
 
@@ -19,7 +19,7 @@ export const nwayTsvReader: SourceReader = {
   async *read(file, ctx): AsyncIterable<TranslationUnit> {
     let cols: (string | undefined)[] | null = null;
     let srcCol = -1;
-    for await (const { line, no } of readLines(file, { maxChars: 100000 })) {
+    for await (const { line, no } of readLines(file)) {
       const cells = line.split('\t');
       if (!cols) {
         cols = cells.map((c) => (isMetaColumn(c) ? undefined : normalizeLang(c)));

@@ -1,8 +1,8 @@
 // Streaming corpus readers. Every error names the file and line. Lines are strict UTF-8.
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 
 export interface ReadOptions {
-  /** Longest allowed line in characters (default 20000). */
+  /** Lines longer than this are cut to it (default MAX_LINE_CHARS, src/io/lines.ts). */
   maxChars?: number;
   /** Over-long or empty lines: 'error' (default) or 'skip' (counted in `skipped`). */
   onBad?: 'error' | 'skip';
@@ -24,12 +24,13 @@ export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGene
   let langs: string[] | null = null;
   let header: string[] = [];
   let row = 0;
-  for await (const { line, no } of readLines(path, { maxChars: o.maxChars ?? 20000 })) {
+  for await (const { line, no } of readLines(path, { maxChars: o.maxChars })) {
     const cols = line.split('\t');
     if (!langs) {
       header = cols;
       langs = cols.filter((c) => !isMetaColumn(c));
-      if (!langs.length || langs.some((l) => !LANG_CODE.test(l))) throw new Error(`${path}:1: header must be language codes, got '${line.slice(0, 80)}'`);
+      if (!langs.length || langs.some((l) => !LANG_CODE.test(l)))
+        throw new Error(`${path}:1: not an N-way TSV (its first line '${line.slice(0, 40)}${line.length > 40 ? '…' : ''}' is not a header of language codes)`);
       if (new Set(langs).size !== langs.length) throw new Error(`${path}:1: duplicate language in header`);
       continue;
     }
@@ -67,7 +68,7 @@ export async function readBucc(path: string, o: ReadOptions = {}): Promise<BuccS
   const out: BuccSentence[] = [];
   const seen = new Set<string>();
   let skipped = 0;
-  for await (const { line, no } of readLines(path, { maxChars: o.maxChars ?? 20000 })) {
+  for await (const { line, no } of readLines(path, { maxChars: o.maxChars })) {
     const tab = line.indexOf('\t');
     if (tab <= 0) throw new Error(`${path}:${no}: expected id<TAB>sentence`);
     const id = line.slice(0, tab),
@@ -106,7 +107,7 @@ export async function readGold(path: string): Promise<[string, string][]> {
  */
 export async function readSentences(path: string, o: ReadOptions = {}): Promise<{ ids: string[]; sentences: string[]; bucc: boolean }> {
   const lines: string[] = [];
-  for await (const { line } of readLines(path, { maxChars: o.maxChars ?? 20000 })) lines.push(line);
+  for await (const { line } of readLines(path, { maxChars: o.maxChars })) lines.push(line);
   if (!lines.length) throw new Error(`${path}: empty file`);
   const bucc = lines.every((l) => l.indexOf('\t') > 0);
   if (!bucc) return { ids: lines.map((_, i) => String(i + 1)), sentences: lines, bucc };

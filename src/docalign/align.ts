@@ -18,6 +18,7 @@
 // Random samples come from a seeded generator: the same input gives the same alignment.
 import type { SentenceEncoderModel } from '../embed/model.js';
 import { AUTO, resolveLangOption } from '../embed/language.js';
+import { linesCut } from '../embed/input.js';
 import { Rng } from '../util/rng.js';
 import { alignDp, Band, bandAround, bandCells, CostModel, DpGroup, fullBand, pathRanges, upsampleRanges } from './dp.js';
 
@@ -32,6 +33,8 @@ export interface AlignedGroup {
 export interface SentenceEmbedder {
   embed(texts: string[], lang: string | undefined): Promise<Float32Array>;
   dim: number;
+  /** How many of the texts the model cuts to its maximum input length (for one warning per document). */
+  cutOf?(texts: readonly string[]): number;
 }
 
 export interface AlignOptions {
@@ -337,6 +340,7 @@ export function embedderOf(model: SentenceEncoderModel, o: EmbedderOptions & { c
     chunk = o.chunk ?? 8192;
   return {
     dim: model.dim,
+    cutOf: (texts) => linesCut(model.tokenizer, texts),
     async embed(texts, lang) {
       let l = resolveLangOption(lang, model.languages, 'language');
       // 'auto' decided once over all the texts, so that every chunk is centred alike

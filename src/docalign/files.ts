@@ -4,7 +4,7 @@
 // vecalign's own `[0, 1]:[2]:0.123456` lines. Every document is read (and refused when empty or
 // unreadable) before anything is embedded.
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { readLines, shownPath } from '../io/lines.js';
+import { readLines, shownPath } from '../io/input.js';
 import { AlignedGroup, alignSentences, AlignOptions, SentenceEmbedder } from './align.js';
 import { vecalignLine } from './score.js';
 
@@ -114,6 +114,14 @@ export async function alignFiles(
     const j = jobs[k]!,
       { src, trg } = docs[k]!;
     const t0 = performance.now();
+    for (const [file, sents] of [
+      [j.src, src],
+      [j.trg, trg],
+    ] as const) {
+      const cut = embedder.cutOf?.(sents) ?? 0;
+      if (cut)
+        o.log?.(`warning: ${shownPath(file)}: ${cut} of ${sents.length} lines were longer than the model reads and were cut to its maximum input length`);
+    }
     const g = await alignSentences(src, trg, embedder, opts);
     const dels = g.filter((x) => !x.src.length || !x.trg.length).length;
     o.write(j.out, formatAlignment(g, src, trg, o));

@@ -7,6 +7,20 @@ import { spreadSample } from './centering.js';
 import { AUTO, CENTER_MIN_NORM, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from './language.js';
 import type { CenterChoice } from './model.js';
 import { readVectors, Vectors } from '../io/vectors.js';
+import type { TextTokenizer } from '../text/text-tokenizer.js';
+
+/** The one warning of lines a model cut to its maximum input length, naming what they came from (a file, an option). */
+export function cutLinesWarning(label: string, what: string, cut: number, lines: number): string {
+  return `[${label}] warning: ${what}: ${cut} of ${lines} lines were longer than the model reads and were cut to its maximum input length\n`;
+}
+
+/** How many of the texts a model's tokenizer cuts to its maximum input length (each tokenised once more; 0 when it does not count). */
+export function linesCut(tok: TextTokenizer, texts: readonly string[]): number {
+  if (tok.truncated === undefined) return 0;
+  const before = tok.truncated;
+  for (const t of texts) tok.encode(t);
+  return tok.truncated - before;
+}
 
 /** A language option checked against a model's languages (see resolveLangOption); the error names the option. */
 export function checkLangOption(model: SentenceEncoderModel, lang: string | undefined, flag: string): string | null {
@@ -173,7 +187,7 @@ export class InputEmbedder {
       process.stderr.write(
         `${p} ${this.blank} blank line${this.blank > 1 ? 's' : ''} (each still gets its row: the vector of an empty sentence; not used to identify the language)\n`,
       );
-    if (this.cut) process.stderr.write(`${p} ${this.cut} of ${this.lines} lines were longer than the model reads and were cut to its maximum input length\n`);
+    if (this.cut) process.stderr.write(cutLinesWarning(this.s.label, this.what, this.cut, this.lines));
     if (this.perSentence && !this.choice && !this.s.quiet) {
       const by = [...this.sentenceLangs]
         .sort((a, b) => b[1] - a[1])

@@ -28,7 +28,7 @@ export async function lidTrainingText(files: string[], o: { langs?: string[]; ca
   const by = new Map<string, SpreadSample>();
   const want = o.langs && new Set(o.langs);
   for (const f of files) {
-    const it = readNWayTsv(f, { onBad: 'skip', maxChars: 100000 });
+    const it = readNWayTsv(f, { onBad: 'skip' });
     let r = await it.next();
     while (!r.done) {
       for (const [l, t] of r.value.cells) {

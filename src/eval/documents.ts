@@ -6,7 +6,7 @@ import { EmbedOptions, SentenceEncoderModel } from '../embed/model.js';
 import { SearchResult } from '../index/faiss.js';
 import { marginScore } from '../mine/mine.js';
 import { knnChunked } from '../index/exact.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { splitSentences } from '../text/sentences.js';
 import { PAtK, precisionAtK } from './retrieval.js';
 import { l2normalizeRows } from '../embed/vectors.js';

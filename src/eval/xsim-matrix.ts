@@ -16,6 +16,7 @@ export interface XsimMatrix {
   langs: string[];
   /** errors[i][j]: % error of retrieving lang j's sentence for lang i's (NaN on the diagonal or < minRows). */
   errors: number[][];
+  /** counts[i][j]: the rows both languages have (errors are measured when at least minRows). */
   counts: number[][];
   rowAvg: number[];
   colAvg: number[];
@@ -103,6 +104,7 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
         const j = pos[b]!.get(r);
         if (j !== undefined) common.push([i, j]);
       }
+      counts[a]![b] = common.length;
       if (common.length < minRows) continue;
       const m = common.length;
       const pick = (src: Float32Array, idx: number[]) => {
@@ -128,7 +130,6 @@ export function xsimMatrix(langs: LangVectors[], dim: number, mode: 'index' | 't
         wrong++;
       }
       errors[a]![b] = (100 * wrong) / m;
-      counts[a]![b] = m;
     }
   }
   const mean = (xs: number[]) => {

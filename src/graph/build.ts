@@ -10,6 +10,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SentenceSource, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SentenceEncoderModel } from '../embed/model.js';
+import { cutLinesWarning } from '../embed/input.js';
 import { npySink, streamEmbeddings } from '../embed/stream.js';
 import { FaissIndex, readIndex, SearchResult } from '../index/faiss.js';
 import { float32ToFloat16 } from '../io/half.js';
@@ -307,6 +308,7 @@ export function readGraphMeta(g: string): GraphMeta {
 async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: number, hi: number, file: string, quiet: boolean): Promise<void> {
   const d = model.dim;
   const prog = new Progress({ label: 'graph embed', unit: 'sentences', total: hi - lo, silent: quiet });
+  const cutBefore = model.tokenizer.truncated ?? 0;
   async function* ranges(): AsyncGenerator<[number, number]> {
     for (let a = lo; a < hi; a += 50000) yield [a, Math.min(hi, a + 50000)];
   }
@@ -338,6 +340,8 @@ async function embedRows(model: SentenceEncoderModel, store: GraphStore, lo: num
     },
   );
   prog.done();
+  const cut = (model.tokenizer.truncated ?? 0) - cutBefore;
+  if (cut) process.stderr.write(cutLinesWarning('graph', `the store's rows ${lo}..${hi - 1}`, cut, hi - lo));
 }
 
 /** All vectors of the graph as one float16 tensor [N, d] (read straight into its storage). */

@@ -78,8 +78,19 @@ export function isGzipFile(path: string): boolean {
   }
 }
 
+/**
+ * The one hard limit on a line of text, the same in every command: a line longer than this many
+ * characters is cut to it when read (with one warning naming the file and the count; no model
+ * reads that far: each cuts its inputs much earlier, to its maximum input length, and says so).
+ * Bytes past it are never held in memory.
+ */
+export const MAX_LINE_CHARS = 10_000_000;
+
 export interface LineReadOptions {
+  /** Lines longer than this are cut to it (default and upper bound: MAX_LINE_CHARS). */
   maxChars?: number;
+  /** Called once at the end with the number of lines cut (default: one warning on stderr naming the file). */
+  onCut?: (lines: number) => void;
   /** Start reading at this byte offset (a line start; plain files only) … */
   startByte?: number;
   /** … which is the start of this line (1-based; for numbering and messages). */
@@ -88,68 +99,150 @@ export interface LineReadOptions {
   encoding?: string;
 }
 
-/** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file. */
-export function readUtf8File(file: string): string {
+/** The lines (1-based) of data whose bytes are not UTF-8, at most `most` of them (none: valid UTF-8). */
+export function invalidUtf8Lines(data: Uint8Array, most = Infinity): number[] {
+  const dec = new TextDecoder('utf-8', { fatal: true });
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(readFileSync(file));
+    dec.decode(data);
+    return [];
+  } catch {
+    /* find the lines */
+  }
+  const bad: number[] = [];
+  for (let start = 0, no = 1; start <= data.length && bad.length < most; no++) {
+    let nl = data.indexOf(10, start);
+    if (nl < 0) nl = data.length;
+    try {
+      dec.decode(data.subarray(start, nl));
+    } catch {
+      bad.push(no);
+    }
+    start = nl + 1;
+  }
+  return bad;
+}
+
+/** A whole UTF-8 text file (a leading byte order mark kept); bytes that are not UTF-8 are an error naming the file and line, as readLines says it. */
+export function readUtf8File(file: string): string {
+  const data = readFileSync(file);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(data);
   } catch (e) {
-    if (e instanceof TypeError) throw new Error(`${file}: not UTF-8 text`);
+    if (e instanceof TypeError) throw new Error(`${file}:${invalidUtf8Lines(data, 1)[0] ?? 1}: invalid UTF-8`);
     throw e;
   }
 }
 
+/** The warning of lines cut at maxChars (one per file). */
+export function cutWarning(path: string, lines: number, maxChars: number): string {
+  return `[xling] warning: ${path}: ${lines} line${lines > 1 ? 's' : ''} longer than ${maxChars} characters ${lines > 1 ? 'were' : 'was'} cut to ${maxChars}\n`;
+}
+
+/** Decodes one line, cut to maxChars (a line cut at maxBytes may end inside a character); invalid bytes are an error naming the line. */
+function lineDecoder(encoding: string, maxChars: number, path: string): (buf: Buffer, no: number, over: boolean) => { text: string; cut: boolean } {
+  const dec = new TextDecoder(encoding, { fatal: true });
+  const name = encoding === 'utf-8' ? 'UTF-8' : encoding.toUpperCase();
+  return (buf, no, over) => {
+    let s: string;
+    try {
+      // streaming keeps an unfinished character at the end back instead of refusing it
+      s = over ? new TextDecoder(encoding, { fatal: true }).decode(buf, { stream: true }) : dec.decode(buf);
+    } catch {
+      throw new Error(`${path}:${no}: invalid ${name}`);
+    }
+    if (s.length <= maxChars) return { text: s, cut: over };
+    const end = maxChars - (/[\uD800-\uDBFF]/.test(s[maxChars - 1]!) ? 1 : 0);
+    return { text: s.slice(0, end), cut: true };
+  };
+}
+
+/** Node's errors of reading a file, with the file named (and zlib's own words made readable). */
+function readError(e: unknown, path: string): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  const msg = (e as Error).message ?? String(e);
+  if (code === 'ENOENT') return new Error(`${path}: no such file`);
+  if (code === 'EISDIR') return new Error(`${path}: is a directory, expected a file`);
+  if (msg.includes('incorrect header check')) return new Error(`${path}: not a gzip file`);
+  // zlib's own errors (a truncated or corrupt .gz: "unexpected end of file") name no file
+  if (code?.startsWith('Z_') || code?.startsWith('ERR_ZLIB')) return new Error(`${path}: corrupt or truncated gzip data (${msg})`);
+  if (code && !msg.includes(path)) return new Error(`${path}: ${msg}`);
+  return e as Error;
+}
+
+/**
+ * Lines of a text file (see the top of this file). A line longer than maxChars (MAX_LINE_CHARS)
+ * is cut to it, never an error: its bytes past the limit are skipped unread, and the count of cut
+ * lines is said once at the end (o.onCut).
+ */
 export async function* readLines(given: string, o: LineReadOptions = {}): AsyncGenerator<{ line: string; no: number; offset: number }> {
   const encoding = o.encoding ?? 'utf-8';
-  const dec = new TextDecoder(encoding, { fatal: true });
+  const maxChars = Math.min(o.maxChars ?? MAX_LINE_CHARS, MAX_LINE_CHARS);
+  // a character is at most 4 bytes in the encodings read: enough bytes for maxChars characters
+  const maxBytes = 4 * maxChars;
   const startByte = o.startByte ?? 0;
   const path = shownPath(given);
+  const decode = lineDecoder(encoding, maxChars, path);
   const file = await readablePath(given);
   const gz = isGzipFile(file);
   if (startByte && gz) throw new Error(`${path}: a gzip file cannot be read from a byte offset`);
   let src: NodeJS.ReadableStream = createReadStream(file, { highWaterMark: 1 << 20, start: startByte });
   if (gz) src = src.pipe(createGunzip());
-  let carry: Buffer | null = null;
   let no = (o.firstLine ?? 1) - 1;
-  let bufAt = startByte; // byte offset of buf[0]
+  let cut = 0;
+  // the current line's bytes from earlier chunks (at most maxBytes; `over`: more were dropped)
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let over = false;
+  const keep = (b: Buffer): void => {
+    if (over) return;
+    if (b.length > maxBytes - partBytes) {
+      b = b.subarray(0, maxBytes - partBytes);
+      over = true;
+    }
+    parts.push(Buffer.from(b));
+    partBytes += b.length;
+  };
   const emit = (buf: Buffer): string => {
     no++;
+    if (buf.length > maxBytes) {
+      buf = buf.subarray(0, maxBytes);
+      over = true;
+    }
     let end = buf.length;
-    if (end && buf[end - 1] === 13) end--;
+    if (!over && end && buf[end - 1] === 13) end--;
     if (encoding === 'utf-8' && no === 1 && end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
       // BOM
       buf = buf.subarray(3);
       end -= 3;
     }
-    let s: string;
-    try {
-      s = dec.decode(buf.subarray(0, end));
-    } catch {
-      throw new Error(`${path}:${no}: invalid ${encoding === 'utf-8' ? 'UTF-8' : encoding.toUpperCase()}`);
-    }
-    if (o.maxChars && s.length > o.maxChars) throw new Error(`${path}:${no}: line longer than ${o.maxChars} characters`);
-    return s;
+    const r = decode(buf.subarray(0, end), no, over);
+    if (r.cut) cut++;
+    over = false;
+    return r.text;
   };
+  let lineAt = startByte, // byte offset of the current line's start (in the decompressed stream for .gz)
+    chunkAt = startByte;
   try {
     for await (const chunk of src as AsyncIterable<Buffer>) {
-      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
       let start = 0;
-      for (let i = buf.indexOf(10, start); i !== -1; i = buf.indexOf(10, start)) {
-        yield { line: emit(buf.subarray(start, i)), no, offset: bufAt + start };
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+        let line = chunk.subarray(start, i);
+        if (parts.length || over) {
+          keep(line);
+          line = Buffer.concat(parts);
+          parts = [];
+          partBytes = 0;
+        }
+        yield { line: emit(line), no, offset: lineAt };
         start = i + 1;
+        lineAt = chunkAt + start;
       }
-      bufAt += start;
-      carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
+      if (start < chunk.length) keep(chunk.subarray(start));
+      chunkAt += chunk.length;
     }
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const msg = (e as Error).message ?? String(e);
-    if (code === 'ENOENT') throw new Error(`${path}: no such file`);
-    if (code === 'EISDIR') throw new Error(`${path}: is a directory, expected a file`);
-    if (msg.includes('incorrect header check')) throw new Error(`${path}: not a gzip file`);
-    // zlib's own errors (a truncated or corrupt .gz: "unexpected end of file") name no file
-    if (code?.startsWith('Z_') || code?.startsWith('ERR_ZLIB')) throw new Error(`${path}: corrupt or truncated gzip data (${msg})`);
-    if (code && !msg.includes(path)) throw new Error(`${path}: ${msg}`);
-    throw e;
+    throw readError(e, path);
   }
-  if (carry?.length) yield { line: emit(carry), no, offset: bufAt };
+  if (parts.length || over) yield { line: emit(Buffer.concat(parts)), no, offset: lineAt };
+  if (cut) (o.onCut ?? ((n: number) => process.stderr.write(cutWarning(path, n, maxChars))))(cut);
 }

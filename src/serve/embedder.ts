@@ -21,6 +21,8 @@ export interface VectorQuery {
   lang?: string | null;
   center?: boolean;
   signal?: AbortSignal;
+  /** The request's field holding the inputs ('inputs' as TEI, 'input' as OpenAI), named in errors. */
+  field?: string;
 }
 
 export interface Embedder {
@@ -40,7 +42,7 @@ export interface Embedder {
    * identifies each input on its own (centred only with a confidence of at least LID_CONFIDENCE).
    * lang null: no centring. Given a reply, its `x-xling-lang` header lists each input's centring
    * language ('none' where not centred) and `x-xling-center` says why nothing is; given `counted`,
-   * its tokens are set to the inputs' token count.
+   * its tokens are set to the inputs' size in the model's input units (inputUnits).
    */
   vectors(inputs: (string | number[])[], q: VectorQuery, reply?: FastifyReply, counted?: { tokens: number }): Promise<Float32Array>;
   close(): Promise<void>;
@@ -134,15 +136,27 @@ function idsInput(s: number[], i: number, vocabSize: number, maxInputLength: num
 }
 
 /**
+ * An input's size in the model's input units, as `usage` counts them: its tokens (token ids
+ * given, or the ids a vocabulary's tokenizer makes, special ones included), or for a model whose
+ * tokenizer says otherwise (a bag of character n-grams: the characters it reads) that count.
+ */
+function inputUnits(tok: TextTokenizer, input: string | number[], ids: Int32Array): number {
+  return typeof input === 'string' && tok.inputUnits ? tok.inputUnits(input) : ids.length;
+}
+
+/**
  * Token ids of the inputs (texts, or token ids as the model's tokenizer makes them); an input over
  * the model's length limit is cut (truncate) or refused (413): one rule on every route.
  */
-function tokenizeInputs(tok: TextTokenizer, maxClientBatchSize: number, inputs: (string | number[])[], truncate: boolean): Int32Array[] {
+function tokenizeInputs(tok: TextTokenizer, maxClientBatchSize: number, inputs: (string | number[])[], truncate: boolean, field: string): Int32Array[] {
   if (inputs.length > maxClientBatchSize)
     throw new HttpError(413, `batch size ${inputs.length} > maximum allowed batch size ${maxClientBatchSize}`, 'Validation');
-  if (!inputs.length) throw new HttpError(422, 'Input validation error: `inputs` cannot be empty', 'Empty');
+  if (!inputs.length) throw new HttpError(422, `Input validation error: \`${field}\` cannot be empty`, 'Empty');
   const maxInputLength = tok.maxLength ?? null;
   return inputs.map((s, i) => {
+    // an empty string has no input to embed (OpenAI and TEI refuse it too)
+    if (s === '')
+      throw new HttpError(422, `Input validation error: \`${field}\` cannot hold an empty string${inputs.length > 1 ? ` (input ${i})` : ''}`, 'Empty');
     if (typeof s !== 'string') return idsInput(s, i, tok.vocabSize, maxInputLength, truncate);
     const before = tok.truncated ?? 0;
     const ids = tok.encode(s);
@@ -185,8 +199,8 @@ export function createEmbedder(model: SentenceEncoderModel, o: EmbedderOptions):
     } catch (e) {
       throw new HttpError(422, `Input validation error: ${(e as Error).message}`, 'Validation');
     }
-    const seqs = tokenizeInputs(tok, o.maxClientBatchSize, inputs, q.truncate ?? o.autoTruncate);
-    if (counted) counted.tokens = seqs.reduce((a, s) => a + s.length, 0);
+    const seqs = tokenizeInputs(tok, o.maxClientBatchSize, inputs, q.truncate ?? o.autoTruncate, q.field ?? 'inputs');
+    if (counted) counted.tokens = seqs.reduce((a, s, i) => a + inputUnits(tok, inputs[i]!, s), 0);
     const center = q.center ?? o.center ?? true;
     const whole = rules.forRequest(lang, center);
     const plan = rowPlanOf(whole, lang, center, q.normalize !== false);

@@ -142,6 +142,11 @@ export class HashedNgramTokenizer implements TextTokenizer {
     return this.opts.maxFeatures;
   }
 
+  /** The characters of s the model reads (normalised, cut): its input units, as the server's usage counts them. */
+  inputUnits(s: string): number {
+    return this.prepare(s).text.length;
+  }
+
   encode(s: string): Int32Array {
     const { text, cap } = this.prepare(s);
     if (this.buf.length < cap) this.buf = new Int32Array(Math.max(cap, 2 * this.buf.length));

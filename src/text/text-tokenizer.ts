@@ -13,4 +13,9 @@ export interface TextTokenizer {
   readonly truncated?: number;
   /** The most ids encode() returns for one input (longer inputs are cut). */
   readonly maxLength?: number;
+  /**
+   * An input's size in the model's own input units, where they are not the ids (a bag of hashed
+   * character n-grams: the characters it reads, after normalisation and the cut); absent: the ids.
+   */
+  inputUnits?(s: string): number;
 }

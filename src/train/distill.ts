@@ -14,7 +14,7 @@ import { trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, loadSentenceEncoder, readModelConfig, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { float16ToFloat32, float32ToFloat16 } from '../io/half.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { withOutputLock } from '../util/lock.js';
 import { NpyRowWriter, readNpy, readNpyHeader } from '../io/npy.js';
 import { DualSentenceEncoder, dualConfigOf, DualTrainConfig } from '../models/dual/family.js';
@@ -270,7 +270,7 @@ async function readMaterial(o: DistillOptions, pivot: string, signal?: AbortSign
       const t = await loadTable(inp.path, { signal });
       for (const r of t.rows) for (const [l, s] of r) addMono(l, s);
     } else {
-      for await (const { line } of readLines(inp.path, { maxChars: 20000 })) addMono(inp.lang, line);
+      for await (const { line } of readLines(inp.path)) addMono(inp.lang, line);
     }
     aborted();
   }

@@ -20,7 +20,7 @@ import { Tokenizer } from '../text/tokenizer.js';
 import { Progress } from '../util/progress.js';
 import { heatmap } from '../util/svg.js';
 import { LangVectors, xsimMatrix } from '../eval/xsim-matrix.js';
-import { readLines } from '../io/lines.js';
+import { readLines } from '../io/input.js';
 import { AdaptTask, checkInitModel, loadAdaptable } from './adapt.js';
 import { DualTrainConfig } from '../models/dual/family.js';
 import { devSetOf, encodeTableAsync, loadTable, NWayTable, PreparationAborted } from './prepare.js';
@@ -264,7 +264,7 @@ async function readInputs(r: Run): Promise<{ table: NWayTable; devTable: NWayTab
     for (const [lang, file] of o.mono ?? []) {
       if (!table.langs.includes(lang)) table.langs.push(lang);
       let n = 0;
-      for await (const { line } of readLines(file, { maxChars: 20000 }))
+      for await (const { line } of readLines(file))
         if (line.trim()) {
           table.rows.push(new Map([[lang, line]]));
           n++;

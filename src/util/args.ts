@@ -136,19 +136,27 @@ function flagName(key: string, d?: OptionDef): string {
   return `--${d?.long ?? kebab(key)}`;
 }
 
-/** Levenshtein distance (for "did you mean" hints). */
+/**
+ * Edit distance with transpositions (optimal string alignment: insertions, deletions,
+ * substitutions and swaps of two neighbours each cost 1; `--modle` is one edit from `--model`), for
+ * "did you mean" hints.
+ */
 export function editDistance(a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  // three rows: the one before the previous (for transpositions), the previous, the current
+  let before = new Array<number>(b.length + 1).fill(0);
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let cur = new Array<number>(b.length + 1).fill(0);
   for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0]!;
-    dp[0] = i;
+    cur[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j]!;
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
+      const sub = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + sub);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      cur[j] = d;
     }
+    [before, prev, cur] = [prev, cur, before];
   }
-  return dp[b.length]!;
+  return prev[b.length]!;
 }
 
 function convert(_key: string, d: OptionDef, raw: string, shown: string, cmd: string): string | number | boolean {

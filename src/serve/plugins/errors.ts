@@ -5,9 +5,21 @@
 // paths and methods as registered: register this plugin before any route).
 import fp from 'fastify-plugin';
 import type { FastifyPluginCallback } from 'fastify';
+import { editDistance } from '../../util/args.js';
 import { HttpError, pathOf, withoutPaths } from '../http-error.js';
 import { SERVE_LIMITS } from '../settings.js';
 import { drainBody } from './body.js';
+
+/**
+ * For a missing required field, the field the client sent instead when it is one edit away (TEI's
+ * `inputs` sent to OpenAI's route, or the other way round): said, so that the fix is plain.
+ */
+function misnamedField(message: string, body: unknown): string {
+  const want = /must have required property '([^']+)'/.exec(message)?.[1];
+  if (!want || !body || typeof body !== 'object' || Array.isArray(body)) return '';
+  const sent = Object.keys(body).find((k) => k !== want && editDistance(k, want) <= 1);
+  return sent ? ` (the body has '${sent}': this route takes '${want}')` : '';
+}
 
 const errors: FastifyPluginCallback<{ bodyLimit: number }> = (app, { bodyLimit }, done) => {
   const known: { re: RegExp; methods: Set<string> }[] = [];
@@ -33,7 +45,8 @@ const errors: FastifyPluginCallback<{ bodyLimit: number }> = (app, { bodyLimit }
       if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return reply;
     }
     if (err instanceof HttpError) return reply.status(err.status).send({ error: err.message, error_type: err.type });
-    if (err.validation) return reply.status(422).send({ error: `Input validation error: ${err.message}`, error_type: 'Validation' });
+    if (err.validation)
+      return reply.status(422).send({ error: `Input validation error: ${err.message}${misnamedField(err.message, req.body)}`, error_type: 'Validation' });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return reply.status(413).send({ error: `Payload too large: the body limit is ${bodyLimit} bytes`, error_type: 'Validation' });
     if (err.statusCode && err.statusCode < 500)

@@ -1,11 +1,13 @@
 // The embedding routes of xling serve: POST /embed as Hugging Face text-embeddings-inference
 // answers it (an array of vectors) and POST /v1/embeddings as OpenAI's embeddings API (a list of
-// embedding objects, float or base64, with token usage). Both take texts or token ids and
+// embedding objects, float or base64, with usage in the model's input units), with GET /v1/models
+// (the one model served) for OpenAI's clients. Both take texts or token ids and
 // `dimensions` (the first N, re-normalised: Matryoshka truncation). Vectors go out as text
 // formatted natively (shortest float32 decimals; large responses on a libuv thread): formatting
 // them in JavaScript cost the event loop more than the embedding.
 import type { FastifyPluginCallback } from 'fastify';
-import { basename } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { l2normalizeRows } from '../../embed/vectors.js';
 import { joinRows } from '../../io/json.js';
 import { formatJoinRowsAsync } from '../../kernels.js';
@@ -83,7 +85,7 @@ export const embeddingRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx 
         dimensions?: number;
       };
       const n = dimsOf(b.dimensions);
-      const v = firstDims(await embedder.vectors(asList(b.inputs), { ...b, signal: signalOf(req) }, reply), d, n, b.normalize !== false);
+      const v = firstDims(await embedder.vectors(asList(b.inputs), { ...b, signal: signalOf(req), field: 'inputs' }, reply), d, n, b.normalize !== false);
       const rows = v.length / n;
       return reply.type('application/json; charset=utf-8').send(await joinRowsOff(v, n, rows ? ['[', ...Array<string>(rows - 1).fill(','), ']'] : ['[]']));
     },
@@ -126,7 +128,7 @@ export const embeddingRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx 
       const texts = asList(b.input);
       const counted = { tokens: 0 };
       const n = dimsOf(b.dimensions);
-      const v = firstDims(await embedder.vectors(texts, { ...b, signal: signalOf(req) }, reply, counted), d, n, true);
+      const v = firstDims(await embedder.vectors(texts, { ...b, signal: signalOf(req), field: 'input' }, reply, counted), d, n, true);
       const usage = JSON.stringify({ prompt_tokens: counted.tokens, total_tokens: counted.tokens });
       const head = '{"object":"list","data":[',
         tail = `],"model":${JSON.stringify(b.model ?? basename(ctx.options.modelDir))},"usage":${usage}}`;
@@ -138,5 +140,25 @@ export const embeddingRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx 
       return reply.send(await joinRowsOff(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
     },
   );
+  // OpenAI's model list: the one model this server embeds with, by the id /v1/embeddings answers with
+  const modelId = basename(ctx.options.modelDir);
+  const modelObject = () => {
+    let created = 0;
+    try {
+      created = Math.floor(statSync(join(ctx.options.modelDir, 'config.json')).mtimeMs / 1000);
+    } catch {
+      /* a model given without its directory: no date */
+    }
+    return { id: modelId, object: 'model', created, owned_by: 'xling' };
+  };
+  app.get('/v1/models', { schema: { description: "OpenAI: the model served (its id is the model directory's name)", tags: ['OpenAI'] } }, async () => ({
+    object: 'list',
+    data: [modelObject()],
+  }));
+  app.get('/v1/models/:id', { schema: { description: 'OpenAI: the model of this id', tags: ['OpenAI'] } }, async (req) => {
+    const id = (req.params as { id: string }).id;
+    if (id !== modelId) throw new HttpError(404, `model '${id.slice(0, 200)}' not found: this server serves '${modelId}'`, 'NotFound');
+    return modelObject();
+  });
   done();
 };

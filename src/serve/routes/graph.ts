@@ -22,13 +22,13 @@ export const graphRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, d
       await paths.close();
     });
   // a sentence of the graph: an id (checked), or the sentence nearest to a text
-  const nodeOf = async (g: GraphReader, x: number | string, lang: string | null | undefined): Promise<number> => {
+  const nodeOf = async (g: GraphReader, x: number | string, lang: string | null | undefined, field = 'text'): Promise<number> => {
     if (typeof x === 'number') {
       if (!Number.isInteger(x) || x < 0 || x >= g.size) throw new HttpError(422, `sentence ${x} out of range [0, ${g.size})`, 'Validation');
       return x;
     }
     if (!o.index || d !== o.index.d) throw new HttpError(503, "texts need the graph's index and a model of its dimension", 'Unavailable');
-    const q = await embedder.vectors([x], { truncate: true, normalize: true, lang });
+    const q = await embedder.vectors([x], { truncate: true, normalize: true, lang, field });
     const r = await o.index.searchAsync(q, Math.min(g.meta.candidates, o.index.ntotal), g.meta.nprobe ? { nprobe: g.meta.nprobe } : undefined);
     const n = rankCandidates(g, q, r.labels, 1)[0];
     if (!n) throw new HttpError(422, `no sentence of the graph near '${x.slice(0, 80)}'`, 'Validation');
@@ -112,8 +112,8 @@ export const graphRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, d
         return given[0]!;
       };
       const ends = [end('from'), end('to')];
-      const from = await nodeOf(g, ends[0]!, b.lang),
-        to = await nodeOf(g, ends[1]!, b.lang);
+      const from = await nodeOf(g, ends[0]!, b.lang, 'from'),
+        to = await nodeOf(g, ends[1]!, b.lang, 'to');
       const p = await paths!.find(from, to, b.undirected ?? false);
       if (!p) return { from, to, found: false, maxStep: null, visited: null, steps: [] };
       return {

@@ -44,7 +44,8 @@ export const pairRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, do
       const pairs = b.pairs ?? b.inputs?.sentences.map((t) => [b.inputs!.source_sentence, t] as [string, string]);
       if (!pairs) throw new HttpError(422, 'give pairs: [[a, b], …] or inputs: {source_sentence, sentences}', 'Validation');
       const texts = [...new Set(pairs.flat())];
-      const v = await embedder.vectors(texts, { truncate: b.truncate, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
+      const field = b.pairs ? 'pairs' : 'inputs';
+      const v = await embedder.vectors(texts, { truncate: b.truncate, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req), field });
       const at = new Map(texts.map((t, i) => [t, i]));
       return pairs.map(([a, c]) => {
         const i = at.get(a)!,
@@ -96,14 +97,14 @@ export const pairRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, do
         throw new HttpError(413, `(src + trg sentences) × k = ${work} > ${SERVE_LIMITS.mineWork}: send fewer sentences or a smaller k`, 'Validation');
       const signal = signalOf(req);
       // each side in requests of at most maxClientBatchSize inputs
-      const embedSide = async (texts: string[], lang: string | null | undefined) => {
+      const embedSide = async (texts: string[], lang: string | null | undefined, field: string) => {
         const out = new Float32Array(texts.length * d);
         for (let i = 0; i < texts.length; i += s.maxClientBatchSize)
-          out.set(await embedder.vectors(texts.slice(i, i + s.maxClientBatchSize), { truncate: true, normalize: true, lang, signal }), i * d);
+          out.set(await embedder.vectors(texts.slice(i, i + s.maxClientBatchSize), { truncate: true, normalize: true, lang, signal, field }), i * d);
         return out;
       };
-      const sv = await embedSide(b.src, b.src_lang),
-        tv = await embedSide(b.trg, b.trg_lang);
+      const sv = await embedSide(b.src, b.src_lang, 'src'),
+        tv = await embedSide(b.trg, b.trg_lang, 'trg');
       if (signal?.aborted) throw new HttpError(503, 'the request was cancelled', 'Timeout');
       const k = Math.min(b.k ?? 4, b.src.length, b.trg.length);
       const cands = mine(sv, tv, d, { k, margin: b.margin ?? 'ratio', retrieval: b.retrieval ?? 'max', threshold: b.threshold });

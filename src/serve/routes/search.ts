@@ -57,7 +57,7 @@ export const searchRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, 
       if (b.vector) q = queryVector(b.vector, idx.d);
       else {
         if (d !== idx.d) throw new HttpError(500, `the model gives ${d}-d vectors, the index holds ${idx.d}-d`, 'Backend');
-        q = await embedder.vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req) });
+        q = await embedder.vectors([b.text!], { truncate: true, normalize: true, lang: b.lang, center: b.center, signal: signalOf(req), field: 'text' });
       }
       // binary: the k·rescore nearest by Hamming distance re-ranked by the float query (default 4; 0: Hamming distances as scores)
       const r =
