@@ -94,7 +94,7 @@ process.on('exit', () => {
     );
     const runs: [string, string[]][] = [
       ['embed', ['embed', '--input', small, '-o', v]],
-      ['eval xsim', ['eval', 'xsim', '--data', xsim]],
+      ['eval xsim', ['eval', 'xsim', '--data', xsim, '--min-rows', '20']],
       ['mine', ['mine', '--src', de, '--trg', en, '--src-lang', 'de', '--trg-lang', 'en', '-o', join(dir, 'mined.tsv')]],
       ['align', ['align', '--src', de, '--trg', en, '-o', join(dir, 'aligned.txt')]],
     ];

@@ -21,7 +21,7 @@ function entry(path: string[], summary: string, load: () => Promise<CliCommand>)
 export const COMMAND_TABLE: CommandEntry[] = [
   entry(['train'], 'train a multilingual sentence encoder (LASER-style or dual encoder)', async () => (await import('./train.js')).trainCommand),
   entry(['train-lid'], "train the model's language identifier (lid.json) from an N-way TSV", async () => (await import('./train-lid.js')).trainLidCommand),
-  entry(['embed'], 'embed sentences (or documents) into vectors (.npy)', async () => (await import('./embed.js')).embedCommand),
+  entry(['embed'], 'embed sentences (or documents) into vectors (.npy or JSON lines)', async () => (await import('./embed.js')).embedCommand),
   entry(
     ['export'],
     'write the encoder alone (-o DIR), or the word vectors in word2vec text format (--words FILE)',
@@ -45,7 +45,7 @@ export const COMMAND_TABLE: CommandEntry[] = [
   entry(['index', 'merge'], 'merge index shards (built from the same trained index) into one', async () => (await import('./index-cmds.js')).indexMergeCommand),
   entry(
     ['search'],
-    'k nearest neighbours of query vectors (through an index, or exactly against a .npy)',
+    'k nearest neighbours of query sentences or vectors (through an index, or exactly against a .npy), with the sentences found',
     async () => (await import('./index-cmds.js')).searchCommand,
   ),
   entry(['classify', 'train'], 'train a document classifier on document vectors', async () => (await import('./classify.js')).classifyTrainCommand),
@@ -106,7 +106,7 @@ export const COMMAND_TABLE: CommandEntry[] = [
   ),
   entry(
     ['import', 'hf'],
-    'import a local Hugging Face sentence encoder (BERT, XLM-RoBERTa, DistilBERT; sentence-transformers modules) as an xling model',
+    'import a Hugging Face sentence encoder (BERT, XLM-RoBERTa, DistilBERT; sentence-transformers modules) by its Hub name or from a local snapshot',
     async () => (await import('./import-hf.js')).importHfCommand,
   ),
   entry(['cluster', 'embed'], 'xling embed split into shards run by xling workers', async () => (await import('./cluster.js')).clusterEmbedCommand),
