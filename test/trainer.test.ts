@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/models/config.js';
-import { BatchStream, buildExamples, epochBatches, epochLangBatches, epochPairBatches, pairKey, temperatureShares } from '../src/data/examples.js';
+import { BatchStream, buildExamples, epochBatches, epochLangBatches, epochPairBatches, langQuotas, pairKey, temperatureShares } from '../src/data/examples.js';
 import { train, TrainingInterrupted } from '../src/train/trainer.js';
 import { fingerprintOf } from '../src/train/pipeline.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';
@@ -159,7 +159,7 @@ describe('LASER trainer', () => {
       smallN = 0,
       total = 0;
     for (let epoch = 0; epoch < 4; epoch++) {
-      const bs = epochLangBatches(ex, trainSet, 1, epoch, 8, 10, 0, 3);
+      const bs = epochLangBatches(ex, trainSet, 1, epoch, 8, 10, 0, { temperature: 3, minRows: 0, maxRepeat: 10 });
       for (const b of bs) {
         if (new Set(b.examples.map(pairKey)).size > 1) mixed++;
         for (const e of b.examples) {
@@ -194,6 +194,14 @@ describe('LASER trainer', () => {
     const b = new BatchStream(ex, trainSet, 1, 8, 10, 0, at, { langTemperature: 3 });
     for (let i = 200; i < 250; i++) assert.equal(key(b), seen[i], `batch ${i} after resume`);
     assert.throws(() => parseConfig({ batch: { pairTemperature: 2, langTemperature: 2 } }, 'c.json'), /exclude each other/);
+    // a floor: the small pair raised to min(minRows, maxRepeat × n) examples an epoch, the large one kept
+    assert.deepEqual(langQuotas([700, 70], 770, { temperature: 1, minRows: 300, maxRepeat: 10 }), [700, 300]);
+    assert.deepEqual(langQuotas([700, 70], 770, { temperature: 1, minRows: 3000, maxRepeat: 2 }), [1400, 140]);
+    assert.deepEqual(langQuotas([700, 70], 770, { temperature: 1, minRows: 50, maxRepeat: 10 }), [700, 70]);
+    const floored = new BatchStream(ex, trainSet, 1, 8, 10, 0, undefined, { langMinRows: 300 });
+    let small2 = 0;
+    for (let i = 0; i < Math.ceil(1000 / 8); i++) small2 += floored.next().examples.filter((e) => e.src[0] === 'en').length;
+    assert.ok(small2 >= 0.26 * 1000 && small2 <= 0.34 * 1000, `the floored pair's share ${small2 / 1000}`);
   });
 
   it('decoder.outBias unigram starts the output bias at the log frequency of target tokens', () => {

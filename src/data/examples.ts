@@ -163,13 +163,36 @@ export function temperatureShares(sizes: number[], temperature: number): number[
   return w.map((x) => x / sum);
 }
 
+/** How mixed batches weigh language pairs (see epochLangBatches). */
+export interface LangSampling {
+  /** Shares ∝ n^(1/T) (1: in proportion to the pair's examples). */
+  temperature: number;
+  /** A pair with fewer examples an epoch is raised to this many (0: no floor)… */
+  minRows: number;
+  /** …but to at most this many times its own examples. */
+  maxRepeat: number;
+}
+
 /**
- * Batches of one epoch that mix language pairs, each pair's share of the epoch's examples drawn
- * ∝ n_pair^(1/T) (as XLM and LASER2 upsample low-resource languages): an epoch has as many examples
- * as the corpus; a pair takes round(share × total) of them, reading its examples in an order
- * reshuffled at each pass over them, so a small pair repeats and a large one is read in part,
- * continuing where the previous epoch stopped (the position is a function of the epoch, so the
- * stream stays resumable). Then shuffled, length-sorted in chunks and cut as in epochBatches.
+ * Examples each language pair takes in an epoch: its temperature share of the corpus's size, then
+ * raised to min(minRows, maxRepeat × n) where that is more (the epoch grows by what the small
+ * pairs add; the large pairs keep their examples).
+ */
+export function langQuotas(sizes: number[], total: number, o: LangSampling): number[] {
+  const shares = temperatureShares(sizes, o.temperature);
+  return sizes.map((n, i) => {
+    const q = Math.round(shares[i]! * total);
+    return o.minRows > 0 ? Math.max(q, Math.min(o.minRows, Math.round(o.maxRepeat * n))) : q;
+  });
+}
+
+/**
+ * Batches of one epoch that mix language pairs, each pair taking its quota of examples
+ * (langQuotas: a temperature over the pairs' sizes, as XLM and LASER2 upsample low-resource
+ * languages, and a floor for the smallest): a pair reads its examples in an order reshuffled at
+ * each pass over them, so a small pair repeats and a large one may be read in part, continuing
+ * where the previous epoch stopped (the position is a function of the epoch, so the stream stays
+ * resumable). Then shuffled, length-sorted in chunks and cut as in epochBatches.
  */
 export function epochLangBatches(
   ex: Example[],
@@ -179,17 +202,18 @@ export function epochLangBatches(
   size: number,
   sortChunk: number,
   maxTokens: number,
-  temperature: number,
+  sampling: LangSampling,
 ): Batch[] {
   const { keys, groups } = groupByPair(ex);
-  const shares = temperatureShares(
+  const quotas = langQuotas(
     keys.map((k) => groups.get(k)!.length),
-    temperature,
+    ex.length,
+    sampling,
   );
   const picked: Example[] = [];
   keys.forEach((k, gi) => {
     const g = groups.get(k)!;
-    const quota = Math.round(shares[gi]! * ex.length);
+    const quota = quotas[gi]!;
     let cycle = -1;
     let perm: number[] = [];
     for (let pos = epoch * quota; pos < (epoch + 1) * quota; pos++) {
@@ -265,6 +289,10 @@ export interface StreamOptions {
   pairTemperature?: number;
   /** Mixed batches, each language pair's share of an epoch ∝ n^(1/T) (0 or 1 = off: in proportion to its examples). */
   langTemperature?: number;
+  /** Mixed batches where a language pair takes at least this many examples an epoch (0 = off)… */
+  langMinRows?: number;
+  /** …repeating its own at most this many times (default 10). */
+  langMaxRepeat?: number;
 }
 
 /** Endless resumable stream of batches. */
@@ -282,9 +310,12 @@ export class BatchStream {
   ) {}
 
   private epoch(e: number): Batch[] {
-    const { pairTemperature: T = 0, langTemperature: L = 0 } = this.opts;
+    const { pairTemperature: T = 0, langTemperature: L = 0, langMinRows: minRows = 0, langMaxRepeat: maxRepeat = 10 } = this.opts;
     if (T > 0) return epochPairBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, T);
-    if (L > 0 && L !== 1) return epochLangBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, L);
+    if ((L > 0 && L !== 1) || minRows > 0) {
+      const sampling = { temperature: L > 0 ? L : 1, minRows, maxRepeat };
+      return epochLangBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, sampling);
+    }
     return epochBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens);
   }
 

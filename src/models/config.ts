@@ -18,7 +18,7 @@ export const GENERIC_DEFAULTS: TrainConfig = {
     { kind: '1:1', src: '*', trg: ['en'] },
     { kind: '1:1', src: ['en'], trg: ['es'] },
   ],
-  batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0, langTemperature: 0 },
+  batch: { size: 64, maxTokens: 0, sortChunk: 50, pairTemperature: 0, langTemperature: 0, langMinRows: 0, langMaxRepeat: 10 },
   maxLen: 64,
   optim: { lr: 1e-3, betas: [0.9, 0.98], clip: 5, warmup: 0, schedule: 'constant', minLr: 0, decay: 0.98, decayEvery: 10000, weightDecay: 0, sparseLr: 0 },
   dropout: 0,
@@ -84,8 +84,12 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
   int('batch.sortChunk', cfg.batch.sortChunk, 0);
   checkNumber(file, 'batch.pairTemperature', cfg.batch.pairTemperature, { min: 0 });
   checkNumber(file, 'batch.langTemperature', cfg.batch.langTemperature, { min: 0 });
-  if (cfg.batch.pairTemperature > 0 && cfg.batch.langTemperature > 0)
-    throw new Error(`${file}: 'batch.pairTemperature' (one language pair a batch) and 'batch.langTemperature' (mixed batches) exclude each other`);
+  int('batch.langMinRows', cfg.batch.langMinRows, 0);
+  checkNumber(file, 'batch.langMaxRepeat', cfg.batch.langMaxRepeat, { min: 1 });
+  if (cfg.batch.pairTemperature > 0 && (cfg.batch.langTemperature > 0 || cfg.batch.langMinRows > 0))
+    throw new Error(
+      `${file}: 'batch.pairTemperature' (one language pair a batch) and 'batch.langTemperature' / 'batch.langMinRows' (mixed batches) exclude each other`,
+    );
   int('maxLen', cfg.maxLen, 2);
   checkNumber(file, 'optim.lr', cfg.optim.lr, { above: 0 });
   checkNumber(file, 'optim.sparseLr', cfg.optim.sparseLr, { min: 0 });

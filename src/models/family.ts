@@ -29,9 +29,11 @@ export interface TrainConfig {
    * maxTokens caps padded source tokens per batch (0 = off); sortChunk: batches are cut from
    * length-sorted chunks of size × sortChunk examples; pairTemperature > 0: every batch holds one
    * language pair, pairs drawn ∝ n^(1/T) (0 = batches mix all pairs); langTemperature > 0: batches
-   * mix pairs, each pair's share of an epoch ∝ n^(1/T) (0 or 1: in proportion to its examples).
+   * mix pairs, each pair's share of an epoch ∝ n^(1/T) (0 or 1: in proportion to its examples);
+   * langMinRows > 0: a pair with fewer examples takes that many an epoch, repeating its own at most
+   * langMaxRepeat times.
    */
-  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number; langTemperature: number };
+  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number; langTemperature: number; langMinRows: number; langMaxRepeat: number };
   maxLen: number;
   /**
    * sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. schedule

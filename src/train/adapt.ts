@@ -175,6 +175,8 @@ export class AdaptTask implements TrainingTask<Batch> {
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
       langTemperature: cfg.batch.langTemperature,
+      langMinRows: cfg.batch.langMinRows,
+      langMaxRepeat: cfg.batch.langMaxRepeat,
     });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), cfg.loss);
   }

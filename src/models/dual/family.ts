@@ -151,6 +151,8 @@ class DualTask implements TrainingTask<DualBatch> {
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
       langTemperature: cfg.batch.langTemperature,
+      langMinRows: cfg.batch.langMinRows,
+      langMaxRepeat: cfg.batch.langMaxRepeat,
     });
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), this.cfg.loss);
   }

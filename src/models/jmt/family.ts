@@ -144,6 +144,8 @@ class JmtTask implements TrainingTask<JmtBatch> {
     this.stream = new BatchStream(buildExamples(corpus, cfg.paths), corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
       langTemperature: cfg.batch.langTemperature,
+      langMinRows: cfg.batch.langMinRows,
+      langMaxRepeat: cfg.batch.langMaxRepeat,
     });
     const sg = this.cfg.skipgram;
     if (sg.enabled) {

@@ -95,6 +95,8 @@ class LaserTask implements TrainingTask<Batch> {
     this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
       pairTemperature: cfg.batch.pairTemperature,
       langTemperature: cfg.batch.langTemperature,
+      langMinRows: cfg.batch.langMinRows,
+      langMaxRepeat: cfg.batch.langMaxRepeat,
     });
   }
   get streamState(): StreamState {
