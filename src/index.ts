@@ -85,7 +85,7 @@ export { documentVectors, documentRetrieval, readParallelDocs } from './eval/doc
 export { trainClassifier, loadClassifier, predict as predictClasses, evaluate as evaluateClassifier, CLASSIFIER_DEFAULTS } from './classify/classifier.js';
 export type { ClassifierOptions, TrainedClassifier, Evaluation as ClassifierEvaluation } from './classify/classifier.js';
 export { readLabelledDocs } from './classify/documents.js';
-export { GraphReader, neighboursOfText, snap, minimaxPath, openIndex as openGraphIndex } from './graph/query.js';
+export { GraphReader, neighboursOfText, snap, minimaxPath, openGraphIndex } from './graph/query.js';
 export { LanguageIdentifier, loadLanguageIdentifier, LID_CONFIDENCE } from './text/lid.js';
 // Line charts as standalone SVG (the trainer's loss and dev curves are drawn with it).
 export { lineChart } from './util/svg.js';

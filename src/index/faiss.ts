@@ -199,24 +199,23 @@ export function readIndex(path: string, o: { mmap?: boolean } = {}): FaissIndex 
 }
 
 /**
- * A faiss index file opened for search: `what` (default "--index PATH") names it in errors (one that
- * is not a faiss index: "WHAT: cannot read it as a faiss index: why"); `nprobe` sets how many IVF
- * lists a search visits (an IVF index only; `nprobeName` names where it was given).
+ * A faiss index file opened for search, named "FLAG PATH" in errors (one that is not a faiss index:
+ * "FLAG PATH: cannot read it as a faiss index: why"); `nprobe` sets how many IVF lists a search
+ * visits (an IVF index only; `nprobeName` names where it was given, by default --nprobe).
  */
-export function openIndex(path: string, o: { what?: string; nprobe?: number; nprobeName?: string; mmap?: boolean } = {}): FaissIndex {
-  const what = o.what ?? `--index ${path}`;
+export function openIndex(flag: string, path: string, nprobe?: number, o: { nprobeName?: string; mmap?: boolean } = {}): FaissIndex {
   let index: FaissIndex;
   try {
     index = readIndex(path, { mmap: o.mmap });
   } catch (e) {
-    throw new Error(`${what}: cannot read it as a faiss index: ${faissMessage(e)}`);
+    throw new Error(`${flag} ${path}: cannot read it as a faiss index: ${faissMessage(e)}`);
   }
-  if (o.nprobe !== undefined) {
+  if (nprobe !== undefined) {
     if (!index.info.ivf) {
       index.dispose();
-      throw new Error(`${o.nprobeName ?? '--nprobe'}: ${what} is not an IVF index (nprobe is how many IVF lists a search visits)`);
+      throw new Error(`${o.nprobeName ?? '--nprobe'}: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`);
     }
-    index.setNprobe(o.nprobe);
+    index.setNprobe(nprobe);
   }
   return index;
 }

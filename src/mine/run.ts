@@ -67,7 +67,7 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
     tMap = ut.first;
     o.say(`unified ${S.sentences.length}→${sv.n} source and ${T.sentences.length}→${tv.n} target lines`);
   }
-  const index = o.index ? openIndex(o.index.path, { nprobe: o.index.nprobe, nprobeName: 'nprobe' }) : undefined;
+  const index = o.index ? openIndex('--index', o.index.path, o.index.nprobe, { nprobeName: 'nprobe' }) : undefined;
   try {
     if (index && sv.d === tv.d) {
       // (a dimension mismatch between the sides is said by minePairs)
