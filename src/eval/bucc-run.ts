@@ -12,7 +12,7 @@ import { thresholdForPrecision } from '../mine/filters.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { minePairs } from '../mine/pipeline.js';
 import { Assignment, OpenedScorer } from '../mine/scorer/index.js';
-import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from './bucc.js';
+import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from '../util/precision-recall.js';
 
 /** What xling eval bucc evaluates (its options checked by the command). */
 export interface BuccRun {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { loadNWayTsv, readBucc, readGold } from '../../data/corpus.js';
 import { checkLangOptions, modelDim, vectorsFor } from '../../embed/input.js';
-import { goldSet } from '../../eval/bucc.js';
+import { goldSet } from '../../util/precision-recall.js';
 import { manualSeed, Tensor } from '../../tensor/tensor.js';
 import { writeFileAtomicSync } from '../../util/atomic.js';
 import { pause } from '../../util/pause.js';
