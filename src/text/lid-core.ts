@@ -20,12 +20,7 @@
 /** File name of the identifier in a model directory. */
 export const LID_FILE = 'lid.json';
 
-/**
- * The confidence (posterior probability) at or above which an identified language is trusted,
- * e.g. for per-language centring: more likely than every other language together. On the gettext
- * dev set, 97% of sentences reach it and 99.3% of those are right (bench/RESULTS.md).
- */
-export const LID_CONFIDENCE = 0.5;
+export { LID_CONFIDENCE } from '../util/embed-policy.js';
 
 export interface LidTrainOptions {
   /** Smallest and largest n-gram length in characters (code points); default [1, 4]. */
@@ -557,33 +552,4 @@ let saver: ((lid: LanguageIdentifier, modelDir: string) => string) | null = null
 /** How `save` writes (set by src/text/lid.ts, which has the file system). */
 export function setLanguageIdentifierSaver(fn: (lid: LanguageIdentifier, modelDir: string) => string): void {
   saver = fn;
-}
-
-/**
- * A deterministic sample spread over a whole stream of lines, for identifying its language: every
- * step-th non-blank line, the step doubling whenever more than `cap` are kept. It depends only on
- * the lines, never on how they are read (chunks), and blank lines never vote.
- */
-export class SpreadSample {
-  readonly lines: string[] = [];
-  private step = 1;
-  private seen = 0;
-  constructor(readonly cap = 2000) {}
-  add(line: string): void {
-    if (!line.trim() || this.seen++ % this.step !== 0) return;
-    this.lines.push(line);
-    if (this.lines.length > this.cap) {
-      // keep the lines at multiples of the doubled step: every other kept line
-      let j = 0;
-      for (let i = 0; i < this.lines.length; i += 2) this.lines[j++] = this.lines[i]!;
-      this.lines.length = j;
-      this.step *= 2;
-    }
-  }
-}
-
-export function spreadSample(lines: Iterable<string>, cap = 2000): string[] {
-  const s = new SpreadSample(cap);
-  for (const l of lines) s.add(l);
-  return s.lines;
 }
