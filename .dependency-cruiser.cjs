@@ -83,6 +83,13 @@ forbidden.push(
     },
   },
   {
+    name: 'no-circular',
+    comment: 'no import circle, type imports included (a module that two others need apart goes below both)',
+    severity: 'error',
+    from: { path: '^src/' },
+    to: { circular: true },
+  },
+  {
     name: 'no-unknown-layer',
     comment: 'every folder of src/ has a place in the layering (add it to RANK in .dependency-cruiser.cjs)',
     severity: 'error',

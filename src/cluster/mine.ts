@@ -19,7 +19,7 @@ import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { fileStamps } from '../util/stamps.js';
-import type { StagePlan } from './stages.js';
+import type { StagePlan } from './stage-plan.js';
 
 export interface MineRequest {
   src: string;
