@@ -69,22 +69,6 @@ export function lidText(s: string): string {
   return t ? ` ${t} ` : '';
 }
 
-/** Every n-gram (n in [lo, hi], in code points) of a prepared text, with repeats. */
-export function lidNgrams(t: string, lo: number, hi: number, each: (g: string) => void): void {
-  const cps = Array.from(t);
-  for (let i = 0; i < cps.length; i++) {
-    let g = '',
-      informative = false;
-    for (let n = 1; n <= hi && i + n <= cps.length; n++) {
-      const c = cps[i + n - 1]!;
-      g += c;
-      // an n-gram made only of spaces and 0s says nothing of the language
-      if (c !== ' ' && c !== '0') informative = true;
-      if (n >= lo && informative) each(g);
-    }
-  }
-}
-
 /**
  * N-grams as numbers (faster map keys than strings): each character a dense id in [1, 2^bits), an
  * n-gram the base-2^bits number of its ids (prefixes of different lengths never collide, as ids
