@@ -427,8 +427,7 @@ async function trainedPairModel(o: ScorerTrainRun, sets: LabelledSet[], work: st
     sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })),
     p.rows,
   );
-  // (the epochs are not in the key: a resumed run may go on for more of them; match and siblings, variants
-  // no longer offered, stay in it as false so that an earlier run's work directory is still reused)
+  // (the epochs are not in the key: a resumed run may go on for more of them)
   const key = createHash('sha256')
     .update(
       JSON.stringify({
@@ -441,8 +440,6 @@ async function trainedPairModel(o: ScorerTrainRun, sets: LabelledSet[], work: st
         sets: sets.map((s) => s.name),
         hidden: p.hidden,
         pca: p.pca,
-        match: false,
-        siblings: false,
         ...(p.seed !== 1 ? { seed: p.seed } : {}),
       }),
     )
