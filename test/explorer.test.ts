@@ -12,7 +12,7 @@ import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { FastifyInstance } from 'fastify';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { buildGraph } from '../src/graph/build.js';
-import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
+import { GraphReader, minimaxPath, openGraphIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
 import { loadStore } from '../src/io/sentence-store.js';
@@ -306,7 +306,7 @@ describe('web explorer with a graph (Chromium)', () => {
       model: loadSentenceEncoder(join(dir, 'model')),
       modelDir: join(dir, 'model'),
       graph: g,
-      index: openIndex(gdir),
+      index: openGraphIndex(gdir),
       store: g.store,
       mapSample: 200,
     });

@@ -536,7 +536,7 @@ describe('Matryoshka loss', () => {
     const b = task.nextBatch();
     const got = noGrad(() => tidy(() => task.loss(b, 1).item()));
     // by hand: the same batch through the encoder, each prefix re-normalised
-    const ex = (b as { batch: { examples: { src: string[]; trg: string[]; row: number }[] } }).batch.examples;
+    const ex = (b as { examples: { src: string[]; trg: string[]; row: number }[] }).examples;
     const src = ex.map((e) => corpus.ids.get(e.src[0]!)![e.row]!),
       trg = ex.map((e) => corpus.ids.get(e.trg[0]!)![e.row]!);
     const enc = (task.module as unknown as { encoder: { forward(s: Int32Array[]): import('../src/tensor/index.js').Tensor } }).encoder;

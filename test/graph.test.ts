@@ -18,7 +18,7 @@ import {
   readGraphMeta,
   trainRows,
 } from '../src/graph/build.js';
-import { GraphReader, graphPath, minimaxPath, neighboursOfText, openIndex } from '../src/graph/query.js';
+import { GraphReader, graphPath, minimaxPath, neighboursOfText, openGraphIndex } from '../src/graph/query.js';
 import { buildStore, GraphStore, wordCount } from '../src/graph/store.js';
 import { float16ToFloat32 } from '../src/io/half.js';
 import { NpyWriter, readNpy } from '../src/io/npy.js';
@@ -352,7 +352,7 @@ describe('graph of the bundled sample', () => {
     const g = new GraphReader(ex);
     try {
       const model = (await import('../src/embed/model-dir.js')).loadSentenceEncoder(join(dir, 'model'));
-      const index = openIndex(ex);
+      const index = openGraphIndex(ex);
       try {
         const r = neighboursOfText(g, model, index, g.store.text(7), { lang: g.store.lang(7) });
         assert.equal(r.neighbours[0]!.id, 7);

@@ -23,7 +23,7 @@ describe('layering rules', () => {
     assert.match(r.out, /no dependency violations found/);
   });
 
-  it('catches planted violations: a lower layer importing a higher one, the addon outside its wrappers, lite reaching native code, the encoder interface naming tensors', () => {
+  it('catches planted violations: a lower layer importing a higher one, the addon outside its wrappers, lite reaching native code, the encoder interface naming tensors, an import circle', () => {
     const dir = mkdtempSync(join(tmpdir(), 'xling-layers-'));
     try {
       copyFileSync(join(root, 'tsconfig.json'), join(dir, 'tsconfig.json'));
@@ -41,6 +41,8 @@ describe('layering rules', () => {
         'src/lite/model.ts': "import { f } from '../util/fmt.js';\nexport const m = f;\n", // lite → util → kernels → native
         'src/models/encoder.ts': "import { x } from '../tensor/tensor.js';\nexport type E = typeof x;\n", // the inference interface naming a tensor
         'src/newlayer/a.ts': "import { f } from '../util/fmt.js';\nexport const a = f;\n", // a folder without a rank
+        'src/mine/x.ts': "import type { Y } from './y.js';\nexport type X = Y | 1;\n", // an import circle (type imports count)
+        'src/mine/y.ts': "import type { X } from './x.js';\nexport type Y = X | 2;\n",
       };
       for (const [f, text] of Object.entries(files)) {
         mkdirSync(dirname(join(dir, f)), { recursive: true });
@@ -58,6 +60,7 @@ describe('layering rules', () => {
       ])
         assert.match(r.out, new RegExp(`${rule}: ${from.replace(/\./g, '\\.')} → ${to.replace(/\./g, '\\.')}`), `${rule} not reported:\n${r.out}`);
       assert.match(r.out, /no-unknown-layer: src\/newlayer\/a\.ts/, r.out);
+      assert.match(r.out, /no-circular: src\/mine\/(x|y)\.ts/, r.out);
       // the allowed directions stay allowed
       assert.doesNotMatch(r.out, /src\/tensor\/tensor\.ts → src\/native\.ts/);
       assert.doesNotMatch(r.out, /src\/kernels\.ts → src\/native\.ts/);

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { evaluateBucc } from '../src/eval/bucc.js';
+import { evaluateBucc } from '../src/util/precision-recall.js';
 import {
   codeAgreement,
   codeTokensOf,

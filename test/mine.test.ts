@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { marginScore, mine, mineTables, mineTablesAsync, unify, Candidate } from '../src/mine/mine.js';
-import { evaluateAtThreshold, evaluateBucc, goldSet } from '../src/eval/bucc.js';
+import { evaluateAtThreshold, evaluateBucc, goldSet } from '../src/util/precision-recall.js';
 import { precisionAtK, alignByIds } from '../src/eval/retrieval.js';
 import { knn } from '../src/index/faiss.js';
 import type { KnnFn } from '../src/index/exact.js';

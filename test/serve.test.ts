@@ -12,7 +12,7 @@ import { FastifyInstance } from 'fastify';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { buildGraph } from '../src/graph/build.js';
-import { GraphReader, minimaxPath, openIndex } from '../src/graph/query.js';
+import { GraphReader, minimaxPath, openGraphIndex } from '../src/graph/query.js';
 import { indexFactory } from '../src/index/faiss.js';
 import { buildServer, closeGracefully } from '../src/serve/server.js';
 import { loadStore } from '../src/io/sentence-store.js';
@@ -405,7 +405,7 @@ describe('xling serve --graph: neighbours and minimax paths', () => {
       log: () => {},
     });
     g = new GraphReader(out);
-    gapp = await buildServer({ model, modelDir, graph: g, index: openIndex(out), store: g.store });
+    gapp = await buildServer({ model, modelDir, graph: g, index: openGraphIndex(out), store: g.store });
     gbase = await gapp.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => {

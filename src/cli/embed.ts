@@ -10,7 +10,7 @@ import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/q
 import { chunksOf, jsonLinesSink, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
-import { l2normalizeRows } from '../embed/vectors.js';
+import { DocumentVectors } from '../embed/vectors.js';
 import { command, usage } from './command.js';
 import { checkPaths } from './io.js';
 import { EMBED_FILE_OPTIONS, InputEmbedder } from './vectors.js';
@@ -194,37 +194,25 @@ export const embedCommand = command(
     const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
 
     if (a.docs) {
-      const ids: string[] = [];
-      const index = new Map<string, number>();
-      const sums: Float32Array[] = [];
+      const sums = new DocumentVectors(d);
       let buf: { doc: number; s: string }[] = [];
       const flush = () => {
-        const v = job.embed(buf.map((b) => b.s));
-        buf.forEach((b, i) => {
-          const acc = sums[b.doc]!;
-          for (let j = 0; j < d; j++) acc[j]! += v[i * d + j]!;
-        });
+        sums.add(
+          job.embed(buf.map((b) => b.s)),
+          buf.map((b) => b.doc),
+        );
         prog.tick(buf.length);
         buf = [];
       };
       for await (const { line, no } of readLines(a.input)) {
         const tab = line.indexOf('\t');
         if (tab <= 0) throw new Error(`${a.input}:${no}: expected doc_id<TAB>sentence`);
-        const id = line.slice(0, tab);
-        let k = index.get(id);
-        if (k === undefined) {
-          k = ids.length;
-          index.set(id, k);
-          ids.push(id);
-          sums.push(new Float32Array(d));
-        }
-        buf.push({ doc: k, s: sentenceOf(line) });
+        buf.push({ doc: sums.numberOf(line.slice(0, tab)), s: sentenceOf(line) });
         if (buf.length >= a.chunk) flush();
       }
       if (buf.length) flush();
-      const out = new Float32Array(ids.length * d);
-      sums.forEach((s, i) => out.set(s, i * d));
-      if (a.normalize) l2normalizeRows(out, d);
+      const out = sums.matrix(a.normalize),
+        ids = sums.ids;
       if (a.rawF32 || precision !== 'float32' || jsonl) {
         const sink = sinkFor();
         sink.append(out);

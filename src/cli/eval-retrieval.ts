@@ -11,7 +11,7 @@ import { exactSearch, recallVsExact } from '../index/exact.js';
 import { kebab } from '../util/args.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
-import { openIndex } from './index-cmds.js';
+import { openIndex } from '../index/faiss.js';
 import { readLines } from '../io/input.js';
 import { checkPaths, inContext, summaryWriter, writeJsonOutput } from './io.js';
 import { readVectors } from './vectors.js';

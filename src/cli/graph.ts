@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseSources, sourcePath } from '../data/sources.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { buildGraph, checkGraphSettings, GRAPH_STEPS, GraphBuildOptions, graphModelDir, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
-import { GraphReader, graphPath, graphStatistics, neighboursOfText, openIndex, snap } from '../graph/query.js';
+import { GraphReader, graphPath, graphStatistics, neighboursOfText, openGraphIndex, snap } from '../graph/query.js';
 import { setNumThreads } from '../tensor/tensor.js';
 import { binValues, lineChart } from '../util/svg.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
@@ -255,7 +255,7 @@ export const graphNeighboursCommand = command(
         res = { lang: g.store.lang(id), neighbours: g.neighboursOf(id, a.threshold ?? Infinity).slice(0, a.k ?? g.meta.k) };
       } else {
         const model = queryModel(a);
-        const index = openIndex(a.graph);
+        const index = openGraphIndex(a.graph);
         const lang = checkLangOption(model, a.lang, '--lang');
         try {
           res = neighboursOfText(g, model, index, q, {
@@ -312,7 +312,7 @@ export const graphPathCommand = command(
     try {
       const needsModel = a._.some((x) => !/^#\d+$/.test(x));
       const model = needsModel ? queryModel(a) : null;
-      const index = needsModel ? openIndex(a.graph) : null;
+      const index = needsModel ? openGraphIndex(a.graph) : null;
       const ends = a._.slice(0, 2).map((x) => {
         if (/^#\d+$/.test(x)) {
           const id = Number(x.slice(1));

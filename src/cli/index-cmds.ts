@@ -2,7 +2,7 @@
 // sharding (ids = global row numbers) for corpora that outgrow one machine.
 import { statSync } from 'node:fs';
 import { addRows, createIndex, readVectorRows, shardRows, trainIndex } from '../index/build.js';
-import { FaissIndex, knn, Metric, readIndex } from '../index/faiss.js';
+import { FaissIndex, knn, Metric, openIndex } from '../index/faiss.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { knnChunked, mergeTopK } from '../index/exact.js';
@@ -24,19 +24,6 @@ function parseShard(s: string | undefined): [number, number] {
   const m = /^(\d+)\/(\d+)$/.exec(s);
   if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) usage(`--shard must be i/n with 0 <= i < n, got '${s}'`);
   return [Number(m![1]), Number(m![2])];
-}
-
-/** Reads the index a command-line option names (errors name the option and file); --nprobe only for IVF indexes. */
-export function openIndex(flag: string, path: string, nprobe?: number): FaissIndex {
-  const index = inContext(`${flag} ${path}: cannot read it as a faiss index`, () => readIndex(path));
-  if (nprobe !== undefined) {
-    if (!index.info.ivf) {
-      index.dispose();
-      throw new Error(`--nprobe: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`);
-    }
-    index.setNprobe(nprobe);
-  }
-  return index;
 }
 
 const HNSW_MERGE = 'faiss cannot merge HNSW graphs';

@@ -89,14 +89,6 @@ export function embedSettingsOf(s: MineSettings, lang: string | undefined, langF
   };
 }
 
-/** k for ns sources and nt targets: never more than either side has; said on stderr when capped. */
-export function effectiveK(k: number, ns: number, nt: number, label: string): number {
-  const used = Math.min(k, ns, nt);
-  if (used < k)
-    process.stderr.write(`[${label}] warning: -k ${k} is more than the ${Math.min(ns, nt)} ${ns <= nt ? 'source' : 'target'} sentences; using k=${used}\n`);
-  return used;
-}
-
 /**
  * Progress of a scorer's passes over the candidates (ScoringOptions.onCandidates): a bar for each
  * pass, one after another — the k-NN's and the pair model's bars are their own.

@@ -1,6 +1,6 @@
 // xling serve: the embedding and search HTTP API (src/serve/server.ts) and the web explorer.
 import { loadEncoderForRuntime } from '../embed/portable.js';
-import { GraphReader, openIndex as openGraphIndex } from '../graph/query.js';
+import { GraphReader, openGraphIndex } from '../graph/query.js';
 import { FaissIndex, readIndex } from '../index/faiss.js';
 import { BinaryFlatIndex, isBinaryIndexFile } from '../index/binary.js';
 import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';

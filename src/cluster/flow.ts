@@ -9,7 +9,7 @@ import { FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, shardRanges, vectorsInProgress } from './embed.js';
 import { stagedFlowStatus } from './stages.js';
-import { cancelMarker, JOB, QUEUE, redisConnection } from './queue.js';
+import { cancelFlowJobs, cancelMarker, JOB, jobStatus, QUEUE, redisConnection, removeJob, withQueue } from './queue.js';
 
 export interface EmbedFlowRequest {
   redis: string;
@@ -81,15 +81,6 @@ export function embedFlowId(r: EmbedFlowRequest): string {
     ...(r.precision === 'bf16' ? { precision: 'bf16' } : {}),
   };
   return `embed-${createHash('sha1').update(JSON.stringify(key)).digest('hex').slice(0, 12)}`;
-}
-
-async function withQueue<T>(redis: string, fn: (q: Queue) => Promise<T>): Promise<T> {
-  const q = new Queue(QUEUE, { connection: redisConnection(redis) });
-  try {
-    return await fn(q);
-  } finally {
-    await q.close();
-  }
 }
 
 /**
@@ -164,18 +155,8 @@ export async function submitEmbedFlow(
 
 /** Removes a flow's jobs (a job a worker holds cannot be removed: it fails at its next check). */
 async function removeFlow(q: Queue, flow: string, shards: number): Promise<void> {
-  for (let i = 0; i < shards; i++) {
-    const j = await Job.fromId(q, shardId(flow, i));
-    if (j)
-      await j.remove().catch(() => {
-        /* locked by a worker */
-      });
-  }
-  const parent = await Job.fromId(q, mergeId(flow));
-  if (parent)
-    await parent.remove({ removeChildren: true }).catch(() => {
-      /* locked */
-    });
+  for (let i = 0; i < shards; i++) await removeJob(q, shardId(flow, i));
+  await removeJob(q, mergeId(flow));
 }
 
 function shardCount(parent: Job): number {
@@ -190,21 +171,12 @@ export async function flowStatus(redis: string, flow: string): Promise<FlowStatu
     if (!parent) return null;
     const shards: ShardStatus[] = [];
     for (let i = 0; i < shardCount(parent); i++) {
-      const j = await Job.fromId(q, shardId(flow, i));
+      const { job: j, state: found, attempts, worker, failedReason } = await jobStatus(q, shardId(flow, i));
       const d = j?.data as EmbedShardJob | undefined;
       const p = j?.progress as { done?: number } | undefined;
-      const state = j ? await j.getState() : 'removed';
+      const state = j ? found : 'removed';
       const total = d ? d.end - d.start : 0;
-      shards.push({
-        shard: i,
-        id: shardId(flow, i),
-        state,
-        done: state === 'completed' ? total : (p?.done ?? 0),
-        total,
-        attempts: j?.attemptsMade ?? 0,
-        worker: j?.processedBy ?? null,
-        failedReason: j?.failedReason || null,
-      });
+      shards.push({ shard: i, id: shardId(flow, i), state, done: state === 'completed' ? total : (p?.done ?? 0), total, attempts, worker, failedReason });
     }
     const pd = parent.data as EmbedMergeJob;
     return {
@@ -242,20 +214,9 @@ export async function listFlows(redis: string): Promise<{ flow: string; state: s
   });
 }
 
-/**
- * Cancels a flow: a marker in its work directory makes every job of it fail at its next check
- * (a running shard within one chunk), and the jobs no worker holds are removed.
- */
+/** Cancels a flow (cancelFlowJobs: a running shard stops within one chunk). */
 export async function cancelFlow(redis: string, flow: string): Promise<{ removed: boolean }> {
-  const st = await flowStatus(redis, flow);
-  if (!st) throw new Error(`no flow ${flow} in the queue (xling cluster status lists them)`);
-  if (st.state === 'completed') throw new Error(`flow ${flow} has already completed (${st.output})`);
-  if (st.work) {
-    mkdirSync(st.work, { recursive: true });
-    writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`);
-  }
-  await withQueue(redis, (q) => removeFlow(q, flow, st.shards.length));
-  return { removed: !(await flowStatus(redis, flow)) };
+  return cancelFlowJobs(redis, flow, flowStatus, (q, st) => removeFlow(q, flow, st.shards.length));
 }
 
 /**

@@ -4,7 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { sourcePath } from '../data/sources.js';
 import { buildGraph, GraphBuildOptions, GraphStep, mergeGraphShards, tuneGraph } from '../graph/build.js';
-import type { StagePlan } from './stages.js';
+import type { StagePlan } from './stage-plan.js';
 
 /** What a graph flow builds: xling graph build's options (paths absolute, for every worker). */
 export type GraphBuildRequest = Omit<GraphBuildOptions, 'shard' | 'steps' | 'quiet' | 'log'>;

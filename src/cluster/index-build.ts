@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { readIndex } from '../index/faiss.js';
 import { addRows, createIndex, IndexTraining, shardRows, trainIndex } from '../index/build.js';
 import { NpyRowReader } from '../io/npy.js';
-import type { StagePlan } from './stages.js';
+import type { StagePlan } from './stage-plan.js';
 
 export interface IndexBuildRequest extends IndexTraining {
   vectors: string;

@@ -12,14 +12,14 @@ import { NpyRowReader, NpyWriter } from '../io/npy.js';
 import { readVectors } from '../io/vectors.js';
 import { FilterOptions } from '../mine/filters.js';
 import { minedFiles } from '../mine/mined-files.js';
-import { minedPairs } from '../mine/mined-pairs.js';
+import { clampK, minePairs } from '../mine/pipeline.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
-import { Assignment, openScorer, pairLogitsFor } from '../mine/scorer/index.js';
+import { Assignment, openScorer } from '../mine/scorer/index.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
 import { knnChunkedAsync, rescoreExact } from '../index/exact.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { fileStamps } from '../util/stamps.js';
-import type { StagePlan } from './stages.js';
+import type { StagePlan } from './stage-plan.js';
 
 export interface MineRequest {
   src: string;
@@ -98,7 +98,7 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
     const sv = readVectors(r.srcVectors),
       tv = readVectors(r.trgVectors),
       d = sv.d;
-    const k = Math.min(r.k, sv.n, tv.n);
+    const k = clampK(r.k, sv.n, tv.n);
     for (const [dir, q, base] of [
       ['fwd', sv, tv],
       ['bwd', tv, sv],
@@ -139,23 +139,33 @@ export const MINE_PLAN: StagePlan<MineRequest> = {
 async function mergeMined(r: MineRequest, shards: number, { work, log }: { work: string; log: (l: string) => void }): Promise<void> {
   const sv = readVectors(r.srcVectors),
     tv = readVectors(r.trgVectors);
-  const k = Math.min(r.k, sv.n, tv.n);
-  const fwd = joinShards(work, 'fwd', shards, k),
-    bwd = joinShards(work, 'bwd', shards, k);
   const S = await readSentences(r.src),
     T = await readSentences(r.trg);
-  // the pairs as xling mine picks them (src/mine/mined-pairs.ts), with the scorer opened as it opens it
+  // the pairs as xling mine picks them (src/mine/pipeline.ts) from the shards' k-NN tables, with the scorer opened as it opens it
   const sc = r.scorer ? openScorer(r.scorer.dir, r.scorer.model, r.scorer.srcLang, r.scorer.trgLang, { selfTables: r.scorer.selfTables, say: log }) : null;
-  const pairLogits = sc?.scorer.pairModel
-    ? pairLogitsFor(sc.scorer.pairModel, r.scorer!.model!, S.sentences, T.sentences, r.scorer!.srcLang, r.scorer!.trgLang)
-    : undefined;
-  const { rows, threshold, auto } = await minedPairs(fwd, bwd, S.sentences, T.sentences, {
-    margin: r.margin,
-    retrieval: r.retrieval,
-    threshold: r.scorer?.auto ? 'auto' : r.threshold,
-    say: log,
-    scorer: sc ? { model: sc.scorer, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: r.scorer!.assignment } : undefined,
-  });
+  const { rows, threshold, auto, k } = await minePairs(
+    { vectors: sv, texts: S.sentences, what: `srcVectors ${r.srcVectors}` },
+    { vectors: tv, texts: T.sentences, what: `trgVectors ${r.trgVectors}` },
+    {
+      k: r.k,
+      margin: r.margin,
+      retrieval: r.retrieval,
+      threshold: r.scorer?.auto ? 'auto' : r.threshold,
+      scorer: sc
+        ? {
+            model: sc.scorer,
+            aligner: sc.aligner,
+            selfTables: sc.selfTables,
+            assignment: r.scorer!.assignment,
+            encoder: r.scorer!.model,
+            srcLang: r.scorer!.srcLang,
+            trgLang: r.scorer!.trgLang,
+          }
+        : undefined,
+      tables: (k) => ({ fwd: joinShards(work, 'fwd', shards, k), bwd: joinShards(work, 'bwd', shards, k) }),
+      say: log,
+    },
+  );
   const wordTables = sc?.wordTables();
   const run = {
     model: r.scorer?.model ?? null,

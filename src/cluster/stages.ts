@@ -12,43 +12,10 @@ import { join, resolve } from 'node:path';
 import { FlowJob, FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { PLANS } from './plans.js';
-import { cancelMarker, JOB, QUEUE, redisConnection } from './queue.js';
+import { cancelFlowJobs, cancelMarker, JOB, jobStatus, QUEUE, redisConnection, removeJob, withQueue } from './queue.js';
+import type { StageJob, StagePlan } from './stage-plan.js';
 
-/** What a kind of staged job does (a plan), listed in PLANS (src/cluster/plans.ts) by its kind. */
-export interface StagePlan<R = unknown> {
-  kind: string;
-  stages: { name: string; sharded: boolean }[];
-  /** What identifies a request (paths resolved, input files' sizes and times): same key, same flow. */
-  key(req: R): unknown;
-  /** Runs an unsharded stage, or one shard ([i, n]) of a sharded one. */
-  run(req: R, stage: number, shard: [number, number] | undefined, ctx: StageContext): Promise<void>;
-  /** Joins the shards' outputs of a sharded stage (and anything the next stage needs once). */
-  merge(req: R, stage: number, shards: number, ctx: StageContext): Promise<void>;
-  /** Whether the request's final output exists (a completed flow whose output was removed is built again). */
-  done(req: R): boolean;
-  output(req: R): string;
-  /** Whether an error in this stage is the input's (not retried). */
-  inputStage?(stage: number): boolean;
-}
-
-/** What a plan's step gets besides the request: the flow's work directory (on the shared filesystem) and a log. */
-export interface StageContext {
-  work: string;
-  log: (line: string) => void;
-}
-
-/** The data of every job of a staged flow. */
-export interface StageJob<R = unknown> {
-  kind: string;
-  flow: string;
-  work: string;
-  stage: number;
-  /** [i, n] for a shard's job; absent for the job that ends the stage. */
-  shard?: [number, number];
-  shards: number;
-  attempts: number;
-  request: R;
-}
+export type { StageContext, StageJob, StagePlan } from './stage-plan.js';
 
 const stageId = (plan: StagePlan<never>, flow: string, s: number) => `${flow}-s${s}-${plan.stages[s]!.name}`;
 const stageShardId = (plan: StagePlan<never>, flow: string, s: number, i: number) => `${stageId(plan, flow, s)}-shard-${i}`;
@@ -91,30 +58,10 @@ export async function addStage(plan: StagePlan<never>, redis: string, d: Omit<St
   }
 }
 
-async function withQueue<T>(redis: string, fn: (q: Queue) => Promise<T>): Promise<T> {
-  const q = new Queue(QUEUE, { connection: redisConnection(redis) });
-  try {
-    return await fn(q);
-  } finally {
-    await q.close();
-  }
-}
-
 async function removeStages(plan: StagePlan<never>, q: Queue, flow: string, from: number, shards: number): Promise<void> {
   for (let s = plan.stages.length - 1; s >= from; s--) {
-    if (plan.stages[s]!.sharded)
-      for (let i = 0; i < shards; i++) {
-        const j = await Job.fromId(q, stageShardId(plan, flow, s, i));
-        if (j)
-          await j.remove().catch(() => {
-            /* locked */
-          });
-      }
-    const j = await Job.fromId(q, stageId(plan, flow, s));
-    if (j)
-      await j.remove({ removeChildren: true }).catch(() => {
-        /* locked */
-      });
+    if (plan.stages[s]!.sharded) for (let i = 0; i < shards; i++) await removeJob(q, stageShardId(plan, flow, s, i));
+    await removeJob(q, stageId(plan, flow, s));
   }
 }
 
@@ -189,15 +136,8 @@ export async function stagedFlowStatus(redis: string, flow: string): Promise<Sta
     const state = s === plan.stages.length ? 'completed' : topState === 'missing' ? 'stalled' : topState === 'waiting-children' ? 'active' : topState;
     const jobs: StagedFlowStatus['jobs'] = [];
     const describe = async (id: string, shard: number | null) => {
-      const j = await Job.fromId(q, id);
-      jobs.push({
-        id,
-        shard,
-        state: j ? await j.getState() : 'missing',
-        attempts: j?.attemptsMade ?? 0,
-        worker: j?.processedBy ?? null,
-        failedReason: j?.failedReason || null,
-      });
+      const { job: _, ...row } = await jobStatus(q, id);
+      jobs.push({ id, shard, ...row });
     };
     if (plan.stages[last]!.sharded) for (let i = 0; i < data.shards; i++) await describe(stageShardId(plan, flow, last, i), i);
     await describe(stageId(plan, flow, last), null);
@@ -216,17 +156,9 @@ export async function stagedFlowStatus(redis: string, flow: string): Promise<Sta
   });
 }
 
-/** Cancels a staged flow: the marker stops its jobs at their next start, and its queued jobs are removed. */
+/** Cancels a staged flow (cancelFlowJobs: its jobs stop at their next start). */
 export async function cancelStaged(redis: string, flow: string): Promise<{ removed: boolean }> {
-  const st = await stagedFlowStatus(redis, flow);
-  if (!st) throw new Error(`no flow ${flow} in the queue (xling cluster status lists them)`);
-  if (st.state === 'completed') throw new Error(`flow ${flow} has already completed (${st.output})`);
-  if (st.work) {
-    mkdirSync(st.work, { recursive: true });
-    writeFileAtomicSync(cancelMarker(st.work), `cancelled ${new Date().toISOString()}\n`);
-  }
-  await withQueue(redis, (q) => removeStages(planOf(flow)!, q, flow, 0, st.shards));
-  return { removed: !(await stagedFlowStatus(redis, flow)) };
+  return cancelFlowJobs(redis, flow, stagedFlowStatus, (q, st) => removeStages(planOf(flow)!, q, flow, 0, st.shards));
 }
 
 /**

@@ -329,6 +329,105 @@ async function writeTsv(path: string, lines: AsyncIterable<string>): Promise<voi
 
 const tsvCell = (s: string): string => s.replace(/[\t\n\r]/g, ' ');
 
+/** Second pass: groups each shard's rows; the dev rows (a small share) kept in memory, training rows written to `trainFile`. */
+async function groupShards(work: string, trainFile: string): Promise<{ devRows: Row[]; devCells: Set<string> }> {
+  const devRows: Row[] = [];
+  const devCells = new Set<string>();
+  const fd = openSync(trainFile, 'w');
+  try {
+    for (let i = 0; i < SHARDS; i++) {
+      let buf = '';
+      for await (const r of groupShard(join(work, `shard-${i}.jsonl`))) {
+        if (r.dev) {
+          devRows.push(r);
+          for (const [l, t] of r.cells) devCells.add(`${l}\u0000${t.toLowerCase()}`);
+          continue;
+        }
+        buf += JSON.stringify({ c: [...r.cells], s: r.sources }) + '\n';
+        if (buf.length > 1 << 16) {
+          writeSync(fd, buf);
+          buf = '';
+        }
+      }
+      if (buf) writeSync(fd, buf);
+      rmSync(join(work, `shard-${i}.jsonl`));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { devRows, devCells };
+}
+
+/** The training rows that share no text with the dev set (the others dropped). */
+async function* trainingRows(trainFile: string, devCells: Set<string>, drop: (why: string) => void): AsyncGenerator<Row> {
+  for await (const { line } of readLines(trainFile)) {
+    if (!line) continue;
+    const r = JSON.parse(line) as { c: [string, string][]; s: string[] };
+    if (r.c.some(([l, t]) => devCells.has(`${l}\u0000${t.toLowerCase()}`))) {
+      drop('shares a text with the dev set');
+      continue;
+    }
+    yield { cells: new Map(r.c), sources: r.s };
+  }
+}
+
+/** The corpus's languages: English first, then those with `minRows` cells or more in the training rows (the others recorded as dropped). */
+function corpusLanguages(langCount: Map<string, number>, minRows: number, summary: CorpusSummary): string[] {
+  const langs = [...langCount]
+    .filter(([l, n]) => l === 'en' || n >= minRows)
+    .map(([l]) => l)
+    .sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
+  for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} rows < --min-lang-rows ${minRows})`] = n;
+  if (!langs.some((l) => l !== 'en')) {
+    const most = [...langCount].filter(([l]) => l !== 'en').sort((x, y) => y[1] - x[1])[0];
+    throw new Error(
+      `every language has fewer rows than --min-lang-rows ${minRows}${most ? ` (the most: ${most[0]} ${most[1]})` : ''}: nothing to write; give a lower --min-lang-rows to keep them`,
+    );
+  }
+  return langs;
+}
+
+/** A row's TSV lines: one N-way line, or one line per language pair (through English when it is there). */
+function* rowLines(r: Row, langs: string[], present: string[], nway: boolean): Generator<string> {
+  const sources = tsvCell(r.sources.join(','));
+  if (nway) {
+    yield langs.map((l) => tsvCell(r.cells.get(l) ?? '')).join('\t') + '\t' + sources + '\n';
+    return;
+  }
+  for (let a = 0; a < present.length; a++)
+    for (let b = a + 1; b < present.length; b++) {
+      if (r.cells.has('en') && present[a] !== 'en' && present[b] !== 'en') continue; // through English when it is there
+      yield [present[a]!, present[b]!, tsvCell(r.cells.get(present[a]!)!), tsvCell(r.cells.get(present[b]!)!), sources].join('\t') + '\n';
+    }
+}
+
+/** The TSV of `rows`: its header, then each row's lines; `count` gets the number of lines; `bySource` (when given) counts cells by source and language. */
+async function* tsvLines(
+  rows: AsyncIterable<Row> | Iterable<Row>,
+  langs: string[],
+  nway: boolean,
+  count: (n: number) => void,
+  bySource?: CorpusSummary['bySource'],
+): AsyncGenerator<string> {
+  yield (nway ? [...langs, '#source'] : ['lang1', 'lang2', 'text1', 'text2', '#source']).join('\t') + '\n';
+  let n = 0;
+  for await (const r of rows) {
+    const present = langs.filter((l) => r.cells.has(l));
+    if (nway && (!r.cells.has('en') || present.length < 2)) continue; // an N-way row has English and another language
+    for (const line of rowLines(r, langs, present, nway)) {
+      yield line;
+      n++;
+    }
+    if (bySource)
+      for (const l of present)
+        for (const s of r.sources) {
+          const m = (bySource[s] ??= {});
+          m[l] = (m[l] ?? 0) + 1;
+        }
+  }
+  count(n);
+}
+
 /** Builds the corpus; returns the summary (also for the dev set's rows). */
 export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
   const work = mkdtempSync(join(tmpdir(), 'xling-corpus-'));
@@ -353,47 +452,12 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
     } finally {
       shards.close();
     }
-    // second pass: group shards; dev rows kept in memory (a small share), training rows to a temp file
-    const devRows: Row[] = [];
-    const devCells = new Set<string>();
     const trainFile = join(work, 'train.jsonl');
-    const fd = openSync(trainFile, 'w');
-    const langCount = new Map<string, number>();
-    try {
-      for (let i = 0; i < SHARDS; i++) {
-        let buf = '';
-        for await (const r of groupShard(join(work, `shard-${i}.jsonl`))) {
-          if (r.dev) {
-            devRows.push(r);
-            for (const [l, t] of r.cells) devCells.add(`${l}\u0000${t.toLowerCase()}`);
-            continue;
-          }
-          buf += JSON.stringify({ c: [...r.cells], s: r.sources }) + '\n';
-          if (buf.length > 1 << 16) {
-            writeSync(fd, buf);
-            buf = '';
-          }
-        }
-        if (buf) writeSync(fd, buf);
-        rmSync(join(work, `shard-${i}.jsonl`));
-      }
-    } finally {
-      closeSync(fd);
-    }
+    const { devRows, devCells } = await groupShards(work, trainFile);
     // languages: counted on the training rows that survive the dev filter
-    const kept = async function* (): AsyncGenerator<Row> {
-      for await (const { line } of readLines(trainFile)) {
-        if (!line) continue;
-        const r = JSON.parse(line) as { c: [string, string][]; s: string[] };
-        if (r.c.some(([l, t]) => devCells.has(`${l}\u0000${t.toLowerCase()}`))) {
-          drop('shares a text with the dev set');
-          continue;
-        }
-        yield { cells: new Map(r.c), sources: r.s };
-      }
-    };
+    const langCount = new Map<string, number>();
     let keptRows = 0;
-    for await (const r of kept()) {
+    for await (const r of trainingRows(trainFile, devCells, drop)) {
       keptRows++;
       for (const l of r.cells.keys()) langCount.set(l, (langCount.get(l) ?? 0) + 1);
     }
@@ -401,71 +465,18 @@ export async function buildCorpus(o: CorpusOptions): Promise<CorpusSummary> {
       const named = [...o.sources, ...(o.debian ?? [])].join(', ');
       throw new Error(`no parallel rows in ${named} (${summary.files} translation files read, ${summary.problems} reported above)`);
     }
-    const minRows = o.minLangRows ?? 50;
-    const langs = [...langCount]
-      .filter(([l, n]) => l === 'en' || n >= minRows)
-      .map(([l]) => l)
-      .sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a < b ? -1 : 1));
-    for (const [l, n] of langCount) if (!langs.includes(l)) summary.dropped[`language ${l} (${n} rows < --min-lang-rows ${minRows})`] = n;
-    if (!langs.some((l) => l !== 'en')) {
-      const most = [...langCount].filter(([l]) => l !== 'en').sort((x, y) => y[1] - x[1])[0];
-      throw new Error(
-        `every language has fewer rows than --min-lang-rows ${minRows}${most ? ` (the most: ${most[0]} ${most[1]})` : ''}: nothing to write; give a lower --min-lang-rows to keep them`,
-      );
-    }
-    summary.langs = langs;
+    const langs = (summary.langs = corpusLanguages(langCount, o.minLangRows ?? 50, summary));
     const nway = o.format !== 'pairs';
-    const rowsOut = (rows: AsyncIterable<Row> | Iterable<Row>, count: (n: number) => void, tally: boolean) =>
-      async function* (): AsyncGenerator<string> {
-        if (nway) yield [...langs, '#source'].join('\t') + '\n';
-        else yield ['lang1', 'lang2', 'text1', 'text2', '#source'].join('\t') + '\n';
-        let n = 0;
-        for await (const r of rows) {
-          const present = langs.filter((l) => r.cells.has(l));
-          if (nway) {
-            if (!r.cells.has('en') || present.length < 2) continue;
-            yield langs.map((l) => tsvCell(r.cells.get(l) ?? '')).join('\t') + '\t' + tsvCell(r.sources.join(',')) + '\n';
-            n++;
-          } else {
-            for (let a = 0; a < present.length; a++)
-              for (let b = a + 1; b < present.length; b++) {
-                if (r.cells.has('en') && present[a] !== 'en' && present[b] !== 'en') continue; // through English when it is there
-                yield [present[a]!, present[b]!, tsvCell(r.cells.get(present[a]!)!), tsvCell(r.cells.get(present[b]!)!), tsvCell(r.sources.join(','))].join(
-                  '\t',
-                ) + '\n';
-                n++;
-              }
-          }
-          if (tally)
-            for (const l of present)
-              for (const s of r.sources) {
-                const m = (summary.bySource[s] ??= {});
-                m[l] = (m[l] ?? 0) + 1;
-              }
-        }
-        count(n);
-      };
+    const rows = trainingRows(trainFile, devCells, () => {}); // the dropped rows counted above
     await writeTsv(
       o.out,
-      rowsOut(
-        kept(),
-        (n) => {
-          summary.rows = n;
-        },
-        true,
-      )(),
+      tsvLines(rows, langs, nway, (n) => (summary.rows = n), summary.bySource),
     );
     if (o.devOut !== undefined) {
       devRows.sort((a, b) => (a.cells.get('en') ?? '').localeCompare(b.cells.get('en') ?? ''));
       await writeTsv(
         o.devOut,
-        rowsOut(
-          devRows,
-          (n) => {
-            summary.devRows = n;
-          },
-          false,
-        )(),
+        tsvLines(devRows, langs, nway, (n) => (summary.devRows = n)),
       );
     }
     return summary;

@@ -425,6 +425,102 @@ export function addStats(total: DocumentSetStats, s: DocumentSetStats): void {
   }
 }
 
+/** A document's English sentence spans "start:end" of each block → language → text. */
+type SpanTexts = Map<number, Map<string, Map<string, string>>>;
+
+/** A paired block's sentence pairs (aligned, or the paragraph whole when the aligner fails); undefined: not pairable. */
+async function blockSentencePairs(es: string[], b: DocBlock, lang: string, path: string, aligner: ParagraphAligner | undefined, ctx: DocSetContext) {
+  const bs = sentences(b.text, lang);
+  try {
+    return await pairSentences(es, bs, lang, aligner);
+  } catch (err) {
+    ctx.onProblem({
+      file: path,
+      line: b.line,
+      message: `sentence alignment failed (the paragraph is paired whole or skipped): ${(err as Error).message}`,
+    });
+    return await pairSentences(es, bs, lang, undefined);
+  }
+}
+
+/** One language's file of a document against the English one: its blocks paired, their sentences paired into `spans`. */
+async function pairLanguage(
+  doc: { enPath: string; enBlocks: DocBlock[]; enSentences: Map<number, string[]>; spans: SpanTexts },
+  lang: string,
+  path: string,
+  aligner: ParagraphAligner | undefined,
+  ctx: DocSetContext,
+  stats: DocumentSetStats,
+): Promise<void> {
+  const { enBlocks, enSentences, spans } = doc;
+  const blocks = await fileBlocks(path, ctx);
+  if (!blocks) {
+    stats.badFiles++;
+    return;
+  }
+  const paired = pairBlocks(enBlocks, blocks);
+  const unpaired = enBlocks.length - paired.size;
+  if (unpaired > 0) {
+    stats.skippedStructure += unpaired;
+    ctx.onProblem({
+      file: path,
+      message: `${unpaired} of ${enBlocks.length} blocks not paired: the structure differs from the English ${doc.enPath} (${blocks.length} blocks against ${enBlocks.length})`,
+    });
+  }
+  for (const [i, b] of [...paired].sort((x, y) => x[0] - y[0])) {
+    const e = enBlocks[i]!;
+    if (e.code || b.code || !/\p{L}/u.test(e.text)) {
+      stats.skippedCode++;
+      continue;
+    }
+    if (b.text === e.text) {
+      stats.skippedUntranslated++;
+      continue;
+    }
+    let es = enSentences.get(i);
+    if (!es) enSentences.set(i, (es = sentences(e.text, 'en')));
+    const pairs = await blockSentencePairs(es, b, lang, path, aligner, ctx);
+    if (!pairs?.length) {
+      stats.skippedSentences++;
+      continue;
+    }
+    stats.blocksPaired++;
+    stats.languages.add(lang);
+    let bySpan = spans.get(i);
+    if (!bySpan) spans.set(i, (bySpan = new Map()));
+    for (const p of pairs) {
+      const key = `${p.start}:${p.end}`;
+      let texts = bySpan.get(key);
+      if (!texts) bySpan.set(key, (texts = new Map()));
+      texts.set(lang, p.text);
+    }
+  }
+}
+
+/** A document's units: each English sentence span with the languages' texts that pass (not generated, not English left untranslated). */
+function* spanUnits(spans: SpanTexts, enSentences: Map<number, string[]>, stats: DocumentSetStats): Generator<Map<string, string>> {
+  for (const i of [...spans.keys()].sort((a, b) => a - b)) {
+    const es = enSentences.get(i)!;
+    const keys = [...spans.get(i)!.keys()].map((k) => k.split(':').map(Number) as [number, number]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    for (const [s, e] of keys) {
+      const english = es.slice(s, e).join(' ');
+      const texts = new Map<string, string>([['en', english]]);
+      const others = spans.get(i)!.get(`${s}:${e}`)!;
+      if (english.includes(GENERATED_TEXT) || !/\p{L}/u.test(english)) {
+        stats.sentencesDropped += others.size;
+        continue;
+      }
+      for (const [lang, t] of others) {
+        if (t !== english && !t.includes(GENERATED_TEXT) && /\p{L}/u.test(t) && !looksUntranslated(english, t)) texts.set(lang, t);
+        else stats.sentencesDropped++;
+      }
+      if (texts.size < 2) continue;
+      stats.units++;
+      yield texts;
+    }
+  }
+}
+
 async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, stats: DocumentSetStats): AsyncIterable<TranslationUnit> {
   const source = ctx.source ?? root;
   const aligner = ctx.align ? sentenceAligner(ctx.align, ctx.alignMaxCost ?? DEFAULT_ALIGN_MAX_COST, stats) : undefined;
@@ -444,88 +540,9 @@ async function* readSets(root: string, sets: SetLayout[], ctx: DocSetContext, st
         stats.badFiles++;
         continue;
       }
-      const doc = prefix + name;
-      // English sentence span "start:end" of block b → language → text
-      const spans = new Map<number, Map<string, Map<string, string>>>();
-      const enSentences = new Map<number, string[]>();
-      for (const lang of present) {
-        const path = set.files.get(lang)!.get(name)!;
-        const blocks = await fileBlocks(path, ctx);
-        if (!blocks) {
-          stats.badFiles++;
-          continue;
-        }
-        const paired = pairBlocks(enBlocks, blocks);
-        const unpaired = enBlocks.length - paired.size;
-        if (unpaired > 0) {
-          stats.skippedStructure += unpaired;
-          ctx.onProblem({
-            file: path,
-            message: `${unpaired} of ${enBlocks.length} blocks not paired: the structure differs from the English ${enPath} (${blocks.length} blocks against ${enBlocks.length})`,
-          });
-        }
-        let languagePaired = false;
-        for (const [i, b] of [...paired].sort((x, y) => x[0] - y[0])) {
-          const e = enBlocks[i]!;
-          if (e.code || b.code || !/\p{L}/u.test(e.text)) {
-            stats.skippedCode++;
-            continue;
-          }
-          if (b.text === e.text) {
-            stats.skippedUntranslated++;
-            continue;
-          }
-          let es = enSentences.get(i);
-          if (!es) enSentences.set(i, (es = sentences(e.text, 'en')));
-          let pairs: SpanText[] | undefined;
-          const bs = sentences(b.text, lang);
-          try {
-            pairs = await pairSentences(es, bs, lang, aligner);
-          } catch (err) {
-            ctx.onProblem({
-              file: path,
-              line: b.line,
-              message: `sentence alignment failed (the paragraph is paired whole or skipped): ${(err as Error).message}`,
-            });
-            pairs = await pairSentences(es, bs, lang, undefined);
-          }
-          if (!pairs?.length) {
-            stats.skippedSentences++;
-            continue;
-          }
-          stats.blocksPaired++;
-          languagePaired = true;
-          let bySpan = spans.get(i);
-          if (!bySpan) spans.set(i, (bySpan = new Map()));
-          for (const p of pairs) {
-            const key = `${p.start}:${p.end}`;
-            let texts = bySpan.get(key);
-            if (!texts) bySpan.set(key, (texts = new Map()));
-            texts.set(lang, p.text);
-          }
-        }
-        if (languagePaired) stats.languages.add(lang);
-      }
-      for (const i of [...spans.keys()].sort((a, b) => a - b)) {
-        const es = enSentences.get(i)!;
-        const keys = [...spans.get(i)!.keys()].map((k) => k.split(':').map(Number) as [number, number]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-        for (const [s, e] of keys) {
-          const english = es.slice(s, e).join(' ');
-          const texts = new Map<string, string>([['en', english]]);
-          const others = spans.get(i)!.get(`${s}:${e}`)!;
-          if (english.includes(GENERATED_TEXT) || !/\p{L}/u.test(english)) {
-            stats.sentencesDropped += others.size;
-            continue;
-          }
-          for (const [lang, t] of others) {
-            if (t !== english && !t.includes(GENERATED_TEXT) && /\p{L}/u.test(t) && !looksUntranslated(english, t)) texts.set(lang, t);
-            else stats.sentencesDropped++;
-          }
-          if (texts.size < 2) continue;
-          stats.units++;
-          yield { texts, source, doc, kind: 'prose' };
-        }
-      }
+      const doc = { enPath, enBlocks, enSentences: new Map<number, string[]>(), spans: new Map() as SpanTexts };
+      for (const lang of present) await pairLanguage(doc, lang, set.files.get(lang)!.get(name)!, aligner, ctx, stats);
+      for (const texts of spanUnits(doc.spans, doc.enSentences, stats)) yield { texts, source, doc: prefix + name, kind: 'prose' };
       ctx.onProgress?.(files, stats.units);
     }
   }

@@ -37,147 +37,165 @@ function checkLang(file: string, ev: XmlOpen, attr: string, value: string | unde
   return value;
 }
 
-async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
-  const source = ctx.source ?? file;
-  let depth = 0;
-  let v2 = false;
+/** The reader's state across the events of one file; `open` and `close` take the element events, `text` the character data. */
+class XliffParse {
+  private depth = 0;
+  private v2 = false;
   // languages of the document (2.x) or of the current <file> (1.x)
-  let docSrc: string | undefined, docTrg: string | undefined;
-  let fileSrc: string | undefined, fileTrg: string | undefined;
-  let doc = file;
-  const skipStack: boolean[] = []; // translate="no" in force, per open file/group/unit
+  private docSrc: string | undefined;
+  private docTrg: string | undefined;
+  private fileSrc: string | undefined;
+  private fileTrg: string | undefined;
+  private doc: string;
+  private readonly skipStack: boolean[] = []; // translate="no" in force, per open file/group/unit
   // the unit being read (1.x <trans-unit>, 2.x <segment>)
-  let unitDepth = -1;
-  let unitLine = 0;
-  let unitUntranslated = false;
-  let srcText: string | undefined, trgText: string | undefined;
-  let srcLang: string | undefined, trgLang: string | undefined;
-  let trgLine = 0;
-  let collecting: 'source' | 'target' | null = null;
-  let pieces: string[] = [];
-  let skip = 0; // depth inside code elements of the text being collected
-  const problems = new FileProblems(file, ctx);
-  try {
-    for await (const batch of xmlEvents(file)) {
-      const out: TranslationUnit[] = [];
-      for (const ev of batch) {
-        if (ev.kind === 'text') {
-          if (collecting && skip === 0) pieces.push(ev.text);
-          continue;
-        }
-        if (ev.kind === 'open') {
-          depth++;
-          if (collecting) {
-            if (skip > 0 || CODE.has(ev.name)) skip++;
-            continue;
-          }
-          if (depth === 1) {
-            if (ev.name !== 'xliff') throw new Error(`${file}:${ev.line}: not an XLIFF file (its root element is <${ev.name}>, not <xliff>)`);
-            const version = ev.attrs['version'] ?? '';
-            v2 = version.startsWith('2') || (version === '' && ev.attrs['srcLang'] !== undefined) || (ev.attrs['xmlns'] ?? '').includes(':xliff:document:2');
-            if (v2) {
-              docSrc = checkLang(file, ev, 'srcLang', ev.attrs['srcLang']);
-              docTrg = checkLang(file, ev, 'trgLang', ev.attrs['trgLang']);
-              if (docSrc === undefined) throw new Error(`${file}:${ev.line}: <xliff> has no srcLang`);
-            }
-            continue;
-          }
-          const inherited = skipStack.length > 0 && skipStack[skipStack.length - 1]!;
-          switch (ev.name) {
-            case 'file':
-              skipStack.push(inherited || ev.attrs['translate'] === 'no');
-              doc = `${file}#${ev.attrs['original'] ?? ev.attrs['id'] ?? ''}`.replace(/#$/, '');
-              if (!v2) {
-                fileSrc = checkLang(file, ev, 'source-language', ev.attrs['source-language']);
-                fileTrg = checkLang(file, ev, 'target-language', ev.attrs['target-language']);
-                if (fileSrc === undefined) throw new Error(`${file}:${ev.line}: <file> has no source-language`);
-              }
-              break;
-            case 'group':
-              skipStack.push(inherited || ev.attrs['translate'] === 'no');
-              break;
-            case 'unit': // 2.x
-              skipStack.push(inherited || ev.attrs['translate'] === 'no');
-              break;
-            case 'trans-unit': // 1.x
-              skipStack.push(inherited || ev.attrs['translate'] === 'no');
-              if (!v2) startUnit(ev);
-              break;
-            case 'segment':
-              if (v2) startUnit(ev);
-              break;
-            case 'source':
-            case 'target':
-              if (unitDepth >= 0 && depth === unitDepth + 1) {
-                collecting = ev.name;
-                pieces = [];
-                skip = 0;
-                const lang = checkLang(file, ev, 'xml:lang', ev.attrs['xml:lang']);
-                if (ev.name === 'source') srcLang = lang;
-                else {
-                  trgLang = lang;
-                  trgLine = ev.line;
-                  if (!v2 && UNTRANSLATED.has(ev.attrs['state'] ?? '')) unitUntranslated = true;
-                }
-              }
-              break;
-          }
-          continue;
-        }
-        // close
-        depth--;
-        if (collecting) {
-          if (skip > 0) {
-            skip--;
-            continue;
-          }
-          if (ev.name === collecting && depth === unitDepth) {
-            if (collecting === 'source') srcText ??= pieces.join('');
-            else trgText ??= pieces.join('');
-            collecting = null;
-            pieces = [];
-          }
-          continue;
-        }
-        if (unitDepth >= 0 && depth === unitDepth - 1 && (ev.name === 'trans-unit' || ev.name === 'segment')) {
-          const unit = finishUnit();
-          if (unit) out.push(unit);
-          unitDepth = -1;
-        }
-        if (ev.name === 'file' || ev.name === 'group' || ev.name === 'unit' || ev.name === 'trans-unit') skipStack.pop();
+  private unitDepth = -1;
+  private unitLine = 0;
+  private unitUntranslated = false;
+  private srcText: string | undefined;
+  private trgText: string | undefined;
+  private srcLang: string | undefined;
+  private trgLang: string | undefined;
+  private trgLine = 0;
+  private collecting: 'source' | 'target' | null = null;
+  private pieces: string[] = [];
+  private skip = 0; // depth inside code elements of the text being collected
+
+  constructor(
+    private readonly file: string,
+    private readonly source: string,
+    private readonly problems: FileProblems,
+  ) {
+    this.doc = file;
+  }
+
+  text(text: string): void {
+    if (this.collecting && this.skip === 0) this.pieces.push(text);
+  }
+
+  open(ev: XmlOpen): void {
+    this.depth++;
+    if (this.collecting) {
+      if (this.skip > 0 || CODE.has(ev.name)) this.skip++;
+    } else if (this.depth === 1) this.root(ev);
+    else if (ev.name === 'source' || ev.name === 'target') this.startText(ev, ev.name);
+    else this.openContainer(ev);
+  }
+
+  /** A finished unit when `ev` closes one. */
+  close(ev: { name: string }): TranslationUnit | undefined {
+    this.depth--;
+    if (this.collecting) {
+      if (this.skip > 0) this.skip--;
+      else if (ev.name === this.collecting && this.depth === this.unitDepth) {
+        if (this.collecting === 'source') this.srcText ??= this.pieces.join('');
+        else this.trgText ??= this.pieces.join('');
+        this.collecting = null;
+        this.pieces = [];
       }
-      yield* out;
-    }
-  } finally {
-    problems.finish();
-  }
-
-  function startUnit(ev: XmlOpen): void {
-    unitDepth = depth;
-    unitLine = ev.line;
-    unitUntranslated = false;
-    srcText = trgText = srcLang = trgLang = undefined;
-    const skipped = skipStack.length > 0 && skipStack[skipStack.length - 1]!;
-    if (skipped) unitDepth = -1;
-  }
-
-  function finishUnit(): TranslationUnit | undefined {
-    if (srcText === undefined) {
-      problems.report('no source', unitLine, `a <${v2 ? 'segment' : 'trans-unit'}> without <source>; skipped`);
       return undefined;
     }
-    if (trgText === undefined || unitUntranslated || trgText.trim() === '') return undefined;
-    const sl = srcLang ?? (v2 ? docSrc : fileSrc);
-    const tl = trgLang ?? (v2 ? docTrg : fileTrg);
+    let unit: TranslationUnit | undefined;
+    if (this.unitDepth >= 0 && this.depth === this.unitDepth - 1 && (ev.name === 'trans-unit' || ev.name === 'segment')) {
+      unit = this.finishUnit();
+      this.unitDepth = -1;
+    }
+    if (ev.name === 'file' || ev.name === 'group' || ev.name === 'unit' || ev.name === 'trans-unit') this.skipStack.pop();
+    return unit;
+  }
+
+  private root(ev: XmlOpen): void {
+    const { file } = this;
+    if (ev.name !== 'xliff') throw new Error(`${file}:${ev.line}: not an XLIFF file (its root element is <${ev.name}>, not <xliff>)`);
+    const version = ev.attrs['version'] ?? '';
+    this.v2 = version.startsWith('2') || (version === '' && ev.attrs['srcLang'] !== undefined) || (ev.attrs['xmlns'] ?? '').includes(':xliff:document:2');
+    if (this.v2) {
+      this.docSrc = checkLang(file, ev, 'srcLang', ev.attrs['srcLang']);
+      this.docTrg = checkLang(file, ev, 'trgLang', ev.attrs['trgLang']);
+      if (this.docSrc === undefined) throw new Error(`${file}:${ev.line}: <xliff> has no srcLang`);
+    }
+  }
+
+  private get skipped(): boolean {
+    return this.skipStack.length > 0 && this.skipStack[this.skipStack.length - 1]!;
+  }
+
+  /** <file>, <group>, <unit>, <trans-unit>, <segment>. */
+  private openContainer(ev: XmlOpen): void {
+    const { file } = this;
+    if (ev.name === 'file' || ev.name === 'group' || ev.name === 'unit' || ev.name === 'trans-unit')
+      this.skipStack.push(this.skipped || ev.attrs['translate'] === 'no');
+    if (ev.name === 'file') {
+      this.doc = `${file}#${ev.attrs['original'] ?? ev.attrs['id'] ?? ''}`.replace(/#$/, '');
+      if (!this.v2) {
+        this.fileSrc = checkLang(file, ev, 'source-language', ev.attrs['source-language']);
+        this.fileTrg = checkLang(file, ev, 'target-language', ev.attrs['target-language']);
+        if (this.fileSrc === undefined) throw new Error(`${file}:${ev.line}: <file> has no source-language`);
+      }
+    } else if ((ev.name === 'trans-unit' && !this.v2) || (ev.name === 'segment' && this.v2)) this.startUnit(ev);
+  }
+
+  private startUnit(ev: XmlOpen): void {
+    this.unitDepth = this.skipped ? -1 : this.depth;
+    this.unitLine = ev.line;
+    this.unitUntranslated = false;
+    this.srcText = this.trgText = this.srcLang = this.trgLang = undefined;
+  }
+
+  /** A unit's <source> or <target>: collects its text. */
+  private startText(ev: XmlOpen, which: 'source' | 'target'): void {
+    if (this.unitDepth < 0 || this.depth !== this.unitDepth + 1) return;
+    this.collecting = which;
+    this.pieces = [];
+    this.skip = 0;
+    const lang = checkLang(this.file, ev, 'xml:lang', ev.attrs['xml:lang']);
+    if (which === 'source') this.srcLang = lang;
+    else {
+      this.trgLang = lang;
+      this.trgLine = ev.line;
+      if (!this.v2 && UNTRANSLATED.has(ev.attrs['state'] ?? '')) this.unitUntranslated = true;
+    }
+  }
+
+  private finishUnit(): TranslationUnit | undefined {
+    const { v2, srcText, trgText } = this;
+    if (srcText === undefined) {
+      this.problems.report('no source', this.unitLine, `a <${v2 ? 'segment' : 'trans-unit'}> without <source>; skipped`);
+      return undefined;
+    }
+    if (trgText === undefined || this.unitUntranslated || trgText.trim() === '') return undefined;
+    const sl = this.srcLang ?? (v2 ? this.docSrc : this.fileSrc);
+    const tl = this.trgLang ?? (v2 ? this.docTrg : this.fileTrg);
     if (tl === undefined) {
       throw new Error(
-        `${file}:${trgLine}: a <target> in no language (${v2 ? '<xliff> has no trgLang' : '<file> has no target-language'} and the <target> no xml:lang)`,
+        `${this.file}:${this.trgLine}: a <target> in no language (${v2 ? '<xliff> has no trgLang' : '<file> has no target-language'} and the <target> no xml:lang)`,
       );
     }
     const { texts } = unitTexts([
       [sl!, srcText],
       [tl, trgText],
     ]);
-    return texts ? { texts, source, doc, kind: 'prose' } : undefined;
+    return texts ? { texts, source: this.source, doc: this.doc, kind: 'prose' } : undefined;
+  }
+}
+
+async function* readXliff(file: string, ctx: ReadContext): AsyncGenerator<TranslationUnit> {
+  const problems = new FileProblems(file, ctx);
+  const parse = new XliffParse(file, ctx.source ?? file, problems);
+  try {
+    for await (const batch of xmlEvents(file)) {
+      const out: TranslationUnit[] = [];
+      for (const ev of batch) {
+        if (ev.kind === 'text') parse.text(ev.text);
+        else if (ev.kind === 'open') parse.open(ev);
+        else {
+          const unit = parse.close(ev);
+          if (unit) out.push(unit);
+        }
+      }
+      yield* out;
+    }
+  } finally {
+    problems.finish();
   }
 }

@@ -42,6 +42,6 @@ export function fitLanguageMeans(
   return out;
 }
 
-export { SpreadSample, spreadSample } from '../text/lid-core.js';
+export { SpreadSample, spreadSample } from '../util/spread-sample.js';
 
 export { centerRows } from './vectors.js';

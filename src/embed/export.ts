@@ -122,7 +122,6 @@ function bucketMoves(table: Tensor, base: number, buckets: number, seed: number,
   }
 }
 
-/** Writes a compact export of modelDir's encoder to outDir (atomically). */
 /**
  * The checks of exportCompact's options against the model (what it refuses, before any work): the
  * model's config and the options as exportCompact reads them. A caller about to read --pq-data runs
@@ -163,117 +162,140 @@ export function checkCompactExport(
   return { cfg, mc, o, pq };
 }
 
+const f32 = (t: Tensor): Float32Array => noGrad(() => tidy(() => t.float().toFloat32Array()));
+
+/** Adds a tensor to the export: a table quantised as `dtype` says (int8 rows with their scales, or float16), anything else float32. */
+function putTensor(out: Record<string, RawTensor>, dtype: ExportDtype, name: string, data: Float32Array, shape: number[]): void {
+  if (isTableName(name) && dtype === 'int8' && shape.length === 2) {
+    const { q, scale } = quantizeRowsInt8(data, shape[0]!, shape[1]!);
+    out[name] = rawFromArray(q, shape);
+    out[scaleKey(name)] = rawFromArray(scale, [shape[0]!]);
+  } else if (isTableName(name) && dtype === 'fp16') {
+    out[name] = rawFromArray(float32ToFloat16(data), shape, 'F16');
+  } else {
+    out[name] = rawFromArray(data, shape);
+  }
+}
+
+/** The model's tensors into the export, cut to `dims` where they give the sentence vectors; the n-gram table left for pruning or quantisation. */
+function copyTensors(tensors: Map<string, Tensor>, out: Record<string, RawTensor>, o: CompactExportOptions, mc: DualConfig | null): void {
+  const { dims } = o;
+  for (const [name, t] of tensors) {
+    if (name === 'prune.buckets') out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]);
+    else if (mc && name === 'encoder.embed.weight' && (o.prune || o.dtype === 'pq'))
+      continue; // pruned or quantised apart
+    else if (dims !== undefined && name === 'encoder.proj.weight') putTensor(out, o.dtype, name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]);
+    else if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) putTensor(out, o.dtype, name, f32(t).slice(0, dims), [dims]);
+    else putTensor(out, o.dtype, name, f32(t), [...t.shape]);
+  }
+}
+
+/** The buckets kept (1): those training touched, or the `pruneKeep` that moved most (ties by bucket number, so the choice is deterministic). */
+function keptBuckets(moved: Float64Array, touchedCount: number, pruneKeep: number | undefined): Uint8Array {
+  const kept = new Uint8Array(moved.length);
+  if (pruneKeep !== undefined && pruneKeep < touchedCount) {
+    const order = Array.from({ length: moved.length }, (_, b) => b).sort((x, y) => moved[y]! - moved[x]! || x - y);
+    for (let i = 0; i < pruneKeep; i++) kept[order[i]!] = 1;
+  } else moved.forEach((m, b) => void (m > 0 && (kept[b] = 1)));
+  return kept;
+}
+
+/** The pruned table: the base rows, the kept buckets' rows, then `fallback` rows each the mean of the dropped rows that share it. */
+function pruneRows(table: Tensor, base: number, buckets: number, kept: Uint8Array, K: number, fallback: number): Float32Array {
+  const dim = table.shape[1]!;
+  const rows = new Float32Array((base + K + fallback) * dim);
+  const counts = new Float64Array(fallback);
+  const sums = new Float64Array(fallback * dim);
+  const chunk = 1 << 15;
+  let k = 0;
+  for (let r0 = 0; r0 < base + buckets; r0 += chunk) {
+    const n = Math.min(chunk, base + buckets - r0);
+    const a = f32(table.narrow(0, r0, n));
+    for (let i = 0; i < n; i++) {
+      const r = r0 + i,
+        b = r - base,
+        src = a.subarray(i * dim, (i + 1) * dim);
+      if (b < 0) rows.set(src, r * dim);
+      else if (kept[b]) rows.set(src, (base + k++) * dim);
+      else {
+        const c = b % fallback;
+        counts[c]++;
+        for (let j = 0; j < dim; j++) sums[c * dim + j] += src[j]!;
+      }
+    }
+  }
+  for (let c = 0; c < fallback; c++) if (counts[c]) for (let j = 0; j < dim; j++) rows[(base + K + c) * dim + j] = sums[c * dim + j]! / counts[c]!;
+  return rows;
+}
+
+/** --prune-unused / --prune-keep: the n-gram table without the buckets training left alone; returns the report's part. */
+function prunedTable(
+  modelDir: string,
+  cfg: SavedModelConfig,
+  mc: DualConfig,
+  table: Tensor,
+  out: Record<string, RawTensor>,
+  o: CompactExportOptions,
+): NonNullable<CompactExportReport['prune']> {
+  const log = o.log ?? (() => {});
+  const fallback = o.fallback ?? 1024;
+  const base = mc.unit === 'sentence' ? 4 : mc.vocabSize,
+    dim = table.shape[1]!;
+  const train = cfg.train as { seed?: number; features?: { initStd?: number } } | undefined;
+  if (train?.seed === undefined || train.features?.initStd === undefined)
+    throw new Error(
+      `--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`,
+    );
+  log(`[export] finding the buckets training touched (rows that differ from their initial draw)`);
+  const moved = bucketMoves(table, base, mc.buckets, train.seed, train.features.initStd);
+  let nTouched = 0;
+  for (const m of moved) if (m > 0) nTouched++;
+  const kept = keptBuckets(moved, nTouched, o.pruneKeep);
+  const keptList: number[] = [];
+  kept.forEach((t, b) => void (t && keptList.push(b)));
+  const K = keptList.length;
+  putTensor(out, o.dtype, 'encoder.embed.weight', pruneRows(table, base, mc.buckets, kept, K, fallback), [base + K + fallback, dim]);
+  out['prune.buckets'] = rawFromArray(Int32Array.from(keptList), [K]);
+  mc.prune = { kept: K, fallback };
+  log(
+    `[export] ${nTouched} of ${mc.buckets} buckets touched in training (${((100 * nTouched) / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`,
+  );
+  return { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
+}
+
+/** --dtype pq: the n-gram table product-quantised (codebooks refit on --pq-data's sentences when given). */
+function pqTable(
+  modelDir: string,
+  cfg: SavedModelConfig,
+  table: Tensor,
+  out: Record<string, RawTensor>,
+  o: CompactExportOptions,
+  pq: { bytes: number; dims: number },
+): void {
+  const log = o.log ?? (() => {});
+  log(`[export] product quantisation of the n-gram table: ${pq.bytes} bytes a row over its first ${pq.dims} principal components`);
+  let sentences: Int32Array[] | undefined;
+  if (o.pqSentences?.length) {
+    const tok = openXlingTokenizer(modelDir, cfg.tokenizerSpec!);
+    sentences = o.pqSentences.map((t) => tok.encode(t));
+  }
+  Object.assign(out, pqRawTensors(trainPq(table, { bytes: pq.bytes, dims: pq.dims, sentences, log })));
+}
+
+/** Writes a compact export of modelDir's encoder to outDir (atomically). */
 export function exportCompact(modelDir: string, outDir: string, opts: CompactExportOptions): CompactExportReport {
   const { cfg, mc, o, pq } = checkCompactExport(modelDir, opts);
-  const log = o.log ?? (() => {});
-  const file = join(modelDir, 'model.safetensors');
-  const fallback = o.fallback ?? 1024;
   checkReplaceable(outDir, '--out');
-  const { tensors } = loadTensors(file, (k) => k.startsWith('encoder.') || k.startsWith('center.') || k === 'prune.buckets');
+  const { tensors } = loadTensors(join(modelDir, 'model.safetensors'), (k) => k.startsWith('encoder.') || k.startsWith('center.') || k === 'prune.buckets');
   const out: Record<string, RawTensor> = {};
-  const report: CompactExportReport = { bytes: 0, dtype: o.dtype, dims: mc ? (o.dims ?? mc.outDim) : 0 };
+  const { dims } = o;
+  const report: CompactExportReport = { bytes: 0, dtype: o.dtype, dims: mc ? (dims ?? mc.outDim) : 0 };
   try {
-    const f32 = (t: Tensor) => noGrad(() => tidy(() => t.float().toFloat32Array()));
-    const put = (name: string, data: Float32Array, shape: number[]) => {
-      if (isTableName(name) && o.dtype === 'int8' && shape.length === 2) {
-        const { q, scale } = quantizeRowsInt8(data, shape[0]!, shape[1]!);
-        out[name] = rawFromArray(q, shape);
-        out[scaleKey(name)] = rawFromArray(scale, [shape[0]!]);
-      } else if (isTableName(name) && o.dtype === 'fp16') {
-        out[name] = rawFromArray(float32ToFloat16(data), shape, 'F16');
-      } else {
-        out[name] = rawFromArray(data, shape);
-      }
-    };
-    const dims = o.dims;
-    for (const [name, t] of tensors) {
-      if (name === 'prune.buckets') {
-        out[name] = rawFromArray(Int32Array.from(t.data() as Int32Array), [...t.shape]);
-        continue;
-      }
-      if (mc && name === 'encoder.embed.weight' && (o.prune || o.dtype === 'pq')) continue; // below
-      if (dims !== undefined && name === 'encoder.proj.weight') {
-        put(name, f32(t).slice(0, dims * t.shape[1]!), [dims, t.shape[1]!]);
-        continue;
-      }
-      if (dims !== undefined && (name === 'encoder.proj.bias' || name.startsWith('center.'))) {
-        put(name, f32(t).slice(0, dims), [dims]);
-        continue;
-      }
-      put(name, f32(t), [...t.shape]);
-    }
-    if (mc && o.prune) {
-      const table = tensors.get('encoder.embed.weight')!;
-      const base = mc.unit === 'sentence' ? 4 : mc.vocabSize,
-        dim = table.shape[1]!;
-      const train = cfg.train as { seed?: number; features?: { initStd?: number } } | undefined;
-      if (train?.seed === undefined || train.features?.initStd === undefined)
-        throw new Error(
-          `--prune-unused: ${modelDir}/config.json lacks the training seed or features.initStd (needed to tell trained rows from their initial draw)`,
-        );
-      log(`[export] finding the buckets training touched (rows that differ from their initial draw)`);
-      const moved = bucketMoves(table, base, mc.buckets, train.seed, train.features.initStd);
-      let nTouched = 0;
-      for (const m of moved) if (m > 0) nTouched++;
-      const touched = new Uint8Array(mc.buckets);
-      if (o.pruneKeep !== undefined && o.pruneKeep < nTouched) {
-        // the pruneKeep buckets that moved most (ties by bucket number, so the choice is deterministic)
-        const order = Array.from({ length: mc.buckets }, (_, b) => b).sort((x, y) => moved[y]! - moved[x]! || x - y);
-        for (let i = 0; i < o.pruneKeep; i++) touched[order[i]!] = 1;
-      } else {
-        moved.forEach((m, b) => {
-          if (m > 0) touched[b] = 1;
-        });
-      }
-      const keptList: number[] = [];
-      touched.forEach((t, b) => {
-        if (t) keptList.push(b);
-      });
-      const kept = Int32Array.from(keptList);
-      const K = kept.length;
-      const rows = new Float32Array((base + K + fallback) * dim);
-      const counts = new Float64Array(fallback);
-      const sums = new Float64Array(fallback * dim);
-      const chunk = 1 << 15;
-      let k = 0;
-      for (let r0 = 0; r0 < base + mc.buckets; r0 += chunk) {
-        const n = Math.min(chunk, base + mc.buckets - r0);
-        const a = f32(table.narrow(0, r0, n));
-        for (let i = 0; i < n; i++) {
-          const r = r0 + i,
-            b = r - base,
-            src = a.subarray(i * dim, (i + 1) * dim);
-          if (b < 0) rows.set(src, r * dim);
-          else if (touched[b]) rows.set(src, (base + k++) * dim);
-          else {
-            const c = b % fallback;
-            counts[c]++;
-            for (let j = 0; j < dim; j++) sums[c * dim + j] += src[j]!;
-          }
-        }
-      }
-      // a dropped bucket's row becomes the mean of the dropped rows that share its fallback row
-      for (let c = 0; c < fallback; c++) if (counts[c]) for (let j = 0; j < dim; j++) rows[(base + K + c) * dim + j] = sums[c * dim + j]! / counts[c]!;
-      put('encoder.embed.weight', rows, [base + K + fallback, dim]);
-      out['prune.buckets'] = rawFromArray(kept, [K]);
-      mc.prune = { kept: K, fallback };
-      report.prune = { buckets: mc.buckets, kept: K, share: K / mc.buckets, fallback, touched: nTouched };
-      log(
-        `[export] ${nTouched} of ${mc.buckets} buckets touched in training (${((100 * nTouched) / mc.buckets).toFixed(1)}%)${K < nTouched ? `; kept the ${K} that moved most` : ''}; the others share ${fallback} fallback rows`,
-      );
-    }
+    copyTensors(tensors, out, o, mc);
+    if (mc && o.prune) report.prune = prunedTable(modelDir, cfg, mc, tensors.get('encoder.embed.weight')!, out, o);
     if (mc && pq) {
-      const { bytes, dims: K } = pq;
-      log(`[export] product quantisation of the n-gram table: ${bytes} bytes a row over its first ${K} principal components`);
-      let sentences: Int32Array[] | undefined;
-      if (o.pqSentences?.length) {
-        const tok = openXlingTokenizer(modelDir, cfg.tokenizerSpec!);
-        sentences = o.pqSentences.map((t) => tok.encode(t));
-      }
-      const p = trainPq(tensors.get('encoder.embed.weight')!, { bytes, dims: K, sentences, log });
-      Object.assign(out, pqRawTensors(p));
-      mc.pq = pq;
-      report.pq = pq;
+      pqTable(modelDir, cfg, tensors.get('encoder.embed.weight')!, out, o, pq);
+      mc.pq = report.pq = pq;
     }
     if (mc && dims !== undefined) mc.outDim = dims;
     const config = {

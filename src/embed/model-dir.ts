@@ -218,13 +218,6 @@ export function legacyTokenizerSpec(cfg: SavedModelConfig): TokenizerSpec | unde
   }
 }
 
-/** The languages a model directory has mean vectors of (read from the weights file's header only). */
-export function modelLanguages(dir: string): string[] {
-  return Object.keys(readSafetensorsHeader(join(dir, 'model.safetensors')).entries)
-    .filter((k) => k.startsWith('center.'))
-    .map((k) => k.slice('center.'.length));
-}
-
 /** How a model directory is opened for inference. */
 export interface LoadOptions {
   /**

@@ -37,7 +37,7 @@ type Planned = EmbedOptions & { plan?: CenterPlan };
  * A model ready to embed text: the encoder, its tokenizer, and the centring policy (mean vectors,
  * language identifier, the rule: CenterPolicy, the same class xling/lite's model is).
  */
-export class SentenceEncoderModel extends CenterPolicy {
+export class SentenceEncoderModel extends CenterPolicy<LanguageIdentifier> {
   constructor(
     readonly encoder: SentenceEncoder,
     readonly tokenizer: TextTokenizer,

@@ -41,3 +41,57 @@ export function centerRows(rows: Float32Array, d: number, mu: Float32Array, norm
     normalize,
   );
 }
+
+/**
+ * Document vectors from their sentences' vectors (xling embed --docs, document retrieval): each
+ * document's rows summed in the order they come, then L2-normalised (the direction of their mean).
+ */
+export class DocumentVectors {
+  private readonly sums: Float32Array[] = [];
+  private readonly numbers = new Map<string, number>();
+  /** The documents' ids given to numberOf, in their numbers' order. */
+  readonly ids: string[] = [];
+
+  /** `docs`: documents known from the start (a document without sentences keeps a zero row). */
+  constructor(
+    readonly d: number,
+    docs = 0,
+  ) {
+    for (let i = 0; i < docs; i++) this.sums.push(new Float32Array(d));
+  }
+
+  /** How many documents (the highest numbered + 1). */
+  get count(): number {
+    return this.sums.length;
+  }
+
+  /** The number of the document with this id (a new id: the next number). */
+  numberOf(id: string): number {
+    let k = this.numbers.get(id);
+    if (k === undefined) {
+      k = this.ids.length;
+      this.numbers.set(id, k);
+      this.ids.push(id);
+    }
+    return k;
+  }
+
+  /** Adds sentence vectors: row i of `rows` ([docs.length, d]) to document docs[i]. */
+  add(rows: Float32Array, docs: ArrayLike<number>): void {
+    const { d } = this;
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i]!;
+      while (this.sums.length <= doc) this.sums.push(new Float32Array(d));
+      const acc = this.sums[doc]!;
+      for (let j = 0; j < d; j++) acc[j]! += rows[i * d + j]!;
+    }
+  }
+
+  /** The documents' vectors [count, d]: L2-normalised, or (normalize false) the plain sums. */
+  matrix(normalize = true): Float32Array {
+    const out = new Float32Array(this.sums.length * this.d);
+    this.sums.forEach((s, i) => out.set(s, i * this.d));
+    if (normalize) l2normalizeRows(out, this.d);
+    return out;
+  }
+}

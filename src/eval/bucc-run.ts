@@ -9,9 +9,10 @@ import { readBucc, readGold } from '../data/corpus.js';
 import { EmbedSettings, vectorsFor } from '../embed/input.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { thresholdForPrecision } from '../mine/filters.js';
-import { candidatesFromKnn, MarginKind, mineTablesAsync, Retrieval } from '../mine/mine.js';
-import { Assignment, mineTablesWithScorer, OpenedScorer, pairLogitsFor } from '../mine/scorer/index.js';
-import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from './bucc.js';
+import { MarginKind, Retrieval } from '../mine/mine.js';
+import { minePairs } from '../mine/pipeline.js';
+import { Assignment, OpenedScorer } from '../mine/scorer/index.js';
+import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from '../util/precision-recall.js';
 
 /** What xling eval bucc evaluates (its options checked by the command). */
 export interface BuccRun {
@@ -58,36 +59,33 @@ export async function evaluateBuccRun(o: BuccRun): Promise<BuccRunResult> {
     tu = T.map((t) => t.sentence);
   const sv = vectorsFor(su, o.srcVectors, o.model, `--src ${o.src}`, o.srcEmbed);
   const tv = vectorsFor(tu, o.trgVectors, o.model, `--trg ${o.trg}`, o.trgEmbed);
-  if (sv.d !== tv.d)
-    throw new Error(
-      `dimension mismatch: ${o.srcVectors ? `--src-vectors ${o.srcVectors}` : '--model'} gives ${sv.d} columns, ${o.trgVectors ? `--trg-vectors ${o.trgVectors}` : '--model'} ${tv.d}`,
-    );
   const sc = o.scorer;
-  if (sc && o.k !== sc.opened.scorer.k) o.say(`the scorer was trained on candidates of k=${sc.opened.scorer.k}: using k=${sc.opened.scorer.k}`);
-  const want = sc ? sc.opened.scorer.k : o.k,
-    k = Math.min(want, sv.n, tv.n);
-  if (k < want) o.say(`warning: -k ${want} is more than the ${Math.min(sv.n, tv.n)} ${sv.n <= tv.n ? 'source' : 'target'} sentences; using k=${k}`);
-  const scorer = sc?.opened.scorer;
-  const pairLogits = scorer?.pairModel ? pairLogitsFor(scorer.pairModel, o.model!, su, tu, o.srcLang, o.trgLang) : undefined;
-  // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
-  const tables = await mineTablesAsync(sv.data, tv.data, sv.d, { k, chunk: 65536 });
-  let cands: Scored[];
-  if (sc) {
-    cands = (
-      await mineTablesWithScorer(tables.fwd, tables.bwd, su, tu, sc.opened.scorer, {
+  if (sc && sv.d === tv.d && o.k !== sc.opened.scorer.k)
+    o.say(`the scorer was trained on candidates of k=${sc.opened.scorer.k}: using k=${sc.opened.scorer.k}`);
+  const { rows, k } = await minePairs(
+    { vectors: sv, texts: su, what: o.srcVectors ? `--src-vectors ${o.srcVectors}` : '--model' },
+    { vectors: tv, texts: tu, what: o.trgVectors ? `--trg-vectors ${o.trgVectors}` : '--model' },
+    {
+      k: o.k,
+      margin: o.margin,
+      retrieval: o.retrieval,
+      // every candidate: the PR curve's
+      threshold: sc ? 0 : undefined,
+      scorer: sc && {
+        model: sc.opened.scorer,
         aligner: sc.opened.aligner,
         selfTables: sc.opened.selfTables,
-        pairLogits,
         assignment: sc.assignment,
-      })
-    ).map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.prob }));
-  } else {
-    cands = candidatesFromKnn(tables.fwd, tables.bwd, { margin: o.margin, retrieval: o.retrieval }).map((c) => ({
-      src: S[c.src]!.id,
-      trg: T[c.trg]!.id,
-      score: c.score,
-    }));
-  }
+        encoder: o.model,
+        srcLang: o.srcLang,
+        trgLang: o.trgLang,
+      },
+      // the search off the main thread (Ctrl-C stops it), in the synchronous search's chunks
+      chunk: 65536,
+      say: o.say,
+    },
+  );
+  const cands: Scored[] = rows.map((c) => ({ src: S[c.src]!.id, trg: T[c.trg]!.id, score: c.score }));
   return buccReport(o, cands, gold, k);
 }
 

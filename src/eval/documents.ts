@@ -9,11 +9,10 @@ import { knnChunked } from '../index/exact.js';
 import { readLines } from '../io/input.js';
 import { splitSentences } from '../text/sentences.js';
 import { PAtK, precisionAtK } from './retrieval.js';
-import { l2normalizeRows } from '../embed/vectors.js';
+import { DocumentVectors } from '../embed/vectors.js';
 
 /** [docs.length, dim] document vectors: each document's sentences embedded, averaged, normalised. */
 export function documentVectors(model: SentenceEncoderModel, docs: string[], o: EmbedOptions = {}): Float32Array {
-  const d = model.dim;
   const owner: number[] = [],
     sents: string[] = [];
   docs.forEach((doc, i) => {
@@ -22,13 +21,9 @@ export function documentVectors(model: SentenceEncoderModel, docs: string[], o: 
       sents.push(s);
     }
   });
-  const v = model.embed(sents, o);
-  const out = new Float32Array(docs.length * d);
-  owner.forEach((doc, k) => {
-    for (let j = 0; j < d; j++) out[doc * d + j]! += v[k * d + j]!;
-  });
-  l2normalizeRows(out, d);
-  return out;
+  const out = new DocumentVectors(model.dim, docs.length);
+  out.add(model.embed(sents, o), owner);
+  return out.matrix();
 }
 
 export interface DocRetrieval {

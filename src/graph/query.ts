@@ -348,7 +348,7 @@ export function graphStatistics(g: GraphReader, sampleSize: number, seed = 1): G
  * The index that finds a text's candidates: the graph's index.faiss, or for a graph searched
  * exactly (factory 'exact', no index file) a float16 flat index of its vectors, made in memory.
  */
-export function openIndex(g: string): FaissIndex {
+export function openGraphIndex(g: string): FaissIndex {
   const meta = readGraphMeta(g);
   if (meta.factory !== EXACT) return readIndex(join(g, 'index.faiss'), { mmap: true });
   const r = NpyRowReader.open(join(g, 'vectors.npy'));

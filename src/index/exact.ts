@@ -3,7 +3,7 @@
 // (bounded result memory; on faiss's worker threads for servers and workers), the merge of top-k
 // lists of base blocks, exact re-scoring of found neighbours (bit-stable scores whatever the
 // batching), and recall of an approximate search against the exact one. Faiss indexes live in
-// ./faiss.ts; the graph builder's float16 re-ranking stays with its tensors in src/graph/build.ts.
+// ./faiss.ts; the graph builder's float16 re-ranking stays with its tensors in src/graph/search.ts.
 import { nativePays } from '../tensor/backend.js';
 import { knn as faissKnn, knnAsync, SearchResult } from './faiss.js';
 

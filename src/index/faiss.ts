@@ -198,6 +198,28 @@ export function readIndex(path: string, o: { mmap?: boolean } = {}): FaissIndex 
   return FaissIndex.read(path, o);
 }
 
+/**
+ * A faiss index file opened for search, named "FLAG PATH" in errors (one that is not a faiss index:
+ * "FLAG PATH: cannot read it as a faiss index: why"); `nprobe` sets how many IVF lists a search
+ * visits (an IVF index only; `nprobeName` names where it was given, by default --nprobe).
+ */
+export function openIndex(flag: string, path: string, nprobe?: number, o: { nprobeName?: string; mmap?: boolean } = {}): FaissIndex {
+  let index: FaissIndex;
+  try {
+    index = readIndex(path, { mmap: o.mmap });
+  } catch (e) {
+    throw new Error(`${flag} ${path}: cannot read it as a faiss index: ${faissMessage(e)}`);
+  }
+  if (nprobe !== undefined) {
+    if (!index.info.ivf) {
+      index.dispose();
+      throw new Error(`${o.nprobeName ?? '--nprobe'}: ${flag} ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`);
+    }
+    index.setNprobe(nprobe);
+  }
+  return index;
+}
+
 /** Exact k nearest neighbours of each query row among base rows (blocked BLAS, no index). */
 export function knn(queries: Float32Array, base: Float32Array, d: number, k: number, metric: Metric = 'ip'): SearchResult {
   return F.knn(queries, base, d, k, metric, false) as SearchResult;

@@ -65,16 +65,3 @@ export function float16ToFloat32(src: Uint16Array, out?: Float32Array): Float32A
   for (let i = 0; i < src.length; i++) dst[i] = halfBitsToFloat(src[i]!);
   return dst;
 }
-
-export function float32ToBfloat16(src: ArrayLike<number>, out?: Uint16Array): Uint16Array {
-  const dst = out ?? new Uint16Array(src.length);
-  for (let i = 0; i < src.length; i++) dst[i] = floatToBf16Bits(src[i]!);
-  return dst;
-}
-
-export function bfloat16ToFloat32(src: Uint16Array, out?: Float32Array): Float32Array {
-  const dst = out ?? new Float32Array(src.length);
-  const d32 = new Uint32Array(dst.buffer, dst.byteOffset, dst.length);
-  for (let i = 0; i < src.length; i++) d32[i] = src[i]! << 16;
-  return dst;
-}

@@ -55,10 +55,6 @@ const KIND_TO_DTYPE: Record<string, NpyDType> = {
   b1: 'bool',
 };
 
-export function npyItemSize(d: NpyDType): number {
-  return ITEMSIZE[d];
-}
-
 function product(shape: readonly number[]): number {
   let n = 1;
   for (const s of shape) n *= s;

@@ -53,414 +53,325 @@ export interface UnpickleOptions {
 /** Errors of the unpickler carry the input's name and the byte offset. */
 export class UnpickleError extends Error {}
 
+/** The pickle machine's state: the input, its read position, the stack, the marks and the memo. */
+class Machine {
+  p: number;
+  readonly stack: unknown[] = [];
+  readonly marks: number[] = [];
+  readonly memo = new Map<number, unknown>();
+  private readonly dv: DataView;
+  private readonly what: string;
+
+  constructor(
+    readonly buf: Uint8Array,
+    readonly opts: UnpickleOptions,
+    offset: number,
+  ) {
+    this.p = offset;
+    this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.what = opts.what ?? 'pickle';
+  }
+  fail(m: string): never {
+    throw new UnpickleError(`${this.what}: ${m} (at byte ${this.p})`);
+  }
+  need(n: number): void {
+    if (n < 0 || this.p + n > this.buf.length) this.fail('unexpected end of data (truncated file?)');
+  }
+  private fixed(n: number, get: (at: number) => number): number {
+    this.need(n);
+    const v = get(this.p);
+    this.p += n;
+    return v;
+  }
+  u8(): number {
+    return this.fixed(1, (at) => this.buf[at]!);
+  }
+  u16(): number {
+    return this.fixed(2, (at) => this.dv.getUint16(at, true));
+  }
+  u32(): number {
+    return this.fixed(4, (at) => this.dv.getUint32(at, true));
+  }
+  i32(): number {
+    return this.fixed(4, (at) => this.dv.getInt32(at, true));
+  }
+  f64(): number {
+    return this.fixed(8, (at) => this.dv.getFloat64(at, false));
+  }
+  u64(): number {
+    this.need(8);
+    const v = this.dv.getBigUint64(this.p, true);
+    this.p += 8;
+    if (v > BigInt(this.buf.length)) this.fail('length beyond the end of the data');
+    return Number(v);
+  }
+  bytes(n: number): Uint8Array {
+    this.need(n);
+    const b = this.buf.subarray(this.p, this.p + n);
+    this.p += n;
+    return b;
+  }
+  str(n: number): string {
+    const b = this.bytes(n);
+    try {
+      return utf8.decode(b);
+    } catch {
+      return this.fail('invalid UTF-8 in a string');
+    }
+  }
+  /** A protocol-0 text field, up to its newline. */
+  line(): string {
+    const e = this.buf.indexOf(0x0a, this.p);
+    if (e < 0) this.fail('unexpected end of data in a text field');
+    const s = latin1(this.buf.subarray(this.p, e));
+    this.p = e + 1;
+    return s;
+  }
+  /** A protocol-0 decimal integer (number, bigint beyond 2^53). */
+  intLine(s: string, op: string): number | bigint {
+    if (!/^[-+]?\d+$/.test(s)) this.fail(`bad ${op}`);
+    const b = BigInt(s);
+    return Number.isSafeInteger(Number(b)) ? Number(b) : b;
+  }
+  push(v: unknown): void {
+    this.stack.push(v);
+  }
+  top(): unknown {
+    const { stack, marks } = this;
+    if (stack.length === 0 || (marks.length && stack.length <= marks[marks.length - 1]!)) this.fail('stack underflow');
+    return stack[stack.length - 1];
+  }
+  pop(): unknown {
+    this.top();
+    return this.stack.pop();
+  }
+  /** The top n values, deepest first. */
+  popN(n: number): unknown[] {
+    const out: unknown[] = [];
+    for (let i = 0; i < n; i++) out.unshift(this.pop());
+    return out;
+  }
+  popMark(): unknown[] {
+    if (!this.marks.length) this.fail('no MARK on the stack');
+    return this.stack.splice(this.marks.pop()!);
+  }
+  resolve(module: string, name: string): unknown {
+    const key = `${module}.${name}`;
+    const g = this.opts.globals.get(key);
+    if (!g) this.fail(`refusing to load the Python global ${key}: not on the allow-list of this reader, which executes no code`);
+    return g.value ?? new Callable(key, g);
+  }
+  call(f: unknown, args: unknown, how: string): unknown {
+    if (!(f instanceof Callable) || !f.g.call) this.fail(`${how} of something that is not an allowed callable (${describe(f)})`);
+    if (!Array.isArray(args)) this.fail(`${how} arguments are not a tuple`);
+    try {
+      return f.g.call(args);
+    } catch (e) {
+      if (e instanceof UnpickleError) throw e;
+      return this.fail(`${f.key}: ${(e as Error).message}`);
+    }
+  }
+  setItem(d: unknown, k: unknown, v: unknown): void {
+    if (d instanceof Map) d.set(k, v);
+    else if (d instanceof PyObject && typeof k === 'string') d.attrs.set(k, v);
+    else this.fail(`SETITEM on ${describe(d)}`);
+  }
+  persistent(pid: unknown): unknown {
+    if (!this.opts.persistentLoad) this.fail('persistent id without a persistent loader');
+    return this.opts.persistentLoad(pid);
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function latin1(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i += 4096) s += String.fromCharCode(...b.subarray(i, i + 4096));
+  return s;
+}
+
+/** BUILD: obj.__setstate__(state) or obj.__dict__.update(state). */
+function build(m: Machine): void {
+  const state = m.pop();
+  const obj = m.top();
+  if (obj instanceof Map || obj instanceof TorchTensorMarker) return; // a dict subclass's instance attributes (e.g. a state dict's _metadata): not items; tensors: Python attributes (usually empty); both dropped
+  if (!(obj instanceof PyObject)) m.fail(`BUILD of ${describe(obj)}`);
+  let attrs = state;
+  if (Array.isArray(state) && state.length === 2) attrs = state[0]; // (dict, slots)
+  if (attrs === null) return;
+  if (!(attrs instanceof Map)) m.fail(`BUILD of ${describe(obj)} with a ${describe(state)} state`);
+  for (const [k, v] of attrs) {
+    if (typeof k !== 'string') m.fail('attribute name is not a string');
+    obj.attrs.set(k, v);
+  }
+}
+
+function dict(m: Machine, what: string): Map<unknown, unknown> {
+  const items = m.popMark();
+  if (items.length % 2) m.fail(`${what} with an odd number of items`);
+  const d = new Map();
+  for (let i = 0; i < items.length; i += 2) d.set(items[i], items[i + 1]);
+  return d;
+}
+
+function appendTo(m: Machine, items: unknown[], what: string): void {
+  const l = m.top();
+  if (!Array.isArray(l)) m.fail(`${what} to ${describe(l)}`);
+  for (const v of items) l.push(v);
+}
+
+function memoGet(m: Machine, k: number): void {
+  if (!m.memo.has(k)) m.fail(`memo key ${k} is not defined`);
+  m.push(m.memo.get(k));
+}
+
+/** A length field, checked not negative. */
+function length(m: Machine, n: number, what: string): number {
+  if (n < 0) m.fail(`negative ${what} length`);
+  return n;
+}
+
+function float(m: Machine): number {
+  const s = m.line();
+  const v = Number(s);
+  if (Number.isNaN(v) && !/nan/i.test(s)) m.fail('bad FLOAT');
+  return v;
+}
+
+function proto(m: Machine): void {
+  const v = m.u8();
+  if (v > 5) m.fail(`unsupported pickle protocol ${v}`);
+}
+
+/** INT: protocol 0's decimal integer, or True/False as 01/00. */
+function intOrBool(m: Machine, s: string): unknown {
+  return s === '01' ? true : s === '00' ? false : m.intLine(s, 'INT');
+}
+
+function setItem(m: Machine): void {
+  const [k, v] = m.popN(2);
+  m.setItem(m.top(), k, v);
+}
+
+function setItems(m: Machine): void {
+  const items = m.popMark();
+  if (items.length % 2) m.fail('SETITEMS with an odd number of items');
+  const d = m.top();
+  for (let i = 0; i < items.length; i += 2) m.setItem(d, items[i], items[i + 1]);
+}
+
+function addItems(m: Machine): void {
+  const items = m.popMark();
+  const s = m.top();
+  if (!(s instanceof Set)) m.fail(`ADDITEMS to ${describe(s)}`);
+  for (const v of items) s.add(v);
+}
+
+function put(m: Machine): void {
+  const s = m.line();
+  if (!/^\d+$/.test(s)) m.fail('bad PUT');
+  m.memo.set(Number(s), m.top());
+}
+
+function stackGlobal(m: Machine): unknown {
+  const [module, name] = m.popN(2);
+  if (typeof module !== 'string' || typeof name !== 'string') m.fail('STACK_GLOBAL needs two strings');
+  return m.resolve(module, name);
+}
+
+function newObjEx(m: Machine): unknown {
+  const [cls, args, kwargs] = m.popN(3);
+  if (!(kwargs instanceof Map) || kwargs.size) m.fail('NEWOBJ_EX with keyword arguments');
+  return m.call(cls, args, 'NEWOBJ_EX');
+}
+
+function binPersId(m: Machine): unknown {
+  const pid = m.pop();
+  try {
+    return m.persistent(pid);
+  } catch (e) {
+    if (e instanceof UnpickleError) throw e;
+    return m.fail((e as Error).message);
+  }
+}
+
+/** One handler an opcode (Lib/pickletools.py's names); STOP is the loop's own. */
+const OPS = new Map<number, (m: Machine) => void>([
+  [0x80, proto], // PROTO
+  [0x95, (m) => void m.u64()], // FRAME (frames are only a hint for buffering)
+  [0x28, (m) => void m.marks.push(m.stack.length)], // MARK
+  [0x30, (m) => void m.pop()], // POP
+  [0x31, (m) => void m.popMark()], // POP_MARK
+  [0x32, (m) => m.push(m.top())], // DUP
+  [0x4e, (m) => m.push(null)], // NONE
+  [0x88, (m) => m.push(true)], // NEWTRUE
+  [0x89, (m) => m.push(false)], // NEWFALSE
+  [0x4a, (m) => m.push(m.i32())], // BININT
+  [0x4b, (m) => m.push(m.u8())], // BININT1
+  [0x4d, (m) => m.push(m.u16())], // BININT2
+  [0x8a, (m) => m.push(decodeLong(m.bytes(m.u8())))], // LONG1
+  [0x8b, (m) => m.push(decodeLong(m.bytes(length(m, m.i32(), 'LONG4'))))], // LONG4
+  [0x47, (m) => m.push(m.f64())], // BINFLOAT (big-endian)
+  [0x49, (m) => m.push(intOrBool(m, m.line()))], // INT (protocol 0; also True/False as 01/00)
+  [0x4c, (m) => m.push(m.intLine(m.line().replace(/L$/, ''), 'LONG'))], // LONG
+  [0x46, (m) => m.push(float(m))], // FLOAT
+  [0x58, (m) => m.push(m.str(m.u32()))], // BINUNICODE
+  [0x8c, (m) => m.push(m.str(m.u8()))], // SHORT_BINUNICODE
+  [0x8d, (m) => m.push(m.str(m.u64()))], // BINUNICODE8
+  [0x54, (m) => m.push(latin1(m.bytes(length(m, m.i32(), 'BINSTRING'))))], // BINSTRING (py2 str)
+  [0x55, (m) => m.push(latin1(m.bytes(m.u8())))], // SHORT_BINSTRING
+  [0x42, (m) => m.push(new Uint8Array(m.bytes(m.u32())))], // BINBYTES
+  [0x43, (m) => m.push(new Uint8Array(m.bytes(m.u8())))], // SHORT_BINBYTES
+  [0x8e, (m) => m.push(new Uint8Array(m.bytes(m.u64())))], // BINBYTES8
+  [0x96, (m) => m.push(new Uint8Array(m.bytes(m.u64())))], // BYTEARRAY8
+  [0x5d, (m) => m.push([])], // EMPTY_LIST
+  [0x29, (m) => m.push([])], // EMPTY_TUPLE
+  [0x7d, (m) => m.push(new Map())], // EMPTY_DICT
+  [0x8f, (m) => m.push(new Set())], // EMPTY_SET
+  [0x6c, (m) => m.push(m.popMark())], // LIST
+  [0x74, (m) => m.push(m.popMark())], // TUPLE
+  [0x85, (m) => m.push(m.popN(1))], // TUPLE1
+  [0x86, (m) => m.push(m.popN(2))], // TUPLE2
+  [0x87, (m) => m.push(m.popN(3))], // TUPLE3
+  [0x64, (m) => m.push(dict(m, 'DICT'))], // DICT
+  [0x91, (m) => m.push(new Set(m.popMark()))], // FROZENSET
+  [0x61, (m) => appendTo(m, m.popN(1), 'APPEND')], // APPEND
+  [0x65, (m) => appendTo(m, m.popMark(), 'APPENDS')], // APPENDS
+  [0x73, setItem], // SETITEM
+  [0x75, setItems], // SETITEMS
+  [0x90, addItems], // ADDITEMS
+  [0x71, (m) => void m.memo.set(m.u8(), m.top())], // BINPUT
+  [0x72, (m) => void m.memo.set(m.u32(), m.top())], // LONG_BINPUT
+  [0x94, (m) => void m.memo.set(m.memo.size, m.top())], // MEMOIZE
+  [0x70, put], // PUT
+  [0x68, (m) => memoGet(m, m.u8())], // BINGET
+  [0x6a, (m) => memoGet(m, m.u32())], // LONG_BINGET
+  [0x67, (m) => memoGet(m, Number(m.line()))], // GET
+  [0x63, (m) => m.push(m.resolve(m.line(), m.line()))], // GLOBAL (module, then name)
+  [0x93, (m) => m.push(stackGlobal(m))], // STACK_GLOBAL
+  [0x52, (m) => m.push(m.call(...(m.popN(2) as [unknown, unknown]), 'REDUCE'))], // REDUCE
+  [0x81, (m) => m.push(m.call(...(m.popN(2) as [unknown, unknown]), 'NEWOBJ'))], // NEWOBJ
+  [0x92, (m) => m.push(newObjEx(m))], // NEWOBJ_EX
+  [0x62, build], // BUILD
+  [0x51, (m) => m.push(binPersId(m))], // BINPERSID
+  [0x50, (m) => m.push(m.persistent(m.line()))], // PERSID
+]);
+
 /**
  * Unpickles one pickle starting at `offset`; returns the value and the offset after its STOP
  * opcode (files such as PyTorch's legacy format hold several pickles in a row).
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the pickle machine: one loop over one opcode switch
 export function unpickle(buf: Uint8Array, opts: UnpickleOptions, offset = 0): { value: unknown; end: number } {
-  const what = opts.what ?? 'pickle';
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let p = offset;
-  const stack: unknown[] = [];
-  const marks: number[] = [];
-  const memo = new Map<number, unknown>();
-  const fail = (m: string): never => {
-    throw new UnpickleError(`${what}: ${m} (at byte ${p})`);
-  };
-  const need = (n: number) => {
-    if (n < 0 || p + n > buf.length) fail('unexpected end of data (truncated file?)');
-  };
-  const u8 = () => {
-    need(1);
-    return buf[p++]!;
-  };
-  const u16 = () => {
-    need(2);
-    const v = dv.getUint16(p, true);
-    p += 2;
-    return v;
-  };
-  const u32 = () => {
-    need(4);
-    const v = dv.getUint32(p, true);
-    p += 4;
-    return v;
-  };
-  const i32 = () => {
-    need(4);
-    const v = dv.getInt32(p, true);
-    p += 4;
-    return v;
-  };
-  const u64 = () => {
-    need(8);
-    const v = dv.getBigUint64(p, true);
-    p += 8;
-    if (v > BigInt(buf.length)) fail('length beyond the end of the data');
-    return Number(v);
-  };
-  const bytes = (n: number) => {
-    need(n);
-    const b = buf.subarray(p, p + n);
-    p += n;
-    return b;
-  };
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
-  const str = (n: number) => {
-    const b = bytes(n);
-    try {
-      return utf8.decode(b);
-    } catch {
-      return fail('invalid UTF-8 in a string');
-    }
-  };
-  const latin1 = (b: Uint8Array) => {
-    let s = '';
-    for (let i = 0; i < b.length; i += 4096) s += String.fromCharCode(...b.subarray(i, i + 4096));
-    return s;
-  };
-  const pop = (): unknown => {
-    if (stack.length === 0 || (marks.length && stack.length <= marks[marks.length - 1]!)) fail('stack underflow');
-    return stack.pop();
-  };
-  const top = (): unknown => {
-    if (stack.length === 0 || (marks.length && stack.length <= marks[marks.length - 1]!)) fail('stack underflow');
-    return stack[stack.length - 1];
-  };
-  const popMark = (): unknown[] => {
-    if (!marks.length) fail('no MARK on the stack');
-    const m = marks.pop()!;
-    return stack.splice(m);
-  };
-  const line = (): string => {
-    const e = buf.indexOf(0x0a, p);
-    if (e < 0) fail('unexpected end of data in a text field');
-    const s = latin1(buf.subarray(p, e));
-    p = e + 1;
-    return s;
-  };
-  const resolve = (module: string, name: string): unknown => {
-    const key = `${module}.${name}`;
-    const g = opts.globals.get(key);
-    if (!g) fail(`refusing to load the Python global ${key}: not on the allow-list of this reader, which executes no code`);
-    return g!.value ?? new Callable(key, g!);
-  };
-  const call = (f: unknown, args: unknown, how: string): unknown => {
-    if (!(f instanceof Callable) || !f.g.call) fail(`${how} of something that is not an allowed callable (${describe(f)})`);
-    if (!Array.isArray(args)) fail(`${how} arguments are not a tuple`);
-    try {
-      return (f as Callable).g.call!(args as unknown[]);
-    } catch (e) {
-      if (e instanceof UnpickleError) throw e;
-      return fail(`${(f as Callable).key}: ${(e as Error).message}`);
-    }
-  };
-  const setItem = (d: unknown, k: unknown, v: unknown) => {
-    if (d instanceof Map) d.set(k, v);
-    else if (d instanceof PyObject && typeof k === 'string') d.attrs.set(k, v);
-    else fail(`SETITEM on ${describe(d)}`);
-  };
-
+  const m = new Machine(buf, opts, offset);
   for (;;) {
-    const op = u8();
-    switch (op) {
-      case 0x80: {
-        const v = u8();
-        if (v > 5) fail(`unsupported pickle protocol ${v}`);
-        break;
-      } // PROTO
-      case 0x95:
-        u64();
-        break; // FRAME (frames are only a hint for buffering)
-      case 0x2e: {
-        // STOP
-        if (stack.length !== 1 || marks.length) fail('malformed pickle (stack not a single value at STOP)');
-        return { value: stack[0], end: p };
-      }
-      case 0x28:
-        marks.push(stack.length);
-        break; // MARK
-      case 0x30:
-        pop();
-        break; // POP
-      case 0x31:
-        popMark();
-        break; // POP_MARK
-      case 0x32:
-        stack.push(top());
-        break; // DUP
-      case 0x4e:
-        stack.push(null);
-        break; // NONE
-      case 0x88:
-        stack.push(true);
-        break; // NEWTRUE
-      case 0x89:
-        stack.push(false);
-        break; // NEWFALSE
-      case 0x4a:
-        stack.push(i32());
-        break; // BININT
-      case 0x4b:
-        stack.push(u8());
-        break; // BININT1
-      case 0x4d:
-        stack.push(u16());
-        break; // BININT2
-      case 0x8a:
-        stack.push(decodeLong(bytes(u8())));
-        break; // LONG1
-      case 0x8b: {
-        const n = i32();
-        if (n < 0) fail('negative LONG4 length');
-        stack.push(decodeLong(bytes(n)));
-        break;
-      } // LONG4
-      case 0x47: {
-        need(8);
-        const v = dv.getFloat64(p, false);
-        p += 8;
-        stack.push(v);
-        break;
-      } // BINFLOAT (big-endian)
-      case 0x49: {
-        // INT (protocol 0; also True/False as 01/00)
-        const s = line();
-        if (s === '01') stack.push(true);
-        else if (s === '00') stack.push(false);
-        else {
-          if (!/^[-+]?\d+$/.test(s)) fail('bad INT');
-          const b = BigInt(s);
-          stack.push(Number.isSafeInteger(Number(b)) ? Number(b) : b);
-        }
-        break;
-      }
-      case 0x4c: {
-        const s = line().replace(/L$/, '');
-        if (!/^[-+]?\d+$/.test(s)) fail('bad LONG');
-        const b = BigInt(s);
-        stack.push(Number.isSafeInteger(Number(b)) ? Number(b) : b);
-        break;
-      } // LONG
-      case 0x46: {
-        const s = line();
-        const v = Number(s);
-        if (Number.isNaN(v) && !/nan/i.test(s)) fail('bad FLOAT');
-        stack.push(v);
-        break;
-      } // FLOAT
-      case 0x58:
-        stack.push(str(u32()));
-        break; // BINUNICODE
-      case 0x8c:
-        stack.push(str(u8()));
-        break; // SHORT_BINUNICODE
-      case 0x8d:
-        stack.push(str(u64()));
-        break; // BINUNICODE8
-      case 0x54: {
-        const n = i32();
-        if (n < 0) fail('negative BINSTRING length');
-        stack.push(latin1(bytes(n)));
-        break;
-      } // BINSTRING (py2 str)
-      case 0x55:
-        stack.push(latin1(bytes(u8())));
-        break; // SHORT_BINSTRING
-      case 0x42:
-        stack.push(new Uint8Array(bytes(u32())));
-        break; // BINBYTES
-      case 0x43:
-        stack.push(new Uint8Array(bytes(u8())));
-        break; // SHORT_BINBYTES
-      case 0x8e:
-        stack.push(new Uint8Array(bytes(u64())));
-        break; // BINBYTES8
-      case 0x96:
-        stack.push(new Uint8Array(bytes(u64())));
-        break; // BYTEARRAY8
-      case 0x5d:
-        stack.push([]);
-        break; // EMPTY_LIST
-      case 0x29:
-        stack.push([]);
-        break; // EMPTY_TUPLE
-      case 0x7d:
-        stack.push(new Map());
-        break; // EMPTY_DICT
-      case 0x8f:
-        stack.push(new Set());
-        break; // EMPTY_SET
-      case 0x6c:
-        stack.push(popMark());
-        break; // LIST
-      case 0x74:
-        stack.push(popMark());
-        break; // TUPLE
-      case 0x85:
-        stack.push([pop()]);
-        break; // TUPLE1
-      case 0x86: {
-        const b = pop(),
-          a = pop();
-        stack.push([a, b]);
-        break;
-      } // TUPLE2
-      case 0x87: {
-        const c = pop(),
-          b = pop(),
-          a = pop();
-        stack.push([a, b, c]);
-        break;
-      } // TUPLE3
-      case 0x64: {
-        // DICT
-        const items = popMark();
-        if (items.length % 2) fail('DICT with an odd number of items');
-        const d = new Map();
-        for (let i = 0; i < items.length; i += 2) d.set(items[i], items[i + 1]);
-        stack.push(d);
-        break;
-      }
-      case 0x91:
-        stack.push(new Set(popMark()));
-        break; // FROZENSET
-      case 0x61: {
-        const v = pop();
-        const l = top();
-        if (!Array.isArray(l)) fail(`APPEND to ${describe(l)}`);
-        (l as unknown[]).push(v);
-        break;
-      } // APPEND
-      case 0x65: {
-        const items = popMark();
-        const l = top();
-        if (!Array.isArray(l)) fail(`APPENDS to ${describe(l)}`);
-        for (const v of items) (l as unknown[]).push(v);
-        break;
-      } // APPENDS
-      case 0x73: {
-        const v = pop(),
-          k = pop();
-        setItem(top(), k, v);
-        break;
-      } // SETITEM
-      case 0x75: {
-        // SETITEMS
-        const items = popMark();
-        if (items.length % 2) fail('SETITEMS with an odd number of items');
-        const d = top();
-        for (let i = 0; i < items.length; i += 2) setItem(d, items[i], items[i + 1]);
-        break;
-      }
-      case 0x90: {
-        const items = popMark();
-        const s = top();
-        if (!(s instanceof Set)) fail(`ADDITEMS to ${describe(s)}`);
-        for (const v of items) (s as Set<unknown>).add(v);
-        break;
-      } // ADDITEMS
-      case 0x71:
-        memo.set(u8(), top());
-        break; // BINPUT
-      case 0x72:
-        memo.set(u32(), top());
-        break; // LONG_BINPUT
-      case 0x94:
-        memo.set(memo.size, top());
-        break; // MEMOIZE
-      case 0x70: {
-        const s = line();
-        if (!/^\d+$/.test(s)) fail('bad PUT');
-        memo.set(Number(s), top());
-        break;
-      } // PUT
-      case 0x68:
-      case 0x6a:
-      case 0x67: {
-        // BINGET, LONG_BINGET, GET
-        const k = op === 0x68 ? u8() : op === 0x6a ? u32() : Number(line());
-        if (!memo.has(k)) fail(`memo key ${k} is not defined`);
-        stack.push(memo.get(k));
-        break;
-      }
-      case 0x63: {
-        const module = line(),
-          name = line();
-        stack.push(resolve(module, name));
-        break;
-      } // GLOBAL
-      case 0x93: {
-        // STACK_GLOBAL
-        const name = pop(),
-          module = pop();
-        if (typeof module !== 'string' || typeof name !== 'string') fail('STACK_GLOBAL needs two strings');
-        stack.push(resolve(module as string, name as string));
-        break;
-      }
-      case 0x52: {
-        const args = pop();
-        const f = pop();
-        stack.push(call(f, args, 'REDUCE'));
-        break;
-      } // REDUCE
-      case 0x81: {
-        const args = pop();
-        const cls = pop();
-        stack.push(call(cls, args, 'NEWOBJ'));
-        break;
-      } // NEWOBJ
-      case 0x92: {
-        // NEWOBJ_EX
-        const kwargs = pop(),
-          args = pop(),
-          cls = pop();
-        if (!(kwargs instanceof Map) || kwargs.size) fail('NEWOBJ_EX with keyword arguments');
-        stack.push(call(cls, args, 'NEWOBJ_EX'));
-        break;
-      }
-      case 0x62: {
-        // BUILD: obj.__setstate__(state) or obj.__dict__.update(state)
-        const state = pop();
-        const obj = top();
-        if (obj instanceof Map) {
-          // a dict subclass's instance attributes (e.g. a state dict's _metadata): not items; dropped
-        } else if (obj instanceof PyObject) {
-          let attrs = state;
-          if (Array.isArray(state) && state.length === 2) attrs = state[0]; // (dict, slots)
-          if (attrs === null) break;
-          if (!(attrs instanceof Map)) fail(`BUILD of ${describe(obj)} with a ${describe(state)} state`);
-          for (const [k, v] of attrs as Map<unknown, unknown>) {
-            if (typeof k !== 'string') fail('attribute name is not a string');
-            obj.attrs.set(k as string, v);
-          }
-        } else if (obj instanceof TorchTensorMarker) {
-          // tensors: BUILD sets Python attributes (state is usually empty); ignored
-        } else fail(`BUILD of ${describe(obj)}`);
-        break;
-      }
-      case 0x51: {
-        // BINPERSID
-        const pid = pop();
-        if (!opts.persistentLoad) fail('persistent id without a persistent loader');
-        try {
-          stack.push(opts.persistentLoad!(pid));
-        } catch (e) {
-          if (e instanceof UnpickleError) throw e;
-          fail((e as Error).message);
-        }
-        break;
-      }
-      case 0x50: {
-        const pid = line();
-        if (!opts.persistentLoad) fail('persistent id without a persistent loader');
-        stack.push(opts.persistentLoad!(pid));
-        break;
-      } // PERSID
-      default:
-        fail(`unsupported or invalid opcode 0x${op.toString(16).padStart(2, '0')}`);
+    const op = m.u8();
+    if (op === 0x2e) {
+      // STOP
+      if (m.stack.length !== 1 || m.marks.length) m.fail('malformed pickle (stack not a single value at STOP)');
+      return { value: m.stack[0], end: m.p };
     }
+    const handler = OPS.get(op) ?? m.fail(`unsupported or invalid opcode 0x${op.toString(16).padStart(2, '0')}`);
+    handler(m);
   }
 }
 

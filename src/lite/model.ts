@@ -11,6 +11,7 @@ import { halfBitsToFloat } from '../io/half.js';
 import { checkPqEntries, checkPqShapes, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
 import type { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
+import type { LanguageIdentifier } from '../text/lid-core.js';
 import { normalizeRows } from '../util/vectors.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
 import { IDS_CAP, PQ_DIMS_CAP, WasmKernel } from './wasm.js';
@@ -75,7 +76,7 @@ function halfLut(): Float32Array {
   return halfTable;
 }
 
-export class LiteModel extends CenterPolicy implements SentenceEncoder {
+export class LiteModel extends CenterPolicy<LanguageIdentifier> implements SentenceEncoder {
   /** Width of the sentence vectors. */
   readonly dim: number;
   /** Width of the feature rows. */

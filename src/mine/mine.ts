@@ -240,9 +240,22 @@ export function marginOfPairs(
   o: MineOptions = {},
 ): { score: Float64Array; cos: Float32Array } {
   const { fwd, bwd } = mineTables(src, trg, d, o);
+  return marginOfTables(fwd, bwd, src, trg, d, gSrc, gTrg, o.margin ?? 'ratio');
+}
+
+/** marginOfPairs from both directions' k-NN tables already searched. */
+export function marginOfTables(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  gSrc: ArrayLike<number>,
+  gTrg: ArrayLike<number>,
+  kind: MarginKind,
+): { score: Float64Array; cos: Float32Array } {
   const mx = rowMeans(fwd),
-    my = rowMeans(bwd),
-    kind = o.margin ?? 'ratio';
+    my = rowMeans(bwd);
   const cos = pairProducts(src, trg, d, gSrc, gTrg);
   return { score: Float64Array.from(cos, (c, i) => marginScore(kind, c, mx[gSrc[i]!]!, my[gTrg[i]!]!)), cos };
 }

@@ -1,17 +1,16 @@
 // One xling mine run: both corpora read, embedded with the model (or their vectors read), identical
 // lines unified if asked, both directions' k-NN (exact, off the main thread, or src→trg through a
-// faiss index), the pairs by margin or by a second-stage scorer (mined-pairs.ts), then what is
+// faiss index), the pairs by margin or by a second-stage scorer (pipeline.ts), then what is
 // written of them (mined-files.ts). The command parses and checks its options and writes the files.
 import { readSentences } from '../data/corpus.js';
 import { EmbedSettings, vectorsFor } from '../embed/input.js';
-import { readIndex } from '../index/faiss.js';
-import { Progress } from '../util/progress.js';
+import { openIndex } from '../index/faiss.js';
 import { AutoThreshold } from './auto-threshold.js';
 import { FilterOptions } from './filters.js';
 import { MinedFiles, minedFiles } from './mined-files.js';
-import { minedPairs } from './mined-pairs.js';
-import { gatherRows, MarginKind, mineTables, mineTablesAsync, Retrieval, unify } from './mine.js';
-import { Assignment, pairLogitsFor, ScorerModel, SelfTables } from './scorer/index.js';
+import { gatherRows, MarginKind, Retrieval, unify } from './mine.js';
+import { minePairs } from './pipeline.js';
+import { Assignment, ScorerModel, SelfTables } from './scorer/index.js';
 import type { WordAligner } from './align-features.js';
 
 export interface MineRun {
@@ -57,10 +56,6 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
     T = await readSentences(o.trg);
   let sv = vectorsFor(S.sentences, o.srcVectors, o.model, `--src ${o.src}`, o.srcEmbed);
   let tv = vectorsFor(T.sentences, o.trgVectors, o.model, `--trg ${o.trg}`, o.trgEmbed);
-  if (sv.d !== tv.d)
-    throw new Error(
-      `dimension mismatch: ${o.srcVectors ? `--src-vectors ${o.srcVectors}` : '--model'} gives ${sv.d} columns, ${o.trgVectors ? `--trg-vectors ${o.trgVectors}` : '--model'} ${tv.d}`,
-    );
   let sMap: Int32Array | null = null,
     tMap: Int32Array | null = null;
   if (o.unify) {
@@ -72,38 +67,32 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
     tMap = ut.first;
     o.say(`unified ${S.sentences.length}→${sv.n} source and ${T.sentences.length}→${tv.n} target lines`);
   }
-  const index = o.index ? openIndex(o.index.path, o.index.nprobe) : undefined;
+  const index = o.index ? openIndex('--index', o.index.path, o.index.nprobe, { nprobeName: 'nprobe' }) : undefined;
   try {
-    if (index) {
+    if (index && sv.d === tv.d) {
+      // (a dimension mismatch between the sides is said by minePairs)
       if (index.d !== tv.d) throw new Error(`--index ${o.index!.path}: dimension ${index.d}, but the target vectors have ${tv.d}`);
       if (index.ntotal !== tv.n) throw new Error(`--index ${o.index!.path}: holds ${index.ntotal} vectors, --trg ${o.trg} has ${tv.n} lines`);
     }
-    const want = o.scorer ? o.scorer.model.k : o.k,
-      k = Math.min(want, sv.n, tv.n);
-    if (k < want) o.say(`warning: -k ${want} is more than the ${Math.min(sv.n, tv.n)} ${sv.n <= tv.n ? 'source' : 'target'} sentences; using k=${k}`);
     const su = sMap ? Array.from(sMap, (i) => S.sentences[i]!) : S.sentences,
       tu = tMap ? Array.from(tMap, (i) => T.sentences[i]!) : T.sentences;
     const sc = o.scorer;
-    const pairLogits = sc?.model.pairModel ? pairLogitsFor(sc.model.pairModel, o.model!, su, tu, o.srcLang, o.trgLang) : undefined;
-    // both directions' k-NN: the exact search off the main thread, so that Ctrl-C stops it between chunks
-    const prog = new Progress({ label: 'mine k-NN (both directions)', unit: 'rows', total: sv.n + tv.n });
-    const opts = { k, trgIndex: index, chunk: 16384, onProgress: (done: number) => prog.set(done) };
-    let tables;
-    try {
-      tables = await (index ? Promise.resolve(mineTables(sv.data, tv.data, sv.d, opts)) : mineTablesAsync(sv.data, tv.data, sv.d, opts));
-    } catch (e) {
-      throw index ? new Error(`searching --index ${o.index!.path}: ${(e as Error).message}`) : e;
-    }
-    prog.done();
-    const picked = await minedPairs(tables.fwd, tables.bwd, su, tu, {
-      margin: o.margin,
-      retrieval: o.retrieval,
-      threshold: o.threshold,
-      say: o.say,
-      scorer: sc
-        ? { model: sc.model, aligner: sc.aligner, selfTables: sc.selfTables, pairLogits, assignment: sc.assignment, onCandidates: sc.onCandidates }
-        : undefined,
-    });
+    const picked = await minePairs(
+      { vectors: sv, texts: su, what: o.srcVectors ? `--src-vectors ${o.srcVectors}` : '--model' },
+      { vectors: tv, texts: tu, what: o.trgVectors ? `--trg-vectors ${o.trgVectors}` : '--model' },
+      {
+        k: o.k,
+        margin: o.margin,
+        retrieval: o.retrieval,
+        threshold: o.threshold,
+        scorer: sc && { ...sc, encoder: o.model, srcLang: o.srcLang, trgLang: o.trgLang },
+        index: index && { index, name: `--index ${o.index!.path}` },
+        chunk: 16384,
+        // both directions' k-NN: the exact search off the main thread, so that Ctrl-C stops it between chunks
+        progress: 'mine k-NN (both directions)',
+        say: o.say,
+      },
+    );
     const files = minedFiles(
       picked.rows,
       S,
@@ -113,7 +102,7 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
         model: o.model ?? null,
         margin: o.margin,
         retrieval: sc ? 'scorer' : o.retrieval,
-        k,
+        k: picked.k,
         scorer: sc?.dir ?? null,
         wordTables: sc?.wordTables(),
         threshold: picked.threshold,
@@ -121,26 +110,8 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
       },
       { header: o.header, sMap, tMap },
     );
-    return { ...files, k, threshold: picked.threshold, auto: picked.auto };
+    return { ...files, k: picked.k, threshold: picked.threshold, auto: picked.auto };
   } finally {
     index?.dispose();
   }
-}
-
-/** A faiss index read for the search, with its nprobe set (an IVF index only). */
-function openIndex(path: string, nprobe?: number) {
-  let index;
-  try {
-    index = readIndex(path);
-  } catch (e) {
-    throw new Error(`--index ${path}: cannot read it as a faiss index: ${(e as Error).message}`);
-  }
-  if (nprobe !== undefined) {
-    if (!index.info.ivf) {
-      index.dispose();
-      throw new Error(`nprobe: --index ${path} is not an IVF index (nprobe is how many IVF lists a search visits)`);
-    }
-    index.setNprobe(nprobe);
-  }
-  return index;
 }

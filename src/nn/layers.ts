@@ -624,8 +624,3 @@ export class TransformerEncoder extends Module {
     });
   }
 }
-
-/** Concatenates along the last dim (helper for pooled features). */
-export function concatFeatures(ts: Tensor[]): Tensor {
-  return cat(ts, -1);
-}

@@ -49,9 +49,6 @@ let defaultFloat: DType = 'float32';
 export function setDefaultDtype(d: 'float32' | 'float64'): void {
   defaultFloat = d;
 }
-export function getDefaultDtype(): DType {
-  return defaultFloat;
-}
 
 // ---- creation
 export function zeros(shape: Shape, dtype: DType = defaultFloat): Tensor {

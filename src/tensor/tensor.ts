@@ -792,9 +792,6 @@ export function manualSeed(seed: number): void {
 export function hasCuda(): boolean {
   return T.hasCuda() as boolean;
 }
-export function torchVersion(): string {
-  return T.version() as string;
-}
 /** Live native tensor handles and the bytes they hold (for leak checks). */
 export function memoryStats(): { handles: number; bytes: number } {
   return T.memoryStats() as { handles: number; bytes: number };

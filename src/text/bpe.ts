@@ -76,11 +76,8 @@ class MaxHeap {
 
 const SHIFT = 2 ** 21; // symbol ids < 2M; pair key = a * SHIFT + b (exact in a double)
 
-/** Learns BPE symbols and merges from word counts. */
-export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeModel {
-  const coverage = o.characterCoverage ?? 0.9995;
-  const budget = o.vocabSize - o.specials;
-  // Alphabet: the most frequent characters covering `coverage` of all character occurrences.
+/** The alphabet: the most frequent characters covering `coverage` of all character occurrences, and the word-start mark. */
+function bpeAlphabet(wordCounts: Map<string, number>, coverage: number): string[] {
   const chars = new Map<string, number>();
   let totalChars = 0;
   for (const [w, c] of wordCounts)
@@ -97,45 +94,86 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
     covered += c;
   }
   if (!symbols.includes(WORD_START)) symbols.push(WORD_START);
-  if (symbols.length > budget) throw new Error(`BPE: vocabulary size ${o.vocabSize} is smaller than the alphabet (${symbols.length} characters)`);
-  const idOf = new Map(symbols.map((s, i) => [s, i]));
-  const UNK = -1;
+  return symbols;
+}
 
-  // Words as symbol-id arrays (unknown characters block merges).
-  const words: Int32Array[] = [];
-  const freq: number[] = [];
-  for (const [w, c] of wordCounts) {
-    const ids = Array.from(w, (ch) => idOf.get(ch) ?? UNK);
-    if (ids.length < 2) continue;
-    words.push(Int32Array.from(ids));
-    freq.push(c);
+/** The words as symbol-id arrays (unknown characters, -1, block merges) and the counts of their adjacent pairs, with the words each pair is in. */
+class PairCounts {
+  readonly words: Int32Array[] = [];
+  readonly freq: number[] = [];
+  readonly count = new Map<number, number>();
+  readonly where = new Map<number, Set<number>>();
+
+  constructor(wordCounts: Map<string, number>, idOf: Map<string, number>) {
+    for (const [w, c] of wordCounts) {
+      const ids = Array.from(w, (ch) => idOf.get(ch) ?? -1);
+      if (ids.length < 2) continue;
+      this.words.push(Int32Array.from(ids));
+      this.freq.push(c);
+    }
+    for (let wi = 0; wi < this.words.length; wi++) this.addPairs(wi);
   }
-  const pairCount = new Map<number, number>();
-  const where = new Map<number, Set<number>>();
-  const addPairs = (wi: number, sign: number) => {
-    const s = words[wi]!,
-      f = freq[wi]! * sign;
+
+  private addPairs(wi: number): void {
+    const s = this.words[wi]!,
+      f = this.freq[wi]!;
     for (let i = 0; i + 1 < s.length; i++) {
       const a = s[i]!,
         b = s[i + 1]!;
       if (a < 0 || b < 0) continue;
       const k = a * SHIFT + b;
-      pairCount.set(k, (pairCount.get(k) ?? 0) + f);
-      if (sign > 0) {
-        let set = where.get(k);
-        if (!set) where.set(k, (set = new Set()));
-        set.add(wi);
-      }
+      this.count.set(k, (this.count.get(k) ?? 0) + f);
+      let set = this.where.get(k);
+      if (!set) this.where.set(k, (set = new Set()));
+      set.add(wi);
     }
-  };
-  for (let wi = 0; wi < words.length; wi++) addPairs(wi, 1);
+  }
+
+  /** Merges pair k = (a, b) into symbol `id` in every word that has it; returns the pairs whose counts changed. */
+  merge(k: number, a: number, b: number, id: number): Set<number> {
+    const touched = new Set<number>();
+    for (const wi of this.where.get(k) ?? []) {
+      const s = this.words[wi]!;
+      // old pairs out
+      const f = this.freq[wi]!;
+      for (let i = 0; i + 1 < s.length; i++) {
+        if (s[i]! < 0 || s[i + 1]! < 0) continue;
+        const pk = s[i]! * SHIFT + s[i + 1]!;
+        this.count.set(pk, this.count.get(pk)! - f);
+        touched.add(pk);
+      }
+      const out: number[] = [];
+      for (let i = 0; i < s.length; i++) {
+        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) {
+          out.push(id);
+          i++;
+        } else out.push(s[i]!);
+      }
+      this.words[wi] = Int32Array.from(out);
+      this.addPairs(wi);
+      const ns = this.words[wi]!;
+      for (let i = 0; i + 1 < ns.length; i++) if (ns[i]! >= 0 && ns[i + 1]! >= 0) touched.add(ns[i]! * SHIFT + ns[i + 1]!);
+    }
+    this.where.delete(k);
+    this.count.delete(k);
+    return touched;
+  }
+}
+
+/** Learns BPE symbols and merges from word counts. */
+export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeModel {
+  const budget = o.vocabSize - o.specials;
+  const symbols = bpeAlphabet(wordCounts, o.characterCoverage ?? 0.9995);
+  if (symbols.length > budget) throw new Error(`BPE: vocabulary size ${o.vocabSize} is smaller than the alphabet (${symbols.length} characters)`);
+  const idOf = new Map(symbols.map((s, i) => [s, i]));
+  const pairs = new PairCounts(wordCounts, idOf);
   const heap = new MaxHeap();
-  for (const [k, c] of pairCount) heap.push(c, k);
+  for (const [k, c] of pairs.count) heap.push(c, k);
 
   const merges: [string, string][] = [];
   while (symbols.length < budget && heap.size) {
     const [c, k] = heap.pop()!;
-    const cur = pairCount.get(k) ?? 0;
+    const cur = pairs.count.get(k) ?? 0;
     if (cur !== c) {
       if (cur > 0) heap.push(cur, k);
       continue;
@@ -151,37 +189,12 @@ export function learnBpe(wordCounts: Map<string, number>, o: LearnOptions): BpeM
       idOf.set(str, id);
     }
     merges.push([symbols[a]!, symbols[b]!]);
-    const touched = new Map<number, number>();
-    for (const wi of where.get(k) ?? []) {
-      const s = words[wi]!;
-      // old pairs out
-      const f = freq[wi]!;
-      for (let i = 0; i + 1 < s.length; i++) {
-        if (s[i]! < 0 || s[i + 1]! < 0) continue;
-        const pk = s[i]! * SHIFT + s[i + 1]!;
-        pairCount.set(pk, pairCount.get(pk)! - f);
-        touched.set(pk, 1);
-      }
-      const out: number[] = [];
-      for (let i = 0; i < s.length; i++) {
-        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) {
-          out.push(id);
-          i++;
-        } else out.push(s[i]!);
-      }
-      words[wi] = Int32Array.from(out);
-      addPairs(wi, 1);
-      const ns = words[wi]!;
-      for (let i = 0; i + 1 < ns.length; i++) if (ns[i]! >= 0 && ns[i + 1]! >= 0) touched.set(ns[i]! * SHIFT + ns[i + 1]!, 1);
-    }
-    where.delete(k);
-    pairCount.delete(k);
-    for (const pk of touched.keys()) {
-      const pc = pairCount.get(pk) ?? 0;
+    for (const pk of pairs.merge(k, a, b, id)) {
+      const pc = pairs.count.get(pk) ?? 0;
       if (pc > 0) heap.push(pc, pk);
       else {
-        pairCount.delete(pk);
-        where.delete(pk);
+        pairs.count.delete(pk);
+        pairs.where.delete(pk);
       }
     }
   }

@@ -20,12 +20,7 @@
 /** File name of the identifier in a model directory. */
 export const LID_FILE = 'lid.json';
 
-/**
- * The confidence (posterior probability) at or above which an identified language is trusted,
- * e.g. for per-language centring: more likely than every other language together. On the gettext
- * dev set, 97% of sentences reach it and 99.3% of those are right (bench/RESULTS.md).
- */
-export const LID_CONFIDENCE = 0.5;
+export { LID_CONFIDENCE } from '../util/embed-policy.js';
 
 export interface LidTrainOptions {
   /** Smallest and largest n-gram length in characters (code points); default [1, 4]. */
@@ -72,22 +67,6 @@ export function lidText(s: string): string {
     .replace(/\s+/gu, ' ')
     .trim();
   return t ? ` ${t} ` : '';
-}
-
-/** Every n-gram (n in [lo, hi], in code points) of a prepared text, with repeats. */
-export function lidNgrams(t: string, lo: number, hi: number, each: (g: string) => void): void {
-  const cps = Array.from(t);
-  for (let i = 0; i < cps.length; i++) {
-    let g = '',
-      informative = false;
-    for (let n = 1; n <= hi && i + n <= cps.length; n++) {
-      const c = cps[i + n - 1]!;
-      g += c;
-      // an n-gram made only of spaces and 0s says nothing of the language
-      if (c !== ' ' && c !== '0') informative = true;
-      if (n >= lo && informative) each(g);
-    }
-  }
 }
 
 /**
@@ -400,24 +379,19 @@ export class LanguageIdentifier {
    * same input gives the same file.
    */
   static train(byLang: Map<string, string[]>, o: LidTrainOptions = {}): LanguageIdentifier {
-    const [lo, hi] = o.ngrams ?? [1, 4],
-      topK = o.topK ?? 1000,
-      alpha = o.alpha ?? 0.5,
-      maxLines = o.maxLines ?? 5000,
-      every = o.heldOutEvery ?? 10;
+    const [lo, hi] = o.ngrams ?? [1, 4];
     const langs = [...byLang.keys()].filter((l) => byLang.get(l)!.some((t) => lidText(t))).sort();
     if (langs.length < 2) throw new Error(`language identification needs sentences of at least two languages (got ${langs.length ? langs.join(' ') : 'none'})`);
-    const prepared = langs.map((l) => {
-      const all = byLang
-        .get(l)!
-        .map(lidText)
-        .filter((t) => t);
-      // a spread of at most maxLines lines (not the first ones: corpora are often sorted by source)
-      const step = Math.max(1, all.length / maxLines),
-        pick: string[] = [];
-      for (let x = 0; Math.floor(x) < all.length && pick.length < maxLines; x += step) pick.push(all[Math.floor(x)]!);
-      return pick;
-    });
+    // a spread of at most maxLines lines (not the first ones: corpora are often sorted by source)
+    const prepared = langs.map((l) =>
+      spread(
+        byLang
+          .get(l)!
+          .map(lidText)
+          .filter((t) => t),
+        o.maxLines ?? 5000,
+      ),
+    );
     // characters by frequency: the most frequent get ids (n-grams through the rarest are not counted)
     const charCount = new Map<string, number>();
     for (const pick of prepared) for (const t of pick) for (const c of t) charCount.set(c, (charCount.get(c) ?? 0) + 1);
@@ -426,105 +400,135 @@ export class LanguageIdentifier {
       lo,
       hi,
     );
-    const vocab = new Set<number>();
-    const languages: Record<string, LangProfile> = {},
-      lines: Record<string, number> = {};
-    const heldOut: { lang: number; text: string }[] = [];
-    langs.forEach((l, j) => {
-      const pick = prepared[j]!;
-      const counts = new Map<number, number>();
-      let total = 0,
-        used = 0;
-      pick.forEach((t, i) => {
-        if (every > 1 && pick.length >= 2 * every && i % every === every - 1) {
-          heldOut.push({ lang: j, text: t });
-          return;
-        }
-        used++;
-        keys.each(t, (g) => {
-          counts.set(g, (counts.get(g) ?? 0) + 1);
-          total++;
-        });
-      });
-      for (const g of counts.keys()) vocab.add(g);
-      const top = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, topK);
-      languages[l] = { total, ngrams: top.map((e) => keys.text(e[0])), counts: top.map((e) => e[1]) };
-      lines[l] = used;
-    });
+    const { languages, lines, vocabulary, heldOut } = languageProfiles(langs, prepared, keys, o.topK ?? 1000, o.heldOutEvery ?? 10);
     const base: LidFile = {
       format: 'xling-lid',
       version: 1,
       ngrams: [lo, hi],
-      alpha,
-      vocabulary: vocab.size,
+      alpha: o.alpha ?? 0.5,
+      vocabulary,
       temperature: 1,
       lengthPower: 0,
       lines,
       languages,
     };
     const raw = new LanguageIdentifier(base);
-    // calibration on the held-out lines: (T, β) minimising the mean negative log-likelihood
-    // (at most 4000 lines, spread over all languages; scores shifted by their maximum once)
-    const hstep = Math.max(1, heldOut.length / 4000);
-    const scored: { s: Float64Array; n: number; lang: number }[] = [];
-    for (let x = 0; Math.floor(x) < heldOut.length; x += hstep) {
-      const h = heldOut[Math.floor(x)]!,
-        r = raw.scores(h.text);
-      if (!r.n) continue;
-      let m = -Infinity;
-      for (const v of r.s) m = Math.max(m, v);
-      for (let j = 0; j < r.s.length; j++) r.s[j]! -= m;
-      scored.push({ ...r, lang: h.lang });
-    }
-    if (!scored.length) return raw;
-    const nll = (T: number, beta: number): number => {
-      let acc = 0;
-      for (const h of scored) {
-        // −log softmax(s·k)[y] = log Σ exp(s_j·k) − s_y·k, with max_j s_j = 0
-        const k = 1 / (T * h.n ** beta);
-        let z = 0;
-        for (let j = 0; j < h.s.length; j++) z += Math.exp(h.s[j]! * k);
-        acc += Math.log(z) - h.s[h.lang]! * k;
-      }
-      return acc / scored.length;
-    };
-    let bestT = 1,
-      bestBeta = 0,
-      best = Infinity;
-    for (const beta of [0, 0.25, 0.5, 0.75, 1]) {
-      // golden-section search on log T
-      let a = Math.log(1e-3),
-        b = Math.log(1e4);
-      const g = (Math.sqrt(5) - 1) / 2;
-      let c = b - g * (b - a),
-        d = a + g * (b - a),
-        fc = nll(Math.exp(c), beta),
-        fd = nll(Math.exp(d), beta);
-      for (let it = 0; it < 40; it++) {
-        if (fc < fd) {
-          b = d;
-          d = c;
-          fd = fc;
-          c = b - g * (b - a);
-          fc = nll(Math.exp(c), beta);
-        } else {
-          a = c;
-          c = d;
-          fc = fd;
-          d = a + g * (b - a);
-          fd = nll(Math.exp(d), beta);
-        }
-      }
-      const T = Math.exp((a + b) / 2),
-        v = nll(T, beta);
-      if (v < best) {
-        best = v;
-        bestT = T;
-        bestBeta = beta;
-      }
-    }
-    return new LanguageIdentifier({ ...base, temperature: bestT, lengthPower: bestBeta });
+    const fit = calibrate((text) => raw.scores(text), heldOut);
+    return fit ? new LanguageIdentifier({ ...base, temperature: fit.T, lengthPower: fit.beta }) : raw;
   }
+}
+
+/** At most `max` items spread evenly over `all`. */
+function spread<T>(all: T[], max: number): T[] {
+  const step = Math.max(1, all.length / max),
+    pick: T[] = [];
+  for (let x = 0; Math.floor(x) < all.length && pick.length < max; x += step) pick.push(all[Math.floor(x)]!);
+  return pick;
+}
+
+/**
+ * Each language's n-gram profile (its topK n-grams with their counts) from its lines, every
+ * `every`-th line held out (languages with 2 × every lines or more) for the calibration.
+ */
+function languageProfiles(
+  langs: string[],
+  prepared: string[][],
+  keys: NgramKeys,
+  topK: number,
+  every: number,
+): { languages: Record<string, LangProfile>; lines: Record<string, number>; vocabulary: number; heldOut: { lang: number; text: string }[] } {
+  const vocab = new Set<number>();
+  const languages: Record<string, LangProfile> = {},
+    lines: Record<string, number> = {};
+  const heldOut: { lang: number; text: string }[] = [];
+  langs.forEach((l, j) => {
+    const pick = prepared[j]!;
+    const counts = new Map<number, number>();
+    let total = 0,
+      used = 0;
+    pick.forEach((t, i) => {
+      if (every > 1 && pick.length >= 2 * every && i % every === every - 1) {
+        heldOut.push({ lang: j, text: t });
+        return;
+      }
+      used++;
+      keys.each(t, (g) => {
+        counts.set(g, (counts.get(g) ?? 0) + 1);
+        total++;
+      });
+    });
+    for (const g of counts.keys()) vocab.add(g);
+    const top = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, topK);
+    languages[l] = { total, ngrams: top.map((e) => keys.text(e[0])), counts: top.map((e) => e[1]) };
+    lines[l] = used;
+  });
+  return { languages, lines, vocabulary: vocab.size, heldOut };
+}
+
+/**
+ * Calibration on the held-out lines: (T, β) minimising the mean negative log-likelihood (at most
+ * 4000 lines, spread over all languages; scores shifted by their maximum once); null without any.
+ */
+function calibrate(scores: (text: string) => { s: Float64Array; n: number }, heldOut: { lang: number; text: string }[]): { T: number; beta: number } | null {
+  const scored: { s: Float64Array; n: number; lang: number }[] = [];
+  const hstep = Math.max(1, heldOut.length / 4000);
+  for (let x = 0; Math.floor(x) < heldOut.length; x += hstep) {
+    const h = heldOut[Math.floor(x)]!,
+      r = scores(h.text);
+    if (!r.n) continue;
+    let m = -Infinity;
+    for (const v of r.s) m = Math.max(m, v);
+    for (let j = 0; j < r.s.length; j++) r.s[j]! -= m;
+    scored.push({ ...r, lang: h.lang });
+  }
+  if (!scored.length) return null;
+  const nll = (T: number, beta: number): number => {
+    let acc = 0;
+    for (const h of scored) {
+      // −log softmax(s·k)[y] = log Σ exp(s_j·k) − s_y·k, with max_j s_j = 0
+      const k = 1 / (T * h.n ** beta);
+      let z = 0;
+      for (let j = 0; j < h.s.length; j++) z += Math.exp(h.s[j]! * k);
+      acc += Math.log(z) - h.s[h.lang]! * k;
+    }
+    return acc / scored.length;
+  };
+  let fit = { T: 1, beta: 0 },
+    best = Infinity;
+  for (const beta of [0, 0.25, 0.5, 0.75, 1]) {
+    const T = Math.exp(goldenSection((logT) => nll(Math.exp(logT), beta), Math.log(1e-3), Math.log(1e4), 40)),
+      v = nll(T, beta);
+    if (v < best) {
+      best = v;
+      fit = { T, beta };
+    }
+  }
+  return fit;
+}
+
+/** Golden-section search for the minimum of f on [a, b]: the middle of the last bracket. */
+function goldenSection(f: (x: number) => number, a: number, b: number, iterations: number): number {
+  const g = (Math.sqrt(5) - 1) / 2;
+  let c = b - g * (b - a),
+    d = a + g * (b - a),
+    fc = f(c),
+    fd = f(d);
+  for (let it = 0; it < iterations; it++) {
+    if (fc < fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return (a + b) / 2;
 }
 
 let saver: ((lid: LanguageIdentifier, modelDir: string) => string) | null = null;
@@ -532,33 +536,4 @@ let saver: ((lid: LanguageIdentifier, modelDir: string) => string) | null = null
 /** How `save` writes (set by src/text/lid.ts, which has the file system). */
 export function setLanguageIdentifierSaver(fn: (lid: LanguageIdentifier, modelDir: string) => string): void {
   saver = fn;
-}
-
-/**
- * A deterministic sample spread over a whole stream of lines, for identifying its language: every
- * step-th non-blank line, the step doubling whenever more than `cap` are kept. It depends only on
- * the lines, never on how they are read (chunks), and blank lines never vote.
- */
-export class SpreadSample {
-  readonly lines: string[] = [];
-  private step = 1;
-  private seen = 0;
-  constructor(readonly cap = 2000) {}
-  add(line: string): void {
-    if (!line.trim() || this.seen++ % this.step !== 0) return;
-    this.lines.push(line);
-    if (this.lines.length > this.cap) {
-      // keep the lines at multiples of the doubled step: every other kept line
-      let j = 0;
-      for (let i = 0; i < this.lines.length; i += 2) this.lines[j++] = this.lines[i]!;
-      this.lines.length = j;
-      this.step *= 2;
-    }
-  }
-}
-
-export function spreadSample(lines: Iterable<string>, cap = 2000): string[] {
-  const s = new SpreadSample(cap);
-  for (const l of lines) s.add(l);
-  return s.lines;
 }

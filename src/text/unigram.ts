@@ -118,15 +118,20 @@ export function digamma(x: number): number {
   return r + Math.log(x) + xx2 / 24 - (7 / 960) * xx4 + (31 / 8064) * xx4 * xx2 - (127 / 30720) * xx4 * xx4;
 }
 
-/** Learns unigram pieces and scores from word counts (words start with '▁'). */
-export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOptions): UnigramModel {
-  const coverage = o.characterCoverage ?? 0.9995;
-  const maxLen = o.maxPieceLength ?? 16;
-  const budget = o.vocabSize - o.specials;
-  const shrink = o.shrink ?? 0.75;
-  const log = o.log ?? (() => {});
+/** Words as code-point runs (with their counts), and the pieces learnt so far with their log-probabilities. */
+interface Segments {
+  segs: Int32Array[];
+  freq: number[];
+}
+interface PieceSet {
+  pieces: string[];
+  scores: number[];
+}
 
-  // Alphabet: the most frequent characters covering `coverage` of all occurrences (always kept).
+const isChar = (p: string) => [...p].length === 1;
+
+/** The alphabet: the most frequent characters covering `coverage` of all occurrences (always kept), with every character's count. */
+function characterAlphabet(wordCounts: Map<string, number>, coverage: number): { chars: Map<number, number>; alphabet: Set<number> } {
   const chars = new Map<number, number>();
   let totalChars = 0;
   for (const [w, c] of wordCounts)
@@ -144,17 +149,19 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
     covered += c;
   }
   alphabet.add(0x2581);
-  if (alphabet.size > budget) throw new Error(`unigram: vocabulary size ${o.vocabSize} is smaller than the alphabet (${alphabet.size} characters)`);
+  return { chars, alphabet };
+}
 
-  // Words as code-point runs, split at characters outside the alphabet (those become <unk>).
+/** Words as code-point runs, split at characters outside the alphabet (those become <unk>). */
+function segmentWords(wordCounts: Map<string, number>, alphabet: Set<number>): Segments {
   const segs: Int32Array[] = [];
-  const segFreq: number[] = [];
+  const freq: number[] = [];
   for (const [w, c] of wordCounts) {
     let run: number[] = [];
     const flush = () => {
       if (run.length) {
         segs.push(Int32Array.from(run));
-        segFreq.push(c);
+        freq.push(c);
       }
       run = [];
     };
@@ -165,12 +172,15 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
     }
     flush();
   }
+  return { segs, freq };
+}
 
-  // Seeds: every substring of 2..maxLen characters, ranked by frequency × length.
+/** Seeds: the `count` best substrings of 2..maxLen characters seen twice or more, ranked by frequency × length. */
+function seedPieces(words: Segments, maxLen: number, count: number): [string, number, number][] {
   const sub = new Map<string, number>();
-  for (let s = 0; s < segs.length; s++) {
-    const cps = segs[s]!,
-      f = segFreq[s]!;
+  for (let s = 0; s < words.segs.length; s++) {
+    const cps = words.segs[s]!,
+      f = words.freq[s]!;
     const str = Array.from(cps, (c) => String.fromCodePoint(c));
     for (let i = 0; i < cps.length; i++) {
       let piece = str[i]!;
@@ -180,126 +190,153 @@ export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOpt
       }
     }
   }
-  const seedSize = o.seedSize ?? budget * 20;
   const ranked: [string, number, number][] = [];
   for (const [p, c] of sub) if (c >= 2) ranked.push([p, c, c * [...p].length]);
-  const seeds = ranked.sort((a, b) => b[2] - a[2] || (a[0] < b[0] ? -1 : 1)).slice(0, Math.max(0, seedSize - alphabet.size));
-  sub.clear();
+  return ranked.sort((a, b) => b[2] - a[2] || (a[0] < b[0] ? -1 : 1)).slice(0, Math.max(0, count));
+}
+
+/** Adds one segment's expected piece counts (forward-backward over its lattice) to `expected`; returns its log-likelihood. */
+function expectSegment(cps: Int32Array, f: number, trie: PieceTrie, scores: number[], expected: Float64Array): number {
+  const n = cps.length;
+  const alpha = new Float64Array(n + 1).fill(-Infinity);
+  const beta = new Float64Array(n + 1).fill(-Infinity);
+  alpha[0] = 0;
+  const edges: number[] = []; // (start, end, id) triples
+  for (let i = 0; i < n; i++) {
+    trie.prefixes(cps, i, (j, id) => {
+      edges.push(i, j, id);
+    });
+  }
+  for (let e = 0; e < edges.length; e += 3) {
+    const i = edges[e]!,
+      j = edges[e + 1]!,
+      id = edges[e + 2]!;
+    alpha[j] = logAddExp(alpha[j]!, alpha[i]! + scores[id]!);
+  }
+  beta[n] = 0;
+  for (let e = edges.length - 3; e >= 0; e -= 3) {
+    const i = edges[e]!,
+      j = edges[e + 1]!,
+      id = edges[e + 2]!;
+    beta[i] = logAddExp(beta[i]!, beta[j]! + scores[id]!);
+  }
+  const z = alpha[n]!;
+  for (let e = 0; e < edges.length; e += 3) {
+    const i = edges[e]!,
+      j = edges[e + 1]!,
+      id = edges[e + 2]!;
+    expected[id] += f * Math.exp(alpha[i]! + scores[id]! + beta[j]! - z);
+  }
+  return z;
+}
+
+/** Keeps the pieces (and scores) at `idx`. */
+function keepPieces(v: PieceSet, idx: number[]): void {
+  const { pieces, scores } = v;
+  v.pieces = idx.map((k) => pieces[k]!);
+  v.scores = idx.map((k) => scores[k]!);
+}
+
+/** One EM step; returns the objective (negative log-likelihood) before it. */
+function emStep(v: PieceSet, words: Segments): number {
+  const trie = new PieceTrie(v.pieces);
+  const expected = new Float64Array(v.pieces.length);
+  let objective = 0;
+  for (let s = 0; s < words.segs.length; s++) objective -= words.freq[s]! * expectSegment(words.segs[s]!, words.freq[s]!, trie, v.scores, expected);
+  // M-step: drop rare multi-character pieces; Bayesian (digamma) log-probabilities.
+  const keep: number[] = [];
+  for (let k = 0; k < v.pieces.length; k++) if (isChar(v.pieces[k]!) || expected[k]! >= 0.5) keep.push(k);
+  const sum = keep.reduce((a, k) => a + Math.max(expected[k]!, 0.5), 0);
+  const lsum = digamma(sum);
+  v.pieces = keep.map((k) => v.pieces[k]!);
+  v.scores = keep.map((k) => digamma(Math.max(expected[k]!, 0.5)) - lsum);
+  return objective;
+}
+
+/** Keeps the characters and the `target` − characters pieces whose removal would cost the likelihood most. */
+function prunePieces(v: PieceSet, words: Segments, target: number): void {
+  const { pieces, scores } = v;
+  const trie = new PieceTrie(pieces);
+  const freq = new Float64Array(pieces.length);
+  for (let s = 0; s < words.segs.length; s++) for (const id of viterbi(words.segs[s]!, trie, scores, -1, -1e9)) freq[id] += words.freq[s]!;
+  const vsum = freq.reduce((a, b) => a + b, 0);
+  const loss: [number, number][] = [];
+  for (let k = 0; k < pieces.length; k++) {
+    if (isChar(pieces[k]!)) continue;
+    if (freq[k] === 0) {
+      loss.push([k, -Infinity]);
+      continue;
+    }
+    // the piece's best segmentation without itself: where its occurrences would go
+    const cps = Int32Array.from([...pieces[k]!], (c) => c.codePointAt(0)!);
+    const alt = viterbi(cps, trie, scores, -1, -1e9, k);
+    const fk = freq[k]!;
+    const newSum = vsum + fk * (alt.length - 1);
+    let lpAlt = 0;
+    for (const a of alt) lpAlt += Math.log(freq[a]! + fk) - Math.log(newSum);
+    loss.push([k, fk * (Math.log(fk) - Math.log(vsum) - lpAlt)]);
+  }
+  loss.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  const nChars = pieces.filter(isChar).length;
+  const keep = new Set(loss.slice(0, Math.max(0, target - nChars)).map(([k]) => k));
+  keepPieces(
+    v,
+    pieces.map((_, k) => k).filter((k) => isChar(pieces[k]!) || keep.has(k)),
+  );
+}
+
+/** Final size: every character plus the best-scoring pieces up to `budget`. */
+function cutToBudget(v: PieceSet, budget: number): void {
+  const { pieces, scores } = v;
+  if (pieces.length <= budget) return;
+  const order = pieces
+    .map((_, k) => k)
+    .filter((k) => !isChar(pieces[k]!))
+    .sort((a, b) => scores[b]! - scores[a]! || a - b);
+  const keep = new Set(order.slice(0, budget - pieces.filter(isChar).length));
+  keepPieces(
+    v,
+    pieces.map((_, k) => k).filter((k) => isChar(pieces[k]!) || keep.has(k)),
+  );
+}
+
+/** Learns unigram pieces and scores from word counts (words start with '▁'). */
+export function learnUnigram(wordCounts: Map<string, number>, o: UnigramLearnOptions): UnigramModel {
+  const budget = o.vocabSize - o.specials;
+  const log = o.log ?? (() => {});
+  const { chars, alphabet } = characterAlphabet(wordCounts, o.characterCoverage ?? 0.9995);
+  if (alphabet.size > budget) throw new Error(`unigram: vocabulary size ${o.vocabSize} is smaller than the alphabet (${alphabet.size} characters)`);
+  const words = segmentWords(wordCounts, alphabet);
+  const seeds = seedPieces(words, o.maxPieceLength ?? 16, (o.seedSize ?? budget * 20) - alphabet.size);
   const charList = [...alphabet].sort((a, b) => (chars.get(b) ?? 0) - (chars.get(a) ?? 0) || a - b);
-  let pieces: string[] = [...charList.map((c) => String.fromCodePoint(c)), ...seeds.map(([p]) => p)];
-  const isChar = (p: string) => [...p].length === 1;
   const freqs = [...charList.map((c) => chars.get(c) ?? 1), ...seeds.map(([, c]) => c)];
   const total = freqs.reduce((a, b) => a + b, 0);
-  let scores = freqs.map((f) => Math.log(f) - Math.log(total));
-  log(`unigram: ${segs.length} word pieces, ${alphabet.size} characters, ${pieces.length} seed pieces`);
-
-  const em = () => {
-    const trie = new PieceTrie(pieces);
-    const expected = new Float64Array(pieces.length);
-    let objective = 0;
-    for (let s = 0; s < segs.length; s++) {
-      const cps = segs[s]!,
-        f = segFreq[s]!,
-        n = cps.length;
-      const alpha = new Float64Array(n + 1).fill(-Infinity);
-      const beta = new Float64Array(n + 1).fill(-Infinity);
-      alpha[0] = 0;
-      const edges: number[] = []; // (start, end, id) triples
-      for (let i = 0; i < n; i++) {
-        trie.prefixes(cps, i, (j, id) => {
-          edges.push(i, j, id);
-        });
-      }
-      for (let e = 0; e < edges.length; e += 3) {
-        const i = edges[e]!,
-          j = edges[e + 1]!,
-          id = edges[e + 2]!;
-        alpha[j] = logAddExp(alpha[j]!, alpha[i]! + scores[id]!);
-      }
-      beta[n] = 0;
-      for (let e = edges.length - 3; e >= 0; e -= 3) {
-        const i = edges[e]!,
-          j = edges[e + 1]!,
-          id = edges[e + 2]!;
-        beta[i] = logAddExp(beta[i]!, beta[j]! + scores[id]!);
-      }
-      const z = alpha[n]!;
-      objective -= f * z;
-      for (let e = 0; e < edges.length; e += 3) {
-        const i = edges[e]!,
-          j = edges[e + 1]!,
-          id = edges[e + 2]!;
-        expected[id] += f * Math.exp(alpha[i]! + scores[id]! + beta[j]! - z);
-      }
-    }
-    // M-step: drop rare multi-character pieces; Bayesian (digamma) log-probabilities.
-    const keep: number[] = [];
-    for (let k = 0; k < pieces.length; k++) if (isChar(pieces[k]!) || expected[k]! >= 0.5) keep.push(k);
-    const sum = keep.reduce((a, k) => a + Math.max(expected[k]!, 0.5), 0);
-    const lsum = digamma(sum);
-    pieces = keep.map((k) => pieces[k]!);
-    scores = keep.map((k) => digamma(Math.max(expected[k]!, 0.5)) - lsum);
-    return objective;
+  const v: PieceSet = {
+    pieces: [...charList.map((c) => String.fromCodePoint(c)), ...seeds.map(([p]) => p)],
+    scores: freqs.map((f) => Math.log(f) - Math.log(total)),
   };
-
-  const prune = (target: number) => {
-    const trie = new PieceTrie(pieces);
-    const freq = new Float64Array(pieces.length);
-    for (let s = 0; s < segs.length; s++) for (const id of viterbi(segs[s]!, trie, scores, -1, -1e9)) freq[id] += segFreq[s]!;
-    const vsum = freq.reduce((a, b) => a + b, 0);
-    const loss: [number, number][] = [];
-    for (let k = 0; k < pieces.length; k++) {
-      if (isChar(pieces[k]!)) continue;
-      if (freq[k] === 0) {
-        loss.push([k, -Infinity]);
-        continue;
-      }
-      // the piece's best segmentation without itself: where its occurrences would go
-      const cps = Int32Array.from([...pieces[k]!], (c) => c.codePointAt(0)!);
-      const alt = viterbi(cps, trie, scores, -1, -1e9, k);
-      const fk = freq[k]!;
-      const newSum = vsum + fk * (alt.length - 1);
-      let lpAlt = 0;
-      for (const a of alt) lpAlt += Math.log(freq[a]! + fk) - Math.log(newSum);
-      loss.push([k, fk * (Math.log(fk) - Math.log(vsum) - lpAlt)]);
-    }
-    loss.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    const nChars = pieces.filter(isChar).length;
-    const keep = new Set(loss.slice(0, Math.max(0, target - nChars)).map(([k]) => k));
-    const idx = pieces.map((_, k) => k).filter((k) => isChar(pieces[k]!) || keep.has(k));
-    pieces = idx.map((k) => pieces[k]!);
-    scores = idx.map((k) => scores[k]!);
-  };
+  log(`unigram: ${words.segs.length} word pieces, ${alphabet.size} characters, ${v.pieces.length} seed pieces`);
 
   const desired = Math.ceil(budget * 1.1);
   for (let round = 0; ; round++) {
-    const o1 = em(),
-      o2 = em();
-    log(`unigram: round ${round}: ${pieces.length} pieces, objective ${(o2 / total).toFixed(4)} (was ${(o1 / total).toFixed(4)})`);
-    if (pieces.length <= desired) break;
-    prune(Math.max(desired, Math.floor(pieces.length * shrink)));
+    const o1 = emStep(v, words),
+      o2 = emStep(v, words);
+    log(`unigram: round ${round}: ${v.pieces.length} pieces, objective ${(o2 / total).toFixed(4)} (was ${(o1 / total).toFixed(4)})`);
+    if (v.pieces.length <= desired) break;
+    prunePieces(v, words, Math.max(desired, Math.floor(v.pieces.length * (o.shrink ?? 0.75))));
   }
-  // Final size: every character plus the best-scoring pieces; two more EM steps on that set.
-  if (pieces.length > budget) {
-    const order = pieces
-      .map((_, k) => k)
-      .filter((k) => !isChar(pieces[k]!))
-      .sort((a, b) => scores[b]! - scores[a]! || a - b);
-    const keep = new Set(order.slice(0, budget - pieces.filter(isChar).length));
-    const idx = pieces.map((_, k) => k).filter((k) => isChar(pieces[k]!) || keep.has(k));
-    pieces = idx.map((k) => pieces[k]!);
-    scores = idx.map((k) => scores[k]!);
-  }
-  em();
-  em();
+  // two more EM steps on the final set
+  cutToBudget(v, budget);
+  emStep(v, words);
+  emStep(v, words);
   // Pieces in descending score order (characters dropped by the M-step are restored at the end).
   for (const cp of charList) {
     const ch = String.fromCodePoint(cp);
-    if (!pieces.includes(ch)) {
-      pieces.push(ch);
-      scores.push(Math.min(...scores) - 1);
+    if (!v.pieces.includes(ch)) {
+      v.pieces.push(ch);
+      v.scores.push(Math.min(...v.scores) - 1);
     }
   }
-  const order = pieces.map((_, k) => k).sort((a, b) => scores[b]! - scores[a]! || a - b);
-  return { pieces: order.map((k) => pieces[k]!), scores: order.map((k) => scores[k]!) };
+  const order = v.pieces.map((_, k) => k).sort((a, b) => v.scores[b]! - v.scores[a]! || a - b);
+  return { pieces: order.map((k) => v.pieces[k]!), scores: order.map((k) => v.scores[k]!) };
 }

@@ -9,18 +9,17 @@
 // from the init model, so `vocab`, `features`, `encoder`, `maxLen` and `dropout` are refused.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../data/examples.js';
+import { EncodedCorpus } from '../data/examples.js';
 import { readModelConfig } from '../embed/model-dir.js';
 import { parseConfig } from '../models/config.js';
 import { DualTrainConfig } from '../models/dual/family.js';
-import { batchMarginLoss } from '../models/dual/loss.js';
-import { collisions, HardNegativeMiner } from '../models/dual/negatives.js';
+import { MarginPairTask } from '../models/dual/task.js';
 import { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
-import { AdaptableEncoder, LoadedEncoder, SavedModelConfig, TrainConfig, TrainingTask } from '../models/family.js';
+import { AdaptableEncoder, LoadedEncoder, SavedModelConfig, TrainConfig } from '../models/family.js';
 import { getLoader, loaderKinds } from '../models/registry.js';
 import { Module } from '../nn/module.js';
 import { loadModule, readJson } from '../nn/serialize.js';
-import { Tensor, tidy } from '../tensor/tensor.js';
+import { Tensor } from '../tensor/tensor.js';
 import { readSafetensorsHeader } from '../io/safetensors.js';
 
 /** Top-level settings that the init model fixes (its tokenizer and shape): refused with --init. */
@@ -151,56 +150,25 @@ function markAdapted(mc: unknown): unknown {
   return mc;
 }
 
-/**
- * The dual encoder's training task (1:1 pairs, additive margin over in-batch negatives and, with
- * loss.hardNegatives, mined ones) over an init model's encoder.
- */
-export class AdaptTask implements TrainingTask<Batch> {
+/** The dual encoder's training task (MarginPairTask) over an init model's encoder. */
+export class AdaptTask extends MarginPairTask {
   readonly module: InitModel;
   readonly modelConfig: unknown;
-  private readonly stream: BatchStream;
-  /** Hard negatives (loss.hardNegatives), mined with the live weights' inference encoder every loss.mineEvery steps. */
-  readonly miner: HardNegativeMiner;
 
   constructor(
-    private readonly cfg: DualTrainConfig,
+    cfg: DualTrainConfig,
     private readonly init: { loaded: LoadedEncoder; net: AdaptableEncoder },
-    private readonly corpus: EncodedCorpus,
+    corpus: EncodedCorpus,
     private readonly source: string,
   ) {
+    super(cfg, corpus, cfg.loss);
     this.module = new InitModel(init.net.module);
     // the model shape is the init model's; its `source` says that it was adapted
     this.modelConfig = markAdapted(init.net.modelConfig);
-    const examples = buildExamples(corpus, cfg.paths);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
-      pairTemperature: cfg.batch.pairTemperature,
-      langTemperature: cfg.batch.langTemperature,
-      langMinRows: cfg.batch.langMinRows,
-      langMaxRepeat: cfg.batch.langMaxRepeat,
-    });
-    this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), cfg.loss);
   }
 
-  private ids(lang: string, row: number): Int32Array {
-    return this.corpus.ids.get(lang)![row]!;
-  }
-  get streamState(): StreamState {
-    return this.stream.state;
-  }
-  set streamState(s: unknown) {
-    this.stream.state = s as StreamState;
-  }
-  nextBatch(): Batch {
-    return this.stream.next();
-  }
-  pairs(b: Batch): number {
-    return b.pairs;
-  }
-  tokens(b: Batch): number {
-    return b.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0);
-  }
-  truncate(b: Batch, n: number): Batch {
-    return truncateBatch(b, n);
+  protected forward(seqs: Int32Array[]): Tensor {
+    return this.init.net.forward(seqs);
   }
 
   encoder(): SentenceEncoder {
@@ -210,40 +178,14 @@ export class AdaptTask implements TrainingTask<Batch> {
   }
 
   describe(): string[] {
-    const l = this.cfg.loss;
+    const l = this.lossConfig;
     return [
       `adapting ${this.source}: ${this.init.net.describe()}; margin ${l.margin}, scale ${l.scale}, ${l.bidirectional ? 'both directions' : 'one direction'}, in-batch negatives${this.miner.enabled ? ` + ${this.miner.describe()}` : ''}`,
     ];
   }
 
-  /** Every loss.mineEvery steps (from step 1): the distinct targets embedded with the current weights and indexed. */
-  beforeStep(step: number): void {
-    this.miner.beforeStep(step, () => this.encoder());
-  }
-
-  loss(b: Batch): Tensor {
-    const ex = b.examples;
-    const src = ex.map((e) => this.ids(e.src[0]!, e.row));
-    const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
-    // the batch's sources embedded with the live weights (inference path), their nearest targets of the last round
-    const neg = this.miner.negatives(ex, () => this.encoder());
-    const exclude = collisions(
-      src,
-      trg,
-      ex.map((e) => e.row),
-    );
-    return tidy(() => batchMarginLoss(this.init.net.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
-  }
-
-  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
-    return this.miner.checkpointState();
-  }
-  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
-    this.miner.loadCheckpointState(s);
-  }
-
-  dispose(): void {
-    this.miner.dispose();
+  override dispose(): void {
+    super.dispose();
     // the module (the encoder's weights) is disposed by the caller with task.module; the tokenizer here
     (this.init.loaded.tokenizer as { dispose?(): void }).dispose?.();
   }

@@ -19,7 +19,7 @@ import { withOutputLock } from '../util/lock.js';
 import { NpyRowWriter, readNpy, readNpyHeader } from '../io/npy.js';
 import { DualSentenceEncoder, dualConfigOf, DualTrainConfig } from '../models/dual/family.js';
 import { DualConfig, DualEncoder } from '../models/dual/model.js';
-import { TrainConfig, TrainingTask } from '../models/family.js';
+import { SavedModelConfig, TrainConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';
 import { Module } from '../nn/module.js';
 import { readJson, writeJson } from '../nn/serialize.js';
@@ -385,11 +385,8 @@ export async function distillModel(o: DistillOptions): Promise<DistillResult> {
   return withOutputLock(o.out, '--out', () => distillLocked(o));
 }
 
-async function distillLocked(o: DistillOptions): Promise<DistillResult> {
-  const log = o.log ?? ((l: string) => process.stderr.write(`[distill] ${l}\n`));
-  const cfg = o.config as DualTrainConfig;
-  const pivot = o.pivot ?? 'en';
-  // everything is checked before any expensive work
+/** The checks of distillModel's options before any expensive work: the teacher's config, the work directory and whether the run resumes. */
+function checkDistill(o: DistillOptions, cfg: DualTrainConfig): { teacherCfg: SavedModelConfig; work: string; resume: boolean } {
   if (cfg.model !== 'dual' || cfg.vocab.type !== 'none')
     throw new Error(
       `--student-config: the student is a bag-of-n-grams dual encoder ("model": "dual" with "vocab": { "type": "none" }); got model '${cfg.model}'${cfg.model === 'dual' ? ` with vocab.type '${cfg.vocab.type}'` : ''}`,
@@ -407,17 +404,14 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
   if (o.resume === true && !resume && !existsSync(join(work, 'teacher', 'state.json')))
     throw new Error(`--resume: no checkpoint or teacher vectors in ${work} (distil without --resume to start, or use --resume-or-start)`);
   if (!resume && isModelDir(o.out) && !o.force) throw new Error(`--out: ${o.out} already holds a model; give --force to replace it`);
+  return { teacherCfg, work, resume };
+}
 
-  const teacher = loadSentenceEncoder(o.teacher);
-  if (cfg.encoder.outDim !== teacher.dim) {
-    log(`student outDim set to the teacher's ${teacher.dim} (the config had ${cfg.encoder.outDim})`);
-    cfg.encoder.outDim = teacher.dim;
-  }
-  let mat: Material,
-    devTable: NWayTable | null = null;
+/** The training material and the dev table (an interruption while reading them: TrainingInterrupted). */
+async function readDistillData(o: DistillOptions, log: (l: string) => void): Promise<{ mat: Material; devTable: NWayTable | null }> {
   try {
-    mat = await readMaterial(o, pivot, o.signal);
-    if (o.dev) devTable = await loadTable(o.dev, { signal: o.signal });
+    const mat = await readMaterial(o, o.pivot ?? 'en', o.signal);
+    return { mat, devTable: o.dev ? await loadTable(o.dev, { signal: o.signal }) : null };
   } catch (e) {
     if (e instanceof TrainingInterrupted || o.signal?.aborted) {
       log('interrupted while reading the data');
@@ -425,26 +419,48 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     }
     throw e;
   }
-  log(
-    `teacher: ${teacherCfg.kind} model, ${teacher.dim} dimensions; ${mat.texts.length} distinct sentences, ${mat.targetText.length} teacher targets, ${mat.examples.length} training examples, ${mat.heldOut.length} held out`,
-  );
-  // a resumed run keeps its work directory (checkpoint, teacher cache); a new one keeps only a matching teacher cache
-  if (!resume) {
-    for (const f of ['checkpoint', 'checkpoint.old', 'train-log.jsonl']) rmSync(join(work, f), { recursive: true, force: true });
-  }
-  mkdirSync(work, { recursive: true });
-  const targets = await teacherVectors(teacher, o.teacher, work, mat.texts, mat.targetText, o, log);
+}
 
+/** The teacher's and the student's dev similarity-search errors, raw and centred. */
+async function devComparison(
+  teacher: SentenceEncoderModel,
+  student: SentenceEncoderModel,
+  devTable: NWayTable,
+  cfg: DualTrainConfig,
+  o: DistillOptions,
+  log: (l: string) => void,
+): Promise<DistillResult['dev']> {
+  const ds = devSetOf(devTable, cfg.validate.langs, 1, cfg.validate.maxRows);
+  const tx = await xsimOnDevAsync(teacher, ds, { center: false, signal: o.signal });
+  const tc = teacher.centers.size ? await xsimOnDevAsync(teacher, ds, { center: 'force', signal: o.signal }) : null;
+  const sx = await xsimOnDevAsync(student, ds, { center: false, signal: o.signal });
+  const sc = student.centers.size ? await xsimOnDevAsync(student, ds, { center: 'force', signal: o.signal }) : null;
+  if (!tx || !sx) return undefined;
+  log(
+    `dev similarity-search error (avg X→en, en→X over ${Object.keys(sx.langs).length} languages): teacher ${tx.average.toFixed(2)}%${tc ? ` (${tc.average.toFixed(2)}% centred)` : ''}, student ${sx.average.toFixed(2)}%${sc ? ` (${sc.average.toFixed(2)}% with per-language centring)` : ''}`,
+  );
+  return { teacher: tx, teacherCentered: tc, student: sx, studentCentered: sc };
+}
+
+/** The generic training loop over the distillation task; the task, the held-out agreement before training and the training log. */
+async function trainStudent(
+  o: DistillOptions,
+  cfg: DualTrainConfig,
+  mat: Material,
+  targets: Uint16Array,
+  teacherDim: number,
+  work: string,
+  resume: boolean,
+  log: (l: string) => void,
+): Promise<{ task: DistillTask; tok: TextTokenizer; before: Agreement; history: TrainLogEntry[] }> {
   const tok = getFamily('dual').fixedTokenizer!(cfg)!;
   const seqs = mat.texts.map((s) => tok.encode(s));
-  let before: Agreement | null = null;
-  let task: DistillTask;
+  let made: { task: DistillTask; before: Agreement } | undefined;
   const fp = createHash('sha256')
     .update(JSON.stringify({ ...cfg, budget: null, validate: null, logEvery: null, checkpointEvery: null, checkpointMinutes: null, center: null }))
     .update(readJson<{ fingerprint: string }>(join(work, 'teacher', 'state.json')).fingerprint)
     .digest('hex')
     .slice(0, 16);
-  let history: TrainLogEntry[];
   try {
     const r = await train({
       config: cfg,
@@ -457,44 +473,54 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
       signal: o.signal,
       stopAfterSteps: o.stopAfterSteps,
       createTask: () => {
-        task = new DistillTask(cfg, tok, seqs, mat.examples, targets, teacher.dim);
-        before = task.agreement(mat.heldOut);
+        const task = new DistillTask(cfg, tok, seqs, mat.examples, targets, teacherDim);
+        made = { task, before: task.agreement(mat.heldOut) };
         return task;
       },
     });
-    history = r.log;
+    return { ...made!, tok, history: r.log };
   } catch (e) {
     if (e instanceof TrainingInterrupted) log(`interrupted at step ${e.step}: checkpoint in ${e.checkpointDir}; continue with --resume`);
     throw e;
   }
+}
+
+async function distillLocked(o: DistillOptions): Promise<DistillResult> {
+  const log = o.log ?? ((l: string) => process.stderr.write(`[distill] ${l}\n`));
+  const cfg = o.config as DualTrainConfig;
+  // everything is checked before any expensive work
+  const { teacherCfg, work, resume } = checkDistill(o, cfg);
+  const teacher = loadSentenceEncoder(o.teacher);
+  if (cfg.encoder.outDim !== teacher.dim) {
+    log(`student outDim set to the teacher's ${teacher.dim} (the config had ${cfg.encoder.outDim})`);
+    cfg.encoder.outDim = teacher.dim;
+  }
+  const { mat, devTable } = await readDistillData(o, log);
+  log(
+    `teacher: ${teacherCfg.kind} model, ${teacher.dim} dimensions; ${mat.texts.length} distinct sentences, ${mat.targetText.length} teacher targets, ${mat.examples.length} training examples, ${mat.heldOut.length} held out`,
+  );
+  // a resumed run keeps its work directory (checkpoint, teacher cache); a new one keeps only a matching teacher cache
+  if (!resume) {
+    for (const f of ['checkpoint', 'checkpoint.old', 'train-log.jsonl']) rmSync(join(work, f), { recursive: true, force: true });
+  }
+  mkdirSync(work, { recursive: true });
+  const targets = await teacherVectors(teacher, o.teacher, work, mat.texts, mat.targetText, o, log);
+  const { task, tok, before, history } = await trainStudent(o, cfg, mat, targets, teacher.dim, work, resume, log);
   if (o.stopAfterSteps !== undefined) {
     // a simulated kill (tests): the work directory stays for --resume
     return { dir: work, log: history, teacherSentences: mat.targetText.length, examples: mat.examples.length, heldOut: null };
   }
-  const after = task!.agreement(mat.heldOut);
+  const after = task.agreement(mat.heldOut);
   if (mat.heldOut.length)
     log(
-      `held-out student–teacher agreement (${mat.heldOut.length} sentences): cosine ${before!.cosine.toFixed(4)} → ${after.cosine.toFixed(4)}, MSE ${before!.mse.toExponential(3)} → ${after.mse.toExponential(3)}`,
+      `held-out student–teacher agreement (${mat.heldOut.length} sentences): cosine ${before.cosine.toFixed(4)} → ${after.cosine.toFixed(4)}, MSE ${before.mse.toExponential(3)} → ${after.mse.toExponential(3)}`,
     );
-  const enc = new SentenceEncoderModel(task!.encoder(), tok);
+  const enc = new SentenceEncoderModel(task.encoder(), tok);
   if (cfg.center.perLang > 0 && mat.byLang.size) enc.centers = fitLanguageMeans(enc, mat.byLang, cfg.center.perLang, cfg.seed);
-  writeModelFiles(work, 'dual', task!, cfg, null, enc.centers, tokenizerSpecOf(tok, null));
+  writeModelFiles(work, 'dual', task, cfg, null, enc.centers, tokenizerSpecOf(tok, null));
   enc.lid = trainModelIdentifier(mat.byLang);
   enc.lid?.save(work);
-  let dev: DistillResult['dev'];
-  if (devTable) {
-    const ds = devSetOf(devTable, cfg.validate.langs, 1, cfg.validate.maxRows);
-    const tx = await xsimOnDevAsync(teacher, ds, { center: false, signal: o.signal });
-    const tc = teacher.centers.size ? await xsimOnDevAsync(teacher, ds, { center: 'force', signal: o.signal }) : null;
-    const sx = await xsimOnDevAsync(enc, ds, { center: false, signal: o.signal });
-    const sc = enc.centers.size ? await xsimOnDevAsync(enc, ds, { center: 'force', signal: o.signal }) : null;
-    if (tx && sx) {
-      dev = { teacher: tx, teacherCentered: tc, student: sx, studentCentered: sc };
-      log(
-        `dev similarity-search error (avg X→en, en→X over ${Object.keys(sx.langs).length} languages): teacher ${tx.average.toFixed(2)}%${tc ? ` (${tc.average.toFixed(2)}% centred)` : ''}, student ${sx.average.toFixed(2)}%${sc ? ` (${sc.average.toFixed(2)}% with per-language centring)` : ''}`,
-      );
-    }
-  }
+  const dev = devTable ? await devComparison(teacher, enc, devTable, cfg, o, log) : undefined;
   const report = {
     teacher: { kind: teacherCfg.kind, dim: teacher.dim },
     sentences: mat.texts.length,
@@ -506,7 +532,7 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     pairs: history.at(-1)?.pairs ?? 0,
   };
   writeFileSync(join(work, 'distill.json'), JSON.stringify(report, null, 1) + '\n');
-  task!.module.dispose();
+  task.module.dispose();
   // the finished model is lean: the teacher cache and the checkpoint go (a kept checkpoint is not offered here)
   for (const f of ['teacher', 'checkpoint', 'checkpoint.old']) rmSync(join(work, f), { recursive: true, force: true });
   rmSync(keptCheckpointDir(o.out), { recursive: true, force: true });
@@ -517,7 +543,7 @@ async function distillLocked(o: DistillOptions): Promise<DistillResult> {
     log: history,
     teacherSentences: mat.targetText.length,
     examples: mat.examples.length,
-    heldOut: mat.heldOut.length ? { before: before!, after } : null,
+    heldOut: mat.heldOut.length ? { before, after } : null,
     dev,
   };
 }

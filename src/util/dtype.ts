@@ -80,7 +80,3 @@ export function arrayOfDtype(buf: ArrayBuffer, d: DType): TypedArray {
       return new Uint8Array(buf);
   }
 }
-
-export function isFloating(d: DType): boolean {
-  return d === 'float32' || d === 'float64' || d === 'float16' || d === 'bfloat16';
-}

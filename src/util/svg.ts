@@ -375,28 +375,26 @@ function defaultCellFormat(v: number): string {
   return v.toFixed(2).replace(/^(-?)0\./, '$1.'); // .12 saves space in small cells
 }
 
-/** Matrix heatmap with row/column labels, a colour bar and (for ≤ 40×40) values in cells. */
-export function heatmap(o: HeatmapOptions): string {
-  const nr = o.rows.length;
-  const nc = o.cols.length;
-  if (o.values.length !== nr || o.values.some((r) => r.length !== nc)) {
-    throw new Error(`heatmap: values must be ${nr}×${nc} (rows × cols)`);
-  }
-  const flat = o.values.flat();
-  const [dmin, dmax] = finiteRange(flat);
-  const scheme = o.colors ?? 'viridis';
-  let lo = o.min ?? dmin;
-  let hi = o.max ?? dmax;
-  if (scheme === 'diverging' && o.min === undefined && o.max === undefined) {
-    const m = Math.max(Math.abs(lo), Math.abs(hi));
-    lo = -m;
-    hi = m;
-  }
-  if (hi === lo) hi = lo + 1;
-  const cmap = scheme === 'reds' ? reds : scheme === 'diverging' ? diverging : viridis;
+/** Where a heatmap's parts go: the grid's corner and cell size, the labels, the colour bar. */
+interface HeatmapLayout {
+  cell: number;
+  labelSize: number;
+  rotate: boolean;
+  titleH: number;
+  left: number;
+  top: number;
+  gridW: number;
+  gridH: number;
+  barW: number;
+  barX: number;
+  width: number;
+  height: number;
+}
+
+function heatmapLayout(o: HeatmapOptions, barLabW: number): HeatmapLayout {
+  const nr = o.rows.length,
+    nc = o.cols.length;
   const cell = o.cellSize ?? Math.max(12, Math.min(56, Math.floor(720 / Math.max(nr, nc, 1))));
-  const show = o.showValues ?? (nr <= 40 && nc <= 40);
-  const fmt = o.format ?? defaultCellFormat;
   const labelSize = Math.max(9, Math.min(13, cell * 0.6));
   const rowLabW = Math.max(0, ...o.rows.map((s) => textWidth(s, labelSize))) + 10;
   const colLabW = Math.max(0, ...o.cols.map((s) => textWidth(s, labelSize)));
@@ -409,55 +407,60 @@ export function heatmap(o: HeatmapOptions): string {
   const gridH = nr * cell;
   const barW = 16;
   const barX = left + gridW + 24;
-  const bt = niceTicks(lo, hi, 6);
-  const barTicks = bt.values.filter((v) => v >= lo - 1e-12 && v <= hi + 1e-12);
-  const barLabW = Math.max(...barTicks.map((v) => textWidth(formatTick(v, bt.step), 11)), 10);
   const rotSpill = rotate ? colLabW * 0.72 : 0; // rotated labels lean right past the grid
   const width = Math.ceil(Math.max(barX + barW + 8 + barLabW + 20, left + gridW + rotSpill + 10, o.title ? textWidth(o.title, 16) + 20 : 0));
   const height = Math.ceil(top + gridH + 16);
-  const out = svgOpen(width, height, o.title);
+  return { cell, labelSize, rotate, titleH, left, top, gridW, gridH, barW, barX, width, height };
+}
 
-  // column labels
-  out.push(`<g font-size="${num(labelSize)}" fill="#222">`);
+/** The column and row labels and the axis captions. */
+function heatmapLabels(out: string[], o: HeatmapOptions, L: HeatmapLayout): void {
+  const { cell, left, top } = L;
+  out.push(`<g font-size="${num(L.labelSize)}" fill="#222">`);
   o.cols.forEach((c, j) => {
     const x = left + j * cell + cell / 2;
     const y = top - 6;
-    if (rotate) out.push(`<text x="${num(x)}" y="${num(y)}" transform="rotate(-45 ${num(x)} ${num(y)})">${escapeXml(c)}</text>`);
+    if (L.rotate) out.push(`<text x="${num(x)}" y="${num(y)}" transform="rotate(-45 ${num(x)} ${num(y)})">${escapeXml(c)}</text>`);
     else out.push(`<text x="${num(x)}" y="${num(y)}" text-anchor="middle">${escapeXml(c)}</text>`);
   });
   o.rows.forEach((r, i) => {
-    out.push(`<text x="${num(left - 6)}" y="${num(top + i * cell + cell / 2 + labelSize * 0.35)}" text-anchor="end">${escapeXml(r)}</text>`);
+    out.push(`<text x="${num(left - 6)}" y="${num(top + i * cell + cell / 2 + L.labelSize * 0.35)}" text-anchor="end">${escapeXml(r)}</text>`);
   });
   out.push('</g>');
   if (o.colLabel)
     out.push(
-      `<text x="${num(left + gridW / 2)}" y="${num(titleH + 12)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444">${escapeXml(o.colLabel)}</text>`,
+      `<text x="${num(left + L.gridW / 2)}" y="${num(L.titleH + 12)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444">${escapeXml(o.colLabel)}</text>`,
     );
   if (o.rowLabel) {
     const x = 14;
-    const y = top + gridH / 2;
+    const y = top + L.gridH / 2;
     out.push(
       `<text x="${x}" y="${num(y)}" text-anchor="middle" font-size="13" font-style="italic" fill="#444" transform="rotate(-90 ${x} ${num(y)})">${escapeXml(o.rowLabel)}</text>`,
     );
   }
+}
 
-  // cells
+/** The cells: a colour each (grey where there is no value), a tooltip, and the value when shown. */
+function heatmapCells(out: string[], o: HeatmapOptions, L: HeatmapLayout, color: (v: number) => string): void {
+  const { cell } = L;
+  const show = o.showValues ?? (o.rows.length <= 40 && o.cols.length <= 40);
+  const fmt = o.format ?? defaultCellFormat;
   const valSize = Math.min(12, cell * 0.36);
   out.push(`<g>`);
-  for (let i = 0; i < nr; i++) {
-    for (let j = 0; j < nc; j++) {
+  for (let i = 0; i < o.rows.length; i++) {
+    for (let j = 0; j < o.cols.length; j++) {
       const v = o.values[i]![j]!;
       const ok = typeof v === 'number' && Number.isFinite(v);
-      const color = ok ? cmap((v - lo) / (hi - lo)) : '#d9d9d9';
-      const x = left + j * cell;
-      const y = top + i * cell;
+      const fill = ok ? color(v) : '#d9d9d9';
+      const x = L.left + j * cell;
+      const y = L.top + i * cell;
       const tip = `${o.rows[i]} → ${o.cols[j]}: ${ok ? fmt(v) : 'n/a'}`;
       out.push(
-        `<rect x="${num(x)}" y="${num(y)}" width="${cell}" height="${cell}" fill="${color}" stroke="#ffffff" stroke-width="${cell >= 16 ? 1 : 0.5}"><title>${escapeXml(tip)}</title></rect>`,
+        `<rect x="${num(x)}" y="${num(y)}" width="${cell}" height="${cell}" fill="${fill}" stroke="#ffffff" stroke-width="${cell >= 16 ? 1 : 0.5}"><title>${escapeXml(tip)}</title></rect>`,
       );
       if (show) {
         const txt = ok ? fmt(v) : '–';
-        const tc = luminance(color) > 0.35 ? '#111111' : '#ffffff';
+        const tc = luminance(fill) > 0.35 ? '#111111' : '#ffffff';
         const fs = Math.min(valSize, (cell - 3) / Math.max(1, textWidth(txt, 1)));
         out.push(
           `<text x="${num(x + cell / 2)}" y="${num(y + cell / 2 + fs * 0.35)}" text-anchor="middle" font-size="${num(fs)}" fill="${tc}">${escapeXml(txt)}</text>`,
@@ -466,8 +469,11 @@ export function heatmap(o: HeatmapOptions): string {
     }
   }
   out.push('</g>');
+}
 
-  // colour bar
+/** The colour bar beside the grid, with its ticks. */
+function colourBar(out: string[], L: HeatmapLayout, cmap: (t: number) => string, lo: number, hi: number, ticks: number[], step: number): void {
+  const { barX, barW, top, gridH } = L;
   const steps = 40;
   for (let k = 0; k < steps; k++) {
     const t0 = k / steps;
@@ -476,12 +482,39 @@ export function heatmap(o: HeatmapOptions): string {
   }
   out.push(`<rect x="${num(barX)}" y="${num(top)}" width="${barW}" height="${num(gridH)}" fill="none" stroke="#555"/>`);
   out.push(`<g font-size="11" fill="#333">`);
-  for (const v of barTicks) {
+  for (const v of ticks) {
     const y = top + gridH - ((v - lo) / (hi - lo)) * gridH;
     out.push(`<line x1="${num(barX + barW)}" x2="${num(barX + barW + 4)}" y1="${num(y)}" y2="${num(y)}" stroke="#555"/>`);
-    out.push(`<text x="${num(barX + barW + 7)}" y="${num(y + 4)}">${escapeXml(formatTick(v, bt.step))}</text>`);
+    out.push(`<text x="${num(barX + barW + 7)}" y="${num(y + 4)}">${escapeXml(formatTick(v, step))}</text>`);
   }
   out.push('</g>');
+}
+
+/** Matrix heatmap with row/column labels, a colour bar and (for ≤ 40×40) values in cells. */
+export function heatmap(o: HeatmapOptions): string {
+  const nr = o.rows.length;
+  const nc = o.cols.length;
+  if (o.values.length !== nr || o.values.some((r) => r.length !== nc)) {
+    throw new Error(`heatmap: values must be ${nr}×${nc} (rows × cols)`);
+  }
+  const [dmin, dmax] = finiteRange(o.values.flat());
+  const scheme = o.colors ?? 'viridis';
+  let lo = o.min ?? dmin;
+  let hi = o.max ?? dmax;
+  if (scheme === 'diverging' && o.min === undefined && o.max === undefined) {
+    const m = Math.max(Math.abs(lo), Math.abs(hi));
+    lo = -m;
+    hi = m;
+  }
+  if (hi === lo) hi = lo + 1;
+  const cmap = scheme === 'reds' ? reds : scheme === 'diverging' ? diverging : viridis;
+  const bt = niceTicks(lo, hi, 6);
+  const barTicks = bt.values.filter((v) => v >= lo - 1e-12 && v <= hi + 1e-12);
+  const L = heatmapLayout(o, Math.max(...barTicks.map((v) => textWidth(formatTick(v, bt.step), 11)), 10));
+  const out = svgOpen(L.width, L.height, o.title);
+  heatmapLabels(out, o, L);
+  heatmapCells(out, o, L, (v) => cmap((v - lo) / (hi - lo)));
+  colourBar(out, L, cmap, lo, hi, barTicks, bt.step);
   out.push('</svg>');
   return out.join('\n');
 }

@@ -1,10 +1,11 @@
 // Plain-array helpers for rows of vectors.
 
 /**
- * L2-normalises rows of d values in place (a zero row stays zero): the one row normaliser of
- * xling (the server, xling embed's documents and centring, evaluation, vectors read from files).
- * The sum of squares is accumulated in float64. With `name`, a NaN or infinite value is an error
- * naming it and the row.
+ * L2-normalises rows of d values in place (a zero row stays zero), the sum of squares accumulated
+ * in float64: the row normaliser of vectors read from files (mining, indexes, searches) and of
+ * the portable runtime. The embed path (src/embed/vectors.ts l2normalizeRows) runs this formula in
+ * torch's float32 arithmetic when the addon is there: the bits an encoder's rows always had. With
+ * `name`, a NaN or infinite value is an error naming it and the row.
  */
 export function normalizeRows(x: Float32Array, d: number, name?: string): void {
   for (let i = 0; i < x.length / d; i++) {

@@ -1,8 +1,8 @@
 // A scored corpus against its labels (xling scorer score --label-col): each line a candidate, the
 // lines labelled 1 its gold — P/R/F1 at the F1-optimal threshold, average precision, P/R at every
 // score (what --threshold-from reads, with the run's scoring to check it against) and at the run's
-// own threshold, the precision–recall curve; the BUCC-2018 measures of src/eval/bucc.ts.
-import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../../eval/bucc.js';
+// own threshold, the precision–recall curve; the BUCC-2018 measures of src/util/precision-recall.ts.
+import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, prCurveSvg, prfText } from '../../util/precision-recall.js';
 
 /** How the corpus was scored: the scorer's directory (null: the margin), the margin, k, and the threshold applied (if any). */
 export interface LabelledRun {

@@ -135,15 +135,60 @@ export interface PairTrainingOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Trains a pair model on the language pairs' translations; returns it with the word table of every
- * word of the pairs' sentences and rows (by language) and each pair's sentences as word rows, for
- * the scorer's features.
- */
-export async function trainScorerPairModel(
-  pairs: PairTrainingPair[],
+/** The checkpoint of a pair model in training: the model and Adam's moments with where training stood. */
+interface PairCheckpoint {
+  model: string;
+  optim: string;
+  key: string;
+}
+
+function savePairCheckpoint(c: PairCheckpoint, pm: PairModel, adam: Adam, at: PairTrainingPoint): void {
+  savePairModel(pm, c.model);
+  const s = adam.stateDict();
+  saveTensors(c.optim, s.tensors, {
+    key: c.key,
+    epoch: String(at.epoch),
+    batch: String(at.batch),
+    step: String(s.meta.step),
+    loss_sum: String(at.lossSum ?? 0),
+    loss_examples: String(at.examples ?? 0),
+  });
+}
+
+/** The checkpoint's model, optimiser and point when it was made with the same key and configuration (else null, said on stderr). */
+function resumePairCheckpoint(
+  c: PairCheckpoint,
+  config: PairModelConfig,
   o: PairTrainingOptions,
-): Promise<{ pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
+): { pm: PairModel; opt: Adam; start: PairTrainingPoint } | null {
+  if (!(o.resume && existsSync(c.model) && existsSync(c.optim))) return null;
+  try {
+    const m = loadPairModel(c.model);
+    const st = loadTensors(c.optim);
+    if (!(st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config) && Number(st.metadata.epoch) <= o.epochs)) {
+      process.stderr.write(`[scorer] pair model in ${o.work} made with other arguments; trained again\n`);
+      return null;
+    }
+    const opt = new Adam(m.parameters(), { lr: 1e-3 });
+    opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
+    const start = {
+      epoch: Number(st.metadata.epoch),
+      batch: Number(st.metadata.batch ?? 0),
+      lossSum: Number(st.metadata.loss_sum ?? 0),
+      examples: Number(st.metadata.loss_examples ?? 0),
+    };
+    process.stderr.write(
+      `[scorer] --resume: pair model from ${c.model}, ${start.epoch} of ${o.epochs} epochs done${start.batch ? ` and ${start.batch} batches of the next` : ''}\n`,
+    );
+    return { pm: m, opt, start };
+  } catch (err) {
+    process.stderr.write(`[scorer] pair model checkpoint in ${o.work} unreadable (${(err as Error).message}); trained again\n`);
+    return null;
+  }
+}
+
+/** The words of every pair's sentences and rows embedded; each pair's sentences and rows as word rows. */
+function pairWords(pairs: PairTrainingPair[], o: PairTrainingOptions) {
   const t0 = performance.now();
   const e = embedTextWords(
     o.model,
@@ -162,38 +207,30 @@ export async function trainScorerPairModel(
       nt = p.sentences.trg.length;
     return { sentences: { src: s.slice(0, ns), trg: t.slice(0, nt) }, rows: { src: s.slice(ns), trg: t.slice(nt) } };
   });
+  return { vectors: e.vectors, n: e.n, ids };
+}
+
+/**
+ * Trains a pair model on the language pairs' translations; returns it with the word table of every
+ * word of the pairs' sentences and rows (by language) and each pair's sentences as word rows, for
+ * the scorer's features.
+ */
+export async function trainScorerPairModel(
+  pairs: PairTrainingPair[],
+  o: PairTrainingOptions,
+): Promise<{ pm: PairModel; table: Tensor; ids: { src: number[][]; trg: number[][] }[]; trained: Record<string, unknown> }> {
+  const t0 = performance.now();
+  const e = pairWords(pairs, o);
+  const { ids } = e;
   const examples = pairs.flatMap((p, i) => examplesOf(o.model, o.center, p, ids[i]!.rows.src, ids[i]!.rows.trg, o.negatives));
   const positives = examples.reduce((a, x) => a + x.y, 0);
   if (!positives)
     throw new Error("the pair model has no translations to learn from outside the scorer's sets (more rows in --tables / --parallel, or fewer --rows)");
   const config: PairModelConfig = { dim: o.dim, pca: Math.min(o.pca, o.dim), hidden: o.hidden, maxWords: o.maxWords, center: o.center };
-  const mf = join(o.work, 'pair-model.safetensors'),
-    of = join(o.work, 'pair-optim.safetensors');
-  let pm: PairModel | null = null,
-    opt: Adam | null = null,
-    start: PairTrainingPoint = { epoch: 0, batch: 0 };
-  if (o.resume && existsSync(mf) && existsSync(of)) {
-    try {
-      const m = loadPairModel(mf);
-      const st = loadTensors(of);
-      if (st.metadata.key === o.key && JSON.stringify(m.config) === JSON.stringify(config) && Number(st.metadata.epoch) <= o.epochs) {
-        opt = new Adam(m.parameters(), { lr: 1e-3 });
-        opt.loadStateDict({ tensors: st.tensors, meta: { step: Number(st.metadata.step) } });
-        start = {
-          epoch: Number(st.metadata.epoch),
-          batch: Number(st.metadata.batch ?? 0),
-          lossSum: Number(st.metadata.loss_sum ?? 0),
-          examples: Number(st.metadata.loss_examples ?? 0),
-        };
-        pm = m;
-        process.stderr.write(
-          `[scorer] --resume: pair model from ${mf}, ${start.epoch} of ${o.epochs} epochs done${start.batch ? ` and ${start.batch} batches of the next` : ''}\n`,
-        );
-      } else process.stderr.write(`[scorer] pair model in ${o.work} made with other arguments; trained again\n`);
-    } catch (err) {
-      process.stderr.write(`[scorer] pair model checkpoint in ${o.work} unreadable (${(err as Error).message}); trained again\n`);
-    }
-  }
+  const ckpt: PairCheckpoint = { model: join(o.work, 'pair-model.safetensors'), optim: join(o.work, 'pair-optim.safetensors'), key: o.key };
+  const resumed = resumePairCheckpoint(ckpt, config, o);
+  const start: PairTrainingPoint = resumed?.start ?? { epoch: 0, batch: 0 };
+  let pm = resumed?.pm;
   if (!pm) {
     pm = new PairModel(config);
     pm.fitPca(e.vectors, e.n);
@@ -207,18 +244,7 @@ export async function trainScorerPairModel(
   const prog = new Progress({ label: 'pair model', unit: 'batches', total: Math.max(0, (o.epochs - start.epoch) * perEpoch - start.batch) });
   const losses: number[] = [];
   // the model and Adam's moments: after each epoch, and every 200 batches within one
-  const save = (at: PairTrainingPoint, adam: Adam) => {
-    savePairModel(pm!, mf);
-    const s = adam.stateDict();
-    saveTensors(of, s.tensors, {
-      key: o.key,
-      epoch: String(at.epoch),
-      batch: String(at.batch),
-      step: String(s.meta.step),
-      loss_sum: String(at.lossSum ?? 0),
-      loss_examples: String(at.examples ?? 0),
-    });
-  };
+  const save = (at: PairTrainingPoint, adam: Adam) => savePairCheckpoint(ckpt, pm, adam, at);
   await trainPairModel(
     pm,
     table,
@@ -238,7 +264,7 @@ export async function trainScorerPairModel(
         prog.note(`[scorer] pair model epoch ${ep}/${o.epochs}: mean loss ${loss.toFixed(4)}`);
       },
     },
-    opt ?? undefined,
+    resumed?.opt,
   ).catch((e) => {
     if (e instanceof PairTrainingStopped) {
       prog.note(`[scorer] pair model: checkpoint at epoch ${e.at.epoch + 1}, batch ${e.at.batch} in ${o.work} (--resume continues)`);

@@ -10,11 +10,11 @@ import { pause } from '../../util/pause.js';
 import { Progress } from '../../util/progress.js';
 import { hash64, Set64 } from '../../util/set64.js';
 import { dedupRules, FilterOptions, languageOfText, normalizeForDedup, pairRuleReason, REJECT_REASONS, RejectReason } from '../filters.js';
-import { marginOfPairs, MarginKind, unify } from '../mine.js';
+import { MarginKind, unify } from '../mine.js';
+import { minePairs } from '../pipeline.js';
 import { BlockStore, openBlockStore, StoredBlock } from './block-store.js';
 import { blockHash, blocksOf, CorpusSource, linesOf, Scan, scanCorpus } from './corpus-passes.js';
-import { pairLogitsFor } from './pair-words.js';
-import { openScorer, scoreGivenPairs } from './score.js';
+import { openScorer } from './score.js';
 
 /** A scorer opened for a run (openScorer). */
 export type OpenedScorer = NonNullable<ReturnType<typeof openScorer>>;
@@ -227,34 +227,31 @@ async function scoreBlock(
   const sv = vectorsFor(us.unique, undefined, run.model, run.sideName('sources') + inBlock, { ...run.srcEmbed, quiet });
   const tv = vectorsFor(ut.unique, undefined, run.model, run.sideName('targets') + inBlock, { ...run.trgEmbed, quiet });
   const opened = run.scorer;
-  const want = opened ? opened.scorer.k : run.k,
-    k = Math.min(want, sv.n, tv.n);
-  if (k < want) run.say(`warning: -k ${want} is more than the ${Math.min(sv.n, tv.n)} ${sv.n <= tv.n ? 'source' : 'target'} sentences; using k=${k}`);
-  const knn = knnBar ? new Progress({ label: 'score k-NN (both directions)', unit: 'rows', total: sv.n + tv.n }) : null;
-  const onProgress = knn
-    ? (d: number, total: number) => {
-        knn.set(d);
-        if (d === total) knn.done();
-      }
-    : undefined;
-  let scores: Float64Array;
-  if (opened) {
-    const sc = opened.scorer;
-    const pairLogits = sc.pairModel ? pairLogitsFor(sc.pairModel, run.model, us.unique, ut.unique, run.srcLang, run.trgLang) : undefined;
-    scores = (
-      await scoreGivenPairs(sv.data, tv.data, sv.d, us.unique, ut.unique, us.of, ut.of, sc, {
-        k,
-        aligner: opened.aligner,
-        selfTables: opened.selfTables,
-        pairLogits,
-        onProgress,
-        onCandidates: knnBar ? run.candidateBars?.() : undefined,
-      })
-    ).prob;
-  } else {
-    scores = marginOfPairs(sv.data, tv.data, sv.d, us.of, ut.of, { k, margin: run.margin, onProgress }).score;
-  }
-  knn?.done();
+  const r = await minePairs(
+    { vectors: sv, texts: us.unique, what: '--model' },
+    { vectors: tv, texts: ut.unique, what: '--model' },
+    {
+      k: run.k,
+      margin: run.margin,
+      scorer: opened
+        ? {
+            model: opened.scorer,
+            aligner: opened.aligner,
+            selfTables: opened.selfTables,
+            onCandidates: knnBar ? run.candidateBars?.() : undefined,
+            encoder: run.model,
+            srcLang: run.srcLang,
+            trgLang: run.trgLang,
+          }
+        : undefined,
+      given: { src: us.of, trg: ut.of },
+      chunk: 65536,
+      progress: knnBar ? 'score k-NN (both directions)' : undefined,
+      say: run.say,
+    },
+  );
+  const scores = Float64Array.from(r.rows, (p) => p.score);
+  const k = r.k;
   return { scores, distinct: [sv.n, tv.n], k };
 }
 

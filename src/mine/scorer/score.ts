@@ -198,6 +198,23 @@ export async function scoreGivenPairs(
   o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
+  return scoreTablesGivenPairs(fwd, bwd, src, trg, d, srcText, trgText, gSrc, gTrg, m, o);
+}
+
+/** scoreGivenPairs from both directions' k-NN tables already searched. */
+export async function scoreTablesGivenPairs(
+  fwd: SearchResult,
+  bwd: SearchResult,
+  src: Float32Array,
+  trg: Float32Array,
+  d: number,
+  srcText: string[],
+  trgText: string[],
+  gSrc: Int32Array,
+  gTrg: Int32Array,
+  m: ScorerModel,
+  o: ScoringOptions,
+): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
   const knn = enumerateCandidates(fwd, bwd);
   const at = new Map<number, number>();
   const key = (s: number, t: number) => s * trgText.length + t;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { loadNWayTsv, readBucc, readGold } from '../../data/corpus.js';
 import { checkLangOptions, modelDim, vectorsFor } from '../../embed/input.js';
-import { goldSet } from '../../eval/bucc.js';
+import { goldSet } from '../../util/precision-recall.js';
 import { manualSeed, Tensor } from '../../tensor/tensor.js';
 import { writeFileAtomicSync } from '../../util/atomic.js';
 import { pause } from '../../util/pause.js';
@@ -427,8 +427,7 @@ async function trainedPairModel(o: ScorerTrainRun, sets: LabelledSet[], work: st
     sets.map((s) => ({ srcLang: s.srcLang, trgLang: s.trgLang, exclude: new Set([...s.src, ...s.trg]) })),
     p.rows,
   );
-  // (the epochs are not in the key: a resumed run may go on for more of them; match and siblings, variants
-  // no longer offered, stay in it as false so that an earlier run's work directory is still reused)
+  // (the epochs are not in the key: a resumed run may go on for more of them)
   const key = createHash('sha256')
     .update(
       JSON.stringify({
@@ -441,8 +440,6 @@ async function trainedPairModel(o: ScorerTrainRun, sets: LabelledSet[], work: st
         sets: sets.map((s) => s.name),
         hidden: p.hidden,
         pca: p.pca,
-        match: false,
-        siblings: false,
         ...(p.seed !== 1 ? { seed: p.seed } : {}),
       }),
     )

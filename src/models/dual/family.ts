@@ -2,21 +2,20 @@
 // the configured 1:1 paths as batches; the additive-margin loss over in-batch negatives (both
 // directions), optional hard negatives mined with the current model through a faiss index.
 import { join } from 'node:path';
-import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
+import { EncodedCorpus } from '../../data/examples.js';
 import { Module } from '../../nn/module.js';
 import { loadTensors } from '../../nn/serialize.js';
 import { withoutTableInit } from '../../nn/layers.js';
-import { noGrad, Tensor, tidy } from '../../tensor/tensor.js';
+import { noGrad, Tensor } from '../../tensor/tensor.js';
 import { HashedNgramTokenizer, hashesOf } from '../../text/ngrams.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { Tokenizer } from '../../text/tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode } from '../encoder.js';
 import { TensorEncoder } from '../tensor-encoder.js';
-import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig, TrainingTask } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig } from '../family.js';
 import { openXlingTokenizer } from '../../text/spec.js';
-import { batchMarginLoss } from './loss.js';
-import { collisions, HardNegativeMiner } from './negatives.js';
+import { MarginPairTask } from './task.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
@@ -124,60 +123,22 @@ export class DualSentenceEncoder extends TensorEncoder {
 
 export { collisions } from './negatives.js';
 
-interface DualBatch {
-  batch: Batch;
-  negatives: Int32Array[];
-}
-
-class DualTask implements TrainingTask<DualBatch> {
+class DualTask extends MarginPairTask {
   readonly module: DualModel;
   readonly modelConfig: DualConfig;
   readonly sparseParameters: Tensor[];
-  private readonly stream: BatchStream;
   private readonly cfg: DualTrainConfig;
-  /** Hard negatives (loss.hardNegatives), mined with the current model every loss.mineEvery steps. */
-  private readonly miner: HardNegativeMiner;
 
-  constructor(
-    cfg: TrainConfig,
-    tok: TextTokenizer,
-    private readonly corpus: EncodedCorpus,
-  ) {
+  constructor(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus) {
+    super(cfg, corpus, (cfg as DualTrainConfig).loss);
     this.cfg = cfg as DualTrainConfig;
     this.modelConfig = dualConfigOf(cfg, tok);
     this.module = new DualModel(this.modelConfig, this.modelConfig.unit === 'token' ? (tok as Tokenizer).vocab : undefined);
     this.sparseParameters = [this.module.encoder.embed.weight];
-    const examples = buildExamples(corpus, cfg.paths);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
-      pairTemperature: cfg.batch.pairTemperature,
-      langTemperature: cfg.batch.langTemperature,
-      langMinRows: cfg.batch.langMinRows,
-      langMaxRepeat: cfg.batch.langMaxRepeat,
-    });
-    this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), this.cfg.loss);
   }
 
-  private ids(lang: string, row: number): Int32Array {
-    return this.corpus.ids.get(lang)![row]!;
-  }
-
-  get streamState(): StreamState {
-    return this.stream.state;
-  }
-  set streamState(s: unknown) {
-    this.stream.state = s as StreamState;
-  }
-  nextBatch(): DualBatch {
-    return { batch: this.stream.next(), negatives: [] };
-  }
-  pairs(b: DualBatch): number {
-    return b.batch.pairs;
-  }
-  tokens(b: DualBatch): number {
-    return b.batch.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0);
-  }
-  truncate(b: DualBatch, n: number): DualBatch {
-    return { ...b, batch: truncateBatch(b.batch, n) };
+  protected forward(seqs: Int32Array[]): Tensor {
+    return this.module.encoder.forward(seqs);
   }
   encoder(): DualSentenceEncoder {
     return new DualSentenceEncoder(this.module.encoder);
@@ -193,34 +154,6 @@ class DualTask implements TrainingTask<DualBatch> {
     return [
       `dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`,
     ];
-  }
-
-  /** Every mineEvery steps (from step 1): embed the distinct targets with the current model and index them. */
-  beforeStep(step: number): void {
-    this.miner.beforeStep(step, () => this.encoder());
-  }
-
-  loss(b: DualBatch): Tensor {
-    const ex = b.batch.examples;
-    const src = ex.map((e) => this.ids(e.src[0]!, e.row));
-    const trg = ex.map((e) => this.ids(e.trg[0]!, e.row));
-    const neg = this.miner.negatives(ex, () => this.encoder());
-    const exclude = collisions(
-      src,
-      trg,
-      ex.map((e) => e.row),
-    );
-    return tidy(() => batchMarginLoss(this.module.encoder.forward([...src, ...trg, ...neg]), src.length, this.cfg.loss, exclude));
-  }
-
-  checkpointState(): { tensors: Map<string, Tensor>; meta: unknown } | undefined {
-    return this.miner.checkpointState();
-  }
-  loadCheckpointState(s: { tensors: Map<string, Tensor>; meta: unknown }): void {
-    this.miner.loadCheckpointState(s);
-  }
-  dispose(): void {
-    this.miner.dispose();
   }
 }
 

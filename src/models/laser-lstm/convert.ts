@@ -32,21 +32,8 @@ function paramsOf(v: unknown, what: string): Map<string, unknown> {
   throw new Error(`${what}: 'params' is not a dict`);
 }
 
-/** Reads and checks the checkpoint, writes config.json, model.safetensors and the tokenizer file into dir. */
-export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: (line: string) => void = () => {}): LaserLstmConfig {
-  const what = o.checkpoint;
-  // the SentencePiece model first: cheap, and a wrong file is a clear error before the big read
-  let spmBytes: Buffer;
-  try {
-    spmBytes = readFileSync(o.spm);
-  } catch (e) {
-    throw new Error(`--spm ${o.spm}: ${(e as Error).message}`);
-  }
-  const sp = new SentencePieceProcessor(spmBytes, `--spm ${o.spm}`);
-  const vocab = o.vocab ? readFairseqDictionary(o.vocab) : null;
-
-  const ck = readTorchCheckpoint(o.checkpoint);
-  if (!(ck instanceof Map)) throw new Error(`${what}: not a LASER checkpoint (a dict with 'params' and 'model' expected)`);
+/** The encoder's shape from the checkpoint's `params` (checked). */
+function encoderParams(ck: Map<unknown, unknown>, what: string) {
   if (!ck.has('params')) {
     if (ck.has('cfg'))
       throw new Error(`${what}: a LASER Transformer checkpoint (fairseq 'cfg'): only LASER's BiLSTM encoders (a 'params' entry) are supported`);
@@ -67,8 +54,12 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
   const bidirectional = params.has('bidirectional') ? params.get('bidirectional') === true : false;
   if (layers < 1 || hidden < 1 || embedDim < 1 || numEmbeddings < 4) throw new Error(`${what}: params describe an empty encoder`);
   if (padId >= numEmbeddings) throw new Error(`${what}: params.padding_idx ${padId} ≥ num_embeddings ${numEmbeddings}`);
+  return { numEmbeddings, padId, embedDim, hidden, layers, bidirectional };
+}
 
-  const sd = tensorsOf(ck.get('model'), `${what}: 'model'`);
+/** The state dict's weights under xling's names, each checked against the shape `params` give; nothing else may be there. */
+function encoderWeights(model: unknown, p: ReturnType<typeof encoderParams>, what: string): Record<string, RawTensor> {
+  const sd = tensorsOf(model, `${what}: 'model'`);
   const out: Record<string, RawTensor> = {};
   const take = (name: string, target: string, shape: number[]) => {
     const t = sd.get(name);
@@ -77,9 +68,10 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
     out[target] = floatRaw(t);
     sd.delete(name);
   };
-  take('embed_tokens.weight', 'encoder.embed.weight', [numEmbeddings, embedDim]);
-  const dirs = bidirectional ? ['', '_reverse'] : [''];
-  for (let l = 0; l < layers; l++) {
+  const { embedDim, hidden } = p;
+  take('embed_tokens.weight', 'encoder.embed.weight', [p.numEmbeddings, embedDim]);
+  const dirs = p.bidirectional ? ['', '_reverse'] : [''];
+  for (let l = 0; l < p.layers; l++) {
     const inp = l === 0 ? embedDim : hidden * dirs.length;
     for (const sfx of dirs) {
       take(`lstm.weight_ih_l${l}${sfx}`, `encoder.lstm.weight_ih_l${l}${sfx}`, [4 * hidden, inp]);
@@ -89,8 +81,17 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
     }
   }
   if (sd.size) throw new Error(`${what}: unexpected weights in 'model': ${[...sd.keys()].slice(0, 5).join(', ')}`);
+  return out;
+}
 
-  // the dictionary: --vocab, else the checkpoint's; LASER fixes the four special ids
+/** The dictionary: --vocab, else the checkpoint's; LASER fixes the four special ids; every id inside the embedding table. */
+function laserDictionary(
+  ck: Map<unknown, unknown>,
+  vocab: Map<string, number> | null,
+  o: LaserImportOptions,
+  numEmbeddings: number,
+  what: string,
+): Map<string, number> {
   let dict: Map<string, number>;
   if (vocab) dict = vocab;
   else if (ck.get('dictionary') instanceof Map) {
@@ -104,6 +105,28 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
   for (const [p, id] of dict)
     if (id < 0 || id >= numEmbeddings)
       throw new Error(`${o.vocab ? `--vocab ${o.vocab}` : what}: id ${id} of ${JSON.stringify(p)} is outside the embedding table (${numEmbeddings} rows)`);
+  return dict;
+}
+
+/** Reads and checks the checkpoint, writes config.json, model.safetensors and the tokenizer file into dir. */
+export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: (line: string) => void = () => {}): LaserLstmConfig {
+  const what = o.checkpoint;
+  // the SentencePiece model first: cheap, and a wrong file is a clear error before the big read
+  let spmBytes: Buffer;
+  try {
+    spmBytes = readFileSync(o.spm);
+  } catch (e) {
+    throw new Error(`--spm ${o.spm}: ${(e as Error).message}`);
+  }
+  const sp = new SentencePieceProcessor(spmBytes, `--spm ${o.spm}`);
+  const vocab = o.vocab ? readFairseqDictionary(o.vocab) : null;
+
+  const ck = readTorchCheckpoint(o.checkpoint);
+  if (!(ck instanceof Map)) throw new Error(`${what}: not a LASER checkpoint (a dict with 'params' and 'model' expected)`);
+  const p = encoderParams(ck, what);
+  const { numEmbeddings, padId, embedDim, layers, hidden, bidirectional } = p;
+  const out = encoderWeights(ck.get('model'), p, what);
+  const dict = laserDictionary(ck, vocab, o, numEmbeddings, what);
   let known = 0;
   for (let i = 0; i < sp.vocabSize; i++) if (dict.has(sp.idToPiece(i))) known++;
   if (known < Math.min(10, sp.vocabSize / 10))
@@ -111,7 +134,6 @@ export function convertLaserCheckpoint(o: LaserImportOptions, dir: string, log: 
   log(
     `[import] LASER BiLSTM ${layers}×${hidden}${bidirectional ? '×2' : ''}, embeddings ${numEmbeddings}×${embedDim}; ${dict.size} dictionary entries, ${known}/${sp.vocabSize} SentencePiece pieces in it (${sp.proto.modelType})`,
   );
-
   const model: LaserLstmConfig = {
     vocabSize: numEmbeddings,
     padId,

@@ -1,7 +1,8 @@
-// BUCC-2018 evaluation of mined candidates: precision/recall/F1 at the F1-optimal threshold
+// Scored pairs against gold pairs, as BUCC 2018 evaluates mined candidates (xling eval bucc, the
+// scorer's training and its label evaluation): precision/recall/F1 at the F1-optimal threshold
 // (the midpoint between the last accepted and the first rejected score), at a given threshold
 // (tuned on another split), average precision and the precision–recall curve.
-import { prCurve } from '../util/svg.js';
+import { prCurve } from './svg.js';
 
 export interface Scored {
   src: string;
