@@ -1,5 +1,6 @@
-// Vectors as JSON text, formatted natively: the shortest decimal of each float32 that reads back
-// as the same float32 (what serde_json writes for TEI), NaN/inf as null (as JSON.stringify).
+// Vectors as JSON text: the shortest decimal of each float32 that reads back as the same float32
+// (what serde_json writes for TEI), NaN/inf as null (as JSON.stringify); by the addon where it is
+// loaded, else the same bytes in TypeScript (src/util/float-text.ts).
 import { formatJoinRows } from '../kernels.js';
 
 /**

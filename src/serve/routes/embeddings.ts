@@ -1,9 +1,10 @@
 // The embedding routes of xling serve: POST /embed as Hugging Face text-embeddings-inference
 // answers it (an array of vectors) and POST /v1/embeddings as OpenAI's embeddings API (a list of
 // embedding objects, float or base64, with token usage). Both take texts or token ids and
-// `dimensions` (the first N, re-normalised: Matryoshka truncation). Vectors go out as text
-// formatted natively (shortest float32 decimals; large responses on a libuv thread): formatting
-// them in JavaScript cost the event loop more than the embedding.
+// `dimensions` (the first N, re-normalised: Matryoshka truncation). Vectors go out as the shortest
+// float32 decimals, formatted natively where the addon is loaded (large responses on a libuv
+// thread), else by src/util/float-text.ts (the same bytes, without loading libtorch): JavaScript's
+// own number text widens each float32 to 17 digits and cost the event loop more than the embedding.
 import type { FastifyPluginCallback } from 'fastify';
 import { basename } from 'node:path';
 import { l2normalizeRows } from '../../embed/vectors.js';
