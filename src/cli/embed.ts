@@ -7,7 +7,7 @@ import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
-import { chunksOf, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
+import { npySink, VectorSink } from '../embed/stream.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { l2normalizeRows } from '../embed/vectors.js';
@@ -218,16 +218,10 @@ export const embedCommand = command(
     async function* lines() {
       for await (const { line } of readLines(a.input)) yield line;
     }
-    const n = await streamEmbeddings(
-      chunksOf(lines(), a.chunk),
-      d,
-      (buf) => job.embed(buf),
-      sinkFor(),
-      async (rows) => {
-        prog.tick(rows);
-        await pause();
-      },
-    );
+    const n = await job.embedStream(lines(), a.chunk, sinkFor(), async (rows) => {
+      prog.tick(rows);
+      await pause();
+    });
     if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
     prog.done();
     job.finish();
