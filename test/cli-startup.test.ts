@@ -3,15 +3,18 @@
 // default one) embeds on the portable runtime, so that xling embed, eval xsim, mine and align with
 // it never load the native addon (libtorch, faiss), and its vectors are those of the native embed
 // path (test/fixtures/native-reference.ts) within 1e-5, whether or not the addon is there and on
-// any number of threads. What a process has loaded is read from /proc/self/maps when it exits.
+// any number of threads; xling serve with it answers JSON without loading the addon, its numbers
+// written as the addon writes them. What a process has loaded is read from /proc/self/maps when it exits.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { COMMAND_TABLE } from '../src/cli/command-table.js';
 import { readNpy } from '../src/io/npy.js';
+import { native, nativeAvailable } from '../src/native.js';
 import { devColumn, mainJs, root } from './fixtures/cli.js';
 import { maxAbsDiff, nativeEmbed } from './fixtures/native-reference.js';
 
@@ -109,6 +112,44 @@ process.on('exit', () => {
     assert.ok(s.loaded?.includes('xling.node'), `search loaded ${s.loaded}`);
   });
 
+  it('xling serve with the default model answers JSON without loading the addon, in the addon’s number text', { skip: !HAS_MAPS }, async () => {
+    const maps = join(dir, 'serve-maps.txt');
+    rmSync(maps, { force: true });
+    const child = spawn(process.execPath, ['--import', probe, mainJs, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+      cwd: root,
+      env: { ...process.env, XLING_TEST_MAPS: maps },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      let err = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (b: Buffer) => {
+          err += b.toString();
+          const m = /listening on (http:\/\/\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`xling serve exited (${code}): ${err}`)));
+      });
+      const r = await fetch(`${url}/embed`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: ['Datei öffnen', 'Open the file'] }),
+      });
+      assert.equal(r.status, 200);
+      const text = await r.text();
+      const rows = JSON.parse(text) as number[][];
+      assert.equal(rows.length, 2);
+      if (nativeAvailable()) {
+        const v = Float32Array.from(rows.flat());
+        assert.equal((native.format.joinRows!(v, rows[0]!.length, ['[', ',', ']']) as Buffer).toString(), text);
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    assert.equal(readFileSync(maps, 'utf8'), '');
+  });
+
   it("xling embed's vectors with the default model are the native embed path's (≤ 1e-5): with and without the addon, on 1 thread and on workers", () => {
     const cases: [string, string, string[], { lang?: string; forceCenter?: boolean; normalize?: boolean }][] = [
       ['small input, language identified', small, [], {}],
@@ -134,8 +175,11 @@ process.on('exit', () => {
       const d = maxAbsDiff(cli, ref);
       console.log(`# ${what}: max |Δ| CLI vs native ${d.toExponential(2)}`);
       assert.ok(d <= 1e-5, `${what}: ${d}`);
-      // one thread computes the same bits as the workers; without the addon the same vectors
+      // one thread computes the same bits as the workers, and so do chunks spread over two workers
+      // and the calling thread (rows in input order; a third worker idle, which must not keep the
+      // process alive); without the addon the same vectors
       assert.deepEqual(out('one', ['--threads', '1']), cli, what);
+      assert.deepEqual(out('chunks', ['--threads', '4', '--chunk', '256']), cli, what);
       assert.deepEqual(out('skip', [], { XLING_SKIP_NATIVE: '1' }), cli, what);
     }
   });

@@ -7,7 +7,7 @@ import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
-import { chunksOf, jsonLinesSink, npySink, streamEmbeddings, VectorSink } from '../embed/stream.js';
+import { jsonLinesSink, npySink, VectorSink } from '../embed/stream.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { DocumentVectors } from '../embed/vectors.js';
@@ -86,6 +86,34 @@ function openSink(path: string, dim: number, fp16: boolean, raw: boolean): Vecto
     };
   }
   return npySink(path, dim, fp16 ? 'float16' : 'float32');
+}
+
+/** doc_id<TAB>sentence lines: each document's sentences embedded and averaged (DocumentVectors), in the order the ids first come. */
+async function embedDocuments(
+  input: string,
+  chunk: number,
+  job: InputEmbedder,
+  prog: Progress,
+  normalize: boolean,
+): Promise<{ matrix: Float32Array; ids: string[] }> {
+  const sums = new DocumentVectors(job.model.dim);
+  let buf: { doc: number; s: string }[] = [];
+  const flush = () => {
+    sums.add(
+      job.embed(buf.map((b) => b.s)),
+      buf.map((b) => b.doc),
+    );
+    prog.tick(buf.length);
+    buf = [];
+  };
+  for await (const { line, no } of readLines(input)) {
+    const tab = line.indexOf('\t');
+    if (tab <= 0) throw new Error(`${input}:${no}: expected doc_id<TAB>sentence`);
+    buf.push({ doc: sums.numberOf(line.slice(0, tab)), s: line.slice(tab + 1) });
+    if (buf.length >= chunk) flush();
+  }
+  if (buf.length) flush();
+  return { matrix: sums.matrix(normalize), ids: sums.ids };
 }
 
 export const embedCommand = command(
@@ -168,6 +196,13 @@ export const embedCommand = command(
         : precision === 'float32'
           ? openSink(a.output, d, fp16, a.rawF32)
           : quantizedSink(a.output, d, precision, ranges, rangesOut!);
+    const writeVectors = (out: Float32Array, rows: number) => {
+      if (a.rawF32 || precision !== 'float32' || jsonl) {
+        const sink = sinkFor();
+        sink.append(out);
+        sink.close();
+      } else writeNpy(a.output, fp16 ? float32ToFloat16(out) : out, [rows, d], fp16 ? 'float16' : 'float32');
+    };
     const job = new InputEmbedder(
       m,
       {
@@ -194,31 +229,9 @@ export const embedCommand = command(
     const prog = new Progress({ label: 'embed', unit: 'sents', silent: a.quiet });
 
     if (a.docs) {
-      const sums = new DocumentVectors(d);
-      let buf: { doc: number; s: string }[] = [];
-      const flush = () => {
-        sums.add(
-          job.embed(buf.map((b) => b.s)),
-          buf.map((b) => b.doc),
-        );
-        prog.tick(buf.length);
-        buf = [];
-      };
-      for await (const { line, no } of readLines(a.input)) {
-        const tab = line.indexOf('\t');
-        if (tab <= 0) throw new Error(`${a.input}:${no}: expected doc_id<TAB>sentence`);
-        buf.push({ doc: sums.numberOf(line.slice(0, tab)), s: sentenceOf(line) });
-        if (buf.length >= a.chunk) flush();
-      }
-      if (buf.length) flush();
-      const out = sums.matrix(a.normalize),
-        ids = sums.ids;
-      if (a.rawF32 || precision !== 'float32' || jsonl) {
-        const sink = sinkFor();
-        sink.append(out);
-        sink.close();
-      } else writeNpy(a.output, fp16 ? float32ToFloat16(out) : out, [ids.length, d], fp16 ? 'float16' : 'float32');
-      writeFileAtomicSync(`${a.output}.ids`, ids.length ? ids.join('\n') + '\n' : '');
+      const out = await embedDocuments(a.input, a.chunk, job, prog, a.normalize);
+      writeVectors(out.matrix, out.ids.length);
+      writeFileAtomicSync(`${a.output}.ids`, out.ids.length ? out.ids.join('\n') + '\n' : '');
       prog.done();
       job.finish();
       return;
@@ -227,16 +240,10 @@ export const embedCommand = command(
     async function* lines() {
       for await (const { line } of readLines(a.input)) yield line;
     }
-    const n = await streamEmbeddings(
-      chunksOf(lines(), a.chunk),
-      d,
-      (buf) => job.embed(buf),
-      sinkFor(),
-      async (rows) => {
-        prog.tick(rows);
-        await pause();
-      },
-    );
+    const n = await job.embedStream(lines(), a.chunk, sinkFor(), async (rows) => {
+      prog.tick(rows);
+      await pause();
+    });
     if (!n && !a.quiet) process.stderr.write(`[embed] warning: ${shownPath(a.input)} is empty: writing a (0, ${d}) array\n`);
     prog.done();
     job.finish();

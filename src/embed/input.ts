@@ -1,8 +1,9 @@
 // How a command embeds one input with a model: the centring language given, or identified from a
 // sample spread over the input, or each line's own; the model loaded once per process
 // (vectorsFor). Used by the CLI's commands and by the jobs that embed inside xling's workers.
-import { loadEncoderForRuntime } from './portable.js';
-import { SentenceEncoderModel } from './model.js';
+import { loadEncoderForRuntime, TextLanes, textLanes } from './portable.js';
+import { EmbedOptions, SentenceEncoderModel } from './model.js';
+import { chunksOf, JobRunner, streamEmbeddings, streamJobs, VectorSink } from './stream.js';
 import { spreadSample } from './centering.js';
 import { AUTO, CENTER_MIN_NORM, LID_CONFIDENCE, PER_SENTENCE, resolveLangOption } from './language.js';
 import type { CenterChoice } from './model.js';
@@ -134,25 +135,65 @@ export class InputEmbedder {
     if (!this.s.quiet) this.say(`input language ${describeCenter(this.model, this.choice, this.s.langFlag)}`);
   }
 
-  embed(sentences: string[]): Float32Array {
+  /** Counts a chunk's lines and decides its centring (each line's own language when per sentence): the options embed() gives the model. */
+  private chunkOptions(sentences: string[]): EmbedOptions {
     this.lines += sentences.length;
     for (const t of sentences) if (!t.trim()) this.blank++;
+    const o = { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, center: this.centerMode };
+    if (!this.perSentence || this.choice) return { ...o, lang: this.lang ?? undefined };
+    const langs = sentences.map((t) => this.model.sentenceCenter(t, this.centerMode).lang);
+    for (const l of langs) {
+      if (l) this.sentenceLangs.set(l, (this.sentenceLangs.get(l) ?? 0) + 1);
+      else this.uncentred++;
+    }
+    return { ...o, langs };
+  }
+
+  embed(sentences: string[]): Float32Array {
+    const o = this.chunkOptions(sentences);
     const tok = this.model.tokenizer,
       before = tok.truncated ?? 0;
-    const o = { maxTokens: this.s.batchTokens, maxSentences: this.s.batchSentences, normalize: this.s.normalize ?? true, center: this.centerMode };
-    let v: Float32Array;
-    if (this.perSentence && !this.choice) {
-      const langs = sentences.map((t) => this.model.sentenceCenter(t, this.centerMode).lang);
-      for (const l of langs) {
-        if (l) this.sentenceLangs.set(l, (this.sentenceLangs.get(l) ?? 0) + 1);
-        else this.uncentred++;
-      }
-      v = this.model.embed(sentences, { ...o, langs });
-    } else {
-      v = this.model.embed(sentences, { ...o, lang: this.lang ?? undefined });
-    }
+    const v = this.model.embed(sentences, o);
     this.cut += (tok.truncated ?? 0) - before;
     return v;
+  }
+
+  /**
+   * Embeds a stream of lines into sink, rows in input order, at most `chunk` lines held at a time
+   * (the vectors do not depend on it); after(rows, total) runs as each chunk's rows are written.
+   * On the portable runtime's kernels a pipeline (streamJobs): lines are read while earlier chunks
+   * are tokenised and embedded on every thread and finished ones written; elsewhere embed() chunk
+   * by chunk. Returns the rows written.
+   */
+  embedStream(lines: AsyncIterable<string>, chunk: number, sink: VectorSink, after?: (rows: number, total: number) => void | Promise<void>): Promise<number> {
+    const lanes = textLanes(this.model);
+    if (!lanes) return streamEmbeddings(chunksOf(lines, chunk), this.model.dim, (b) => this.embed(b), sink, after);
+    return streamJobs(chunksOf(lines, Math.min(chunk, STREAM_JOB_LINES)), this.model.dim, this.runner(lanes), sink, after);
+  }
+
+  /** Chunks of lines as jobs on text lanes: counted and planned here, the lines cut counted from the replies. */
+  private runner(lanes: TextLanes): JobRunner<string[]> {
+    const job = (sentences: string[]) => {
+      const o = this.chunkOptions(sentences);
+      return { plan: this.model.centerPlan(sentences, o), normalize: o.normalize !== false };
+    };
+    const rowsOf = (r: { rows: Float32Array; truncated: number }) => {
+      this.cut += r.truncated;
+      return r.rows;
+    };
+    return {
+      workers: lanes.workers,
+      worthPosting: (sentences) => sentences.length >= lanes.minJob,
+      queued: (i) => lanes.queued(i),
+      onWorker: async (i, sentences) => {
+        const { plan, normalize } = job(sentences);
+        return rowsOf(await lanes.onWorker(i, sentences, plan, normalize));
+      },
+      here: (sentences) => {
+        const { plan, normalize } = job(sentences);
+        return rowsOf(lanes.here(sentences, plan, normalize));
+      },
+    };
   }
 
   /** Options for SentenceEncoderModel.embed (and documentVectors) that embed as this job decided (after identify()). */
@@ -199,6 +240,9 @@ export class InputEmbedder {
     }
   }
 }
+
+/** Lines a job of embedStream's pipeline holds (a few tens of milliseconds of one thread's work). */
+const STREAM_JOB_LINES = 2048;
 
 /** Vectors for sentences: from a .npy (row count must match) or by embedding with a model as xling embed does. */
 export function vectorsFor(sentences: string[], file: string | undefined, modelDir: string | undefined, what: string, settings: EmbedSettings): Vectors {

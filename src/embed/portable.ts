@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { LiteModel } from '../lite/model.js';
-import { IdsPool } from '../lite/pool.js';
+import { IdsPool, TextRows } from '../lite/pool.js';
 import { parseSafetensors, safetensorsHeaderLength } from '../lite/safetensors.js';
 import { arenaMemory, instantiateKernelSync, kernelModuleSync, planArena } from '../lite/wasm.js';
 import type { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
@@ -20,6 +20,7 @@ import { SavedModelConfig, specOf } from '../models/family.js';
 import { nativeProblem } from '../tensor/backend.js';
 import { loadLanguageIdentifier } from '../text/lid.js';
 import { openXlingTokenizer } from '../text/spec.js';
+import type { CenterPlan } from '../util/embed-policy.js';
 import { NativeBackendMissing } from '../util/native-missing.js';
 import { LoadOptions, loadSentenceEncoder, readModelConfig } from './model-dir.js';
 import { SentenceEncoderModel } from './model.js';
@@ -50,6 +51,8 @@ class PortableEncoder implements SentenceEncoder {
   constructor(
     readonly lite: LiteModel,
     private readonly startPool: (() => IdsPool) | null,
+    /** The workers startPool starts. */
+    private readonly poolSize: number,
   ) {}
 
   get dim(): number {
@@ -83,6 +86,22 @@ class PortableEncoder implements SentenceEncoder {
     return pool.encodeAsync(seqs, this.dim, !!o.normalize);
   }
 
+  /** The kernels' threads for a streaming caller (textLanes): the pool's workers (started on the first job posted) and the calling thread. */
+  lanes(): TextLanes {
+    const free = this.startPool && !this.pool?.inUse;
+    return {
+      workers: free ? this.poolSize : 0,
+      minJob: POOLED_MIN,
+      queued: (i) => this.pool?.queued(i) ?? 0,
+      onWorker: (i, sentences, plan, normalize) => (this.pool ??= this.startPool!()).embedText(i, sentences, plan, normalize),
+      here: (sentences, plan, normalize) => {
+        const before = this.lite.tokenizer.truncated;
+        const rows = this.lite.embedPlanned(sentences, plan, normalize);
+        return { rows, truncated: this.lite.tokenizer.truncated - before };
+      },
+    };
+  }
+
   dispose(): void {
     void this.pool?.close();
     this.pool = null;
@@ -90,7 +109,7 @@ class PortableEncoder implements SentenceEncoder {
 }
 
 /** Reads a model file into the WebAssembly kernels' shared memory (room for `threads` scratch slots) and builds xling/lite's model over it. */
-function liteModelOf(file: string, cfg: SavedModelConfig, threads: number): { lite: LiteModel; startPool: (() => IdsPool) | null } {
+function liteModelOf(file: string, cfg: SavedModelConfig, threads: number): { lite: LiteModel; startPool: (() => IdsPool) | null; workers: number } {
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -107,8 +126,8 @@ function liteModelOf(file: string, cfg: SavedModelConfig, threads: number): { li
       at += n;
     }
     const lite = new LiteModel(cfg as ConstructorParameters<typeof LiteModel>[0], parseSafetensors(bytes, file), file);
-    if (!module || !memory || !arena || !lite.useWasm(instantiateKernelSync(module, memory, arena, 0))) return { lite, startPool: null };
-    return { lite, startPool: threads > 1 ? () => new IdsPool(threads - 1, memory, arena, cfg, file) : null };
+    if (!module || !memory || !arena || !lite.useWasm(instantiateKernelSync(module, memory, arena, 0))) return { lite, startPool: null, workers: 0 };
+    return { lite, startPool: threads > 1 ? () => new IdsPool(threads - 1, memory, arena, cfg, file) : null, workers: threads - 1 };
   } finally {
     closeSync(fd);
   }
@@ -131,10 +150,31 @@ export function loadPortableSentenceEncoder(dir: string, opts: LoadOptions = {},
     );
   if ((opts.precision ?? 'fp32') !== 'fp32')
     throw new Error(`--precision ${opts.precision}: bfloat16 inference is for imported Hugging Face encoders on the native backend`);
-  const { lite, startPool } = liteModelOf(join(dir, 'model.safetensors'), cfg, computeThreads());
+  const { lite, startPool, workers } = liteModelOf(join(dir, 'model.safetensors'), cfg, computeThreads());
   lite.lid = loadLanguageIdentifier(dir);
   const tokenizer = openXlingTokenizer(dir, specOf(dir, cfg));
-  return new SentenceEncoderModel(new PortableEncoder(lite, startPool), tokenizer, new Map(lite.centers), cfg, lite.lid);
+  return new SentenceEncoderModel(new PortableEncoder(lite, startPool, workers), tokenizer, new Map(lite.centers), cfg, lite.lid);
+}
+
+/**
+ * Text embedded on the portable runtime's threads, for a caller that streams many lines
+ * (InputEmbedder.embedStream): sentences go to the workers as text (tokenised there), or are
+ * embedded on the calling thread; rows are centred by a plan and finished as
+ * SentenceEncoderModel.embed finishes them (the same vectors).
+ */
+export interface TextLanes {
+  readonly workers: number;
+  /** Jobs of fewer sentences are embedded on the calling thread (a worker's start and round trip cost more). */
+  readonly minJob: number;
+  /** Jobs posted to worker i and not answered yet. */
+  queued(i: number): number;
+  onWorker(i: number, sentences: string[], plan: CenterPlan, normalize: boolean): Promise<TextRows>;
+  here(sentences: string[], plan: CenterPlan, normalize: boolean): TextRows;
+}
+
+/** A model's text lanes where it runs on the portable runtime's WebAssembly kernels, else null. */
+export function textLanes(m: SentenceEncoderModel): TextLanes | null {
+  return onKernels(m) ? (m.encoder as PortableEncoder).lanes() : null;
 }
 
 /** Whether a model runs on the portable runtime's WebAssembly kernels (not its much slower TypeScript fallback). */

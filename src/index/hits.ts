@@ -2,7 +2,7 @@
 // sentence store is given) or JSON lines, one object a query: {"query", "hits": [{"id", "score",
 // "text"}]} (ids from 0: the index's rows, the store's lines). D and I are faiss's [queries, k]
 // arrays, -1 ids where fewer than k were found.
-import { float32Json } from '../io/json.js';
+import { float32Text } from '../util/float-text.js';
 import type { SentenceStore } from '../io/sentence-store.js';
 
 export interface SearchHits {
@@ -41,7 +41,7 @@ export function hitsJsonLines(h: SearchHits, queries: readonly (string | number)
     for (let j = 0; j < h.k; j++) {
       const id = Number(h.I[i * h.k + j]!);
       if (id < 0) continue;
-      const score = Number(float32Json(h.D[i * h.k + j]!));
+      const score = Number(float32Text(h.D[i * h.k + j]!));
       hits.push(store ? { id, score, text: textOf(store.store, store.path, id) } : { id, score });
     }
     out += `${JSON.stringify({ query: queries[i], hits })}\n`;

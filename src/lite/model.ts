@@ -280,8 +280,12 @@ export class LiteModel extends CenterPolicy<LanguageIdentifier> implements Sente
     return this.embedPlanned(sentences, this.centerPlan(sentences, o));
   }
 
-  /** Vectors of sentences: n × dim rows, L2-normalised, centred by a plan (centerPlan), as the native embed path finishes them (finishRows). */
-  embedPlanned(sentences: readonly string[], plan: CenterPlan): Float32Array {
+  /**
+   * Vectors of sentences: n × dim rows, L2-normalised (unless `normalize` is false and the plan
+   * centres nothing), centred by a plan (centerPlan), as the native embed path finishes them
+   * (finishRows). Each sentence's ids are written straight into the kernels' memory.
+   */
+  embedPlanned(sentences: readonly string[], plan: CenterPlan, normalize = true): Float32Array {
     const out = this.project(
       sentences.length,
       (s) => this.tokenizer.encode(sentences[s]!),
@@ -294,7 +298,7 @@ export class LiteModel extends CenterPolicy<LanguageIdentifier> implements Sente
         plan,
         Array.from(sentences, (_, s) => s),
       ),
-      true,
+      normalize,
     );
     return out;
   }

@@ -112,17 +112,34 @@ export interface IdsJob {
   normalize: boolean;
 }
 
+/** A text job's rows (n × dim) and the number of its sentences whose features were cut at the model's maximum. */
+export interface TextRows {
+  rows: Float32Array;
+  truncated: number;
+}
+
+interface IdsWorker {
+  worker: Worker;
+  port: MessagePort;
+  flag: Int32Array;
+  /** Text jobs posted and not answered yet. */
+  texts: Map<number, { resolve(r: TextRows): void; reject(e: Error): void }>;
+}
+
 /**
  * Worker threads that encode token ids (SentenceEncoder.encode) for a caller that waits for them
  * synchronously, as SentenceEncoder.encode does: each worker has its own message port and a
  * shared flag; the caller posts a worker its slice, computes its own slice meanwhile, then waits on
  * the flag (Atomics.wait, as a worker's reply cannot arrive through the event loop of a thread that
  * is busy) and takes the rows off the port (receiveMessageOnPort). encodeAsync waits without
- * blocking the event loop (Atomics.waitAsync) and leaves the calling thread free.
+ * blocking the event loop (Atomics.waitAsync) and leaves the calling thread free. embedText gives
+ * a worker text instead (tokenised there; replies through the event loop): a streaming caller
+ * keeps every worker fed and its own thread free for reading and writing.
  */
 export class IdsPool {
-  private readonly workers: { worker: Worker; port: MessagePort; flag: Int32Array }[] = [];
+  private readonly workers: IdsWorker[] = [];
   private busy = false;
+  private nextText = 0;
 
   constructor(n: number, memory: WasmMemory, arena: Arena, config: unknown, where: string) {
     for (let i = 0; i < n; i++) {
@@ -133,10 +150,35 @@ export class IdsPool {
         workerData: { memory, arena, slot: i + 1, config, where, port: port2, flag },
         transferList: [port2],
       });
+      const w: IdsWorker = { worker, port: port1, flag, texts: new Map() };
+      worker.on('message', (m: { id: number; rows?: Float32Array; truncated?: number; error?: string }) => textReply(w, m));
+      worker.on('error', (e) => failTexts(w, e));
+      worker.on('exit', (code) => failTexts(w, new Error(`xling/lite: a worker thread exited (code ${code})`)));
+      // after the listeners (a 'message' listener refs the worker's port): an idle pool never keeps the process alive
       worker.unref();
       port1.unref();
-      this.workers.push({ worker, port: port1, flag });
+      this.workers.push(w);
     }
+  }
+
+  /** Text jobs posted to worker i (embedText) and not answered yet. */
+  queued(i: number): number {
+    return this.workers[i]!.texts.size;
+  }
+
+  /**
+   * The rows of sentences, tokenised and embedded on worker i, centred by plan and finished as
+   * LiteModel.embedPlanned does (normalised unless `normalize` is false and nothing is centred).
+   * Jobs of one worker run in the order posted; the worker keeps the process alive meanwhile.
+   */
+  embedText(i: number, sentences: string[], plan: CenterPlan, normalize: boolean): Promise<TextRows> {
+    const w = this.workers[i]!,
+      id = this.nextText++;
+    return new Promise<TextRows>((resolve, reject) => {
+      if (!w.texts.size) w.worker.ref();
+      w.texts.set(id, { resolve, reject });
+      w.worker.postMessage({ id, sentences, plan, normalize });
+    });
   }
 
   /** Whether a job is in flight (encodeAsync): a synchronous caller then computes alone. */
@@ -189,6 +231,21 @@ export class IdsPool {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.worker.terminate()));
   }
+}
+
+function textReply(w: IdsWorker, m: { id: number; rows?: Float32Array; truncated?: number; error?: string }): void {
+  const job = w.texts.get(m.id);
+  if (!job) return;
+  w.texts.delete(m.id);
+  if (!w.texts.size) w.worker.unref();
+  if (m.error !== undefined) job.reject(new Error(m.error));
+  else job.resolve({ rows: m.rows!, truncated: m.truncated ?? 0 });
+}
+
+function failTexts(w: IdsWorker, e: Error): void {
+  for (const job of w.texts.values()) job.reject(e);
+  w.texts.clear();
+  w.worker.unref();
 }
 
 /** Atomics.waitAsync (Node 16+; not in this project's TypeScript library). */

@@ -1,7 +1,7 @@
 // A worker thread of xling/lite's pools (./pool.ts): builds the model over the shared bytes (or the
 // kernels' shared memory, with its own scratch slot there), says it is ready (id -1 - slot + 1), embeds slices.
-// A worker of an IdsPool (given a port and a flag) encodes token ids instead: each job's reply goes
-// to its port, then the flag is raised for the caller waiting on it.
+// A worker of an IdsPool (given a port and a flag) also encodes token ids: each such job's reply
+// goes to its port, then the flag is raised for the caller waiting on it.
 import { MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { IdsJob } from './pool.js';
 import { CenterPlan, LiteModel } from './model.js';
@@ -52,10 +52,14 @@ if (port && flag) {
   });
 }
 
-parentPort!.on('message', (m: { id: number; sentences: string[]; plan: CenterPlan }) => {
+// text jobs (a WorkerPool's slices, an IdsPool's embedText): the sentences tokenised here, the
+// rows back with the number of sentences whose features were cut
+parentPort!.on('message', (m: { id: number; sentences: string[]; plan: CenterPlan; normalize?: boolean }) => {
   try {
-    const rows = model.embedPlanned(m.sentences, m.plan);
-    parentPort!.postMessage({ id: m.id, rows }, [rows.buffer as ArrayBuffer]);
+    if (failed !== null) throw new Error(failed);
+    const before = model.tokenizer.truncated;
+    const rows = model.embedPlanned(m.sentences, m.plan, m.normalize ?? true);
+    parentPort!.postMessage({ id: m.id, rows, truncated: model.tokenizer.truncated - before }, [rows.buffer as ArrayBuffer]);
   } catch (e) {
     parentPort!.postMessage({ id: m.id, error: (e as Error).message });
   }

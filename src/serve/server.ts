@@ -16,7 +16,7 @@ import { errorsPlugin } from './plugins/errors.js';
 import { limitsPlugin, serverOptions } from './plugins/limits.js';
 import { metricsPlugin, ServeMetrics } from './plugins/metrics.js';
 import { openapiPlugin } from './plugins/openapi.js';
-import { embeddingRoutes } from './routes/embeddings.js';
+import { embeddingRoutes, modelRoutes } from './routes/embeddings.js';
 import { explorerRoutes } from './routes/explorer.js';
 import { graphRoutes } from './routes/graph.js';
 import { pairRoutes } from './routes/pairs.js';
@@ -62,6 +62,6 @@ export async function buildServer(o: ServeOptions): Promise<FastifyInstance> {
   await app.register(limitsPlugin, { settings, metrics });
   await app.register(bodyPlugin, { bodyLimit: settings.bodyLimit });
   const ctx: ServeContext = { options: o, settings, embedder, metrics };
-  for (const routes of [embeddingRoutes, statusRoutes, pairRoutes, searchRoutes, graphRoutes, explorerRoutes]) await app.register(routes, { ctx });
+  for (const routes of [embeddingRoutes, modelRoutes, statusRoutes, pairRoutes, searchRoutes, graphRoutes, explorerRoutes]) await app.register(routes, { ctx });
   return app;
 }

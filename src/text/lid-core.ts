@@ -76,6 +76,9 @@ export function lidText(s: string): string {
  */
 class NgramKeys {
   readonly ids = new Map<string, number>();
+  /** The same ids by code point: those in the Basic Multilingual Plane (0: none), the others. */
+  private readonly bmpIds = new Int32Array(0x10000);
+  private readonly astralIds = new Map<number, number>();
   readonly chars: string[] = [''];
   readonly radix: number;
   constructor(
@@ -89,9 +92,27 @@ class NgramKeys {
       if (this.chars.length >= this.radix) break;
       if (!this.ids.has(c)) {
         this.ids.set(c, this.chars.length);
+        const code = c.codePointAt(0)!;
+        if (code > 0xffff) this.astralIds.set(code, this.chars.length);
+        else this.bmpIds[code] = this.chars.length;
         this.chars.push(c);
       }
     }
+  }
+  /** The ids of g's characters into out (room for g.length); their number, or −1 when a character has none. */
+  idsOf(g: string, out: Int32Array): number {
+    let n = 0;
+    for (let i = 0; i < g.length; i++) {
+      const c = g.codePointAt(i)!;
+      let id: number;
+      if (c > 0xffff) {
+        id = this.astralIds.get(c) ?? 0;
+        i++;
+      } else id = this.bmpIds[c]!;
+      if (!id) return -1;
+      out[n++] = id;
+    }
+    return n;
   }
   /** The keys of every n-gram of a prepared text (with repeats; only n-grams with a character other than space and 0). */
   each(t: string, fn: (key: number) => void): void {
@@ -159,10 +180,11 @@ class NgramTrie {
     const h = this.slot(node, c);
     return this.parent[h] === -1 ? -1 : this.child[h]!;
   }
-  /** Adds the n-gram of character ids `cs` as feature f (its prefixes as nodes). */
-  add(cs: number[], f: number): void {
+  /** The node of the n-gram of character ids cs[0 … n), added (with its prefixes) if new. */
+  insert(cs: Int32Array, n: number): number {
     let node = 0;
-    for (const c of cs) {
+    for (let i = 0; i < n; i++) {
+      const c = cs[i]!;
       const h = this.slot(node, c);
       if (this.parent[h] === -1) {
         this.parent[h] = node;
@@ -171,79 +193,129 @@ class NgramTrie {
       }
       node = this.child[h]!;
     }
-    this.feature[node] = f;
+    return node;
   }
+}
+
+/**
+ * The tables an identifier scores with. log p(g | l) is a language's smoothing floor for every
+ * n-gram outside its profile, and a feature is in few profiles (about two of ~150 languages): a
+ * sentence's scores are n · floor(l) plus, for each matched feature, its few (language, log p −
+ * floor) entries, kept by feature (compressed rows: entries start[f] … start[f + 1] − 1). The same
+ * sums as a dense [features, languages] table, at a fraction of the additions.
+ */
+interface LidTables {
+  keys: NgramKeys;
+  trie: NgramTrie;
+  /** Number of n-gram features (the union of the languages' profiles). */
+  features: number;
+  floor: Float64Array;
+  start: Int32Array;
+  entryLang: Int32Array;
+  entryDelta: Float64Array;
+}
+
+/** The distinct characters (code points) of every profile n-gram, sorted as strings. */
+function profileChars(profiles: LangProfile[]): string[] {
+  const bmp = new Uint8Array(0x10000),
+    astral = new Set<number>();
+  for (const p of profiles)
+    for (const g of p.ngrams)
+      for (let i = 0; i < g.length; i++) {
+        const c = g.codePointAt(i)!;
+        if (c > 0xffff) {
+          astral.add(c);
+          i++;
+        } else bmp[c] = 1;
+      }
+  const out: string[] = [];
+  bmp.forEach((seen, c) => {
+    if (seen) out.push(String.fromCharCode(c));
+  });
+  for (const c of astral) out.push(String.fromCodePoint(c));
+  return out.sort();
+}
+
+/**
+ * Every profile n-gram numbered once, in order of first appearance (those through a character
+ * without an id are never counted), and put in the trie, which also finds the ones seen before:
+ * each profile entry's feature (−1: none).
+ */
+function numberFeatures(profiles: LangProfile[], keys: NgramKeys): { trie: NgramTrie; features: number; featureAt: Int32Array[] } {
+  let room = 0;
+  for (const p of profiles) for (const g of p.ngrams) room += g.length;
+  const trie = new NgramTrie(room);
+  const ids = new Int32Array(64);
+  let features = 0;
+  const featureAt = profiles.map((p) => {
+    const at = new Int32Array(p.ngrams.length);
+    p.ngrams.forEach((g, i) => {
+      const n = keys.idsOf(g, ids);
+      if (n < 0) {
+        at[i] = -1;
+        return;
+      }
+      const node = trie.insert(ids, n);
+      if (trie.feature[node]! < 0) trie.feature[node] = features++;
+      at[i] = trie.feature[node]!;
+    });
+    return at;
+  });
+  return { trie, features, featureAt };
+}
+
+/** The scoring tables of an identifier file (languages: its languages, sorted). */
+function buildTables(file: LidFile, languages: string[]): LidTables {
+  const L = languages.length,
+    V = file.vocabulary,
+    a = file.alpha;
+  const profiles = languages.map((l) => file.languages[l]!);
+  const keys = new NgramKeys(profileChars(profiles), file.ngrams[0], file.ngrams[1]);
+  const { trie, features: F, featureAt } = numberFeatures(profiles, keys);
+  // (values rounded to float32 as the identifier has always stored them: the same scores)
+  const floor = new Float64Array(L),
+    denom = new Float64Array(L);
+  const start = new Int32Array(F + 1);
+  profiles.forEach((p, j) => {
+    denom[j] = Math.log(p.total + a * V);
+    floor[j] = Math.fround(Math.log(a) - denom[j]!);
+    for (const f of featureAt[j]!) if (f >= 0) start[f + 1]!++;
+  });
+  for (let f = 0; f < F; f++) start[f + 1]! += start[f]!;
+  const entryLang = new Int32Array(start[F]!),
+    entryDelta = new Float64Array(start[F]!);
+  // each feature's entries in language order, then profile order
+  const fill = start.slice(0, F);
+  profiles.forEach((p, j) => {
+    const at = featureAt[j]!;
+    for (let i = 0; i < at.length; i++) {
+      const f = at[i]!;
+      if (f < 0) continue;
+      const e = fill[f]!++;
+      entryLang[e] = j;
+      entryDelta[e] = Math.fround(Math.log(p.counts[i]! + a) - denom[j]!) - floor[j]!;
+    }
+  });
+  return { keys, trie, features: F, floor, start, entryLang, entryDelta };
 }
 
 export class LanguageIdentifier {
   /** The languages it can answer, sorted. */
   readonly languages: string[];
-  /** Number of n-gram features (the union of the languages' profiles). */
-  readonly features: number;
-  private readonly keys: NgramKeys;
-  /**
-   * log p(g | l) is a language's smoothing floor for every n-gram outside its profile, and a
-   * feature is in few profiles (about two of ~150 languages): a sentence's scores are
-   * n · floor(l) plus, for each matched feature, its few (language, log p − floor) entries, kept
-   * by feature (compressed rows: entries start[f] … start[f + 1] − 1). The same sums as a dense
-   * [features, languages] table, at a fraction of the additions.
-   */
-  private readonly floor: Float64Array;
-  private readonly start: Int32Array;
-  private readonly entryLang: Int32Array;
-  private readonly entryDelta: Float64Array;
-  private readonly trie: NgramTrie;
+  /** Built on first use (a model's identifier is loaded with it, and many runs never identify). */
+  private built: LidTables | null = null;
 
   private constructor(private readonly file: LidFile) {
     this.languages = Object.keys(file.languages).sort();
-    const L = this.languages.length,
-      V = file.vocabulary,
-      a = file.alpha;
-    const chars = new Set<string>();
-    for (const l of this.languages) for (const g of file.languages[l]!.ngrams) for (const c of g) chars.add(c);
-    this.keys = new NgramKeys([...chars].sort(), file.ngrams[0], file.ngrams[1]);
-    // every profile n-gram, numbered once (those through a character without an id are never counted)
-    const featureOf = new Map<string, number>();
-    let nodes = 0;
-    for (const l of this.languages)
-      for (const g of file.languages[l]!.ngrams)
-        if (!featureOf.has(g) && Array.from(g).every((c) => this.keys.ids.has(c))) {
-          featureOf.set(g, featureOf.size);
-          nodes += g.length;
-        }
-    const F = (this.features = featureOf.size);
-    this.trie = new NgramTrie(nodes);
-    for (const [g, f] of featureOf)
-      this.trie.add(
-        Array.from(g, (c) => this.keys.ids.get(c)!),
-        f,
-      );
-    // (values rounded to float32 as the identifier has always stored them: the same scores)
-    this.floor = new Float64Array(L);
-    const count = new Int32Array(F + 1),
-      entries: [number, number, number][] = [];
-    this.languages.forEach((l, j) => {
-      const p = file.languages[l]!,
-        denom = Math.log(p.total + a * V),
-        floor = Math.fround(Math.log(a) - denom);
-      this.floor[j] = floor;
-      p.ngrams.forEach((g, i) => {
-        const f = featureOf.get(g);
-        if (f === undefined) return;
-        entries.push([f, j, Math.fround(Math.log(p.counts[i]! + a) - denom) - floor]);
-        count[f + 1]!++;
-      });
-    });
-    this.start = new Int32Array(F + 1);
-    for (let f = 0; f < F; f++) this.start[f + 1] = this.start[f]! + count[f + 1]!;
-    this.entryLang = new Int32Array(entries.length);
-    this.entryDelta = new Float64Array(entries.length);
-    const fill = this.start.slice(0, F);
-    for (const [f, j, d] of entries) {
-      const e = fill[f]!++;
-      this.entryLang[e] = j;
-      this.entryDelta[e] = d;
-    }
+  }
+
+  private get tables(): LidTables {
+    return (this.built ??= buildTables(this.file, this.languages));
+  }
+
+  /** Number of n-gram features (the union of the languages' profiles). */
+  get features(): number {
+    return this.tables.features;
   }
 
   /** The fitted calibration: posterior = softmax(score / (temperature · n^lengthPower)). */
@@ -256,17 +328,14 @@ export class LanguageIdentifier {
     const L = this.languages.length,
       s = new Float64Array(L);
     let n = 0;
-    const start = this.start,
-      lang = this.entryLang,
-      delta = this.entryDelta,
-      trie = this.trie,
+    const { start, entryLang: lang, entryDelta: delta, trie, keys, floor } = this.tables,
       feature = trie.feature;
-    const { lo, hi } = this.keys,
+    const { lo, hi } = keys,
       id: number[] = [],
       info: boolean[] = [];
     // the n-grams NgramKeys.each enumerates (informative ones, through characters with ids), walked down the trie
     for (const c of lidText(text)) {
-      id.push(this.keys.ids.get(c) ?? 0);
+      id.push(keys.ids.get(c) ?? 0);
       info.push(c !== ' ' && c !== '0');
     }
     for (let i = 0; i < id.length; i++) {
@@ -284,7 +353,7 @@ export class LanguageIdentifier {
         for (let e = start[f]!, end = start[f + 1]!; e < end; e++) s[lang[e]!] += delta[e]!;
       }
     }
-    for (let j = 0; j < L; j++) s[j] += n * this.floor[j]!;
+    for (let j = 0; j < L; j++) s[j] += n * floor[j]!;
     return { s, n };
   }
 

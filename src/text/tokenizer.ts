@@ -3,7 +3,8 @@
 // that HF `tokenizers` (npm or Python) loads unchanged. encode() is synchronous (merge ranks or
 // Viterbi + a word cache, the same segmentation as HF's); encodeBatchHF() runs HF's Rust encoder.
 import { readFileSync } from 'node:fs';
-import { Tokenizer as HFTokenizer } from 'tokenizers';
+import { createRequire } from 'node:module';
+import type { Tokenizer as HFTokenizer } from 'tokenizers';
 import { TextTokenizer } from './text-tokenizer.js';
 import { writeFileAtomicSync } from '../util/atomic.js';
 import { Rng } from '../util/rng.js';
@@ -326,9 +327,10 @@ export class Tokenizer implements TextTokenizer {
     return new Tokenizer(vocab, merges, { lowercase, romanize: extra.romanize ?? false }, maxLen, scores, isWords);
   }
 
-  /** The same tokenizer in HF's own (Rust) implementation. */
+  /** The same tokenizer in HF's own (Rust) implementation (its native package loaded now: importing it costs every command that reads a model). */
   toHF(): HFTokenizer {
-    return HFTokenizer.fromString(JSON.stringify(this.toJSON()));
+    const hf = createRequire(import.meta.url)('tokenizers') as typeof import('tokenizers');
+    return hf.Tokenizer.fromString(JSON.stringify(this.toJSON()));
   }
 
   /** Encodes with HF's batch encoder (parallel Rust); ids as encode() returns them. */

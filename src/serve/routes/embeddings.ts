@@ -2,9 +2,10 @@
 // answers it (an array of vectors) and POST /v1/embeddings as OpenAI's embeddings API (a list of
 // embedding objects, float or base64, with usage in the model's input units), with GET /v1/models
 // (the one model served) for OpenAI's clients. Both take texts or token ids and
-// `dimensions` (the first N, re-normalised: Matryoshka truncation). Vectors go out as text
-// formatted natively (shortest float32 decimals; large responses on a libuv thread): formatting
-// them in JavaScript cost the event loop more than the embedding.
+// `dimensions` (the first N, re-normalised: Matryoshka truncation). Vectors go out as the shortest
+// float32 decimals, formatted natively where the addon is loaded (large responses on a libuv
+// thread), else by src/util/float-text.ts (the same bytes, without loading libtorch): JavaScript's
+// own number text widens each float32 to 17 digits and cost the event loop more than the embedding.
 import type { FastifyPluginCallback } from 'fastify';
 import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -140,7 +141,11 @@ export const embeddingRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx 
       return reply.send(await joinRowsOff(v, n, [head + open, ...texts.slice(1).map((_, i) => close(i) + ',' + open), close(texts.length - 1) + tail]));
     },
   );
-  // OpenAI's model list: the one model this server embeds with, by the id /v1/embeddings answers with
+  done();
+};
+
+/** OpenAI's model list: the one model this server embeds with, by the id /v1/embeddings answers with. */
+export const modelRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
   const modelId = basename(ctx.options.modelDir);
   const modelObject = () => {
     let created = 0;
