@@ -1,7 +1,7 @@
 // Sentence-alignment F1 of `xling align` (vecalign over a model's embeddings) on synthetic
 // documents with known merges, splits, deletions and insertions, made from the rows of N-way
-// dev sets taken in order (src/docalign/synthetic.ts), against the 1:1-in-order and the
-// Gale–Church length baselines; vecalign's strict and lax F1 (src/docalign/score.ts).
+// dev sets taken in order (src/align/synthetic.ts), against the 1:1-in-order and the
+// Gale–Church length baselines; vecalign's strict and lax F1 (src/align/score.ts).
 //   node dist/bench/align-f1.js --model DIR [--data NAME=TSV.gz ...] [--pairs de-en,fr-en] [--rows 100] [--docs 10] [--long TSV.gz:N] [--del-percentile P] [--json]
 // Defaults: the shared gettext and dialogue dev sets, de-en fr-en ru-en ja-en, documents of 100 rows.
 // --long: also one document of N rows of that file (the first pair), for the time, memory and
@@ -10,9 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { alignSentences, embedderOf, LevelInfo } from '../src/docalign/align.js';
-import { AlignmentScores, Group, inOrderAlignment, lengthAlignment, scoreAlignments } from '../src/docalign/score.js';
-import { syntheticDocument } from '../src/docalign/synthetic.js';
+import { alignSentences, embedderOf, LevelInfo } from '../src/align/align.js';
+import { AlignmentScores, Group, inOrderAlignment, lengthAlignment, scoreAlignments } from '../src/align/score.js';
+import { syntheticDocument } from '../src/align/synthetic.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { lengthBatches } from '../src/data/batch.js';
+import { lengthBatches } from '../src/train-data/batch.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { HfSentenceEncoder } from '../src/models/hf/model.js';
 import { cpuHasBf16 } from '../src/tensor/kernels.js';

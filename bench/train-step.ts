@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Adam, clipGradNorm } from '../src/nn/index.js';
 import { manualSeed, setNumThreads } from '../src/tensor/index.js';
 import { LaserModel, LASER_DEFAULTS } from '../src/models/laser/model.js';
-import { padBatch } from '../src/data/batch.js';
+import { padBatch } from '../src/train-data/batch.js';
 import { jsonMode, lcg, runPython, threadsArg } from './common.js';
 
 const V = 16000;

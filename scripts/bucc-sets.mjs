@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNWayTsv } from '../dist/src/data/corpus.js';
+import { loadNWayTsv } from '../dist/src/train-data/corpus.js';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { defaultModelPath, loadSentenceEncoder } from '../dist/src/index.js';
-import { loadNWayTsv } from '../dist/src/data/corpus.js';
+import { loadNWayTsv } from '../dist/src/train-data/corpus.js';
 
 const out = process.env.XLING_DEMO_DIR ?? 'runs/demo';
 mkdirSync(out, { recursive: true });

@@ -22,7 +22,7 @@ import {
   type DocSetContext,
 } from '../src/corpus/docs.js';
 import { htmlBlocks, xmlBlocks } from '../src/corpus/doc-blocks.js';
-import type { SentenceEmbedder } from '../src/docalign/align.js';
+import type { SentenceEmbedder } from '../src/align/align.js';
 import { hashSeed, Rng } from '../src/util/rng.js';
 
 const FIX = path.join(process.cwd(), 'test', 'fixtures', 'corpus', 'docs');

@@ -11,7 +11,7 @@ import { buildCorpus } from '../src/corpus/build.js';
 import { cleanMessage, sentences, stripAccelerators, stripMarkup } from '../src/corpus/clean.js';
 import { gettextReader, isNameCatalog } from '../src/corpus/gettext.js';
 import { normalizeLang } from '../src/corpus/langs.js';
-import { readNWayTsv } from '../src/data/corpus.js';
+import { readNWayTsv } from '../src/train-data/corpus.js';
 
 const FIX = 'test/fixtures/corpus/gettext';
 const CLI = 'dist/src/cli/main.js';

@@ -1,4 +1,4 @@
-// Sentence alignment (src/docalign/, xling align): the DP on hand-made costs with known answers
+// Sentence alignment (src/align/, xling align): the DP on hand-made costs with known answers
 // (2:1 merges, 1:2 splits, deletions, insertions; every path of small cases enumerated), the band
 // and vecalign's coarse-to-fine search (the same path as the exact DP, cells linear in the
 // documents), vecalign's strict and lax F1, synthetic documents of held-out rows of the bundled
@@ -11,11 +11,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { AlignedGroup, alignmentTypes, alignOptions, alignSentences, embedderOf, LevelInfo, SentenceEmbedder } from '../src/docalign/align.js';
-import { alignDp, bandAround, bandCells, CostModel, DpGroup, galeChurchCosts, pathRanges } from '../src/docalign/dp.js';
-import { formatAlignment, TSV_HEADER } from '../src/docalign/files.js';
-import { Group, inOrderAlignment, lengthAlignment, parseVecalign, scoreAlignments, vecalignLine } from '../src/docalign/score.js';
-import { syntheticDocument, SyntheticOptions } from '../src/docalign/synthetic.js';
+import { AlignedGroup, alignmentTypes, alignOptions, alignSentences, embedderOf, LevelInfo, SentenceEmbedder } from '../src/align/align.js';
+import { alignDp, bandAround, bandCells, CostModel, DpGroup, galeChurchCosts, pathRanges } from '../src/align/dp.js';
+import { formatAlignment, TSV_HEADER } from '../src/align/files.js';
+import { Group, inOrderAlignment, lengthAlignment, parseVecalign, scoreAlignments, vecalignLine } from '../src/align/score.js';
+import { syntheticDocument, SyntheticOptions } from '../src/align/synthetic.js';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { loadEncoderForRuntime } from '../src/embed/portable.js';
 import { hashSeed, Rng } from '../src/util/rng.js';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { alignBothWays, IdPair } from '../src/align/fast-align.js';
+import { alignBothWays, IdPair } from '../src/mine/scorer/word-align/fast-align.js';
 import { evaluate, predict, trainClassifier, CLASSIFIER_DEFAULTS } from '../src/classify/classifier.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 import { distanceHingeLoss, skipGramLoss } from '../src/models/jmt/loss.js';

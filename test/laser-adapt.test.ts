@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { EncodedCorpus } from '../src/data/examples.js';
+import { EncodedCorpus } from '../src/train-data/examples.js';
 import { loadSentenceEncoder, readModelConfig } from '../src/embed/model-dir.js';
 import { readNpy } from '../src/io/npy.js';
 import { batchMarginLoss } from '../src/models/dual/loss.js';

@@ -5,7 +5,7 @@
 // bad input is a clear error.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { padBatch } from '../src/data/batch.js';
+import { padBatch } from '../src/train-data/batch.js';
 import { LASER_DEFAULTS, LaserEncoder } from '../src/models/laser/model.js';
 import { encodePacked, encodePackedAsync } from '../src/models/laser-lstm/packed.js';
 import { lstmStackEncode } from '../src/tensor/kernels.js';

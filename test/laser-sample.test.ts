@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { loadSentenceEncoder } from '../src/embed/model-dir.js';
 import { readNpy } from '../src/io/npy.js';
-import { loadNWayTsv } from '../src/data/corpus.js';
+import { loadNWayTsv } from '../src/train-data/corpus.js';
 import { devSetOf } from '../src/train/prepare.js';
 import { xsimOnDev } from '../src/train/validate.js';
 import { cliInProcess } from './fixtures/cli.js';

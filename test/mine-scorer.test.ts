@@ -22,7 +22,7 @@ import {
   urlsOf,
 } from '../src/mine/features.js';
 import { filterPairs, thresholdForPrecision } from '../src/mine/filters.js';
-import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/align-features.js';
+import { ALIGN_FEATURES, trainWordTables, WordAligner, wordsOf } from '../src/mine/scorer/word-align/features.js';
 import { marginOfPairs, mineTables } from '../src/mine/mine.js';
 import {
   addCompetitorFeatures,

@@ -47,7 +47,7 @@ import {
   zeros,
 } from '../src/tensor/index.js';
 import { encoderTables, LASER_DEFAULTS, LaserEncoder, LaserSentenceEncoder } from '../src/models/laser/model.js';
-import { padBatch } from '../src/data/batch.js';
+import { padBatch } from '../src/train-data/batch.js';
 import { SentenceEncoderModel } from '../src/embed/model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -9,7 +9,7 @@ import { normalize, romanize } from '../src/text/normalize.js';
 import { learnBpe, preTokenize } from '../src/text/bpe.js';
 import { Tokenizer } from '../src/text/tokenizer.js';
 import { digamma, learnUnigram } from '../src/text/unigram.js';
-import { loadNWayTsv, readBucc, readGold, readMoses, readSentences } from '../src/data/corpus.js';
+import { loadNWayTsv, readBucc, readGold, readMoses, readSentences } from '../src/train-data/corpus.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const sample = join(root, 'data', 'sample');

@@ -5,7 +5,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/models/config.js';
-import { BatchStream, buildExamples, epochBatches, epochLangBatches, epochPairBatches, langQuotas, pairKey, temperatureShares } from '../src/data/examples.js';
+import {
+  BatchStream,
+  buildExamples,
+  epochBatches,
+  epochLangBatches,
+  epochPairBatches,
+  langQuotas,
+  pairKey,
+  temperatureShares,
+} from '../src/train-data/examples.js';
 import { train, TrainingInterrupted } from '../src/train/trainer.js';
 import { fingerprintOf } from '../src/train/pipeline.js';
 import { laserConfigOf, unigramOutputBias } from '../src/models/laser/family.js';

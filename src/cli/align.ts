@@ -1,7 +1,7 @@
 // xling align: sentence alignment of a document and its translation (or of many pairs), by
-// vecalign's dynamic programming over the model's sentence embeddings (src/docalign/).
-import { AlignFormat, AlignJob, alignFiles, readPairList } from '../docalign/files.js';
-import { embedderOf } from '../docalign/align.js';
+// vecalign's dynamic programming over the model's sentence embeddings (src/align/).
+import { AlignFormat, AlignJob, alignFiles, readPairList } from '../align/files.js';
+import { embedderOf } from '../align/align.js';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { setComputeThreads } from '../tensor/backend.js';
 import { command, usage } from './command.js';

@@ -1,5 +1,5 @@
 // xling analyze vocab: how the languages of a collection share a model's vocabulary.
-import { parseSources, readSources, sourcePath } from '../data/sources.js';
+import { parseSources, readSources, sourcePath } from '../train-data/sources.js';
 import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { neighbourJoining, symmetricKL, tokenCounts, toNewick, treeSvg, vocabularyUse } from '../analyze/vocab.js';
 import { Rng } from '../util/rng.js';

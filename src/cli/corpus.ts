@@ -2,7 +2,7 @@
 // Moses corpora, CLDR annotations and locale data, dictionaries, translated document sets, Debian packages).
 import { buildCorpus } from '../corpus/build.js';
 import { existsSync, statSync } from 'node:fs';
-import { embedderOf, SentenceEmbedder } from '../docalign/align.js';
+import { embedderOf, SentenceEmbedder } from '../align/align.js';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { command, usage } from './command.js';
 import { modelOrDefault } from './default-model.js';

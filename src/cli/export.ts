@@ -4,7 +4,7 @@ import { checkCompactExport, exportCompact, ExportDtype } from '../embed/export.
 import { exportEncoder, readModelConfig } from '../embed/model-dir.js';
 import { loadTensors } from '../nn/serialize.js';
 import { Tokenizer } from '../text/tokenizer.js';
-import { parseSources, readSources, SentenceSource, sourcePath } from '../data/sources.js';
+import { parseSources, readSources, SentenceSource, sourcePath } from '../train-data/sources.js';
 import { Rng } from '../util/rng.js';
 import { command, usage } from './command.js';
 import { checkPaths, writeTextOutput } from './io.js';

@@ -1,7 +1,7 @@
 // xling graph build | merge | stats | neighbours | path: the k-nn graph of a multilingual collection.
 import { checkLangOption } from './vectors.js';
 import { existsSync } from 'node:fs';
-import { parseSources, sourcePath } from '../data/sources.js';
+import { parseSources, sourcePath } from '../train-data/sources.js';
 import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
 import { buildGraph, checkGraphSettings, GRAPH_STEPS, GraphBuildOptions, graphModelDir, GraphStep, mergeGraphShards, readGraphMeta } from '../graph/build.js';
 import { GraphReader, graphPath, graphStatistics, neighboursOfText, openGraphIndex, snap } from '../graph/query.js';

@@ -1,7 +1,7 @@
 // xling import laser: a LASER BiLSTM checkpoint (LASER2, LASER3) + its SentencePiece model → an
 // xling model directory (kind laser-lstm) every command loads unchanged.
 import { join } from 'node:path';
-import { loadNWayTsv } from '../data/corpus.js';
+import { loadNWayTsv } from '../train-data/corpus.js';
 import { fitLanguageMeans } from '../embed/centering.js';
 import { checkReplaceable, loadSentenceEncoder } from '../embed/model-dir.js';
 import { readSafetensors, writeSafetensors } from '../io/safetensors.js';

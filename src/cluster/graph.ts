@@ -2,7 +2,7 @@
 // add (shards) → query (shards) → stats, every step buildGraph's own (it skips outputs that exist).
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { sourcePath } from '../data/sources.js';
+import { sourcePath } from '../train-data/sources.js';
 import { buildGraph, GraphBuildOptions, GraphStep, mergeGraphShards, tuneGraph } from '../graph/build.js';
 import type { StagePlan } from './stage-plan.js';
 

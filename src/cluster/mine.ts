@@ -5,7 +5,7 @@
 // mine's filters and writes the pairs (and --stats, --keep-all) as xling mine does.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSentences } from '../data/corpus.js';
+import { readSentences } from '../train-data/corpus.js';
 import type { SearchResult } from '../index/faiss.js';
 import { shardRows } from '../index/build.js';
 import { NpyRowReader, NpyWriter } from '../io/npy.js';

@@ -19,7 +19,7 @@ import { hashSeed } from '../util/rng.js';
 import { hasLetters, lengthRules, normalizeSpace, sentences, wordCount } from './clean.js';
 import { debianPackageTree, isDebFile, packageGroups } from './debian.js';
 import { isEnglishVariant } from './langs.js';
-import { SentenceEmbedder } from '../docalign/align.js';
+import { SentenceEmbedder } from '../align/align.js';
 import { DocumentSetStats, emptyDocumentSetStats } from './docs.js';
 import { corpusReaders, documentSetReader } from './readers.js';
 import { ReadContext, SourceProblem, TranslationUnit } from './types.js';

@@ -18,7 +18,7 @@
 // blocks those are (singleGapPairs); the others are skipped, counted and reported as information.
 // A block pair then becomes sentence pairs: sentences by Intl.Segmenter in
 // each language; the same number on both sides pairs them one to one; different numbers are
-// aligned with alignSentences (vecalign, src/docalign) when an embedder is given, keeping 1:1, 1:2
+// aligned with alignSentences (vecalign, src/align) when an embedder is given, keeping 1:1, 1:2
 // and 2:1 groups of cost below a threshold (two sentences joined with a space, or nothing in
 // Chinese and Japanese), else the whole paragraph is one unit when each side has at most three
 // sentences. A translation identical to the English (an untranslated string left in place) is
@@ -28,7 +28,7 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { alignSentences, type AlignedGroup, type SentenceEmbedder } from '../docalign/align.js';
+import { alignSentences, type AlignedGroup, type SentenceEmbedder } from '../align/align.js';
 import { sentences } from './clean.js';
 import { DocBlock, DocParseError, GENERATED_TEXT, decodeDocument, docFormatOf, htmlBlocks, xmlBlocks } from './doc-blocks.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';

@@ -1,6 +1,6 @@
 // The format readers `xling corpus` tries on each file, in order (the first that accepts a file
 // reads it), and the reader of document sets (folders of translated documents, one per language).
-import { SentenceEmbedder } from '../docalign/align.js';
+import { SentenceEmbedder } from '../align/align.js';
 import { cldrReader } from './cldr.js';
 import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';

@@ -1,7 +1,7 @@
 // Language codes and the one centring rule of every command and the server (the rule and the code
 // handling live in src/util/embed-policy.ts, shared with xling/lite, and are re-exported here),
 // plus what needs files: the training text of the language identifier that `xling train` stores.
-import { readNWayTsv } from '../data/corpus.js';
+import { readNWayTsv } from '../train-data/corpus.js';
 import { LanguageIdentifier } from '../text/lid.js';
 import { SpreadSample } from './centering.js';
 

@@ -2,7 +2,7 @@
 // per-language mean vectors of the model. Embeds in length-sorted batches capped by tokens and
 // returns L2-normalised float32 rows in input order. Every command (and the server) embeds
 // through this class, so the same text gets the same vector whichever command embeds it.
-import { lengthBatches } from '../data/batch.js';
+import { lengthBatches } from '../train-data/batch.js';
 import { SentenceEncoder } from '../models/encoder.js';
 import { TextTokenizer } from '../text/text-tokenizer.js';
 import { LanguageIdentifier } from '../text/lid.js';

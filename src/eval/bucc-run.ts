@@ -5,7 +5,7 @@
 // F1-optimal threshold, average precision, P/R at every score (what --threshold-from reads), at a
 // threshold calibrated elsewhere, at the lowest threshold reaching a target precision, and at the
 // scorer's automatic threshold. The command checks its options and writes the report.
-import { readBucc, readGold } from '../data/corpus.js';
+import { readBucc, readGold } from '../train-data/corpus.js';
 import { EmbedSettings, vectorsFor } from '../embed/input.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { thresholdForPrecision } from '../mine/filters.js';

@@ -3,7 +3,7 @@
 // names of the files the steps write (a shard's with its suffix).
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { SentenceSource, sourcePath } from '../data/sources.js';
+import { SentenceSource, sourcePath } from '../train-data/sources.js';
 import { readJson } from '../nn/serialize.js';
 import { StoreFilter } from './store.js';
 

@@ -5,7 +5,7 @@
 // store.json (languages and what the filters dropped).
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSources, SentenceSource } from '../data/sources.js';
+import { readSources, SentenceSource } from '../train-data/sources.js';
 import { readNpy, writeNpy } from '../io/npy.js';
 import { readJson, writeJson } from '../nn/serialize.js';
 import { SentenceStore } from '../io/sentence-store.js';

@@ -1,6 +1,6 @@
 // The sentences behind an index: row i of the index is line i of the store. A store file is
 // `lang<TAB>sentence` per line (the language shown and used for grouping), or plain sentences.
-import { readLines } from '../io/lines.js';
+import { readLines } from './lines.js';
 
 export interface SentenceStore {
   readonly size: number;

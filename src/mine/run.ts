@@ -2,7 +2,7 @@
 // lines unified if asked, both directions' k-NN (exact, off the main thread, or src→trg through a
 // faiss index), the pairs by margin or by a second-stage scorer (pipeline.ts), then what is
 // written of them (mined-files.ts). The command parses and checks its options and writes the files.
-import { readSentences } from '../data/corpus.js';
+import { readSentences } from '../train-data/corpus.js';
 import { EmbedSettings, vectorsFor } from '../embed/input.js';
 import { openIndex } from '../index/faiss.js';
 import { AutoThreshold } from './auto-threshold.js';
@@ -11,7 +11,7 @@ import { MinedFiles, minedFiles } from './mined-files.js';
 import { gatherRows, MarginKind, Retrieval, unify } from './mine.js';
 import { minePairs } from './pipeline.js';
 import { Assignment, ScorerModel, SelfTables } from './scorer/index.js';
-import type { WordAligner } from './align-features.js';
+import type { WordAligner } from './scorer/word-align/features.js';
 
 export interface MineRun {
   src: string;

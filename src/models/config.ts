@@ -1,7 +1,7 @@
 // Training configuration: plain JSON values (nanoGPT style). Generic settings (src/models/family.ts
 // TrainConfig) plus the sections of the model family named by `model`; unknown keys, wrong types
 // and out-of-range values are errors naming the file and the key, found before any work starts.
-import { PathConfig } from '../data/examples.js';
+import { PathConfig } from '../train-data/examples.js';
 import { TrainConfig } from './family.js';
 import { getFamily } from './registry.js';
 import { readJson } from '../nn/serialize.js';

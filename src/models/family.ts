@@ -4,7 +4,7 @@
 // - TrainingPlugin: reads its own config sections, builds a model and its training task (batches +
 //   loss) for the generic trainer (src/train/trainer.ts). Only the kinds xling trains have one.
 // A trained family (laser, dual, jmt) is both: a ModelFamily.
-import { EncodedCorpus, PathConfig } from '../data/examples.js';
+import { EncodedCorpus, PathConfig } from '../train-data/examples.js';
 import { Module } from '../nn/module.js';
 import { Optimizer } from '../nn/optim.js';
 import { Tensor } from '../tensor/tensor.js';

@@ -5,7 +5,7 @@
 // space keeps a sentence's meaning whatever mix of languages spells it.
 // Word translations come from the word aligner (src/align: fast_align-style EM, both directions
 // intersected) run on the collection's own English–X rows and any extra parallel rows given.
-import { alignBothWays, IdPair } from '../align/fast-align.js';
+import { alignBothWays, IdPair } from '../mine/scorer/word-align/fast-align.js';
 import { Rng } from '../util/rng.js';
 
 /** Words of a sentence: whitespace-separated (punctuation stays attached, as the aligner sees it). */

@@ -9,7 +9,7 @@
 // from the init model, so `vocab`, `features`, `encoder`, `maxLen` and `dropout` are refused.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EncodedCorpus } from '../data/examples.js';
+import { EncodedCorpus } from '../train-data/examples.js';
 import { readModelConfig } from '../embed/model-dir.js';
 import { parseConfig } from '../models/config.js';
 import { DualTrainConfig } from '../models/dual/family.js';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EncodedCorpus } from '../data/examples.js';
+import { EncodedCorpus } from '../train-data/examples.js';
 import { fitLanguageMeans } from '../embed/centering.js';
 import { CENTER_MIN_NORM, trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';

@@ -1,8 +1,8 @@
 // From files to training inputs: the N-way TSV corpus, its joint tokenizer, token ids, dev sets.
 import { TextTokenizer } from '../text/text-tokenizer.js';
-import { EncodedCorpus } from '../data/examples.js';
+import { EncodedCorpus } from '../train-data/examples.js';
 import { DevSet } from './validate.js';
-import { readNWayTsv } from '../data/corpus.js';
+import { readNWayTsv } from '../train-data/corpus.js';
 import { pause } from '../util/pause.js';
 
 export interface NWayTable {

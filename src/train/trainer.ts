@@ -5,7 +5,7 @@
 // (dropout is re-seeded from (seed, step)).
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EncodedCorpus } from '../data/examples.js';
+import { EncodedCorpus } from '../train-data/examples.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { OptimizerSlot, TrainConfig, TrainingTask } from '../models/family.js';
 import { getFamily } from '../models/registry.js';

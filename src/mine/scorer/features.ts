@@ -1,9 +1,9 @@
 // The second-stage scorer's features (Yang et al. 2019, §5): what the margin cannot see — both
 // directions' margins and ranks, how far a candidate is ahead of its competitors, the surface
-// agreement of the two sentences (src/mine/features.ts), the word alignment (align-features.ts) and,
+// agreement of the two sentences (src/mine/features.ts), the word alignment (word-align/features.ts) and,
 // optionally, the pair model's verdict (pair-model.ts) — and the candidate pairs of two k-NN tables.
 import { SearchResult } from '../../index/faiss.js';
-import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner } from '../align-features.js';
+import { ALIGN_FEATURES, NO_ALIGNMENT, WordAligner } from './word-align/features.js';
 import { SURFACE_FEATURES, surfaceFeatures } from '../features.js';
 import { marginScore, rowMeans } from '../mine.js';
 import { PAIR_FEATURES } from './pair-model.js';

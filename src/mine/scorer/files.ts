@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../../util/atomic.js';
-import { WordTables } from '../align-features.js';
+import { WordTables } from './word-align/features.js';
 import { scorerFeatures } from './features.js';
 import type { Regression } from './logistic.js';
 import { loadPairModel, PairModel, PairModelConfig } from './pair-model.js';

@@ -4,7 +4,7 @@
 // --resume.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNWayTsv } from '../../data/corpus.js';
+import { loadNWayTsv } from '../../train-data/corpus.js';
 import { vectorsFor } from '../../embed/input.js';
 import { Adam } from '../../nn/optim.js';
 import { loadTensors, saveTensors } from '../../nn/serialize.js';

@@ -6,7 +6,7 @@ import { FaissIndex, SearchResult } from '../../index/faiss.js';
 import { UsageError } from '../../util/args.js';
 import { pause } from '../../util/pause.js';
 import { Progress } from '../../util/progress.js';
-import { WordAligner } from '../align-features.js';
+import { WordAligner } from './word-align/features.js';
 import { mineTables, pairProducts } from '../mine.js';
 import { Assignment, greedyPairs, Picked } from './assignment.js';
 import {

@@ -3,7 +3,7 @@
 // and what the self-tables regression is fitted on (bench/RESULTS.md, "Word tables from the run's
 // own pairs", "The self-tables regression").
 import { isLangCode, matchLangCode } from '../../embed/language.js';
-import { trainWordTables, WordAligner } from '../align-features.js';
+import { trainWordTables, WordAligner } from './word-align/features.js';
 import { assignOneToOne } from './assignment.js';
 import { realign, ScoredCandidate } from './features.js';
 import type { ScorerModel } from './files.js';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNWayTsv, readBucc, readGold } from '../../data/corpus.js';
+import { loadNWayTsv, readBucc, readGold } from '../../train-data/corpus.js';
 import { checkLangOptions, modelDim, vectorsFor } from '../../embed/input.js';
 import { goldSet } from '../../util/precision-recall.js';
 import { manualSeed, Tensor } from '../../tensor/tensor.js';
@@ -14,7 +14,7 @@ import { pause } from '../../util/pause.js';
 import { Progress } from '../../util/progress.js';
 import { Rng } from '../../util/rng.js';
 import { fileStamps } from '../../util/stamps.js';
-import { trainWordTables, WordAligner, WordTables } from '../align-features.js';
+import { trainWordTables, WordAligner, WordTables } from './word-align/features.js';
 import { mineTables } from '../mine.js';
 import { ScorerTrainSettings } from '../settings.js';
 import { truncated } from '../truncated.js';

@@ -2,7 +2,7 @@
 // the configured 1:1 paths as batches; the additive-margin loss over in-batch negatives (both
 // directions), optional hard negatives mined with the current model through a faiss index.
 import { join } from 'node:path';
-import { EncodedCorpus } from '../../data/examples.js';
+import { EncodedCorpus } from '../../train-data/examples.js';
 import { Module } from '../../nn/module.js';
 import { loadTensors } from '../../nn/serialize.js';
 import { withoutTableInit } from '../../nn/layers.js';

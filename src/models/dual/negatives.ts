@@ -4,7 +4,7 @@
 // translation, not another text of their row) join the x→y softmax as negatives. Shared by the
 // dual family's task and `xling train --init` (src/train/adapt.ts), which mine with whatever
 // inference encoder the model has (SentenceEncoder), and checkpointed for an exact resume.
-import { Example } from '../../data/examples.js';
+import { Example } from '../../train-data/examples.js';
 import { FaissIndex } from '../../index/faiss.js';
 import { fromArray, Tensor } from '../../tensor/tensor.js';
 import { SentenceEncoder } from '../encoder.js';

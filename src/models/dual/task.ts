@@ -3,7 +3,7 @@
 // over in-batch negatives (./loss.ts) and, with loss.hardNegatives, negatives mined with the live
 // weights (./negatives.ts). A dual encoder trained from scratch (./family.ts) and an imported
 // encoder trained further (src/train/adapt.ts) are this task over their own module.
-import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
+import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../train-data/examples.js';
 import { Module } from '../../nn/module.js';
 import { Tensor, tidy } from '../../tensor/tensor.js';
 import { SentenceEncoder } from '../encoder.js';

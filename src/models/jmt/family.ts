@@ -5,8 +5,8 @@
 // JMT-Sent-LSTM (encoder.type 'lstm'), JMT-Sent-Avg ('avg'), Sent-LSTM / Sent-Avg
 // (skipgram.enabled false), and *no-mono (skipgram.extraMono false: monolingual pairs only from
 // the parallel rows, none from sentences without a pivot side or --mono files).
-import { alignBothWays, IdPair } from '../../align/fast-align.js';
-import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../data/examples.js';
+import { alignBothWays, IdPair } from '../../mine/scorer/word-align/fast-align.js';
+import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../train-data/examples.js';
 import { Adam, SparseAdam, SparseSGD } from '../../nn/optim.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
@@ -36,7 +36,7 @@ export interface JmtSections {
   };
   /** negatives: sampled per pair (from the batch's other sentences); margin = marginPerDim × sentence dimension. */
   sentence: { negatives: number; marginPerDim: number; bidirectional: boolean };
-  /** The word aligner (src/align/fast-align.ts) and the pivot language of the cross-lingual pairs. */
+  /** The word aligner (src/mine/scorer/word-align/fast-align.ts) and the pivot language of the cross-lingual pairs. */
   align: { pivot: string; model1Iterations: number; iterations: number; tension: number; nullProb: number };
 }
 

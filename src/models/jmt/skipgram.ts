@@ -3,7 +3,7 @@
 // and cross-lingual pairs whose context is the window around the word *aligned* to the given word
 // in the parallel sentence. Batches are drawn at random, deterministically from a seed (a step
 // needs no stream state to resume); negatives come from the unigram distribution to the 3/4.
-import { EncodedCorpus } from '../../data/examples.js';
+import { EncodedCorpus } from '../../train-data/examples.js';
 import { Rng } from '../../util/rng.js';
 
 export interface SkipGramOptions {

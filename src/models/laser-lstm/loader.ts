@@ -5,7 +5,7 @@
 // (`xling train --init`): training runs LaserEncoder's op-by-op forward with autograd over the
 // same parameter tensors that the packed kernel reads, so the kernel sees every update at once.
 import { join } from 'node:path';
-import { padBatch } from '../../data/batch.js';
+import { padBatch } from '../../train-data/batch.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { EncoderLoader } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from '../laser/model.js';

@@ -1,7 +1,7 @@
 // The LASER family: config sections `encoder` and `decoder`, the translation task over the
 // configured paths (1:1, 1:N, M:1), and the BiLSTM encoder for inference.
-import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../data/examples.js';
-import { padBatch } from '../../data/batch.js';
+import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../train-data/examples.js';
+import { padBatch } from '../../train-data/batch.js';
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 import { checkChoice, checkNumber } from '../../util/check.js';

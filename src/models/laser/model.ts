@@ -1,7 +1,7 @@
 // LASER-style encoder–decoder (Artetxe & Schwenk 2019): a shared BiLSTM encoder whose sentence
 // vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
 // from that vector alone, told the target language by a small language embedding.
-import { padBatch, TokenBatch } from '../../data/batch.js';
+import { padBatch, TokenBatch } from '../../train-data/batch.js';
 import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwardAsync } from '../../nn/index.js';
 import { crossEntropy, dropout, zeros } from '../../tensor/ops.js';
 import { cat, fromArray, noGrad, Tensor, tidy } from '../../tensor/index.js';

@@ -2,7 +2,7 @@
 // tables t(e | f) (src/align, both directions) trained on known translations of a language pair,
 // and how well each side's words are explained by the other's — IBM Model 1's mean log-likelihood
 // per word and the share of words with a likely translation on the other side.
-import { IdPair, translationTable } from '../align/fast-align.js';
+import { IdPair, translationTable } from './fast-align.js';
 
 /** Words as the aligner sees them: lower-cased letter/number runs; characters of scripts written without spaces. */
 export function wordsOf(s: string): string[] {
