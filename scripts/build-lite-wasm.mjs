@@ -3,7 +3,7 @@
 // one importing a shared memory, for Node's worker threads, one a plain memory, for a browser tab).
 // The generated module is committed, so neither `npm run build` nor the browser bundle needs the
 // compiler; run this (`node scripts/build-lite-wasm.mjs`) after changing the kernels.
-// `--check` compiles and compares with the committed module instead (test/lite-wasm.test.ts).
+// `--check` compiles and compares with the committed module instead (test/lite/lite-wasm.test.ts).
 import asc from 'assemblyscript/asc';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

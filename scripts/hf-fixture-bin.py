@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A `pytorch_model.bin` parity fixture for `xling import hf` (test/hf-import.test.ts).
+"""A `pytorch_model.bin` parity fixture for `xling import hf` (test/models/hf-import.test.ts).
 
 Writes test/fixtures/hf/bert-bin/ (run from the repository root with Debian's python3-torch, after
 scripts/hf-fixtures.py, whose tokenizer, model code and reference code it reuses): a small random

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Parity fixtures for `xling import hf` (test/hf-import.test.ts, test/hf-tokenizer.test.ts).
+"""Parity fixtures for `xling import hf` (test/models/hf-import.test.ts, test/text/hf-tokenizer.test.ts).
 
 Writes under test/fixtures/hf/ (run from the repository root with Debian's python3-torch and
 sentencepiece, then `node scripts/hf-fixtures-tokenize.mjs` is called for the reference ids):

@@ -1,9 +1,10 @@
-// The test suite (`npm test`): every dist/test/*.test.js through node:test's run(), longest files
+// The test suite (`npm test`): every dist/test/**/*.test.js through node:test's run(), longest files
 // first. `node --test DIR` starts the files in name order, so a long file whose name sorts late
 // starts while the other slots are nearly done and runs on alone at the end; starting the longest
 // first (longest-processing-time-first list scheduling, Graham 1969) lets the slots finish
-// together. The lengths are test/durations.json: the CPU seconds each file's process and the
-// commands it ran used (measured with --record; unlike wall time, the same on a shared machine);
+// together. The lengths are test/durations.json, keyed by file name (names are unique across the
+// folders of test/): the CPU seconds each file's process and the commands it ran used (measured
+// with --record; unlike wall time, the same on a shared machine);
 // a file not in it (a new one) counts as DEFAULT_SECONDS, so it starts among the long ones.
 //
 //   node --expose-gc scripts/run-tests.mjs [--concurrency N] [--record FILE] [FILE…]
@@ -38,11 +39,23 @@ if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
 }
 
 const dir = join(root, 'dist', 'test');
+// dist/test mirrors test/: a folder per capability of src/, a few whole-package tests at the top
 const files = given.length
   ? given
-  : readdirSync(dir)
+  : readdirSync(dir, { recursive: true })
       .filter((f) => f.endsWith('.test.js'))
       .map((f) => join(dir, f));
+const byName = new Map();
+for (const f of files) {
+  const other = byName.get(basename(f));
+  if (other) {
+    console.error(
+      `two test files named ${basename(f)} (${other}, ${f}): test/durations.json keys them by name (an old build? remove dist/test and build again)`,
+    );
+    process.exit(2);
+  }
+  byName.set(basename(f), f);
+}
 const durationsFile = join(root, 'test', 'durations.json');
 const known = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
 const seconds = (f) => known[basename(f).replace(/\.js$/, '.ts')] ?? DEFAULT_SECONDS;

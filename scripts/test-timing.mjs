@@ -1,5 +1,5 @@
 // Loaded into every node process by scripts/run-tests.mjs --record (NODE_OPTIONS=--import): a test
-// file's process (dist/test/*.test.js) appends its file name, the seconds from its start to its exit
+// file's process (dist/test/**/*.test.js) appends its file name, the seconds from its start to its exit
 // and the CPU seconds it and the processes it waited for used (/proc/self/stat, Linux) to
 // $XLING_TEST_TIMINGS. Any other process (the xling commands the tests run) is left alone.
 import { appendFileSync, readFileSync } from 'node:fs';

@@ -9,7 +9,6 @@ import { GRAPH_PLAN } from '../cluster/graph.js';
 import { INDEX_PLAN } from '../cluster/index-build.js';
 import { MINE_PLAN } from '../cluster/mine.js';
 import { readSentences } from '../train-data/corpus.js';
-import { vectorsArgument } from './index-cmds.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { thresholdFromFile } from '../mine/calibration.js';
 import { anyFilter, FilterOptions } from '../mine/filters.js';
@@ -26,7 +25,7 @@ import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
-import { GRAPH_BUILD_OPTIONS } from './graph.js';
+import { GRAPH_BUILD_OPTIONS } from './graph-options.js';
 import {
   checkTargetPrecision,
   configWhere,
@@ -41,7 +40,7 @@ import {
   parseThreshold,
   settingsOf,
 } from './mine-options.js';
-import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors } from './vectors.js';
+import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, vectorsArgument } from './vectors.js';
 import { PER_SENTENCE } from '../embed/language.js';
 import type { FlowStatus } from '../cluster/flow.js';
 import type { StagePlan } from '../cluster/stages.js';

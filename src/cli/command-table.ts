@@ -2,7 +2,7 @@
 // `xling`, the one-line summary (`xling --help` lists them without loading any command) and how
 // its module is loaded. A command's module (and what it imports: libtorch-backed layers, the
 // server, the job queue) is imported only when that command runs, so starting one command costs
-// the imports of that command alone. The summary is the command spec's own (test/cli-startup.test.ts).
+// the imports of that command alone. The summary is the command spec's own (test/cli/cli-startup.test.ts).
 import type { CliCommand } from './command.js';
 
 export interface CommandEntry {

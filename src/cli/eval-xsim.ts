@@ -1,17 +1,13 @@
 // xling eval xsim: the similarity-search error matrix over the languages of an N-way TSV.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { setComputeThreads } from '../tensor/backend.js';
-import { cutLinesWarning, describeCenter } from './vectors.js';
-import { formatXsimMatrix, LangVectors, XsimMatrix, xsimMatrix } from '../eval/xsim-matrix.js';
+import { formatXsimMatrix } from '../eval/xsim-matrix.js';
+import { runXsim, shortPairs, xsimHeatmap, xsimJson } from '../eval/xsim-run.js';
 import { parseLangFile, readLines } from '../io/input.js';
 import { loadTable, NWayTable } from '../train/prepare.js';
-import { heatmap } from '../util/svg.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-import { readVectors } from './vectors.js';
 
 /** Line-aligned files, one language each, as an N-way table (an empty line: no sentence in that row). */
 async function alignedFiles(files: { lang: string; file: string }[]): Promise<NWayTable> {
@@ -31,14 +27,6 @@ async function alignedFiles(files: { lang: string; file: string }[]): Promise<NW
     first ??= { file, n };
   }
   return { langs, rows };
-}
-
-/** The pairs of languages below --min-rows (each unordered pair once, with its common rows). */
-function shortPairs(m: XsimMatrix, minRows: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < m.langs.length; i++)
-    for (let j = i + 1; j < m.langs.length; j++) if (m.counts[i]![j]! < minRows) out.push(`${m.langs[i]}-${m.langs[j]} (${m.counts[i]![j]})`);
-  return out;
 }
 
 export const evalXsimCommand = command(
@@ -103,89 +91,15 @@ export const evalXsimCommand = command(
     if (langs.length < 2) throw new Error(`--data ${data}: ${langs.length} language column(s); the similarity-search error needs two or more`);
     // without the addon: an exported bag-of-n-grams model on the portable runtime (said on stderr)
     const model = modelDir ? loadEncoderForRuntime(modelDir) : null;
-    const per: LangVectors[] = [];
-    const centring: Record<string, { lang: string | null; reason: string | null; identified: { lang: string; confidence: number } | null }> = {};
-    const said = new Set<string>();
-    let dim = 0,
-      dimFrom = '';
-    for (const l of langs) {
-      const rows: number[] = [],
-        texts: string[] = [];
-      table.rows.forEach((r, i) => {
-        const s = r.get(l);
-        if (s) {
-          rows.push(i);
-          texts.push(s);
-        }
-      });
-      let vecs: Float32Array;
-      if (model) {
-        // the one centring rule (SentenceEncoderModel.chooseCenter): the column's language, or with
-        // --identify the identified one when confident; otherwise not centred, and said
-        const mode = !a.center ? false : a.forceCenter ? ('force' as const) : true;
-        const c = a.identify ? model.chooseCenter('auto', mode, model.identifyLanguage(texts)) : model.chooseCenter(model.centers.has(l) ? l : null, mode);
-        centring[l] = {
-          lang: c.lang,
-          reason: c.reason ?? null,
-          identified: c.identified ? { lang: c.identified.lang, confidence: +c.identified.confidence.toFixed(4) } : null,
-        };
-        if (a.identify || (c.reason && c.reason !== 'off' && !said.has(c.reason))) {
-          said.add(c.reason ?? '');
-          process.stderr.write(`[xsim] column ${l}: ${describeCenter(model, c, 'the column name (without --identify)')}\n`);
-        }
-        const before = model.tokenizer.truncated ?? 0;
-        vecs = model.embed(texts, { lang: c.lang ?? undefined, center: mode });
-        const cut = (model.tokenizer.truncated ?? 0) - before;
-        if (cut)
-          process.stderr.write(cutLinesWarning('xsim', files.length > 1 ? files.find((x) => x.lang === l)!.file : `${data} column ${l}`, cut, texts.length));
-        dim = model.dim;
-      } else {
-        const f = join(a.vectors!, `${l}.npy`);
-        if (!existsSync(f)) throw new Error(`--vectors: missing ${f}`);
-        const all = readVectors(f);
-        if (all.n !== table.rows.length) throw new Error(`${f}: ${all.n} rows, but ${data} has ${table.rows.length}`);
-        if (dim && all.d !== dim)
-          throw new Error(`--vectors: ${f} has ${all.d} columns, but ${dimFrom} has ${dim}: every language must have vectors of one dimension`);
-        dim = all.d;
-        dimFrom = f;
-        vecs = new Float32Array(rows.length * dim);
-        rows.forEach((r, i) => vecs.set(all.data.subarray(r * dim, (r + 1) * dim), i * dim));
-      }
-      per.push({ lang: l, rows, vecs, texts });
-    }
-    const m = xsimMatrix(per, dim, a.mode as 'index' | 'text', a.minRows);
-    const say = summaryWriter(a.json, a.svg);
+    const sourceOf = (l: string) => (files.length > 1 ? files.find((x) => x.lang === l)!.file : `${data} column ${l}`);
+    const o = { langs, model, vectors: a.vectors, center: a.center, forceCenter: a.forceCenter, identify: a.identify, minRows: a.minRows, sourceOf, data };
+    const { matrix: m, centring } = runXsim(table, { ...o, mode: a.mode as 'index' | 'text' });
     const short = shortPairs(m, a.minRows);
-    if (Number.isNaN(m.overall))
-      throw new Error(
-        `no pair of languages has --min-rows ${a.minRows} rows in common (the most is ${Math.max(0, ...m.counts.flat())}): give a lower --min-rows to measure on fewer`,
-      );
     if (short.length) process.stderr.write(`[xsim] skipped (fewer rows in common than --min-rows ${a.minRows}): ${short.join(', ')}\n`);
+    const say = summaryWriter(a.json, a.svg);
     say(`similarity-search error (%), rows = source, columns = target, mode = ${m.mode}\n${formatXsimMatrix(m)}\n`);
     say(`overall average: ${m.overall.toFixed(2)}%\n`);
-    // the JSON holds fractions (the table and the heat map show percent)
-    const frac = (x: number) => (Number.isNaN(x) ? x : +(x / 100).toFixed(6));
-    if (a.json)
-      writeJsonOutput(a.json, {
-        ...m,
-        errors: m.errors.map((r) => r.map(frac)),
-        rowAvg: m.rowAvg.map(frac),
-        colAvg: m.colAvg.map(frac),
-        overall: frac(m.overall),
-        ...(model ? { centring } : {}),
-      });
-    if (a.svg)
-      writeTextOutput(
-        a.svg,
-        heatmap({
-          rows: m.langs,
-          cols: m.langs,
-          values: m.errors,
-          title: `Similarity-search error (%) — overall ${m.overall.toFixed(1)}%`,
-          colors: 'reds',
-          min: 0,
-          max: 100,
-        }),
-      );
+    if (a.json) writeJsonOutput(a.json, xsimJson(m, centring));
+    if (a.svg) writeTextOutput(a.svg, xsimHeatmap(m));
   },
 );

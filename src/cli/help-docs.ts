@@ -1,5 +1,5 @@
 // docs/cli.md from the command specs: every command's --help text (formatHelp) under a heading, in
-// the order of the commands list. scripts/gen-cli-docs.mjs writes the file; test/cli-docs.test.ts
+// the order of the commands list. scripts/gen-cli-docs.mjs writes the file; test/cli/cli-docs.test.ts
 // regenerates it in memory and checks that the committed page is current.
 import { CommandSpec, formatHelp } from '../util/args.js';
 

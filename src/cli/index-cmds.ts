@@ -17,7 +17,7 @@ import { writeIndexMeta } from '../index/meta.js';
 import { hitsJsonLines, hitsTsv, SearchHits } from '../index/hits.js';
 import { loadStore } from '../io/sentence-store.js';
 import { embedQueries, isNpyFile, queryModel, readTextQueries } from '../embed/queries.js';
-import { modelDim } from './vectors.js';
+import { modelDim, vectorsArgument } from './vectors.js';
 
 function parseShard(s: string | undefined): [number, number] {
   if (!s) return [0, 1];
@@ -470,12 +470,4 @@ function searchOutputs(
   if (a.output !== undefined && !toJsonl && !(a.output === '-' && a.json === '-')) return { tsv: ['--output', a.output], jsonl };
   if (!jsonl && !a.distances && !a.ids && text) return { tsv: ['--output', '-'] };
   return { jsonl };
-}
-
-/** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
-export function vectorsArgument(a: { vectors?: string; _: string[] }): string {
-  if (a.vectors !== undefined && a._.length) usage(`give the vectors once: --vectors ${a.vectors} or the argument ${a._[0]}`);
-  const v = a.vectors ?? a._[0];
-  if (v === undefined) usage('give the vectors: --vectors NPY (or the .npy as the first argument)');
-  return v;
 }

@@ -1,6 +1,7 @@
 // Sentence vectors for the CLI: one .npy reader with one dtype rule for every command, and one
 // way to embed text with a model (xling embed's options and defaults; src/embed/input.ts) for every command that does.
 import { DEFAULTED_MODEL_OPTION } from './default-model.js';
+import { usage } from './command.js';
 export { openVectors, readVectors, type Vectors } from '../io/vectors.js';
 export {
   checkLangOption,
@@ -48,3 +49,11 @@ export const EMBED_FILE_OPTIONS = {
   batchSentences: EMBED_OPTIONS.batchSentences,
   precision: PRECISION_OPTION,
 } as const;
+
+/** The vectors input of a command that takes it as --vectors NPY or as its first argument (exactly one of them). */
+export function vectorsArgument(a: { vectors?: string; _: string[] }): string {
+  if (a.vectors !== undefined && a._.length) usage(`give the vectors once: --vectors ${a.vectors} or the argument ${a._[0]}`);
+  const v = a.vectors ?? a._[0];
+  if (v === undefined) usage('give the vectors: --vectors NPY (or the .npy as the first argument)');
+  return v;
+}

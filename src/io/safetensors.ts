@@ -6,6 +6,7 @@
 
 import * as fs from 'node:fs';
 import { atomicOutputSync } from '../util/atomic.js';
+import { NpyDType, viewNpyArray } from './npy.js';
 
 /** A tensor as raw little-endian bytes. `dtype` is a safetensors code ("F32", ...) or an xling name ("float32", ...). */
 export interface RawTensor {
@@ -135,34 +136,27 @@ export function rawToArray(t: RawTensor): Float32Array | Float64Array | Uint16Ar
   let bytes = t.data;
   if (bytes.byteOffset % size !== 0) bytes = bytes.slice();
   const n = bytes.byteLength / size;
-  const b = bytes.buffer;
-  const o = bytes.byteOffset;
-  switch (code) {
-    case 'F32':
-      return new Float32Array(b, o, n);
-    case 'F64':
-      return new Float64Array(b, o, n);
-    case 'F16':
-    case 'BF16':
-    case 'U16':
-      return new Uint16Array(b, o, n);
-    case 'I64':
-      return new BigInt64Array(b, o, n);
-    case 'I32':
-      return new Int32Array(b, o, n);
-    case 'I16':
-      return new Int16Array(b, o, n);
-    case 'I8':
-      return new Int8Array(b, o, n);
-    case 'U8':
-    case 'BOOL':
-    case 'F8_E4M3':
-    case 'F8_E5M2':
-      return new Uint8Array(b, o, n);
-    default:
-      throw new Error(`no typed array for safetensors dtype ${code}`);
-  }
+  const as = VIEW_AS[code];
+  if (!as) throw new Error(`no typed array for safetensors dtype ${code}`);
+  return viewNpyArray(bytes.buffer, as, bytes.byteOffset, n);
 }
+
+/** The .npy dtype whose typed array holds a safetensors dtype's elements (raw bits for BF16, U16 and the 8-bit floats). */
+const VIEW_AS: Record<string, NpyDType> = {
+  F32: 'float32',
+  F64: 'float64',
+  F16: 'float16',
+  BF16: 'float16',
+  U16: 'float16',
+  I64: 'int64',
+  I32: 'int32',
+  I16: 'int16',
+  I8: 'int8',
+  U8: 'uint8',
+  BOOL: 'uint8',
+  F8_E4M3: 'uint8',
+  F8_E5M2: 'uint8',
+};
 
 function checkShape(shape: unknown, where: string): number[] {
   if (!Array.isArray(shape) || !shape.every((s) => Number.isSafeInteger(s) && (s as number) >= 0)) {

@@ -1,6 +1,6 @@
 // xling/lite: embed with an exported bag-of-n-grams dual encoder without native code — in any
 // Node (no libtorch, no addon) and in the browser. Nothing here imports the addon or the tensor
-// layer (test/lite.test.ts checks the import graph and runs it where the addon cannot load).
+// layer (test/lite/lite.test.ts checks the import graph and runs it where the addon cannot load).
 //
 //   import { loadModel } from 'xling/lite';
 //   const m = await loadModel('models/fast-int8');            // a directory, a .safetensors file or a URL

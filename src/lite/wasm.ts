@@ -3,7 +3,7 @@
 // each worker) gets a scratch slot after it, and the kernels compute the mean of the feature rows,
 // tanh and the projection of a batch of sentences there (src/lite/model.ts: embedWasm). Where
 // WebAssembly SIMD is missing, or the model does not fit a 32-bit memory, nothing here is used and
-// the pure-TypeScript path embeds (the same vectors to ≤ 1e-6: test/lite-wasm.test.ts).
+// the pure-TypeScript path embeds (the same vectors to ≤ 1e-6: test/lite/lite-wasm.test.ts).
 //
 // Memory layout: page 0 unused | the model file (placed so that its byte buffer starts on a cache
 // line) | slot 0 | slot 1 | … (SLOT_BYTES each). Node's worker threads share one memory

@@ -162,7 +162,7 @@ function plainness(s: string): 0 | 1 | 2 {
 
 export function normalize(s: string, o: NormalizeOptions = {}): string {
   // most text needs none of the rules: one scan instead of eight regular-expression passes
-  // (test/ngram-tokenizer.test.ts holds this to the plain pipeline)
+  // (test/text/ngram-tokenizer.test.ts holds this to the plain pipeline)
   const p = plainness(s);
   let t = p === 0 ? s : s.normalize('NFKC');
   if (p === 2 || (t !== s && plainness(t) === 2)) {
