@@ -1,14 +1,13 @@
 // xling embed: one sentence per line in, one vector per line out (same order), streamed with
 // bounded memory; documents (doc_id<TAB>sentence) averaged into one vector each.
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SpreadSample } from '../embed/centering.js';
 import { loadEncoderForRuntime } from '../embed/portable.js';
 import { float32ToFloat16 } from '../io/half.js';
 import { readLines, shownPath } from '../io/lines.js';
 import { NpyWriter, readNpy, writeNpy } from '../io/npy.js';
 import { embeddingRanges, quantizeEmbeddings, VectorPrecision } from '../embed/quantize.js';
-import { jsonLinesSink, npySink, VectorSink } from '../embed/stream.js';
-import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
+import { byteFileSink, jsonLinesSink, npySink, VectorSink } from '../embed/stream.js';
+import { writeFileAtomicSync } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { DocumentVectors } from '../embed/vectors.js';
 import { command, usage } from './command.js';
@@ -62,29 +61,7 @@ function readRanges(file: string, dim: number): Float32Array {
 }
 
 function openSink(path: string, dim: number, fp16: boolean, raw: boolean): VectorSink {
-  if (raw) {
-    const tmp = tempPathFor(path);
-    const fd = openSync(tmp, 'w');
-    return {
-      append(rows) {
-        writeSync(fd, new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength));
-      },
-      close() {
-        closeSync(fd);
-        renameSync(tmp, path);
-        releaseTemp(tmp);
-      },
-      abort() {
-        try {
-          closeSync(fd);
-        } catch {
-          /* closed */
-        }
-        rmSync(tmp, { force: true });
-        releaseTemp(tmp);
-      },
-    };
-  }
+  if (raw) return byteFileSink(path, (rows) => new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength));
   return npySink(path, dim, fp16 ? 'float16' : 'float32');
 }
 

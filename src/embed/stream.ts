@@ -37,6 +37,14 @@ export function jsonLinesSink(path: string, dim: number): VectorSink {
       abort() {},
     };
   }
+  return byteFileSink(path, (rows) => jsonLinesOfRows(rows, dim));
+}
+
+/**
+ * Rows written as the bytes `encode` makes of them (JSON lines, raw float32), to a file written
+ * atomically: a temporary, renamed on close, removed on abort.
+ */
+export function byteFileSink(path: string, encode: (rows: Float32Array) => Uint8Array): VectorSink {
   const tmp = tempPathFor(path);
   const fd = openSync(tmp, 'w');
   const end = (keep: boolean) => {
@@ -51,7 +59,7 @@ export function jsonLinesSink(path: string, dim: number): VectorSink {
   };
   return {
     append(rows) {
-      writeSync(fd, jsonLinesOfRows(rows, dim));
+      writeSync(fd, encode(rows));
     },
     close: () => end(true),
     abort: () => end(false),
