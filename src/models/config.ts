@@ -78,6 +78,8 @@ function validateGeneric(cfg: TrainConfig, file: string): void {
     if (p.src !== '*' && (!Array.isArray(p.src) || !p.src.length || p.src.some((l) => typeof l !== 'string')))
       throw new Error(`${file}: paths[${i}].src must be '*' or a list`);
     if (p.weight !== undefined) checkNumber(file, `paths[${i}].weight`, p.weight, { above: 0 });
+    if (p.sources !== undefined && (!Array.isArray(p.sources) || !p.sources.length || p.sources.some((s) => typeof s !== 'string' || !s)))
+      throw new Error(`${file}: paths[${i}].sources must list source names (the corpus's #source column)`);
   }
   int('batch.size', cfg.batch.size, 1);
   int('batch.maxTokens', cfg.batch.maxTokens, 0);

@@ -11,6 +11,14 @@ export interface ReadOptions {
 /** A language code of a corpus header: `de`, `pt_br`, `zh_tw`, `sr_latn`, `kok_roman`. */
 export const LANG_CODE = /^[a-z]{2,3}(_[a-z0-9]{2,12})?$/i;
 
+/** The metadata column naming where a row comes from: comma-separated source names (`xling corpus` writes it). */
+export const SOURCE_COLUMN = '#source';
+
+/** The source names of a `#source` cell. */
+export function sourceNames(cell: string | undefined): string[] {
+  return cell ? cell.split(',').filter(Boolean) : [];
+}
+
 /** Metadata columns of an N-way TSV (`#source`: where a row comes from) are not languages. */
 export function isMetaColumn(header: string): boolean {
   return header.startsWith('#');
@@ -20,9 +28,13 @@ export function isMetaColumn(header: string): boolean {
  * N-way parallel TSV (optionally .gz): a header row of language codes, then one row per
  * sentence; an empty cell = no translation. Yields each row as language → text.
  */
-export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGenerator<{ row: number; cells: Map<string, string> }, { langs: string[] }> {
+export async function* readNWayTsv(
+  path: string,
+  o: ReadOptions = {},
+): AsyncGenerator<{ row: number; cells: Map<string, string>; source?: string }, { langs: string[] }> {
   let langs: string[] | null = null;
   let header: string[] = [];
+  let sourceAt = -1;
   let row = 0;
   for await (const { line, no } of readLines(path, { maxChars: o.maxChars })) {
     const cols = line.split('\t');
@@ -32,6 +44,7 @@ export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGene
       if (!langs.length || langs.some((l) => !LANG_CODE.test(l)))
         throw new Error(`${path}:1: not an N-way TSV (its first line '${line.slice(0, 40)}${line.length > 40 ? '…' : ''}' is not a header of language codes)`);
       if (new Set(langs).size !== langs.length) throw new Error(`${path}:1: duplicate language in header`);
+      sourceAt = header.indexOf(SOURCE_COLUMN);
       continue;
     }
     if (cols.length !== header.length) throw new Error(`${path}:${no}: ${cols.length} columns, header has ${header.length}`);
@@ -39,7 +52,7 @@ export async function* readNWayTsv(path: string, o: ReadOptions = {}): AsyncGene
     cols.forEach((c, i) => {
       if (c && !isMetaColumn(header[i]!)) cells.set(header[i]!, c);
     });
-    yield { row: row++, cells };
+    yield sourceAt >= 0 ? { row: row++, cells, source: cols[sourceAt]! } : { row: row++, cells };
   }
   if (!langs) throw new Error(`${path}: empty file (no header)`);
   return { langs };

@@ -1,6 +1,7 @@
 // Training examples from an N-way parallel corpus, following the configured paths, and a
 // deterministic, resumable batch stream (length-sorted chunks as LASER does, shuffled batches).
 import { Rng } from '../util/rng.js';
+import { SOURCE_COLUMN, sourceNames } from './corpus.js';
 
 /**
  * A training path. '1:1': each source language → one target language. '1:N': one source decoded
@@ -16,10 +17,15 @@ export interface PathConfig {
   trg: string[] | '*';
   /** Relative sampling weight of this path's examples (default 1). */
   weight?: number;
+  /** Only rows whose `#source` cell names one of these sources (default: every row). */
+  sources?: string[];
 }
 
-/** Token ids of every cell: ids.get(lang)[row] (undefined when the row has no such cell). */
-export type EncodedCorpus = { langs: string[]; rows: number; ids: Map<string, (Int32Array | undefined)[]> };
+/**
+ * Token ids of every cell: ids.get(lang)[row] (undefined when the row has no such cell); each row's
+ * `#source` cell when the corpus has one.
+ */
+export type EncodedCorpus = { langs: string[]; rows: number; ids: Map<string, (Int32Array | undefined)[]>; sources?: string[] };
 
 export interface Example {
   kind: PathConfig['kind'];
@@ -41,6 +47,19 @@ function resolveSrc(src: PathConfig['src'], trg: string[], langs: string[]): str
 
 /** How a path reads in messages. */
 const pathName = (p: PathConfig) => `${p.kind} ${JSON.stringify(p.src)}→${p.trg === '*' ? '*' : p.trg.join(',')}`;
+
+/** The rows a path reads: every row, or those whose `#source` names one of the path's sources. */
+function pathRows(c: EncodedCorpus, p: PathConfig): (r: number) => boolean {
+  if (!p.sources) return () => true;
+  const want = new Set(p.sources);
+  const cells = c.sources;
+  if (!cells) throw new Error(`path ${pathName(p)}: 'sources' needs a corpus with a ${SOURCE_COLUMN} column`);
+  const rows = new Uint8Array(c.rows);
+  let n = 0;
+  for (let r = 0; r < c.rows; r++) if (sourceNames(cells[r]).some((s) => want.has(s))) (rows[r] = 1), n++;
+  if (!n) throw new Error(`path ${pathName(p)}: no row of the corpus comes from ${p.sources.join(', ')}`);
+  return (r) => rows[r] === 1;
+}
 
 /**
  * Enumerates the examples of every path (M:1 uses pairs of sources of the same row). A path's
@@ -68,9 +87,11 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
 }
 
 function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
+  const read = pathRows(c, p);
   if (p.trg === '*') {
     if (p.kind !== '1:1' || p.src !== '*') throw new Error(`path ${pathName(p)}: trg '*' needs kind 1:1 and src '*'`);
     for (let r = 0; r < c.rows; r++) {
+      if (!read(r)) continue;
       const present = c.langs.filter((l) => c.ids.get(l)?.[r] !== undefined);
       for (let i = 0; i < present.length; i++)
         for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: [present[i]!], trg: [present[j]!] });
@@ -82,6 +103,7 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
   }
   const srcs = resolveSrc(p.src, p.trg, c.langs);
   for (let r = 0; r < c.rows; r++) {
+    if (!read(r)) continue;
     const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
     const trg = p.trg.filter(has);
     if (p.kind === '1:1') {

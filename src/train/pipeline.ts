@@ -267,6 +267,7 @@ async function readInputs(r: Run): Promise<{ table: NWayTable; devTable: NWayTab
       for await (const { line } of readLines(file))
         if (line.trim()) {
           table.rows.push(new Map([[lang, line]]));
+          table.sources?.push('');
           n++;
         }
       log(`--mono ${lang}: ${n} sentences from ${file}`);

@@ -8,6 +8,8 @@ import { pause } from '../util/pause.js';
 export interface NWayTable {
   langs: string[];
   rows: Map<string, string>[];
+  /** Each row's `#source` cell, when the file has that column. */
+  sources?: string[];
 }
 
 /** Stopped by an abort signal (SIGINT) during preparation. */
@@ -21,17 +23,19 @@ export class PreparationAborted extends Error {
 /** The N-way TSV; an aborted `signal` stops the reading (PreparationAborted). */
 export async function loadTable(path: string, o: { signal?: AbortSignal } = {}): Promise<NWayTable> {
   const rows: Map<string, string>[] = [];
+  const sources: string[] = [];
   const it = readNWayTsv(path);
   let r = await it.next();
   while (!r.done) {
     rows.push(r.value.cells);
+    if (r.value.source !== undefined) sources.push(r.value.source);
     if ((rows.length & 1023) === 0 && o.signal?.aborted) {
       await it.return?.({ langs: [] });
       throw new PreparationAborted(`reading ${path}`);
     }
     r = await it.next();
   }
-  return { langs: r.value.langs, rows };
+  return { langs: r.value.langs, rows, ...(sources.length === rows.length && rows.length ? { sources } : {}) };
 }
 
 /** Token ids of every cell of the languages the paths use. */
@@ -45,7 +49,7 @@ export function encodeTable(t: NWayTable, tok: TextTokenizer, langs: string[] = 
         return s ? tok.encode(s) : undefined;
       }),
     );
-  return { langs, rows: t.rows.length, ids };
+  return { langs, rows: t.rows.length, ids, ...(t.sources ? { sources: t.sources } : {}) };
 }
 
 /**
@@ -92,7 +96,7 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
     }
     ids.set(l, col);
   }
-  return { langs, rows: t.rows.length, ids };
+  return { langs, rows: t.rows.length, ids, ...(t.sources ? { sources: t.sources } : {}) };
 }
 
 /** Dev pairs (l, en) for each language with at least minRows aligned rows (as the reference scores). */

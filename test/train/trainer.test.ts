@@ -17,6 +17,7 @@ import {
 } from '../../src/train-data/examples.js';
 import { train, TrainingInterrupted } from '../../src/train/trainer.js';
 import { fingerprintOf } from '../../src/train/pipeline.js';
+import { encodeTable, loadTable } from '../../src/train/prepare.js';
 import { laserConfigOf, unigramOutputBias } from '../../src/models/laser/family.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../../src/embed/model.js';
@@ -112,6 +113,34 @@ describe('LASER trainer', () => {
       ]),
     };
     assert.equal(buildExamples(big, [{ kind: '1:1', src: ['xx'], trg: ['en'], weight: 2 }]).length, 2 * rows);
+  });
+
+  it('a path with sources reads only the rows of those sources (#source column)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'xling-sources-'));
+    try {
+      const file = join(dir, 'c.tsv');
+      const lines = ['en\tde\tfr\t#source'];
+      for (let i = 0; i < 30; i++) lines.push(`cat ${i}\tKatze ${i}\t${i % 2 ? `chat ${i}` : ''}\t${['a', 'b', 'a,c'][i % 3]}`);
+      writeFileSync(file, lines.join('\n') + '\n');
+      const table = await loadTable(file);
+      assert.deepEqual(table.langs, ['en', 'de', 'fr'], '#source is not a language');
+      assert.equal(table.sources?.[2], 'a,c');
+      const c = encodeTable(table, new WordTokenizer(['cat', 'katze', 'chat', ...Array.from({ length: 30 }, (_, i) => String(i))]));
+      const every = { kind: '1:1' as const, src: '*' as const, trg: ['en'] };
+      const base = buildExamples(c, [every]);
+      assert.equal(base.length, 30 + 15);
+      // the rows of source 'c' (every third, listed with 'a') twice: once from each path
+      const more = buildExamples(c, [every, { ...every, sources: ['c'] }]);
+      const fromC = base.filter((e) => e.row % 3 === 2).length;
+      assert.equal(more.length, base.length + fromC);
+      assert.ok(more.slice(base.length).every((e) => e.row % 3 === 2));
+      assert.throws(() => buildExamples(c, [{ ...every, sources: ['z'] }]), /no row of the corpus comes from z/);
+      const noColumn = { ...c, sources: undefined };
+      assert.throws(() => buildExamples(noColumn, [{ ...every, sources: ['a'] }]), /'sources' needs a corpus with a #source column/);
+      assert.throws(() => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en'], sources: [] }] }, 'c.json'), /c\.json: paths\[0\]\.sources must list source names/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('samples one language pair per batch with a temperature', () => {
