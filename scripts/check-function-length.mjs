@@ -11,12 +11,17 @@
 // on a long function not in that list, and on a listed one that is no longer long (take it out).
 // A function's name: its own, Class.method for members, the variable or property an anonymous
 // function is assigned to, "callee callback" for one passed as an argument.
+// Command run bodies (the function passed to `command(['eval', 'xsim'], spec, run)` in src/cli/) are
+// held to MAX_RUN_LINES; scripts/long-run-bodies.json lists the commands still over it,
+// { "src/cli/file.ts": ["eval xsim", …] }, on the same terms.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 export const MAX_LINES = 100;
+/** A command's run body (the function given to `command(path, spec, run)` in src/cli/): parse, then one library call. */
+export const MAX_RUN_LINES = 40;
 
 function* sources(dir) {
   for (const name of readdirSync(dir).sort()) {
@@ -56,20 +61,58 @@ export function longFunctions(root) {
   return found;
 }
 
-/** The check's complaints (none: it passes). */
-export function check(root) {
-  const listFile = join(root, 'scripts', 'long-functions.json');
-  const listed = existsSync(listFile) ? JSON.parse(readFileSync(listFile, 'utf8')) : {};
-  const found = longFunctions(root);
+/** Every command run body in ROOT/src/cli longer than MAX_RUN_LINES: { file, name (the command's words), line, lines }. */
+export function longRunBodies(root) {
+  const found = [];
+  if (!existsSync(join(root, 'src', 'cli'))) return found;
+  for (const path of sources(join(root, 'src', 'cli'))) {
+    const sf = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+    const file = relative(root, path).split(sep).join('/');
+    const visit = (node) => {
+      if (ts.isCallExpression(node) && node.expression.getText(sf) === 'command' && node.arguments.length >= 3) {
+        const [words, , run] = node.arguments;
+        if (ts.isArrayLiteralExpression(words) && ts.isFunctionLike(run)) {
+          const name = words.elements.map((e) => (ts.isStringLiteral(e) ? e.text : e.getText(sf))).join(' ');
+          const first = sf.getLineAndCharacterOfPosition(run.getStart(sf)).line;
+          const lines = sf.getLineAndCharacterOfPosition(run.end).line - first + 1;
+          if (lines > MAX_RUN_LINES) found.push({ file, name, line: first + 1, lines });
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return found;
+}
+
+function listedIn(root, name) {
+  const listFile = join(root, 'scripts', name);
+  return existsSync(listFile) ? JSON.parse(readFileSync(listFile, 'utf8')) : {};
+}
+
+function compare(found, listed, listName, max, what) {
   const problems = [];
   for (const f of found)
-    if (!listed[f.file]?.includes(f.name))
-      problems.push(`${f.file}:${f.line}: ${f.name} spans ${f.lines} lines (at most ${MAX_LINES}, nested functions included): split it`);
+    if (!listed[f.file]?.includes(f.name)) problems.push(`${f.file}:${f.line}: ${f.name} spans ${f.lines} lines (at most ${max}${what}): split it`);
   for (const [file, names] of Object.entries(listed))
     for (const name of names)
       if (!found.some((f) => f.file === file && f.name === name))
-        problems.push(`scripts/long-functions.json: ${file} ${name} is no longer over ${MAX_LINES} lines (or not there): take it out of the list`);
+        problems.push(`scripts/${listName}: ${file} ${name} is no longer over ${max} lines (or not there): take it out of the list`);
   return problems;
+}
+
+/** The check's complaints (none: it passes). */
+export function check(root) {
+  return [
+    ...compare(longFunctions(root), listedIn(root, 'long-functions.json'), 'long-functions.json', MAX_LINES, ', nested functions included'),
+    ...compare(
+      longRunBodies(root),
+      listedIn(root, 'long-run-bodies.json'),
+      'long-run-bodies.json',
+      MAX_RUN_LINES,
+      ' for a command run body: parse, then one library call',
+    ),
+  ];
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -52,4 +52,31 @@ describe('function-length check', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('holds a command run body in src/cli to 40 lines, named by its words, and flags a listed one that is short now', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'xling-runlen-'));
+    try {
+      mkdirSync(join(dir, 'src', 'cli'), { recursive: true });
+      mkdirSync(join(dir, 'scripts'));
+      const run = (n: number) => `async (a) => {\n${body(n)}\n}`;
+      writeFileSync(
+        join(dir, 'src', 'cli', 'x.ts'),
+        [
+          `export const long = command(['eval', 'x'], {}, ${run(39)});`, // 41 lines
+          `export const ok = command(['ok'], {}, ${run(38)});`, // 40 lines: at the limit
+          `export const listed = command(['listed'], {}, ${run(50)});`,
+          `export const was = command(['was'], {}, ${run(2)});`,
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(join(dir, 'scripts', 'long-run-bodies.json'), JSON.stringify({ 'src/cli/x.ts': ['listed', 'was'] }));
+      const r = checkTree(dir);
+      assert.equal(r.status, 1, r.out);
+      assert.match(r.out, /src\/cli\/x\.ts:1: eval x spans 41 lines \(at most 40 for a command run body/);
+      assert.match(r.out, /long-run-bodies\.json: src\/cli\/x\.ts was is no longer over 40 lines/);
+      assert.equal(r.out.trim().split('\n').length, 2, r.out);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
