@@ -1,15 +1,10 @@
 // xling serve: the embedding and search HTTP API (src/serve/server.ts) and the web explorer.
-import { loadEncoderForRuntime } from '../embed/portable.js';
-import { GraphReader, openGraphIndex } from '../graph/query.js';
-import { FaissIndex, readIndex } from '../index/faiss.js';
-import { BinaryFlatIndex, isBinaryIndexFile } from '../index/binary.js';
-import { buildServer, closeGracefully, SERVE_DEFAULTS } from '../serve/server.js';
-import { loadServeConfig } from '../serve/config.js';
-import { loadStore, SentenceStore } from '../io/sentence-store.js';
+import { SERVE_DEFAULTS } from '../serve/server.js';
+import { serveUntilSignal } from '../serve/start.js';
 import { setComputeThreads } from '../tensor/backend.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
-import { checkPaths, inContext } from './io.js';
+import { checkPaths } from './io.js';
 import { PRECISION_OPTION } from './vectors.js';
 
 export const serveCommand = command(
@@ -73,64 +68,27 @@ export const serveCommand = command(
       ['--graph', a.graph, 'in-dir'],
       ['--config', a.config, 'in'],
     ]);
-    const tuning = a.config ? loadServeConfig(a.config) : {};
     if (a.threads) setComputeThreads(a.threads);
-    // a bag-of-n-grams model (the default one) on the portable runtime, others on the native backend
-    const model = loadEncoderForRuntime(modelDir, { precision: a.precision as 'fp32' | 'bf16' });
-    let index: FaissIndex | BinaryFlatIndex | undefined, store: SentenceStore | undefined;
-    if (a.index) {
-      const file = a.index;
-      if (isBinaryIndexFile(file)) index = inContext(`--index ${file}`, () => BinaryFlatIndex.read(file));
-      else
-        try {
-          index = readIndex(file);
-        } catch {
-          throw new Error(`--index ${file}: not a faiss index (faiss cannot read it; xling index build writes one)`);
-        }
-      if (index.d !== model.dim) throw new Error(`--index ${a.index} holds ${index.d}-d vectors, --model ${modelDir} gives ${model.dim}-d`);
-    }
-    if (a.store) {
-      store = await loadStore(a.store);
-      if (store.size !== index!.ntotal) throw new Error(`--store ${a.store} has ${store.size} sentences, --index ${a.index} ${index!.ntotal} vectors`);
-    }
-    const graph = a.graph ? new GraphReader(a.graph) : undefined;
-    if (graph && graph.meta.model.dim !== model.dim)
-      throw new Error(`--graph ${a.graph} was built with ${graph.meta.model.dim}-d vectors, --model ${modelDir} gives ${model.dim}-d`);
-    if (graph) {
-      index = openGraphIndex(a.graph!);
-      store = graph.store;
-    }
-    const app = await buildServer({
-      ...tuning,
-      model,
+    await serveUntilSignal({
       modelDir,
-      index,
-      store,
-      graph,
-      indexPath: a.index,
-      mapSample: a.mapSample,
-      maxBatchTokens: a.maxBatchTokens,
-      maxClientBatchSize: a.maxClientBatchSize,
-      maxConcurrentRequests: a.maxConcurrentRequests,
-      autoTruncate: a.autoTruncate,
-      apiKey: a.apiKey,
-      lang: a.lang,
-      center: a.center,
-      logger: a.log,
-    });
-    const address = await app.listen({ port: a.port, host: a.host });
-    process.stderr.write(`[serve] ${modelDir} (${model.dim}-d) listening on ${address} — API docs at ${address}/docs\n`);
-    await new Promise<void>((resolve) => {
-      const stop = (sig: string) => {
-        process.stderr.write(`[serve] ${sig}: finishing in-flight requests\n`);
-        void closeGracefully(app, tuning.requestTimeoutMs ?? SERVE_DEFAULTS.requestTimeoutMs).then(() => {
-          index?.dispose();
-          graph?.close();
-          resolve();
-        });
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      precision: a.precision as 'fp32' | 'bf16',
+      index: a.index,
+      store: a.store,
+      graph: a.graph,
+      config: a.config,
+      port: a.port,
+      host: a.host,
+      server: {
+        mapSample: a.mapSample,
+        maxBatchTokens: a.maxBatchTokens,
+        maxClientBatchSize: a.maxClientBatchSize,
+        maxConcurrentRequests: a.maxConcurrentRequests,
+        autoTruncate: a.autoTruncate,
+        apiKey: a.apiKey,
+        lang: a.lang,
+        center: a.center,
+        logger: a.log,
+      },
     });
   },
   { ownSignals: true },
