@@ -1,16 +1,10 @@
 // xling probe code-switch: is a sentence still itself when some of its words are written in other
 // languages? (the k-nn graph paper's code-switching probe, section 4.4)
-import { loadSentenceEncoder } from '../embed/model-dir.js';
-import { knn } from '../index/faiss.js';
+import { codeSwitchReport, probeLanguages } from '../probe/code-switch-run.js';
 import { loadTable } from '../train/prepare.js';
-import { codeSwitchProbe } from '../probe/code-switch.js';
-import { lineChart } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
-
-/** Languages written with spaces between words (what a word-level switch can mix into English). */
-const SPACED = ['de', 'fr', 'es', 'ru', 'it', 'pt_br', 'pl', 'cs', 'sv', 'tr', 'nl', 'da', 'fi', 'hu', 'uk', 'ro', 'ca', 'sk', 'nb', 'el'];
 
 function numbers(flag: string, values: string[], ok: (x: number) => boolean, what: string): number[] {
   return values.map((v) => {
@@ -53,81 +47,32 @@ export const probeCodeSwitchCommand = command(
   async (a) => {
     const rates = numbers('--rates', a.rates, (x) => x > 0 && x <= 1, 'a share in (0, 1]');
     const switchLangs = numbers('--switch-langs', a.switchLangs, (x) => Number.isInteger(x) && x >= 1, 'a whole number of languages ≥ 1');
-    a.model = modelOrDefault(a.model);
+    const modelDir = modelOrDefault(a.model);
     checkPaths([
-      ['--model', a.model, 'in-dir'],
+      ['--model', modelDir, 'in-dir'],
       ['--data', a.data, 'in-text'],
       ['--align-data', a.alignData, 'in-text'],
       ['--json', a.json, 'out-text'],
       ['--svg', a.svg, 'out-text'],
     ]);
     const table = await loadTable(a.data);
-    if (!table.langs.includes('en')) throw new Error(`--data ${a.data}: no en column (the probe switches English sentences)`);
-    const langs = a.langs.length ? a.langs : SPACED.filter((l) => table.langs.includes(l));
-    const unknown = langs.filter((l) => !table.langs.includes(l) || l === 'en');
-    if (unknown.length) usage(`--langs: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a column of --data besides en`);
-    if (Math.max(...switchLangs) > langs.length) usage(`--switch-langs: ${Math.max(...switchLangs)} languages asked, --langs has ${langs.length}`);
+    const langs = probeLanguages(a.data, table.langs, a.langs, switchLangs);
     const alignTrain = a.alignData ? (await loadTable(a.alignData)).rows.slice(0, a.alignRows) : [];
-    const model = loadSentenceEncoder(a.model);
-    const log = (l: string) => {
-      if (!a.quiet) process.stderr.write(`[probe] ${l}\n`);
-    };
-    const r = await codeSwitchProbe({
+    const r = await codeSwitchReport({
+      modelDir,
+      data: a.data,
       rows: table.rows,
+      alignTrain,
       langs,
       rates,
       switchLangs,
       sentences: a.sentences,
       seed: a.seed,
-      alignTrain,
-      dim: model.dim,
-      log,
-      embed: (texts, lang) => model.embedAsync(texts, { lang, center: a.center, normalize: true }),
-      knn: (q, base, d, k) => knn(q, base, d, k, 'ip'),
+      center: a.center,
+      quiet: a.quiet,
     });
-    const pct = (x: number) => (Number.isNaN(x) ? '–' : (100 * x).toFixed(1));
-    const lines = [
-      `${r.collection} sentences searched; original English sentence nearest, % (its row: original or a translation, %)`,
-      ['words replaced', ...switchLangs.map((n) => `${n} languages`)].join('\t'),
-      ...rates.map((rate) =>
-        [
-          `${Math.round(100 * rate)}%`,
-          ...switchLangs.map((n) => {
-            const c = r.cells.find((x) => x.rate === rate && x.langs === n)!;
-            return `${pct(c.originalTop1)} (${pct(c.rowTop1)})`;
-          }),
-        ].join('\t'),
-      ),
-    ];
-    summaryWriter(a.json, a.svg)(lines.join('\n') + '\n');
-    if (a.json)
-      writeJsonOutput(a.json, {
-        model: a.model,
-        data: a.data,
-        langs,
-        collection: r.collection,
-        cells: r.cells.map((c) => ({
-          rate: c.rate,
-          languages: c.langs,
-          probes: c.probes,
-          original_top1: c.originalTop1,
-          row_top1: c.rowTop1,
-          languages_used: c.meanLangsUsed,
-        })),
-        examples: r.examples,
-      });
-    if (a.svg)
-      writeTextOutput(
-        a.svg,
-        lineChart({
-          title: 'Code-switched English: the original sentence is still the nearest',
-          xLabel: 'share of words replaced',
-          yLabel: 'original nearest (%)',
-          series: switchLangs.map((n) => ({
-            name: `${n} languages`,
-            points: r.cells.filter((c) => c.langs === n && c.probes > 0).map((c) => [c.rate, 100 * c.originalTop1] as [number, number]),
-          })),
-        }),
-      );
+    summaryWriter(a.json, a.svg)(r.summary);
+    if (a.json) writeJsonOutput(a.json, r.json);
+    if (a.svg) writeTextOutput(a.svg, r.svg);
   },
 );
