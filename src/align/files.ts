@@ -4,8 +4,11 @@
 // vecalign's own `[0, 1]:[2]:0.123456` lines. Every document is read (and refused when empty or
 // unreadable) before anything is embedded.
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { modelOrDefault } from '../embed/default-model.js';
+import { checkLangOption } from '../embed/input.js';
+import { loadEncoderForRuntime } from '../embed/portable.js';
 import { readLines, shownPath } from '../io/input.js';
-import { AlignedGroup, alignSentences, AlignOptions, SentenceEmbedder } from './align.js';
+import { AlignedGroup, alignSentences, AlignOptions, embedderOf, SentenceEmbedder } from './align.js';
 import { vecalignLine } from './score.js';
 
 export type AlignFormat = 'tsv' | 'vecalign';
@@ -132,4 +135,21 @@ export async function alignFiles(
     );
   }
   return { pairs: jobs.length, groups, deletions };
+}
+
+/**
+ * alignFiles' embedder over a model directory (undefined: the package's default model), opened when
+ * alignFiles asks (after the documents are read): the model loaded for its runtime and the
+ * languages of the two sides (--src-lang, --trg-lang; 'none' when not given) checked against it.
+ */
+export function modelEmbedder(
+  model: string | undefined,
+  o: { srcLang?: string; trgLang?: string; center: boolean },
+): () => { embedder: SentenceEmbedder; srcLang: string; trgLang: string } {
+  return () => {
+    const m = loadEncoderForRuntime(modelOrDefault(model));
+    const srcLang = checkLangOption(m, o.srcLang, '--src-lang') ?? 'none',
+      trgLang = checkLangOption(m, o.trgLang, '--trg-lang') ?? 'none';
+    return { embedder: embedderOf(m, { center: o.center }), srcLang, trgLang };
+  };
 }

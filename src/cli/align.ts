@@ -1,13 +1,35 @@
 // xling align: sentence alignment of a document and its translation (or of many pairs), by
 // vecalign's dynamic programming over the model's sentence embeddings (src/align/).
-import { AlignFormat, AlignJob, alignFiles, readPairList } from '../align/files.js';
-import { embedderOf } from '../align/align.js';
-import { loadEncoderForRuntime } from '../embed/portable.js';
+import { AlignFormat, AlignJob, alignFiles, modelEmbedder, readPairList } from '../align/files.js';
 import { setComputeThreads } from '../tensor/backend.js';
 import { command, usage } from './command.js';
-import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
+import { DEFAULTED_MODEL_OPTION } from './default-model.js';
 import { checkPaths, PathArg, writeTextOutput } from './io.js';
-import { checkLangOption, EMBED_OPTIONS, LANG_HELP } from './vectors.js';
+import { EMBED_OPTIONS, LANG_HELP } from './vectors.js';
+
+/** The pairs to align (one, or --pairs' list), their files checked before any work. */
+async function alignJobs(a: { pairs?: string; src?: string; trg?: string; model?: string; output: string }, format: AlignFormat): Promise<AlignJob[]> {
+  if (!a.pairs) {
+    checkPaths([
+      ['--src', a.src, 'in-text'],
+      ['--trg', a.trg, 'in-text'],
+      ['--model', a.model, 'in-dir'],
+      ['--output', a.output, 'out-text'],
+    ]);
+    return [{ src: a.src!, trg: a.trg!, out: a.output, srcWhat: '--src', trgWhat: '--trg' }];
+  }
+  const given: PathArg[] = [
+    ['--pairs', a.pairs, 'in-text'],
+    ['--model', a.model, 'in-dir'],
+  ];
+  checkPaths(given);
+  const jobs = await readPairList(a.pairs, a.output, format);
+  const paths = [...given];
+  for (const j of jobs) paths.push([j.srcWhat, j.src, 'in'], [j.trgWhat, j.trg, 'in']);
+  for (const j of jobs) paths.push([`${j.srcWhat.replace(/: source$/, '')}: output`, j.out, 'out']);
+  checkPaths(paths);
+  return jobs;
+}
 
 export const alignCommand = command(
   ['align'],
@@ -61,38 +83,10 @@ export const alignCommand = command(
       usage(a.src || a.trg ? `give ${a.src ? '--trg' : '--src'} too (or --pairs for many documents)` : 'give --src and --trg (or --pairs)');
     if (a.pairs && a.output === '-') usage('--pairs writes one file per pair: -o must be a directory');
     const format = a.format as AlignFormat;
-    let jobs: AlignJob[];
-    if (a.pairs) {
-      checkPaths([
-        ['--pairs', a.pairs, 'in-text'],
-        ['--model', a.model, 'in-dir'],
-      ]);
-      jobs = await readPairList(a.pairs, a.output, format);
-      const paths: PathArg[] = [
-        ['--pairs', a.pairs, 'in-text'],
-        ['--model', a.model, 'in-dir'],
-      ];
-      for (const j of jobs) paths.push([j.srcWhat, j.src, 'in'], [j.trgWhat, j.trg, 'in']);
-      for (const j of jobs) paths.push([`${j.srcWhat.replace(/: source$/, '')}: output`, j.out, 'out']);
-      checkPaths(paths);
-    } else {
-      checkPaths([
-        ['--src', a.src, 'in-text'],
-        ['--trg', a.trg, 'in-text'],
-        ['--model', a.model, 'in-dir'],
-        ['--output', a.output, 'out-text'],
-      ]);
-      jobs = [{ src: a.src!, trg: a.trg!, out: a.output, srcWhat: '--src', trgWhat: '--trg' }];
-    }
+    const jobs = await alignJobs(a, format);
     if (a.threads) setComputeThreads(a.threads);
     // the documents are read (an empty one refused) before the model is loaded and the languages checked against it
-    const open = () => {
-      const model = loadEncoderForRuntime(modelOrDefault(a.model));
-      const srcLang = checkLangOption(model, a.srcLang, '--src-lang') ?? 'none',
-        trgLang = checkLangOption(model, a.trgLang, '--trg-lang') ?? 'none';
-      return { embedder: embedderOf(model, { center: a.center }), srcLang, trgLang };
-    };
-    const r = await alignFiles(jobs, open, {
+    const r = await alignFiles(jobs, modelEmbedder(a.model, { srcLang: a.srcLang, trgLang: a.trgLang, center: a.center }), {
       format,
       deletions: a.deletions,
       maxGroup: a.maxGroup,
