@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { knn } from '../../src/index/faiss.js';
 import { alignRows, codeSwitch, codeSwitchProbe, words } from '../../src/probe/code-switch.js';
+import { probeLanguages } from '../../src/probe/code-switch-run.js';
+import { UsageError } from '../../src/util/args.js';
 import { Rng } from '../../src/util/rng.js';
 
 // a lexicon of 40 concepts in English and two toy languages (same word order)
@@ -106,5 +108,24 @@ describe('code-switching probe', () => {
       return out;
     });
     for (const c of random.cells) assert.ok(c.originalTop1 <= 0.05 && c.rowTop1 <= 0.05, `random: ${JSON.stringify(c)}`);
+  });
+});
+
+describe('probed languages', () => {
+  it("default to the table's space-delimited languages besides en, and refuse what the table cannot give", () => {
+    assert.deepEqual(probeLanguages('t.tsv', ['en', 'ja', 'fr', 'de', 'zh'], [], [1, 2]), ['de', 'fr']);
+    assert.deepEqual(probeLanguages('t.tsv', ['en', 'ja', 'fr'], ['ja'], [1]), ['ja']);
+    assert.throws(
+      () => probeLanguages('t.tsv', ['de', 'fr'], [], [1]),
+      (e: Error) => !(e instanceof UsageError) && /t\.tsv: no en column/.test(e.message),
+    );
+    assert.throws(
+      () => probeLanguages('t.tsv', ['en', 'fr'], ['fr', 'en', 'xx'], [1]),
+      (e: Error) => e instanceof UsageError && e.message === '--langs: en, xx are not a column of --data besides en',
+    );
+    assert.throws(
+      () => probeLanguages('t.tsv', ['en', 'fr', 'de'], [], [2, 3]),
+      (e: Error) => e instanceof UsageError && e.message === '--switch-langs: 3 languages asked, --langs has 2',
+    );
   });
 });
