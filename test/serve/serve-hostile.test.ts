@@ -260,11 +260,10 @@ describe('xling serve: bounded work and time', () => {
     // fires while it runs, whatever the machine's speed
     const app = await buildServer({ model, modelDir, requestTimeoutMs: 300, headersTimeoutMs: 200 });
     servers.push(app);
-    let aborted: boolean | undefined;
+    let woken = false;
     app.get('/slow', async (req, reply) => {
-      const signal = signalOf(req)!;
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-      aborted = signal.aborted;
+      await new Promise((resolve) => signalOf(req)!.addEventListener('abort', resolve, { once: true }));
+      woken = true;
       return reply;
     });
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -275,7 +274,7 @@ describe('xling serve: bounded work and time', () => {
       error: "Request timeout: not answered within 0.3 s (the server's requestTimeout)",
       error_type: 'Timeout',
     });
-    assert.equal(aborted, true, "the handler's abort signal fired (its queued work is dropped)");
+    assert.ok(woken, "the handler's abort signal fired (its queued work is dropped)");
     // body trickle: a byte every 50 ms
     let s = await open(base);
     s.write('POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
