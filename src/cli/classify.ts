@@ -1,13 +1,10 @@
 // xling classify train / eval: cross-lingual document classification on document vectors (the
-// mean of each document's sentence vectors): train on one language, test on any other.
-import { spreadSample } from '../embed/centering.js';
-import { InputEmbedder } from './vectors.js';
-import { CLASSIFIER_DEFAULTS, ClassifierType, evaluate, loadClassifier, predict, trainClassifier } from '../classify/classifier.js';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
-import { documentVectors } from '../eval/documents.js';
-import { readLabelledDocs } from '../classify/documents.js';
+// mean of each document's sentence vectors): train on one language, test on any other
+// (src/eval/classification.ts; the classifiers in src/classify/).
+import { CLASSIFIER_DEFAULTS, ClassifierType } from '../classify/classifier.js';
+import { confusionSvg, evaluationSummary } from '../classify/report.js';
+import { evaluateClassifierRun, trainClassifierRun } from '../eval/classification.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { heatmap } from '../util/svg.js';
 import { command, usage } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
@@ -66,28 +63,21 @@ export const classifyTrainCommand = command(
       return v;
     });
     if (a.threads) setNumThreads(a.threads);
-    const m = loadSentenceEncoder(a.model);
-    const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
-    const docs = await readLabelledDocs(a.data);
-    const labels = [...new Set(docs.labels)].sort();
-    job.identify(spreadSample(docs.texts));
-    const x = documentVectors(m, docs.texts, job.embedOptions());
-    const y = Int32Array.from(docs.labels, (l) => labels.indexOf(l));
-    const clf = trainClassifier(x, y, labels, {
-      ...CLASSIFIER_DEFAULTS,
-      type: a.classifierType as ClassifierType,
-      hidden,
-      dropout: a.dropout,
-      epochs: a.epochs,
-      lr: a.lr,
-      heldOut: a.heldOut,
-      seed: a.seed,
+    const line = await trainClassifierRun({
+      ...a,
+      model: a.model,
+      classifier: {
+        ...CLASSIFIER_DEFAULTS,
+        type: a.classifierType as ClassifierType,
+        hidden,
+        dropout: a.dropout,
+        epochs: a.epochs,
+        lr: a.lr,
+        heldOut: a.heldOut,
+        seed: a.seed,
+      },
     });
-    clf.save(a.output);
-    const train = evaluate(y, predict(clf, x), labels);
-    process.stderr.write(
-      `[classify] ${docs.texts.length} documents, ${labels.length} classes: ${clf.info}; training accuracy ${(100 * train.accuracy).toFixed(1)}% → ${a.output}\n`,
-    );
+    process.stderr.write(`[classify] ${line}\n`);
   },
 );
 
@@ -114,43 +104,9 @@ export const classifyEvalCommand = command(
       ['--svg', a.svg, 'out-text'],
     ]);
     if (a.threads) setNumThreads(a.threads);
-    const clf = loadClassifier(a.classifier);
-    const m = loadSentenceEncoder(a.model);
-    if (m.dim !== clf.dim) throw new Error(`--classifier ${a.classifier} takes ${clf.dim}-d document vectors, --model ${a.model} gives ${m.dim}-d`);
-    const job = new InputEmbedder(m, { lang: a.lang, langFlag: '--lang', center: a.center, label: 'classify' }, a.data);
-    const docs = await readLabelledDocs(a.data);
-    const unknown = [...new Set(docs.labels.filter((l) => !clf.labels.includes(l)))];
-    if (unknown.length) throw new Error(`${a.data}: labels the classifier does not know: ${unknown.join(', ')}`);
-    job.identify(spreadSample(docs.texts));
-    const x = documentVectors(m, docs.texts, job.embedOptions());
-    const r = evaluate(
-      Int32Array.from(docs.labels, (l) => clf.labels.indexOf(l)),
-      predict(clf, x),
-      clf.labels,
-    );
-    const say = summaryWriter(a.json, a.svg);
-    say(
-      `accuracy ${(100 * r.accuracy).toFixed(2)}%  macro-F1 ${(100 * r.macro_f1).toFixed(2)}% over ${r.macro_classes} classes (gold or predicted)  (${r.n} documents)\n`,
-    );
-    for (const p of r.perClass)
-      say(
-        `  ${p.label.padEnd(12)} P ${(100 * p.precision).toFixed(1).padStart(5)}  R ${(100 * p.recall).toFixed(1).padStart(5)}  F1 ${(100 * p.f1).toFixed(1).padStart(5)}  n=${p.support}\n`,
-      );
+    const r = await evaluateClassifierRun({ ...a, model: a.model });
+    summaryWriter(a.json, a.svg)(evaluationSummary(r));
     if (a.json) writeJsonOutput(a.json, r);
-    if (a.svg)
-      writeTextOutput(
-        a.svg,
-        heatmap({
-          rows: r.labels,
-          cols: r.labels,
-          values: r.confusion,
-          title: `Confusion matrix — accuracy ${(100 * r.accuracy).toFixed(1)}%`,
-          colors: 'viridis',
-          showValues: true,
-          rowLabel: 'gold',
-          colLabel: 'predicted',
-          format: (v) => String(v),
-        }),
-      );
+    if (a.svg) writeTextOutput(a.svg, confusionSvg(r));
   },
 );

@@ -1,6 +1,7 @@
 // xling corpus: parallel training data from translation sources (gettext catalogs, TMX, XLIFF,
 // Moses corpora, CLDR annotations and locale data, dictionaries, translated document sets, Debian packages).
 import { buildCorpus } from '../corpus/build.js';
+import { corpusSummaryText, problemText } from '../corpus/summary.js';
 import { existsSync, statSync } from 'node:fs';
 import { embedderOf, SentenceEmbedder } from '../align/align.js';
 import { loadEncoderForRuntime } from '../embed/portable.js';
@@ -73,41 +74,18 @@ export const corpusCommand = command(
     ]);
     const problems: string[] = [];
     const summary = await buildCorpus({
+      ...a,
       sources: a._,
-      out: a.out,
       format: a.format as 'nway' | 'pairs',
-      debian: a.debian,
       cacheDir: a.cache,
-      devOut: a.devOut,
       devFraction: a.devOut !== undefined ? (a.devFraction ?? 0.02) : undefined,
       align: a.noAlign ? undefined : lazyEmbedder(a.model),
-      minWords: a.minWords,
-      maxWords: a.maxWords,
-      minLangRows: a.minLangRows,
-      quiet: a.quiet,
       onProblem: (p) => {
-        const m = `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`;
-        problems.push(m);
-        process.stderr.write(`[corpus] skipped ${m}\n`);
+        problems.push(problemText(p));
+        process.stderr.write(`[corpus] skipped ${problemText(p)}\n`);
       },
     });
-    const lines = [
-      `[corpus] ${summary.files} files, ${summary.units} units → ${summary.rows} rows${a.devOut ? ` (+ ${summary.devRows} dev rows in ${a.devOut})` : ''}, ${summary.langs.length} languages → ${a.out}`,
-    ];
-    const srcs = Object.keys(summary.bySource).sort();
-    for (const s of srcs) {
-      const m = summary.bySource[s]!;
-      lines.push(
-        `  ${s}: ${Object.entries(m)
-          .sort((x, y) => y[1] - x[1])
-          .map(([l, n]) => `${l} ${n}`)
-          .join(', ')}`,
-      );
-    }
-    const dropped = Object.entries(summary.dropped).sort((x, y) => y[1] - x[1]);
-    if (dropped.length) lines.push(`  left out: ${dropped.map(([w, n]) => `${w} ${n}`).join('; ')}`);
-    if (summary.problems) lines.push(`  ${summary.problems} problems reported above (each a file or an entry skipped)`);
-    process.stderr.write(lines.join('\n') + '\n');
+    process.stderr.write(corpusSummaryText(summary, a.out, a.devOut));
     if (a.stats) writeJsonOutput(a.stats, { ...summary, skipped: problems });
   },
 );

@@ -1,9 +1,8 @@
 // xling distill: a small bag-of-n-grams student trained to reproduce a teacher's vectors.
 import { loadConfig } from '../models/config.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { distillModel, DistillInput } from '../train/distill.js';
+import { distillInputs, distillModel } from '../train/distill.js';
 import { command, usage } from './command.js';
-import { parseLangFile } from '../io/input.js';
 import { runInterruptible } from './interrupt.js';
 import { checkPaths } from './io.js';
 
@@ -56,15 +55,7 @@ export const distillCommand = command(
     if (a.resume && a.resumeOrStart) usage('--resume and --resume-or-start exclude each other');
     const inputs = [...a.data, ...a._];
     if (!inputs.length && !a.parallel) usage('give --data TEXT (monolingual sentences) and/or --parallel TSV');
-    const data = inputs.map((d): DistillInput => {
-      let p: { lang?: string; file: string };
-      try {
-        p = parseLangFile(d, '--data');
-      } catch (e) {
-        return usage(`${(e as Error).message} (give FILE or LANG=FILE)`);
-      }
-      return { lang: p.lang ?? null, path: p.file };
-    });
+    const data = distillInputs(inputs);
     checkPaths([
       ['--teacher', a.teacher, 'in-dir'],
       ['--student-config', a.studentConfig, 'in'],

@@ -2,9 +2,8 @@
 // threshold, average precision, the PR curve (SVG), and F1 at a threshold tuned elsewhere
 // (src/eval/bucc-run.ts); the command checks its options and writes the report.
 import { evaluateBuccRun } from '../eval/bucc-run.js';
-import { thresholdFromFile } from '../mine/calibration.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
-import { Assignment, openScorer } from '../mine/scorer/index.js';
+import { Assignment } from '../mine/scorer/index.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
 import { checkPaths, summaryWriter, writeJsonOutput, writeTextOutput } from './io.js';
@@ -52,36 +51,15 @@ export const evalBuccCommand = command(
       ['--src-lang', a.srcLang],
       ['--trg-lang', a.trgLang],
     ]);
-    const say = (l: string) => process.stderr.write(`[bucc] ${l}\n`);
-    const opened = openScorer(a.scorer, model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say });
-    const scorer = opened?.scorer ?? null;
-    // the calibration file is checked before any embedding
-    const calibrated = a.thresholdFrom
-      ? thresholdFromFile(
-          a.thresholdFrom,
-          undefined,
-          { scorer: !!scorer, margin: a.margin, k: a.k, scorerTables: opened ? !!opened.aligner : undefined },
-          'bucc',
-        )
-      : undefined;
     const r = await evaluateBuccRun({
-      src: a.src,
-      trg: a.trg,
-      gold: a.gold,
-      srcVectors: a.srcVectors,
-      trgVectors: a.trgVectors,
+      ...a,
       model,
-      srcLang: a.srcLang,
-      trgLang: a.trgLang,
       srcEmbed: embedSettingsOf(s, a.srcLang, '--src-lang', 'bucc'),
       trgEmbed: embedSettingsOf(s, a.trgLang, '--trg-lang', 'bucc'),
-      k: a.k,
       margin: a.margin as MarginKind,
       retrieval: a.retrieval as Retrieval,
-      scorer: opened ? { dir: a.scorer!, opened, assignment: s.assignment as Assignment } : undefined,
-      calibrated: a.thresholdFrom && calibrated !== undefined ? { file: a.thresholdFrom, threshold: calibrated } : undefined,
-      targetPrecision: a.targetPrecision,
-      say,
+      scorer: a.scorer ? { dir: a.scorer, assignment: s.assignment as Assignment, selfTables: s.selfTables } : undefined,
+      say: (l) => process.stderr.write(`[bucc] ${l}\n`),
     });
     if (r.precisionNote) process.stderr.write(r.precisionNote);
     summaryWriter(a.json, a.svg)(r.summary);

@@ -1,26 +1,12 @@
 // xling eval retrieval: P@1/3/10 of finding the aligned row (or same-id row), both directions —
 // over two vector files, or (--docs) over parallel documents embedded with a model, by cosine and
-// by margin.
-import { spreadSample } from '../embed/centering.js';
-import { InputEmbedder } from './vectors.js';
-import { canonicalLang } from '../embed/language.js';
-import { loadSentenceEncoder } from '../embed/model-dir.js';
-import { docsFileLangs, documentRetrieval, documentVectors, readParallelDocs } from '../eval/documents.js';
-import { alignByIds, precisionAtK } from '../eval/retrieval.js';
-import { exactSearch, recallVsExact } from '../index/exact.js';
+// by margin (src/eval/retrieval.ts, src/eval/documents.ts).
+import { documentRetrievalRun } from '../eval/documents.js';
+import { retrievalSummary, vectorRetrieval } from '../eval/retrieval.js';
 import { kebab } from '../util/args.js';
 import { modelOrDefault } from './default-model.js';
 import { command, usage } from './command.js';
-import { openIndex } from '../index/faiss.js';
-import { readLines } from '../io/input.js';
-import { checkPaths, inContext, summaryWriter, writeJsonOutput } from './io.js';
-import { readVectors } from './vectors.js';
-
-async function readIds(f: string): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const { line } of readLines(f)) if (line.length) ids.push(line);
-  return ids;
-}
+import { checkPaths, summaryWriter, writeJsonOutput } from './io.js';
 
 export const evalRetrievalCommand = command(
   ['eval', 'retrieval'],
@@ -63,36 +49,13 @@ export const evalRetrievalCommand = command(
       ['--index', a.index, 'in'],
       ['--json', a.json, 'out-text'],
     ]);
-    const s = readVectors(a.srcVectors),
-      t = readVectors(a.trgVectors);
-    if (s.d !== t.d) throw new Error(`dimension mismatch: ${a.srcVectors} has ${s.d} columns, ${a.trgVectors} ${t.d}`);
-    const sIds = a.srcIds ? await readIds(a.srcIds) : null,
-      tIds = a.trgIds ? await readIds(a.trgIds) : null;
-    if (sIds && sIds.length !== s.n) throw new Error(`${a.srcIds}: ${sIds.length} ids for ${s.n} vectors`);
-    if (tIds && tIds.length !== t.n) throw new Error(`${a.trgIds}: ${tIds.length} ids for ${t.n} vectors`);
-    const gold = alignByIds(sIds, tIds, s.n, t.n);
-    const fwdExact = exactSearch(s.data, t.data, s.d, 10);
-    const out: Record<string, unknown> = { forward: precisionAtK(fwdExact, gold.fwd), backward: precisionAtK(exactSearch(t.data, s.data, s.d, 10), gold.bwd) };
-    if (a.index) {
-      const idx = openIndex('--index', a.index, a.nprobe);
-      if (idx.d !== s.d) throw new Error(`dimension mismatch: --index ${a.index} has ${idx.d}, --src-vectors ${a.srcVectors} has ${s.d}`);
-      if (idx.ntotal !== t.n)
-        throw new Error(`--index ${a.index} holds ${idx.ntotal} vectors, but --trg-vectors ${a.trgVectors} has ${t.n}: it must index the target vectors`);
-      const approx = inContext(`searching --index ${a.index}`, () => idx.search(s.data, Math.min(10, t.n)));
-      out.forwardIndex = { ...precisionAtK(approx, gold.fwd), recallVsExact: recallVsExact(fwdExact, approx) };
-      idx.dispose();
-    }
-    const fmt = (p: { p1: number; p3: number; p10: number; n: number }) =>
-      `P@1 ${(100 * p.p1).toFixed(2)}  P@3 ${(100 * p.p3).toFixed(2)}  P@10 ${(100 * p.p10).toFixed(2)}  (n=${p.n})`;
-    const say = summaryWriter(a.json);
-    for (const [k, v] of Object.entries(out))
-      say(
-        `${k.padEnd(13)} ${fmt(v as never)}${(v as { recallVsExact?: number }).recallVsExact !== undefined ? `  recall@10 vs exact ${(v as { recallVsExact: number }).recallVsExact.toFixed(3)}` : ''}\n`,
-      );
+    const out = await vectorRetrieval({ ...a, srcVectors: a.srcVectors, trgVectors: a.trgVectors });
+    summaryWriter(a.json)(retrievalSummary(out));
     if (a.json) writeJsonOutput(a.json, out);
   },
 );
 
+/** --docs: the options that do not apply refused, the files checked, one library call. */
 async function evalDocs(a: {
   docs?: string;
   model?: string;
@@ -108,40 +71,13 @@ async function evalDocs(a: {
 }): Promise<void> {
   for (const flag of ['srcVectors', 'trgVectors', 'srcIds', 'trgIds', 'index', 'nprobe'] as const)
     if (a[flag] !== undefined) usage(`--${kebab(flag)} does not apply to --docs (documents are aligned by line)`);
-  const modelDir = modelOrDefault(a.model);
+  const model = modelOrDefault(a.model);
   checkPaths([
     ['--docs', a.docs, 'in-text'],
-    ['--model', modelDir, 'in-dir'],
+    ['--model', model, 'in-dir'],
     ['--json', a.json, 'out-text'],
   ]);
-  const fromName = docsFileLangs(a.docs!);
-  let srcLang = a.srcLang ?? fromName?.src ?? 'auto',
-    trgLang = a.trgLang ?? fromName?.trg ?? 'auto';
-  const model = loadSentenceEncoder(modelDir);
-  // a language taken from the file name is used only when the model knows it (a given one must be known)
-  const known = (l: string | undefined) => (l && model.languages.some((m) => canonicalLang(m) === canonicalLang(l)) ? l : undefined);
-  if (a.srcLang === undefined) srcLang = known(fromName?.src) ?? 'auto';
-  if (a.trgLang === undefined) trgLang = known(fromName?.trg) ?? 'auto';
-  const sj = new InputEmbedder(model, { lang: srcLang, langFlag: '--src-lang', center: true, label: 'retrieval' }, `${a.docs} (source side)`);
-  const tj = new InputEmbedder(model, { lang: trgLang, langFlag: '--trg-lang', center: true, label: 'retrieval' }, `${a.docs} (target side)`);
-  const docs = await readParallelDocs(a.docs!);
-  sj.identify(spreadSample(docs.src));
-  tj.identify(spreadSample(docs.trg));
-  const X = documentVectors(model, docs.src, sj.embedOptions()),
-    Y = documentVectors(model, docs.trg, tj.embedOptions());
-  const cosine = documentRetrieval(X, Y, model.dim),
-    margin = documentRetrieval(X, Y, model.dim, { margin: true });
-  const out = {
-    documents: docs.ids.length,
-    src_lang: srcLang,
-    trg_lang: trgLang,
-    centring: { src: sj.centring, trg: tj.centring },
-    cosine: { forward: cosine.forward, backward: cosine.backward },
-    margin: { forward: margin.forward, backward: margin.backward },
-  };
-  const p = (x: number) => (100 * x).toFixed(2);
-  summaryWriter(a.json)(
-    `${docs.ids.length} documents, ${srcLang}→${trgLang} and back, P@1: cosine ${p(cosine.forward.p1)} / ${p(cosine.backward.p1)}, margin ${p(margin.forward.p1)} / ${p(margin.backward.p1)}\n`,
-  );
-  if (a.json) writeJsonOutput(a.json, out);
+  const r = await documentRetrievalRun({ docs: a.docs!, model, srcLang: a.srcLang, trgLang: a.trgLang });
+  summaryWriter(a.json)(r.summary);
+  if (a.json) writeJsonOutput(a.json, r.report);
 }

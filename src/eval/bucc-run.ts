@@ -5,13 +5,14 @@
 // F1-optimal threshold, average precision, P/R at every score (what --threshold-from reads), at a
 // threshold calibrated elsewhere, at the lowest threshold reaching a target precision, and at the
 // scorer's automatic threshold. The command checks its options and writes the report.
+import { thresholdFromFile } from '../mine/calibration.js';
 import { readBucc, readGold } from '../train-data/corpus.js';
 import { EmbedSettings, vectorsFor } from '../embed/input.js';
 import { autoSummary, autoThreshold } from '../mine/auto-threshold.js';
 import { thresholdForPrecision } from '../mine/filters.js';
 import { MarginKind, Retrieval } from '../mine/mine.js';
 import { minePairs } from '../mine/pipeline.js';
-import { Assignment, OpenedScorer } from '../mine/scorer/index.js';
+import { Assignment, OpenedScorer, openScorer } from '../mine/scorer/index.js';
 import { bestPointReport, cutRows, evaluateAtThreshold, evaluateBucc, goldSet, prCurveSvg, prfText, Scored } from '../util/precision-recall.js';
 
 /** What xling eval bucc evaluates (its options checked by the command). */
@@ -32,13 +33,13 @@ export interface BuccRun {
   k: number;
   margin: MarginKind;
   retrieval: Retrieval;
-  /** Rank by this scorer (openScorer; `dir` as the report names it). */
-  scorer?: { dir: string; opened: OpenedScorer; assignment: Assignment };
-  /** Also P/R/F1 at this threshold (thresholdFromFile), calibrated in `file`. */
-  calibrated?: { file: string; threshold: number };
+  /** Rank by the scorer in `dir` (xling scorer train; opened with openScorer, its word tables for this pair as `selfTables` says). */
+  scorer?: { dir: string; assignment: Assignment; selfTables?: boolean };
+  /** Also P/R/F1 at the threshold calibrated in this file (an eval bucc --json report; thresholdFromFile), read before any embedding. */
+  thresholdFrom?: string;
   /** Also the lowest threshold reaching this precision. */
   targetPrecision?: number;
-  /** Lines said on the way (the k used). */
+  /** Lines said on the way (the k used, the scorer's warnings). */
   say: (line: string) => void;
 }
 
@@ -50,8 +51,28 @@ export interface BuccRunResult {
   svg(): string;
 }
 
+/** The run with its scorer opened and its calibrated threshold read. */
+interface OpenedRun extends Omit<BuccRun, 'scorer'> {
+  scorer?: { dir: string; opened: OpenedScorer; assignment: Assignment };
+  calibrated?: { file: string; threshold: number };
+}
+
+/** Opens the run's scorer and reads its calibrated threshold (both checked before any embedding). */
+function openRun(o: BuccRun): OpenedRun {
+  const opened = o.scorer ? openScorer(o.scorer.dir, o.model, o.srcLang, o.trgLang, { selfTables: o.scorer.selfTables, say: o.say }) : null;
+  const threshold = o.thresholdFrom
+    ? thresholdFromFile(o.thresholdFrom, undefined, { scorer: !!opened, margin: o.margin, k: o.k, scorerTables: opened ? !!opened.aligner : undefined }, 'bucc')
+    : undefined;
+  return {
+    ...o,
+    scorer: o.scorer && opened ? { dir: o.scorer.dir, opened, assignment: o.scorer.assignment } : undefined,
+    calibrated: o.thresholdFrom && threshold !== undefined ? { file: o.thresholdFrom, threshold } : undefined,
+  };
+}
+
 /** Mines the split's candidates and measures them against its gold pairs. */
-export async function evaluateBuccRun(o: BuccRun): Promise<BuccRunResult> {
+export async function evaluateBuccRun(run: BuccRun): Promise<BuccRunResult> {
+  const o = openRun(run);
   const S = await readBucc(o.src),
     T = await readBucc(o.trg);
   const gold = goldSet(await readGold(o.gold), new Set(S.map((s) => s.id)), new Set(T.map((t) => t.id)), o.gold);
@@ -90,7 +111,7 @@ export async function evaluateBuccRun(o: BuccRun): Promise<BuccRunResult> {
 }
 
 /** The figures of the candidates against the gold pairs (see evaluateBuccRun). */
-function buccReport(o: BuccRun, cands: Scored[], gold: Set<string>, k: number): BuccRunResult {
+function buccReport(o: OpenedRun, cands: Scored[], gold: Set<string>, k: number): BuccRunResult {
   const sc = o.scorer;
   const r = evaluateBucc(cands, gold);
   const report: Record<string, unknown> = {

@@ -1,8 +1,13 @@
 // Document vectors (the mean of a document's sentence vectors, L2-normalised) and document
 // retrieval with P@1/3/10 in both directions, by cosine or by the ratio margin of the mining
 // research (each candidate's cosine divided by the mean cosine of both sides' k nearest
-// neighbours: hub documents close to everything lose their advantage).
+// neighbours: hub documents close to everything lose their advantage). documentRetrievalRun is
+// xling eval retrieval --docs.
+import { spreadSample } from '../embed/centering.js';
+import { InputEmbedder } from '../embed/input.js';
+import { canonicalLang } from '../embed/language.js';
 import { EmbedOptions, SentenceEncoderModel } from '../embed/model.js';
+import { loadSentenceEncoder } from '../embed/model-dir.js';
 import { SearchResult } from '../index/faiss.js';
 import { marginScore } from '../mine/mine.js';
 import { knnChunked } from '../index/exact.js';
@@ -93,4 +98,45 @@ export async function readParallelDocs(path: string): Promise<{ ids: string[]; s
 export function docsFileLangs(path: string): { src: string; trg: string } | null {
   const m = /(?:^|[/.])([a-z]{2,3}(?:_[a-z]{2})?)-([a-z]{2,3}(?:_[a-z]{2})?)\.tsv(?:\.gz)?$/i.exec(path);
   return m ? { src: m[1]!, trg: m[2]! } : null;
+}
+
+/** What xling eval retrieval --docs measures (its options checked by the command). */
+export interface DocumentRetrievalRun {
+  /** id<TAB>source text<TAB>target text per line (readParallelDocs). */
+  docs: string;
+  /** The model directory that embeds both sides. */
+  model: string;
+  /** The sides' languages for centring (default: from a name like docs.dev.de-en.tsv.gz when the model knows them, else 'auto'). */
+  srcLang?: string;
+  trgLang?: string;
+}
+
+/** Both sides embedded as document vectors, P@k by cosine and by margin: the --json report and the summary line. */
+export async function documentRetrievalRun(o: DocumentRetrievalRun): Promise<{ report: Record<string, unknown>; summary: string }> {
+  const model = loadSentenceEncoder(o.model);
+  // a language taken from the file name is used only when the model knows it (a given one must be known)
+  const fromName = docsFileLangs(o.docs);
+  const known = (l: string | undefined) => (l && model.languages.some((m) => canonicalLang(m) === canonicalLang(l)) ? l : undefined);
+  const srcLang = o.srcLang ?? known(fromName?.src) ?? 'auto',
+    trgLang = o.trgLang ?? known(fromName?.trg) ?? 'auto';
+  const sj = new InputEmbedder(model, { lang: srcLang, langFlag: '--src-lang', center: true, label: 'retrieval' }, `${o.docs} (source side)`);
+  const tj = new InputEmbedder(model, { lang: trgLang, langFlag: '--trg-lang', center: true, label: 'retrieval' }, `${o.docs} (target side)`);
+  const docs = await readParallelDocs(o.docs);
+  sj.identify(spreadSample(docs.src));
+  tj.identify(spreadSample(docs.trg));
+  const X = documentVectors(model, docs.src, sj.embedOptions()),
+    Y = documentVectors(model, docs.trg, tj.embedOptions());
+  const cosine = documentRetrieval(X, Y, model.dim),
+    margin = documentRetrieval(X, Y, model.dim, { margin: true });
+  const report = {
+    documents: docs.ids.length,
+    src_lang: srcLang,
+    trg_lang: trgLang,
+    centring: { src: sj.centring, trg: tj.centring },
+    cosine: { forward: cosine.forward, backward: cosine.backward },
+    margin: { forward: margin.forward, backward: margin.backward },
+  };
+  const p = (x: number) => (100 * x).toFixed(2);
+  const summary = `${docs.ids.length} documents, ${srcLang}→${trgLang} and back, P@1: cosine ${p(cosine.forward.p1)} / ${p(cosine.backward.p1)}, margin ${p(margin.forward.p1)} / ${p(margin.backward.p1)}\n`;
+  return { report, summary };
 }

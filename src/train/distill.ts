@@ -14,7 +14,8 @@ import { trainModelIdentifier } from '../embed/language.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { checkReplaceable, isModelDir, loadSentenceEncoder, readModelConfig, replaceDir, writeModelFiles } from '../embed/model-dir.js';
 import { float16ToFloat32, float32ToFloat16 } from '../io/half.js';
-import { readLines } from '../io/input.js';
+import { parseLangFile, readLines } from '../io/input.js';
+import { UsageError } from '../util/args.js';
 import { withOutputLock } from '../util/lock.js';
 import { NpyRowWriter, readNpy, readNpyHeader } from '../io/npy.js';
 import { DualSentenceEncoder, dualConfigOf, DualTrainConfig } from '../models/dual/family.js';
@@ -39,6 +40,19 @@ import { pause } from '../util/pause.js';
 export interface DistillInput {
   lang: string | null;
   path: string;
+}
+
+/** The inputs of --data, [LANG=]FILE each; a bad language code is a usage error (naming the argument). */
+export function distillInputs(args: readonly string[]): DistillInput[] {
+  return args.map((d) => {
+    let p: { lang?: string; file: string };
+    try {
+      p = parseLangFile(d, '--data');
+    } catch (e) {
+      throw new UsageError(`${(e as Error).message} (give FILE or LANG=FILE)`);
+    }
+    return { lang: p.lang ?? null, path: p.file };
+  });
 }
 
 export interface DistillOptions {
