@@ -11,9 +11,9 @@
 // folding into their parent's code give nothing (cldrLang).
 import { basename, dirname, resolve } from 'node:path';
 import type { FileCache } from '../util/file-cache.js';
-import { cldrLang, englishOfFolder } from './cldr.js';
+import { cldrLang, englishOfFolder, LdmlIdentity, walkLdml } from './cldr.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
-import { rootElement, xmlEvents } from './xml.js';
+import { rootElement } from './xml.js';
 
 /** The element paths read, as `name[type]` steps below <ldml>. */
 const WANTED = [
@@ -41,60 +41,29 @@ export const cldrMainReader: SourceReader = {
 };
 
 interface LocaleValues {
-  identity: { language?: string; script?: string; territory?: string; variant?: string };
+  identity: LdmlIdentity;
   values: Map<string, string>;
 }
 
 /** The wanted values of a locale file by path; `wanted` is asked once the <identity> is read (no: stop). */
-async function readValues(file: string, wanted: (id: LocaleValues['identity']) => boolean): Promise<LocaleValues> {
-  const identity: LocaleValues['identity'] = {};
+async function readValues(file: string, wanted: (id: LdmlIdentity) => boolean): Promise<LocaleValues> {
   const values = new Map<string, string>();
   const path: string[] = [];
-  const alt: boolean[] = [];
-  let text: string[] | null = null;
-  let identityDone = false;
-  outer: for await (const batch of xmlEvents(file)) {
-    for (const ev of batch) {
-      if (ev.kind === 'text') {
-        if (text) text.push(ev.text);
-        continue;
-      }
-      if (ev.kind === 'open') {
-        if (path.length === 0 && alt.length === 0 && ev.name !== 'ldml')
-          throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
-        if (alt.length === 0) {
-          alt.push(false); // <ldml> itself
-          continue;
-        }
-        const t = ev.attrs.type;
-        path.push(t === undefined ? ev.name : `${ev.name}[${t}]`);
-        alt.push(alt[alt.length - 1]! || ev.attrs.alt !== undefined || ev.attrs.draft === 'unconfirmed');
-        if (path.length === 2 && path[0] === 'identity') {
-          if (ev.name === 'language') identity.language = t;
-          else if (ev.name === 'script') identity.script = t;
-          else if (ev.name === 'territory') identity.territory = t;
-          else if (ev.name === 'variant') identity.variant = t;
-        }
-        text = !alt[alt.length - 1] && WANTED.some((w) => w.test(path.join('/'))) ? [] : null;
-        continue;
-      }
-      if (alt.length === 1) break outer; // </ldml>
+  const alt = [false]; // <ldml> itself
+  const identity = await walkLdml(file, wanted, {
+    open(ev) {
+      const t = ev.attrs.type;
+      path.push(t === undefined ? ev.name : `${ev.name}[${t}]`);
+      alt.push(alt[alt.length - 1]! || ev.attrs.alt !== undefined || ev.attrs.draft === 'unconfirmed');
+      return !alt[alt.length - 1] && WANTED.some((w) => w.test(path.join('/')));
+    },
+    close(_name, _depth, text) {
       const key = path.join('/');
-      if (text) {
-        const v = text.join('').trim();
-        if (v && v !== INHERITED && !v.includes('{') && !values.has(key)) values.set(key, v);
-        text = null;
-      }
+      if (text && text !== INHERITED && !text.includes('{') && !values.has(key)) values.set(key, text);
       path.pop();
       alt.pop();
-      if (path.length === 0 && key === 'identity') {
-        identityDone = true;
-        if (identity.language === undefined) throw new Error(`${file}: <identity> names no <language type>`);
-        if (!wanted(identity)) break outer;
-      }
-    }
-  }
-  if (!identityDone) throw new Error(`${file}: no <identity>; the locale is unknown`);
+    },
+  });
   return { identity, values };
 }
 

@@ -13,7 +13,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { FileCache, readCached } from '../util/file-cache.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 import { isEnglishVariant, normalizeLang } from './langs.js';
-import { rootElement, xmlEvents } from './xml.js';
+import { rootElement, XmlOpen, xmlEvents } from './xml.js';
 
 const INHERITED = '↑↑↑';
 
@@ -46,9 +46,71 @@ export function cldrLang(language: string, script?: string, territory?: string):
   return full;
 }
 
+/** What the <identity> of an LDML file says, and its line. */
+export interface LdmlIdentity {
+  language?: string;
+  script?: string;
+  territory?: string;
+  variant?: string;
+  line: number;
+}
+
+/** A reader of an LDML file's elements (those below <ldml>, outside <identity>), walked by walkLdml. */
+export interface LdmlVisitor {
+  /** An element opens at `depth` (2: a child of <ldml>); `identified`: <identity> was read. True: collect its text. */
+  open(ev: XmlOpen, depth: number, identified: boolean): boolean;
+  /** An element closes; `text`: its text, trimmed, where open asked for it. */
+  close(name: string, depth: number, text: string | undefined): void;
+}
+
+type IdentityPart = 'language' | 'script' | 'territory' | 'variant';
+const IDENTITY_PARTS = new Set<string>(['language', 'script', 'territory', 'variant'] satisfies IdentityPart[]);
+
+/**
+ * Walks an LDML file, streamed: checks its root, reads its <identity> (which must name a
+ * language), asks `wanted` whether to go on (no: stop there), and shows every other element to `v`.
+ */
+export async function walkLdml(file: string, wanted: (id: LdmlIdentity) => boolean, v: LdmlVisitor): Promise<LdmlIdentity> {
+  const identity: LdmlIdentity = { line: 0 };
+  let depth = 0;
+  let inIdentity = false,
+    identityDone = false;
+  let text: string[] | null = null;
+  for await (const batch of xmlEvents(file)) {
+    for (const ev of batch) {
+      if (ev.kind === 'text') {
+        if (text) text.push(ev.text);
+      } else if (ev.kind === 'open') {
+        depth++;
+        if (depth === 1 && ev.name !== 'ldml') throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
+        if (depth === 2 && ev.name === 'identity') {
+          inIdentity = true;
+          identity.line = ev.line;
+        } else if (inIdentity && depth === 3 && IDENTITY_PARTS.has(ev.name)) identity[ev.name as IdentityPart] = ev.attrs.type;
+        else if (depth > 1 && !inIdentity) text = v.open(ev, depth, identityDone) ? [] : null;
+      } else if (--depth === 0) {
+        return finishLdml(file, identity, identityDone); // </ldml>
+      } else if (inIdentity && depth === 1) {
+        inIdentity = false;
+        identityDone = true;
+        if (identity.language === undefined) throw new Error(`${file}:${identity.line}: <identity> names no <language type>`);
+        if (!wanted(identity)) return identity;
+      } else if (!inIdentity) {
+        v.close(ev.name, depth + 1, text?.join('').trim());
+        text = null;
+      }
+    }
+  }
+  return finishLdml(file, identity, identityDone);
+}
+
+function finishLdml(file: string, identity: LdmlIdentity, identityDone: boolean): LdmlIdentity {
+  if (!identityDone) throw new Error(`${file}: no <identity>; the locale is unknown`);
+  return identity;
+}
+
 interface Annotations {
-  /** language, script, territory from <identity> */
-  identity: { language?: string; script?: string; territory?: string; line: number };
+  identity: LdmlIdentity;
   /** cp → tts name (inherited markers left out) */
   names: Map<string, string>;
 }
@@ -57,68 +119,27 @@ interface Annotations {
  * The tts names of an annotation file, streamed. `wanted` is called once the <identity> is read;
  * when it says no, reading stops and the names are empty.
  */
-async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: Annotations['identity']) => boolean): Promise<Annotations> {
-  const identity: Annotations['identity'] = { line: 0 };
+async function readAnnotations(file: string, ctx: ReadContext, wanted: (id: LdmlIdentity) => boolean): Promise<Annotations> {
   const names = new Map<string, string>();
-  let depth = 0;
-  let inIdentity = false,
-    identityDone = false;
   let cp: string | undefined;
   let cpLine = 0;
-  let text: string[] | null = null;
-  outer: for await (const batch of xmlEvents(file)) {
-    for (const ev of batch) {
-      if (ev.kind === 'text') {
-        if (text) text.push(ev.text);
-        continue;
+  const identity = await walkLdml(file, wanted, {
+    open(ev, depth, identified) {
+      if (depth === 2 && ev.name === 'annotations' && !identified) {
+        throw new Error(`${file}:${ev.line}: <annotations> before <identity>; the locale is unknown`);
       }
-      if (ev.kind === 'open') {
-        depth++;
-        if (depth === 1) {
-          if (ev.name !== 'ldml') throw new Error(`${file}:${ev.line}: not an LDML file (its root element is <${ev.name}>, not <ldml>)`);
-          continue;
-        }
-        if (depth === 2 && ev.name === 'identity') {
-          inIdentity = true;
-          identity.line = ev.line;
-          continue;
-        }
-        if (inIdentity && depth === 3) {
-          if (ev.name === 'language') identity.language = ev.attrs['type'];
-          else if (ev.name === 'script') identity.script = ev.attrs['type'];
-          else if (ev.name === 'territory') identity.territory = ev.attrs['type'];
-          continue;
-        }
-        if (depth === 2 && ev.name === 'annotations' && !identityDone) {
-          throw new Error(`${file}:${ev.line}: <annotations> before <identity>; the locale is unknown`);
-        }
-        if (depth === 3 && ev.name === 'annotation') {
-          if (ev.attrs['type'] !== 'tts') continue; // keyword lists are not phrases
-          cp = ev.attrs['cp'];
-          cpLine = ev.line;
-          if (cp === undefined) ctx.onProblem({ file, line: ev.line, message: '<annotation type="tts"> without cp; skipped' });
-          else text = [];
-        }
-        continue;
-      }
-      depth--;
-      if (inIdentity && depth === 1 && ev.name === 'identity') {
-        inIdentity = false;
-        identityDone = true;
-        if (identity.language === undefined) throw new Error(`${file}:${identity.line}: <identity> names no <language type>`);
-        if (!wanted(identity)) break outer;
-        continue;
-      }
-      if (text && depth === 2 && ev.name === 'annotation') {
-        const name = text.join('').trim();
-        text = null;
-        if (name === '' || name === INHERITED) continue;
-        if (!names.has(cp!)) names.set(cp!, name);
-        else if (names.get(cp!) !== name) ctx.onProblem({ file, line: cpLine, message: `a second tts name for ${JSON.stringify(cp)}; the first kept` });
-      }
-    }
-  }
-  if (!identityDone) throw new Error(`${file}: no <identity>; the locale is unknown`);
+      if (depth !== 3 || ev.name !== 'annotation' || ev.attrs['type'] !== 'tts') return false; // keyword lists are not phrases
+      cp = ev.attrs['cp'];
+      cpLine = ev.line;
+      if (cp === undefined) ctx.onProblem({ file, line: ev.line, message: '<annotation type="tts"> without cp; skipped' });
+      return cp !== undefined;
+    },
+    close(name, depth, text) {
+      if (text === undefined || depth !== 3 || name !== 'annotation' || text === '' || text === INHERITED) return;
+      if (!names.has(cp!)) names.set(cp!, text);
+      else if (names.get(cp!) !== text) ctx.onProblem({ file, line: cpLine, message: `a second tts name for ${JSON.stringify(cp)}; the first kept` });
+    },
+  });
   return { identity, names };
 }
 

@@ -4,9 +4,10 @@
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { atomicOutputSync, releaseTemp, tempPathFor } from '../util/atomic.js';
+import { atomicWriteSync, releaseTemp, tempPathFor } from '../util/atomic.js';
+import { openFor, readFully, withFile, writeFully, writeParts } from '../util/fd.js';
 import { halfBitsToFloat } from './half.js';
-import { DTYPE_BYTES, dtypeOfArray } from '../util/dtype.js';
+import { ARRAY_TYPE, DTYPE_BYTES, dtypeOfArray } from '../util/dtype.js';
 
 export type NpyDType = 'float32' | 'float64' | 'float16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
@@ -73,25 +74,7 @@ export function npyDtypeOfArray(a: NpyArray): NpyDType {
 }
 
 function arrayMatchesDtype(a: NpyArray, d: NpyDType): boolean {
-  switch (d) {
-    case 'float32':
-      return a instanceof Float32Array;
-    case 'float64':
-      return a instanceof Float64Array;
-    case 'float16':
-      return a instanceof Uint16Array;
-    case 'int64':
-      return a instanceof BigInt64Array;
-    case 'int32':
-      return a instanceof Int32Array;
-    case 'int16':
-      return a instanceof Int16Array;
-    case 'int8':
-      return a instanceof Int8Array;
-    case 'uint8':
-    case 'bool':
-      return a instanceof Uint8Array;
-  }
+  return a instanceof ARRAY_TYPE[d];
 }
 
 /** Allocates a typed array for `n` elements of dtype `d`. */
@@ -101,26 +84,7 @@ export function allocNpyArray(d: NpyDType, n: number): NpyArray {
 
 /** Views an (aligned) ArrayBuffer region as the typed array for dtype `d`. */
 export function viewNpyArray(buf: ArrayBufferLike, d: NpyDType, byteOffset = 0, length?: number): NpyArray {
-  const n = length ?? (buf.byteLength - byteOffset) / ITEMSIZE[d];
-  switch (d) {
-    case 'float32':
-      return new Float32Array(buf, byteOffset, n);
-    case 'float64':
-      return new Float64Array(buf, byteOffset, n);
-    case 'float16':
-      return new Uint16Array(buf, byteOffset, n);
-    case 'int64':
-      return new BigInt64Array(buf, byteOffset, n);
-    case 'int32':
-      return new Int32Array(buf, byteOffset, n);
-    case 'int16':
-      return new Int16Array(buf, byteOffset, n);
-    case 'int8':
-      return new Int8Array(buf, byteOffset, n);
-    case 'uint8':
-    case 'bool':
-      return new Uint8Array(buf, byteOffset, n);
-  }
+  return new ARRAY_TYPE[d](buf, byteOffset, length ?? (buf.byteLength - byteOffset) / ITEMSIZE[d]) as NpyArray;
 }
 
 // ---------------------------------------------------------------- header
@@ -237,41 +201,13 @@ function readHeaderFd(fd: number, file: string): NpyHeader & { fileSize: number 
 
 /** Reads just the header of a .npy file. */
 export function readNpyHeader(file: string): NpyHeader {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const { fileSize: _s, ...h } = readHeaderFd(fd, file);
-    return h;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-const CHUNK = 1 << 30;
-
-// Typed arrays go through byte windows of at most CHUNK bytes: one Uint8Array view over a whole
-// array of more than 2³² bytes (10M × 128 float32 rows) is a RangeError in V8.
-function readFully(fd: number, dst: NpyArray, position: number, file: string): void {
-  let done = 0;
-  while (done < dst.byteLength) {
-    const len = Math.min(CHUNK, dst.byteLength - done);
-    const n = fs.readSync(fd, new Uint8Array(dst.buffer, dst.byteOffset + done, len), 0, len, position + done);
-    if (n === 0) throw new Error(`${file}: truncated data (unexpected end of file at byte ${position + done})`);
-    done += n;
-  }
-}
-
-function writeFully(fd: number, src: NpyArray, position: number): void {
-  let done = 0;
-  while (done < src.byteLength) {
-    const len = Math.min(CHUNK, src.byteLength - done);
-    done += fs.writeSync(fd, new Uint8Array(src.buffer, src.byteOffset + done, len), 0, len, position + done);
-  }
+  const { fileSize: _s, ...h } = withFile(file, 'r', (fd) => readHeaderFd(fd, file));
+  return h;
 }
 
 /** Reads a whole .npy file into memory. */
 export function readNpy(file: string): NpyData {
-  const fd = fs.openSync(file, 'r');
-  try {
+  return withFile(file, 'r', (fd) => {
     const h = readHeaderFd(fd, file);
     const n = product(h.shape);
     const nbytes = n * ITEMSIZE[h.dtype];
@@ -285,9 +221,7 @@ export function readNpy(file: string): NpyData {
     const data = allocNpyArray(h.dtype, n);
     readFully(fd, data, h.headerBytes, file);
     return { dtype: h.dtype, shape: h.shape, data };
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 /**
@@ -305,16 +239,7 @@ export function writeNpy(file: string, data: NpyArray, shape: readonly number[],
     throw new Error(`${file}: shape [${shape.join(', ')}] has ${product(shape)} elements but the data has ${data.length}`);
   }
   const header = buildHeader(d, shape);
-  atomicOutputSync(file, (tmp) => {
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      writeFully(fd, header, 0);
-      writeFully(fd, data, header.length);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  });
+  atomicWriteSync(file, (fd) => writeParts(fd, [header, data]));
 }
 
 // ---------------------------------------------------------------- streaming row reader
@@ -357,18 +282,14 @@ export class NpyRowReader {
 
   /** Opens a .npy file; validates that the file is long enough for its header's shape. */
   static open(file: string): NpyRowReader {
-    const fd = fs.openSync(file, 'r');
-    try {
+    return openFor(file, 'r', (fd) => {
       const h = readHeaderFd(fd, file);
       const need = product(h.shape) * ITEMSIZE[h.dtype];
       if (h.fileSize - h.headerBytes < need) {
         throw new Error(`${file}: truncated data: shape [${h.shape.join(', ')}] ${h.dtype} needs ${need} bytes, file has ${h.fileSize - h.headerBytes}`);
       }
       return new NpyRowReader(file, fd, h.dtype, h.shape, h.headerBytes);
-    } catch (e) {
-      fs.closeSync(fd);
-      throw e;
-    }
+    });
   }
 
   /** Opens a headerless little-endian float32 file (LASER format) with `dim` values per row. */
@@ -572,28 +493,21 @@ export class NpyRowWriter {
   static create(file: string, rows: number, cols: number, dtype: NpyDType): void {
     checkShape([rows, cols], file);
     const header = buildHeader(dtype, [rows, cols]);
-    const fd = fs.openSync(file, 'w');
-    try {
+    withFile(file, 'w', (fd) => {
       writeFully(fd, header, 0);
       fs.ftruncateSync(fd, header.length + rows * cols * ITEMSIZE[dtype]);
-    } finally {
-      fs.closeSync(fd);
-    }
+    });
   }
 
   /** Opens a file made by create() for writing rows (its header says the shape and dtype). */
   static open(file: string): NpyRowWriter {
-    const fd = fs.openSync(file, 'r+');
-    try {
+    return openFor(file, 'r+', (fd) => {
       const h = readHeaderFd(fd, file);
       if (h.shape.length !== 2) throw new Error(`${file}: expected a 2-D .npy, got shape [${h.shape.join(', ')}]`);
       const [rows, cols] = h.shape as [number, number];
       if (h.fileSize < h.headerBytes + rows * cols * ITEMSIZE[h.dtype]) throw new Error(`${file}: shorter than its shape [${rows}, ${cols}]`);
       return new NpyRowWriter(file, fd, h.dtype, rows, cols, h.headerBytes);
-    } catch (e) {
-      fs.closeSync(fd);
-      throw e;
-    }
+    });
   }
 
   /** Writes whole rows starting at row `start`. */
@@ -624,15 +538,7 @@ export class NpyRowWriter {
 
 /** Writes headerless little-endian float32 values (LASER embedding format) atomically. */
 export function writeRawF32(file: string, data: Float32Array): void {
-  atomicOutputSync(file, (tmp) => {
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      writeFully(fd, data, 0);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  });
+  atomicWriteSync(file, (fd) => writeFully(fd, data, 0));
 }
 
 /** Reads a headerless float32 file with `dim` values per row. */

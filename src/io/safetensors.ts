@@ -5,7 +5,8 @@
 // covered exactly, without holes or overlaps.
 
 import * as fs from 'node:fs';
-import { atomicOutputSync } from '../util/atomic.js';
+import { atomicWriteSync } from '../util/atomic.js';
+import { readFully, withFile, writeParts } from '../util/fd.js';
 import { NpyDType, viewNpyArray } from './npy.js';
 
 /** A tensor as raw little-endian bytes. `dtype` is a safetensors code ("F32", ...) or an xling name ("float32", ...). */
@@ -216,22 +217,7 @@ export function writeSafetensors(file: string, tensors: Record<string, RawTensor
     list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, nbytes: t.data.byteLength })),
     metadata,
   );
-  atomicOutputSync(file, (tmp) => {
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      let pos = 0;
-      for (const p of [header, ...list.map(([, t]) => t.data)]) {
-        let done = 0;
-        while (done < p.byteLength) {
-          done += fs.writeSync(fd, p, done, Math.min(1 << 30, p.byteLength - done), pos + done);
-        }
-        pos += p.byteLength;
-      }
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  });
+  atomicWriteSync(file, (fd) => writeParts(fd, [header, ...list.map(([, t]) => t.data)]));
 }
 
 function readHeaderFd(fd: number, file: string): SafetensorsHeader & { fileSize: number } {
@@ -301,13 +287,8 @@ function readHeaderFd(fd: number, file: string): SafetensorsHeader & { fileSize:
 
 /** Reads and checks only the header (names, dtypes, shapes, offsets, metadata). */
 export function readSafetensorsHeader(file: string): SafetensorsHeader {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const { fileSize: _s, ...h } = readHeaderFd(fd, file);
-    return h;
-  } finally {
-    fs.closeSync(fd);
-  }
+  const { fileSize: _s, ...h } = withFile(file, 'r', (fd) => readHeaderFd(fd, file));
+  return h;
 }
 
 /**
@@ -315,8 +296,7 @@ export function readSafetensorsHeader(file: string): SafetensorsHeader {
  * rawToArray() never needs to copy.
  */
 export function readSafetensors(file: string, opts: { names?: string[] } = {}): SafetensorsFile {
-  const fd = fs.openSync(file, 'r');
-  try {
+  return withFile(file, 'r', (fd) => {
     const h = readHeaderFd(fd, file);
     if (opts.names) {
       for (const n of opts.names) if (!(n in h.entries)) throw new Error(`${file}: no tensor named '${n}'`);
@@ -328,16 +308,9 @@ export function readSafetensors(file: string, opts: { names?: string[] } = {}): 
       if (want && !want.has(name)) continue;
       const [b, en] = e.dataOffsets;
       const data = new Uint8Array(en - b);
-      let done = 0;
-      while (done < data.length) {
-        const r = fs.readSync(fd, data, done, Math.min(1 << 30, data.length - done), h.dataStart + b + done);
-        if (r === 0) throw new Error(`${file}: tensor '${name}': truncated data`);
-        done += r;
-      }
+      readFully(fd, data, h.dataStart + b, `${file}: tensor '${name}'`);
       tensors[name] = { dtype: e.dtype, shape: e.shape, data };
     }
     return { tensors, metadata: h.metadata };
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import { AllowedGlobal, containerGlobals, PyGlobal, TorchTensorMarker, unpickle, UnpickleError } from './torch-pickle.js';
 import { isZip, ZipArchive } from './zip.js';
+import { ARRAY_TYPE, DTYPE_BYTES } from '../util/dtype.js';
 
 export type TorchDType = 'float64' | 'float32' | 'float16' | 'bfloat16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 export type TorchData = Float64Array | Float32Array | Uint16Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
@@ -225,50 +226,13 @@ function materialise(t: PendingTensor, what: string): TorchTensor {
 }
 
 function makeArray(dtype: TorchDType, n: number): TorchData {
-  switch (dtype) {
-    case 'float64':
-      return new Float64Array(n);
-    case 'float32':
-      return new Float32Array(n);
-    case 'float16':
-    case 'bfloat16':
-      return new Uint16Array(n);
-    case 'int64':
-      return new BigInt64Array(n);
-    case 'int32':
-      return new Int32Array(n);
-    case 'int16':
-      return new Int16Array(n);
-    case 'int8':
-      return new Int8Array(n);
-    default:
-      return new Uint8Array(n);
-  }
+  return new ARRAY_TYPE[dtype](n) as TorchData;
 }
 function makeView(dtype: TorchDType, b: Uint8Array): TorchData {
   // copy into an aligned buffer when the bytes are not aligned for the element size
-  const size = { float64: 8, int64: 8, float32: 4, int32: 4, float16: 2, bfloat16: 2, int16: 2, int8: 1, uint8: 1, bool: 1 }[dtype];
+  const size = DTYPE_BYTES[dtype];
   const a = b.byteOffset % size === 0 ? b : b.slice();
-  const n = Math.floor(a.byteLength / size);
-  switch (dtype) {
-    case 'float64':
-      return new Float64Array(a.buffer, a.byteOffset, n);
-    case 'float32':
-      return new Float32Array(a.buffer, a.byteOffset, n);
-    case 'float16':
-    case 'bfloat16':
-      return new Uint16Array(a.buffer, a.byteOffset, n);
-    case 'int64':
-      return new BigInt64Array(a.buffer, a.byteOffset, n);
-    case 'int32':
-      return new Int32Array(a.buffer, a.byteOffset, n);
-    case 'int16':
-      return new Int16Array(a.buffer, a.byteOffset, n);
-    case 'int8':
-      return new Int8Array(a.buffer, a.byteOffset, n);
-    default:
-      return new Uint8Array(a.buffer, a.byteOffset, n);
-  }
+  return new ARRAY_TYPE[dtype](a.buffer, a.byteOffset, Math.floor(a.byteLength / size)) as TorchData;
 }
 
 /** Replaces every PendingTensor in a value (Maps, arrays, objects' attributes) by its TorchTensor. */

@@ -183,23 +183,20 @@ export async function loadWith(read: (place?: Place) => Promise<ModelBytes>, o: 
     );
   if (pool && bytes.buffer instanceof SharedArrayBuffer) {
     const p = await env.startPool!(threads, model.kernel === 'wasm-simd' ? { memory: mem!, arena: a! } : { bytes }, config, where);
-    return {
-      dim: model.dim,
-      languages: model.languages,
-      dtype: model.dtype,
-      kernel: model.kernel,
-      tokenize: (s) => model.tokenize(s),
-      embed: (sentences, eo = {}) => p.embed(model, sentences, eo),
-      close: () => p.close(),
-    };
+    return handleOf(
+      model,
+      (sentences, eo = {}) => p.embed(model, sentences, eo),
+      () => p.close(),
+    );
   }
-  return {
-    dim: model.dim,
-    languages: model.languages,
-    dtype: model.dtype,
-    kernel: model.kernel,
-    tokenize: (s) => model.tokenize(s),
-    embed: async (sentences, eo = {}) => model.embedSync(sentences, eo),
-    close: async () => {},
-  };
+  return handleOf(
+    model,
+    async (sentences, eo = {}) => model.embedSync(sentences, eo),
+    async () => {},
+  );
+}
+
+/** The handle of a loaded model that embeds with `embed` (on this thread or a pool's). */
+function handleOf(model: LiteModel, embed: LoadedLiteModel['embed'], close: LoadedLiteModel['close']): LoadedLiteModel {
+  return { dim: model.dim, languages: model.languages, dtype: model.dtype, kernel: model.kernel, tokenize: (s) => model.tokenize(s), embed, close };
 }

@@ -7,13 +7,12 @@
 // (src/util/embed-policy.ts): language identification, the centring rule and the normalise-centre-
 // normalise order are the native path's own code, not a copy.
 import { CenterMode, CenterPlan, CenterPolicy, AUTO, finishRows, langList, matchLangCode, PER_SENTENCE } from '../util/embed-policy.js';
-import { halfBitsToFloat } from '../io/half.js';
-import { checkPqEntries, checkPqShapes, PQ_KEYS, pqOffsets } from '../io/pq-layout.js';
 import type { EncodeOptions, SentenceEncoder } from '../models/encoder.js';
 import { HashedNgramTokenizer, hashesOf, NGRAM_ID_OFFSET, prunedBucketMap } from '../text/ngrams.js';
 import type { LanguageIdentifier } from '../text/lid-core.js';
 import { normalizeRows } from '../util/vectors.js';
 import { LiteSafetensors, typedView } from './safetensors.js';
+import { PqOffsets, PqTable, readFeatureTable, readProjection, TensorOf, tensorGetter, WeightOffsets, weightOffsets } from './tables.js';
 import { IDS_CAP, PQ_DIMS_CAP, WasmKernel } from './wasm.js';
 
 export interface LiteEmbedOptions {
@@ -67,13 +66,47 @@ interface LiteConfig {
   };
 }
 
-let halfTable: Float32Array | null = null;
-function halfLut(): Float32Array {
-  if (!halfTable) {
-    halfTable = new Float32Array(65536);
-    for (let h = 0; h < 65536; h++) halfTable[h] = halfBitsToFloat(h);
+/** The model and n-gram settings of a config xling/lite can embed with; an error naming `where` otherwise. */
+function liteSettings(config: LiteConfig, where: string) {
+  const m = config.model,
+    spec = config.tokenizerSpec;
+  if (spec && spec.type !== 'hashed-ngrams')
+    throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
+  // The spec when the directory has one; the training settings of directories written before it.
+  const f = spec ?? config.train?.features,
+    v = spec ?? config.train?.vocab;
+  if (config.format !== 'xling' || config.version !== 2)
+    throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
+  if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
+    throw new Error(
+      `${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`,
+    );
+  if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined)
+    throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
+  const tokenizer = new HashedNgramTokenizer(
+    { ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) },
+    { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false },
+  );
+  return { m, buckets: f.buckets, tokenizer };
+}
+
+/** A pruned table's bucket → row map (null: the table is not pruned). */
+function bucketMapOf(prune: { kept: number; fallback: number } | undefined, get: TensorOf, buckets: number, where: string): Int32Array | null {
+  if (!prune) return null;
+  const kept = get('prune.buckets');
+  if (kept.dtype !== 'I32' || kept.shape[0] !== prune.kept) throw new Error(`${where}: 'prune.buckets' must be I32 [${prune.kept}]`);
+  return prunedBucketMap(typedView(kept, where) as Int32Array, buckets, prune.fallback);
+}
+
+/** The mean vectors of a file (`center.LANG`, F32 [dim] each) by language. */
+function centersOf(file: LiteSafetensors, dim: number, where: string): [string, Float32Array][] {
+  const out: [string, Float32Array][] = [];
+  for (const [k, t] of file.tensors) {
+    if (!k.startsWith('center.')) continue;
+    if (t.dtype !== 'F32' || t.shape.join() !== String(dim)) throw new Error(`${where}: '${k}' must be F32 [${dim}]`);
+    out.push([k.slice('center.'.length), typedView(t, where) as Float32Array]);
   }
-  return halfTable;
+  return out;
 }
 
 export class LiteModel extends CenterPolicy<LanguageIdentifier> implements SentenceEncoder {
@@ -86,30 +119,21 @@ export class LiteModel extends CenterPolicy<LanguageIdentifier> implements Sente
   readonly tokenizer: HashedNgramTokenizer;
   /** One bag per sentence, nothing padded: the native embed path batches in input order (as for the native dual encoder). */
   readonly batchLimits = { maxTokens: 1 << 24, maxSentences: 16384, unpadded: true };
-  private readonly f32: Float32Array | null = null;
-  private readonly f16: Uint16Array | null = null;
-  private readonly i8: Int8Array | null = null;
-  private readonly scales: Float32Array | null = null;
-  private readonly lut: Float32Array | null = null;
-  /** A product-quantised table (src/io/pq-layout.ts), its subspaces' offsets, and scratch of its K coordinates. */
-  private readonly pq: {
-    codes: Uint8Array;
-    widths: Int32Array;
-    offsets: Int32Array;
-    codebooks: Float32Array;
-    basis: Float32Array;
-    mean: Float32Array;
-    K: number;
-    z: Float64Array;
-  } | null = null;
+  private readonly f32: Float32Array | null;
+  private readonly f16: Uint16Array | null;
+  private readonly i8: Int8Array | null;
+  private readonly scales: Float32Array | null;
+  private readonly lut: Float32Array | null;
+  /** A product-quantised table, its subspaces' offsets, and scratch of its K coordinates. */
+  private readonly pq: PqTable | null;
   /** Where the product-quantised table's parts lie in the file's buffer (for the WebAssembly kernel; null: not all in the table's buffer). */
-  private readonly pqAt: { widths: number; codebooks: number; basis: number; mean: number } | null = null;
+  private readonly pqAt: PqOffsets | null;
   private readonly W: Float32Array;
   private readonly b: Float32Array;
   private readonly tanh: boolean;
-  private readonly bucketMap: Int32Array | null = null;
+  private readonly bucketMap: Int32Array | null;
   /** Byte offsets of the weights in their buffer (the WebAssembly kernels read them there). */
-  private readonly at: { buffer: ArrayBufferLike; table: number; scales: number; W: number; b: number };
+  private readonly at: WeightOffsets;
   private wasm: WasmKernel | null = null;
   private wasmBatch = 0;
 
@@ -120,110 +144,27 @@ export class LiteModel extends CenterPolicy<LanguageIdentifier> implements Sente
   ) {
     // the mean vectors are read below, the language identifier (lid.json) is set by the loader
     super();
-    const m = config.model,
-      spec = config.tokenizerSpec;
-    if (spec && spec.type !== 'hashed-ngrams')
-      throw new Error(`${where}: xling/lite tokenises with hashed n-grams; this model's tokenizerSpec.type is ${JSON.stringify(spec.type)}`);
-    // The spec when the directory has one; the training settings of directories written before it.
-    const f = spec ?? config.train?.features,
-      v = spec ?? config.train?.vocab;
-    if (config.format !== 'xling' || config.version !== 2)
-      throw new Error(`${where}: not an xling model config (format ${String(config.format)}, version ${String(config.version)})`);
-    if (config.kind !== 'dual' || !m || m.unit !== 'sentence' || m.body !== 'none' || (m.pooling ?? []).join() !== 'mean')
-      throw new Error(
-        `${where}: xling/lite embeds with bag-of-n-grams dual encoders (kind 'dual', unit 'sentence'); this is a ${String(config.kind)} model${m?.unit ? ` (unit '${m.unit}')` : ''}`,
-      );
-    if (!f?.ngrams || !f.buckets || f.maxFeatures === undefined || f.words === undefined)
-      throw new Error(`${where}: 'tokenizerSpec' (or, in older directories, 'train.features') is missing: the n-gram settings of this model`);
-    this.tokenizer = new HashedNgramTokenizer(
-      { ngrams: f.ngrams, buckets: f.buckets, words: f.words, maxFeatures: f.maxFeatures, ...hashesOf(f.hashes) },
-      { lowercase: v?.lowercase ?? true, romanize: v?.romanize ?? false },
-    );
-    const get = (k: string) => {
-      const t = file.tensors.get(k);
-      if (!t) throw new Error(`${where}: tensor '${k}' is missing`);
-      return t;
-    };
-    const expectRows = NGRAM_ID_OFFSET + (m.prune ? m.prune.kept + m.prune.fallback : f.buckets);
-    let table: ReturnType<typeof get>, rows: number, fd: number, dtype: LiteModel['dtype'];
-    if (file.tensors.has('pq.codes')) {
-      // a product-quantised table (xling export --dtype pq): rows summed as coordinates (pqFeatures)
-      const wrong = checkPqEntries((k) => file.tensors.get(k));
-      if (wrong) throw new Error(`${where}: ${wrong}`);
-      const t = Object.fromEntries(PQ_KEYS.map((k) => [k, get(k)])) as Record<(typeof PQ_KEYS)[number], ReturnType<typeof get>>;
-      const codes = typedView(t['pq.codes'], where) as Uint8Array,
-        widths = typedView(t['pq.widths'], where) as Int32Array;
-      const codebooks = typedView(t['pq.codebooks'], where) as Float32Array,
-        basis = typedView(t['pq.basis'], where) as Float32Array,
-        mean = typedView(t['pq.mean'], where) as Float32Array;
-      const K = t['pq.basis'].shape[1]!;
-      table = t['pq.codes'];
-      rows = table.shape[0]!;
-      fd = t['pq.basis'].shape[0]!;
-      dtype = 'pq';
-      const bad = checkPqShapes({ rows, dim: fd, dims: K, codes: codes.length, widths, codebooks: codebooks.length, basis: basis.length, mean: mean.length });
-      if (bad) throw new Error(`${where}: ${bad}`);
-      if (rows !== expectRows) throw new Error(`${where}: 'pq.codes' has ${rows} rows, the config implies ${expectRows}`);
-      this.pq = { codes, widths, offsets: pqOffsets(widths), codebooks, basis, mean, K, z: new Float64Array(K) };
-      const parts = [t['pq.widths'], t['pq.codebooks'], t['pq.basis'], t['pq.mean']];
-      // the kernel reads the parts where they lie in the file: 4-byte aligned, in the codes' buffer
-      if (parts.every((x) => x.bytes.buffer === table.bytes.buffer && x.bytes.byteOffset % 4 === 0)) {
-        this.pqAt = {
-          widths: parts[0]!.bytes.byteOffset,
-          codebooks: parts[1]!.bytes.byteOffset,
-          basis: parts[2]!.bytes.byteOffset,
-          mean: parts[3]!.bytes.byteOffset,
-        };
-      }
-    } else {
-      table = get('encoder.embed.weight');
-      [rows, fd] = table.shape as [number, number];
-      if (table.shape.length !== 2 || rows !== expectRows)
-        throw new Error(`${where}: 'encoder.embed.weight' has shape [${table.shape.join(', ')}], the config implies ${expectRows} rows`);
-      if (table.dtype === 'F32') {
-        this.f32 = typedView(table, where) as Float32Array;
-        dtype = 'fp32';
-      } else if (table.dtype === 'F16') {
-        this.f16 = typedView(table, where) as Uint16Array;
-        this.lut = halfLut();
-        dtype = 'fp16';
-      } else if (table.dtype === 'I8') {
-        this.i8 = typedView(table, where) as Int8Array;
-        const s = get('scale.encoder.embed.weight');
-        if (s.dtype !== 'F32' || s.shape.join() !== String(rows)) throw new Error(`${where}: 'scale.encoder.embed.weight' must be F32 [${rows}]`);
-        this.scales = typedView(s, where) as Float32Array;
-        dtype = 'int8';
-      } else throw new Error(`${where}: 'encoder.embed.weight' has dtype ${table.dtype} (fp32, fp16 or int8 expected)`);
-    }
-    this.featureDim = fd;
-    this.dtype = dtype;
-    const W = get('encoder.proj.weight'),
-      b = get('encoder.proj.bias');
-    if (W.dtype !== 'F32' || W.shape.length !== 2 || W.shape[1] !== fd || b.dtype !== 'F32' || b.shape[0] !== W.shape[0])
-      throw new Error(`${where}: the projection must be F32 [outDim, ${fd}] with a bias [outDim]`);
-    this.at = {
-      buffer: table.bytes.buffer,
-      table: table.bytes.byteOffset,
-      scales: this.dtype === 'int8' ? get('scale.encoder.embed.weight').bytes.byteOffset : 0,
-      W: W.bytes.byteOffset,
-      b: b.bytes.byteOffset,
-    };
-    for (const t of [W, b, ...(this.dtype === 'int8' ? [get('scale.encoder.embed.weight')] : [])])
-      if (t.bytes.buffer !== this.at.buffer) this.at.buffer = new ArrayBuffer(0);
+    const { m, buckets, tokenizer } = liteSettings(config, where);
+    this.tokenizer = tokenizer;
+    const get = tensorGetter(file, where);
+    const t = readFeatureTable(file, where, NGRAM_ID_OFFSET + (m.prune ? m.prune.kept + m.prune.fallback : buckets));
+    this.featureDim = t.featureDim;
+    this.dtype = t.dtype;
+    this.f32 = t.f32 ?? null;
+    this.f16 = t.f16 ?? null;
+    this.lut = t.lut ?? null;
+    this.i8 = t.i8 ?? null;
+    this.scales = t.scales ?? null;
+    this.pq = t.pq ?? null;
+    this.pqAt = t.pqAt ?? null;
+    const { W, b } = readProjection(get, where, t.featureDim);
+    this.at = weightOffsets(t, W, b);
     this.W = typedView(W, where) as Float32Array;
     this.b = typedView(b, where) as Float32Array;
     this.dim = W.shape[0]!;
     this.tanh = (m.activation ?? 'tanh') === 'tanh';
-    if (m.prune) {
-      const kept = get('prune.buckets');
-      if (kept.dtype !== 'I32' || kept.shape[0] !== m.prune.kept) throw new Error(`${where}: 'prune.buckets' must be I32 [${m.prune.kept}]`);
-      this.bucketMap = prunedBucketMap(typedView(kept, where) as Int32Array, f.buckets, m.prune.fallback);
-    }
-    for (const [k, t] of file.tensors) {
-      if (!k.startsWith('center.')) continue;
-      if (t.dtype !== 'F32' || t.shape.join() !== String(this.dim)) throw new Error(`${where}: '${k}' must be F32 [${this.dim}]`);
-      this.centers.set(k.slice('center.'.length), typedView(t, where) as Float32Array);
-    }
+    this.bucketMap = bucketMapOf(m.prune, get, buckets, where);
+    for (const [lang, mean] of centersOf(file, this.dim, where)) this.centers.set(lang, mean);
   }
 
   /**

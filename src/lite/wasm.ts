@@ -48,42 +48,26 @@ const SLOT_IDS = 0,
   SLOT_PACK = SLOT_Z + (MAX_BATCH * PQ_DIMS_CAP + 4) * 4;
 const SLOT_BYTES = Math.ceil((SLOT_PACK + PACK_BYTES) / PAGE) * PAGE;
 
+/** What both kernels take after their table: the features' width, the activation, the projection (W, b, d outputs) and the batch's ids. */
+type BatchArgs = [fd: number, act: number, W: number, b: number, d: number, ids: number, offs: number, nb: number];
+
 export interface KernelExports {
-  embedBatch(
-    dtype: number,
-    table: number,
-    scales: number,
-    fd: number,
-    act: number,
-    W: number,
-    b: number,
-    d: number,
-    ids: number,
-    offs: number,
-    nb: number,
-    h: number,
-    y: number,
-  ): void;
+  embedBatch(...args: [dtype: number, table: number, scales: number, ...BatchArgs, h: number, y: number]): void;
   embedBatchPq(
-    codes: number,
-    M: number,
-    widths: number,
-    codebooks: number,
-    K: number,
-    basis: number,
-    mean: number,
-    fd: number,
-    act: number,
-    W: number,
-    b: number,
-    d: number,
-    ids: number,
-    offs: number,
-    nb: number,
-    z: number,
-    pack: number,
-    h: number,
-    y: number,
+    ...args: [
+      codes: number,
+      M: number,
+      widths: number,
+      codebooks: number,
+      K: number,
+      basis: number,
+      mean: number,
+      ...BatchArgs,
+      z: number,
+      pack: number,
+      h: number,
+      y: number,
+    ]
   ): void;
 }
 
@@ -128,20 +112,23 @@ function kernelBytes(wa: WasmApi | undefined, shared: boolean): Uint8Array | nul
   return wa.validate(bytes) ? bytes : null;
 }
 
+/** What `make` makes of the kernels' bytes (shared: the build for a shared memory), or null where this engine cannot compile them. */
+function fromKernelBytes<T>(shared: boolean, make: (wa: WasmApi, bytes: Uint8Array) => T): T | null {
+  const wa = wasmApi();
+  const bytes = kernelBytes(wa, shared);
+  if (!bytes) return null;
+  try {
+    return make(wa!, bytes);
+  } catch {
+    return null;
+  }
+}
+
 /** The compiled kernels (shared: for a shared memory), or null where WebAssembly SIMD (or shared memory) is missing. */
 export function kernelModule(shared: boolean): Promise<WasmModule | null> {
   let p = compiled.get(shared);
   if (!p) {
-    p = (async () => {
-      const wa = wasmApi();
-      const bytes = kernelBytes(wa, shared);
-      if (!bytes) return null;
-      try {
-        return await wa!.compile(bytes);
-      } catch {
-        return null;
-      }
-    })();
+    p = fromKernelBytes(shared, (wa, bytes) => wa.compile(bytes).catch(() => null)) ?? Promise.resolve(null);
     compiled.set(shared, p);
   }
   return p;
@@ -153,14 +140,7 @@ export function kernelModule(shared: boolean): Promise<WasmModule | null> {
  * kernels are a few kilobytes).
  */
 export function kernelModuleSync(shared: boolean): WasmModule | null {
-  const wa = wasmApi();
-  const bytes = kernelBytes(wa, shared);
-  if (!bytes) return null;
-  try {
-    return new wa!.Module(bytes);
-  } catch {
-    return null;
-  }
+  return fromKernelBytes(shared, (wa, bytes) => new wa.Module(bytes));
 }
 
 /** The layout for a model file, or null when it does not fit a 32-bit WebAssembly memory. */

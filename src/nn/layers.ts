@@ -20,7 +20,7 @@ import {
   stack,
   zeros,
 } from '../tensor/ops.js';
-import { callOpAsync, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
+import { callOpAsync, dispose, fromArray, keep, noGrad, opId, Tensor, tidy } from '../tensor/tensor.js';
 import { fillNormal, lstmTableEncode, lstmTableEncodeAsync } from '../tensor/kernels.js';
 import { Module, ModuleList } from './module.js';
 
@@ -32,6 +32,15 @@ function lengthOrder(lengths: ArrayLike<number>): { order: number[]; inv: number
     inv[o] = i;
   });
   return { order, inv };
+}
+
+/** The rows of a kernel's output (`out`, freed) back in the callers' order. */
+function inOrder(out: Tensor, inv: Tensor): Tensor {
+  try {
+    return noGrad(() => out.indexSelect(0, inv));
+  } finally {
+    out.dispose();
+  }
 }
 
 function isNonIncreasing(a: ArrayLike<number>): boolean {
@@ -471,15 +480,9 @@ export class LSTMTokenTables {
   encode(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Tensor {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
-      const out = lstmTableEncode(sorted, lens, this.tables, this.whh, pooling);
-      try {
-        return noGrad(() => out.indexSelect(0, inv));
-      } finally {
-        out.dispose();
-      }
+      return inOrder(lstmTableEncode(sorted, lens, this.tables, this.whh, pooling), inv);
     } finally {
-      sorted.dispose();
-      inv.dispose();
+      dispose([sorted, inv]);
     }
   }
 
@@ -487,15 +490,9 @@ export class LSTMTokenTables {
   async encodeAsync(ids: Tensor, lengths: ArrayLike<number>, pooling: 'max' | 'last'): Promise<Tensor> {
     const [sorted, lens, inv] = this.prepare(ids, lengths);
     try {
-      const out = await lstmTableEncodeAsync(sorted, lens, this.tables, this.whh, pooling);
-      try {
-        return noGrad(() => out.indexSelect(0, inv));
-      } finally {
-        out.dispose();
-      }
+      return inOrder(await lstmTableEncodeAsync(sorted, lens, this.tables, this.whh, pooling), inv);
     } finally {
-      sorted.dispose();
-      inv.dispose();
+      dispose([sorted, inv]);
     }
   }
 

@@ -24,6 +24,17 @@ abstract class Base implements Optimizer {
     for (const p of this.params) p.zeroGrad();
   }
   abstract step(): void;
+  /** Runs `update` for each parameter that has a gradient, without autograd, its temporaries freed. */
+  protected eachGradient(update: (p: Tensor, g: Tensor, i: number) => void): void {
+    noGrad(() => {
+      this.params.forEach((p, i) => {
+        tidy(() => {
+          const g = p.grad;
+          if (g) update(p, g, i);
+        });
+      });
+    });
+  }
   abstract stateDict(): { tensors: Map<string, Tensor>; meta: Record<string, number> };
   abstract loadStateDict(s: { tensors: Map<string, Tensor>; meta: Record<string, number> }): void;
   protected loadSlots(slots: Tensor[][], names: string[], s: Map<string, Tensor>): void {
@@ -89,22 +100,16 @@ export class Adam extends AdamMoments {
     const bc1 = 1 - this.beta1 ** t,
       bc2 = 1 - this.beta2 ** t;
     const stepSize = this.lr / bc1;
-    noGrad(() => {
-      for (let i = 0; i < this.params.length; i++) {
-        const p = this.params[i]!;
-        tidy(() => {
-          let g = p.grad;
-          if (!g) return;
-          if (this.weightDecay) {
-            if (this.decoupled) p.mul_(1 - this.lr * this.weightDecay);
-            else g = g.add(p, this.weightDecay);
-          }
-          this.m[i]!.lerp_(g, 1 - this.beta1);
-          this.v[i]!.mul_(this.beta2).addcmul_(g, g, 1 - this.beta2);
-          const denom = this.v[i]!.sqrt().div_(Math.sqrt(bc2)).add_(this.eps);
-          p.addcdiv_(this.m[i]!, denom, -stepSize);
-        });
+    this.eachGradient((p, grad, i) => {
+      let g = grad;
+      if (this.weightDecay) {
+        if (this.decoupled) p.mul_(1 - this.lr * this.weightDecay);
+        else g = g.add(p, this.weightDecay);
       }
+      this.m[i]!.lerp_(g, 1 - this.beta1);
+      this.v[i]!.mul_(this.beta2).addcmul_(g, g, 1 - this.beta2);
+      const denom = this.v[i]!.sqrt().div_(Math.sqrt(bc2)).add_(this.eps);
+      p.addcdiv_(this.m[i]!, denom, -stepSize);
     });
   }
 }
@@ -193,24 +198,18 @@ export class SGD extends Base {
     this.buf = this.momentum ? noGrad(() => keep(params.map((p) => zerosLike(p)))) : [];
   }
   step(): void {
-    noGrad(() => {
-      for (let i = 0; i < this.params.length; i++) {
-        const p = this.params[i]!;
-        tidy(() => {
-          let g = p.grad;
-          if (!g) return;
-          if (this.weightDecay) g = g.add(p, this.weightDecay);
-          if (this.momentum) {
-            const b = this.buf[i]!;
-            if (!this.started) b.copy_(g);
-            else b.mul_(this.momentum).add_(g);
-            g = this.nesterov ? g.add(b, this.momentum) : b;
-          }
-          p.add_(g, -this.lr);
-        });
+    this.eachGradient((p, grad, i) => {
+      let g = grad;
+      if (this.weightDecay) g = g.add(p, this.weightDecay);
+      if (this.momentum) {
+        const b = this.buf[i]!;
+        if (!this.started) b.copy_(g);
+        else b.mul_(this.momentum).add_(g);
+        g = this.nesterov ? g.add(b, this.momentum) : b;
       }
-      this.started = true;
+      p.add_(g, -this.lr);
     });
+    this.started = true;
   }
   stateDict() {
     const tensors = new Map<string, Tensor>();

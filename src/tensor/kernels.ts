@@ -7,18 +7,17 @@ import { Tensor } from './tensor.js';
 
 /** Reads bytes of a file at the given offsets into each tensor's storage (its whole byte size). */
 export function readInto(path: string, targets: [Tensor, number][]): void {
-  native.torch.readInto(
-    path,
-    targets.map(([t, off]) => [t.handle, off]),
-  );
+  native.torch.readInto(path, placed(targets));
+}
+
+/** Tensors at byte offsets, as the addon takes them. */
+function placed(list: [Tensor, number][]): [unknown, number][] {
+  return list.map(([t, off]) => [t.handle, off]);
 }
 
 /** Writes each tensor's storage (contiguous) into an open file descriptor at the given offsets. */
 export function writeFrom(fd: number, sources: [Tensor, number][]): void {
-  native.torch.writeFrom(
-    fd,
-    sources.map(([t, off]) => [t.handle, off]),
-  );
+  native.torch.writeFrom(fd, placed(sources));
 }
 
 /** Fills t in place with N(mean, std²) from the torch generator, without autograd. */
@@ -36,33 +35,29 @@ export function sparseAdamStep(param: Tensor, m: Tensor, v: Tensor, g: Tensor, l
   native.torch.sparseAdamStep(param.handle, m.handle, v.handle, g.handle, lr, beta1, beta2, eps, step);
 }
 
+const handles = (ts: Tensor[]) => ts.map((t) => t.handle);
+
+/** The addon's arguments of lstmTableEncode(Async). */
+function lstmTableArgs(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last') {
+  return [ids.handle, lens, handles(tables), handles(whh), pooling] as const;
+}
+
 /**
  * The LSTM encoder over per-token input tables (ids [B, T] sorted by decreasing length, lens,
  * one table and one W_hh per layer and direction): [B, dirs·H], max over time or final states.
  */
-export function lstmTableEncode(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Tensor {
-  return new Tensor(
-    native.torch.lstmTableEncode(
-      ids.handle,
-      lens,
-      tables.map((t) => t.handle),
-      whh.map((t) => t.handle),
-      pooling,
-    ),
-  );
+export function lstmTableEncode(...args: Parameters<typeof lstmTableArgs>): Tensor {
+  return new Tensor(native.torch.lstmTableEncode(...lstmTableArgs(...args)));
 }
 
 /** lstmTableEncode on a libuv worker thread. */
-export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: Tensor[], whh: Tensor[], pooling: 'max' | 'last'): Promise<Tensor> {
-  return new Tensor(
-    await native.torch.lstmTableEncodeAsync(
-      ids.handle,
-      lens,
-      tables.map((t) => t.handle),
-      whh.map((t) => t.handle),
-      pooling,
-    ),
-  );
+export async function lstmTableEncodeAsync(...args: Parameters<typeof lstmTableArgs>): Promise<Tensor> {
+  return new Tensor(await native.torch.lstmTableEncodeAsync(...lstmTableArgs(...args)));
+}
+
+/** The addon's arguments of lstmStackEncode(Async). */
+function lstmStackArgs(ids: Tensor, lens: number[], emb: Tensor, weights: Tensor[], layers: number, bidirectional: boolean, pooling: 'max' | 'last') {
+  return [ids.handle, lens, emb.handle, handles(weights), layers, bidirectional, pooling] as const;
 }
 
 /**
@@ -70,54 +65,23 @@ export async function lstmTableEncodeAsync(ids: Tensor, lens: number[], tables: 
  * lstmStackEncode): ids [B, T] int32/int64 with rows sorted by decreasing length, emb [V, E], the
  * LSTM's weights in aten::lstm's flat order → [B, dirs·H], max over each row's steps or final states.
  */
-export function lstmStackEncode(
-  ids: Tensor,
-  lens: number[],
-  emb: Tensor,
-  weights: Tensor[],
-  layers: number,
-  bidirectional: boolean,
-  pooling: 'max' | 'last',
-): Tensor {
-  return new Tensor(
-    native.torch.lstmStackEncode(
-      ids.handle,
-      lens,
-      emb.handle,
-      weights.map((t) => t.handle),
-      layers,
-      bidirectional,
-      pooling,
-    ),
-  );
+export function lstmStackEncode(...args: Parameters<typeof lstmStackArgs>): Tensor {
+  return new Tensor(native.torch.lstmStackEncode(...lstmStackArgs(...args)));
 }
 
 /** lstmStackEncode on a libuv worker thread. */
-export async function lstmStackEncodeAsync(
-  ids: Tensor,
-  lens: number[],
-  emb: Tensor,
-  weights: Tensor[],
-  layers: number,
-  bidirectional: boolean,
-  pooling: 'max' | 'last',
-): Promise<Tensor> {
-  return new Tensor(
-    await native.torch.lstmStackEncodeAsync(
-      ids.handle,
-      lens,
-      emb.handle,
-      weights.map((t) => t.handle),
-      layers,
-      bidirectional,
-      pooling,
-    ),
-  );
+export async function lstmStackEncodeAsync(...args: Parameters<typeof lstmStackArgs>): Promise<Tensor> {
+  return new Tensor(await native.torch.lstmStackEncodeAsync(...lstmStackArgs(...args)));
 }
 
 /** Activation codes of packedEncoderLayers. */
 export type EncoderActivation = 'gelu' | 'gelu_tanh' | 'relu';
 const ENCODER_ACTIVATION: Record<EncoderActivation, number> = { gelu: 0, gelu_tanh: 1, relu: 2 };
+
+/** The addon's arguments of packedEncoderLayers(Async). */
+function encoderLayerArgs(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation) {
+  return [x.handle, lengths, handles(weights), heads, eps, ENCODER_ACTIVATION[activation]] as const;
+}
 
 /**
  * Post-norm Transformer encoder layers over packed sequences (native/transformer.h): x [N, D] holds
@@ -127,17 +91,8 @@ const ENCODER_ACTIVATION: Record<EncoderActivation, number> = { gelu: 0, gelu_ta
  * may all be bfloat16 instead (their products then take bfloat16-rounded activations, float32
  * accumulation). Inference only.
  */
-export function packedEncoderLayers(x: Tensor, lengths: number[], weights: Tensor[], heads: number, eps: number, activation: EncoderActivation): Tensor {
-  return new Tensor(
-    native.torch.packedEncoderLayers(
-      x.handle,
-      lengths,
-      weights.map((t) => t.handle),
-      heads,
-      eps,
-      ENCODER_ACTIVATION[activation],
-    ),
-  );
+export function packedEncoderLayers(...args: Parameters<typeof encoderLayerArgs>): Tensor {
+  return new Tensor(native.torch.packedEncoderLayers(...encoderLayerArgs(...args)));
 }
 
 /** Whether this CPU multiplies bfloat16 natively (AVX512_BF16) through oneDNN; elsewhere bfloat16 weights are emulated, slower than float32. */
@@ -146,22 +101,6 @@ export function cpuHasBf16(): boolean {
 }
 
 /** packedEncoderLayers on a libuv worker thread (the event loop stays free). */
-export async function packedEncoderLayersAsync(
-  x: Tensor,
-  lengths: number[],
-  weights: Tensor[],
-  heads: number,
-  eps: number,
-  activation: EncoderActivation,
-): Promise<Tensor> {
-  return new Tensor(
-    await native.torch.packedEncoderLayersAsync(
-      x.handle,
-      lengths,
-      weights.map((t) => t.handle),
-      heads,
-      eps,
-      ENCODER_ACTIVATION[activation],
-    ),
-  );
+export async function packedEncoderLayersAsync(...args: Parameters<typeof encoderLayerArgs>): Promise<Tensor> {
+  return new Tensor(await native.torch.packedEncoderLayersAsync(...encoderLayerArgs(...args)));
 }

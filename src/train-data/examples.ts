@@ -127,18 +127,32 @@ export interface StreamState {
 }
 
 /**
+ * What an epoch's batches are cut from: the examples and their corpus, the seed, and the cut:
+ * batches of `size` examples (or fewer when maxTokens, if not 0, caps the padded source tokens),
+ * length-sorted in chunks of size*sortChunk.
+ */
+export interface EpochSource {
+  ex: Example[];
+  c: EncodedCorpus;
+  seed: number;
+  size: number;
+  sortChunk: number;
+  maxTokens: number;
+}
+
+/**
  * Batches of one epoch: examples shuffled with seed+epoch, cut into chunks of
  * size*sortChunk, each chunk sorted by (kind, source length) and cut into batches of `size`
  * examples (or fewer when maxTokens caps the padded source tokens), batches shuffled.
  */
-export function epochBatches(ex: Example[], c: EncodedCorpus, seed: number, epoch: number, size: number, sortChunk: number, maxTokens: number): Batch[] {
-  const rng = new Rng(seed * 7919 + epoch);
-  const order = rng.shuffle(Array.from(ex.keys())).map((j) => ex[j]!);
-  return cutBatches(order, c, rng, size, sortChunk, maxTokens);
+export function epochBatches(s: EpochSource, epoch: number): Batch[] {
+  const rng = new Rng(s.seed * 7919 + epoch);
+  const order = rng.shuffle(Array.from(s.ex.keys())).map((j) => s.ex[j]!);
+  return cutBatches(order, s, rng);
 }
 
 /** Shuffled examples cut into chunks of size*sortChunk, each length-sorted and cut into shuffled batches. */
-function cutBatches(order: Example[], c: EncodedCorpus, rng: Rng, size: number, sortChunk: number, maxTokens: number): Batch[] {
+function cutBatches(order: Example[], { c, size, sortChunk, maxTokens }: EpochSource, rng: Rng): Batch[] {
   const len = (e: Example) => c.ids.get(e.src[0]!)![e.row]!.length;
   const kindRank = { '1:1': 0, '1:N': 1, 'M:1': 2 } as const;
   const batches: Batch[] = [];
@@ -216,20 +230,12 @@ export function langQuotas(sizes: number[], total: number, o: LangSampling): num
  * where the previous epoch stopped (the position is a function of the epoch, so the stream stays
  * resumable). Then shuffled, length-sorted in chunks and cut as in epochBatches.
  */
-export function epochLangBatches(
-  ex: Example[],
-  c: EncodedCorpus,
-  seed: number,
-  epoch: number,
-  size: number,
-  sortChunk: number,
-  maxTokens: number,
-  sampling: LangSampling,
-): Batch[] {
-  const { keys, groups } = groupByPair(ex);
+export function epochLangBatches(s: EpochSource, epoch: number, sampling: LangSampling): Batch[] {
+  const { keys, groups } = groupByPair(s.ex);
+  const seed = s.seed;
   const quotas = langQuotas(
     keys.map((k) => groups.get(k)!.length),
-    ex.length,
+    s.ex.length,
     sampling,
   );
   const picked: Example[] = [];
@@ -248,7 +254,7 @@ export function epochLangBatches(
     }
   });
   const rng = new Rng(seed * 7919 + epoch);
-  return cutBatches(rng.shuffle(picked), c, rng, size, sortChunk, maxTokens);
+  return cutBatches(rng.shuffle(picked), s, rng);
 }
 
 export function pairsOf(examples: Example[]): number {
@@ -267,23 +273,12 @@ export function pairKey(e: Example): string {
  * uniform, so small pairs are seen more often) and takes that pair's next batch, starting
  * the pair over (reshuffled) when it runs out. The epoch has as many batches as all pairs have.
  */
-export function epochPairBatches(
-  ex: Example[],
-  c: EncodedCorpus,
-  seed: number,
-  epoch: number,
-  size: number,
-  sortChunk: number,
-  maxTokens: number,
-  temperature: number,
-): Batch[] {
-  const { keys, groups } = groupByPair(ex);
-  const lists = keys.map((k, gi) => ({
-    gi,
-    cycle: 0,
-    at: 0,
-    batches: epochBatches(groups.get(k)!, c, seed + 1000003 * (gi + 1), epoch * 1009, size, sortChunk, maxTokens),
-  }));
+export function epochPairBatches(s: EpochSource, epoch: number, temperature: number): Batch[] {
+  const { keys, groups } = groupByPair(s.ex);
+  const seed = s.seed;
+  // each pair's batches, cut with a seed of its own (cycle: how many times it was started over)
+  const pairBatches = (gi: number, cycle: number) => epochBatches({ ...s, ex: groups.get(keys[gi]!)!, seed: seed + 1000003 * (gi + 1) }, epoch * 1009 + cycle);
+  const lists = keys.map((_, gi) => ({ gi, cycle: 0, at: 0, batches: pairBatches(gi, 0) }));
   const total = lists.reduce((a, l) => a + l.batches.length, 0);
   const w = keys.map((k) => groups.get(k)!.length ** (1 / temperature));
   const cum: number[] = [];
@@ -299,7 +294,7 @@ export function epochPairBatches(
     if (l.at >= l.batches.length) {
       l.cycle++;
       l.at = 0;
-      l.batches = epochBatches(groups.get(keys[g]!)!, c, seed + 1000003 * (l.gi + 1), epoch * 1009 + l.cycle, size, sortChunk, maxTokens);
+      l.batches = pairBatches(l.gi, l.cycle);
     }
     out.push(l.batches[l.at++]!);
   }
@@ -320,25 +315,25 @@ export interface StreamOptions {
 /** Endless resumable stream of batches. */
 export class BatchStream {
   private cache: { epoch: number; batches: Batch[] } | null = null;
+  private readonly source: EpochSource;
   constructor(
-    private readonly ex: Example[],
-    private readonly c: EncodedCorpus,
-    private readonly seed: number,
-    private readonly size: number,
-    private readonly sortChunk: number,
-    private readonly maxTokens: number,
+    ex: Example[],
+    c: EncodedCorpus,
+    seed: number,
+    size: number,
+    sortChunk: number,
+    maxTokens: number,
     public state: StreamState = { epoch: 0, batch: 0 },
     private readonly opts: StreamOptions = {},
-  ) {}
+  ) {
+    this.source = { ex, c, seed, size, sortChunk, maxTokens };
+  }
 
   private epoch(e: number): Batch[] {
     const { pairTemperature: T = 0, langTemperature: L = 0, langMinRows: minRows = 0, langMaxRepeat: maxRepeat = 10 } = this.opts;
-    if (T > 0) return epochPairBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, T);
-    if ((L > 0 && L !== 1) || minRows > 0) {
-      const sampling = { temperature: L > 0 ? L : 1, minRows, maxRepeat };
-      return epochLangBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens, sampling);
-    }
-    return epochBatches(this.ex, this.c, this.seed, e, this.size, this.sortChunk, this.maxTokens);
+    if (T > 0) return epochPairBatches(this.source, e, T);
+    if ((L > 0 && L !== 1) || minRows > 0) return epochLangBatches(this.source, e, { temperature: L > 0 ? L : 1, minRows, maxRepeat });
+    return epochBatches(this.source, e);
   }
 
   next(): Batch {

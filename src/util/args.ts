@@ -183,26 +183,120 @@ function convert(_key: string, d: OptionDef, raw: string, shown: string, cmd: st
 
 /** Parses `argv` (without node/script/subcommand) against `spec`. Throws UsageError on mistakes. */
 export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly string[]): ParsedArgs<S> {
-  const cmd = spec.name;
-  const byLong = new Map<string, string>();
-  const byShort = new Map<string, string>();
-  for (const [key, d] of Object.entries(spec.options)) {
-    for (const n of longNames(key, d)) byLong.set(n, key);
-    byLong.set(key, key);
-    if (d.alias) byShort.set(d.alias, key);
-  }
-  const flag = (key: string) => flagName(key, spec.options[key]);
-  const hasHelpOpt = 'help' in spec.options;
-  const values: Record<string, unknown> = {};
-  const lists: Record<string, string[]> = {};
-  const positionals: string[] = [];
-  let help = false;
+  return new ArgParser(spec, argv).parse() as ParsedArgs<S>;
+}
 
-  const unknown = (arg: string): never => {
+/** One run of parseArgs: the argument at hand and what the arguments before it gave. */
+class ArgParser {
+  private readonly cmd: string;
+  private readonly byLong = new Map<string, string>();
+  private readonly byShort = new Map<string, string>();
+  private readonly hasHelpOpt: boolean;
+  private readonly values: Record<string, unknown> = {};
+  private readonly lists: Record<string, string[]> = {};
+  private readonly positionals: string[] = [];
+  private help = false;
+  private i = 0;
+  /** Values of options with an implicit value taken from the next argument: [key, positional index]. */
+  private readonly tookNext: [string, number][] = [];
+
+  constructor(
+    private readonly spec: CommandSpec,
+    private readonly argv: readonly string[],
+  ) {
+    this.cmd = spec.name;
+    for (const [key, d] of Object.entries(spec.options)) {
+      for (const n of longNames(key, d)) this.byLong.set(n, key);
+      this.byLong.set(key, key);
+      if (d.alias) this.byShort.set(d.alias, key);
+    }
+    this.hasHelpOpt = 'help' in spec.options;
+  }
+
+  parse(): Record<string, unknown> {
+    this.readArguments();
+    this.giveBackTaken();
+    const out = this.result();
+    if (!this.help) this.checkComplete(out);
+    return out;
+  }
+
+  private readArguments(): void {
+    for (; this.i < this.argv.length; this.i++) {
+      const arg = this.argv[this.i]!;
+      if (arg === '--') {
+        this.positionals.push(...this.argv.slice(this.i + 1));
+        return;
+      }
+      if (arg.startsWith('--') && arg.length > 2) this.longOption(arg);
+      else if (arg.startsWith('-') && arg.length > 1 && !/^-\d/.test(arg)) this.shortOption(arg);
+      else this.positionals.push(arg);
+    }
+  }
+
+  private flag(key: string): string {
+    return flagName(key, this.spec.options[key]);
+  }
+
+  /** `--name`, `--name=value` or `--no-name`. */
+  private longOption(arg: string): void {
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    const key = this.byLong.get(name);
+    if (key !== undefined) this.option(key, inline, `--${name}`);
+    else if (name === 'help' && !this.hasHelpOpt) {
+      if (inline !== undefined) throw new UsageError(`--help takes no value`, this.cmd);
+      this.help = true;
+    } else if (name.startsWith('no-')) this.negated(arg, name, inline);
+    else this.unknown(arg);
+  }
+
+  /** `--no-name`: a boolean option set to false. */
+  private negated(arg: string, name: string, inline: string | undefined): void {
+    const key = this.byLong.get(name.slice(3));
+    if (key === undefined) this.unknown(arg);
+    if (this.spec.options[key]!.type !== 'boolean') throw new UsageError(`--${name}: ${this.flag(key)} is not a boolean option`, this.cmd);
+    if (inline !== undefined) throw new UsageError(`--${name} takes no value`, this.cmd);
+    this.values[key] = false;
+  }
+
+  /** `-k`, `-k=value`, or bundled boolean flags `-abc`. */
+  private shortOption(arg: string): void {
+    const eq = arg.indexOf('=');
+    const letters = eq >= 0 ? arg.slice(1, eq) : arg.slice(1);
+    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    const key = letters.length === 1 ? this.byShort.get(letters) : undefined;
+    if (letters.length !== 1) this.bundled(arg, letters, inline);
+    else if (key !== undefined) this.option(key, inline, `-${letters}`);
+    else if (letters === 'h' && !this.hasHelpOpt) this.help = true;
+    else this.unknown(arg);
+  }
+
+  /** Bundled boolean short flags: -abc. */
+  private bundled(arg: string, letters: string, inline: string | undefined): void {
+    if (inline !== undefined) throw new UsageError(`invalid argument '${arg}'`, this.cmd);
+    for (const c of letters) {
+      const key = this.byShort.get(c);
+      if (key === undefined && c === 'h' && !this.hasHelpOpt) this.help = true;
+      else if (key === undefined) throw new UsageError(`unknown option '-${c}' in '${arg}'`, this.cmd);
+      else if (this.spec.options[key]!.type !== 'boolean') throw new UsageError(`-${c} in '${arg}' needs a value and cannot be bundled`, this.cmd);
+      else this.values[key] = true;
+    }
+  }
+
+  /** An option named as `shown`: a boolean takes its inline value or true, any other its inline value or the next argument. */
+  private option(key: string, inline: string | undefined, shown: string): void {
+    const d = this.spec.options[key]!;
+    if (d.type === 'boolean') this.values[key] = inline === undefined ? true : convert(key, d, inline, shown, this.cmd);
+    else this.assign(key, inline ?? this.takeValue(shown, key), shown);
+  }
+
+  private unknown(arg: string): never {
     const name = arg.replace(/^-+/, '').split('=')[0]!;
     let best: string | undefined;
     let bestD = Infinity;
-    for (const [k, d] of Object.entries(spec.options)) {
+    for (const [k, d] of Object.entries(this.spec.options)) {
       for (const n of longNames(k, d)) {
         const dist = editDistance(name, n);
         if (dist < bestD) {
@@ -211,150 +305,76 @@ export function parseArgs<const S extends CommandSpec>(spec: S, argv: readonly s
         }
       }
     }
-    const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${flag(best)}?)` : '';
-    throw new UsageError(`unknown option '${arg.split('=')[0]}'${hint}`, cmd);
-  };
+    const hint = best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3)) ? ` (did you mean ${this.flag(best)}?)` : '';
+    throw new UsageError(`unknown option '${arg.split('=')[0]}'${hint}`, this.cmd);
+  }
 
-  const assign = (key: string, raw: string, shown: string): void => {
-    const d = spec.options[key]!;
-    if (d.type === 'list') {
-      const items = (d.splitCommas === false ? [raw] : raw.split(',')).map((s) => s.trim()).filter((s) => s.length > 0);
-      if (d.choices) {
-        for (const it of items) {
-          if (!d.choices.includes(it)) throw new UsageError(`${shown} values must be among ${d.choices.join(', ')}; got '${it}'`, cmd);
-        }
-      }
-      (lists[key] ??= []).push(...items);
-    } else {
-      values[key] = convert(key, d, raw, shown, cmd);
+  private assign(key: string, raw: string, shown: string): void {
+    const d = this.spec.options[key]!;
+    if (d.type !== 'list') {
+      this.values[key] = convert(key, d, raw, shown, this.cmd);
+      return;
     }
-  };
+    const items = (d.splitCommas === false ? [raw] : raw.split(',')).map((s) => s.trim()).filter((s) => s.length > 0);
+    if (d.choices) {
+      for (const it of items) {
+        if (!d.choices.includes(it)) throw new UsageError(`${shown} values must be among ${d.choices.join(', ')}; got '${it}'`, this.cmd);
+      }
+    }
+    (this.lists[key] ??= []).push(...items);
+  }
 
-  let i = 0;
-  // values of options with an implicit value taken from the next argument: [key, positional index]
-  const tookNext: [string, number][] = [];
-  const takeValue = (shown: string, key?: string): string => {
-    const v = argv[i + 1];
-    const implicit = key !== undefined ? spec.options[key]!.implicit : undefined;
+  /** The next argument as the value of `shown` (an option with an implicit value keeps it where the next argument is an option). */
+  private takeValue(shown: string, key: string): string {
+    const v = this.argv[this.i + 1];
+    const implicit = this.spec.options[key]!.implicit;
     if (v === undefined || (v.startsWith('--') && v.length > 2) || (implicit !== undefined && v.startsWith('-') && v !== '-')) {
       if (implicit !== undefined) return implicit;
-      throw new UsageError(`${shown} requires a value`, cmd);
+      throw new UsageError(`${shown} requires a value`, this.cmd);
     }
-    if (implicit !== undefined) tookNext.push([key!, positionals.length]);
-    i++;
+    if (implicit !== undefined) this.tookNext.push([key, this.positionals.length]);
+    this.i++;
     return v;
-  };
-
-  for (; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg.startsWith('--') && arg.length > 2) {
-      const eq = arg.indexOf('=');
-      const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
-      const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-      let key = byLong.get(name);
-      if (key === undefined && name === 'help' && !hasHelpOpt) {
-        if (inline !== undefined) throw new UsageError(`--help takes no value`, cmd);
-        help = true;
-        continue;
-      }
-      if (key === undefined && name.startsWith('no-')) {
-        key = byLong.get(name.slice(3));
-        if (key === undefined) unknown(arg);
-        if (spec.options[key!]!.type !== 'boolean') throw new UsageError(`--${name}: ${flag(key!)} is not a boolean option`, cmd);
-        if (inline !== undefined) throw new UsageError(`--${name} takes no value`, cmd);
-        values[key!] = false;
-        continue;
-      }
-      if (key === undefined) unknown(arg);
-      const d = spec.options[key!]!;
-      const shown = `--${name}`;
-      if (d.type === 'boolean') {
-        values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
-      } else {
-        assign(key!, inline ?? takeValue(shown, key!), shown);
-      }
-      continue;
-    }
-    if (arg.startsWith('-') && arg.length > 1 && !/^-\d/.test(arg)) {
-      const eq = arg.indexOf('=');
-      const letters = eq >= 0 ? arg.slice(1, eq) : arg.slice(1);
-      const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-      if (letters.length === 1) {
-        const key = byShort.get(letters);
-        if (key === undefined) {
-          if (letters === 'h' && !hasHelpOpt) {
-            help = true;
-            continue;
-          }
-          unknown(arg);
-        }
-        const d = spec.options[key!]!;
-        const shown = `-${letters}`;
-        if (d.type === 'boolean') values[key!] = inline === undefined ? true : convert(key!, d, inline, shown, cmd);
-        else assign(key!, inline ?? takeValue(shown, key!), shown);
-        continue;
-      }
-      // bundled boolean short flags: -abc
-      if (inline !== undefined) throw new UsageError(`invalid argument '${arg}'`, cmd);
-      for (const c of letters) {
-        const key = byShort.get(c);
-        if (key === undefined) {
-          if (c === 'h' && !hasHelpOpt) {
-            help = true;
-            continue;
-          }
-          throw new UsageError(`unknown option '-${c}' in '${arg}'`, cmd);
-        }
-        if (spec.options[key]!.type !== 'boolean') throw new UsageError(`-${c} in '${arg}' needs a value and cannot be bundled`, cmd);
-        values[key] = true;
-      }
-      continue;
-    }
-    positionals.push(arg);
   }
 
-  // `--json "query"` (the old bare flag before a positional): the value goes back where it was
-  const required = (spec.positionals ?? []).filter((p) => p.required).length;
-  for (let t = tookNext.length - 1; t >= 0 && positionals.length < required; t--) {
-    const [key, at] = tookNext[t]!;
-    positionals.splice(at, 0, values[key] as string);
-    values[key] = spec.options[key]!.implicit;
-  }
-
-  const out: Record<string, unknown> = { _: positionals, help };
-  for (const [key, d] of Object.entries(spec.options)) {
-    if (d.type === 'list') {
-      out[key] = lists[key] ?? (d.default !== undefined ? [...(d.default as readonly string[])] : []);
-    } else if (key in values) {
-      out[key] = values[key];
-    } else if (d.default !== undefined) {
-      out[key] = d.default;
-    } else if (d.type === 'boolean') {
-      out[key] = false;
-    } else {
-      out[key] = undefined;
+  /** `--json "query"` (the old bare flag before a positional): the value goes back where it was. */
+  private giveBackTaken(): void {
+    const required = (this.spec.positionals ?? []).filter((p) => p.required).length;
+    for (let t = this.tookNext.length - 1; t >= 0 && this.positionals.length < required; t--) {
+      const [key, at] = this.tookNext[t]!;
+      this.positionals.splice(at, 0, this.values[key] as string);
+      this.values[key] = this.spec.options[key]!.implicit;
     }
   }
-  if (!help) {
-    for (const [key, d] of Object.entries(spec.options)) {
+
+  /** Every option's value: given, else its default, else false (booleans), [] (lists) or undefined. */
+  private result(): Record<string, unknown> {
+    const out: Record<string, unknown> = { _: this.positionals, help: this.help };
+    for (const [key, d] of Object.entries(this.spec.options)) {
+      if (d.type === 'list') out[key] = this.lists[key] ?? (d.default !== undefined ? [...(d.default as readonly string[])] : []);
+      else if (key in this.values) out[key] = this.values[key];
+      else if (d.default !== undefined) out[key] = d.default;
+      else out[key] = d.type === 'boolean' ? false : undefined;
+    }
+    return out;
+  }
+
+  /** Required options and positionals present, no positional too many. */
+  private checkComplete(out: Record<string, unknown>): void {
+    for (const [key, d] of Object.entries(this.spec.options)) {
       const missing = d.type === 'list' ? (out[key] as string[]).length === 0 : out[key] === undefined;
-      if (d.required && missing) throw new UsageError(`missing required option ${flag(key)}`, cmd);
+      if (d.required && missing) throw new UsageError(`missing required option ${this.flag(key)}`, this.cmd);
     }
-    const pos = spec.positionals ?? [];
+    const pos = this.spec.positionals ?? [];
     const variadic = pos.length > 0 && pos[pos.length - 1]!.variadic === true;
     const req = pos.filter((p) => p.required).length;
-    if (positionals.length < req) {
-      throw new UsageError(`missing required argument <${pos[positionals.length]!.name}>`, cmd);
+    if (this.positionals.length < req) {
+      throw new UsageError(`missing required argument <${pos[this.positionals.length]!.name}>`, this.cmd);
     }
-    if (spec.positionals !== undefined && !variadic && positionals.length > pos.length) {
-      throw new UsageError(`unexpected argument '${positionals[pos.length]}'`, cmd);
+    if (this.spec.positionals !== undefined && !variadic && this.positionals.length > pos.length) {
+      throw new UsageError(`unexpected argument '${this.positionals[pos.length]}'`, this.cmd);
     }
   }
-  return out as ParsedArgs<S>;
 }
 
 function metavar(key: string, d: OptionDef): string {

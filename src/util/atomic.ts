@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { withFile } from './fd.js';
 
 /** Temporary files and directories of this process that an interrupted run must not leave behind. */
 const temporaries = new Set<string>();
@@ -158,6 +159,19 @@ export function atomicOutputSync<T>(target: string, fn: (tmpPath: string) => T):
     unlinkQuiet(tmp);
     throw e;
   }
+}
+
+/**
+ * Writes `target` atomically through a file descriptor: `write(fd)` fills the temp file, which is
+ * then fsynced, closed and renamed into place.
+ */
+export function atomicWriteSync(target: string, write: (fd: number) => void): void {
+  atomicOutputSync(target, (tmp) =>
+    withFile(tmp, 'w', (fd) => {
+      write(fd);
+      fs.fsyncSync(fd);
+    }),
+  );
 }
 
 /** Replaces dir by tmp (a complete directory); the old dir is removed only after the rename. */

@@ -57,26 +57,27 @@ export function dtypeOfArray(a: TypedArray): DType {
   throw new Error('unsupported typed array');
 }
 
+/** A typed array's constructor: a length, or a view of bytes. */
+export interface TypedArrayConstructor {
+  new (length: number): TypedArray;
+  new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArray;
+}
+
+/** The typed array that holds each dtype's elements (float16 and bfloat16 as their raw bits, bool as 0/1 bytes). */
+export const ARRAY_TYPE: Record<DType, TypedArrayConstructor> = {
+  float32: Float32Array,
+  float64: Float64Array,
+  float16: Uint16Array,
+  bfloat16: Uint16Array,
+  int64: BigInt64Array,
+  int32: Int32Array,
+  int16: Int16Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  bool: Uint8Array,
+};
+
 /** Views raw bytes as the typed array that matches a dtype. */
 export function arrayOfDtype(buf: ArrayBuffer, d: DType): TypedArray {
-  switch (d) {
-    case 'float32':
-      return new Float32Array(buf);
-    case 'float64':
-      return new Float64Array(buf);
-    case 'float16':
-    case 'bfloat16':
-      return new Uint16Array(buf);
-    case 'int64':
-      return new BigInt64Array(buf);
-    case 'int32':
-      return new Int32Array(buf);
-    case 'int16':
-      return new Int16Array(buf);
-    case 'int8':
-      return new Int8Array(buf);
-    case 'uint8':
-    case 'bool':
-      return new Uint8Array(buf);
-  }
+  return new ARRAY_TYPE[d](buf);
 }

@@ -67,14 +67,14 @@ describe('LASER trainer', () => {
     assert.equal(ex.filter((e) => e.kind === '1:1').length, 1400);
     assert.equal(ex.filter((e) => e.kind === '1:N').length, 700);
     assert.equal(ex.filter((e) => e.kind === 'M:1').length, 700);
-    const bs = epochBatches(ex, trainSet, 1, 0, 32, 10, 0);
+    const bs = epochBatches({ ex, c: trainSet, seed: 1, size: 32, sortChunk: 10, maxTokens: 0 }, 0);
     assert.equal(
       bs.reduce((a, b) => a + b.examples.length, 0),
       ex.length,
     );
     for (const b of bs) assert.ok(b.examples.every((e) => e.kind === b.kind));
     assert.deepEqual(
-      epochBatches(ex, trainSet, 1, 0, 32, 10, 0).map((b) => b.examples[0]!.row),
+      epochBatches({ ex, c: trainSet, seed: 1, size: 32, sortChunk: 10, maxTokens: 0 }, 0).map((b) => b.examples[0]!.row),
       bs.map((b) => b.examples[0]!.row),
       'deterministic',
     );
@@ -137,7 +137,10 @@ describe('LASER trainer', () => {
       assert.throws(() => buildExamples(c, [{ ...every, sources: ['z'] }]), /no row of the corpus comes from z/);
       const noColumn = { ...c, sources: undefined };
       assert.throws(() => buildExamples(noColumn, [{ ...every, sources: ['a'] }]), /'sources' needs a corpus with a #source column/);
-      assert.throws(() => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en'], sources: [] }] }, 'c.json'), /c\.json: paths\[0\]\.sources must list source names/);
+      assert.throws(
+        () => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en'], sources: [] }] }, 'c.json'),
+        /c\.json: paths\[0\]\.sources must list source names/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -153,7 +156,7 @@ describe('LASER trainer', () => {
       let small = 0,
         n = 0;
       for (let epoch = 0; epoch < 20; epoch++) {
-        const bs = epochPairBatches(ex, trainSet, 1, epoch, 8, 10, 0, T);
+        const bs = epochPairBatches({ ex, c: trainSet, seed: 1, size: 8, sortChunk: 10, maxTokens: 0 }, epoch, T);
         assert.equal(bs.length, Math.ceil(700 / 8) + Math.ceil(70 / 8), 'an epoch has as many batches as the pairs have');
         for (const b of bs) {
           assert.equal(new Set(b.examples.map(pairKey)).size, 1, 'one language pair per batch');
@@ -197,7 +200,7 @@ describe('LASER trainer', () => {
       smallN = 0,
       total = 0;
     for (let epoch = 0; epoch < 4; epoch++) {
-      const bs = epochLangBatches(ex, trainSet, 1, epoch, 8, 10, 0, { temperature: 3, minRows: 0, maxRepeat: 10 });
+      const bs = epochLangBatches({ ex, c: trainSet, seed: 1, size: 8, sortChunk: 10, maxTokens: 0 }, epoch, { temperature: 3, minRows: 0, maxRepeat: 10 });
       for (const b of bs) {
         if (new Set(b.examples.map(pairKey)).size > 1) mixed++;
         for (const e of b.examples) {

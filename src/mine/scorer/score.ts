@@ -29,6 +29,15 @@ import { crossFittedTables, scoringOfPair, SELF_TABLES, SelfTables, selfTrainedT
 /** Candidate pairs' logits by the scorer's pair model (see pairLogits; the words are embedded by the caller's sentence encoder). */
 export type PairLogitsFn = (src: number[], trg: number[]) => Promise<Float32Array>;
 
+/** Candidates to score: both directions' k-NN tables, the candidates they give (enumerateCandidates), both sides' sentences. */
+export interface Candidates {
+  fwd: SearchResult;
+  bwd: SearchResult;
+  c: CandidateList;
+  srcText: string[];
+  trgText: string[];
+}
+
 /**
  * The candidates of two k-NN tables (enumerateCandidates) scored by the scorer, without keeping
  * their features (`logits`: the pair model's, when it has one): each
@@ -38,14 +47,11 @@ export type PairLogitsFn = (src: number[], trg: number[]) => Promise<Float32Arra
  * features, which it is: logistic regression.)
  */
 export async function scoreCandidates(
-  fwd: SearchResult,
-  bwd: SearchResult,
-  c: CandidateList,
-  srcText: string[],
-  trgText: string[],
+  cands: Candidates,
   m: ScorerModel,
   o: { aligner?: Aligners; logits?: ArrayLike<number>; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<{ margin: Float64Array; prob: Float64Array }> {
+  const { fwd, bwd, c, srcText, trgText } = cands;
   const featuresOf = candidateContext(fwd, bwd, srcText, trgText, o.aligner ?? null);
   if (m.pair && !o.logits) throw new Error('scoreCandidates: the scorer has a pair model; give its logits');
   const z = new Float64Array(c.n),
@@ -128,7 +134,7 @@ export async function mineTablesWithScorer(
   o: ScoringOptions & { threshold?: number; assignment?: Assignment } = {},
 ): Promise<Picked[]> {
   const c = enumerateCandidates(fwd, bwd);
-  const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  const r = await scoreWithScorer({ fwd, bwd, c, srcText, trgText }, m, o);
   return greedyPairs(c, r.prob, r.margin, o.threshold ?? 0, o.assignment).map((i) => pickOf(c, r, i));
 }
 
@@ -144,22 +150,15 @@ export interface ScoringOptions {
  * The candidates `c` of two k-NN tables scored by the scorer (see mineWithScorer): the pair
  * model's logits, then one pass over the candidates' features — or two with self-trained word tables.
  */
-async function scoreWithScorer(
-  fwd: SearchResult,
-  bwd: SearchResult,
-  c: CandidateList,
-  srcText: string[],
-  trgText: string[],
-  m: ScorerModel,
-  o: ScoringOptions,
-): Promise<{ margin: Float64Array; prob: Float64Array }> {
+async function scoreWithScorer(cands: Candidates, m: ScorerModel, o: ScoringOptions): Promise<{ margin: Float64Array; prob: Float64Array }> {
+  const { c, srcText, trgText } = cands;
   if (m.pair && !o.pairLogits) throw new Error('the scorer has a pair model: give pairLogits');
   const logits = m.pair ? await o.pairLogits!(Array.from(c.src), Array.from(c.trg)) : undefined;
   const self = !o.aligner && o.selfTables ? o.selfTables : null;
   const progress = (pass: number) => (o.onCandidates ? (done: number, total: number) => o.onCandidates!(done, total, pass) : undefined);
   let aligner: Aligners = o.aligner ?? null;
   if (self) {
-    const first = await scoreCandidates(fwd, bwd, c, srcText, trgText, m, { logits, onProgress: progress(0) });
+    const first = await scoreCandidates(cands, m, { logits, onProgress: progress(0) });
     const found = greedyPairs(c, first.prob, first.margin, self.threshold ?? SELF_TABLES.threshold),
       pairs = tablePairs(found, self);
     if (!pairs) {
@@ -176,7 +175,7 @@ async function scoreWithScorer(
     );
   }
   // the second pass with self-trained tables: the scorer's regression for them, where it has one
-  return scoreCandidates(fwd, bwd, c, srcText, trgText, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
+  return scoreCandidates(cands, self ? withSelfHead(m) : m, { aligner, logits, onProgress: progress(self ? 1 : 0) });
 }
 
 /**
@@ -187,34 +186,29 @@ async function scoreWithScorer(
  * row gTrg[i]; its cosine is the vectors' inner product, as the k-NN's.
  */
 export async function scoreGivenPairs(
-  src: Float32Array,
-  trg: Float32Array,
-  d: number,
-  srcText: string[],
-  trgText: string[],
-  gSrc: Int32Array,
-  gTrg: Int32Array,
-  m: ScorerModel,
-  o: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void } = {},
-): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
+  ...args: [...GivenPairs, o?: ScoringOptions & { k?: number; chunk?: number; onProgress?: (done: number, total: number) => void }]
+): Promise<GivenPairScores> {
+  const [src, trg, d, srcText, trgText, gSrc, gTrg, m, o = {}] = args;
   const { fwd, bwd } = mineTables(src, trg, d, { k: o.k ?? m.k, chunk: o.chunk, onProgress: o.onProgress });
   return scoreTablesGivenPairs(fwd, bwd, src, trg, d, srcText, trgText, gSrc, gTrg, m, o);
+}
+
+/** Given pairs to score: both sides' vectors (rows of d) and sentences, pair i = src row gSrc[i] ↔ trg row gTrg[i], and the scorer. */
+type GivenPairs = [src: Float32Array, trg: Float32Array, d: number, srcText: string[], trgText: string[], gSrc: Int32Array, gTrg: Int32Array, m: ScorerModel];
+
+/** Each given pair's probability, margin and cosine. */
+export interface GivenPairScores {
+  prob: Float64Array;
+  margin: Float64Array;
+  cos: Float32Array;
 }
 
 /** scoreGivenPairs from both directions' k-NN tables already searched. */
 export async function scoreTablesGivenPairs(
   fwd: SearchResult,
   bwd: SearchResult,
-  src: Float32Array,
-  trg: Float32Array,
-  d: number,
-  srcText: string[],
-  trgText: string[],
-  gSrc: Int32Array,
-  gTrg: Int32Array,
-  m: ScorerModel,
-  o: ScoringOptions,
-): Promise<{ prob: Float64Array; margin: Float64Array; cos: Float32Array }> {
+  ...[src, trg, d, srcText, trgText, gSrc, gTrg, m, o]: [...GivenPairs, o: ScoringOptions]
+): Promise<GivenPairScores> {
   const knn = enumerateCandidates(fwd, bwd);
   const at = new Map<number, number>();
   const key = (s: number, t: number) => s * trgText.length + t;
@@ -250,7 +244,7 @@ export async function scoreTablesGivenPairs(
     c.trg[knn.n + e] = gTrg[i]!;
     c.cos[knn.n + e] = cos[e]!;
   });
-  const r = await scoreWithScorer(fwd, bwd, c, srcText, trgText, m, o);
+  const r = await scoreWithScorer({ fwd, bwd, c, srcText, trgText }, m, o);
   return {
     prob: Float64Array.from(index, (j) => r.prob[j]!),
     margin: Float64Array.from(index, (j) => r.margin[j]!),
