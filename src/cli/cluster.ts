@@ -2,26 +2,16 @@
 // by any number of workers on machines that share a filesystem (--work).
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SpreadSample } from '../embed/centering.js';
-import { loadSentenceEncoder, readModelConfig } from '../embed/model-dir.js';
-import { SEEK_EVERY } from '../cluster/embed.js';
+import { readModelConfig } from '../embed/model-dir.js';
 import { GRAPH_PLAN } from '../cluster/graph.js';
 import { INDEX_PLAN } from '../cluster/index-build.js';
-import { MINE_PLAN } from '../cluster/mine.js';
-import { readSentences } from '../train-data/corpus.js';
-import { MarginKind, Retrieval } from '../mine/mine.js';
-import { thresholdFromFile } from '../mine/calibration.js';
-import { anyFilter, FilterOptions } from '../mine/filters.js';
-import { Assignment, openScorer } from '../mine/scorer/index.js';
-import { checkLangOptions } from './vectors.js';
+import { MineSettings } from '../mine/settings.js';
 import { createIndex } from '../index/build.js';
 import { Metric } from '../index/faiss.js';
 import { parseSources, sourcePath } from '../train-data/sources.js';
 import { checkGraphSettings, readGraphMeta } from '../graph/build.js';
-import { isGzipFile, readLines, readOnce } from '../io/input.js';
-import { writeNpy } from '../io/npy.js';
+import { readOnce } from '../io/input.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { formatCount, formatDuration } from '../util/progress.js';
 import { command, usage } from './command.js';
 import { DEFAULTED_MODEL_OPTION, modelOrDefault } from './default-model.js';
 import { checkPaths, inContext, writeJsonOutput } from './io.js';
@@ -40,23 +30,23 @@ import {
   parseThreshold,
   settingsOf,
 } from './mine-options.js';
-import { EMBED_FILE_OPTIONS, InputEmbedder, openVectors, vectorsArgument } from './vectors.js';
-import { PER_SENTENCE } from '../embed/language.js';
-import type { FlowStatus } from '../cluster/flow.js';
-import type { StagePlan } from '../cluster/stages.js';
+import { EMBED_FILE_OPTIONS, openVectors, vectorsArgument } from './vectors.js';
 
 /**
  * The queue's modules (BullMQ and ioredis: a third of the start-up of any xling command), loaded
  * when a cluster command runs rather than with the command table.
  */
 async function queueModules() {
-  const [queue, flow, stages, worker] = await Promise.all([
+  const [queue, flow, stages, worker, follow, embed, mine] = await Promise.all([
     import('../cluster/queue.js'),
     import('../cluster/flow.js'),
     import('../cluster/stages.js'),
     import('../cluster/worker.js'),
+    import('../cluster/follow.js'),
+    import('../cluster/submit-embed.js'),
+    import('../cluster/submit-mine.js'),
   ]);
-  return { ...queue, ...flow, ...stages, ...worker };
+  return { ...queue, ...flow, ...stages, ...worker, ...follow, ...embed, ...mine };
 }
 
 const REDIS = { type: 'string', required: true, metavar: 'URL', help: 'the queue: redis://host:port (one Redis for the submitter and every worker)' } as const;
@@ -151,97 +141,20 @@ export const clusterEmbedCommand = command(
     ],
   },
   async (a) => {
-    const { checkRedisUrl, pingRedis, submitEmbedFlow, followFlow } = await queueModules();
+    const { checkRedisUrl, checkWorkDir, submitClusterEmbed } = await queueModules();
     checkRedisUrl(a.redis);
     if (readOnce(a.input))
       usage(
         `--input ${a.input}: the workers read the input at its path, so it must be a file (standard input and pipes can be read only once); use xling embed, or write it to a file first`,
       );
-    a.model = resolve(modelOrDefault(a.model));
+    const model = resolve(modelOrDefault(a.model));
     checkPaths([
-      ['--model', a.model, 'in-dir'],
+      ['--model', model, 'in-dir'],
       ['--input', a.input, 'in'],
       ['--output', a.output, 'out'],
     ]);
-    if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
-    readModelConfig(a.model); // a bad model directory is named before Redis is asked
-    // the model is loaded here only to check --lang and identify the input's language (one decision for every shard)
-    const precision = a.precision as 'fp32' | 'bf16';
-    const job = new InputEmbedder(
-      loadSentenceEncoder(a.model, { precision }),
-      { lang: a.lang, langFlag: '--lang', center: a.center, forceCenter: a.forceCenter, quiet: a.quiet, label: 'cluster embed' },
-      a.input,
-    );
-    // one pass: count the lines (xling embed's rows), note where every SEEK_EVERY-th line starts
-    // (shards of a plain file start reading there) and sample them for the language
-    const sample = new SpreadSample();
-    const seekMarks: number[] | null = isGzipFile(a.input) ? null : [];
-    let lines = 0;
-    for await (const { line, offset } of readLines(a.input)) {
-      if (seekMarks && lines % SEEK_EVERY === 0) seekMarks.push(offset);
-      lines++;
-      sample.add(line);
-    }
-    const fp16 = a.dtype === 'float16';
-    if (!lines) {
-      // as xling embed: an empty input gives a (0, d) array (written here; there is no shard to run)
-      const d = loadSentenceEncoder(a.model).dim;
-      writeNpy(a.output, fp16 ? new Uint16Array(0) : new Float32Array(0), [0, d], fp16 ? 'float16' : 'float32');
-      if (!a.quiet) process.stderr.write(`[cluster] ${a.input} is empty: wrote a (0, ${d}) array to ${a.output}\n`);
-      return;
-    }
-    await pingRedis(a.redis);
-    job.identify(sample.lines);
-    const lang = job.perSentence && !job.choice ? PER_SENTENCE : (job.lang ?? undefined);
-    const center = !a.center || (!job.perSentence && !job.lang) ? false : a.forceCenter ? ('force' as const) : true;
-    const sub = await submitEmbedFlow({
-      redis: a.redis,
-      work: a.work,
-      model: a.model,
-      input: a.input,
-      output: a.output,
-      lines,
-      seekMarks,
-      shards: a.shards,
-      lang,
-      center,
-      normalize: a.normalize,
-      fp16,
-      batchTokens: a.batchTokens,
-      batchSentences: a.batchSentences,
-      precision,
-      chunk: a.chunk,
-      attempts: a.attempts,
-    });
-    const say = (l: string) => {
-      if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`);
-    };
-    if (sub.state === 'completed') {
-      say(`flow ${sub.flow}: already completed → ${a.output}`);
-      return;
-    }
-    say(
-      `flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `${sub.shards} shards of ${formatCount(lines)} lines submitted`} (work ${sub.work})`,
-    );
-    if (a.detach) {
-      process.stdout.write(`${sub.flow}\n`);
-      return;
-    }
-    const t0 = performance.now();
-    let first: number | null = null,
-      last = 0;
-    const done = await followFlow(a.redis, sub.flow, (s) => {
-      const n = s.shards.reduce((x, y) => x + y.done, 0);
-      first ??= n;
-      const now = performance.now();
-      if (now - last < 5000 && s.state !== 'completed') return;
-      last = now;
-      const rate = (n - first) / ((now - t0) / 1000);
-      say(
-        `${s.shards.filter((x) => x.state === 'completed').length}/${s.shards.length} shards, ${formatCount(n)}/${formatCount(lines)} sentences, ${formatCount(rate)}/s, ETA ${rate > 0 ? formatDuration((lines - n) / rate) : '?'}${retried(s)}`,
-      );
-    });
-    say(`flow ${done.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${a.output}`);
+    checkWorkDir(a.work);
+    await submitClusterEmbed({ ...a, model, dtype: a.dtype as 'float32' | 'float16', precision: a.precision as 'fp32' | 'bf16' });
   },
 );
 
@@ -281,13 +194,13 @@ export const clusterGraphCommand = command(
     ],
   },
   async (a) => {
-    const { checkRedisUrl, pingRedis } = await queueModules();
+    const { checkRedisUrl, checkWorkDir, pingRedis, submitAndFollow } = await queueModules();
     checkRedisUrl(a.redis);
     const sources = parseSources(a.data).map((s) => ('text' in s ? { ...s, text: resolve(s.text) } : { ...s, tsv: resolve(s.tsv) }));
     if (!sources.length && !existsSync(join(a.out, 'graph.json'))) usage('--data: give the sentences (a new graph starts with its store)');
     a.model = resolve(modelOrDefault(a.model));
     checkPaths([['--model', a.model, 'in-dir'], ...sources.map((s) => ['--data', sourcePath(s), 'in'] as const)]);
-    if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+    checkWorkDir(a.work);
     if (existsSync(a.out) && !statSync(a.out).isDirectory()) usage(`--out ${a.out}: exists and is not a directory`);
     readModelConfig(a.model);
     await pingRedis(a.redis);
@@ -339,14 +252,14 @@ export const clusterIndexCommand = command(
     ],
   },
   async (a) => {
-    const { checkRedisUrl, pingRedis } = await queueModules();
+    const { checkRedisUrl, checkWorkDir, pingRedis, submitAndFollow } = await queueModules();
     checkRedisUrl(a.redis);
     const vectors = vectorsArgument(a);
     checkPaths([
       ['<vectors>', vectors, 'in'],
       ['--output', a.output, 'out'],
     ]);
-    if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
+    checkWorkDir(a.work);
     const r = openVectors(vectors);
     const d = r.cols;
     r.close();
@@ -405,18 +318,10 @@ export const clusterMineCommand = command(
   },
   async (a) => {
     const s = settingsOf('xling cluster mine', a.config);
-    const { checkRedisUrl, pingRedis } = await queueModules();
-    const asked = parseThreshold(a.threshold);
-    if (asked === 'auto' && !a.scorer)
-      usage("--threshold auto goes with --scorer (a scorer's probabilities give it); give a margin threshold as a number, or --threshold-from");
-    if (s.assignment !== 'greedy' && !a.scorer) usage(`${configWhere(a.config)}: 'assignment' goes with --scorer (margin mining keeps its 'retrieval' rule)`);
-    if (a.model && !a.scorer) usage('--model goes with --scorer (cluster mine reads the vectors: xling cluster embed makes them)');
-    checkTargetPrecision(s, a.thresholdFrom, a.config);
-    if (asked !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+    const { checkRedisUrl, submitClusterMine } = await queueModules();
+    const threshold = checkedThreshold(a, s);
     const lid = lidFilterOf(s.filters, a, null, configWhere(a.config));
-    const filters: Omit<FilterOptions, 'lid'> = filterOptionsOf(s.filters, configWhere(a.config)),
-      filtering = anyFilter({ ...filters, lid });
-    const filtersSent = { ...filters, ...(lid ? { lid: { dir: resolve(lid.dir), src: lid.src, trg: lid.trg, minConfidence: lid.minConfidence } } : {}) };
+    const filters = filterOptionsOf(s.filters, configWhere(a.config));
     checkRedisUrl(a.redis);
     checkPaths([
       ['--src', a.src, 'in'],
@@ -430,129 +335,23 @@ export const clusterMineCommand = command(
       ['--stats', a.stats, 'out'],
       ['--keep-all', a.keepAll, 'out'],
     ]);
-    // the scorer opened here, so that what it lacks (--model for a pair model, tables for the pair) is said before any work
-    checkLangOptions(a.model, [
-      ['--src-lang', a.srcLang],
-      ['--trg-lang', a.trgLang],
-    ]);
-    const opened = openScorer(a.scorer, a.model, a.srcLang, a.trgLang, { selfTables: s.selfTables, say: (l) => process.stderr.write(`[cluster] ${l}\n`) });
-    const scorer = opened?.scorer ?? null;
-    if (scorer && a.k !== scorer.k) process.stderr.write(`[cluster] the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}\n`);
-    const k = scorer ? scorer.k : a.k;
-    const threshold = a.thresholdFrom
-      ? thresholdFromFile(
-          a.thresholdFrom,
-          s.targetPrecision ?? undefined,
-          { scorer: !!scorer, margin: s.margin, k, scorerTables: opened ? !!opened.aligner : undefined },
-          'cluster',
-        )
-      : asked === 'auto'
-        ? undefined
-        : (asked ?? (scorer ? 0.5 : undefined));
-    if (existsSync(a.work) && !statSync(a.work).isDirectory()) usage(`--work ${a.work}: not a directory`);
-    // what the jobs will read is checked here, before any work: sentences, and one vector per line
-    const cols: number[] = [];
-    for (const [flag, text, flagV, vec] of [
-      ['--src', a.src, '--src-vectors', a.srcVectors],
-      ['--trg', a.trg, '--trg-vectors', a.trgVectors],
-    ] as const) {
-      const n = (await readSentences(text)).sentences.length;
-      const r = openVectors(vec);
-      r.close();
-      if (r.rows !== n) throw new Error(`${flagV} ${vec}: ${r.rows} vectors but ${flag} ${text} has ${n} lines`);
-      cols.push(r.cols);
-    }
-    if (cols[0] !== cols[1])
-      throw new Error(`dimension mismatch: --src-vectors ${a.srcVectors} has ${cols[0]} columns, --trg-vectors ${a.trgVectors} ${cols[1]}`);
-    await pingRedis(a.redis);
-    const request = {
-      src: resolve(a.src),
-      trg: resolve(a.trg),
-      srcVectors: resolve(a.srcVectors),
-      trgVectors: resolve(a.trgVectors),
-      output: resolve(a.output),
-      k,
-      margin: s.margin as MarginKind,
-      retrieval: s.retrieval as Retrieval,
-      threshold,
-      ...(a.scorer
-        ? {
-            scorer: {
-              dir: resolve(a.scorer),
-              ...(a.model ? { model: resolve(a.model) } : {}),
-              srcLang: a.srcLang,
-              trgLang: a.trgLang,
-              selfTables: s.selfTables,
-              assignment: s.assignment as Assignment,
-              auto: asked === 'auto',
-            },
-          }
-        : {}),
-      ...(filtering ? { filters: filtersSent } : {}),
-      ...(s.header ? { header: true } : {}),
-      ...(a.stats ? { stats: resolve(a.stats) } : {}),
-      ...(a.keepAll ? { keepAll: resolve(a.keepAll) } : {}),
-    };
-    await submitAndFollow(MINE_PLAN, request, { ...a, attempts: s.attempts, quiet: s.quiet }, () => null);
+    await submitClusterMine({ ...a, threshold, settings: s, filters, lid });
   },
 );
 
-/** Submits a staged job (or finds it), then follows it stage by stage; throws when it fails. */
-async function submitAndFollow<R>(
-  plan: StagePlan<R>,
-  request: R,
-  a: { redis: string; work: string; shards: number; attempts: number; detach: boolean; quiet: boolean },
-  summary: () => string | null,
-): Promise<void> {
-  const { stagedFlowStatus, submitStaged } = await queueModules();
-  const sub = await submitStaged(plan, { redis: a.redis, work: a.work, shards: a.shards, attempts: a.attempts, request });
-  const say = (l: string) => {
-    if (!a.quiet) process.stderr.write(`[cluster] ${l}\n`);
-  };
-  const out = plan.output(request);
-  if (sub.state === 'completed') {
-    say(`flow ${sub.flow}: already completed → ${out}`);
-    return;
-  }
-  say(
-    `flow ${sub.flow}: ${sub.state === 'running' ? 'already queued, following it' : `submitted from the ${plan.stages[sub.stage]!.name} stage, ${a.shards} shards per sharded stage`} (work ${sub.work})`,
-  );
-  if (a.detach) {
-    process.stdout.write(`${sub.flow}\n`);
-    return;
-  }
-  const t0 = performance.now();
-  let shown = '';
-  for (;;) {
-    const s = await stagedFlowStatus(a.redis, sub.flow);
-    if (!s) throw new Error(`flow ${sub.flow} is no longer in the queue (cancelled?)`);
-    if (s.state === 'completed') break;
-    if (s.state === 'failed') {
-      const bad = s.jobs.filter((j) => j.state === 'failed' && j.failedReason && j.failedReason !== s.failedReason).map((j) => `  ${j.failedReason}`);
-      throw new Error(
-        `flow ${sub.flow} failed in its ${s.stages[s.stage]} stage: ${s.failedReason ?? 'a job failed'}${bad.length ? `\n${bad.join('\n')}` : ''}`,
-      );
-    }
-    if (s.state === 'stalled')
-      throw new Error(
-        `flow ${sub.flow}: the ${s.stages[s.stage]} stage was never added (a worker stopped between stages); run the same command again to resume`,
-      );
-    const shards = s.jobs.filter((j) => j.shard !== null);
-    const line = `stage ${s.stage + 1}/${s.stages.length} ${s.stages[s.stage]}${shards.length ? `: ${shards.filter((j) => j.state === 'completed').length}/${shards.length} shards` : ''}`;
-    if (line !== shown) {
-      say(`${line} (${formatDuration((performance.now() - t0) / 1000)})`);
-      shown = line;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  say(`flow ${sub.flow}: done in ${formatDuration((performance.now() - t0) / 1000)} → ${out}`);
-  const extra = summary();
-  if (extra) say(extra);
-}
-
-function retried(s: FlowStatus): string {
-  const r = s.shards.filter((x) => x.attempts > 1 || (x.attempts > 0 && x.state !== 'completed' && x.failedReason)).length;
-  return r ? `, ${r} shard${r > 1 ? 's' : ''} retried` : '';
+/** cluster mine's options that go together checked against the settings; --threshold as given (a number or 'auto'). */
+function checkedThreshold(
+  a: { scorer?: string; model?: string; threshold?: string; thresholdFrom?: string; config?: string },
+  s: MineSettings,
+): number | 'auto' | undefined {
+  const asked = parseThreshold(a.threshold);
+  if (asked === 'auto' && !a.scorer)
+    usage("--threshold auto goes with --scorer (a scorer's probabilities give it); give a margin threshold as a number, or --threshold-from");
+  if (s.assignment !== 'greedy' && !a.scorer) usage(`${configWhere(a.config)}: 'assignment' goes with --scorer (margin mining keeps its 'retrieval' rule)`);
+  if (a.model && !a.scorer) usage('--model goes with --scorer (cluster mine reads the vectors: xling cluster embed makes them)');
+  checkTargetPrecision(s, a.thresholdFrom, a.config);
+  if (asked !== undefined && a.thresholdFrom) usage('give --threshold or --threshold-from, not both');
+  return asked;
 }
 
 export const clusterStatusCommand = command(

@@ -6,10 +6,8 @@ import { FilterOptions } from '../mine/filters.js';
 import { FilterSettings, MineSettings, mineSettings, MiningCommand } from '../mine/settings.js';
 import { LID_CONFIDENCE, loadLanguageIdentifier } from '../text/lid.js';
 import { setNumThreads } from '../tensor/tensor.js';
-import { Progress } from '../util/progress.js';
 import { usage } from './command.js';
 import { checkPaths } from './io.js';
-import { EmbedSettings } from './vectors.js';
 
 /** The two corpora and their vectors. */
 export const MINE_INPUT_OPTIONS = {
@@ -75,35 +73,9 @@ export function settingsOf(command: MiningCommand, file: string | undefined, ove
   return s;
 }
 
-/** How --src and --trg are embedded with --model (as xling embed would, for the same vectors). */
-export function embedSettingsOf(s: MineSettings, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
-  const e = s.embed;
-  return {
-    lang,
-    langFlag,
-    center: e.center,
-    forceCenter: e.forceCenter,
-    batchTokens: e.batchTokens ?? undefined,
-    batchSentences: e.batchSentences ?? undefined,
-    label,
-  };
-}
-
-/**
- * Progress of a scorer's passes over the candidates (ScoringOptions.onCandidates): a bar for each
- * pass, one after another — the k-NN's and the pair model's bars are their own.
- */
-export function candidateProgress(): (done: number, total: number, pass: number) => void {
-  let feats: Progress | null = null;
-  return (done, total, pass) => {
-    if (done === 0 && !feats) feats = new Progress({ label: pass ? 'scorer features, with the word tables' : 'scorer features', unit: 'candidates', total });
-    feats?.set(done);
-    if (done === total) {
-      feats?.done();
-      feats = null;
-    }
-  };
-}
+// how a side is embedded, and the scorer's progress: library functions, named here with the option groups
+export { candidateProgress } from '../mine/candidate-progress.js';
+export { embedSettingsOf } from '../mine/settings.js';
 
 /** --threshold: a number, or 'auto' (chosen from the run's own scores). */
 export function parseThreshold(raw: string | undefined): number | 'auto' | undefined {

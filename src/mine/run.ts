@@ -1,16 +1,20 @@
 // One xling mine run: both corpora read, embedded with the model (or their vectors read), identical
 // lines unified if asked, both directions' k-NN (exact, off the main thread, or src→trg through a
 // faiss index), the pairs by margin or by a second-stage scorer (pipeline.ts), then what is
-// written of them (mined-files.ts). The command parses and checks its options and writes the files.
+// written of them (mined-files.ts); mineToFiles: the whole of xling mine once its options are
+// parsed and checked (the scorer opened, the threshold read, the files written).
 import { readSentences } from '../train-data/corpus.js';
-import { EmbedSettings, vectorsFor } from '../embed/input.js';
+import { checkLangOptions, EmbedSettings, vectorsFor } from '../embed/input.js';
 import { openIndex } from '../index/faiss.js';
 import { AutoThreshold } from './auto-threshold.js';
+import { candidateProgress } from './candidate-progress.js';
+import { thresholdFromFile } from './calibration.js';
 import { FilterOptions } from './filters.js';
-import { MinedFiles, minedFiles } from './mined-files.js';
+import { MinedFiles, minedFiles, writeMinedText } from './mined-files.js';
 import { gatherRows, MarginKind, Retrieval, unify } from './mine.js';
 import { minePairs } from './pipeline.js';
-import { Assignment, ScorerModel, SelfTables } from './scorer/index.js';
+import { Assignment, openScorer, ScorerModel, SelfTables } from './scorer/index.js';
+import { embedSettingsOf, MineSettings } from './settings.js';
 import type { WordAligner } from './scorer/word-align/features.js';
 
 export interface MineRun {
@@ -114,4 +118,73 @@ export async function mineCorpora(o: MineRun): Promise<MinedFiles & { k: number;
   } finally {
     index?.dispose();
   }
+}
+
+/** xling mine's options, parsed and checked: the run's inputs, knobs and outputs. */
+export interface MineJob
+  extends Pick<MineRun, 'src' | 'trg' | 'srcVectors' | 'trgVectors' | 'model' | 'srcLang' | 'trgLang' | 'k' | 'margin' | 'retrieval' | 'unify' | 'filters'> {
+  /** The --config file's knobs. */
+  settings: MineSettings;
+  /** Search src→trg through this faiss index of the target vectors. */
+  index?: string;
+  /** The second-stage scorer's directory. */
+  scorer?: string;
+  /** --threshold as given: a number, 'auto' (with a scorer), or none. */
+  threshold?: number | 'auto';
+  /** The threshold of an xling eval bucc --json (at the settings' target precision). */
+  thresholdFrom?: string;
+  /** The pairs (- for standard output), the counts by reason, the rejected pairs. */
+  output: string;
+  stats?: string;
+  keepAll?: string;
+}
+
+/** xling mine: the scorer opened, the threshold decided, the pairs mined and written (with --stats and --keep-all); a summary on standard error. */
+export async function mineToFiles(o: MineJob): Promise<void> {
+  const s = o.settings;
+  const say = (l: string) => process.stderr.write(`[mine] ${l}\n`);
+  const opened = openScorer(o.scorer, o.model, o.srcLang, o.trgLang, { selfTables: s.selfTables, say });
+  const scorer = opened?.scorer ?? null;
+  // a scorer's default threshold is 0.5; with 'auto' it is chosen after mining, from every pair's probability
+  const threshold = o.thresholdFrom
+    ? thresholdFromFile(o.thresholdFrom, s.targetPrecision ?? undefined, {
+        scorer: !!scorer,
+        margin: o.margin,
+        k: o.k,
+        scorerTables: opened ? !!opened.aligner : undefined,
+      })
+    : o.threshold;
+  checkLangOptions(o.model, [
+    ['--src-lang', o.srcLang],
+    ['--trg-lang', o.trgLang],
+  ]);
+  if (scorer && o.k !== scorer.k) say(`the scorer was trained on candidates of k=${scorer.k}: using k=${scorer.k}`);
+  const t0 = performance.now();
+  const out = await mineCorpora({
+    ...o,
+    srcEmbed: embedSettingsOf(s, o.srcLang, '--src-lang', 'mine'),
+    trgEmbed: embedSettingsOf(s, o.trgLang, '--trg-lang', 'mine'),
+    index: o.index ? { path: o.index, nprobe: s.nprobe ?? undefined } : undefined,
+    threshold,
+    scorer: opened
+      ? {
+          dir: o.scorer!,
+          model: opened.scorer,
+          aligner: opened.aligner,
+          selfTables: opened.selfTables,
+          wordTables: opened.wordTables,
+          assignment: s.assignment as Assignment,
+          onCandidates: candidateProgress(),
+        }
+      : undefined,
+    header: s.header,
+    say,
+  });
+  if (out.filtered) say(out.filtered);
+  writeMinedText(o.output, out.text);
+  if (o.keepAll) writeMinedText(o.keepAll, out.rejected);
+  if (o.stats) writeMinedText(o.stats, out.stats);
+  say(
+    `${out.pairs} pairs (${scorer ? `scorer ${o.scorer}` : `${o.margin}, ${o.retrieval}`}, k=${out.k}${out.threshold !== undefined ? `, threshold ${out.auto ? `${out.threshold.toPrecision(6)} (auto)` : out.threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${o.output === '-' ? 'standard output' : o.output}`,
+  );
 }

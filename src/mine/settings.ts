@@ -3,6 +3,7 @@
 // (configs/scorer-mine.json). Defaults live here; a file gives only what it changes. Every key and
 // value is checked, and a bad one is refused naming the file and the key (as src/models/config.ts
 // checks training configurations).
+import type { EmbedSettings } from '../embed/input.js';
 import { checkChoice, checkNumber, NumberRule } from '../util/check.js';
 import { readJsonFile } from '../util/json-file.js';
 
@@ -260,4 +261,18 @@ export function mineSettings(
   );
   if (unread.length) o.unread?.(unread);
   return s;
+}
+
+/** How a mining command embeds one side with --model (as xling embed would, for the same vectors). */
+export function embedSettingsOf(s: MineSettings, lang: string | undefined, langFlag: string, label: string): EmbedSettings {
+  const e = s.embed;
+  return {
+    lang,
+    langFlag,
+    center: e.center,
+    forceCenter: e.forceCenter,
+    batchTokens: e.batchTokens ?? undefined,
+    batchSentences: e.batchSentences ?? undefined,
+    label,
+  };
 }

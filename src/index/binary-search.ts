@@ -1,13 +1,13 @@
 // Binary vectors in xling index build and xling search: packed sign bits (`xling embed --dtype
 // ubinary`: uint8 [n, d/8]; `--dtype binary`: the same bytes − 128 as int8) in a faiss
-// IndexBinaryFlat (src/index/binary.ts), searched exactly by Hamming distance, optionally rescored
+// IndexBinaryFlat (binary.ts), searched exactly by Hamming distance, optionally rescored
 // with float queries.
-import { BinaryFlatIndex } from '../index/binary.js';
 import { float16ToFloat32 } from '../io/half.js';
 import { readNpy, readNpyHeader, writeNpy } from '../io/npy.js';
+import { UsageError } from '../util/args.js';
 import { normalizeRows } from '../util/vectors.js';
-import { usage } from './command.js';
-import { writeTextOutput } from './io.js';
+import { BinaryFlatIndex } from './binary.js';
+import { writeHitsText } from './hits.js';
 
 /** Whether a .npy holds packed binary codes (uint8 or int8, 2-D). */
 export function isBinaryVectors(path: string): boolean {
@@ -35,8 +35,9 @@ export function readBinaryCodes(path: string, flag: string): { codes: Uint8Array
 /** xling index build over binary codes: a faiss IndexBinaryFlat file. */
 export function buildBinaryIndex(path: string, out: string, a: { factory: string; trained?: string; shard?: string; trainOnly: boolean }): void {
   if (a.factory !== 'Flat' && a.factory !== 'BFlat')
-    usage(`--factory ${a.factory}: ${path} holds binary codes, indexed by a binary flat index (--factory BFlat, exact Hamming search)`);
-  if (a.trained || a.shard || a.trainOnly) usage(`--trained/--shard/--train-only: not for binary codes (${path}); a binary flat index is built in one piece`);
+    throw new UsageError(`--factory ${a.factory}: ${path} holds binary codes, indexed by a binary flat index (--factory BFlat, exact Hamming search)`);
+  if (a.trained || a.shard || a.trainOnly)
+    throw new UsageError(`--trained/--shard/--train-only: not for binary codes (${path}); a binary flat index is built in one piece`);
   const c = readBinaryCodes(path, '<vectors>');
   const idx = new BinaryFlatIndex(c.bits, c.codes);
   idx.write(out);
@@ -72,7 +73,9 @@ export function binarySearch(a: BinarySearchArgs): void {
   let D: Float32Array | Int32Array, I: BigInt64Array, n: number, hamming: boolean;
   if (qh.dtype === 'uint8' || qh.dtype === 'int8') {
     if (a.rescore !== undefined)
-      usage(`--rescore needs float queries (the rescoring is their inner product with the candidates' ±1 vectors); --queries ${a.queries} holds binary codes`);
+      throw new UsageError(
+        `--rescore needs float queries (the rescoring is their inner product with the candidates' ±1 vectors); --queries ${a.queries} holds binary codes`,
+      );
     const q = readBinaryCodes(a.queries, '--queries');
     if (q.bits !== idx.d) throw new Error(`dimension mismatch: ${where} holds ${idx.d}-bit codes, --queries ${a.queries} ${q.bits}-bit ones`);
     const r = idx.searchCodes(q.codes, K);
@@ -104,6 +107,6 @@ export function binarySearch(a: BinarySearchArgs): void {
         const l = I[i * K + j]!;
         if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${hamming ? String(D[i * K + j]) : D[i * K + j]!.toFixed(6)}`);
       }
-    writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
+    writeHitsText(a.output, lines.length ? lines.join('\n') + '\n' : '');
   }
 }
