@@ -18,7 +18,8 @@ import {
 import { train, TrainingInterrupted } from '../../src/train/trainer.js';
 import { fingerprintOf } from '../../src/train/pipeline.js';
 import { encodeTable, loadTable } from '../../src/train/prepare.js';
-import { laserConfigOf, unigramOutputBias } from '../../src/models/laser/family.js';
+import { laserConfigOf } from '../../src/models/laser/family.js';
+import { unigramOutputBias } from '../../src/models/laser/train.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../../src/embed/model.js';
 import { xsimOnDev, DevSet } from '../../src/train/validate.js';
@@ -137,7 +138,10 @@ describe('LASER trainer', () => {
       assert.throws(() => buildExamples(c, [{ ...every, sources: ['z'] }]), /no row of the corpus comes from z/);
       const noColumn = { ...c, sources: undefined };
       assert.throws(() => buildExamples(noColumn, [{ ...every, sources: ['a'] }]), /'sources' needs a corpus with a #source column/);
-      assert.throws(() => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en'], sources: [] }] }, 'c.json'), /c\.json: paths\[0\]\.sources must list source names/);
+      assert.throws(
+        () => parseConfig({ paths: [{ kind: '1:1', src: '*', trg: ['en'], sources: [] }] }, 'c.json'),
+        /c\.json: paths\[0\]\.sources must list source names/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
