@@ -230,5 +230,16 @@ export function subwordTokenizer(dir: string, saved: SavedModelConfig): Tokenize
   return openXlingTokenizer(dir, spec) as Tokenizer;
 }
 
+/** A built encoder module with its weights read (a loader's `load`), in eval mode; disposed of where reading fails. */
+export function withWeights<M extends Module>(net: M, load: LoadWeights): M {
+  try {
+    load(net);
+  } catch (e) {
+    net.dispose();
+    throw e;
+  }
+  return net.eval();
+}
+
 /** A family xling trains and loads. */
 export type ModelFamily = EncoderLoader & TrainingPlugin;

@@ -13,7 +13,7 @@ import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { checkChoice, checkInt, checkNumber } from '../../util/check.js';
 import { inEvalMode } from '../encoder.js';
 import { TensorEncoder } from '../tensor-encoder.js';
-import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, subwordTokenizer, TrainConfig } from '../family.js';
+import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, subwordTokenizer, TrainConfig, withWeights } from '../family.js';
 import { JmtConfig, JmtEncoder } from './model.js';
 
 export interface JmtSections {
@@ -123,9 +123,10 @@ export const jmtFamily: ModelFamily = {
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as JmtConfig;
     const tokenizer = subwordTokenizer(dir, saved);
-    const net = withoutTableInit(() => new JmtEncoder(mc));
-    load(net);
-    net.eval();
+    const net = withWeights(
+      withoutTableInit(() => new JmtEncoder(mc)),
+      load,
+    );
     return { encoder: new JmtSentenceEncoder(net), tokenizer, dispose: () => net.dispose() };
   },
 };

@@ -3,7 +3,7 @@
 // 1:N, M:1) is ./train.ts, imported only when a run trains.
 import { TextTokenizer } from '../../text/text-tokenizer.js';
 import { checkChoice, checkNumber } from '../../util/check.js';
-import { ModelFamily, subwordTokenizer, TrainConfig } from '../family.js';
+import { ModelFamily, subwordTokenizer, TrainConfig, withWeights } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from './model.js';
 
 /** LASER's own config sections. */
@@ -72,9 +72,7 @@ export const laserFamily: ModelFamily = {
   },
   loadEncoder(dir, saved, load) {
     const tokenizer = subwordTokenizer(dir, saved);
-    const net = new LaserEncoder(saved.model as LaserConfig);
-    load(net);
-    net.eval();
+    const net = withWeights(new LaserEncoder(saved.model as LaserConfig), load);
     return { encoder: new LaserSentenceEncoder(net, tokenizer.padId), tokenizer, dispose: () => net.dispose() };
   },
 };
