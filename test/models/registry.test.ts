@@ -31,10 +31,7 @@ describe('model registry', () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'xling-registry-'));
     hooks = join(dir, 'hooks.mjs');
-    writeFileSync(
-      hooks,
-      `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});\n`,
-    );
+    writeFileSync(hooks, `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});\n`);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -51,7 +48,10 @@ describe('model registry', () => {
     const input = join(dir, 'small.txt');
     writeFileSync(input, 'Open the file\nDatei öffnen\n');
     const seen = imports([mainJs, 'embed', '--input', input, '-o', join(dir, 'v.npy'), '--quiet']);
-    assert.ok(seen.some((u) => u.endsWith('/dist/src/models/registry.js')), 'the registry was imported');
+    assert.ok(
+      seen.some((u) => u.endsWith('/dist/src/models/registry.js')),
+      'the registry was imported',
+    );
     assert.deepEqual(
       seen.filter((u) => TRAINING.test(u)),
       [],
