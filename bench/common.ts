@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
+import { createTask } from '../src/models/dual/train.js';
 import { loadConfig } from '../src/models/config.js';
 import { TrainingTask } from '../src/models/family.js';
 import { TextTokenizer } from '../src/text/text-tokenizer.js';
@@ -84,6 +85,6 @@ export async function fastDualOnSample(): Promise<{ cfg: DualTrainConfig; tok: T
   const sentences = table.rows.flatMap((r) => [...r.values()]);
   const tok = dualFamily.fixedTokenizer!(cfg)!;
   manualSeed(1);
-  const task = dualFamily.createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
+  const task = createTask(cfg, tok, encodeTable({ langs: table.langs, rows: table.rows.slice(0, 10) }, tok), () => {});
   return { cfg, tok, task, sentences };
 }

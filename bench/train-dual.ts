@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dualFamily, DualTrainConfig } from '../src/models/dual/family.js';
+import { createTask } from '../src/models/dual/train.js';
 import { additiveMarginLoss } from '../src/models/dual/loss.js';
 import { DualEncoder } from '../src/models/dual/model.js';
 import { Adam, SparseAdam } from '../src/nn/optim.js';
@@ -45,7 +46,7 @@ export async function benchTrainDual(kind: DualBenchKind, threads = threadsArg()
     });
   const corpus = encodeTable(table, tok);
   manualSeed(cfg.seed);
-  const task = dualFamily.createTask(cfg, tok, corpus, () => {});
+  const task = createTask(cfg, tok, corpus, () => {});
   const enc = (task.module as unknown as { encoder: DualEncoder }).encoder;
   const batches = Array.from({ length: warmup + steps }, () => {
     const ex = (task.nextBatch() as { batch: { examples: { src: string[]; trg: string[]; row: number }[] } }).batch.examples;

@@ -11,7 +11,7 @@ export type { DualConfig, PoolKind } from './models/dual/model.js';
 export type { SentenceEncoder, EncodeOptions } from './models/encoder.js';
 export { TensorEncoder } from './models/tensor-encoder.js';
 export type { ModelFamily, EncoderLoader, TrainingPlugin, LoadWeights, TrainingTask, SavedModelConfig } from './models/family.js';
-export { getFamily, familyKinds, getLoader, loaderKinds } from './models/registry.js';
+export { getFamily, familyKinds, getLoader, loaderKinds, createTask } from './models/registry.js';
 export { Tokenizer } from './text/tokenizer.js';
 export { normalize as normalizeText, romanize } from './text/normalize.js';
 export type { NormalizeOptions } from './text/normalize.js';

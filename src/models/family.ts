@@ -1,10 +1,12 @@
 // Two plug-in interfaces, registered by kind in ./registry.ts:
 // - EncoderLoader: loads an encoder (and its tokenizer) back from a model directory. Every kind has
 //   one, also kinds xling only imports (LASER checkpoints, Hugging Face encoders).
-// - TrainingPlugin: reads its own config sections, builds a model and its training task (batches +
-//   loss) for the generic trainer (src/train/trainer.ts). Only the kinds xling trains have one.
-// A trained family (laser, dual, jmt) is both: a ModelFamily.
-import { EncodedCorpus, PathConfig } from '../train-data/examples.js';
+// - TrainingPlugin: its own config sections, their defaults and checks. Only the kinds xling
+//   trains have one.
+// A trained family (laser, dual, jmt) is both: a ModelFamily. Its training code, which builds a
+// model and its training task (batches + loss) for the generic trainer (src/train/trainer.ts), is
+// a module of its own (a TrainingModule), imported by the registry when a run trains.
+import type { BatchSettings, EncodedCorpus, PathConfig } from '../train-data/examples.js';
 import { Module } from '../nn/module.js';
 import { Optimizer } from '../nn/optim.js';
 import { Tensor } from '../tensor/tensor.js';
@@ -33,7 +35,7 @@ export interface TrainConfig {
    * langMinRows > 0: a pair with fewer examples takes that many an epoch, repeating its own at most
    * langMaxRepeat times.
    */
-  batch: { size: number; maxTokens: number; sortChunk: number; pairTemperature: number; langTemperature: number; langMinRows: number; langMaxRepeat: number };
+  batch: BatchSettings;
   maxLen: number;
   /**
    * sparseLr: learning rate of row-sparse parameters (hashed feature tables); 0 = lr. schedule
@@ -199,8 +201,19 @@ export interface TrainingPlugin {
    * pipeline trains the subword vocabulary of cfg.vocab and saves it as tokenizer.json.
    */
   fixedTokenizer?(cfg: TrainConfig): TextTokenizer | undefined;
-  /** Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its task. */
-  createTask(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void): TrainingTask;
+}
+
+/**
+ * Builds the model (its initial weights come from the torch RNG, seeded by the trainer) and its
+ * training task: what a family's training module (e.g. ./dual/train.ts) exports as `createTask`.
+ * The registry imports that module only when a run trains, so reading or loading a model never
+ * loads training code.
+ */
+export type CreateTask = (cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus, log: (line: string) => void) => TrainingTask;
+
+/** A family's training module. */
+export interface TrainingModule {
+  createTask: CreateTask;
 }
 
 /** The tokenizer spec of a loaded config (readModelConfig fills it; a config without one is refused). */
@@ -215,6 +228,17 @@ export function subwordTokenizer(dir: string, saved: SavedModelConfig): Tokenize
   if (spec.type !== 'xling-subword')
     throw new Error(`${dir}/config.json: a ${saved.kind} model reads xling's subword tokenizer, but tokenizerSpec says ${spec.type}`);
   return openXlingTokenizer(dir, spec) as Tokenizer;
+}
+
+/** A built encoder module with its weights read (a loader's `load`), in eval mode; disposed of where reading fails. */
+export function withWeights<M extends Module>(net: M, load: LoadWeights): M {
+  try {
+    load(net);
+  } catch (e) {
+    net.dispose();
+    throw e;
+  }
+  return net.eval();
 }
 
 /** A family xling trains and loads. */

@@ -364,3 +364,58 @@ export function truncateBatch(b: Batch, pairs: number): Batch {
   }
   return { kind: b.kind, examples: kept, pairs: n };
 }
+
+/** A training configuration's batch settings (its `batch` section; src/models/family.ts says what each does). */
+export interface BatchSettings {
+  size: number;
+  maxTokens: number;
+  sortChunk: number;
+  pairTemperature: number;
+  langTemperature: number;
+  langMinRows: number;
+  langMaxRepeat: number;
+}
+
+/** The batch stream of a training run: `examples` cut into batches as `batch` says, shuffled from `seed`. */
+export function batchStreamOf(examples: Example[], c: EncodedCorpus, seed: number, batch: BatchSettings): BatchStream {
+  const { size, sortChunk, maxTokens, pairTemperature, langTemperature, langMinRows, langMaxRepeat } = batch;
+  return new BatchStream(examples, c, seed, size, sortChunk, maxTokens, undefined, { pairTemperature, langTemperature, langMinRows, langMaxRepeat });
+}
+
+/**
+ * The batch side of a training task over one stream of examples (a TrainingTask<Batch>'s
+ * nextBatch, resumable streamState, pairs and truncate): a family's task extends it with its
+ * model and loss.
+ */
+export abstract class BatchStreamTask {
+  private readonly stream: BatchStream;
+
+  constructor(
+    protected readonly corpus: EncodedCorpus,
+    examples: Example[],
+    seed: number,
+    batch: BatchSettings,
+  ) {
+    this.stream = batchStreamOf(examples, corpus, seed, batch);
+  }
+
+  /** The token ids of a language's sentence in a corpus row. */
+  protected ids(lang: string, row: number): Int32Array {
+    return this.corpus.ids.get(lang)![row]!;
+  }
+  get streamState(): StreamState {
+    return this.stream.state;
+  }
+  set streamState(s: unknown) {
+    this.stream.state = s as StreamState;
+  }
+  nextBatch(): Batch {
+    return this.stream.next();
+  }
+  pairs(b: Batch): number {
+    return b.pairs;
+  }
+  truncate(b: Batch, n: number): Batch {
+    return truncateBatch(b, n);
+  }
+}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { EncodedCorpus } from '../train-data/examples.js';
 import { SentenceEncoderModel } from '../embed/model.js';
 import { OptimizerSlot, TrainConfig, TrainingTask } from '../models/family.js';
-import { getFamily } from '../models/registry.js';
+import { createTask } from '../models/registry.js';
 import { Adam, clipGradNorm, PlateauDecay, SparseAdam, warmupInvSqrt } from '../nn/optim.js';
 import { loadTensors, readJson, saveTensors, writeJson } from '../nn/serialize.js';
 import { manualSeed, Tensor, tidy } from '../tensor/tensor.js';
@@ -110,7 +110,7 @@ export async function train(o: TrainOptions): Promise<TrainResult> {
 
   manualSeed(cfg.seed);
   const tTask = performance.now();
-  const task = o.createTask ? o.createTask(log) : getFamily(cfg.model).createTask(cfg, tok, corpus, log);
+  const task = o.createTask ? o.createTask(log) : await createTask(cfg, tok, corpus, log);
   // the family's own preparation (e.g. the JMT word aligner) is part of the budget, like the vocabulary
   const taskSeconds = (performance.now() - tTask) / 1000;
   for (const line of task.describe?.() ?? []) log(line);

@@ -15,7 +15,9 @@ import { embeddingRanges, quantizeEmbeddings } from '../../src/embed/quantize.js
 import { CompactExportOptions, exportCompact, quantizeRowsInt8 } from '../../src/embed/export.js';
 import { readNpy } from '../../src/io/npy.js';
 import { RawTensor, rawFromArray, rawToArray, readSafetensors, writeSafetensors } from '../../src/io/safetensors.js';
-import { collisions, dualFamily, DualSentenceEncoder } from '../../src/models/dual/family.js';
+import { dualFamily, DualSentenceEncoder } from '../../src/models/dual/family.js';
+import { collisions } from '../../src/models/dual/negatives.js';
+import { createTask } from '../../src/models/dual/train.js';
 import { additiveMarginLoss } from '../../src/models/dual/loss.js';
 import { EmbeddingBag } from '../../src/nn/layers.js';
 import { normalize } from '../../src/tensor/ops.js';
@@ -532,7 +534,7 @@ describe('Matryoshka loss', () => {
     const tok = dualFamily.fixedTokenizer!(cfg)!;
     const corpus = encodeRows(cells, tok as never, 0, 700);
     manualSeed(3);
-    const task = dualFamily.createTask(cfg, tok, corpus, () => {});
+    const task = createTask(cfg, tok, corpus, () => {});
     const b = task.nextBatch();
     const got = noGrad(() => tidy(() => task.loss(b, 1).item()));
     // by hand: the same batch through the encoder, each prefix re-normalised

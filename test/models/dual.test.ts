@@ -9,7 +9,9 @@ import { describe, it } from 'node:test';
 import { loadSentenceEncoder, writeModelFiles } from '../../src/embed/model-dir.js';
 import { SentenceEncoderModel } from '../../src/embed/model.js';
 import { additiveMarginLoss } from '../../src/models/dual/loss.js';
-import { collisions, dualFamily } from '../../src/models/dual/family.js';
+import { dualFamily } from '../../src/models/dual/family.js';
+import { collisions } from '../../src/models/dual/negatives.js';
+import { createTask } from '../../src/models/dual/train.js';
 import { DualEncoder } from '../../src/models/dual/model.js';
 import { EmbeddingBag, SparseAdam } from '../../src/nn/index.js';
 import { readSafetensors } from '../../src/io/safetensors.js';
@@ -298,7 +300,7 @@ describe('dual encoder family', () => {
     const dir = mkdtempSync(join(tmpdir(), 'xling-dual-'));
     try {
       manualSeed(cfg.seed);
-      const before = xsimOnDev(new SentenceEncoderModel(dualFamily.createTask(cfg, tok, corpus, () => {}).encoder(), tok), dev);
+      const before = xsimOnDev(new SentenceEncoderModel(createTask(cfg, tok, corpus, () => {}).encoder(), tok), dev);
       const { task, log } = await train({ config: cfg, corpus, tokenizer: tok, outDir: dir, log: () => {} });
       const after = xsimOnDev(new SentenceEncoderModel(task.encoder(), tok), dev);
       console.log(`# dual bag: xsim ${before.average.toFixed(1)}% → ${after.average.toFixed(1)}%`);
@@ -365,7 +367,7 @@ describe('dual encoder family', () => {
     ]) {
       manualSeed(4);
       const cfg = dualConfig({ vocab: { type: 'bpe' }, encoder: { ...body, outDim: 24 } });
-      const task = dualFamily.createTask(cfg, tok, corpus, () => {});
+      const task = createTask(cfg, tok, corpus, () => {});
       const enc = (task.module as unknown as { encoder: DualEncoder }).encoder;
       enc.train();
       const w = fromArray(
@@ -445,7 +447,7 @@ describe('dual encoder family', () => {
     const tok = dualFamily.fixedTokenizer!(cfg)!;
     const { train: corpus } = synthetic(tok);
     manualSeed(1);
-    const enc = new SentenceEncoderModel(dualFamily.createTask(cfg, tok, corpus, () => {}).encoder(), tok);
+    const enc = new SentenceEncoderModel(createTask(cfg, tok, corpus, () => {}).encoder(), tok);
     const v = enc.embed(['w1 w2', 'w3', 'w1 w2']);
     const d = enc.dim;
     assert.deepEqual(Array.from(v.subarray(0, d)), Array.from(v.subarray(2 * d, 3 * d)));
@@ -458,7 +460,7 @@ describe('dual encoder family', () => {
     const tok = dualFamily.fixedTokenizer!(cfg)!;
     const { train: corpus } = synthetic(tok);
     manualSeed(3);
-    const enc = dualFamily.createTask(cfg, tok, corpus, () => {}).encoder();
+    const enc = createTask(cfg, tok, corpus, () => {}).encoder();
     const sents = Array.from({ length: 700 }, (_, i) => `w${i % 37} w${(i * 7) % 41} w${i % 11} x${i}`);
     const seqs = sents.map((s) => tok.encode(s));
     const d = enc.dim,

@@ -18,7 +18,8 @@ import {
 import { train, TrainingInterrupted } from '../../src/train/trainer.js';
 import { fingerprintOf } from '../../src/train/pipeline.js';
 import { encodeTable, loadTable } from '../../src/train/prepare.js';
-import { laserConfigOf, unigramOutputBias } from '../../src/models/laser/family.js';
+import { laserConfigOf } from '../../src/models/laser/family.js';
+import { unigramOutputBias } from '../../src/models/laser/train.js';
 import { LaserEncoder, LaserModel, LaserSentenceEncoder } from '../../src/models/laser/model.js';
 import { SentenceEncoderModel } from '../../src/embed/model.js';
 import { xsimOnDev, DevSet } from '../../src/train/validate.js';

@@ -1,9 +1,8 @@
-// The dual-encoder family: config sections `features`, `encoder` and `loss`; translation pairs of
-// the configured 1:1 paths as batches; the additive-margin loss over in-batch negatives (both
-// directions), optional hard negatives mined with the current model through a faiss index.
+// The dual-encoder family: config sections `features`, `encoder` and `loss` and their checks,
+// the hashed n-gram tokenizer and the encoder for inference. Its training task (translation pairs
+// of the configured 1:1 paths, the additive-margin loss over in-batch negatives, optional hard
+// negatives) is ./train.ts, imported only when a run trains.
 import { join } from 'node:path';
-import { EncodedCorpus } from '../../train-data/examples.js';
-import { Module } from '../../nn/module.js';
 import { loadTensors } from '../../nn/serialize.js';
 import { withoutTableInit } from '../../nn/layers.js';
 import { noGrad, Tensor } from '../../tensor/tensor.js';
@@ -15,7 +14,6 @@ import { inEvalMode } from '../encoder.js';
 import { TensorEncoder } from '../tensor-encoder.js';
 import { LoadedEncoder, LoadWeights, ModelFamily, SavedModelConfig, specOf, TrainConfig } from '../family.js';
 import { openXlingTokenizer } from '../../text/spec.js';
-import { MarginPairTask } from './task.js';
 import { BodyKind, DualConfig, DualEncoder, PoolKind } from './model.js';
 
 export interface DualSections {
@@ -91,15 +89,6 @@ function ngramTokenizer(cfg: DualTrainConfig): HashedNgramTokenizer {
   );
 }
 
-/** The module saved as model.safetensors: the encoder under `encoder.` (PyTorch names). */
-class DualModel extends Module {
-  readonly encoder: DualEncoder;
-  constructor(cfg: DualConfig, tokens?: readonly string[]) {
-    super();
-    this.encoder = this.module('encoder', new DualEncoder(cfg, tokens));
-  }
-}
-
 export class DualSentenceEncoder extends TensorEncoder {
   constructor(readonly net: DualEncoder) {
     super();
@@ -118,42 +107,6 @@ export class DualSentenceEncoder extends TensorEncoder {
   override async vectorsAsync(seqs: Int32Array[]): Promise<Tensor> {
     if (this.net.training) return this.vectors(seqs);
     return this.net.forwardAsync(seqs);
-  }
-}
-
-export { collisions } from './negatives.js';
-
-class DualTask extends MarginPairTask {
-  readonly module: DualModel;
-  readonly modelConfig: DualConfig;
-  readonly sparseParameters: Tensor[];
-  private readonly cfg: DualTrainConfig;
-
-  constructor(cfg: TrainConfig, tok: TextTokenizer, corpus: EncodedCorpus) {
-    super(cfg, corpus, (cfg as DualTrainConfig).loss);
-    this.cfg = cfg as DualTrainConfig;
-    this.modelConfig = dualConfigOf(cfg, tok);
-    this.module = new DualModel(this.modelConfig, this.modelConfig.unit === 'token' ? (tok as Tokenizer).vocab : undefined);
-    this.sparseParameters = [this.module.encoder.embed.weight];
-  }
-
-  protected forward(seqs: Int32Array[]): Tensor {
-    return this.module.encoder.forward(seqs);
-  }
-  encoder(): DualSentenceEncoder {
-    return new DualSentenceEncoder(this.module.encoder);
-  }
-
-  describe(): string[] {
-    const c = this.modelConfig;
-    const feats =
-      c.unit === 'sentence'
-        ? `a bag of hashed ${c.ngrams[0]}–${c.ngrams[1]}-grams${this.cfg.features.words ? ' and words' : ''}${this.cfg.features.hashes > 1 ? ` (${this.cfg.features.hashes} hashes each)` : ''}`
-        : `subword + hashed ${c.ngrams[0]}–${c.ngrams[1]}-gram features (${c.combine})`;
-    const body = c.body === 'none' ? 'averaging encoder' : c.body === 'transformer' ? `Transformer ${c.layers}×${c.dim}` : `BiLSTM ${c.layers}×${c.hidden}`;
-    return [
-      `dual encoder: ${feats}, ${c.buckets} buckets × ${c.dim}, ${body}, ${c.pooling.join('+')} pooling → ${c.outDim}; ${this.module.numParameters()} parameters; margin ${this.cfg.loss.margin}, scale ${this.cfg.loss.scale}, ${this.cfg.loss.bidirectional ? 'both directions' : 'one direction'}${this.miner.enabled ? `, ${this.miner.describe()}` : ''}`,
-    ];
   }
 }
 
@@ -247,9 +200,6 @@ export const dualFamily: ModelFamily = {
   },
   fixedTokenizer(cfg) {
     return cfg.vocab.type === 'none' ? ngramTokenizer(cfg as DualTrainConfig) : undefined;
-  },
-  createTask(cfg, tok, corpus) {
-    return new DualTask(cfg, tok, corpus);
   },
   loadEncoder(dir: string, saved: SavedModelConfig, load: LoadWeights): LoadedEncoder {
     const mc = saved.model as DualConfig;

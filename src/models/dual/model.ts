@@ -4,7 +4,9 @@
 // character n-grams of the token (or, with no vocabulary, the whole sentence as one bag of n-grams
 // and words); a body of 0 layers (averaging), Transformer layers or a BiLSTM; pooling (any of max,
 // mean, first, attention, concatenated); a projection. The loss is in ./loss.ts.
-import { AttentionPool, Embedding, EmbeddingBag, Linear, LSTM, Module, TransformerEncoder, firstToken, maxPool, meanPool } from '../../nn/index.js';
+import { Module } from '../../nn/module.js';
+import { Embedding, EmbeddingBag, Linear, LSTM, TransformerEncoder } from '../../nn/layers.js';
+import { AttentionPool, firstToken, maxPool, meanPool } from '../../nn/pooling.js';
 import { arange, cat, dropout, rand, rowLinear, rowLinearAsync } from '../../tensor/ops.js';
 import { callOpAsync, fromArray, isGradEnabled, noGrad, opId, Tensor, tidy } from '../../tensor/tensor.js';
 import { NGRAM_ID_OFFSET, prunedBucketMap, subwordNgramTable } from '../../text/ngrams.js';

@@ -1,9 +1,9 @@
 // The dual encoder's training task over an encoder: 1:1 pairs from the corpus's paths, batched
 // (batch.size, sortChunk, maxTokens, pairTemperature), the bidirectional additive-margin softmax
 // over in-batch negatives (./loss.ts) and, with loss.hardNegatives, negatives mined with the live
-// weights (./negatives.ts). A dual encoder trained from scratch (./family.ts) and an imported
+// weights (./negatives.ts). A dual encoder trained from scratch (./train.ts) and an imported
 // encoder trained further (src/train/adapt.ts) are this task over their own module.
-import { Batch, BatchStream, buildExamples, EncodedCorpus, StreamState, truncateBatch } from '../../train-data/examples.js';
+import { Batch, BatchStreamTask, buildExamples, EncodedCorpus } from '../../train-data/examples.js';
 import { Module } from '../../nn/module.js';
 import { Tensor, tidy } from '../../tensor/tensor.js';
 import { SentenceEncoder } from '../encoder.js';
@@ -14,25 +14,19 @@ import { collisions, HardNegativeMiner, MiningOptions } from './negatives.js';
 /** The loss section: the margin loss's settings and the hard negatives'. */
 export type MarginPairLoss = MarginLossOptions & MiningOptions & { matryoshka: readonly number[] };
 
-export abstract class MarginPairTask implements TrainingTask<Batch> {
+export abstract class MarginPairTask extends BatchStreamTask implements TrainingTask<Batch> {
   abstract readonly module: Module;
   abstract readonly modelConfig: unknown;
-  private readonly stream: BatchStream;
   /** Hard negatives (loss.hardNegatives), mined with the live weights' inference encoder every loss.mineEvery steps. */
   readonly miner: HardNegativeMiner;
 
   constructor(
     cfg: TrainConfig,
-    private readonly corpus: EncodedCorpus,
+    corpus: EncodedCorpus,
     protected readonly lossConfig: MarginPairLoss,
   ) {
     const examples = buildExamples(corpus, cfg.paths);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
-      pairTemperature: cfg.batch.pairTemperature,
-      langTemperature: cfg.batch.langTemperature,
-      langMinRows: cfg.batch.langMinRows,
-      langMaxRepeat: cfg.batch.langMaxRepeat,
-    });
+    super(corpus, examples, cfg.seed, cfg.batch);
     this.miner = new HardNegativeMiner(examples, (l, r) => this.ids(l, r), lossConfig);
   }
 
@@ -41,26 +35,8 @@ export abstract class MarginPairTask implements TrainingTask<Batch> {
   abstract encoder(): SentenceEncoder;
   abstract describe(): string[];
 
-  private ids(lang: string, row: number): Int32Array {
-    return this.corpus.ids.get(lang)![row]!;
-  }
-  get streamState(): StreamState {
-    return this.stream.state;
-  }
-  set streamState(s: unknown) {
-    this.stream.state = s as StreamState;
-  }
-  nextBatch(): Batch {
-    return this.stream.next();
-  }
-  pairs(b: Batch): number {
-    return b.pairs;
-  }
   tokens(b: Batch): number {
     return b.examples.reduce((a, e) => a + this.ids(e.src[0]!, e.row).length + this.ids(e.trg[0]!, e.row).length, 0);
-  }
-  truncate(b: Batch, n: number): Batch {
-    return truncateBatch(b, n);
   }
 
   /** Every loss.mineEvery steps (from step 1): the distinct targets embedded with the current weights and indexed. */

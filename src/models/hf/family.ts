@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { cpuHasBf16 } from '../../tensor/kernels.js';
 import { HFTokenizer } from '../../text/hf-tokenizer.js';
-import { EncoderLoader, LoadedEncoder, LoadWeights, SavedModelConfig } from '../family.js';
+import { EncoderLoader, LoadedEncoder, LoadWeights, SavedModelConfig, withWeights } from '../family.js';
 import { HF_ARCHS, HF_MODEL_KEYS, HfArch, HfEncoder, HfModelConfig, HfSentenceEncoder } from './model.js';
 
 let warned = false,
@@ -23,14 +23,7 @@ function hfLoader(arch: HfArch): EncoderLoader {
       for (const k of HF_MODEL_KEYS) if (mc[k] === undefined) throw new Error(`${f}: 'model.${k}' is missing`);
       const tokFile = saved.tokenizerSpec?.file ?? saved.tokenizer;
       if (!tokFile) throw new Error(`${f}: 'tokenizer' is missing (an imported model keeps its tokenizer.json)`);
-      const net = new HfEncoder(mc);
-      try {
-        load(net);
-      } catch (e) {
-        net.dispose();
-        throw e;
-      }
-      net.eval();
+      const net = withWeights(new HfEncoder(mc), load);
       if (opts?.precision === 'bf16') {
         net.precision = 'bf16';
         if (!cpuHasBf16() && !warnedBf16) {

@@ -3,7 +3,9 @@
 // (with its own context vectors) and a sentence encoder — the mean over time of a BiLSTM over the
 // word embeddings ("Sent-LSTM"), or the plain average of the embeddings ("Sent-Avg"). The two
 // losses are in ./loss.ts; the alternation of their batches in ./family.ts.
-import { EmbeddingBag, LSTM, Module, meanPool } from '../../nn/index.js';
+import { Module } from '../../nn/module.js';
+import { EmbeddingBag, LSTM } from '../../nn/layers.js';
+import { meanPool } from '../../nn/pooling.js';
 import { dropout } from '../../tensor/ops.js';
 import { fromArray, Tensor, tidy } from '../../tensor/tensor.js';
 

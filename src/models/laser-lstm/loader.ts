@@ -7,9 +7,9 @@
 import { join } from 'node:path';
 import { padBatch } from '../../train-data/batch.js';
 import { withoutTableInit } from '../../nn/layers.js';
-import { EncoderLoader } from '../family.js';
+import { EncoderLoader, withWeights } from '../family.js';
 import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from '../laser/model.js';
-import { Tensor } from '../../tensor/index.js';
+import { Tensor } from '../../tensor/tensor.js';
 import { encodePacked, encodePackedAsync } from './packed.js';
 import { LASER_TOKENIZER_FILE, LaserTokenizer } from './tokenizer.js';
 
@@ -76,14 +76,10 @@ export const laserLstmLoader: EncoderLoader = {
   loadEncoder(dir, saved, load) {
     const m = saved.model as LaserLstmConfig;
     const tokenizer = LaserTokenizer.load(join(dir, saved.tokenizerSpec?.file ?? saved.tokenizer ?? LASER_TOKENIZER_FILE), m.vocabSize);
-    const net = withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m)));
-    try {
-      load(net);
-    } catch (e) {
-      net.dispose();
-      throw e;
-    }
-    net.eval();
+    const net = withWeights(
+      withoutTableInit(() => new LaserEncoder(laserConfigOfImported(m))),
+      load,
+    );
     const c = net.cfg;
     return {
       encoder: new ImportedLaserEncoder(net, m.padId),

@@ -4,7 +4,7 @@
 // forward (the padded path) to float rounding; one N-API call per batch.
 import { LaserEncoder } from '../laser/model.js';
 import { lstmStackEncode, lstmStackEncodeAsync } from '../../tensor/kernels.js';
-import { fromArray, noGrad, Tensor } from '../../tensor/index.js';
+import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 
 interface PackedBatch {
   ids: Tensor;
@@ -31,16 +31,20 @@ function args(net: LaserEncoder): [Tensor, Tensor[], number, boolean, 'max' | 'l
   return [net.embed.weight, net.lstm.flatWeights(), c.layers, c.bidirectional, c.pooling];
 }
 
+/** The kernel's rows [n, dim] back in input order (the kernel's output is disposed of). */
+function inputOrder(b: PackedBatch, out: Tensor): Tensor {
+  try {
+    return noGrad(() => out.indexSelect(0, b.inv));
+  } finally {
+    out.dispose();
+  }
+}
+
 /** Sentence vectors [n, dim] (input order) of token-id sequences. */
 export function encodePacked(net: LaserEncoder, seqs: ArrayLike<number>[]): Tensor {
   const b = packedBatch(seqs);
   try {
-    const out = lstmStackEncode(b.ids, b.lengths, ...args(net));
-    try {
-      return noGrad(() => out.indexSelect(0, b.inv));
-    } finally {
-      out.dispose();
-    }
+    return inputOrder(b, lstmStackEncode(b.ids, b.lengths, ...args(net)));
   } finally {
     b.ids.dispose();
     b.inv.dispose();
@@ -51,12 +55,7 @@ export function encodePacked(net: LaserEncoder, seqs: ArrayLike<number>[]): Tens
 export async function encodePackedAsync(net: LaserEncoder, seqs: ArrayLike<number>[]): Promise<Tensor> {
   const b = packedBatch(seqs);
   try {
-    const out = await lstmStackEncodeAsync(b.ids, b.lengths, ...args(net));
-    try {
-      return noGrad(() => out.indexSelect(0, b.inv));
-    } finally {
-      out.dispose();
-    }
+    return inputOrder(b, await lstmStackEncodeAsync(b.ids, b.lengths, ...args(net)));
   } finally {
     b.ids.dispose();
     b.inv.dispose();

@@ -1,12 +1,10 @@
-// The LASER family: config sections `encoder` and `decoder`, the translation task over the
-// configured paths (1:1, 1:N, M:1), and the BiLSTM encoder for inference.
-import { Batch, BatchStream, buildExamples, EncodedCorpus, Example, StreamState, truncateBatch } from '../../train-data/examples.js';
-import { padBatch } from '../../train-data/batch.js';
+// The LASER family: config sections `encoder` and `decoder` and their checks, and the BiLSTM
+// encoder for inference. Its training task (the translation task over the configured paths: 1:1,
+// 1:N, M:1) is ./train.ts, imported only when a run trains.
 import { TextTokenizer } from '../../text/text-tokenizer.js';
-import { fromArray, noGrad, Tensor } from '../../tensor/tensor.js';
 import { checkChoice, checkNumber } from '../../util/check.js';
-import { ModelFamily, subwordTokenizer, TrainConfig, TrainingTask } from '../family.js';
-import { LaserConfig, LaserEncoder, LaserModel, LaserSentenceEncoder } from './model.js';
+import { ModelFamily, subwordTokenizer, TrainConfig, withWeights } from '../family.js';
+import { LaserConfig, LaserEncoder, LaserSentenceEncoder } from './model.js';
 
 /** LASER's own config sections. */
 export interface LaserSections {
@@ -34,101 +32,6 @@ export function laserConfigOf(cfg: TrainConfig, tok: TextTokenizer): LaserConfig
     targetLangs: trgLangs,
     dropout: c.dropout,
   };
-}
-
-/**
- * Starts the decoder's output bias at log p(token) over the training targets, so the first steps
- * go to what the sentence vector must carry instead of to learning token frequencies.
- */
-export function unigramOutputBias(model: LaserModel, examples: Example[], c: EncodedCorpus): void {
-  const bias = model.decoder.out.bias;
-  if (!bias) return;
-  const counts = new Float64Array(model.cfg.vocabSize).fill(1); // add-one: unseen tokens stay possible
-  for (const e of examples) for (const l of e.trg) for (const t of c.ids.get(l)![e.row]!) counts[t]! += 1;
-  let total = 0;
-  for (const n of counts) total += n;
-  const logp = Float32Array.from(counts, (n) => Math.log(n / total));
-  noGrad(() => {
-    const t = fromArray(logp);
-    bias.copy_(t);
-    t.dispose();
-  });
-}
-
-/** The translation loss of one batch: every source of an example is encoded, every target decoded. */
-function batchLoss(model: LaserModel, b: Batch, c: EncodedCorpus, bos: number, pad: number): Tensor {
-  const ids = (lang: string, row: number) => c.ids.get(lang)![row]!;
-  const langId = (l: string) => model.cfg.targetLangs.indexOf(l);
-  const nSrc = b.examples[0]!.src.length;
-  const srcs = Array.from({ length: nSrc }, (_, k) =>
-    padBatch(
-      b.examples.map((e) => ids(e.src[k]!, e.row)),
-      pad,
-    ),
-  );
-  // 1:N: every example has the same number of targets (the path's list); k-th target per example.
-  const nTrg = b.examples[0]!.trg.length;
-  const targets = Array.from({ length: nTrg }, (_, k) => ({
-    seqs: b.examples.map((e) => ids(e.trg[k]!, e.row)),
-    lang: b.examples.map((e) => langId(e.trg[k]!)),
-  }));
-  try {
-    return model.loss(srcs, targets, bos);
-  } finally {
-    for (const s of srcs) s.ids.dispose();
-  }
-}
-
-class LaserTask implements TrainingTask<Batch> {
-  readonly module: LaserModel;
-  readonly modelConfig: LaserConfig;
-  private readonly stream: BatchStream;
-  constructor(
-    cfg: LaserTrainConfig,
-    private readonly tok: TextTokenizer,
-    private readonly corpus: EncodedCorpus,
-  ) {
-    this.modelConfig = laserConfigOf(cfg, tok);
-    this.module = new LaserModel(this.modelConfig);
-    const examples = buildExamples(corpus, cfg.paths);
-    if (cfg.decoder.outBias === 'unigram') unigramOutputBias(this.module, examples, corpus);
-    this.stream = new BatchStream(examples, corpus, cfg.seed, cfg.batch.size, cfg.batch.sortChunk, cfg.batch.maxTokens, undefined, {
-      pairTemperature: cfg.batch.pairTemperature,
-      langTemperature: cfg.batch.langTemperature,
-      langMinRows: cfg.batch.langMinRows,
-      langMaxRepeat: cfg.batch.langMaxRepeat,
-    });
-  }
-  get streamState(): StreamState {
-    return this.stream.state;
-  }
-  set streamState(s: unknown) {
-    this.stream.state = s as StreamState;
-  }
-  nextBatch(): Batch {
-    return this.stream.next();
-  }
-  pairs(b: Batch): number {
-    return b.pairs;
-  }
-  tokens(b: Batch): number {
-    const len = (l: string, row: number) => this.corpus.ids.get(l)![row]!.length;
-    return b.examples.reduce((a, e) => a + len(e.src[0]!, e.row) + e.trg.reduce((s, t) => s + len(t, e.row), 0), 0);
-  }
-  truncate(b: Batch, n: number): Batch {
-    return truncateBatch(b, n);
-  }
-  loss(b: Batch): Tensor {
-    return batchLoss(this.module, b, this.corpus, this.tok.bosId, this.tok.padId);
-  }
-  encoder(): LaserSentenceEncoder {
-    return new LaserSentenceEncoder(this.module.encoder, this.tok.padId);
-  }
-  describe(): string[] {
-    return [
-      `LASER: BiLSTM ${this.modelConfig.layers}×${this.modelConfig.hidden} (${this.modelConfig.pooling}-pool, ${this.module.encoder.dim}-d), decoder LSTM ${this.modelConfig.decHidden}, ${this.module.numParameters()} parameters`,
-    ];
-  }
 }
 
 /** Every key of LaserConfig (the compiler checks the list is complete). */
@@ -167,14 +70,9 @@ export const laserFamily: ModelFamily = {
     checkChoice(file, 'encoder.pooling', c.encoder.pooling, ['max', 'last']);
     checkChoice(file, 'decoder.outBias', c.decoder.outBias, ['uniform', 'unigram']);
   },
-  createTask(cfg, tok, corpus) {
-    return new LaserTask(cfg as LaserTrainConfig, tok, corpus);
-  },
   loadEncoder(dir, saved, load) {
     const tokenizer = subwordTokenizer(dir, saved);
-    const net = new LaserEncoder(saved.model as LaserConfig);
-    load(net);
-    net.eval();
+    const net = withWeights(new LaserEncoder(saved.model as LaserConfig), load);
     return { encoder: new LaserSentenceEncoder(net, tokenizer.padId), tokenizer, dispose: () => net.dispose() };
   },
 };

@@ -2,9 +2,11 @@
 // vector is the max-pool over its outputs, and an LSTM decoder (no attention) that translates
 // from that vector alone, told the target language by a small language embedding.
 import { padBatch, TokenBatch } from '../../train-data/batch.js';
-import { Embedding, Linear, LSTM, LSTMTokenTables, Module, lastToken, lstmForwardAsync } from '../../nn/index.js';
-import { crossEntropy, dropout, zeros } from '../../tensor/ops.js';
-import { cat, fromArray, noGrad, Tensor, tidy } from '../../tensor/index.js';
+import { Module } from '../../nn/module.js';
+import { Embedding, Linear, LSTM, LSTMTokenTables, lstmForwardAsync } from '../../nn/layers.js';
+import { lastToken } from '../../nn/pooling.js';
+import { cat, crossEntropy, dropout, zeros } from '../../tensor/ops.js';
+import { fromArray, noGrad, Tensor, tidy } from '../../tensor/tensor.js';
 import { inEvalMode, SentenceEncoder } from '../encoder.js';
 import { TensorEncoder, tensorEncoder } from '../tensor-encoder.js';
 
