@@ -56,7 +56,11 @@ function pathRows(c: EncodedCorpus, p: PathConfig): (r: number) => boolean {
   if (!cells) throw new Error(`path ${pathName(p)}: 'sources' needs a corpus with a ${SOURCE_COLUMN} column`);
   const rows = new Uint8Array(c.rows);
   let n = 0;
-  for (let r = 0; r < c.rows; r++) if (sourceNames(cells[r]).some((s) => want.has(s))) (rows[r] = 1), n++;
+  for (let r = 0; r < c.rows; r++)
+    if (sourceNames(cells[r]).some((s) => want.has(s))) {
+      rows[r] = 1;
+      n++;
+    }
   if (!n) throw new Error(`path ${pathName(p)}: no row of the corpus comes from ${p.sources.join(', ')}`);
   return (r) => rows[r] === 1;
 }
