@@ -7,7 +7,6 @@
 // command fails and they are still empty (removeCreatedDirectories).
 import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rmdirSync, statSync, Stats, writeSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
-import { faissMessage } from '../index/faiss.js';
 import { isStdin } from '../io/input.js';
 import { atomicOutput, writeFileAtomicSync } from '../util/atomic.js';
 import { usage } from './command.js';
@@ -216,19 +215,5 @@ export async function writeTextLines(path: string, pieces: AsyncIterable<string>
   });
 }
 
-/**
- * Runs fn; an error it throws (or rejects with) gets `what` (the file or option the user gave)
- * in front, and loses faiss's C++ function and source location.
- */
-export function inContext<T>(what: string, fn: () => T): T {
-  const fail = (e: unknown): never => {
-    throw new Error(`${what}: ${faissMessage(e)}`);
-  };
-  let r: T;
-  try {
-    r = fn();
-  } catch (e) {
-    return fail(e);
-  }
-  return (r instanceof Promise ? r.catch(fail) : r) as T;
-}
+/** Runs fn with the user's file or option in front of its errors (faiss's C++ locations dropped). */
+export { inContext } from '../index/context.js';

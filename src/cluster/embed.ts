@@ -16,7 +16,21 @@ import { readLines } from '../io/input.js';
 import { NpyRowWriter, readNpyHeader } from '../io/npy.js';
 import { releaseTemp, tempPathFor, writeFileAtomicSync } from '../util/atomic.js';
 
-export interface EmbedShardJob {
+/** How a flow's shards embed: the same for the request and each shard's job. */
+export interface ShardEmbedding {
+  lang?: string;
+  center: boolean | 'force';
+  normalize: boolean;
+  fp16: boolean;
+  batchTokens?: number;
+  batchSentences?: number;
+  /** The encoder's arithmetic (xling cluster embed --precision; fp32 when absent). */
+  precision?: 'fp32' | 'bf16';
+  /** Lines embedded between progress reports (and cancellation checks). */
+  chunk: number;
+}
+
+export interface EmbedShardJob extends ShardEmbedding {
   flow: string;
   /** The flow's work directory (vectors in progress, shard markers, the cancellation marker). */
   work: string;
@@ -34,16 +48,6 @@ export interface EmbedShardJob {
   seekLine: number;
   /** All lines of the input (the rows of the vectors file). */
   rows: number;
-  lang?: string;
-  center: boolean | 'force';
-  normalize: boolean;
-  fp16: boolean;
-  batchTokens?: number;
-  batchSentences?: number;
-  /** The encoder's arithmetic (xling cluster embed --precision; fp32 when absent). */
-  precision?: 'fp32' | 'bf16';
-  /** Lines embedded between progress reports (and cancellation checks). */
-  chunk: number;
 }
 
 export interface EmbedMergeJob {

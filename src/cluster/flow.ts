@@ -7,11 +7,11 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlowProducer, Job, Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../util/atomic.js';
-import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, shardRanges, vectorsInProgress } from './embed.js';
+import { EmbedMergeJob, EmbedShardJob, SEEK_EVERY, ShardEmbedding, shardRanges, vectorsInProgress } from './embed.js';
 import { stagedFlowStatus } from './stages.js';
 import { cancelFlowJobs, cancelMarker, JOB, jobStatus, QUEUE, redisConnection, removeJob, withQueue } from './queue.js';
 
-export interface EmbedFlowRequest {
+export interface EmbedFlowRequest extends ShardEmbedding {
   redis: string;
   /** A directory every worker can reach (shared filesystem). */
   work: string;
@@ -23,16 +23,6 @@ export interface EmbedFlowRequest {
   /** Byte offsets of lines 0, SEEK_EVERY, 2·SEEK_EVERY, … (plain files; null for .gz: shards read from the start). */
   seekMarks: number[] | null;
   shards: number;
-  lang?: string;
-  center: boolean | 'force';
-  normalize: boolean;
-  fp16: boolean;
-  batchTokens?: number;
-  batchSentences?: number;
-  /** The encoder's arithmetic (--precision; fp32 when absent). */
-  precision?: 'fp32' | 'bf16';
-  /** Lines between a shard's progress reports. */
-  chunk: number;
   /** Tries per job (retries with exponential backoff from 2 s). */
   attempts: number;
 }
