@@ -8,7 +8,9 @@
 import { accessSync, closeSync, constants, mkdirSync, openSync, realpathSync, rmdirSync, statSync, Stats, writeSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { isStdin } from '../io/input.js';
-import { atomicOutput, writeFileAtomicSync } from '../util/atomic.js';
+import { atomicOutput, writeTextOutput } from '../util/atomic.js';
+
+export { writeTextOutput };
 import { usage } from './command.js';
 
 /**
@@ -176,12 +178,6 @@ export function jsonText(value: unknown): string {
 /** Writes a JSON output (see jsonText) atomically, or to standard output for '-'. */
 export function writeJsonOutput(path: string, value: unknown): void {
   writeTextOutput(path, jsonText(value));
-}
-
-/** Writes a text output atomically, or to standard output for '-'. */
-export function writeTextOutput(path: string, text: string): void {
-  if (path === '-') process.stdout.write(text);
-  else writeFileAtomicSync(path, text);
 }
 
 /**

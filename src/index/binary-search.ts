@@ -7,7 +7,7 @@ import { readNpy, readNpyHeader, writeNpy } from '../io/npy.js';
 import { UsageError } from '../util/args.js';
 import { normalizeRows } from '../util/vectors.js';
 import { BinaryFlatIndex } from './binary.js';
-import { writeHitsText } from './hits.js';
+import { writeTextOutput } from '../util/atomic.js';
 
 /** Whether a .npy holds packed binary codes (uint8 or int8, 2-D). */
 export function isBinaryVectors(path: string): boolean {
@@ -107,6 +107,6 @@ export function binarySearch(a: BinarySearchArgs): void {
         const l = I[i * K + j]!;
         if (l >= 0n) lines.push(`${i}\t${j}\t${l}\t${hamming ? String(D[i * K + j]) : D[i * K + j]!.toFixed(6)}`);
       }
-    writeHitsText(a.output, lines.length ? lines.join('\n') + '\n' : '');
+    writeTextOutput(a.output, lines.length ? lines.join('\n') + '\n' : '');
   }
 }

@@ -2,7 +2,6 @@
 // sentence store is given) or JSON lines, one object a query: {"query", "hits": [{"id", "score",
 // "text"}]} (ids from 0: the index's rows, the store's lines). D and I are faiss's [queries, k]
 // arrays, -1 ids where fewer than k were found.
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { float32Text } from '../util/float-text.js';
 import type { SentenceStore } from '../io/sentence-store.js';
 
@@ -48,10 +47,4 @@ export function hitsJsonLines(h: SearchHits, queries: readonly (string | number)
     out += `${JSON.stringify({ query: queries[i], hits })}\n`;
   }
   return out;
-}
-
-/** Writes hits' text atomically, or to standard output for '-'. */
-export function writeHitsText(path: string, text: string): void {
-  if (path === '-') process.stdout.write(text);
-  else writeFileAtomicSync(path, text);
 }

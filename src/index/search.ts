@@ -14,7 +14,8 @@ import { readVectorRows } from './build.js';
 import { inContext } from './context.js';
 import { knnChunked, mergeTopK } from './exact.js';
 import { FaissIndex, knn, openIndex, SearchResult } from './faiss.js';
-import { hitsJsonLines, hitsTsv, SearchHits, writeHitsText } from './hits.js';
+import { hitsJsonLines, hitsTsv, SearchHits } from './hits.js';
+import { writeTextOutput } from '../util/atomic.js';
 
 /** Text queries, embedded: their sentences, their vectors (L2-normalised) and the model that made them. */
 export interface TextQueries {
@@ -63,8 +64,8 @@ export async function searchToFiles(o: SearchRun): Promise<void> {
   const hits = faissArrays(res, o.k, l2);
   if (o.distances) writeNpy(o.distances, hits.D, [hits.n, hits.k]);
   if (o.ids) writeNpy(o.ids, hits.I, [hits.n, hits.k]);
-  if (o.tsv) writeHitsText(o.tsv, hitsTsv(hits, store));
-  if (o.jsonl) writeHitsText(o.jsonl, hitsJsonLines(hits, text?.texts ?? Array.from({ length: hits.n }, (_, i) => i), store));
+  if (o.tsv) writeTextOutput(o.tsv, hitsTsv(hits, store));
+  if (o.jsonl) writeTextOutput(o.jsonl, hitsJsonLines(hits, text?.texts ?? Array.from({ length: hits.n }, (_, i) => i), store));
 }
 
 /** Binary codes (a binary flat index, or a .npy of codes): searched exactly by Hamming distance, into TSV, D and I. */

@@ -1,7 +1,6 @@
 // What a mining run writes once its pairs are chosen — the same for xling mine and the merge of
 // xling cluster mine: the filters applied (each rejected pair with its reason), the TSV with its
 // optional header, the rejected rows for --keep-all, and the --stats record of the run.
-import { writeFileAtomicSync } from '../util/atomic.js';
 import { AutoThreshold, autoSummary } from './auto-threshold.js';
 import { anyFilter, FilterOptions, filterPairs, REJECT_REASONS } from './filters.js';
 import { Candidate, formatPairs } from './mine.js';
@@ -102,10 +101,4 @@ export function minedFiles(
       1,
     ) + '\n';
   return { text: header + formatPairs(kept, S, T, sMap, tMap, { withMargin }), rejected, stats, filtered, pairs: kept.length };
-}
-
-/** Writes one of a run's texts atomically, or to standard output for '-'. */
-export function writeMinedText(path: string, text: string): void {
-  if (path === '-') process.stdout.write(text);
-  else writeFileAtomicSync(path, text);
 }

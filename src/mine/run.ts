@@ -10,7 +10,8 @@ import { AutoThreshold } from './auto-threshold.js';
 import { candidateProgress } from './candidate-progress.js';
 import { thresholdFromFile } from './calibration.js';
 import { FilterOptions } from './filters.js';
-import { MinedFiles, minedFiles, writeMinedText } from './mined-files.js';
+import { MinedFiles, minedFiles } from './mined-files.js';
+import { writeTextOutput } from '../util/atomic.js';
 import { gatherRows, MarginKind, Retrieval, unify } from './mine.js';
 import { minePairs } from './pipeline.js';
 import { Assignment, openScorer, ScorerModel, SelfTables } from './scorer/index.js';
@@ -181,9 +182,9 @@ export async function mineToFiles(o: MineJob): Promise<void> {
     say,
   });
   if (out.filtered) say(out.filtered);
-  writeMinedText(o.output, out.text);
-  if (o.keepAll) writeMinedText(o.keepAll, out.rejected);
-  if (o.stats) writeMinedText(o.stats, out.stats);
+  writeTextOutput(o.output, out.text);
+  if (o.keepAll) writeTextOutput(o.keepAll, out.rejected);
+  if (o.stats) writeTextOutput(o.stats, out.stats);
   say(
     `${out.pairs} pairs (${scorer ? `scorer ${o.scorer}` : `${o.margin}, ${o.retrieval}`}, k=${out.k}${out.threshold !== undefined ? `, threshold ${out.auto ? `${out.threshold.toPrecision(6)} (auto)` : out.threshold}` : ''}) in ${((performance.now() - t0) / 1000).toFixed(1)}s → ${o.output === '-' ? 'standard output' : o.output}`,
   );

@@ -147,6 +147,12 @@ export async function atomicOutput<T>(target: string, fn: (tmpPath: string) => P
   }
 }
 
+/** Writes a text output atomically, or to standard output for '-'. */
+export function writeTextOutput(path: string, text: string): void {
+  if (path === '-') process.stdout.write(text);
+  else writeFileAtomicSync(path, text);
+}
+
 /** Synchronous variant of {@link atomicOutput}. */
 export function atomicOutputSync<T>(target: string, fn: (tmpPath: string) => T): T {
   const tmp = tempPathFor(target);
