@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createGzip } from 'node:zlib';
 import { readLines } from '../io/input.js';
+import { SOURCE_COLUMN } from '../train-data/corpus.js';
 import { atomicOutput } from '../util/atomic.js';
 import { Progress } from '../util/progress.js';
 import { hashSeed } from '../util/rng.js';
@@ -409,7 +410,7 @@ async function* tsvLines(
   count: (n: number) => void,
   bySource?: CorpusSummary['bySource'],
 ): AsyncGenerator<string> {
-  yield (nway ? [...langs, '#source'] : ['lang1', 'lang2', 'text1', 'text2', '#source']).join('\t') + '\n';
+  yield (nway ? [...langs, SOURCE_COLUMN] : ['lang1', 'lang2', 'text1', 'text2', SOURCE_COLUMN]).join('\t') + '\n';
   let n = 0;
   for await (const r of rows) {
     const present = langs.filter((l) => r.cells.has(l));

@@ -3,7 +3,7 @@
 // source of `xling corpus`, so that corpora are merged and deduplicated with other sources.
 // Rows carry no document, so none of them is held out for a dev set; they were cleaned, split and
 // filtered by length when that corpus was built, and are taken as they are (kind 'row').
-import { isMetaColumn } from '../train-data/corpus.js';
+import { isMetaColumn, SOURCE_COLUMN } from '../train-data/corpus.js';
 import { readLines } from '../io/input.js';
 import { normalizeLang } from './langs.js';
 import { SourceReader, TranslationUnit } from './types.js';
@@ -26,7 +26,7 @@ export const nwayTsvReader: SourceReader = {
         cells.forEach((c, i) => {
           if (!isMetaColumn(c) && cols![i] !== c) throw new Error(`${file}:1: header must be language codes, got '${c}'`);
         });
-        srcCol = cells.indexOf('#source');
+        srcCol = cells.indexOf(SOURCE_COLUMN);
         continue;
       }
       if (cells.length !== cols.length) {
