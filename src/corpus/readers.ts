@@ -1,6 +1,7 @@
 // The format readers `xling corpus` tries on each file, in order (the first that accepts a file
 // reads it), and the reader of document sets (folders of translated documents, one per language).
 import { SentenceEmbedder } from '../align/align.js';
+import { chromePakReader } from './chrome-pak.js';
 import { cldrReader } from './cldr.js';
 import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
@@ -41,6 +42,7 @@ export function corpusReaders(): SourceReader[] {
     filletsReader,
     stringTableReader,
     tuxpaintStampReader,
+    chromePakReader,
     mosesReader,
     nwayTsvReader,
   ];
