@@ -70,14 +70,17 @@ export function debianPackageTree(debOrName: string, workDir: string, cacheDir?:
 }
 
 /**
- * The packages of one list that belong together: names that differ only by a language, `-common`
- * or `-l10n` suffix (debian-reference-common, debian-reference-de, …; libreoffice-help-en-us,
- * libreoffice-help-de; chromium-common, chromium-l10n) share the stem that names their tree and
- * their provenance.
+ * The packages of one list that belong together: names that differ only by a language, `-common`,
+ * `-l10n` or `-l10n-LANG` suffix (debian-reference-common, debian-reference-de, …;
+ * libreoffice-help-en-us, libreoffice-help-de; chromium-common, chromium-l10n) share the stem that
+ * names their tree and their provenance, and so does a package with the packages that add to it
+ * (firefox-esr with firefox-esr-l10n-kab, …).
  */
 export function packageGroups(names: string[]): Map<string, string> {
-  const stem = (n: string): string => n.replace(/-(common|l10n|[a-z]{2,3}(-[a-z]{2,4})?)$/, '');
+  const stem = (n: string): string => n.replace(/-(common|l10n(-[a-z]{2,3}(-[a-z]{2,4})?)?|[a-z]{2,3}(-[a-z]{2,4})?)$/, '');
   const count = new Map<string, number>();
   for (const n of names) count.set(stem(n), (count.get(stem(n)) ?? 0) + 1);
-  return new Map(names.map((n) => [n, (count.get(stem(n)) ?? 0) > 1 ? stem(n) : n]));
+  const listed = new Set(names);
+  const extended = new Set(names.map(stem).filter((s) => listed.has(s)));
+  return new Map(names.map((n) => [n, extended.has(n) ? n : listed.has(stem(n)) || (count.get(stem(n)) ?? 0) > 1 ? stem(n) : n]));
 }

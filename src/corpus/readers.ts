@@ -11,6 +11,7 @@ import { megaglestReader } from './megaglest.js';
 import { filletsReader } from './fillets.js';
 import { gettextReader } from './gettext.js';
 import { mosesReader } from './moses.js';
+import { mozillaLangpackReader } from './mozilla.js';
 import { qmReader } from './qm.js';
 import { renpyReader } from './renpy.js';
 import { stringTableReader } from './stringtable.js';
@@ -43,6 +44,7 @@ export function corpusReaders(): SourceReader[] {
     stringTableReader,
     tuxpaintStampReader,
     chromePakReader,
+    mozillaLangpackReader,
     mosesReader,
     nwayTsvReader,
   ];
