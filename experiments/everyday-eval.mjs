@@ -10,7 +10,8 @@
 // Usage: node experiments/everyday-eval.mjs MODEL_DIR --general DEV.tsv.gz [--exclude TRAIN.tsv.gz …]
 //        [--max-words 15] [--min-rows 50] [--max-rows 1000] [--json OUT.json]
 import { writeFileSync } from 'node:fs';
-import { loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
+import { loadSentenceEncoder, xsimOnDev } from 'xling';
+import { everydayDevSet } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -30,27 +31,11 @@ if (!modelDir || args.length > 1 || !generalFile) {
   process.exit(2);
 }
 
-const key = (s) =>
-  s
-    .toLowerCase()
-    .replace(/[.!?。！？]+$/u, '')
-    .trim();
-const trained = new Set();
-for (const f of excludes) for (const r of (await loadNWayTsv(f)).rows) if (r.get('en')) trained.add(key(r.get('en')));
-
-const dev = await loadNWayTsv(generalFile);
-const words = (s) => s.split(/\s+/).filter(Boolean).length;
-const rows = dev.rows.filter((r) => r.get('en') && words(r.get('en')) <= maxWords && !trained.has(key(r.get('en'))));
-const pairs = new Map();
-for (const l of dev.langs) {
-  if (l === 'en') continue;
-  const mine = rows.filter((r) => r.get(l)).slice(0, maxRows);
-  if (mine.length >= minRows) pairs.set(l, { src: mine.map((r) => r.get(l)), en: mine.map((r) => r.get('en')) });
-}
+const { rows, pairs } = await everydayDevSet(generalFile, excludes, { maxWords, minRows, maxRows });
 
 const model = loadSentenceEncoder(modelDir);
 const round = (x) => +x.toFixed(2);
-const out = { rows: rows.length, langs: {} };
+const out = { rows, langs: {} };
 for (const [mode, center] of [
   ['raw', false],
   ['embed', true],
@@ -96,7 +81,7 @@ function xsimPair(X, Y, n, d) {
   return { l2en: (100 * xy) / n, en2l: (100 * yx) / n };
 }
 
-console.log(`everyday rows (English ≤ ${maxWords} words): ${rows.length}; ${pairs.size} languages with ≥ ${minRows}`);
+console.log(`everyday rows (English ≤ ${maxWords} words): ${rows}; ${pairs.size} languages with ≥ ${minRows}`);
 console.log(`macro average error: raw ${out.raw}%, as embed (identified, centred) ${out.embed}%`);
 console.log(
   Object.entries(out.langs)

@@ -8,7 +8,7 @@
 // Usage: node experiments/lang-directions.mjs MODEL_DIR --everyday DEV.tsv.gz --general DEV.tsv.gz
 //        [--exclude TRAIN.tsv.gz …] [--k 1,2,4,8,16]
 import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimMatrix } from 'xling';
-import { coreDevSets } from './dev-sets.mjs';
+import { coreDevSets, everydayDevSet } from './dev-sets.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -24,28 +24,6 @@ const [modelDir] = args;
 if (!modelDir || args.length > 1 || !everydayFile || !generalFile) {
   console.error('usage: node experiments/lang-directions.mjs MODEL_DIR --everyday DEV.tsv.gz --general DEV.tsv.gz [--exclude TRAIN.tsv.gz …] [--k 1,2,4]');
   process.exit(2);
-}
-
-/** The everyday rows of experiments/everyday-eval.mjs: at most 1,000 a language, languages with ≥ 50. */
-async function everydaySet() {
-  const key = (s) =>
-    s
-      .toLowerCase()
-      .replace(/[.!?。！？]+$/u, '')
-      .trim();
-  const trained = new Set();
-  for (const f of excludes) for (const r of (await loadNWayTsv(f)).rows) if (r.get('en')) trained.add(key(r.get('en')));
-  const dev = await loadNWayTsv(everydayFile);
-  const rows = dev.rows.filter((r) => r.get('en') && r.get('en').split(/\s+/).filter(Boolean).length <= 15 && !trained.has(key(r.get('en'))));
-  return {
-    pairs: new Map(
-      dev.langs
-        .filter((l) => l !== 'en')
-        .map((l) => [l, rows.filter((r) => r.get(l)).slice(0, 1000)])
-        .filter(([, r]) => r.length >= 50)
-        .map(([l, r]) => [l, { src: r.map((x) => x.get(l)), en: r.map((x) => x.get('en')) }]),
-    ),
-  };
 }
 
 /** The top k eigenvectors of the symmetric d × d matrix G (orthogonal iteration, seeded start). */
@@ -111,7 +89,7 @@ const G = new Float64Array(d * d);
 for (const m of means) for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) G[i * d + j] += (m[i] - avg[i]) * (m[j] - avg[j]);
 const dirs = topEigenvectors(G, d, Math.max(...ks));
 
-const sets = { everyday: await everydaySet(), ...(await coreDevSets()) };
+const sets = { everyday: { pairs: (await everydayDevSet(everydayFile, excludes)).pairs }, ...(await coreDevSets()) };
 const general = await loadNWayTsv(generalFile);
 sets.general = devSetOf(
   general,
