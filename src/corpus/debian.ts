@@ -81,6 +81,11 @@ export function packageGroups(names: string[]): Map<string, string> {
   const count = new Map<string, number>();
   for (const n of names) count.set(stem(n), (count.get(stem(n)) ?? 0) + 1);
   const listed = new Set(names);
+  // a listed package that others extend names their group
   const extended = new Set(names.map(stem).filter((s) => listed.has(s)));
-  return new Map(names.map((n) => [n, extended.has(n) ? n : listed.has(stem(n)) || (count.get(stem(n)) ?? 0) > 1 ? stem(n) : n]));
+  const group = (n: string): string => {
+    if (extended.has(n)) return n;
+    return listed.has(stem(n)) || (count.get(stem(n)) ?? 0) > 1 ? stem(n) : n;
+  };
+  return new Map(names.map((n) => [n, group(n)]));
 }

@@ -151,7 +151,7 @@ export const mozillaLangpackReader: SourceReader = {
           const a = ep && patternText(ep, english.terms),
             b = patternText(p, tr.terms);
           if (a === undefined || b === undefined || a.trim() === b.trim()) continue;
-          const u = messageUnit(a, b, lang, source, `${path}`);
+          const u = messageUnit(a, b, lang, source, path);
           if (u) yield u;
         }
       }
