@@ -16,7 +16,7 @@ import AdmZip from 'adm-zip';
 import { FluentParser, type Pattern, type Resource } from '@fluent/syntax';
 import { FileCache, readCached } from '../util/file-cache.js';
 import { messageUnit } from './clean.js';
-import { knownLanguage, normalizeLang } from './langs.js';
+import { normalizeLang } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
 /** Fluent files larger than this are not read (a zip entry's declared size). */
@@ -140,7 +140,8 @@ export const mozillaLangpackReader: SourceReader = {
     const source = ctx.source ?? file;
     for (const [locale, files] of archiveFluentFiles(file)) {
       const lang = normalizeLang(locale);
-      if (locale === ENGLISH || !lang || !knownLanguage(lang)) continue;
+      // the pack's own locale folder: a BCP 47 code (son, trs and cak among them, which ICU does not name)
+      if (locale === ENGLISH || !lang || !/^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(locale)) continue;
       const tr = side(files);
       for (const [path, f] of tr.files) {
         if (f.junk) ctx.onProblem({ file: `${file}:localization/${locale}/${path}`, message: `${f.junk} entries that are not Fluent skipped` });

@@ -56,6 +56,8 @@ const pack = zip(join(APP, 'browser/extensions/langpack-kab@firefox-esr.mozilla.
   ].join('\n'),
   'localization/kab/toolkit/about.ftl': 'crash-title = Ineqqisen n uɣelluy ara yettwaznen\n',
   'chrome/kab/locale/kab/global/intl.properties': 'general.useragent.locale=kab\n',
+  // a locale ICU has no name for is read all the same (Songhai)
+  'localization/son/toolkit/about.ftl': 'delete-confirm = War ga naŋ kaŋ war ga ŋey tuusu?\n',
 });
 
 test('Fluent patterns: plain text and terms read; variables make a message unreadable; access keys are not messages', () => {
@@ -77,6 +79,7 @@ test('a pack is paired with its application’s English by file and id; what did
     ['browser/tabs.ftl', 'Firefox will restart to finish the update.', 'Firefox ad yales asekker akken ad yemmed uleqqem.'],
     ['browser/tabs.ftl', 'Save the page as a file', 'Sekles asebter d afaylu'],
     ['toolkit/about.ftl', 'Crash Reports', 'Ineqqisen n uɣelluy ara yettwaznen'],
+    ['toolkit/about.ftl', 'Are you sure you want to delete them?', 'War ga naŋ kaŋ war ga ŋey tuusu?'],
   ]);
   assert.equal(problems.length, 1);
   assert.match(problems[0]!.file, /langpack-kab@firefox-esr\.mozilla\.org\.xpi:localization\/kab\/browser\/tabs\.ftl$/);
@@ -123,8 +126,9 @@ test('a damaged pack and a pack without its application are refused; the package
 
 test('xling corpus over the tree: one N-way corpus of the pack’s messages', async () => {
   const built = await corpusRows([tmp], join(tmp, 'moz.tsv.gz'));
-  assert.deepEqual(built.rows[0], ['en', 'kab', '#source']);
+  assert.deepEqual(built.rows[0], ['en', 'kab', 'son', '#source']);
   const rows = new Map(built.rows.slice(1).map((r) => [r[0]!, r[1]!]));
+  assert.equal(built.rows.find((r) => r[0] === 'Are you sure you want to delete them?')?.[2], 'War ga naŋ kaŋ war ga ŋey tuusu?');
   assert.equal(rows.get('Firefox will restart to finish the update.'), 'Firefox ad yales asekker akken ad yemmed uleqqem.');
   assert.equal(rows.get('Save the page as a file'), 'Sekles asebter d afaylu');
 });
