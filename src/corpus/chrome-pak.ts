@@ -91,7 +91,7 @@ export const chromePakReader: SourceReader = {
       const en = english.get(id);
       if (en === undefined || tr.trim() === en.trim() || SUBSTITUTION.test(en) || SUBSTITUTION.test(tr)) continue;
       const u = messageUnit(en, tr, lang, source, undefined);
-      if (u && u.texts.get('en') !== u.texts.get(lang)) yield u;
+      if (u) yield u;
     }
   },
 };

@@ -91,14 +91,14 @@ interface Side {
   terms: Map<string, Pattern>;
 }
 
-function side(files: Map<string, string>): Side {
-  const s: Side = { files: new Map(), terms: new Map() };
-  for (const [path, text] of files) {
-    const f = parseFluent(text);
-    s.files.set(path, f);
-    for (const [id, t] of f.terms) if (!s.terms.has(id)) s.terms.set(id, t);
-  }
-  return s;
+function parseFiles(texts: Map<string, string>): Map<string, FluentFile> {
+  return new Map([...texts].map(([path, text]) => [path, parseFluent(text)]));
+}
+
+function side(files: Map<string, FluentFile>): Side {
+  const terms = new Map<string, Pattern>();
+  for (const f of files.values()) for (const [id, t] of f.terms) if (!terms.has(id)) terms.set(id, t);
+  return { files, terms };
 }
 
 /** The application's archives above a pack: `omni.ja` in each folder above it and in their `browser/`. */
@@ -110,19 +110,17 @@ export function applicationArchives(pack: string): string[] {
   return found;
 }
 
-const englishCache: FileCache<Map<string, string>> = new Map();
+/** Each application archive's English Fluent files, parsed once for all the packs of the application. */
+const englishCache: FileCache<Map<string, FluentFile>> = new Map();
 
 /** The English Fluent files of the application archives (first archive wins a path). */
 function englishFiles(archives: string[]): Side {
-  const all = new Map<string, string>();
+  const all = new Map<string, FluentFile>();
   for (const a of archives) {
-    const files = readCached(
-      englishCache,
-      a,
-      'language packs are paired with the application they belong to',
-      (f) => archiveFluentFiles(f).get(ENGLISH) ?? new Map(),
+    const files = readCached(englishCache, a, 'language packs are paired with the application they belong to', (f) =>
+      parseFiles(archiveFluentFiles(f).get(ENGLISH) ?? new Map()),
     );
-    for (const [p, t] of files) if (!all.has(p)) all.set(p, t);
+    for (const [p, f] of files) if (!all.has(p)) all.set(p, f);
   }
   return side(all);
 }
@@ -142,7 +140,7 @@ export const mozillaLangpackReader: SourceReader = {
       const lang = normalizeLang(locale);
       // the pack's own locale folder: a BCP 47 code (son, trs and cak among them, which ICU does not name)
       if (locale === ENGLISH || !lang || !/^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(locale)) continue;
-      const tr = side(files);
+      const tr = side(parseFiles(files));
       for (const [path, f] of tr.files) {
         if (f.junk) ctx.onProblem({ file: `${file}:localization/${locale}/${path}`, message: `${f.junk} entries that are not Fluent skipped` });
         const en = english.files.get(path);
