@@ -5,12 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { defaultConfig, devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 import { DIALOGUE_LANGS } from './dev-sets.mjs';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const maxRows = Number(opt('--max-rows', '200'));
 const jsonFile = opt('--json', null);
 const [modelDir] = args;

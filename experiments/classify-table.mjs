@@ -15,12 +15,9 @@ import {
   readLabelledDocs,
   trainClassifier,
 } from 'xling';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : dflt;
-};
+const { args, opt } = scriptOptions();
 const dir = opt('--dir', '../shared/data/ddtp'),
   type = opt('--type', 'mlp'),
   json = opt('--json');

@@ -11,12 +11,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { arange, fromArray, lineChart, loadSentenceEncoder, noGrad, tidy, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const data = opt('--data', '../shared/data/gettext/train.tsv.gz');
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');

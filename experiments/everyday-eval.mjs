@@ -12,14 +12,10 @@
 import { writeFileSync } from 'node:fs';
 import { loadSentenceEncoder, xsimOnDev } from 'xling';
 import { everydayDevSet } from './dev-sets.mjs';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
-const excludes = [];
-for (let e = opt('--exclude', null); e; e = opt('--exclude', null)) excludes.push(e);
+const { args, opt, all } = scriptOptions();
+const excludes = all('--exclude');
 const generalFile = opt('--general', null);
 const maxWords = Number(opt('--max-words', '15'));
 const minRows = Number(opt('--min-rows', '50'));

@@ -8,12 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
 import { coreDevSets } from './dev-sets.mjs';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const dialogueFile = opt('--dialogue', '../shared/data/dialogue/dev.tsv.gz');
 const generalFile = opt('--general', null);

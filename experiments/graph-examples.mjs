@@ -6,12 +6,9 @@
 // The queries and the sentence pairs are the lists below (English, written for this; not in the corpus).
 import { writeFileSync } from 'node:fs';
 import { GraphReader, loadSentenceEncoder, minimaxPath, neighboursOfText, openGraphIndex as openIndex, snap } from 'xling';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const modelDir = opt('--model', undefined),
   k = Number(opt('-k', '12'));
 const [graphDir, out] = args;

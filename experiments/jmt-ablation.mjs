@@ -18,12 +18,9 @@ import {
   readLabelledDocs,
   trainClassifier,
 } from 'xling';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const data = opt('--data', '../shared/data/gettext/train.tsv.gz');
 const dev = opt('--dev', '../shared/data/gettext/dev.tsv.gz');
 const ddtp = opt('--ddtp', '../shared/data/ddtp');

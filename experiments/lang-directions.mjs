@@ -9,14 +9,10 @@
 //        [--exclude TRAIN.tsv.gz …] [--k 1,2,4,8,16]
 import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimMatrix } from 'xling';
 import { coreDevSets, everydayDevSet } from './dev-sets.mjs';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
-const excludes = [];
-for (let e = opt('--exclude', null); e; e = opt('--exclude', null)) excludes.push(e);
+const { args, opt, all } = scriptOptions();
+const excludes = all('--exclude');
 const everydayFile = opt('--everyday', null);
 const generalFile = opt('--general', null);
 const ks = opt('--k', '1,2,4,8,16').split(',').map(Number);

@@ -5,12 +5,9 @@
 // Usage: node experiments/zero-shot.mjs MODEL_DIR held,out,langs related,langs [--dev TSV] [--json OUT]
 import { writeFileSync } from 'node:fs';
 import { devSetOf, loadNWayTsv, loadSentenceEncoder, xsimOnDev } from 'xling';
+import { scriptOptions } from './options.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : def;
-};
+const { args, opt } = scriptOptions();
 const devFile = opt('--dev', '../shared/data/gettext/dev.tsv.gz'),
   json = opt('--json', null);
 const [modelDir, heldOut, related] = args;
