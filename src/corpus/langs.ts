@@ -79,7 +79,7 @@ export function normalizeLang(raw: string): string | undefined {
   const lang = parts[0]!;
   if (!/^[a-z]{2,3}$/.test(lang)) return undefined;
   if (lang === 'c' || lang === 'posix') return undefined;
-  if (!parts.slice(1).every((p) => /^[a-z0-9]{2,12}$/.test(p))) return undefined;
+  if (!parts.slice(1).every((p) => /^[a-z0-9]{2,16}$/.test(p))) return undefined;
   // script subtags (Latn, Cyrl, Hans, Hant) and regions
   const rest = parts.slice(1);
   const script = rest.find((p) => SCRIPTS.has(p));
@@ -105,7 +105,7 @@ export function normalizeLang(raw: string): string | undefined {
   if (rest.some((p) => p !== script && p !== region && p !== variant)) return undefined; // LC_MESSAGES, de_XYZ12345
   // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,
   // be@tarask: their own columns
-  if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;
+  if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]{2,16}$/.test(modifier) ? `${lang}_${modifier}` : undefined;
   return lang;
 }
 

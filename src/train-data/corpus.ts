@@ -8,8 +8,8 @@ export interface ReadOptions {
   onBad?: 'error' | 'skip';
 }
 
-/** A language code of a corpus header: `de`, `pt_br`, `zh_tw`, `sr_latn`, `kok_roman`. */
-export const LANG_CODE = /^[a-z]{2,3}(_[a-z0-9]{2,12})?$/i;
+/** A language code of a corpus header: `de`, `pt_br`, `zh_tw`, `sr_latn`, `kok_roman`, `sr_ijekavianlatin`. */
+export const LANG_CODE = /^[a-z]{2,3}(_[a-z0-9]{2,16})?$/i;
 
 /** The metadata column naming where a row comes from: comma-separated source names (`xling corpus` writes it). */
 export const SOURCE_COLUMN = '#source';

@@ -11,7 +11,7 @@ import { buildCorpus } from '../../src/corpus/build.js';
 import { cleanMessage, sentences, stripAccelerators, stripMarkup } from '../../src/corpus/clean.js';
 import { gettextReader, isNameCatalog } from '../../src/corpus/gettext.js';
 import { normalizeLang } from '../../src/corpus/langs.js';
-import { readNWayTsv } from '../../src/train-data/corpus.js';
+import { LANG_CODE, readNWayTsv } from '../../src/train-data/corpus.js';
 
 const FIX = 'test/fixtures/corpus/gettext';
 const CLI = 'dist/src/cli/main.js';
@@ -60,12 +60,16 @@ test('language codes of catalogs, headers and CLDR normalised to the corpus code
     ['kok@roman', 'kok_roman'],
     ['kok_roman', 'kok_roman'],
     ['sr@ije', 'sr_ije'],
+    ['sr@ijekavianlatin', 'sr_ijekavianlatin'],
+    ['sr@averyveryverylongmodifier', undefined],
     ['uz_Cyrl', 'uz'],
     ['LC_MESSAGES', undefined],
   ];
   for (const [raw, want] of cases) assert.equal(normalizeLang(raw), want, raw);
   // every code normalises to itself
   for (const [, want] of cases) if (want) assert.equal(normalizeLang(want), want, want);
+  // and every code it gives is one a corpus header may carry
+  for (const [, want] of cases) if (want) assert.match(want, LANG_CODE);
 });
 
 test('cleaning: accelerators, markup, placeholders, whitespace', () => {
