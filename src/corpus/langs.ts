@@ -3,6 +3,7 @@
 // scripts and modifiers folded in where they change the writing (sr@latin -> sr_latn).
 // pt_BR -> pt_br, zh_CN -> zh, zh_Hans -> zh, zh_TW / zh_HK / zh_Hant -> zh_tw, es_ES -> es,
 // de-DE -> de, en_US -> en, nb_NO -> nb.
+import { LANG_CODE } from '../train-data/corpus.js';
 
 const KEEP_REGION = new Map<string, string>([
   ['pt_br', 'pt_br'],
@@ -61,9 +62,15 @@ export function isEnglishVariant(code: string): boolean {
 
 /**
  * The corpus's code for a locale name as found in paths, headers and attributes (`pt_BR`,
- * `pt-BR`, `zh_CN.UTF-8`, `sr@latin`, `de_DE@euro`), or undefined when it is not a language code.
+ * `pt-BR`, `zh_CN.UTF-8`, `sr@latin`, `de_DE@euro`), or undefined when it is not a language code
+ * or not one a corpus header may carry (LANG_CODE: what the corpus reader accepts).
  */
 export function normalizeLang(raw: string): string | undefined {
+  const code = corpusCode(raw);
+  return code !== undefined && LANG_CODE.test(code) ? code : undefined;
+}
+
+function corpusCode(raw: string): string | undefined {
   let s = raw.trim();
   if (s === '') return undefined;
   const at = s.indexOf('@');
@@ -105,7 +112,7 @@ export function normalizeLang(raw: string): string | undefined {
   if (rest.some((p) => p !== script && p !== region && p !== variant)) return undefined; // LC_MESSAGES, de_XYZ12345
   // en@quot, en@boldquot: English with typographic quotes (a variant, dropped); ca@valencia,
   // be@tarask: their own columns
-  if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]{2,16}$/.test(modifier) ? `${lang}_${modifier}` : undefined;
+  if (modifier !== '' && modifier !== 'euro' && modifier !== 'cyrillic') return /^[a-z]+$/.test(modifier) ? `${lang}_${modifier}` : undefined;
   return lang;
 }
 
