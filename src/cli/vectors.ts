@@ -36,7 +36,7 @@ export const PRECISION_OPTION = {
 } as const;
 
 export const LANG_HELP =
-  "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
+  "the model's mean vector of that language is subtracted (per-language centring; the encoder itself never sees it). Codes are matched to the model's whatever their case and separator (DE, pt-BR, pt_BR) and in ISO 639-1 form (deu, zho_Hant, iw); an unknown code is refused. Default 'auto': identified by the model's language identifier (lid.json) over a sample of non-blank lines spread over the whole input, and centred only when the identification's confidence is at least 0.5; 'auto-per-sentence': each line identified and centred on its own (mixed-language inputs); 'none': no centring";
 
 /** xling embed's input and output options, shared by the commands that do its work elsewhere (xling cluster embed); what is written (--dtype) is each command's own. */
 export const EMBED_FILE_OPTIONS = {

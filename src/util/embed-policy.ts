@@ -75,9 +75,10 @@ export function isLangCode(given: string): boolean {
 }
 
 /**
- * The entry of `known` a language code names, compared as BCP-47 spellings (`pt-BR` = `pt_br`), a
- * region falling back to its bare language when that is known (`de-AT` → `de`); null when none is
- * (or `given` is not a code).
+ * The entry of `known` a language code names, compared as BCP-47 spellings (`pt-BR` = `pt_br`),
+ * then in ISO 639-1 form (isoLangCode: `deu` = `de`, `zho_Hant` = `zh_tw`, `tl` = `fil`), a region
+ * or script falling back to its bare language when that is known (`de-AT` → `de`); null when none
+ * is (or `given` is not a code).
  */
 export function matchLangCode(given: string, known: Iterable<string>): string | null {
   const c = canonicalLang(given);
@@ -85,8 +86,42 @@ export function matchLangCode(given: string, known: Iterable<string>): string | 
   const langs = [...known];
   const exact = langs.find((l) => canonicalLang(l) === c);
   if (exact !== undefined) return exact;
-  const primary = c.split('_')[0]!;
-  return c.includes('_') ? (langs.find((l) => canonicalLang(l) === primary) ?? null) : null;
+  // the same language spelled another way (`deu`, `zho_Hant`, `zh-HK`, `iw`, `tgl`): compared in ISO 639-1 form
+  const iso = isoLangCode(c);
+  const same = langs.find((l) => isoLangCode(canonicalLang(l)) === iso);
+  if (same !== undefined) return same;
+  const primary = iso.split('_')[0]!;
+  return iso.includes('_') ? (langs.find((l) => isoLangCode(canonicalLang(l)) === primary) ?? null) : null;
+}
+
+/** Where the Chinese scripts and regions go in the corpus's codes: Traditional is zh_tw, Simplified zh. */
+const ZH_TRADITIONAL = new Set(['hant', 'tw', 'hk', 'mo']);
+
+/**
+ * A code (canonicalLang's spelling) with its language in ISO 639-1 form where ICU (CLDR's aliases)
+ * has one: ISO 639-2 and 639-3 codes (`deu` → `de`, `hye` → `hy`), a macrolanguage's individual
+ * languages (`arb` → `ar`, `cmn` → `zh`, `swh` → `sw`), withdrawn and replaced codes (`iw` → `he`,
+ * `tl` → `fil`); Chinese in Traditional script or of Taiwan, Hong Kong and Macau → `zh_tw`,
+ * Simplified → `zh`; Norwegian → `nb` (CLDR's Norwegian is Bokmål). Subtags other than Chinese
+ * scripts are kept (`deu_latn` → `de_latn`).
+ */
+export function isoLangCode(code: string): string {
+  const [first, ...rest] = code.split('_');
+  let primary = first!;
+  try {
+    const canon = canonicalLang(Intl.getCanonicalLocales(primary)[0] ?? primary);
+    const [p, ...tail] = canon.split('_');
+    primary = p!;
+    for (const t of tail) if (!rest.includes(t)) rest.push(t); // sh → sr_latn
+  } catch {
+    return code; // not a well-formed BCP 47 language subtag
+  }
+  if (primary === 'no') primary = 'nb';
+  if (primary === 'zh') {
+    if (rest.some((t) => ZH_TRADITIONAL.has(t))) return 'zh_tw';
+    return 'zh';
+  }
+  return [primary, ...rest].join('_');
 }
 
 /** A list of languages for a message (the first 24 and the count beyond that). */

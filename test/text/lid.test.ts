@@ -98,6 +98,37 @@ describe('language codes', () => {
     assert.equal(resolveLangOption('auto-per-sentence', known, '--lang'), 'auto-per-sentence');
     assert.equal(resolveLangOption('none', known, '--lang'), null);
   });
+  it('are matched in ISO 639-1 form: three-letter, macrolanguage, withdrawn and FLORES-style codes', () => {
+    const more = [...known, 'he', 'hy', 'ar', 'sr', 'sr_latn', 'tl', 'nb'];
+    const cases: [string, string][] = [
+      ['deu', 'de'],
+      ['ger', 'de'],
+      ['deu_Latn', 'de'],
+      ['hye', 'hy'],
+      ['arb', 'ar'],
+      ['arb_Arab', 'ar'],
+      ['iw', 'he'],
+      ['heb', 'he'],
+      ['cmn', 'zh'],
+      ['zho_Hans', 'zh'],
+      ['zho_Hant', 'zh_tw'],
+      ['zh-Hant', 'zh_tw'],
+      ['zh-HK', 'zh_tw'],
+      ['srp', 'sr'],
+      ['srp_Cyrl', 'sr'],
+      ['srp_Latn', 'sr_latn'],
+      ['sh', 'sr_latn'],
+      ['fil', 'tl'],
+      ['tgl', 'tl'],
+      ['no', 'nb'],
+      ['nob', 'nb'],
+      ['por', 'pt'],
+    ];
+    for (const [given, want] of cases) assert.equal(resolveLangCode(given, more, '--lang'), want, given);
+    assert.equal(resolveLangCode('pt-PT', more, '--lang'), 'pt', 'a region the model does not have still falls back');
+    assert.throws(() => resolveLangCode('yue', more, '--lang'), /'yue': the model has no language of that code/, 'Cantonese is not Chinese');
+    assert.throws(() => resolveLangCode('fra', more, '--lang'), /the model has no language of that code/);
+  });
   it('are refused, naming the option, when the model has no such language or the code is malformed', () => {
     assert.throws(
       () => resolveLangCode('xx', known, '--src-lang'),
