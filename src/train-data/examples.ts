@@ -90,15 +90,30 @@ export function buildExamples(c: EncodedCorpus, paths: PathConfig[]): Example[] 
   return out;
 }
 
+/**
+ * One shared array per language list: millions of examples name the same few lists, and an array
+ * each would cost the heap hundreds of megabytes on a large corpus (examples never change them).
+ */
+function langLists(): (langs: string[]) => string[] {
+  const seen = new Map<string, string[]>();
+  return (langs) => {
+    const k = langs.join('\t');
+    let got = seen.get(k);
+    if (!got) seen.set(k, (got = langs));
+    return got;
+  };
+}
+
 function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
   const read = pathRows(c, p);
+  const list = langLists();
   if (p.trg === '*') {
     if (p.kind !== '1:1' || p.src !== '*') throw new Error(`path ${pathName(p)}: trg '*' needs kind 1:1 and src '*'`);
     for (let r = 0; r < c.rows; r++) {
       if (!read(r)) continue;
       const present = c.langs.filter((l) => c.ids.get(l)?.[r] !== undefined);
       for (let i = 0; i < present.length; i++)
-        for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: [present[i]!], trg: [present[j]!] });
+        for (let j = i + 1; j < present.length; j++) out.push({ kind: '1:1', row: r, src: list([present[i]!]), trg: list([present[j]!]) });
     }
     return;
   }
@@ -109,18 +124,18 @@ function pathExamples(c: EncodedCorpus, p: PathConfig, out: Example[]): void {
   for (let r = 0; r < c.rows; r++) {
     if (!read(r)) continue;
     const has = (l: string) => c.ids.get(l)?.[r] !== undefined;
-    const trg = p.trg.filter(has);
+    const trg = list(p.trg.filter(has));
     if (p.kind === '1:1') {
       if (!trg.length) continue;
       // src == trg (auto-encoding, e.g. en→en) only when the path names it explicitly
-      for (const s of srcs) if (has(s) && (s !== trg[0] || p.src !== '*')) out.push({ kind: '1:1', row: r, src: [s], trg });
+      for (const s of srcs) if (has(s) && (s !== trg[0] || p.src !== '*')) out.push({ kind: '1:1', row: r, src: list([s]), trg });
     } else if (p.kind === '1:N') {
       if (trg.length < p.trg.length) continue;
-      for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: [s], trg });
+      for (const s of srcs) if (has(s) && !trg.includes(s)) out.push({ kind: '1:N', row: r, src: list([s]), trg });
     } else {
       if (!trg.length) continue;
       const present = srcs.filter((s) => has(s) && !trg.includes(s));
-      for (let i = 0; i + 1 < present.length; i += 2) out.push({ kind: 'M:1', row: r, src: [present[i]!, present[i + 1]!], trg: [trg[0]!] });
+      for (let i = 0; i + 1 < present.length; i += 2) out.push({ kind: 'M:1', row: r, src: list([present[i]!, present[i + 1]!]), trg: list([trg[0]!]) });
     }
   }
 }
