@@ -44,12 +44,34 @@ export function encodeTable(t: NWayTable, tok: TextTokenizer, langs: string[] = 
   for (const l of langs)
     ids.set(
       l,
-      t.rows.map((r) => {
-        const s = r.get(l);
-        return s ? tok.encode(s) : undefined;
-      }),
+      pooled(
+        t.rows.map((r) => {
+          const s = r.get(l);
+          return s ? tok.encode(s) : undefined;
+        }),
+      ),
     );
   return { langs, rows: t.rows.length, ids, ...(t.sources ? { sources: t.sources } : {}) };
+}
+
+/**
+ * A column's token ids moved into one buffer, each cell a view of it: one ArrayBuffer a language
+ * instead of one a sentence (about 90 bytes of heap less a sentence: half a gigabyte for the
+ * 6M translations of a large harvest). The same ids.
+ */
+function pooled(col: (Int32Array | undefined)[]): (Int32Array | undefined)[] {
+  let total = 0;
+  for (const a of col) if (a) total += a.length;
+  const pool = new Int32Array(total);
+  let at = 0;
+  for (let i = 0; i < col.length; i++) {
+    const a = col[i];
+    if (!a) continue;
+    pool.set(a, at);
+    col[i] = pool.subarray(at, at + a.length);
+    at += a.length;
+  }
+  return col;
 }
 
 /**
@@ -82,7 +104,7 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
         await pause();
         if (o.signal?.aborted) throw new PreparationAborted('the text features');
       }
-      ids.set(l, col);
+      ids.set(l, pooled(col));
       continue;
     }
     for (let i = 0; i < t.rows.length; i++) {
@@ -94,7 +116,7 @@ export async function encodeTableAsync(t: NWayTable, tok: TextTokenizer, o: { la
         if (o.signal?.aborted) throw new PreparationAborted('the text features');
       }
     }
-    ids.set(l, col);
+    ids.set(l, pooled(col));
   }
   return { langs, rows: t.rows.length, ids, ...(t.sources ? { sources: t.sources } : {}) };
 }
