@@ -126,10 +126,22 @@ describe('LASER trainer', () => {
       const table = await loadTable(file);
       assert.deepEqual(table.langs, ['en', 'de', 'fr'], '#source is not a language');
       assert.equal(table.sources?.[2], 'a,c');
-      const c = encodeTable(table, new WordTokenizer(['cat', 'katze', 'chat', ...Array.from({ length: 30 }, (_, i) => String(i))]));
+      const tok = new WordTokenizer(['cat', 'katze', 'chat', ...Array.from({ length: 30 }, (_, i) => String(i))]);
+      const c = encodeTable(table, tok);
+      // every cell's ids at its row (a view of its language's one buffer), no ids where a row has no cell
+      for (const l of table.langs) {
+        const col = c.ids.get(l)!;
+        for (let r = 0; r < table.rows.length; r++) {
+          const text = table.rows[r]!.get(l);
+          if (text) assert.deepEqual([...col[r]!], [...tok.encode(text)], `${l} row ${r}`);
+          else assert.equal(col[r], undefined, `${l} row ${r}`);
+        }
+        assert.equal(new Set(col.filter((a) => a).map((a) => a!.buffer)).size, 1, `${l}: one buffer`);
+      }
       const every = { kind: '1:1' as const, src: '*' as const, trg: ['en'] };
       const base = buildExamples(c, [every]);
       assert.equal(base.length, 30 + 15);
+      assert.equal(new Set(base.map((e) => e.src)).size, 2, 'examples share their language lists');
       // the rows of source 'c' (every third, listed with 'a') twice: once from each path
       const more = buildExamples(c, [every, { ...every, sources: ['c'] }]);
       const fromC = base.filter((e) => e.row % 3 === 2).length;
