@@ -4,17 +4,7 @@
 // pt_BR -> pt_br, zh_CN -> zh, zh_Hans -> zh, zh_TW / zh_HK / zh_Hant -> zh_tw, es_ES -> es,
 // de-DE -> de, en_US -> en, nb_NO -> nb.
 import { LANG_CODE } from '../train-data/corpus.js';
-
-const KEEP_REGION = new Map<string, string>([
-  ['pt_br', 'pt_br'],
-  ['zh_tw', 'zh_tw'],
-  ['zh_hk', 'zh_tw'],
-  ['zh_mo', 'zh_tw'],
-  ['zh_hant', 'zh_tw'],
-  ['zh_cn', 'zh'],
-  ['zh_sg', 'zh'],
-  ['zh_hans', 'zh'],
-]);
+import { chineseCode } from '../util/embed-policy.js';
 
 /** ISO 15924 script subtags that locale names carry. */
 const SCRIPTS = new Set([
@@ -91,11 +81,7 @@ function corpusCode(raw: string): string | undefined {
   const rest = parts.slice(1);
   const script = rest.find((p) => SCRIPTS.has(p));
   const region = rest.find((p) => p.length === 2 || /^[0-9]{3}$/.test(p));
-  if (lang === 'zh') {
-    if (script === 'hant') return 'zh_tw';
-    if (script === 'hans') return 'zh';
-    return KEEP_REGION.get(`zh_${region ?? 'cn'}`) ?? 'zh';
-  }
+  if (lang === 'zh') return chineseCode(script, region);
   if (lang === 'pt' && region === 'br') return 'pt_br';
   if (lang === 'no') return 'nb'; // CLDR's Norwegian is Bokmål, gettext's nb
   if (lang === 'en' && region !== undefined && region !== 'us') return `en_${region}`;

@@ -88,22 +88,32 @@ export function matchLangCode(given: string, known: Iterable<string>): string | 
   if (exact !== undefined) return exact;
   // the same language spelled another way (`deu`, `zho_Hant`, `zh-HK`, `iw`, `tgl`): compared in ISO 639-1 form
   const iso = isoLangCode(c);
-  const same = langs.find((l) => isoLangCode(canonicalLang(l)) === iso);
-  if (same !== undefined) return same;
-  const primary = iso.split('_')[0]!;
-  return iso.includes('_') ? (langs.find((l) => isoLangCode(canonicalLang(l)) === primary) ?? null) : null;
+  const isos = langs.map((l) => isoLangCode(canonicalLang(l)));
+  let at = isos.indexOf(iso);
+  if (at < 0 && iso.includes('_')) at = isos.indexOf(iso.split('_')[0]!);
+  return at >= 0 ? langs[at]! : null;
 }
 
-/** Where the Chinese scripts and regions go in the corpus's codes: Traditional is zh_tw, Simplified zh. */
-const ZH_TRADITIONAL = new Set(['hant', 'tw', 'hk', 'mo']);
+/** Chinese regions written in Traditional script. */
+const TRADITIONAL_REGIONS = new Set(['tw', 'hk', 'mo']);
+
+/**
+ * The corpus's code for Chinese of a script and region subtag (lower case, either absent): a
+ * script decides (Hant → zh_tw, Hans → zh), then the region (Taiwan, Hong Kong, Macau → zh_tw);
+ * anything else is zh.
+ */
+export function chineseCode(script: string | undefined, region: string | undefined): 'zh' | 'zh_tw' {
+  if (script === 'hant') return 'zh_tw';
+  if (script === 'hans') return 'zh';
+  return region !== undefined && TRADITIONAL_REGIONS.has(region) ? 'zh_tw' : 'zh';
+}
 
 /**
  * A code (canonicalLang's spelling) with its language in ISO 639-1 form where ICU (CLDR's aliases)
  * has one: ISO 639-2 and 639-3 codes (`deu` → `de`, `hye` → `hy`), a macrolanguage's individual
  * languages (`arb` → `ar`, `cmn` → `zh`, `swh` → `sw`), withdrawn and replaced codes (`iw` → `he`,
- * `tl` → `fil`); Chinese in Traditional script or of Taiwan, Hong Kong and Macau → `zh_tw`,
- * Simplified → `zh`; Norwegian → `nb` (CLDR's Norwegian is Bokmål). Subtags other than Chinese
- * scripts are kept (`deu_latn` → `de_latn`).
+ * `tl` → `fil`); Chinese as the corpus codes it (chineseCode: `zho_Hant`, `zh_HK` → `zh_tw`);
+ * Norwegian → `nb` (CLDR's Norwegian is Bokmål). Other subtags are kept (`deu_latn` → `de_latn`).
  */
 export function isoLangCode(code: string): string {
   const [first, ...rest] = code.split('_');
@@ -117,10 +127,11 @@ export function isoLangCode(code: string): string {
     return code; // not a well-formed BCP 47 language subtag
   }
   if (primary === 'no') primary = 'nb';
-  if (primary === 'zh') {
-    if (rest.some((t) => ZH_TRADITIONAL.has(t))) return 'zh_tw';
-    return 'zh';
-  }
+  if (primary === 'zh')
+    return chineseCode(
+      rest.find((t) => t === 'hant' || t === 'hans'),
+      rest.find((t) => t.length === 2),
+    );
   return [primary, ...rest].join('_');
 }
 
