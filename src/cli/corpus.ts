@@ -26,7 +26,7 @@ export const corpusCommand = command(
       {
         name: 'sources',
         variadic: true,
-        help: "files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations and locale data, Ding, EDICT and FreeDict dictionaries, Ren'Py translations, FreeOrion string tables, MegaGlest language files, Fish Fillets dialogues, Chromium locale packs, Mozilla language packs, document sets; .deb files",
+        help: "files or folders of .po/.mo catalogs, TMX, XLIFF, Moses pairs, CLDR annotations and locale data, Ding, EDICT and FreeDict dictionaries, Ren'Py translations, FreeOrion string tables, MegaGlest language files, Fish Fillets dialogues, Chromium locale packs, Mozilla language packs, MediaWiki message files, document sets; .deb files",
       },
     ],
     options: {

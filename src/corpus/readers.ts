@@ -7,6 +7,7 @@ import { cldrMainReader } from './cldr-main.js';
 import { dingReader, edictReader } from './dictionary.js';
 import { findDocumentSets, readDocumentSet, DocumentSetStats } from './docs.js';
 import { freedictReader } from './freedict.js';
+import { mediawikiReader } from './mediawiki.js';
 import { megaglestReader } from './megaglest.js';
 import { filletsReader } from './fillets.js';
 import { gettextReader } from './gettext.js';
@@ -40,6 +41,7 @@ export function corpusReaders(): SourceReader[] {
     freedictReader,
     renpyReader,
     megaglestReader,
+    mediawikiReader,
     filletsReader,
     stringTableReader,
     tuxpaintStampReader,
