@@ -132,6 +132,23 @@ export function messageUnit(en: string, tr: string, lang: string, source: string
     kind: 'message',
   };
 }
+/**
+ * A keyed message's English and translation, both cleaned, as a translation unit; undefined when
+ * either was dropped or the translation is the English (a message left untranslated).
+ */
+export function keyedMessageUnit(en: string | undefined, tr: string | undefined, lang: string, source: string, doc: string): TranslationUnit | undefined {
+  if (!en || !tr || en === tr) return undefined;
+  return {
+    texts: new Map([
+      ['en', en],
+      [lang, tr],
+    ]),
+    source,
+    doc,
+    kind: 'message',
+  };
+}
+
 /** NFC, control characters and line breaks to spaces, whitespace collapsed. */
 export function normalizeSpace(s: string): string {
   // eslint-disable-next-line no-control-regex

@@ -13,7 +13,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { readUtf8File } from '../io/lines.js';
 import { FileCache, readCached } from '../util/file-cache.js';
 import { hashSeed } from '../util/rng.js';
-import { cleanMessage } from './clean.js';
+import { cleanMessage, keyedMessageUnit } from './clean.js';
 import { knownLanguage, normalizeLang } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
@@ -119,18 +119,8 @@ export const mediawikiReader: SourceReader = {
     for (const [key, tr] of parseMessageFile(file)) {
       const en = english.get(key);
       if (en === undefined || !tr.trim()) continue;
-      const a = cleanWikiMessage(en);
-      const b = cleanWikiMessage(tr);
-      if (!a || !b || a === b) continue; // a message left in English is untranslated
-      yield {
-        texts: new Map([
-          ['en', a],
-          [lang, b],
-        ]),
-        source,
-        doc: `${folder}#${hashSeed(key) % 100}`,
-        kind: 'message',
-      };
+      const unit = keyedMessageUnit(cleanWikiMessage(en), cleanWikiMessage(tr), lang, source, `${folder}#${hashSeed(key) % 100}`);
+      if (unit) yield unit;
     }
   },
 };

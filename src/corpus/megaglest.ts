@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { readUtf8File } from '../io/lines.js';
 import { FileCache, readCached } from '../util/file-cache.js';
 import { hashSeed } from '../util/rng.js';
-import { cleanMessage } from './clean.js';
+import { cleanMessage, keyedMessageUnit } from './clean.js';
 import { knownLanguage, langFromName } from './langs.js';
 import type { ReadContext, SourceReader, TranslationUnit } from './types.js';
 
@@ -104,18 +104,8 @@ export const megaglestReader: SourceReader = {
     for (const [key, tr] of entries) {
       const en = english.get(key);
       if (en === undefined || HOTKEY.test(en) || HOTKEY.test(tr)) continue;
-      const a = cleanMessage(en, false);
-      const b = cleanMessage(tr, false);
-      if (!a || !b || a === b) continue; // an entry left in English is untranslated
-      yield {
-        texts: new Map([
-          ['en', a],
-          [lang, b],
-        ]),
-        source,
-        doc: `${folder}#${hashSeed(key) % 100}`,
-        kind: 'message',
-      };
+      const unit = keyedMessageUnit(cleanMessage(en, false), cleanMessage(tr, false), lang, source, `${folder}#${hashSeed(key) % 100}`);
+      if (unit) yield unit;
     }
   },
 };
