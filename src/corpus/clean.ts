@@ -132,6 +132,7 @@ export function messageUnit(en: string, tr: string, lang: string, source: string
     kind: 'message',
   };
 }
+
 /**
  * A keyed message's English and translation, both cleaned, as a translation unit; undefined when
  * either was dropped or the translation is the English (a message left untranslated).

@@ -83,6 +83,10 @@ export function parseMessageFile(file: string): Map<string, string> {
 
 const englishCache: FileCache<Map<string, string>> = new Map();
 
+/** A folder's en.json, parsed once while it is unchanged. */
+const englishOf = (file: string): Map<string, string> =>
+  readCached(englishCache, file, 'message files are paired with the en.json of their folder', parseMessageFile);
+
 /** Wikitext that substitutes or lays out something: parameters, templates, links, list and table lines, magic words. */
 const WIKITEXT = /\$\d|\{\{|\}\}|\[\[|\[(?:https?:)?\/\/|^[*#:;|!]|\n[*#:;|!]|__[A-Z]+__|:\/\//;
 
@@ -109,11 +113,9 @@ export const mediawikiReader: SourceReader = {
   async *read(file: string, ctx: ReadContext): AsyncIterable<TranslationUnit> {
     const lang = mediawikiLanguage(file);
     if (lang === undefined) throw new Error(`${file}: the file name is no language's MediaWiki code`);
-    if (lang === 'en') {
-      parseMessageFile(file); // the English side of the folder's other files: here only its faults are reported
-      return;
-    }
-    const english = readCached(englishCache, join(dirname(file), 'en.json'), 'message files are paired with the en.json of their folder', parseMessageFile);
+    // the folder's en.json, parsed once for all its files (a fault in it is reported with each)
+    const english = englishOf(join(dirname(file), 'en.json'));
+    if (lang === 'en') return;
     const source = ctx.source ?? file;
     const folder = folderName(file);
     for (const [key, tr] of parseMessageFile(file)) {
