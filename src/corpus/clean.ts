@@ -122,15 +122,7 @@ export function messageUnit(en: string, tr: string, lang: string, source: string
   const a = cleanMessage(en),
     b = cleanMessage(tr);
   if (a === undefined || b === undefined) return undefined;
-  return {
-    texts: new Map([
-      ['en', a],
-      [lang, b],
-    ]),
-    source,
-    doc: doc ? doc : `#${hashSeed(en) % 1000}`,
-    kind: 'message',
-  };
+  return pairUnit(a, b, lang, source, doc ? doc : `#${hashSeed(en) % 1000}`);
 }
 
 /**
@@ -139,6 +131,11 @@ export function messageUnit(en: string, tr: string, lang: string, source: string
  */
 export function keyedMessageUnit(en: string | undefined, tr: string | undefined, lang: string, source: string, doc: string): TranslationUnit | undefined {
   if (!en || !tr || en === tr) return undefined;
+  return pairUnit(en, tr, lang, source, doc);
+}
+
+/** An English message and its translation (both cleaned) as a translation unit of one document. */
+function pairUnit(en: string, tr: string, lang: string, source: string, doc: string): TranslationUnit {
   return {
     texts: new Map([
       ['en', en],
