@@ -8,12 +8,12 @@
 //   node scripts/tail-corpora.mjs CORPUS.tsv.gz OTHER.tsv.gz OUT_DIR --langs is,lv,… [--cap 1600]
 // writes OUT_DIR/none.tsv.gz and OUT_DIR/extra.tsv.gz. The languages must be columns of both files.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
-import { PassThrough, Readable } from 'node:stream';
-import { createGunzip, createGzip } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { readLines } from '../dist/src/io/lines.js';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {
@@ -32,15 +32,18 @@ const cap = Number(opt('--cap', '1600'));
 if (!Number.isInteger(cap) || cap < 1) fail(`--cap: expected a positive integer, got ${opt('--cap')}`);
 
 async function readTsv(file) {
-  const input = createReadStream(file).pipe(file.endsWith('.gz') ? createGunzip() : new PassThrough());
   let head = null;
   const rows = [];
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    if (line === '') continue;
-    const cells = line.split('\t');
-    if (!head) head = cells;
-    else if (cells.length !== head.length) fail(`${file}: a row of ${cells.length} columns, the header has ${head.length}`);
-    else rows.push(cells);
+  try {
+    for await (const { line, no } of readLines(file)) {
+      if (line === '') continue;
+      const cells = line.split('\t');
+      if (!head) head = cells;
+      else if (cells.length !== head.length) fail(`${file}:${no}: ${cells.length} columns, the header has ${head.length}`);
+      else rows.push(cells);
+    }
+  } catch (e) {
+    fail(e.message);
   }
   if (!head) fail(`${file}: empty file`);
   return { head, rows };
@@ -65,8 +68,9 @@ const o = await readTsv(other);
 const cCols = columns(corpus, c.head);
 const oCols = columns(other, o.head);
 const en = c.head.indexOf('en');
+const oEn = o.head.indexOf('en');
 const srcCol = c.head.indexOf('#source');
-if (en < 0 || o.head.indexOf('en') < 0) fail('both files need an en column');
+if (en < 0 || oEn < 0) fail('both files need an en column');
 const text = (r) => r.some((v, i) => v !== '' && i !== en && !c.head[i].startsWith('#'));
 
 let emptied = 0;
@@ -81,7 +85,6 @@ mkdirSync(out, { recursive: true });
 await writeTsv(join(out, 'none.tsv.gz'), c.head, rows);
 
 // at most `cap` rows of each language from the other file, the lowest hashes of (language, English)
-const oEn = o.head.indexOf('en');
 const byEnglish = new Map(rows.map((r) => [r[en], r]));
 const name = basename(other);
 let added = 0,
